@@ -1,0 +1,39 @@
+# dcpi - the two commands of the quick start, and a few helpers.
+#   make demo   install what is missing, build, profile samples/work-demo, print dcpiprof
+#   make test   install what is missing, build, run the whole test suite (ctest)
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+CMAKE_FLAGS ?=
+DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev check libffi-dev \
+           linux-perf google-perftools binutils clang libclang-rt-14-dev
+
+.PHONY: all deps build demo test test-asan install clean format
+
+all: build
+
+deps:
+	@sh tools/install-deps.sh $(DEB_PKGS)
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@sh samples/demo.sh $(BUILD)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+install: build
+	@cmake --install $(BUILD)
+
+format:
+	@clang-format -i include/dcpi/*.h core/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c tests/*.c
+
+clean:
+	@rm -rf $(BUILD) $(BUILD)-asan

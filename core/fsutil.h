@@ -1,0 +1,29 @@
+/*
+ * fsutil.h - internal file helpers shared by every writer of the database.
+ */
+#ifndef DCPI_CORE_FSUTIL_H
+#define DCPI_CORE_FSUTIL_H
+
+#include <stddef.h>
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+/*
+ * Replace path with buf atomically: create "<dir>/.<base>.tmp.XXXXXX" with O_EXCL|O_NOFOLLOW,
+ * write all, fsync, rename over path, fsync the directory. On any failure the temporary file is
+ * removed, path is untouched, and err (DCPI_ERRLEN, may be NULL) gets "PATH: reason".
+ * Returns 0 or a negative DCPI_E* (DCPI_ENOSPC for a full disk).
+ */
+int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err);
+
+/* Read a whole file into a malloc'd buffer (NUL-terminated, *len excludes the NUL). Refuses a
+ * symlink at path when nofollow is set. err gets "PATH: reason". */
+int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, char *err);
+
+/* mkdir -p with mode; existing directories are fine. */
+int dcpi__mkdirs(const char *path, unsigned mode);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * log.h - the daemon's and tools' log: one line per message, "time level: text".
+ * Goes to stderr until dcpi__log_open() names a file.
+ */
+#ifndef DCPI_CORE_LOG_H
+#define DCPI_CORE_LOG_H
+
+#include "dcpi/api.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+enum { DCPI_LOG_ERR = 0, DCPI_LOG_WARN = 1, DCPI_LOG_INFO = 2, DCPI_LOG_DEBUG = 3 };
+
+int dcpi__log_open(const char *path);
+void dcpi__log_level(int level);
+void dcpi__log(int level, const char *fmt, ...) DCPI_PRINTF(2, 3);
+
+#pragma GCC visibility pop
+
+#endif
