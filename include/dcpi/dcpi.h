@@ -1,0 +1,16 @@
+/*
+ * dcpi/dcpi.h - umbrella header: everything public in one include.
+ */
+#ifndef DCPI_DCPI_H
+#define DCPI_DCPI_H
+
+#include "api.h"
+#include "errno.h"
+#include "version.h"
+#include "insn.h"
+#include "trace-vlist.h"
+#include "trace-parse.h"
+#include "vprofiler.h"
+#include "profile.h"
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * dcpi/vprofiler.h - the value-profiler plugin ABI (dcpivprofiler(5), docs/vprofiler.md).
+ *
+ * A plugin is a shared object exporting one table, `_dispatch`, of type vp_dispatch_t. Its
+ * first two fields are the ABI version and the struct size; then the seed's entries in the
+ * seed's order. New entries only ever go at the end, under a comment naming the ABI that added
+ * them; the loader reads no field past the plugin's struct_size.
+ *
+ * dcpid calls: vp_name, vp_load (after dlopen), vp_prof_init (what to capture), then
+ * vp_prof_process for every batch of trace entries of one process, vp_prof_done, vp_unload
+ * (before dlclose). dcpilist calls vp_name, vp_load, then for each instruction with a hotlist
+ * vp_preface once and vp_format once per value shown, then vp_unload.
+ *
+ * Everything in a plugin but `_dispatch` should be static.
+ */
+#ifndef DCPI_VPROFILER_H
+#define DCPI_VPROFILER_H
+
+#include <stdint.h>
+#include "api.h"
+#include "insn.h"
+#include "trace-parse.h"
+#include "trace-vlist.h"
+
+#define VP_ABI_VERSION 1
+
+/* One reduced value: which instruction (pc: its run-time address), the value, two contexts. */
+typedef struct vsample {
+    uint64_t pc;
+    uint64_t value;
+    uint64_t context0;
+    uint64_t context1;
+} vsample_t;
+
+/* vp_prof_process returns at most this many vsamples per call; the trace it is given never
+ * holds more entries than this. */
+#define VSAMPLE_BUFFER_SIZE 4096
+
+typedef struct vp_dispatch {
+    uint32_t abi_version; /* VP_ABI_VERSION the plugin was built against */
+    uint32_t struct_size; /* sizeof(vp_dispatch_t) the plugin was built against */
+    /* ABI 1 (the seed's entries, in the seed's order) */
+    /* Required. The profile's name: stable, non-empty, no '/', not "values", "values.replay" or
+     * "values.trace"; used to name value-profile files. */
+    const char *(*vp_name)(void);
+    /* Optional. Called after loading; non-zero = failure (the plugin is then unloaded). */
+    int (*vp_load)(void);
+    /* Optional. Called before unloading. */
+    void (*vp_unload)(void);
+    /* Required. What to capture: a specification built with dcpi/trace-vlist.h. */
+    trace_vlist_table_t *(*vp_prof_init)(void);
+    /* Optional. Profiling is over: free the specification and other state. */
+    void (*vp_prof_done)(void);
+    /* Required. Reduce one trace of process pid into at most VSAMPLE_BUFFER_SIZE vsamples in a
+     * plugin-owned buffer; *vsamples points to it; returns the count (negative: error). */
+    int (*vp_prof_process)(unsigned pid, trace_parser_t *parser, vsample_t **vsamples);
+    /* Optional. Text printed before an instruction's hotlist (NULL: omit the hotlist). */
+    const char *(*vp_preface)(const trace_inst_t *inst);
+    /* Optional. One value formatted for printing (NULL entry: dcpilist prints hex). */
+    const char *(*vp_format)(const trace_inst_t *inst, uint64_t value);
+} vp_dispatch_t;
+
+/* Initializer for the two header fields: vp_dispatch_t _dispatch = { VP_DISPATCH_HEADER, ... } */
+#define VP_DISPATCH_HEADER VP_ABI_VERSION, (uint32_t)sizeof(vp_dispatch_t)
+
+/* Export marker for the one symbol a plugin exports (plugins build with -fvisibility=hidden). */
+#define VP_EXPORT __attribute__((visibility("default")))
+
+#endif
