@@ -14,10 +14,10 @@
 #pragma GCC visibility push(default)
 
 #define DCPI_IMAGE_MAXSEG 16
-#define DCPI_IMAGE_IDLEN 48 /* hex digits + NUL; a build-id is usually 40 hex digits */
+#define DCPI_IMAGE_IDLEN  48 /* hex digits + NUL; a build-id is usually 40 hex digits */
 
 typedef struct dcpi_segment {
-    uint64_t vaddr, memsz; /* ELF p_vaddr, p_memsz */
+    uint64_t vaddr, memsz;   /* ELF p_vaddr, p_memsz */
     uint64_t offset, filesz; /* ELF p_offset, p_filesz */
     unsigned flags;          /* PF_X | PF_W | PF_R */
 } dcpi_segment_t;
@@ -36,6 +36,10 @@ typedef struct dcpi_image_info {
  * Probe the file at path (read with libelf). A file that is not ELF still gets an id (the
  * hash), is_elf = 0, tstart = 0 and tsize = file size. Returns 0, or a negative DCPI_E* with
  * "PATH: reason" in err (DCPI_ERRLEN, may be NULL) when the file cannot be opened.
+ * Also DCPI_EINVAL for a file that is not a regular file, DCPI_EFORMAT for an ELF file whose
+ * program headers cannot be read and DCPI_EFULL when it has more than DCPI_IMAGE_MAXSEG PT_LOAD
+ * segments; in those last two cases out is still filled (id, tstart, tsize, the first
+ * segments) and err says what was lost.
  */
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err);
 
