@@ -1,0 +1,97 @@
+/*
+ * sampler.h - dcpid's perf_event side: event names, opening one sampling event per
+ * (target, CPU, event), one mmap'd ring buffer per CPU (the other events of that CPU are
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT), and reading the records out of the rings
+ * into decoded structs handed to callbacks. No allocation while draining.
+ */
+#ifndef DCPI_CORE_SAMPLER_H
+#define DCPI_CORE_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+#define DCPI_SAMPLER_MAXEV      8
+#define DCPI_SAMPLER_DATA_PAGES 64
+
+typedef struct dcpi_event_spec {
+    char name[32];
+    uint32_t type;   /* PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE */
+    uint64_t config; /* PERF_COUNT_* */
+    uint64_t period; /* sample_period, or 0 with freq */
+    uint64_t freq;   /* sample_freq when period == 0 */
+} dcpi_event_spec_t;
+
+/* Parse "name[:period]" (cpu-clock, task-clock, cycles, instructions, branch-misses,
+ * cache-misses). Without a period: software clocks sample every 1e9/hz ns, hardware events
+ * use frequency mode at hz. Error: "event NAME: reason". */
+int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *err);
+/* Open ev once on the calling process to see whether the machine supports it: 0, or the
+ * negative errno of perf_event_open with "perf_event_open: strerror" in err. */
+int dcpi_event_probe(const dcpi_event_spec_t *ev, char *err);
+
+enum dcpi_sampler_mode {
+    DCPI_SAMPLE_SYSTEM = 0, /* pid -1 on every online CPU */
+    DCPI_SAMPLE_COMMAND,    /* a child that has not exec'd yet: inherit, enable_on_exec */
+    DCPI_SAMPLE_PID,        /* every thread of an existing process, inherit */
+};
+
+typedef struct dcpi_sampler dcpi_sampler_t;
+
+/*
+ * Open the events (disabled) and their rings. On failure returns the negative errno of the
+ * failing perf_event_open (or DCPI_ESRCH, DCPI_ENOMEM) with a one-line reason in err:
+ * "perf_event_open: strerror" for the open itself. *kernel_excluded is set to 1 when kernel
+ * samples had to be excluded (EACCES with exclude_kernel=0).
+ */
+int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
+                      dcpi_sampler_t **out, int *kernel_excluded, char *err);
+void dcpi_sampler_close(dcpi_sampler_t *s);
+/* Enable every event (not needed for DCPI_SAMPLE_COMMAND: enable_on_exec). */
+int dcpi_sampler_enable(dcpi_sampler_t *s);
+
+int dcpi_sampler_nrings(const dcpi_sampler_t *s);
+/* The fd to poll for ring i (EPOLLIN at the watermark, EPOLLHUP when its task exited). */
+int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i);
+int dcpi_sampler_nfds(const dcpi_sampler_t *s); /* events opened in all */
+
+/* One decoded sample. */
+typedef struct dcpi_sample {
+    uint64_t ip, time, period;
+    uint32_t pid, tid, cpu;
+    uint16_t misc;  /* header.misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
+    uint16_t event; /* index into the evs given to dcpi_sampler_open */
+} dcpi_sample_t;
+
+/* The callbacks called while draining (any may be NULL). */
+typedef struct dcpi_sampler_handler {
+    void *arg;
+    void (*sample)(void *arg, const dcpi_sample_t *smp);
+    void (*mmap2)(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+                  uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path);
+    void (*exec)(void *arg, uint32_t pid);
+    void (*fork)(void *arg, uint32_t ppid, uint32_t pid);
+    void (*exit)(void *arg, uint32_t pid);
+    void (*lost)(void *arg, int event, uint64_t n);
+    void (*throttle)(void *arg, int event);
+} dcpi_sampler_handler_t;
+
+/* Read every record now in ring i. Returns the number of records read. */
+long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h);
+
+/* Records the sampler could not decode (malformed or of a type it does not handle). */
+typedef struct dcpi_sampler_stats {
+    uint64_t records, samples, bad_records, other_records;
+} dcpi_sampler_stats_t;
+void dcpi_sampler_stats(const dcpi_sampler_t *s, dcpi_sampler_stats_t *out);
+
+/* Online CPU numbers from /sys/devices/system/cpu/online (fallback 0..nprocs-1). Returns the
+ * count (at most max). */
+int dcpi_online_cpus(int *cpus, int max);
+
+#pragma GCC visibility pop
+
+#endif
