@@ -1,0 +1,353 @@
+/*
+ * check_symbols.c - function symbol tables: a gcc-built program (static, global and
+ * size-less assembly functions), a g++-built one (demangling), a stripped binary with a
+ * separate debug file, libc's dynamic symbols, and kallsyms files (synthetic and the live one).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/symbols.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+static const char *c_src =
+    "static int __attribute__((noinline)) helper_static(int x) { return x * 3 + 1; }\n"
+    "int __attribute__((noinline)) global_func(int x) { return helper_static(x) + 2; }\n"
+    "__asm__(\".text\\n.globl asm_nosize\\n.type asm_nosize,@function\\n.p2align 6\\n"
+    "asm_nosize:\\n nop\\n nop\\n nop\\n ret\\n\");\n"
+    "int main(int argc, char **argv) { return global_func(argc) > 100; }\n";
+
+static const char *cxx_src =
+    "namespace ns { int __attribute__((noinline)) cxx_func(int x, double y) "
+    "{ return x + (int)y; } }\n"
+    "int main(int argc, char **) { return ns::cxx_func(argc, 1.5) > 100; }\n";
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_symbols.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void sh(const char *fmt, const char *a, const char *b)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, fmt, a, b);
+    ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
+static void remove_tmpdir(void)
+{
+    sh("rm -rf '%s'%s", tmpdir, "");
+}
+
+/* Write src to tmpdir/name.<ext> and compile it with cc into tmpdir/name. */
+static const char *build(const char *name, const char *src, const char *cc, const char *ext)
+{
+    static char bin[512];
+    char path[512], cmd[1400];
+    snprintf(path, sizeof path, "%s/%s.%s", tmpdir, name, ext);
+    snprintf(bin, sizeof bin, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s -O1 -fno-inline -falign-functions=64 -o '%s' '%s'", cc, bin,
+             path);
+    ck_assert_msg(system(cmd) == 0, "compile failed: %s", cmd);
+    return bin;
+}
+
+/* nm's view of one symbol: address and size (0 when nm prints none). */
+typedef struct nm_sym {
+    unsigned long long addr, size;
+} nm_sym_t;
+
+static nm_sym_t nm_lookup(const char *bin, const char *name, const char *opts)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "nm -S %s '%s' | awk '$NF == \"%s\" { if (NF == 4) print $1, $2; else print $1, 0 }'",
+             opts, bin, name);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    nm_sym_t s = {0, 0};
+    int n = fscanf(p, "%llx %llx", &s.addr, &s.size);
+    pclose(p);
+    ck_assert_msg(n == 2 && s.addr != 0, "nm does not list %s in %s", name, bin);
+    return s;
+}
+
+/* The lowest text-symbol address nm lists above addr (the next function). */
+static unsigned long long nm_next_text(const char *bin, unsigned long long addr)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "nm '%s' | awk '$2 ~ /^[tTwWiI]$/ { print $1 }' | sort", bin);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    unsigned long long a, next = ~0ULL;
+    while (fscanf(p, "%llx", &a) == 1)
+        if (a > addr && a < next)
+            next = a;
+    pclose(p);
+    return next;
+}
+
+static void check_named(const dcpi_symtab_t *st, const char *bin, const char *name)
+{
+    nm_sym_t want = nm_lookup(bin, name, "");
+    const dcpi_symbol_t *s = dcpi_symtab_find(st, name);
+    ck_assert_msg(s != NULL, "%s not found", name);
+    ck_assert_uint_eq(s->addr, want.addr);
+    ck_assert_uint_eq(s->size, want.size);
+    ck_assert_ptr_eq(dcpi_symtab_lookup(st, want.addr), s);
+    if (want.size > 0)
+        ck_assert_ptr_eq(dcpi_symtab_lookup(st, want.addr + want.size - 1), s);
+}
+
+START_TEST(test_c_program)
+{
+    make_tmpdir();
+    const char *bin = build("prog", c_src, "gcc", "c");
+    dcpi_symtab_t *st = NULL;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_symtab_open(bin, &st, err), 0);
+    check_named(st, bin, "helper_static");
+    check_named(st, bin, "global_func");
+    check_named(st, bin, "main");
+    /* Past the end of a sized function, before the next one (alignment padding): no symbol. */
+    nm_sym_t h = nm_lookup(bin, "helper_static", "");
+    ck_assert_uint_gt(h.size, 0);
+    ck_assert_msg(nm_next_text(bin, h.addr) > h.addr + h.size, "no gap after helper_static");
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, h.addr + h.size));
+    /* A function without size extends to the next symbol. */
+    nm_sym_t a = nm_lookup(bin, "asm_nosize", "");
+    const dcpi_symbol_t *s = dcpi_symtab_lookup(st, a.addr + 3);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s->name, "asm_nosize");
+    ck_assert_uint_eq(s->size, 0);
+    /* Sorted, one symbol per address. */
+    size_t n = dcpi_symtab_count(st);
+    ck_assert_uint_ge(n, 4);
+    for (size_t i = 1; i < n; i++)
+        ck_assert_uint_lt(dcpi_symtab_get(st, i - 1)->addr, dcpi_symtab_get(st, i)->addr);
+    ck_assert_ptr_null(dcpi_symtab_get(st, n));
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, 0));
+    ck_assert_ptr_null(dcpi_symtab_find(st, "no_such_function"));
+    dcpi_symtab_free(st);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_cxx_demangle)
+{
+    make_tmpdir();
+    const char *bin = build("cxx", cxx_src, "g++", "cc");
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open(bin, &st, NULL), 0);
+    nm_sym_t want = nm_lookup(bin, "_ZN2ns8cxx_funcEid", "");
+    const dcpi_symbol_t *s = dcpi_symtab_lookup(st, want.addr);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s->name, "ns::cxx_func(int, double)");
+    ck_assert_ptr_eq(dcpi_symtab_find(st, "ns::cxx_func(int, double)"), s);
+    ck_assert_ptr_eq(dcpi_symtab_find(st, "_ZN2ns8cxx_funcEid"), s);
+    dcpi_symtab_free(st);
+
+    char *d = dcpi_demangle("_ZN2ns8cxx_funcEid");
+    ck_assert_str_eq(d, "ns::cxx_func(int, double)");
+    free(d);
+    ck_assert_ptr_null(dcpi_demangle("main"));
+    ck_assert_ptr_null(dcpi_demangle("_Zbogus!"));
+    remove_tmpdir();
+}
+END_TEST
+
+static int has_static(const char *bin, unsigned long long addr)
+{
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open(bin, &st, NULL), 0);
+    const dcpi_symbol_t *s = dcpi_symtab_find(st, "helper_static");
+    int ok = s && s->addr == addr && dcpi_symtab_lookup(st, addr) == s;
+    dcpi_symtab_free(st);
+    return ok;
+}
+
+START_TEST(test_debug_file)
+{
+    make_tmpdir();
+    const char *bin = build("dbg", c_src, "gcc -g", "c");
+    unsigned long long addr = nm_lookup(bin, "helper_static", "").addr;
+    sh("cd '%s' && objcopy --only-keep-debug dbg dbg.debug && strip dbg && "
+       "objcopy --add-gnu-debuglink=dbg.debug dbg && mkdir .debug%s",
+       tmpdir, "");
+    /* Stripped: only .dynsym, which has no static functions. */
+    sh("cd '%s' && ! readelf -SW dbg | grep -q ' .symtab '%s", tmpdir, "");
+    ck_assert(has_static(bin, addr)); /* dbg.debug beside the binary */
+    sh("cd '%s' && mv dbg.debug .debug/%s", tmpdir, "");
+    ck_assert(has_static(bin, addr)); /* .debug/dbg.debug */
+    sh("cd '%s' && mv .debug/dbg.debug gone.debug%s", tmpdir, "");
+    ck_assert(!has_static(bin, addr)); /* no debug file: the static name is gone */
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_libc_dynsym)
+{
+    const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+    if (access(libc, R_OK) != 0) {
+        fprintf(stderr, "check_symbols: SKIP libc test, %s not readable\n", libc);
+        return;
+    }
+    nm_sym_t want = nm_lookup(libc, "malloc@@GLIBC_2.2.5", "-D");
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open(libc, &st, NULL), 0);
+    const dcpi_symbol_t *s = dcpi_symtab_find(st, "malloc");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->addr, want.addr);
+    ck_assert_ptr_eq(dcpi_symtab_lookup(st, want.addr + 1), s);
+    ck_assert_uint_gt(dcpi_symtab_count(st), 1000);
+    /* With libc's debug file installed under /usr/lib/debug/.build-id, its static functions
+     * (_int_malloc) are there too. */
+    FILE *p = popen("f=/usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | "
+                    "sed -n 's/.*Build ID: \\(..\\)\\(.*\\)/\\1\\/\\2/p').debug; "
+                    "test -r $f && readelf -SW $f 2>/dev/null | grep -c ' .symtab '",
+                    "r");
+    int has_debug = 0;
+    ck_assert_ptr_nonnull(p);
+    if (fscanf(p, "%d", &has_debug) != 1)
+        has_debug = 0;
+    pclose(p);
+    if (has_debug)
+        ck_assert_ptr_nonnull(dcpi_symtab_find(st, "_int_malloc"));
+    else
+        fprintf(stderr, "check_symbols: no libc debug file by build-id, _int_malloc not checked\n");
+    dcpi_symtab_free(st);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+    dcpi_symtab_t *st = (dcpi_symtab_t *)1;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_symtab_open("/nonexistent/x.so", &st, err), DCPI_ENOENT);
+    ck_assert_ptr_null(st);
+    ck_assert_str_eq(err, "/nonexistent/x.so: No such file or directory");
+    ck_assert_int_eq(dcpi_symtab_open_kallsyms("/nonexistent/kallsyms", &st, err), DCPI_ENOENT);
+    ck_assert_str_eq(err, "/nonexistent/kallsyms: No such file or directory");
+    /* A file that is not ELF: an empty table. */
+    make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/text", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs("not an elf file\n", f);
+    fclose(f);
+    ck_assert_int_eq(dcpi_symtab_open(path, &st, err), 0);
+    ck_assert_uint_eq(dcpi_symtab_count(st), 0);
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, 5));
+    dcpi_symtab_free(st);
+    dcpi_symtab_free(NULL);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_kallsyms_synthetic)
+{
+    make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/kallsyms", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs("0000000000000000 T zero_addr\n"
+          "ffffffff81000000 T _stext\n"
+          "ffffffff81000000 T _text\n"
+          "ffffffff81000100 t local_fn\n"
+          "ffffffff81000200 D data_sym\n"
+          "ffffffff81000300 W weak_fn\n"
+          "ffffffff81000400 T schedule\n"
+          "ffffffff81000500 r rodata_sym\n"
+          "ffffffffc0001000 t mod_fn\t[mymod]\n"
+          "ffffffffc0000800 T first_mod_fn\t[other]", /* unsorted, no final newline */
+          f);
+    fclose(f);
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open_kallsyms(path, &st, NULL), 0);
+    ck_assert_uint_eq(dcpi_symtab_count(st), 6);
+    ck_assert_str_eq(dcpi_symtab_get(st, 0)->name, "_text");
+    ck_assert_ptr_null(dcpi_symtab_find(st, "_stext")); /* collapsed into _text */
+    ck_assert_ptr_null(dcpi_symtab_find(st, "zero_addr"));
+    ck_assert_ptr_null(dcpi_symtab_find(st, "data_sym"));
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0xffffffff81000150ULL)->name, "local_fn");
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0xffffffff81000250ULL)->name, "local_fn");
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0xffffffff81000300ULL)->name, "weak_fn");
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0xffffffff81000600ULL)->name, "schedule");
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0xffffffffc0000900ULL)->name, "first_mod_fn [other]");
+    const dcpi_symbol_t *m = dcpi_symtab_find(st, "mod_fn [mymod]");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->addr, 0xffffffffc0001000ULL);
+    ck_assert_uint_eq(m->size, 0);
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, 0xffffffff80ffffffULL));
+    dcpi_symtab_free(st);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_proc_kallsyms)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    dcpi_symtab_t *st = NULL;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_symtab_open_kallsyms("/proc/kallsyms", &st, err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    fprintf(stderr, "check_symbols: /proc/kallsyms: %zu text symbols in %.3f s\n",
+            dcpi_symtab_count(st), secs);
+    ck_assert_double_lt(secs, 0.5);
+    ck_assert_uint_ge(dcpi_symtab_count(st), 1000);
+    const dcpi_symbol_t *s = dcpi_symtab_find(st, "schedule");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(dcpi_symtab_lookup(st, s->addr)->name, "schedule");
+    ck_assert_str_eq(dcpi_symtab_lookup(st, s->addr + 1)->name, "schedule");
+    dcpi_symtab_free(st);
+}
+END_TEST
+
+/* /proc/kallsyms with real addresses (kptr_restrict lets us see them), or NULL and why not. */
+static const char *kallsyms_unusable(void)
+{
+    FILE *f = fopen("/proc/kallsyms", "r");
+    if (!f)
+        return "/proc/kallsyms is not readable";
+    unsigned long long a = 0;
+    int n = fscanf(f, "%llx", &a);
+    fclose(f);
+    return n == 1 && a != 0 ? NULL : "/proc/kallsyms shows zero addresses (kptr_restrict)";
+}
+
+int main(void)
+{
+    Suite *s = suite_create("symbols");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_c_program);
+    tcase_add_test(tc, test_cxx_demangle);
+    tcase_add_test(tc, test_debug_file);
+    tcase_add_test(tc, test_libc_dynsym);
+    tcase_add_test(tc, test_open_errors);
+    tcase_add_test(tc, test_kallsyms_synthetic);
+    const char *why = kallsyms_unusable();
+    if (why)
+        fprintf(stderr, "check_symbols: SKIP test_proc_kallsyms: %s\n", why);
+    else
+        tcase_add_test(tc, test_proc_kallsyms);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
