@@ -1,0 +1,499 @@
+/*
+ * dcpiprof - print a histogram of one epoch's samples by procedure (default) or by image (-i),
+ * one "samples % cum%" group per event, sorted by one event (docs/dcpiprof.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/cli.h"
+#include "dcpi/errno.h"
+
+#define TOOL           "dcpiprof"
+#define PROC_WIDTH_MAX 50
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-i", NULL, "one row per image instead of per procedure"},
+    {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
+    {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT"},
+    {"-no_header", NULL, "omit the event summary block"},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
+    {NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    int by_image, no_header, csl;
+    const char *sort_event;
+    double keep; /* 100: everything */
+} opts_t;
+
+/* One output row: a procedure of an image (proc NULL with -i), with a count per event. */
+typedef struct row {
+    const char *proc;
+    const char *image;
+    uint64_t *counts; /* [set->nevents] */
+} row_t;
+
+typedef struct rows {
+    row_t *v;
+    size_t n, cap;
+    size_t nevents;
+    int sort; /* event index rows are sorted by */
+} rows_t;
+
+/* A run of samples of one event inside one procedure, before merging by name. */
+typedef struct piece {
+    const char *name;
+    int event;
+    uint64_t count;
+} piece_t;
+
+typedef struct pieces {
+    piece_t *v;
+    size_t n, cap;
+} pieces_t;
+
+static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
+{
+    *o = (opts_t){.keep = 100.0};
+    for (int i = 0; i < cli->nopts; i++) {
+        const char *f = cli->opts[i];
+        if (!strcmp(f, "-i"))
+            o->by_image = 1;
+        else if (!strcmp(f, "-no_header"))
+            o->no_header = 1;
+        else if (!strcmp(f, "-csl"))
+            o->csl = 1;
+        else if (!strcmp(f, "-s"))
+            o->sort_event = cli->opts[++i];
+        else if (!strcmp(f, "-keep")) {
+            const char *v = cli->opts[++i];
+            char *end = NULL;
+            errno = 0;
+            o->keep = strtod(v, &end);
+            if (errno || end == v || *end || !(o->keep >= 0.0 && o->keep <= 100.0)) {
+                fprintf(stderr, TOOL ": -keep wants a percentage from 0 to 100, not '%s'\n", v);
+                return 2;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- building rows ---- */
+
+static row_t *row_add(rows_t *r, const char *proc, const char *image)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        row_t *v = realloc(r->v, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        r->v = v;
+        r->cap = cap;
+    }
+    uint64_t *c = calloc(r->nevents ? r->nevents : 1, sizeof(*c));
+    if (!c)
+        return NULL;
+    r->v[r->n] = (row_t){proc, image, c};
+    return &r->v[r->n++];
+}
+
+static void rows_free(rows_t *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->v[i].counts);
+    free(r->v);
+}
+
+static int piece_add(pieces_t *p, const char *name, int event, uint64_t count)
+{
+    if (p->n && p->v[p->n - 1].name == name && p->v[p->n - 1].event == event) {
+        p->v[p->n - 1].count += count;
+        return 0;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        piece_t *v = realloc(p->v, cap * sizeof(*v));
+        if (!v)
+            return DCPI_ENOMEM;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = (piece_t){name, event, count};
+    return 0;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+    return strcmp(((const piece_t *)a)->name, ((const piece_t *)b)->name);
+}
+
+/* Name every sample of img (one symbol lookup per sampled offset) into pieces. */
+static int symbolize(const dcpi_profset_image_t *img, size_t nevents, const dcpi_symtab_t *st,
+                     pieces_t *p)
+{
+    for (size_t e = 0; e < nevents; e++) {
+        size_t n = 0;
+        const dcpi_profile_entry_t *ent =
+            img->prof[e] ? dcpi_profile_entries(img->prof[e], &n) : NULL;
+        for (size_t k = 0; k < n; k++) {
+            const dcpi_symbol_t *s =
+                st ? dcpi_symtab_lookup(st, img->tstart + ent[k].offset) : NULL;
+            const char *name = s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE;
+            if (piece_add(p, name, (int)e, ent[k].count) < 0)
+                return DCPI_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Merge pieces with the same name into rows of img. */
+static int pieces_to_rows(pieces_t *p, const dcpi_profset_image_t *img, rows_t *r)
+{
+    qsort(p->v, p->n, sizeof(*p->v), cmp_piece);
+    row_t *cur = NULL;
+    for (size_t k = 0; k < p->n; k++) {
+        if (!cur || strcmp(cur->proc, p->v[k].name) != 0)
+            cur = row_add(r, p->v[k].name, img->name);
+        if (!cur)
+            return DCPI_ENOMEM;
+        cur->counts[p->v[k].event] += p->v[k].count;
+    }
+    return 0;
+}
+
+static int image_rows(const dcpi_profset_t *set, rows_t *r)
+{
+    for (size_t i = 0; i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        if (dcpi_profset_image_total(set, img) == 0)
+            continue;
+        row_t *row = row_add(r, NULL, img->name);
+        if (!row)
+            return DCPI_ENOMEM;
+        for (size_t e = 0; e < set->nevents; e++)
+            row->counts[e] = img->prof[e] ? dcpi_profile_total(img->prof[e]) : 0;
+    }
+    return 0;
+}
+
+/* Open img's symbols, warning once on stderr when its samples cannot be named. */
+static dcpi_symtab_t *open_symbols(const dcpi_profset_image_t *img)
+{
+    dcpi_symtab_t *st = NULL;
+    char why[DCPI_ERRLEN];
+    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
+        fprintf(stderr, TOOL ": %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", why);
+    return st;
+}
+
+/* Procedure rows; the symbol tables stay open (row names point into them) until freed. */
+static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **tabs)
+{
+    pieces_t p = {0};
+    int rc = 0;
+    for (size_t i = 0; i < set->nimages && rc == 0; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        if (dcpi_profset_image_total(set, img) == 0)
+            continue;
+        tabs[i] = open_symbols(img);
+        p.n = 0;
+        rc = symbolize(img, set->nevents, tabs[i], &p);
+        if (rc == 0)
+            rc = pieces_to_rows(&p, img, r);
+    }
+    free(p.v);
+    return rc;
+}
+
+/* ---- sorting and printing ---- */
+
+static int g_sort; /* qsort has no context argument in C11 */
+
+static int cmp_row(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    if (x->counts[g_sort] != y->counts[g_sort])
+        return x->counts[g_sort] > y->counts[g_sort] ? -1 : 1;
+    int c = x->proc && y->proc ? strcmp(x->proc, y->proc) : 0;
+    return c ? c : strcmp(x->image, y->image);
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+    return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static int ndigits(uint64_t v)
+{
+    int d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+static void print_summary(const dcpi_profset_t *set)
+{
+    int wn = 6, wt = 5, wp = 6, wl = 4;
+    for (size_t e = 0; e < set->nevents; e++) {
+        const dcpi_profset_event_t *ev = &set->events[e];
+        wn = max_int(wn, (int)strlen(ev->name));
+        wt = max_int(wt, ndigits(ev->total));
+        wp = max_int(wp, ndigits(ev->period));
+        wl = max_int(wl, ndigits(ev->lost));
+    }
+    printf("%-*s  %*s  %*s  %*s\n", wn, "Column", wt, "Total", wp, "Period", wl, "Lost");
+    for (size_t e = 0; e < set->nevents; e++) {
+        const dcpi_profset_event_t *ev = &set->events[e];
+        char period[32];
+        snprintf(period, sizeof(period), "%" PRIu64, ev->period);
+        printf("%-*s  %*" PRIu64 "  %*s  %*" PRIu64 "\n", wn, ev->name, wt, ev->total, wp,
+               ev->mixed_period ? "mixed" : period, wl, ev->lost);
+    }
+    printf("\n");
+}
+
+/* Column order: the sort event, then the others by name. */
+static void event_order(const dcpi_profset_t *set, int sort, int *order)
+{
+    size_t k = 0;
+    order[k++] = sort;
+    for (size_t e = 0; e < set->nevents; e++)
+        if ((int)e != sort)
+            order[k++] = (int)e;
+}
+
+/* Write s as one CSV field (quoted when it holds a comma, quote or newline). */
+static void csv_field(const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (const char *c = s; *c; c++) {
+        if (*c == '"')
+            putchar('"');
+        putchar(*c);
+    }
+    putchar('"');
+}
+
+typedef struct layout {
+    const int *order;
+    size_t nevents;
+    int wcount[64]; /* per displayed event group; more events than that share the last width */
+    int wproc;
+    int by_image, csl;
+} layout_t;
+
+static int wcount(const layout_t *l, size_t k)
+{
+    return l->wcount[k < 64 ? k : 63];
+}
+
+static void print_table_header(const dcpi_profset_t *set, const layout_t *l)
+{
+    for (size_t k = 0; k < l->nevents; k++) {
+        const char *name = set->events[l->order[k]].name;
+        if (l->csl)
+            printf("%s,%s%%,%scum%%,", name, name, name);
+        else
+            printf("%*s %7s %8s   ", wcount(l, k), name, "%", "cum%");
+    }
+    if (l->csl)
+        printf(l->by_image ? "image\n" : "procedure,image\n");
+    else if (l->by_image)
+        printf("image\n");
+    else
+        printf("%-*s  image\n", l->wproc, "procedure");
+}
+
+static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t *row, uint64_t *cum)
+{
+    for (size_t k = 0; k < l->nevents; k++) {
+        int e = l->order[k];
+        cum[k] += row->counts[e];
+        double p = pct(row->counts[e], set->events[e].total);
+        double c = pct(cum[k], set->events[e].total);
+        if (l->csl) {
+            printf("%" PRIu64 ",%.2f,%.2f,", row->counts[e], p, c);
+        } else {
+            char ps[16], cs[16];
+            snprintf(ps, sizeof(ps), "%.2f%%", p);
+            snprintf(cs, sizeof(cs), "%.2f%%", c);
+            printf("%*" PRIu64 " %7s %8s   ", wcount(l, k), row->counts[e], ps, cs);
+        }
+    }
+    if (l->csl) {
+        if (!l->by_image) {
+            csv_field(row->proc);
+            putchar(',');
+        }
+        csv_field(row->image);
+        putchar('\n');
+    } else if (l->by_image) {
+        printf("%s\n", row->image);
+    } else {
+        printf("%-*s  %s\n", l->wproc, row->proc, row->image);
+    }
+}
+
+static void compute_layout(const dcpi_profset_t *set, const rows_t *r, layout_t *l)
+{
+    for (size_t k = 0; k < l->nevents && k < 64; k++) {
+        int e = l->order[k];
+        l->wcount[k] =
+            max_int(9, max_int((int)strlen(set->events[e].name), ndigits(set->events[e].total)));
+    }
+    l->wproc = 9;
+    for (size_t i = 0; i < r->n && !l->by_image; i++)
+        l->wproc = max_int(l->wproc, (int)strlen(r->v[i].proc));
+    if (l->wproc > PROC_WIDTH_MAX)
+        l->wproc = PROC_WIDTH_MAX;
+}
+
+static int print_table(const dcpi_profset_t *set, const rows_t *r, const opts_t *o)
+{
+    int *order = calloc(set->nevents, sizeof(*order));
+    uint64_t *cum = calloc(set->nevents, sizeof(*cum));
+    if (!order || !cum) {
+        free(cum);
+        free(order);
+        return DCPI_ENOMEM;
+    }
+    event_order(set, r->sort, order);
+    layout_t l = {.order = order, .nevents = set->nevents, .by_image = o->by_image, .csl = o->csl};
+    compute_layout(set, r, &l);
+    print_table_header(set, &l);
+    for (size_t i = 0; i < r->n; i++) {
+        print_row(set, &l, &r->v[i], cum);
+        if (o->keep < 100.0 && pct(cum[0], set->events[r->sort].total) >= o->keep)
+            break;
+    }
+    free(cum);
+    free(order);
+    return 0;
+}
+
+/* ---- main flow ---- */
+
+/* The event to sort by: -s, else the one with the most samples (ties: first by name). */
+static int pick_sort_event(const dcpi_profset_t *set, const char *name, const char *epoch)
+{
+    if (name) {
+        int e = dcpi_profset_event_index(set, name);
+        if (e < 0)
+            fprintf(stderr, TOOL ": no samples of event '%s' in epoch %s\n", name, epoch);
+        return e;
+    }
+    int best = 0;
+    for (size_t e = 1; e < set->nevents; e++)
+        if (set->events[e].total > set->events[best].total)
+            best = (int)e;
+    return best;
+}
+
+/* Apply the image-name operands; returns 0, or 1 when none of them matches anything. */
+static int filter_images(dcpi_profset_t *set, const dcpi_cli_t *cli)
+{
+    if (cli->nargs == 0)
+        return 0;
+    int matched = 0;
+    for (int k = 0; k < cli->nargs; k++) {
+        int found = 0;
+        for (size_t i = 0; i < set->nimages && !found; i++)
+            found = dcpi_profset_image_matches(&set->images[i], cli->args[k]);
+        if (!found)
+            fprintf(stderr, TOOL ": no profile of image '%s' in epoch %s\n", cli->args[k],
+                    cli->epoch);
+        matched += found;
+    }
+    dcpi_profset_filter(set, cli->args, (size_t)cli->nargs);
+    return matched ? 0 : 1;
+}
+
+static void warn_saturated(const dcpi_profset_t *set)
+{
+    for (size_t e = 0; e < set->nevents; e++)
+        if (set->events[e].saturated)
+            fprintf(stderr,
+                    TOOL ": %s: %" PRIu64 " merges saturated a count at 4294967295 samples\n",
+                    set->events[e].name, set->events[e].saturated);
+}
+
+static uint64_t all_samples(const dcpi_profset_t *set)
+{
+    uint64_t t = 0;
+    for (size_t e = 0; e < set->nevents; e++)
+        t += set->events[e].total;
+    return t;
+}
+
+static int report(const dcpi_profset_t *set, const dcpi_cli_t *cli, const opts_t *o)
+{
+    if (!o->no_header && !o->csl)
+        print_summary(set);
+    if (all_samples(set) == 0) {
+        fprintf(stderr, "no samples\n");
+        return 0;
+    }
+    rows_t r = {.nevents = set->nevents};
+    r.sort = pick_sort_event(set, o->sort_event, cli->epoch);
+    if (r.sort < 0)
+        return 1;
+    dcpi_symtab_t **tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*tabs));
+    int rc = tabs ? 0 : DCPI_ENOMEM;
+    if (rc == 0)
+        rc = o->by_image ? image_rows(set, &r) : procedure_rows(set, &r, tabs);
+    if (rc == 0) {
+        g_sort = r.sort;
+        qsort(r.v, r.n, sizeof(*r.v), cmp_row);
+        rc = print_table(set, &r, o);
+    }
+    if (rc < 0)
+        fprintf(stderr, TOOL ": %s\n", dcpi_strerror(rc));
+    rows_free(&r);
+    for (size_t i = 0; tabs && i < set->nimages; i++)
+        dcpi_symtab_free(tabs[i]);
+    free(tabs);
+    return rc < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_cli_t cli = {.tool = TOOL, .operands = "[image-names...]", .flags = flags};
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0) {
+        dcpi_cli_free(&cli);
+        return dcpi_cli_exit(rc, err);
+    }
+    opts_t o;
+    int status = parse_opts(&cli, &o);
+    dcpi_profset_t *set = NULL;
+    if (status == 0) {
+        rc = dcpi_cli_load(&cli, &set, err);
+        if (rc < 0)
+            fprintf(stderr, "%s\n", err); /* database and file errors: exit 1 */
+        status = rc < 0 ? 1 : 0;
+    }
+    if (status == 0)
+        status = filter_images(set, &cli);
+    if (status == 0) {
+        warn_saturated(set);
+        status = report(set, &cli, &o);
+    }
+    dcpi_profset_free(set);
+    dcpi_cli_free(&cli);
+    return status;
+}
