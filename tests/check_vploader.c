@@ -1,0 +1,343 @@
+/*
+ * check_vploader.c - the plugin loader (core/vploader.c): every refusal with its code and its
+ * message, the success path (private table copy, hooks), unloading in reverse order, and
+ * -vtrace short-name resolution. The test plugins live in DCPI_TEST_PLUGINS (tests/plugins).
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/vploader.h"
+#include "dcpi/errno.h"
+
+#define PLUGIN(name) DCPI_TEST_PLUGINS "/" name ".so"
+
+/* ---- helpers ---- */
+
+static char tmpdir[256];
+static char hook_log[300];
+
+/* A fresh temporary directory and an empty hook log, named by $DCPI_TEST_HOOK_LOG. */
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vploader.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    snprintf(hook_log, sizeof(hook_log), "%s/hooks.log", tmpdir);
+    ck_assert_int_eq(setenv("DCPI_TEST_HOOK_LOG", hook_log, 1), 0);
+    unsetenv(DCPI_VP_PATH_ENV);
+    dcpi_vp_set_search_dirs(NULL);
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "check_vploader: could not remove %s\n", tmpdir);
+}
+
+/* The hook log's contents ("" when no hook ran). */
+static const char *read_log(void)
+{
+    static char buf[1024];
+    buf[0] = '\0';
+    FILE *f = fopen(hook_log, "r");
+    if (!f)
+        return buf;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Expect a refusal: the code, nothing added to the set, and err = "PATH: ...reason...". */
+static void expect_refused(const char *path, int code, const char *reason)
+{
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_t *vp = NULL;
+    int rc = dcpi_vp_load(set, path, &vp, err);
+    ck_assert_msg(rc == code, "%s: rc %d (%s), want %d; err: %s", path, rc, dcpi_err_name(rc), code,
+                  err);
+    ck_assert_ptr_null(vp);
+    ck_assert_uint_eq(dcpi_vp_count(set), 0);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && err[strlen(path)] == ':',
+                  "message does not start with the path: %s", err);
+    ck_assert_msg(strstr(err, reason) != NULL, "message lacks '%s': %s", reason, err);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    dcpi_vp_set_free(set);
+}
+
+/* ---- refusals, one test plugin per rule ---- */
+
+static const struct refusal {
+    const char *plugin;
+    int code;
+    const char *reason;
+} refusals[] = {
+    {PLUGIN("no_dispatch"), DCPI_EPLUGIN,
+     "no _dispatch symbol (is it exported? build with VP_EXPORT / default visibility)"},
+    {PLUGIN("bad_abi"), DCPI_EVERSION, "plugin ABI version 7, this dcpi knows 1"},
+    {PLUGIN("small_struct"), DCPI_EPLUGIN, "_dispatch is 24 bytes, ABI 1 needs at least 72"},
+    {PLUGIN("no_name"), DCPI_EPLUGIN, "_dispatch has no vp_name"},
+    {PLUGIN("no_prof_init"), DCPI_EPLUGIN, "_dispatch has no vp_prof_init"},
+    {PLUGIN("no_prof_process"), DCPI_EPLUGIN, "_dispatch has no vp_prof_process"},
+    {PLUGIN("null_name"), DCPI_EPLUGIN, "invalid profile name '(null)' (vp_name returned NULL)"},
+    {PLUGIN("empty_name"), DCPI_EPLUGIN, "invalid profile name '' (empty)"},
+    {PLUGIN("slash_name"), DCPI_EPLUGIN, "invalid profile name 'a/b' (contains '/')"},
+    {PLUGIN("reserved_values"), DCPI_EPLUGIN, "invalid profile name 'values' (reserved)"},
+    {PLUGIN("reserved_replay"), DCPI_EPLUGIN, "invalid profile name 'values.replay' (reserved)"},
+    {PLUGIN("reserved_trace"), DCPI_EPLUGIN, "invalid profile name 'values.trace' (reserved)"},
+    {PLUGIN("load_fails"), DCPI_EPLUGIN, "vp_load failed (returned 3)"},
+    {PLUGIN("undefined_sym"), DCPI_EPLUGIN, "undefined symbol: dcpi_test_no_such_function"},
+    {DCPI_TEST_PLUGINS "/no_such_plugin.so", DCPI_ENOENT, "No such file or directory"},
+};
+
+START_TEST(test_refusal)
+{
+    const struct refusal *r = &refusals[_i];
+    expect_refused(r->plugin, r->code, r->reason);
+    /* Only load_fails.so gets as far as its load hook; no refused plugin is ever unloaded. */
+    if (strstr(r->plugin, "load_fails"))
+        ck_assert_str_eq(read_log(), "load tp-load-fails\n");
+    else
+        ck_assert_str_eq(read_log(), "");
+}
+END_TEST
+
+START_TEST(test_not_elf)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/text.so", tmpdir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a shared object\n", f);
+    fclose(f);
+    expect_refused(path, DCPI_EPLUGIN, "file too short");
+}
+END_TEST
+
+/* The refused plugin must really be gone: the same path loads fine once the rule is met, and
+ * nothing of it stays mapped (dlopen RTLD_NOLOAD finds nothing). */
+START_TEST(test_refused_is_unloaded)
+{
+    expect_refused(PLUGIN("load_fails"), DCPI_EPLUGIN, "returned 3");
+    ck_assert_ptr_null(dlopen(PLUGIN("load_fails"), RTLD_NOW | RTLD_NOLOAD));
+    expect_refused(PLUGIN("bad_abi"), DCPI_EVERSION, "ABI version 7");
+    ck_assert_ptr_null(dlopen(PLUGIN("bad_abi"), RTLD_NOW | RTLD_NOLOAD));
+}
+END_TEST
+
+/* ---- success ---- */
+
+START_TEST(test_good)
+{
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("good"), &vp, err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_str_eq(dcpi_vp_name(vp), "tp-good");
+    ck_assert_str_eq(dcpi_vp_path(vp), PLUGIN("good"));
+    ck_assert_uint_eq(dcpi_vp_count(set), 1);
+    ck_assert_ptr_eq(dcpi_vp_get(set, 0), vp);
+    ck_assert_ptr_null(dcpi_vp_get(set, 1));
+    ck_assert_ptr_eq(dcpi_vp_find(set, "tp-good"), vp);
+    ck_assert_ptr_null(dcpi_vp_find(set, "tp-other"));
+
+    /* The table is a private copy holding the plugin's entries. */
+    const vp_dispatch_t *d = dcpi_vp_dispatch(vp);
+    void *h = dlopen(PLUGIN("good"), RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(h);
+    const vp_dispatch_t *orig = dlsym(h, "_dispatch");
+    dlclose(h);
+    ck_assert_ptr_nonnull(orig);
+    ck_assert_ptr_ne(d, orig);
+    ck_assert_int_eq(memcmp(d, orig, sizeof(*d)), 0);
+    ck_assert_uint_eq(d->abi_version, VP_ABI_VERSION);
+    ck_assert_str_eq(d->vp_name(), "tp-good");
+    ck_assert_str_eq(d->vp_preface(NULL), "tp");
+    ck_assert_ptr_null(d->vp_format);
+    ck_assert_ptr_null(d->vp_prof_done);
+
+    ck_assert_str_eq(read_log(), "load tp-good\n");
+    dcpi_vp_set_free(set);
+    ck_assert_str_eq(read_log(), "load tp-good\nunload tp-good\n");
+    ck_assert_ptr_null(dlopen(PLUGIN("good"), RTLD_NOW | RTLD_NOLOAD));
+}
+END_TEST
+
+START_TEST(test_newer_struct)
+{
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("newer_struct"), &vp, err), 0);
+    const vp_dispatch_t *d = dcpi_vp_dispatch(vp);
+    ck_assert_uint_gt(d->struct_size, sizeof(vp_dispatch_t));
+    ck_assert_str_eq(d->vp_name(), "tp-newer");
+    ck_assert_ptr_nonnull(d->vp_prof_process);
+    dcpi_vp_set_free(set);
+    ck_assert_str_eq(read_log(), "load tp-newer\nunload tp-newer\n");
+}
+END_TEST
+
+START_TEST(test_duplicate_name)
+{
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("good"), NULL, err), 0);
+    dcpi_vp_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("dup_name"), &vp, err), DCPI_EEXIST);
+    ck_assert_ptr_null(vp);
+    ck_assert_str_eq(
+        err, PLUGIN("dup_name") ": profile name 'tp-good' already loaded from " PLUGIN("good"));
+    /* The same file twice is a duplicate too. */
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("good"), NULL, err), DCPI_EEXIST);
+    ck_assert_uint_eq(dcpi_vp_count(set), 1);
+    /* dup_name.so never ran a hook; good.so is still loaded and hooked once. */
+    ck_assert_str_eq(read_log(), "load tp-good\n");
+    dcpi_vp_set_free(set);
+    ck_assert_str_eq(read_log(), "load tp-good\nunload tp-good\n");
+}
+END_TEST
+
+START_TEST(test_reverse_unload)
+{
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("good"), NULL, err), 0);
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("load_fails"), NULL, err), DCPI_EPLUGIN);
+    ck_assert_int_eq(dcpi_vp_load(set, PLUGIN("newer_struct"), NULL, err), 0);
+    ck_assert_uint_eq(dcpi_vp_count(set), 2);
+    ck_assert_str_eq(dcpi_vp_name(dcpi_vp_get(set, 1)), "tp-newer");
+    dcpi_vp_set_free(set);
+    ck_assert_str_eq(read_log(), "load tp-good\nload tp-load-fails\nload tp-newer\n"
+                                 "unload tp-newer\nunload tp-good\n");
+}
+END_TEST
+
+/* ---- resolution of -vtrace names ---- */
+
+START_TEST(test_resolve_search_dirs)
+{
+    const char *dirs[] = {"/nonexistent-a", DCPI_TEST_PLUGINS, NULL};
+    ck_assert_int_eq(dcpi_vp_set_search_dirs(dirs), 0);
+    char path[512];
+    ck_assert_int_eq(dcpi_vp_resolve("good", path, sizeof(path)), 0);
+    ck_assert_str_eq(path, PLUGIN("good"));
+    ck_assert_int_eq(dcpi_vp_resolve("good.so", path, sizeof(path)), 0);
+    ck_assert_str_eq(path, PLUGIN("good"));
+    /* A value with '/' is a path, taken as is. */
+    ck_assert_int_eq(dcpi_vp_resolve("./x/good", path, sizeof(path)), 0);
+    ck_assert_str_eq(path, "./x/good");
+    ck_assert_int_eq(dcpi_vp_resolve("good", path, 8), DCPI_ERANGE);
+
+    /* dcpi_vp_load resolves too. */
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    dcpi_vp_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vp_load(set, "good", &vp, NULL), 0);
+    ck_assert_str_eq(dcpi_vp_path(vp), PLUGIN("good"));
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
+START_TEST(test_resolve_env_first)
+{
+    char copy[512];
+    snprintf(copy, sizeof(copy), "%s/good.so", tmpdir);
+    copy_file(PLUGIN("good"), copy);
+    const char *dirs[] = {DCPI_TEST_PLUGINS, NULL};
+    ck_assert_int_eq(dcpi_vp_set_search_dirs(dirs), 0);
+    char env[600];
+    snprintf(env, sizeof(env), "/nonexistent-b::%s", tmpdir);
+    ck_assert_int_eq(setenv(DCPI_VP_PATH_ENV, env, 1), 0);
+    char path[512];
+    ck_assert_int_eq(dcpi_vp_resolve("good", path, sizeof(path)), 0);
+    ck_assert_str_eq(path, copy);
+}
+END_TEST
+
+START_TEST(test_resolve_cwd)
+{
+    char copy[512];
+    snprintf(copy, sizeof(copy), "%s/vp-here.so", tmpdir);
+    copy_file(PLUGIN("good"), copy);
+    ck_assert_int_eq(chdir(tmpdir), 0);
+    char path[512];
+    ck_assert_int_eq(dcpi_vp_resolve("vp-here", path, sizeof(path)), 0);
+    ck_assert_str_eq(path, "./vp-here.so");
+    /* A directory of that name is not a plugin. */
+    ck_assert_int_eq(mkdir("vp-dir.so", 0700), 0);
+    ck_assert_int_eq(dcpi_vp_resolve("vp-dir", path, sizeof(path)), DCPI_ENOENT);
+}
+END_TEST
+
+START_TEST(test_resolve_not_found)
+{
+    const char *dirs[] = {"/nonexistent-c", "/nonexistent-d", NULL};
+    ck_assert_int_eq(dcpi_vp_set_search_dirs(dirs), 0);
+    ck_assert_int_eq(setenv(DCPI_VP_PATH_ENV, "/nonexistent-a:/nonexistent-b", 1), 0);
+    char path[512], err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_vp_resolve_err("vp-x", path, sizeof(path), err), DCPI_ENOENT);
+    ck_assert_str_eq(err, "vp-x: plugin not found (searched: /nonexistent-a, /nonexistent-b, "
+                          "/nonexistent-c, /nonexistent-d, .)");
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    err[0] = '\0';
+    ck_assert_int_eq(dcpi_vp_load(set, "vp-x", NULL, err), DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "vp-x: plugin not found (searched: "));
+    ck_assert_int_eq(dcpi_vp_load(set, "", NULL, err), DCPI_EINVAL);
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("vploader");
+    TCase *tc = tcase_create("refusals");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_refusal, 0, (int)(sizeof(refusals) / sizeof(refusals[0])));
+    tcase_add_test(tc, test_not_elf);
+    tcase_add_test(tc, test_refused_is_unloaded);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("load");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_good);
+    tcase_add_test(tc, test_newer_struct);
+    tcase_add_test(tc, test_duplicate_name);
+    tcase_add_test(tc, test_reverse_unload);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("resolve");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_resolve_search_dirs);
+    tcase_add_test(tc, test_resolve_env_first);
+    tcase_add_test(tc, test_resolve_cwd);
+    tcase_add_test(tc, test_resolve_not_found);
+    suite_add_tcase(s, tc);
+
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,10 @@
+/*
+ * dup_name.c - loader test plugin: the same profile name as good.c ("tp-good").
+ */
+#include "tp-common.h"
+
+TP_HOOKS("tp-good")
+
+VP_EXPORT vp_dispatch_t _dispatch = {VP_DISPATCH_HEADER, tp_name,      tp_load,
+                                     tp_unload,          tp_prof_init, NULL,
+                                     tp_prof_process,    tp_preface,   NULL};
