@@ -191,6 +191,8 @@ static void maps_insert_at(dcpi_loadmap_t *lm, proc_t *p, size_t i, const mappin
 
 static void maps_delete_at(dcpi_loadmap_t *lm, proc_t *p, size_t i, size_t count)
 {
+    if (count == 0)
+        return;
     memmove(&p->maps[i], &p->maps[i + count], (p->n - i - count) * sizeof *p->maps);
     p->n -= count;
     lm->nmappings -= count;
@@ -473,7 +475,7 @@ int dcpi_loadmap_fork(dcpi_loadmap_t *lm, pid_t ppid, pid_t pid)
         return rc;
     proc_clear(lm, child);
     rc = maps_reserve(child, parent->n);
-    if (rc < 0)
+    if (rc < 0 || parent->n == 0)
         return rc;
     memcpy(child->maps, parent->maps, parent->n * sizeof *parent->maps);
     child->n = parent->n;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -361,8 +362,12 @@ START_TEST(test_scan_self)
     ck_assert_uint_eq(img->info.tstart, vaddr);
     ck_assert_uint_eq(got, expect);
 
-    void *pf = dlsym(RTLD_DEFAULT, "printf");
+    /* libc's own printf (RTLD_DEFAULT would give a sanitizer's interceptor under ASan). */
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(libc);
+    void *pf = dlsym(libc, "printf");
     ck_assert_ptr_nonnull(pf);
+    dlclose(libc);
     ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), (uint64_t)(uintptr_t)pf, &img, &got), 0);
     ck_assert_ptr_nonnull(strstr(img->path, "libc"));
     /* Stack and heap are not images. */
@@ -370,6 +375,81 @@ START_TEST(test_scan_self)
     assert_unknown(lm, getpid(), (uint64_t)(uintptr_t)&local);
     ck_assert_int_eq(dcpi_loadmap_scan_proc(lm, 1000000001), DCPI_ESRCH);
     dcpi_loadmap_free(lm);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/*
+ * A mapped file replaced (renamed over) and then deleted: the image is still probed from the
+ * mapped file through /proc/self/map_files, which needs CAP_SYS_ADMIN; without it the test
+ * says so and checks the fallback (probing the path) instead.
+ */
+START_TEST(test_map_files)
+{
+    char path[] = "/tmp/check_loadmap.XXXXXX", other[] = "/tmp/check_loadmap.XXXXXX";
+    int fd = mkstemp(path), ofd = mkstemp(other);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(ofd, 0);
+    close(ofd);
+    copy_file(TRUE_PATH, path);
+    copy_file(LIBC_PATH, other);
+    uint64_t off, vaddr;
+    elf_text(path, &off, &vaddr);
+    void *addr = mmap(NULL, 0x3000, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)off);
+    ck_assert_ptr_ne(addr, MAP_FAILED);
+    close(fd);
+    uint64_t start = (uint64_t)(uintptr_t)addr;
+    ck_assert_int_eq(rename(other, path), 0); /* path now names libc, the mapping is true */
+
+    dcpi_image_info_t truth;
+    ck_assert_int_eq(dcpi_image_probe(TRUE_PATH, &truth, NULL), 0);
+    char mf[128];
+    snprintf(mf, sizeof mf, "/proc/self/map_files/%llx-%llx", (unsigned long long)start,
+             (unsigned long long)start + 0x3000);
+    struct stat st;
+    int readable = stat(mf, &st) == 0;
+    if (!readable)
+        printf("loadmap: %s not readable (needs CAP_SYS_ADMIN): map_files checks skipped\n", mf);
+    fflush(stdout);
+
+    dcpi_loadmap_t *lm = new_map();
+    ck_assert_int_eq(dcpi_loadmap_mmap(lm, getpid(), start, 0x3000, off, 0, 0, 0, RX, path), 0);
+    dcpi_image_t *img = NULL;
+    uint32_t got = 0;
+    if (readable) {
+        ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), start + 0x10, &img, &got), 0);
+        ck_assert_str_eq(img->info.id, truth.id);
+        ck_assert_uint_eq(got, 0x10);
+    } else {
+        /* The fallback probes the path, which now holds libc. */
+        dcpi_image_info_t now;
+        ck_assert_int_eq(dcpi_image_probe(LIBC_PATH, &now, NULL), 0);
+        ck_assert_int_eq(dcpi_loadmap_lookup(lm, getpid(), start + 0x10, &img, NULL, NULL), 0);
+        ck_assert_str_eq(img->info.id, now.id);
+    }
+    ck_assert_str_eq(img->path, path);
+    dcpi_loadmap_free(lm);
+
+    /* Deleted: /proc/self/maps says "PATH (deleted)". */
+    ck_assert_int_eq(unlink(path), 0);
+    lm = new_map();
+    ck_assert_int_eq(dcpi_loadmap_scan_proc(lm, getpid()), 0);
+    ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), start + 0x10, &img, &got), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s (deleted)", path);
+    ck_assert_str_eq(img->path, want);
+    ck_assert_int_eq(img->probed_ok, readable);
+    ck_assert_uint_eq(got, readable ? 0x10 : off + 0x10);
+    if (readable)
+        ck_assert_str_eq(img->info.id, truth.id);
+    dcpi_loadmap_free(lm);
+    munmap(addr, 0x3000);
 }
 END_TEST
 
@@ -425,6 +505,7 @@ int main(void)
     tcase_add_test(tc, test_pseudo_paths_not_images);
     tcase_add_test(tc, test_image_dedup);
     tcase_add_test(tc, test_scan_self);
+    tcase_add_test(tc, test_map_files);
     tcase_add_test(tc, test_scan_all);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

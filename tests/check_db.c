@@ -1,0 +1,359 @@
+/*
+ * check_db.c - the profile database layout: epoch naming and selection, platform filter,
+ * hosts file, the per-platform daemon lock, listing profile files, the default db path.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/db.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+/* 2023-11-14 22:13:20 UTC */
+#define T0 ((time_t)1700000000)
+
+static char db[256];
+
+static void make_db(void)
+{
+    snprintf(db, sizeof db, "/tmp/check_db.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(db));
+}
+
+static void remove_db(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void put_file(const char *rel, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", db, rel);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void put_dir(const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", db, rel);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static int exists_dir(const char *rel)
+{
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", db, rel);
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+START_TEST(test_epoch_naming)
+{
+    make_db();
+    char sub[300], name[DCPI_NAMELEN], err[DCPI_ERRLEN] = "";
+    /* The database itself is created, mode 0755. */
+    snprintf(sub, sizeof sub, "%s/new/db", db);
+    ck_assert_int_eq(dcpi_db_new_epoch(sub, "alpha", T0, name, err), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(sub, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0755);
+
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);
+    ck_assert_str_eq(name, "202311142213");
+    ck_assert(exists_dir("202311142213/alpha"));
+    /* Same minute: seconds appended. */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 5, name, err), 0);
+    ck_assert_str_eq(name, "20231114221325");
+    /* Same second again: the next free second. */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 5, name, err), 0);
+    ck_assert_str_eq(name, "20231114221326");
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 5, name, err), 0);
+    ck_assert_str_eq(name, "20231114221327");
+    /* Another platform in the same minute shares the minute epoch. */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0 + 30, name, err), 0);
+    ck_assert_str_eq(name, "202311142213");
+    ck_assert(exists_dir("202311142213/beta"));
+    /* Platform names must be one path component. */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "a/b", T0, name, err), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "..", T0, name, err), DCPI_EINVAL);
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_epoch_sorting)
+{
+    make_db();
+    /* Created out of order; with a few names that are not epochs. */
+    put_dir("20231114221325");
+    put_dir("202311142214");
+    put_dir("202311142213");
+    put_dir("20231114221359");
+    put_dir("202301010000");
+    put_dir("2023111422");       /* 10 digits: not an epoch */
+    put_dir("20231114221a");     /* not all digits */
+    put_dir("2023111422131500"); /* 16 digits */
+    put_file("202312312359", "a file, not a directory");
+    put_file("hosts", "");
+    char **v = NULL, err[DCPI_ERRLEN] = "";
+    size_t n = 0;
+    ck_assert_int_eq(dcpi_db_epochs(db, &v, &n, err), 0);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_str_eq(v[0], "202301010000");
+    ck_assert_str_eq(v[1], "202311142213");
+    ck_assert_str_eq(v[2], "20231114221325");
+    ck_assert_str_eq(v[3], "20231114221359");
+    ck_assert_str_eq(v[4], "202311142214");
+    dcpi_db_free_list(v, n);
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_select_epoch)
+{
+    make_db();
+    char name[DCPI_NAMELEN], err[DCPI_ERRLEN] = "", want[512];
+    ck_assert_int_eq(dcpi_db_select_epoch(db, NULL, NULL, name, err), DCPI_ENOENT);
+    snprintf(want, sizeof want, "%s: no epochs", db);
+    ck_assert_str_eq(err, want);
+
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);      /* ..2213 */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 1, name, err), 0);  /* ..221321 */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0 + 120, name, err), 0); /* ..2215 */
+    ck_assert_int_eq(dcpi_db_select_epoch(db, NULL, NULL, name, err), 0);
+    ck_assert_str_eq(name, "202311142215");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest", NULL, name, err), 0);
+    ck_assert_str_eq(name, "202311142215");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", NULL, name, err), 0);
+    ck_assert_str_eq(name, "20231114221321");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-2", NULL, name, err), 0);
+    ck_assert_str_eq(name, "202311142213");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "202311142213", NULL, name, err), 0);
+    ck_assert_str_eq(name, "202311142213");
+
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-5", NULL, name, err), DCPI_ENOENT);
+    snprintf(want, sizeof want, "%s: latest-5: only 3 epochs", db);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "202001010000", NULL, name, err), DCPI_ENOENT);
+    snprintf(want, sizeof want, "%s: epoch '202001010000' not found", db);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-x", NULL, name, err), DCPI_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "latest-x"));
+
+    /* Platform filter: only epochs holding the platform count. */
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest", "alpha", name, err), 0);
+    ck_assert_str_eq(name, "20231114221321");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", "alpha", name, err), 0);
+    ck_assert_str_eq(name, "202311142213");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-0", "beta", name, err), 0);
+    ck_assert_str_eq(name, "202311142215");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", "beta", name, err), DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "latest-1: only 1 epoch for platform beta"));
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "202311142213", "beta", name, err), DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "epoch '202311142213' not found"));
+    ck_assert_int_eq(dcpi_db_select_epoch(db, NULL, "gamma", name, err), DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, ": no epochs for platform gamma"));
+
+    /* Platforms of an epoch. */
+    char **v;
+    size_t n;
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0, name, err), 0);
+    ck_assert_int_eq(dcpi_db_platforms(db, "202311142213", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(v[0], "alpha");
+    ck_assert_str_eq(v[1], "beta");
+    dcpi_db_free_list(v, n);
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_hosts)
+{
+    make_db();
+    char out[DCPI_NAMELEN], err[DCPI_ERRLEN] = "", want[512];
+    /* No hosts file: the hostname itself. */
+    ck_assert_int_eq(dcpi_db_platform_for(db, "walnut", out, err), 0);
+    ck_assert_str_eq(out, "walnut");
+
+    put_file("hosts", "# host platform\n"
+                      "\n"
+                      "walnut   alpha-farm   # the build box\n"
+                      "\tpecan\tpecan-v2\n"
+                      "   # indented comment\n"
+                      "walnut other\n");
+    ck_assert_int_eq(dcpi_db_platform_for(db, "walnut", out, err), 0);
+    ck_assert_str_eq(out, "alpha-farm"); /* the first mapping wins */
+    ck_assert_int_eq(dcpi_db_platform_for(db, "pecan", out, err), 0);
+    ck_assert_str_eq(out, "pecan-v2");
+    ck_assert_int_eq(dcpi_db_platform_for(db, "hazel", out, err), 0);
+    ck_assert_str_eq(out, "hazel");
+
+    put_file("hosts", "walnut alpha\n# fine\nlonely\n");
+    ck_assert_int_eq(dcpi_db_platform_for(db, "walnut", out, err), DCPI_EFORMAT);
+    snprintf(want, sizeof want, "%s/hosts:3: expected 'hostname platform', got one word", db);
+    ck_assert_str_eq(err, want);
+    put_file("hosts", "\n\nwalnut alpha beta\n");
+    ck_assert_int_eq(dcpi_db_platform_for(db, "walnut", out, err), DCPI_EFORMAT);
+    snprintf(want, sizeof want, "%s/hosts:3: expected 'hostname platform', got more than two words",
+             db);
+    ck_assert_str_eq(err, want);
+
+    /* This host: gethostname, unmapped. */
+    char host[DCPI_NAMELEN];
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    put_file("hosts", "some-other-host p\n");
+    ck_assert_int_eq(dcpi_db_platform(db, out, err), 0);
+    ck_assert_str_eq(out, host);
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_lock)
+{
+    make_db();
+    char err[DCPI_ERRLEN] = "", want[512], path[1024];
+    int fd = -1;
+    ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), 0);
+    ck_assert_int_ge(fd, 0);
+    /* The lock file holds our pid. */
+    dcpi_db_daemon_path(db, "alpha", "lock", path, sizeof path);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    long pid = 0;
+    ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
+    fclose(f);
+    ck_assert_int_eq(pid, getpid());
+    close(fd);
+
+    /* Held by a forked child: EBUSY naming the child. */
+    int ready[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        int cfd;
+        char c = dcpi_db_lock(db, "alpha", &cfd, NULL) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    int rc = dcpi_db_lock(db, "alpha", &fd, err);
+    snprintf(want, sizeof want, "%s: platform alpha is locked by dcpid pid %ld", db, (long)child);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    ck_assert_int_eq(rc, DCPI_EBUSY);
+    ck_assert_str_eq(err, want);
+    /* Another platform is not affected; after the child died the lock is free again. */
+    ck_assert_int_eq(dcpi_db_lock(db, "beta", &fd, err), 0);
+    close(fd);
+    ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), 0);
+    close(fd);
+    dcpi_db_daemon_path(db, "alpha", "sock", path, sizeof path);
+    snprintf(want, sizeof want, "%s/dcpid-alpha.sock", db);
+    ck_assert_str_eq(path, want);
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_list_files)
+{
+    make_db();
+    const char *e = "202311142213";
+    put_dir(e);
+    put_dir("202311142213/beta");
+    put_dir("202311142213/alpha");
+    put_dir("202311142213/alpha/libc.so.6_00ff");
+    put_dir("202311142213/alpha/a.out_1234");
+    put_dir("202311142213/alpha/unknown@alpha");
+    put_dir("202311142213/beta/a.out_1234");
+    put_file("202311142213/alpha/libc.so.6_00ff/task-clock.prof", "x");
+    put_file("202311142213/alpha/libc.so.6_00ff/cpu-clock.prof", "x");
+    put_file("202311142213/alpha/libc.so.6_00ff/.cpu-clock.prof.tmp.abc123", "x");
+    put_file("202311142213/alpha/libc.so.6_00ff/.hidden.prof", "x");
+    put_file("202311142213/alpha/libc.so.6_00ff/vp-addr.vprof", "x");
+    put_file("202311142213/alpha/a.out_1234/cpu-clock.prof", "x");
+    put_file("202311142213/alpha/unknown@alpha/cpu-clock.prof", "x");
+    put_file("202311142213/beta/a.out_1234/cpu-clock.prof", "x");
+    put_file("202311142213/alpha/stray.prof", "a file beside the image dirs");
+
+    dcpi_db_file_t *v = NULL;
+    size_t n = 0;
+    char err[DCPI_ERRLEN] = "", want[1024];
+    ck_assert_int_eq(dcpi_db_list_files(db, e, NULL, ".prof", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_str_eq(v[0].platform, "alpha");
+    ck_assert_str_eq(v[0].imagedir, "a.out_1234");
+    ck_assert_str_eq(v[0].file, "cpu-clock.prof");
+    ck_assert_str_eq(v[1].imagedir, "libc.so.6_00ff");
+    ck_assert_str_eq(v[1].file, "cpu-clock.prof");
+    ck_assert_str_eq(v[2].imagedir, "libc.so.6_00ff");
+    ck_assert_str_eq(v[2].file, "task-clock.prof");
+    ck_assert_str_eq(v[3].imagedir, "unknown@alpha");
+    ck_assert_str_eq(v[4].platform, "beta");
+    ck_assert_str_eq(v[4].imagedir, "a.out_1234");
+    snprintf(want, sizeof want, "%s/%s/beta/a.out_1234/cpu-clock.prof", db, e);
+    ck_assert_str_eq(v[4].path, want);
+    free(v);
+
+    ck_assert_int_eq(dcpi_db_list_files(db, e, "beta", ".prof", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(v[0].platform, "beta");
+    free(v);
+    ck_assert_int_eq(dcpi_db_list_files(db, e, NULL, ".vprof", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(v[0].file, "vp-addr.vprof");
+    free(v);
+    ck_assert_int_eq(dcpi_db_list_files(db, "202001010000", NULL, ".prof", &v, &n, err),
+                     DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "202001010000"));
+    remove_db();
+}
+END_TEST
+
+START_TEST(test_default)
+{
+    unsetenv("DCPIDB");
+    ck_assert_str_eq(dcpi_db_default(NULL), "./dcpidb");
+    ck_assert_str_eq(dcpi_db_default("/x/db"), "/x/db");
+    setenv("DCPIDB", "", 1);
+    ck_assert_str_eq(dcpi_db_default(NULL), "./dcpidb");
+    setenv("DCPIDB", "/var/dcpi", 1);
+    ck_assert_str_eq(dcpi_db_default(NULL), "/var/dcpi");
+    ck_assert_str_eq(dcpi_db_default("/x/db"), "/x/db");
+    unsetenv("DCPIDB");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("db");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_epoch_naming);
+    tcase_add_test(tc, test_epoch_sorting);
+    tcase_add_test(tc, test_select_epoch);
+    tcase_add_test(tc, test_hosts);
+    tcase_add_test(tc, test_lock);
+    tcase_add_test(tc, test_list_files);
+    tcase_add_test(tc, test_default);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
