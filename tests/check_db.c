@@ -92,6 +92,39 @@ START_TEST(test_epoch_naming)
 }
 END_TEST
 
+/* Concurrent daemons starting epochs at the same second get distinct names. */
+START_TEST(test_epoch_race)
+{
+    make_db();
+    enum { NCHILD = 4, EACH = 5 };
+    pid_t kids[NCHILD];
+    for (int i = 0; i < NCHILD; i++) {
+        kids[i] = fork();
+        ck_assert_int_ge(kids[i], 0);
+        if (kids[i] == 0) {
+            char name[DCPI_NAMELEN];
+            for (int k = 0; k < EACH; k++)
+                if (dcpi_db_new_epoch(db, "alpha", T0, name, NULL) < 0)
+                    _exit(1);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < NCHILD; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(kids[i], &status, 0), kids[i]);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    char **v, err[DCPI_ERRLEN] = "";
+    size_t n;
+    ck_assert_int_eq(dcpi_db_epochs(db, &v, &n, err), 0);
+    ck_assert_uint_eq(n, NCHILD * EACH);
+    ck_assert_str_eq(v[0], "202311142213");
+    ck_assert_str_eq(v[n - 1], "20231114221338"); /* minute form + seconds 20..38 */
+    dcpi_db_free_list(v, n);
+    remove_db();
+}
+END_TEST
+
 START_TEST(test_epoch_sorting)
 {
     make_db();
@@ -344,6 +377,7 @@ int main(void)
     Suite *s = suite_create("db");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_epoch_naming);
+    tcase_add_test(tc, test_epoch_race);
     tcase_add_test(tc, test_epoch_sorting);
     tcase_add_test(tc, test_select_epoch);
     tcase_add_test(tc, test_hosts);
