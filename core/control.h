@@ -1,0 +1,33 @@
+/*
+ * control.h - dcpid's control socket protocol, client side (dcpictl) and the shared helpers.
+ *
+ * The socket is DB/dcpid-<platform>.sock (AF_UNIX, SOCK_STREAM, mode 0600). A client sends
+ * one line: "flush", "epoch", "quit" or "status"; the daemon answers zero or more text lines
+ * and a last line "ok" or "error: <reason>", then closes the connection.
+ */
+#ifndef DCPI_CORE_CONTROL_H
+#define DCPI_CORE_CONTROL_H
+
+#include <stddef.h>
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+/* Seconds a client waits for the daemon's answer. */
+#define DCPI_CONTROL_TIMEOUT 60
+
+/* 1 when cmd is one of the commands of the protocol. */
+int dcpi_control_valid(const char *cmd);
+
+/*
+ * Send cmd to the daemon of platform in db and call line(arg, text) for every answer line
+ * before the final one. Returns 0 on "ok"; DCPI_EIO with the daemon's "error: ..." reason in
+ * err; DCPI_ENOENT when no daemon listens ("no dcpid for platform P in DB (SOCK: reason)");
+ * DCPI_EIO on a timeout or a connection closed without a final line.
+ */
+int dcpi_control_request(const char *db, const char *platform, const char *cmd,
+                         void (*line)(void *arg, const char *text), void *arg, char *err);
+
+#pragma GCC visibility pop
+
+#endif

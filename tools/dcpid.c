@@ -1,0 +1,152 @@
+/*
+ * dcpid - the dcpi daemon: continuous PC sampling with perf_event into the profile database.
+ * This file only parses the DCPI-style single-dash command line; core/daemon.c does the work.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/aggregate.h"
+#include "core/daemon.h"
+#include "dcpi/version.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
+               "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
+               "             [-p PID | -- command args...]\n"
+               "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
+               "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
+               "                   branch-misses cache-misses), every P events; repeatable\n"
+               "                   (default: cycles if the machine has it, else cpu-clock)\n"
+               "  -freq HZ         samples per second per CPU when no period is given (1000)\n"
+               "  -flush SECONDS   write the profiles every SECONDS (600)\n"
+               "  -hash ENTRIES    in-memory table size (262144); flushed early at 75%%\n"
+               "  -nodaemon        system-wide, but stay in the foreground and log to stderr\n"
+               "  -log FILE        log file (default DB/dcpid-<platform>.log)\n"
+               "  -verbose, -quiet more or less logging\n"
+               "  -p PID           profile one running process until it exits\n"
+               "  -- command args  run command, profile it and its children, exit with its status\n"
+               "  -h, -V           help, version\n"
+               "Without -p or a command dcpid samples the whole system as a daemon; control it\n"
+               "with dcpictl (flush, epoch, quit, status).\n");
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dcpid: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (try -h)\n");
+    return 2;
+}
+
+static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v == 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A flag with a numeric value. */
+static int numeric(const char *flag, const char *val, unsigned long max, unsigned long *out)
+{
+    if (parse_ulong(val, max, out) < 0) {
+        fprintf(stderr, "dcpid: %s: bad value '%s' (try -h)\n", flag, val);
+        return -1;
+    }
+    return 0;
+}
+
+static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
+{
+    unsigned long n;
+    if (strcmp(f, "-db") == 0)
+        o->db = v;
+    else if (strcmp(f, "-log") == 0)
+        o->log = v;
+    else if (strcmp(f, "-event") == 0) {
+        if (o->nevents == DCPI_SAMPLER_MAXEV)
+            return bad("too many -event flags (at most 8)%s", "");
+        o->events[o->nevents++] = v;
+    } else if (strcmp(f, "-freq") == 0) {
+        if (numeric(f, v, 1000000, &n) < 0)
+            return 2;
+        o->freq = (unsigned)n;
+    } else if (strcmp(f, "-flush") == 0) {
+        if (numeric(f, v, 86400 * 365, &n) < 0)
+            return 2;
+        o->flush_s = (unsigned)n;
+    } else if (strcmp(f, "-hash") == 0) {
+        if (numeric(f, v, 1UL << 30, &n) < 0)
+            return 2;
+        o->hash = n;
+    } else if (strcmp(f, "-p") == 0) {
+        if (numeric(f, v, 1UL << 30, &n) < 0)
+            return 2;
+        o->pid = (pid_t)n;
+    } else
+        return bad("unknown flag '%s'", f);
+    return 0;
+}
+
+static int is_valued(const char *f)
+{
+    static const char *v[] = {"-db", "-log", "-event", "-freq", "-flush", "-hash", "-p"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (strcmp(f, v[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* 0 to run, 1 when -h/-V was handled, 2 on a usage error. */
+static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (strcmp(f, "--") == 0) {
+            if (i + 1 >= argc)
+                return bad("%s needs a command", "--");
+            o->argv = argv + i + 1;
+            break;
+        } else if (strcmp(f, "-h") == 0 || strcmp(f, "-help") == 0) {
+            usage(stdout);
+            return 1;
+        } else if (strcmp(f, "-V") == 0 || strcmp(f, "-version") == 0) {
+            printf("dcpid (dcpi) %s\n", DCPI_VERSION_STRING);
+            return 1;
+        } else if (strcmp(f, "-nodaemon") == 0) {
+            o->nodaemon = 1;
+        } else if (strcmp(f, "-verbose") == 0) {
+            o->verbose = 1;
+        } else if (strcmp(f, "-quiet") == 0) {
+            o->quiet = 1;
+        } else if (is_valued(f)) {
+            if (i + 1 >= argc)
+                return bad("flag '%s' needs an argument", f);
+            int rc = flag_with_value(o, f, argv[++i]);
+            if (rc)
+                return rc;
+        } else {
+            return bad(f[0] == '-' ? "unknown flag '%s'" : "unexpected argument '%s'", f);
+        }
+    }
+    if (o->pid && o->argv)
+        return bad("-p and a command exclude each other%s", "");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    dcpi_daemon_opts_t o = {.freq = DCPI_DAEMON_DEFAULT_FREQ,
+                            .flush_s = DCPI_DAEMON_DEFAULT_FLUSH,
+                            .hash = DCPI_AGG_DEFAULT_ENTRIES};
+    int rc = parse(&o, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    return dcpi_daemon_run(&o);
+}
