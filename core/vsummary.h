@@ -1,0 +1,75 @@
+/*
+ * vsummary.h - one instruction's value hotlist: a bounded, mergeable heavy-hitters summary of
+ * (value, context0, context1) keys with counts (SpaceSaving family).
+ *
+ * Invariant (proved in vsummary.c), for every key k with true count t(k) among the samples
+ * added to s (directly or through merges):
+ *   - k listed with count c:  c - err <= t(k) <= c   (a count is at most err above the truth);
+ *   - k not listed:           t(k) <= err;
+ * so every key with t(k) > err is listed. A summary built by dcpi_vsummary_add alone also has
+ * err <= vtot / cap, so every key with t(k) > vtot / cap is listed. While fewer than cap
+ * distinct keys were ever added (and merged), err is 0 and every count is exact.
+ *
+ * vtot counts the samples added (sum of all counts ever given to add, plus merged vtot); seen
+ * counts the candidate samples (the added ones plus those not admitted, e.g. thinned by a rate
+ * limit), so thld = seen / vtot is the reciprocal admission probability.
+ *
+ * Deterministic: ties are broken by key order (value, then context0, then context1), never by
+ * position or hashing, so equal inputs give equal bytes. Not thread-safe.
+ */
+#ifndef DCPI_CORE_VSUMMARY_H
+#define DCPI_CORE_VSUMMARY_H
+
+#include <stdint.h>
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+/* Default hotlist size (dcpid -vhot N). */
+#define DCPI_VSUMMARY_DEFAULT_CAP 16
+/* Largest accepted hotlist size. */
+#define DCPI_VSUMMARY_MAX_CAP 65536
+
+typedef struct dcpi_ventry {
+    uint64_t value, context0, context1, count;
+} dcpi_ventry_t;
+
+typedef struct dcpi_vsummary {
+    uint32_t cap;      /* K: hotlist size */
+    uint32_t n;        /* entries in use */
+    uint64_t vtot;     /* value samples added (sum of all counts ever added) */
+    uint64_t seen;     /* candidate samples (>= vtot); thld = seen / vtot */
+    uint64_t err;      /* error bound, see above */
+    dcpi_ventry_t e[]; /* cap entries: no allocation after creation */
+} dcpi_vsummary_t;
+
+/* A new empty summary with room for cap entries (1..DCPI_VSUMMARY_MAX_CAP; 0 means
+ * DCPI_VSUMMARY_DEFAULT_CAP). calloc'd: release with free(). NULL on ENOMEM or a bad cap. */
+dcpi_vsummary_t *dcpi_vsummary_new(unsigned cap);
+
+/* Add count samples of one key (vtot and seen grow by count). A hit adds to the entry; a miss
+ * with room inserts (count + err); a miss when full replaces the minimum entry m (ties: the
+ * largest key) with count max(m.count, err) + count and err becomes max(err, m.count).
+ * O(cap), no allocation. Counts saturate at UINT64_MAX. count 0 does nothing. */
+void dcpi_vsummary_add(dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t c1,
+                       uint64_t count);
+
+/* n candidate samples that were seen but not added (thinned): seen += n. */
+void dcpi_vsummary_seen(dcpi_vsummary_t *s, uint64_t n);
+
+/* Merge src into dst (dst's cap is kept; src may be dst). Keys present in both have their
+ * counts summed; a key missing from one summary counts that summary's err (its bound for
+ * unlisted keys: 0 when nothing was ever evicted); the cap largest (count desc, key asc) are
+ * kept and err = max(dst.err + src.err, largest dropped count). vtot and seen add. Leaves dst
+ * sorted (dcpi_vsummary_sort). Returns 0, DCPI_EINVAL or DCPI_ENOMEM (dst unchanged). */
+int dcpi_vsummary_merge(dcpi_vsummary_t *dst, const dcpi_vsummary_t *src);
+
+/* Sort entries by count descending, then key ascending. */
+void dcpi_vsummary_sort(dcpi_vsummary_t *s);
+
+/* Count of one key (0 if not listed). */
+uint64_t dcpi_vsummary_count(const dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t c1);
+
+#pragma GCC visibility pop
+
+#endif
