@@ -13,8 +13,11 @@
 
 #include "core/vploader.h"
 #include "dcpi/errno.h"
+#include "trace/trace-int.h"
 
-#define PLUGIN(name) DCPI_TEST_PLUGINS "/" name ".so"
+#define PLUGIN(name)  DCPI_TEST_PLUGINS "/" name ".so"
+#define SHIPPED(name) DCPI_TEST_BIN "/plugins/" name ".so"
+#define SOURCE_DIR    DCPI_TEST_DATA "/../.."
 
 /* ---- helpers ---- */
 
@@ -309,6 +312,210 @@ START_TEST(test_resolve_not_found)
 }
 END_TEST
 
+/* ---- the plugins shipped with dcpi, and the sample, driven as dcpid and dcpilist would ---- */
+
+/* Load one plugin into a fresh set (the set is returned for freeing). */
+static const vp_dispatch_t *load_one(const char *path, const char *name, dcpi_vp_set_t **set)
+{
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(set), 0);
+    int rc = dcpi_vp_load(*set, path, &vp, err);
+    ck_assert_msg(rc == 0, "%s: %s", path, err);
+    ck_assert_str_eq(dcpi_vp_name(vp), name);
+    return dcpi_vp_dispatch(vp);
+}
+
+/* The values the specification captures for mnemonic in memory form mf (-1: ignored). */
+static int spec_of(const trace_vlist_table_t *spec, const char *mnemonic, trace_memform_t mf,
+                   trace_value_t *first)
+{
+    trace_opc_t opc = trace_opc_lookup(mnemonic, mf);
+    ck_assert_msg(opc != TRACE_OPC_INVALID, "no key %s/%d", mnemonic, (int)mf);
+    trace_value_t values[TRACE_VLIST_MAX] = {TRACE_NONE};
+    int n = trace_vlist_table_get(spec, opc, values);
+    *first = values[0];
+    return n;
+}
+
+static void expect_spec(const trace_vlist_table_t *spec, const char *mnemonic, trace_memform_t mf,
+                        trace_value_t want)
+{
+    trace_value_t first;
+    int n = spec_of(spec, mnemonic, mf, &first);
+    if (want == TRACE_NONE) {
+        ck_assert_msg(n == -1, "%s/%s: captured (%d values), want ignored", mnemonic,
+                      trace_memform_name(mf), n);
+        return;
+    }
+    ck_assert_msg(n == 1 && first == want, "%s/%s: %d values, first %s; want %s", mnemonic,
+                  trace_memform_name(mf), n, trace_value_name(first), trace_value_name(want));
+}
+
+static trace_inst_t decode(const char *hex_bytes, int len)
+{
+    trace_inst_t inst;
+    ck_assert_int_eq(trace_inst_decode(hex_bytes, len, &inst), len);
+    return inst;
+}
+
+/* One trace: a burst of pid 42 with contexts, and entries of one value each. */
+struct entry {
+    trace_inst_t inst;
+    uint64_t pc, value;
+    unsigned missing;
+};
+
+static size_t encode(const struct entry *e, int n, trace_value_t kind, uint8_t *buf, size_t cap)
+{
+    static trace_encoder_t enc;
+    trace_encoder_init(&enc, buf, cap);
+    ck_assert_int_eq(trace_encoder_burst(&enc, 42, 43, 1000, 1), 0);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(trace_encoder_entry(&enc, &e[i].inst, e[i].pc, 100 + i, 200 + i, 1, &kind,
+                                             &e[i].value, e[i].missing),
+                         0);
+    }
+    return trace_encoder_size(&enc);
+}
+
+static int process(const vp_dispatch_t *d, const uint8_t *buf, size_t len, vsample_t **out)
+{
+    static trace_parser_t parser;
+    trace_parser_init(&parser, buf, len);
+    return d->vp_prof_process(42, &parser, out);
+}
+
+START_TEST(test_vp_classic)
+{
+    dcpi_vp_set_t *set = NULL;
+    const vp_dispatch_t *d = load_one(SHIPPED("vp-classic"), "vp-classic", &set);
+    trace_vlist_table_t *spec = d->vp_prof_init();
+    ck_assert_ptr_nonnull(spec);
+    expect_spec(spec, "mov", TRACE_MEM_READ, TRACE_REGC);
+    expect_spec(spec, "add", TRACE_MEM_NONE, TRACE_REGC);
+    expect_spec(spec, "add", TRACE_MEM_READ, TRACE_REGC);
+    expect_spec(spec, "imul", TRACE_MEM_NONE, TRACE_REGC);
+    expect_spec(spec, "add", TRACE_MEM_RW, TRACE_NONE);
+    expect_spec(spec, "mov", TRACE_MEM_WRITE, TRACE_NONE);
+    expect_spec(spec, "jmp", TRACE_MEM_NONE, TRACE_NONE);
+    expect_spec(spec, "call", TRACE_MEM_NONE, TRACE_NONE);
+    expect_spec(spec, "addsd", TRACE_MEM_NONE, TRACE_NONE);
+
+    /* The trace: a load, an add whose result is missing, an add with a result. */
+    struct entry e[] = {
+        {decode("\x48\x8b\x03", 3), 0x401000, 0x1234, 0}, /* mov rax, [rbx] */
+        {decode("\x48\x01\xd8", 3), 0x401003, 0, 1},      /* add rax, rbx: missing */
+        {decode("\x48\x01\xd8", 3), 0x401003, 7, 0},
+    };
+    uint8_t buf[1024];
+    size_t len = encode(e, 3, TRACE_REGC, buf, sizeof(buf));
+    vsample_t *v = NULL;
+    ck_assert_int_eq(process(d, buf, len, &v), 2);
+    ck_assert_uint_eq(v[0].pc, 0x401000);
+    ck_assert_uint_eq(v[0].value, 0x1234);
+    ck_assert_uint_eq(v[0].context0, 100);
+    ck_assert_uint_eq(v[0].context1, 200);
+    ck_assert_uint_eq(v[1].pc, 0x401003);
+    ck_assert_uint_eq(v[1].value, 7);
+    ck_assert_uint_eq(v[1].context0, 102);
+    /* A corrupt trace is an error, not an empty result. */
+    buf[len - 1] = 0xff;
+    ck_assert_int_lt(process(d, buf, len, &v), 0);
+
+    /* dcpilist: the preface names the destination, the format prints hex. */
+    trace_inst_t i = decode("\x48\x8b\x03", 3);
+    ck_assert_str_eq(d->vp_preface(&i), "rax:");
+    i = decode("\x83\xc0\x01", 3); /* add eax, 1 */
+    ck_assert_str_eq(d->vp_preface(&i), "eax:");
+    i = decode("\x48\xf7\xe3", 3); /* mul rbx */
+    ck_assert_str_eq(d->vp_preface(&i), "rax:");
+    i = decode("\x48\x39\xd8", 3); /* cmp rax, rbx */
+    ck_assert_str_eq(d->vp_preface(&i), "rflags:");
+    i = decode("\xf0\x48\x0f\xc1\x03", 5); /* lock xadd [rbx], rax */
+    ck_assert_str_eq(d->vp_preface(&i), "result:");
+    ck_assert_str_eq(d->vp_format(&i, 0xdeadbeefULL), "0xdeadbeef");
+    d->vp_prof_done();
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
+START_TEST(test_vp_addr)
+{
+    dcpi_vp_set_t *set = NULL;
+    const vp_dispatch_t *d = load_one(SHIPPED("vp-addr"), "vp-addr", &set);
+    trace_vlist_table_t *spec = d->vp_prof_init();
+    ck_assert_ptr_nonnull(spec);
+    expect_spec(spec, "mov", TRACE_MEM_READ, TRACE_EA);
+    expect_spec(spec, "mov", TRACE_MEM_WRITE, TRACE_EA);
+    expect_spec(spec, "add", TRACE_MEM_RW, TRACE_EA);
+    expect_spec(spec, "imul", TRACE_MEM_READ, TRACE_EA);
+    expect_spec(spec, "movsd", TRACE_MEM_READ, TRACE_EA);
+    expect_spec(spec, "mov", TRACE_MEM_NONE, TRACE_NONE);
+    expect_spec(spec, "lea", TRACE_MEM_NONE, TRACE_NONE);
+    expect_spec(spec, "push", TRACE_MEM_WRITE, TRACE_NONE);
+    expect_spec(spec, "pop", TRACE_MEM_READ, TRACE_NONE);
+    expect_spec(spec, "call", TRACE_MEM_READ, TRACE_NONE);
+    expect_spec(spec, "ret", TRACE_MEM_READ, TRACE_NONE);
+    expect_spec(spec, "movsb", TRACE_MEM_RW, TRACE_NONE);
+
+    struct entry e[] = {
+        {decode("\x48\x89\x03", 3), 0x401000, 0x7ffd12345678, 0}, /* mov [rbx], rax */
+        {decode("\x48\x89\x03", 3), 0x401000, 0, 1},              /* missing */
+    };
+    uint8_t buf[1024];
+    size_t len = encode(e, 2, TRACE_EA, buf, sizeof(buf));
+    vsample_t *v = NULL;
+    ck_assert_int_eq(process(d, buf, len, &v), 1);
+    ck_assert_uint_eq(v[0].pc, 0x401000);
+    ck_assert_uint_eq(v[0].value, 0x7ffd12345678);
+    ck_assert_str_eq(d->vp_preface(&e[0].inst), "addr");
+    ck_assert_str_eq(d->vp_format(&e[0].inst, 0xffff800012345678ULL), "0x800012345678");
+    d->vp_prof_done();
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
+/* samples/vp-load-addr.c builds out of tree, clean, against the public headers and libdcpi. */
+START_TEST(test_sample_plugin)
+{
+    char so[512], cmd[2048];
+    snprintf(so, sizeof(so), "%s/vp-load-addr.so", tmpdir);
+    snprintf(cmd, sizeof(cmd),
+             "cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o '%s' "
+             "'%s/samples/vp-load-addr.c' -I'%s/include' -L'%s' -Wl,-rpath,'%s' -ldcpi",
+             so, SOURCE_DIR, SOURCE_DIR, DCPI_TEST_BIN, DCPI_TEST_BIN);
+    ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+
+    dcpi_vp_set_t *set = NULL;
+    const vp_dispatch_t *d = load_one(so, "vp-ldq-addr", &set);
+    trace_vlist_table_t *spec = d->vp_prof_init();
+    ck_assert_ptr_nonnull(spec);
+    expect_spec(spec, "mov", TRACE_MEM_READ, TRACE_EA);
+    expect_spec(spec, "mov", TRACE_MEM_WRITE, TRACE_NONE);
+    expect_spec(spec, "movzx", TRACE_MEM_READ, TRACE_NONE);
+    expect_spec(spec, "add", TRACE_MEM_READ, TRACE_NONE);
+
+    struct entry e[] = {
+        {decode("\x48\x8b\x03", 3), 0x401000, 0x601040, 0}, /* mov rax, [rbx] */
+        {decode("\x8b\x03", 2), 0x401003, 0x601048, 0},     /* mov eax, [rbx]: 32-bit */
+        {decode("\x64\x48\x8b\x04\x25\x28\x00\x00\x00", 9), 0x401005, 0x7f0000000028, 0},
+        {decode("\x48\x8b\x03", 3), 0x401000, 0, 1}, /* missing */
+    };
+    uint8_t buf[1024];
+    size_t len = encode(e, 4, TRACE_EA, buf, sizeof(buf));
+    vsample_t *v = NULL;
+    ck_assert_int_eq(process(d, buf, len, &v), 2);
+    ck_assert_uint_eq(v[0].value, 0x601040);
+    ck_assert_uint_eq(v[1].pc, 0x401005); /* mov rax, fs:[0x28] */
+    ck_assert_uint_eq(v[1].value, 0x7f0000000028);
+    ck_assert_str_eq(d->vp_preface(&e[0].inst), "addr");
+    ck_assert_str_eq(d->vp_format(&e[0].inst, 0xffff7f0000000028ULL), "7f0000000028");
+    d->vp_prof_done();
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vploader");
@@ -333,6 +540,14 @@ int main(void)
     tcase_add_test(tc, test_resolve_env_first);
     tcase_add_test(tc, test_resolve_cwd);
     tcase_add_test(tc, test_resolve_not_found);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("shipped");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_vp_classic);
+    tcase_add_test(tc, test_vp_addr);
+    tcase_add_test(tc, test_sample_plugin);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);
