@@ -861,6 +861,33 @@ START_TEST(test_fsutil)
 }
 END_TEST
 
+START_TEST(test_enospc)
+{
+    char *dir = make_tmpdir();
+    char cmd[600], path[512], err[DCPI_ERRLEN] = "";
+    snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=16k tmpfs %s 2>/dev/null", dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "test_enospc skipped: cannot mount a small tmpfs (needs root)\n");
+        rmdir(dir);
+        free(dir);
+        return;
+    }
+    size_t n = 1 << 20;
+    char *big = calloc(1, n);
+    snprintf(path, sizeof(path), "%s/big.prof", dir);
+    int rc = dcpi__write_atomic(path, big, n, err);
+    int left = count_entries(dir, "");
+    snprintf(cmd, sizeof(cmd), "umount %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    rmdir(dir);
+    free(dir);
+    free(big);
+    ck_assert_int_eq(rc, DCPI_ENOSPC);
+    ck_assert_int_eq(strncmp(err, path, strlen(path)), 0);
+    ck_assert_int_eq(left, 0); /* the temporary file is gone, no target was created */
+}
+END_TEST
+
 /* ---- dcpicat ------------------------------------------------------------------------------ */
 
 /* Run dcpicat with args; stdout into out, exit status returned. */
@@ -979,6 +1006,7 @@ int main(void)
     tcase_add_test(tc, test_merge_write);
     tcase_add_test(tc, test_merge_refused);
     tcase_add_test(tc, test_fsutil);
+    tcase_add_test(tc, test_enospc);
     tcase_add_test(tc, test_dcpicat);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
