@@ -36,6 +36,8 @@ DCPI_API void dcpi_profile_free(dcpi_profile_t *p);
 /*
  * Set header key to value: replaces the first line with that key (keeping its position) or
  * appends a new line. Keys are one word; values one line without '\n'.
+ * Values may not start or end with a blank; the key "samples" is reserved; values of the keys
+ * docs/dcpiformat.md lists (version, image, epoch, period, tstart, ...) must have their syntax.
  * Returns 0, DCPI_EINVAL (bad key/value) or DCPI_ENOMEM.
  */
 DCPI_API int dcpi_profile_set(dcpi_profile_t *p, const char *key, const char *value);
@@ -82,7 +84,8 @@ DCPI_API int dcpi_profile_read(const char *path, dcpi_profile_t **out, char *err
 
 /*
  * Encode into a malloc'd buffer (caller frees). Fails with DCPI_EINVAL and a message if a
- * required key is missing. The header is padded with spaces at the end of its last line
+ * required key is missing ("version pdb-0.07" is written first when p has no version line).
+ * The header is padded with spaces at the end of its last line
  * before "samples" so the binary part starts at a multiple of 4.
  */
 DCPI_API int dcpi_profile_encode(const dcpi_profile_t *p, void **buf, size_t *len, char *err);
