@@ -1,6 +1,7 @@
 /*
  * profile.c - PC profile files (dcpiformat(4), binary version 0.07): the in-memory profile,
- * header grammar, chunk encoding, parsing with full validation, atomic write and merge.
+ * chunk encoding (the header grammar is shared with .vprof files in header.c), parsing with full
+ * validation, atomic write and merge.
  *
  * Samples live in an open-addressing hash (offset -> count, count 0 marks a free slot) so that
  * adding tens of thousands of distinct offsets in any order costs O(1) each. A sorted array of
@@ -17,35 +18,27 @@
 #include <strings.h>
 
 #include "core/fsutil.h"
+#include "core/header.h"
 #include "dcpi/errno.h"
 
 /* ---- header keys ------------------------------------------------------------------------- */
 
-enum vkind { V_ANY, V_HEX, V_DIGITS, V_ADDR, V_EPOCH, V_VERSION };
-
-struct keyinfo {
-    const char *key;
-    enum vkind kind;
-    bool required;
+/* Known keys besides "version" (docs/dcpiformat.md); the grammar is in header.c. */
+static const dcpi_hdr_key_t known_keys[] = {
+    {"image", DCPI_HDR_HEX, true},        {"epoch", DCPI_HDR_EPOCH, true},
+    {"platform", DCPI_HDR_ANY, true},     {"event", DCPI_HDR_ANY, true},
+    {"period", DCPI_HDR_DIGITS, true},    {"tstart", DCPI_HDR_ADDR, true},
+    {"tsize", DCPI_HDR_DIGITS, true},     {"cpuspeed", DCPI_HDR_DIGITS, true},
+    {"path", DCPI_HDR_ANY, false},        {"lost", DCPI_HDR_DIGITS, false},
+    {"cpucount", DCPI_HDR_DIGITS, false}, {"cpuamask", DCPI_HDR_HEX, false},
+    {"cpuimplv", DCPI_HDR_DIGITS, false},
 };
 
-static const struct keyinfo known_keys[] = {
-    {"version", V_VERSION, true}, {"image", V_HEX, true},        {"epoch", V_EPOCH, true},
-    {"platform", V_ANY, true},    {"event", V_ANY, true},        {"period", V_DIGITS, true},
-    {"tstart", V_ADDR, true},     {"tsize", V_DIGITS, true},     {"cpuspeed", V_DIGITS, true},
-    {"path", V_ANY, false},       {"lost", V_DIGITS, false},     {"cpucount", V_DIGITS, false},
-    {"cpuamask", V_HEX, false},   {"cpuimplv", V_DIGITS, false},
-};
-#define NKNOWN (sizeof(known_keys) / sizeof(known_keys[0]))
-
-struct hdr_line {
-    char *key;
-    char *value;
-};
+static const dcpi_hdr_spec_t spec = {DCPI_PROFILE_VERSION, "pdb-", known_keys,
+                                     sizeof(known_keys) / sizeof(known_keys[0])};
 
 struct dcpi_profile {
-    struct hdr_line *lines;
-    size_t nlines, lcap;
+    dcpi_hdr_t hdr;
     dcpi_profile_entry_t *slots; /* hash table, count == 0 means empty */
     size_t nslots, nused;        /* nslots is 0 or a power of two */
     uint64_t total;
@@ -53,96 +46,6 @@ struct dcpi_profile {
     size_t nsorted, scap;
     bool stale;
 };
-
-static const struct keyinfo *find_known(const char *key)
-{
-    for (size_t i = 0; i < NKNOWN; i++)
-        if (strcmp(known_keys[i].key, key) == 0)
-            return &known_keys[i];
-    return NULL;
-}
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-static bool all_of(const char *s, const char *set)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!strchr(set, *s))
-            return false;
-    return true;
-}
-
-#define DIGITS    "0123456789"
-#define HEXDIGITS "0123456789abcdefABCDEF"
-
-/* Strict unsigned parse into 64 bits: all characters digits of the base, no overflow. */
-static int parse_u64(const char *s, int base, uint64_t *out)
-{
-    if (!all_of(s, base == 10 ? DIGITS : HEXDIGITS))
-        return DCPI_EFORMAT;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        unsigned d = (unsigned)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
-        if (v > (UINT64_MAX - d) / (uint64_t)base)
-            return DCPI_EFORMAT;
-        v = v * (uint64_t)base + d;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_hex_value(const char *s, uint64_t *out)
-{
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-        s += 2;
-    return parse_u64(s, 16, out);
-}
-
-/* 0 when value is valid for kind, DCPI_EVERSION for a well-formed but unsupported version,
- * DCPI_EFORMAT otherwise. */
-static int check_value(enum vkind kind, const char *v)
-{
-    uint64_t x;
-    size_t n = strlen(v);
-    switch (kind) {
-    case V_ANY:
-        return 0;
-    case V_HEX:
-        return all_of(v, HEXDIGITS) ? 0 : DCPI_EFORMAT;
-    case V_DIGITS:
-        return parse_u64(v, 10, &x);
-    case V_ADDR:
-        return parse_hex_value(v, &x);
-    case V_EPOCH:
-        return (n == 10 || n == 12 || n == 14) && all_of(v, DIGITS) ? 0 : DCPI_EFORMAT;
-    case V_VERSION: {
-        const char *dot = strchr(v, '.');
-        if (strncmp(v, "pdb-", 4) != 0 || !dot || dot == v + 4 ||
-            strspn(v + 4, DIGITS) != (size_t)(dot - v - 4) || !all_of(dot + 1, DIGITS))
-            return DCPI_EFORMAT;
-        return strcmp(v, DCPI_PROFILE_VERSION) == 0 ? 0 : DCPI_EVERSION;
-    }
-    }
-    return DCPI_EFORMAT;
-}
-
-static bool valid_key(const char *key)
-{
-    if (!key || !*key || strcmp(key, "samples") == 0)
-        return false;
-    return strpbrk(key, " \t\n\r") == NULL;
-}
-
-static bool valid_value(const char *v)
-{
-    size_t n = v ? strlen(v) : 0;
-    return n > 0 && !is_space(v[0]) && !is_space(v[n - 1]) && !strchr(v, '\n');
-}
 
 /* ---- profile object ---------------------------------------------------------------------- */
 
@@ -158,60 +61,15 @@ void dcpi_profile_free(dcpi_profile_t *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->nlines; i++) {
-        free(p->lines[i].key);
-        free(p->lines[i].value);
-    }
-    free(p->lines);
+    dcpi__hdr_free(&p->hdr);
     free(p->slots);
     free(p->sorted);
     free(p);
 }
 
-static ssize_t find_line(const dcpi_profile_t *p, const char *key)
-{
-    for (size_t i = 0; i < p->nlines; i++)
-        if (strcmp(p->lines[i].key, key) == 0)
-            return (ssize_t)i;
-    return -1;
-}
-
-static int append_line(dcpi_profile_t *p, const char *key, const char *value)
-{
-    if (p->nlines == p->lcap) {
-        size_t ncap = p->lcap ? p->lcap * 2 : 16;
-        struct hdr_line *nl = realloc(p->lines, ncap * sizeof(*nl));
-        if (!nl)
-            return DCPI_ENOMEM;
-        p->lines = nl;
-        p->lcap = ncap;
-    }
-    char *k = strdup(key), *v = strdup(value);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return DCPI_ENOMEM;
-    }
-    p->lines[p->nlines++] = (struct hdr_line){k, v};
-    return 0;
-}
-
 int dcpi_profile_set(dcpi_profile_t *p, const char *key, const char *value)
 {
-    if (!p || !valid_key(key) || !valid_value(value))
-        return DCPI_EINVAL;
-    const struct keyinfo *ki = find_known(key);
-    if (ki && check_value(ki->kind, value) != 0)
-        return DCPI_EINVAL;
-    ssize_t i = find_line(p, key);
-    if (i < 0)
-        return append_line(p, key, value);
-    char *v = strdup(value);
-    if (!v)
-        return DCPI_ENOMEM;
-    free(p->lines[i].value);
-    p->lines[i].value = v;
-    return 0;
+    return p ? dcpi__hdr_set(&p->hdr, &spec, key, value) : DCPI_EINVAL;
 }
 
 int dcpi_profile_setf(dcpi_profile_t *p, const char *key, const char *fmt, ...)
@@ -232,40 +90,31 @@ int dcpi_profile_setf(dcpi_profile_t *p, const char *key, const char *fmt, ...)
 
 const char *dcpi_profile_get(const dcpi_profile_t *p, const char *key)
 {
-    if (!p || !key)
-        return NULL;
-    ssize_t i = find_line(p, key);
-    return i < 0 ? NULL : p->lines[i].value;
+    return p ? dcpi__hdr_get(&p->hdr, key) : NULL;
 }
 
 int dcpi_profile_get_u64(const dcpi_profile_t *p, const char *key, uint64_t *out)
 {
-    const char *v = dcpi_profile_get(p, key);
-    if (!v)
-        return DCPI_ENOENT;
-    return parse_u64(v, 10, out);
+    return p ? dcpi__hdr_get_u64(&p->hdr, key, out) : DCPI_ENOENT;
 }
 
 int dcpi_profile_get_hex(const dcpi_profile_t *p, const char *key, uint64_t *out)
 {
-    const char *v = dcpi_profile_get(p, key);
-    if (!v)
-        return DCPI_ENOENT;
-    return parse_hex_value(v, out);
+    return p ? dcpi__hdr_get_hex(&p->hdr, key, out) : DCPI_ENOENT;
 }
 
 size_t dcpi_profile_nlines(const dcpi_profile_t *p)
 {
-    return p ? p->nlines : 0;
+    return p ? p->hdr.n : 0;
 }
 
 void dcpi_profile_line(const dcpi_profile_t *p, size_t i, const char **key, const char **value)
 {
-    bool ok = p && i < p->nlines;
+    bool ok = p && i < p->hdr.n;
     if (key)
-        *key = ok ? p->lines[i].key : NULL;
+        *key = ok ? p->hdr.lines[i].key : NULL;
     if (value)
-        *value = ok ? p->lines[i].value : NULL;
+        *value = ok ? p->hdr.lines[i].value : NULL;
 }
 
 /* ---- samples ----------------------------------------------------------------------------- */
@@ -441,8 +290,6 @@ uint32_t dcpi_profile_count_at(const dcpi_profile_t *p, uint32_t offset)
 struct parser {
     const char *name;
     char *err;
-    unsigned lineno;
-    bool seen[NKNOWN];
 };
 
 static int perr(struct parser *ps, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
@@ -458,92 +305,6 @@ static int perr(struct parser *ps, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
-}
-
-static bool is_terminator(const char *s, size_t n)
-{
-    if (n < 7 || memcmp(s, "samples", 7) != 0)
-        return false;
-    for (size_t i = 7; i < n; i++)
-        if (!is_space(s[i]))
-            return false;
-    return true;
-}
-
-/* Validate a known key's value and count its occurrences. */
-static int check_known(struct parser *ps, const char *key, const char *value)
-{
-    const struct keyinfo *ki = find_known(key);
-    if (!ki)
-        return 0;
-    size_t idx = (size_t)(ki - known_keys);
-    if (ki->required && ps->seen[idx])
-        return perr(ps, DCPI_EFORMAT, "line %u: required key \"%s\" repeated", ps->lineno, key);
-    ps->seen[idx] = true;
-    int rc = check_value(ki->kind, value);
-    if (rc == DCPI_EVERSION)
-        return perr(ps, rc, "line %u: unsupported version \"%s\" (only %s is read)", ps->lineno,
-                    value, DCPI_PROFILE_VERSION);
-    if (rc < 0)
-        return perr(ps, rc, "line %u: bad value for \"%s\": \"%.64s\"", ps->lineno, key, value);
-    return 0;
-}
-
-/* One "key<space>+value" line (without its '\n'), already known to be NUL-free. */
-static int parse_line(struct parser *ps, dcpi_profile_t *p, const char *s, size_t n)
-{
-    size_t k = 0;
-    while (k < n && !is_space(s[k]))
-        k++;
-    if (k == 0)
-        return perr(ps, DCPI_EFORMAT, "line %u: line does not start with a key", ps->lineno);
-    size_t v = k;
-    while (v < n && is_space(s[v]))
-        v++;
-    size_t end = n;
-    while (end > v && is_space(s[end - 1]))
-        end--; /* padding and trailing blanks are not part of the value */
-    char *key = strndup(s, k), *value = strndup(s + v, end - v);
-    int rc = DCPI_ENOMEM;
-    if (!key || !value)
-        goto out;
-    if (end == v)
-        rc = perr(ps, DCPI_EFORMAT, "line %u: key \"%.64s\" has no value", ps->lineno, key);
-    else if (strcmp(key, "samples") == 0)
-        rc = perr(ps, DCPI_EFORMAT, "line %u: text after \"samples\"", ps->lineno);
-    else if ((rc = check_known(ps, key, value)) == 0)
-        rc = append_line(p, key, value);
-out:
-    free(key);
-    free(value);
-    return rc;
-}
-
-/* Parse the header; *body gets the offset of the first byte after "samples...\n". */
-static int parse_header(struct parser *ps, dcpi_profile_t *p, const char *buf, size_t len,
-                        size_t *body)
-{
-    size_t pos = 0;
-    for (ps->lineno = 1;; ps->lineno++) {
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        if (!nl)
-            return perr(ps, DCPI_EFORMAT, "header has no \"samples\" line");
-        size_t n = (size_t)(nl - (buf + pos));
-        if (memchr(buf + pos, '\0', n))
-            return perr(ps, DCPI_EFORMAT, "line %u: NUL byte in header", ps->lineno);
-        if (is_terminator(buf + pos, n)) {
-            *body = pos + n + 1;
-            break;
-        }
-        int rc = parse_line(ps, p, buf + pos, n);
-        if (rc < 0)
-            return rc;
-        pos += n + 1;
-    }
-    for (size_t i = 0; i < NKNOWN; i++)
-        if (known_keys[i].required && !ps->seen[i])
-            return perr(ps, DCPI_EFORMAT, "missing required key \"%s\"", known_keys[i].key);
-    return 0;
 }
 
 static uint32_t get_le32(const unsigned char *b)
@@ -649,7 +410,7 @@ int dcpi_profile_parse(const void *buf, size_t len, const char *name, dcpi_profi
     size_t body = 0;
     if (rc < 0)
         return perr(&ps, rc, "out of memory");
-    rc = parse_header(&ps, p, buf, len, &body);
+    rc = dcpi__hdr_parse(&spec, buf, len, ps.name, &p->hdr, &body, err);
     if (rc == 0)
         rc = parse_body(&ps, p, (const unsigned char *)buf + body, len - body);
     if (rc == DCPI_ENOMEM)
@@ -687,38 +448,6 @@ static int enc_err(char *err, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
-}
-
-/* Size of the header text, without padding, as encode_header writes it. */
-static size_t header_size(const dcpi_profile_t *p, bool add_version)
-{
-    size_t n = add_version ? strlen("version " DCPI_PROFILE_VERSION "\n") : 0;
-    for (size_t i = 0; i < p->nlines; i++)
-        n += strlen(p->lines[i].key) + 1 + strlen(p->lines[i].value) + 1;
-    return n + strlen("samples\n");
-}
-
-/* One "key value" line; pad spaces go before its newline. Returns bytes written. */
-static size_t put_line(char *out, const char *key, const char *value, size_t pad)
-{
-    size_t n = (size_t)sprintf(out, "%s %s", key, value);
-    memset(out + n, ' ', pad);
-    out[n + pad] = '\n';
-    return n + pad + 1;
-}
-
-/* Header lines, pad spaces at the end of the last line (or after "samples" when there are no
- * lines) so that the binary part starts at a multiple of 4. Returns bytes written. */
-static size_t encode_header(const dcpi_profile_t *p, bool add_version, char *out)
-{
-    size_t pad = (4 - header_size(p, add_version) % 4) % 4, n = 0;
-    if (add_version)
-        n += put_line(out, "version", DCPI_PROFILE_VERSION, p->nlines == 0 ? pad : 0);
-    for (size_t i = 0; i < p->nlines; i++)
-        n += put_line(out + n, p->lines[i].key, p->lines[i].value, i + 1 == p->nlines ? pad : 0);
-    bool no_lines = !add_version && p->nlines == 0;
-    n += (size_t)sprintf(out + n, "samples%*s\n", no_lines ? (int)pad : 0, "");
-    return n;
 }
 
 /* End (exclusive) of the chunk starting at entry i: entries closer than 3 zero offsets apart
@@ -764,21 +493,18 @@ int dcpi_profile_encode(const dcpi_profile_t *p, void **buf, size_t *len, char *
 {
     if (!p || !buf || !len)
         return enc_err(err, DCPI_EINVAL, "dcpi_profile_encode: invalid argument");
-    for (size_t i = 0; i < NKNOWN; i++)
-        if (known_keys[i].required && strcmp(known_keys[i].key, "version") != 0 &&
-            find_line(p, known_keys[i].key) < 0)
-            return enc_err(err, DCPI_EINVAL, "profile: missing required key \"%s\"",
-                           known_keys[i].key);
+    int rc = dcpi__hdr_check_required(&spec, &p->hdr, "profile", err);
+    if (rc < 0)
+        return rc;
     size_t n;
     const dcpi_profile_entry_t *e = dcpi_profile_entries(p, &n);
     if (!e && p->nused)
         return enc_err(err, DCPI_ENOMEM, "profile: out of memory");
-    bool add_version = find_line(p, "version") < 0;
-    size_t hsize = header_size(p, add_version) + 3, total = hsize + body_size(e, n);
+    size_t total = dcpi__hdr_size(&spec, &p->hdr) + body_size(e, n);
     char *out = malloc(total + 1); /* + 1: sprintf's NUL */
     if (!out)
         return enc_err(err, DCPI_ENOMEM, "profile: out of memory");
-    size_t h = encode_header(p, add_version, out);
+    size_t h = dcpi__hdr_encode(&spec, &p->hdr, out);
     encode_body(e, n, (unsigned char *)out + h);
     *buf = out;
     *len = h + body_size(e, n);
@@ -833,40 +559,6 @@ static int check_agree(const char *path, const dcpi_profile_t *old, const dcpi_p
     return 0;
 }
 
-static bool has_line(const dcpi_profile_t *p, const char *key, const char *value)
-{
-    for (size_t i = 0; i < p->nlines; i++)
-        if (strcmp(p->lines[i].key, key) == 0 && strcmp(p->lines[i].value, value) == 0)
-            return true;
-    return false;
-}
-
-/* Fold p's header into old: sum "lost", add known optional keys old lacks, append p's unknown
- * lines that old does not already hold. Everything else of old is kept as it is. */
-static int merge_header(dcpi_profile_t *old, const dcpi_profile_t *p)
-{
-    uint64_t a = 0, b = 0;
-    int ra = dcpi_profile_get_u64(old, "lost", &a), rb = dcpi_profile_get_u64(p, "lost", &b);
-    if (rb == 0) {
-        uint64_t sum = (ra == 0 && a > UINT64_MAX - b) ? UINT64_MAX : a + b;
-        int rc = dcpi_profile_setf(old, "lost", "%llu", (unsigned long long)sum);
-        if (rc < 0)
-            return rc;
-    }
-    for (size_t i = 0; i < p->nlines; i++) {
-        const char *k = p->lines[i].key, *v = p->lines[i].value;
-        const struct keyinfo *ki = find_known(k);
-        int rc = 0;
-        if (ki && !ki->required && find_line(old, k) < 0)
-            rc = append_line(old, k, v);
-        else if (!ki && !has_line(old, k, v))
-            rc = append_line(old, k, v);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
 int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *err)
 {
     if (!path || !p)
@@ -885,7 +577,7 @@ int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *er
         return rc;
     if ((rc = check_agree(path, old, p, err)) < 0)
         goto out;
-    if ((rc = merge_header(old, p)) < 0) {
+    if ((rc = dcpi__hdr_merge(&spec, &old->hdr, &p->hdr)) < 0) {
         enc_err(err, rc, "%s: out of memory", path);
         goto out;
     }
