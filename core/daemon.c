@@ -710,7 +710,7 @@ static int open_socket(daemon_t *d, char *err)
     memcpy(sa.sun_path, d->sock_path, strlen(d->sock_path) + 1);
     unlink(d->sock_path); /* a stale socket: we hold the platform lock */
     d->sock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    mode_t old = umask(077);
+    mode_t old = umask(0177); /* srw------- */
     int rc = d->sock_fd < 0 ? -1 : bind(d->sock_fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (rc < 0 || listen(d->sock_fd, 16) < 0) {
@@ -1154,6 +1154,5 @@ int dcpi_daemon_run(const dcpi_daemon_opts_t *o)
     int status = run(d, notify, &sigs, &orig);
     cleanup(d);
     free(d);
-    sigprocmask(SIG_SETMASK, &orig, NULL);
-    return status;
+    return status; /* signals stay blocked: a late SIGTERM must not kill us before exit */
 }
