@@ -1,0 +1,473 @@
+/*
+ * check_interp.c - the x86-64 result interpreter (core/interp.c) against the CPU itself: each
+ * instruction is assembled once, inside a native stub that loads the 15 GPRs (all but rsp)
+ * and rflags from g_in, runs it and stores them to g_out. The same bytes, copied from between
+ * two labels around the instruction, are decoded and interpreted with the same inputs; result
+ * and the flags the instruction defines must agree, for 200 random inputs per instruction.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/capture.h"
+#include "core/interp.h"
+#include "dcpi/errno.h"
+
+/* Native state, perf register order (DCPI_REG_*). Read and written by the stubs. */
+uint64_t g_in[DCPI_REG_COUNT], g_out[DCPI_REG_COUNT];
+
+#define LOADS                                                                                      \
+    "push rbx\n push rbp\n push r12\n push r13\n push r14\n push r15\n"                            \
+    "push qword ptr [rip + g_in + 72]\n popfq\n"                                                   \
+    "mov rax, [rip + g_in + 0]\n mov rbx, [rip + g_in + 8]\n mov rcx, [rip + g_in + 16]\n"         \
+    "mov rdx, [rip + g_in + 24]\n mov rsi, [rip + g_in + 32]\n mov rdi, [rip + g_in + 40]\n"       \
+    "mov rbp, [rip + g_in + 48]\n mov r8, [rip + g_in + 128]\n mov r9, [rip + g_in + 136]\n"       \
+    "mov r10, [rip + g_in + 144]\n mov r11, [rip + g_in + 152]\n mov r12, [rip + g_in + 160]\n"    \
+    "mov r13, [rip + g_in + 168]\n mov r14, [rip + g_in + 176]\n mov r15, [rip + g_in + 184]\n"
+
+#define STORES                                                                                     \
+    "mov [rip + g_out + 0], rax\n mov [rip + g_out + 8], rbx\n mov [rip + g_out + 16], rcx\n"      \
+    "mov [rip + g_out + 24], rdx\n mov [rip + g_out + 32], rsi\n mov [rip + g_out + 40], rdi\n"    \
+    "mov [rip + g_out + 48], rbp\n mov [rip + g_out + 128], r8\n mov [rip + g_out + 136], r9\n"    \
+    "mov [rip + g_out + 144], r10\n mov [rip + g_out + 152], r11\n"                                \
+    "mov [rip + g_out + 160], r12\n mov [rip + g_out + 168], r13\n"                                \
+    "mov [rip + g_out + 176], r14\n mov [rip + g_out + 184], r15\n"                                \
+    "pushfq\n pop qword ptr [rip + g_out + 72]\n"                                                  \
+    "pop r15\n pop r14\n pop r13\n pop r12\n pop rbp\n pop rbx\n ret\n"
+
+/* A native stub name_run() and the labels name_s / name_e around the instruction text. */
+#define NATIVE(name, text)                                                                         \
+    void name##_run(void);                                                                         \
+    extern const char name##_s[], name##_e[];                                                      \
+    __asm__(".pushsection .text\n .intel_syntax noprefix\n .globl " #name "_run\n"                 \
+            ".type " #name "_run, @function\n" #name "_run:\n" LOADS ".globl " #name "_s\n" #name  \
+            "_s:\n " text "\n.globl " #name "_e\n" #name "_e:\n" STORES                            \
+            ".att_syntax prefix\n .popsection\n");
+
+/* Input shaping. */
+enum { GEN_ANY = 0, GEN_COUNT = 1 /* rcx holds interesting shift counts */ };
+
+/* Flags an instruction class may leave undefined (what the interpreter may report). */
+#define U_NONE  0ull
+#define U_LOGIC DCPI_FLAG_AF
+#define U_SHIFT (DCPI_FLAG_AF | DCPI_FLAG_OF | DCPI_FLAG_CF)
+#define U_ROT   DCPI_FLAG_OF
+#define U_MUL   (DCPI_FLAG_SF | DCPI_FLAG_ZF | DCPI_FLAG_AF | DCPI_FLAG_PF)
+
+#define FLAGS_DEST (-1)
+
+typedef struct icase {
+    const char *name;
+    void (*run)(void);
+    const char *start, *end;
+    int dest;           /* perf index of the result register, or FLAGS_DEST (cmp/test) */
+    int gen;            /* GEN_* */
+    uint64_t may_undef; /* U_* */
+} icase_t;
+
+/* X(name, instruction, dest, gen, may_undef) */
+#define CASES(X)                                                                                   \
+    X(mov64, "mov rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(mov32, "mov eax, ebx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(mov16, "mov ax, r9w", DCPI_REG_AX, GEN_ANY, U_NONE)                                          \
+    X(mov8, "mov al, bl", DCPI_REG_AX, GEN_ANY, U_NONE)                                            \
+    X(mov8h, "mov ah, bh", DCPI_REG_AX, GEN_ANY, U_NONE)                                           \
+    X(mov8r, "mov r10b, sil", DCPI_REG_R10, GEN_ANY, U_NONE)                                       \
+    X(movimm32, "mov ecx, 0x89abcdef", DCPI_REG_CX, GEN_ANY, U_NONE)                               \
+    X(movimms, "mov rdx, -5", DCPI_REG_DX, GEN_ANY, U_NONE)                                        \
+    X(movimm8, "mov dh, 0x9c", DCPI_REG_DX, GEN_ANY, U_NONE)                                       \
+    X(movabs, "movabs r11, 0x123456789abcdef0", DCPI_REG_R11, GEN_ANY, U_NONE)                     \
+    X(lea, "lea rax, [rbx + rcx * 8 + 0x40]", DCPI_REG_AX, GEN_ANY, U_NONE)                        \
+    X(lea32, "lea eax, [rbx + rcx * 4 - 8]", DCPI_REG_AX, GEN_ANY, U_NONE)                         \
+    X(lea16, "lea si, [r8 + r9]", DCPI_REG_SI, GEN_ANY, U_NONE)                                    \
+    X(leaa32, "lea rdi, [ebx + ecx * 2 + 5]", DCPI_REG_DI, GEN_ANY, U_NONE)                        \
+    X(learip, "lea rax, [rip + 0x100]", DCPI_REG_AX, GEN_ANY, U_NONE)                              \
+    X(add64, "add rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(add32, "add eax, ebx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(add16, "add ax, bx", DCPI_REG_AX, GEN_ANY, U_NONE)                                           \
+    X(add8, "add al, bl", DCPI_REG_AX, GEN_ANY, U_NONE)                                            \
+    X(add8h, "add ch, dl", DCPI_REG_CX, GEN_ANY, U_NONE)                                           \
+    X(addi8, "add r12, -3", DCPI_REG_R12, GEN_ANY, U_NONE)                                         \
+    X(addi32, "add ecx, 0x7fffffff", DCPI_REG_CX, GEN_ANY, U_NONE)                                 \
+    X(adc64, "adc rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(adc32, "adc esi, edi", DCPI_REG_SI, GEN_ANY, U_NONE)                                         \
+    X(adc8, "adc al, 0x7f", DCPI_REG_AX, GEN_ANY, U_NONE)                                          \
+    X(sub64, "sub rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(sub32, "sub r13d, r14d", DCPI_REG_R13, GEN_ANY, U_NONE)                                      \
+    X(sub8, "sub bl, ah", DCPI_REG_BX, GEN_ANY, U_NONE)                                            \
+    X(sbb64, "sbb rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(sbb16, "sbb dx, cx", DCPI_REG_DX, GEN_ANY, U_NONE)                                           \
+    X(sbbi, "sbb eax, 1", DCPI_REG_AX, GEN_ANY, U_NONE)                                            \
+    X(imul2, "imul rax, rbx", DCPI_REG_AX, GEN_ANY, U_MUL)                                         \
+    X(imul2d, "imul eax, ebx", DCPI_REG_AX, GEN_ANY, U_MUL)                                        \
+    X(imul2w, "imul ax, bx", DCPI_REG_AX, GEN_ANY, U_MUL)                                          \
+    X(imul3, "imul rax, rbx, 7", DCPI_REG_AX, GEN_ANY, U_MUL)                                      \
+    X(imul3d, "imul ecx, edx, -100000", DCPI_REG_CX, GEN_ANY, U_MUL)                               \
+    X(imul3w, "imul r8w, r9w, 300", DCPI_REG_R8, GEN_ANY, U_MUL)                                   \
+    X(mul64, "mul rbx", DCPI_REG_AX, GEN_ANY, U_MUL)                                               \
+    X(mul32, "mul ebx", DCPI_REG_AX, GEN_ANY, U_MUL)                                               \
+    X(mul16, "mul bx", DCPI_REG_AX, GEN_ANY, U_MUL)                                                \
+    X(mul8, "mul bl", DCPI_REG_AX, GEN_ANY, U_MUL)                                                 \
+    X(imul1q, "imul rbx", DCPI_REG_AX, GEN_ANY, U_MUL)                                             \
+    X(imul1d, "imul ecx", DCPI_REG_AX, GEN_ANY, U_MUL)                                             \
+    X(imul1w, "imul bx", DCPI_REG_AX, GEN_ANY, U_MUL)                                              \
+    X(imul1b, "imul dl", DCPI_REG_AX, GEN_ANY, U_MUL)                                              \
+    X(and64, "and rax, rbx", DCPI_REG_AX, GEN_ANY, U_LOGIC)                                        \
+    X(and32i, "and eax, 0xffff0f0f", DCPI_REG_AX, GEN_ANY, U_LOGIC)                                \
+    X(or64, "or r15, rbx", DCPI_REG_R15, GEN_ANY, U_LOGIC)                                         \
+    X(or16, "or ax, -2", DCPI_REG_AX, GEN_ANY, U_LOGIC)                                            \
+    X(xor32, "xor eax, ebx", DCPI_REG_AX, GEN_ANY, U_LOGIC)                                        \
+    X(xor8, "xor bh, cl", DCPI_REG_BX, GEN_ANY, U_LOGIC)                                           \
+    X(shl64, "shl rax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                       \
+    X(shl32, "shl eax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                       \
+    X(shl16, "shl ax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                        \
+    X(shl8, "shl al, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                         \
+    X(shl1, "shl rax, 1", DCPI_REG_AX, GEN_ANY, U_SHIFT)                                           \
+    X(shl0, "shl eax, 0", DCPI_REG_AX, GEN_ANY, U_SHIFT)                                           \
+    X(shr64, "shr rax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                       \
+    X(shr32, "shr edx, cl", DCPI_REG_DX, GEN_COUNT, U_SHIFT)                                       \
+    X(shr8, "shr bl, cl", DCPI_REG_BX, GEN_COUNT, U_SHIFT)                                         \
+    X(shr1, "shr eax, 1", DCPI_REG_AX, GEN_ANY, U_SHIFT)                                           \
+    X(shri, "shr r9, 17", DCPI_REG_R9, GEN_ANY, U_SHIFT)                                           \
+    X(sar64, "sar rax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                       \
+    X(sar16, "sar ax, cl", DCPI_REG_AX, GEN_COUNT, U_SHIFT)                                        \
+    X(sar8, "sar dl, cl", DCPI_REG_DX, GEN_COUNT, U_SHIFT)                                         \
+    X(sar1, "sar rax, 1", DCPI_REG_AX, GEN_ANY, U_SHIFT)                                           \
+    X(sari, "sar esi, 5", DCPI_REG_SI, GEN_ANY, U_SHIFT)                                           \
+    X(rol64, "rol rax, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                         \
+    X(rol8, "rol al, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                           \
+    X(rol16, "rol dx, cl", DCPI_REG_DX, GEN_COUNT, U_ROT)                                          \
+    X(rol1, "rol eax, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(roli, "rol eax, 13", DCPI_REG_AX, GEN_ANY, U_ROT)                                            \
+    X(ror64, "ror rax, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                         \
+    X(ror16, "ror bx, cl", DCPI_REG_BX, GEN_COUNT, U_ROT)                                          \
+    X(ror32, "ror edi, cl", DCPI_REG_DI, GEN_COUNT, U_ROT)                                         \
+    X(ror1, "ror rax, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(rori, "ror r8, 63", DCPI_REG_R8, GEN_ANY, U_ROT)                                             \
+    X(inc64, "inc rax", DCPI_REG_AX, GEN_ANY, U_NONE)                                              \
+    X(inc32, "inc ebx", DCPI_REG_BX, GEN_ANY, U_NONE)                                              \
+    X(inc8h, "inc bh", DCPI_REG_BX, GEN_ANY, U_NONE)                                               \
+    X(dec16, "dec ax", DCPI_REG_AX, GEN_ANY, U_NONE)                                               \
+    X(dec8, "dec r8b", DCPI_REG_R8, GEN_ANY, U_NONE)                                               \
+    X(neg64, "neg rax", DCPI_REG_AX, GEN_ANY, U_NONE)                                              \
+    X(neg32, "neg eax", DCPI_REG_AX, GEN_ANY, U_NONE)                                              \
+    X(neg8, "neg cl", DCPI_REG_CX, GEN_ANY, U_NONE)                                                \
+    X(not64, "not rax", DCPI_REG_AX, GEN_ANY, U_NONE)                                              \
+    X(not16, "not dx", DCPI_REG_DX, GEN_ANY, U_NONE)                                               \
+    X(not32, "not r10d", DCPI_REG_R10, GEN_ANY, U_NONE)                                            \
+    X(movzxb, "movzx eax, bl", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(movzxw, "movzx rax, bx", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(movzxbw, "movzx cx, ah", DCPI_REG_CX, GEN_ANY, U_NONE)                                       \
+    X(movsxb, "movsx rax, bl", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(movsxw, "movsx eax, bx", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(movsxbh, "movsx dx, bh", DCPI_REG_DX, GEN_ANY, U_NONE)                                       \
+    X(movsxd, "movsxd rax, ebx", DCPI_REG_AX, GEN_ANY, U_NONE)                                     \
+    X(cmovz, "cmovz rax, rbx", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(cmovl, "cmovl eax, ebx", DCPI_REG_AX, GEN_ANY, U_NONE)                                       \
+    X(cmovbe, "cmovbe rcx, rdx", DCPI_REG_CX, GEN_ANY, U_NONE)                                     \
+    X(cmovo, "cmovo r8d, r9d", DCPI_REG_R8, GEN_ANY, U_NONE)                                       \
+    X(cmovp, "cmovp ax, bx", DCPI_REG_AX, GEN_ANY, U_NONE)                                         \
+    X(cmovg, "cmovg rsi, rdi", DCPI_REG_SI, GEN_ANY, U_NONE)                                       \
+    X(cmovns, "cmovns edx, ecx", DCPI_REG_DX, GEN_ANY, U_NONE)                                     \
+    X(cmovae, "cmovae rax, r15", DCPI_REG_AX, GEN_ANY, U_NONE)                                     \
+    X(setz, "setz al", DCPI_REG_AX, GEN_ANY, U_NONE)                                               \
+    X(setl, "setl bl", DCPI_REG_BX, GEN_ANY, U_NONE)                                               \
+    X(seta, "seta ch", DCPI_REG_CX, GEN_ANY, U_NONE)                                               \
+    X(setp, "setp dl", DCPI_REG_DX, GEN_ANY, U_NONE)                                               \
+    X(setg, "setg r8b", DCPI_REG_R8, GEN_ANY, U_NONE)                                              \
+    X(setle, "setle sil", DCPI_REG_SI, GEN_ANY, U_NONE)                                            \
+    X(seto, "seto al", DCPI_REG_AX, GEN_ANY, U_NONE)                                               \
+    X(setns, "setns al", DCPI_REG_AX, GEN_ANY, U_NONE)                                             \
+    X(cmp64, "cmp rax, rbx", FLAGS_DEST, GEN_ANY, U_NONE)                                          \
+    X(cmp32i, "cmp eax, 5", FLAGS_DEST, GEN_ANY, U_NONE)                                           \
+    X(cmp8, "cmp al, bl", FLAGS_DEST, GEN_ANY, U_NONE)                                             \
+    X(cmp16i, "cmp ax, -1", FLAGS_DEST, GEN_ANY, U_NONE)                                           \
+    X(test64, "test rax, rbx", FLAGS_DEST, GEN_ANY, U_LOGIC)                                       \
+    X(test32i, "test eax, 0x80000000", FLAGS_DEST, GEN_ANY, U_LOGIC)                               \
+    X(test8, "test bl, bl", FLAGS_DEST, GEN_ANY, U_LOGIC)                                          \
+    X(xchg64, "xchg rcx, rdx", DCPI_REG_CX, GEN_ANY, U_NONE)                                       \
+    X(xchg32, "xchg ecx, edx", DCPI_REG_CX, GEN_ANY, U_NONE)                                       \
+    X(xchg8, "xchg cl, dh", DCPI_REG_CX, GEN_ANY, U_NONE)                                          \
+    X(bswap64, "bswap rax", DCPI_REG_AX, GEN_ANY, U_NONE)                                          \
+    X(bswap32, "bswap r12d", DCPI_REG_R12, GEN_ANY, U_NONE)
+
+#define X_NATIVE(name, text, dest, gen, u) NATIVE(name, text)
+CASES(X_NATIVE)
+
+#define X_ENTRY(name, text, dest, gen, u) {text, name##_run, name##_s, name##_e, dest, gen, u},
+static const icase_t cases[] = {CASES(X_ENTRY)};
+#define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
+
+/* popcnt only where the CPU has it. */
+NATIVE(popcnt64, "popcnt rax, rbx")
+NATIVE(popcnt16, "popcnt cx, dx")
+static const icase_t popcnt_cases[] = {
+    {"popcnt rax, rbx", popcnt64_run, popcnt64_s, popcnt64_e, DCPI_REG_AX, GEN_ANY, U_NONE},
+    {"popcnt cx, dx", popcnt16_run, popcnt16_s, popcnt16_e, DCPI_REG_CX, GEN_ANY, U_NONE},
+};
+
+/* ---- random inputs ----------------------------------------------------------------------------
+ */
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* A register value biased toward the edges where carries and overflows happen. */
+static uint64_t pick(void)
+{
+    static const uint64_t edges[] = {
+        0,
+        1,
+        0x7f,
+        0x80,
+        0xff,
+        0x7fff,
+        0x8000,
+        0xffff,
+        0x7fffffff,
+        0x80000000,
+        0xffffffff,
+        0x7fffffffffffffffull,
+        0x8000000000000000ull,
+        ~0ull,
+        0xfffffffffffffffeull,
+    };
+    uint64_t r = rng();
+    switch (r % 8) {
+    case 0:
+        return edges[(r >> 8) % (sizeof(edges) / sizeof(edges[0]))];
+    case 1:
+        return (r >> 8) % 16;
+    case 2:
+        return (uint64_t) - (int64_t)((r >> 8) % 16);
+    case 3:
+        return rng() & 0xffffffff;
+    case 4:
+        return rng() & 0xff;
+    default:
+        return rng();
+    }
+}
+
+static uint64_t pick_count(void)
+{
+    static const uint64_t counts[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255};
+    uint64_t r = rng();
+    uint64_t low = r % 3 ? counts[(r >> 8) % 16] : (r >> 16) & 0xff;
+    return (rng() & ~0xffull) | low;
+}
+
+static void make_inputs(const icase_t *k, dcpi_regs_t *regs)
+{
+    memset(regs, 0, sizeof(*regs));
+    for (int i = 0; i < DCPI_REG_COUNT; i++)
+        regs->r[i] = pick();
+    if (k->gen == GEN_COUNT)
+        regs->r[DCPI_REG_CX] = pick_count();
+    regs->r[DCPI_REG_FLAGS] = 0x202 | (rng() & DCPI_FLAGS_STATUS);
+    regs->r[DCPI_REG_IP] = (uint64_t)(uintptr_t)k->start;
+    regs->r[DCPI_REG_SP] = 0x7ffc00001000ull;
+    for (int i = DCPI_REG_CS; i <= DCPI_REG_GS; i++)
+        regs->r[i] = 0;
+    regs->valid = DCPI_REGS_FULL_MASK;
+}
+
+static void run_native(const icase_t *k, const dcpi_regs_t *regs)
+{
+    memcpy(g_in, regs->r, sizeof(g_in));
+    memset(g_out, 0, sizeof(g_out));
+    k->run();
+}
+
+/* ---- the comparison ----------------------------------------------------------------------------
+ */
+
+static void check_case(const icase_t *k, int iterations, uint64_t seed)
+{
+    dcpi_insn_t insn;
+    size_t len = (size_t)(k->end - k->start);
+    uint64_t pc = (uint64_t)(uintptr_t)k->start;
+    ck_assert_int_eq(dcpi_capture_decode(k->start, len, pc, &insn), (int)len);
+    rng_state = seed;
+    for (int it = 0; it < iterations; it++) {
+        dcpi_regs_t regs;
+        make_inputs(k, &regs);
+        run_native(k, &regs);
+        uint64_t result = 0, nf = 0, und = ~0ull;
+        int rc = dcpi_interp_ex(&insn, &regs, &result, &nf, &und);
+        ck_assert_msg(rc == 0, "%s: interp returned %d", k->name, rc);
+        ck_assert_msg((und & ~k->may_undef) == 0, "%s: undefined flags %#llx beyond %#llx", k->name,
+                      (unsigned long long)und, (unsigned long long)k->may_undef);
+        uint64_t want = k->dest == FLAGS_DEST ? g_out[DCPI_REG_FLAGS] : g_out[k->dest];
+        uint64_t cmp_mask = k->dest == FLAGS_DEST ? DCPI_FLAGS_STATUS & ~und : ~0ull;
+        ck_assert_msg(
+            ((result ^ want) & cmp_mask) == 0,
+            "%s: result %#llx, cpu %#llx (rax %#llx rbx %#llx rcx %#llx rdx %#llx "
+            "flags %#llx)",
+            k->name, (unsigned long long)result, (unsigned long long)want,
+            (unsigned long long)regs.r[DCPI_REG_AX], (unsigned long long)regs.r[DCPI_REG_BX],
+            (unsigned long long)regs.r[DCPI_REG_CX], (unsigned long long)regs.r[DCPI_REG_DX],
+            (unsigned long long)regs.r[DCPI_REG_FLAGS]);
+        uint64_t fdiff = (nf ^ g_out[DCPI_REG_FLAGS]) & DCPI_FLAGS_STATUS & ~und;
+        ck_assert_msg(
+            fdiff == 0,
+            "%s: flags %#llx, cpu %#llx, differ in %#llx (in: rax %#llx rbx %#llx "
+            "rcx %#llx rdx %#llx flags %#llx)",
+            k->name, (unsigned long long)nf, (unsigned long long)g_out[DCPI_REG_FLAGS],
+            (unsigned long long)fdiff, (unsigned long long)regs.r[DCPI_REG_AX],
+            (unsigned long long)regs.r[DCPI_REG_BX], (unsigned long long)regs.r[DCPI_REG_CX],
+            (unsigned long long)regs.r[DCPI_REG_DX], (unsigned long long)regs.r[DCPI_REG_FLAGS]);
+    }
+}
+
+START_TEST(test_native)
+{
+    check_case(&cases[_i], 200, 0x9e3779b97f4a7c15ull + (uint64_t)_i);
+}
+END_TEST
+
+START_TEST(test_native_popcnt)
+{
+    if (!__builtin_cpu_supports("popcnt")) {
+        fprintf(stderr, "check_interp: popcnt not supported by this CPU: skipped\n");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(popcnt_cases) / sizeof(popcnt_cases[0]); i++)
+        check_case(&popcnt_cases[i], 200, 0x1234 + i);
+}
+END_TEST
+
+/* Every case decodes to exactly the instruction between its labels and names it (condition
+ * aliases aside: cmovae is Zydis' cmovnb). */
+START_TEST(test_case_decoding)
+{
+    for (int i = 0; i < NCASES; i++) {
+        dcpi_insn_t insn;
+        size_t len = (size_t)(cases[i].end - cases[i].start);
+        ck_assert_int_eq(dcpi_capture_decode(cases[i].start, len, 0, &insn), (int)len);
+        const char *m = insn.inst.mnemonic;
+        int same =
+            strncmp(cases[i].name, m, strlen(m)) == 0 || dcpi_interp_cond_of(insn.zi.mnemonic) >= 0;
+        ck_assert_msg(same, "%s decoded as %s", cases[i].name, m);
+    }
+}
+END_TEST
+
+/* Count 0 leaves every flag alone and still zero-extends a 32-bit destination. */
+START_TEST(test_shift_count_zero)
+{
+    static const uint8_t shl_eax_cl[] = {0xd3, 0xe0};
+    dcpi_insn_t insn;
+    ck_assert_int_eq(dcpi_capture_decode(shl_eax_cl, sizeof(shl_eax_cl), 0x1000, &insn), 2);
+    dcpi_regs_t regs = {.valid = DCPI_REGS_FULL_MASK};
+    regs.r[DCPI_REG_AX] = 0xdeadbeef12345678ull;
+    regs.r[DCPI_REG_CX] = 0x40; /* masked to 0 */
+    regs.r[DCPI_REG_FLAGS] = 0x202 | DCPI_FLAGS_STATUS;
+    uint64_t r, f;
+    ck_assert_int_eq(dcpi_interp(&insn, &regs, &r, &f), 0);
+    ck_assert_uint_eq(r, 0x12345678);
+    ck_assert_uint_eq(f, 0x202 | DCPI_FLAGS_STATUS);
+}
+END_TEST
+
+static int interp_bytes(const uint8_t *b, size_t n, const dcpi_regs_t *regs)
+{
+    dcpi_insn_t insn;
+    int len = dcpi_capture_decode(b, n, 0x401000, &insn);
+    ck_assert_int_eq(len, (int)n);
+    uint64_t r = 0x5555, f = 0x6666;
+    int rc = dcpi_interp(&insn, regs, &r, &f);
+    if (rc != 0) { /* outputs untouched */
+        ck_assert_uint_eq(r, 0x5555);
+        ck_assert_uint_eq(f, 0x6666);
+    }
+    return rc;
+}
+
+#define INTERP(regs, ...)                                                                          \
+    interp_bytes((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}), regs)
+
+START_TEST(test_not_interpretable)
+{
+    dcpi_regs_t regs = {.valid = DCPI_REGS_FULL_MASK};
+    regs.r[DCPI_REG_FLAGS] = 0x202;
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x8b, 0x03), DCPI_ENOTSUP);       /* mov rax,[rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x03, 0x03), DCPI_ENOTSUP);       /* add rax,[rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x01, 0x03), DCPI_ENOTSUP);       /* add [rbx],rax */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x89, 0x03), DCPI_ENOTSUP);       /* mov [rbx],rax */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x0f, 0xb6, 0x03), DCPI_ENOTSUP); /* movzx rax,b[rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x3b, 0x05, 0, 0, 0, 0), DCPI_ENOTSUP); /* cmp [rip] */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x0f, 0x44, 0x03), DCPI_ENOTSUP); /* cmovz rax,[rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0x23), DCPI_ENOTSUP);       /* mul qword [rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x53), DCPI_ENOTSUP);                   /* push rbx */
+    ck_assert_int_eq(INTERP(&regs, 0x5b), DCPI_ENOTSUP);                   /* pop rbx */
+    ck_assert_int_eq(INTERP(&regs, 0xff, 0xe0), DCPI_ENOTSUP);             /* jmp rax */
+    ck_assert_int_eq(INTERP(&regs, 0x74, 0x05), DCPI_ENOTSUP);             /* jz */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), DCPI_ENOTSUP);       /* div rbx */
+    ck_assert_int_eq(INTERP(&regs, 0xa4), DCPI_ENOTSUP);                   /* movsb */
+    ck_assert_int_eq(INTERP(&regs, 0x90), DCPI_ENOTSUP);                   /* nop */
+    ck_assert_int_eq(INTERP(&regs, 0x66, 0x0f, 0xc8), DCPI_ENOTSUP);       /* bswap ax */
+    ck_assert_int_eq(INTERP(&regs, 0x8c, 0xd8), DCPI_ENOTSUP);             /* mov eax,ds */
+}
+END_TEST
+
+START_TEST(test_missing_registers)
+{
+    dcpi_regs_t regs = {.valid = DCPI_REGS_FULL_MASK & ~(1ull << DCPI_REG_BX)};
+    regs.r[DCPI_REG_FLAGS] = 0x202;
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x01, 0xd8), DCPI_ENOENT); /* add rax,rbx */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x01, 0xc8), 0);           /* add rax,rcx */
+    regs.valid = DCPI_REGS_GPR_MASK;                                /* no rflags */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x89, 0xc8), DCPI_ENOENT); /* mov rax,rcx */
+    ck_assert_int_eq(dcpi_interp(NULL, &regs, NULL, NULL), DCPI_EINVAL);
+}
+END_TEST
+
+START_TEST(test_conditions)
+{
+    ck_assert_int_eq(dcpi_interp_cond_of(ZYDIS_MNEMONIC_JZ), 4);
+    ck_assert_int_eq(dcpi_interp_cond_of(ZYDIS_MNEMONIC_CMOVNLE), 15);
+    ck_assert_int_eq(dcpi_interp_cond_of(ZYDIS_MNEMONIC_SETB), 2);
+    ck_assert_int_eq(dcpi_interp_cond_of(ZYDIS_MNEMONIC_ADD), -1);
+    ck_assert_int_eq(dcpi_interp_cond_of(ZYDIS_MNEMONIC_SETSSBSY), -1);
+    ck_assert_int_eq(dcpi_interp_cond(4, DCPI_FLAG_ZF), 1);
+    ck_assert_int_eq(dcpi_interp_cond(5, DCPI_FLAG_ZF), 0);
+    ck_assert_int_eq(dcpi_interp_cond(12, DCPI_FLAG_SF), 1); /* l: sf != of */
+    ck_assert_int_eq(dcpi_interp_cond(12, DCPI_FLAG_SF | DCPI_FLAG_OF), 0);
+    ck_assert_int_eq(dcpi_interp_cond(7, 0), 1); /* a: !cf && !zf */
+    ck_assert_int_eq(dcpi_interp_cond(7, DCPI_FLAG_CF), 0);
+    ck_assert_int_eq(dcpi_interp_cond(15, DCPI_FLAG_ZF), 0); /* g */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("interp");
+    TCase *tc = tcase_create("native");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_native, 0, NCASES);
+    tcase_add_test(tc, test_native_popcnt);
+    suite_add_tcase(s, tc);
+    TCase *tu = tcase_create("unit");
+    tcase_add_test(tu, test_case_decoding);
+    tcase_add_test(tu, test_shift_count_zero);
+    tcase_add_test(tu, test_not_interpretable);
+    tcase_add_test(tu, test_missing_registers);
+    tcase_add_test(tu, test_conditions);
+    suite_add_tcase(s, tu);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
