@@ -1108,7 +1108,8 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     rc = rc < 0 ? rc : setup_sampling(d, target, sigs, err);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "dcpid: %s", err);
-        dcpi__log(DCPI_LOG_ERR, "%s", err);
+        if (d->log_path[0]) /* else the log is stderr, where msg goes too */
+            dcpi__log(DCPI_LOG_ERR, "%s", err);
         report(notify, msg);
         if (go >= 0)
             close(go); /* the child exits without running the command */
