@@ -140,7 +140,7 @@ static size_t put_fill(uint8_t *tmp, trace_icache_slot_t *s, uint64_t pc, const 
 }
 
 /* Encode the present values, each as a delta from the slot's previous value or absolute,
- * whichever is shorter (ties: delta); returns the bytes written and the absolute-mode bits. */
+ * whichever is shorter (ties: absolute); returns the bytes written and the absolute-mode bits. */
 static size_t put_values(uint8_t *tmp, trace_icache_slot_t *s, const uint64_t *values,
                          unsigned missing, unsigned *modes)
 {
@@ -152,7 +152,7 @@ static size_t put_values(uint8_t *tmp, trace_icache_slot_t *s, const uint64_t *v
         }
         uint64_t v = values[i];
         uint64_t d = trace_zigzag(v - s->prev[i]);
-        if (varint_len(v) < varint_len(d)) {
+        if (varint_len(v) <= varint_len(d)) {
             *modes |= 1u << i;
             n += put_varint(tmp + n, v);
         } else {
