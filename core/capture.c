@@ -171,22 +171,6 @@ int dcpi_capture_ea(const dcpi_insn_t *insn, const ZydisDecodedOperand *op, cons
 
 /* ---- decoding ----------------------------------------------------------------------------- */
 
-static trace_memform_t memform_of(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops)
-{
-    unsigned form = TRACE_MEM_NONE;
-    for (int i = 0; i < zi->operand_count; i++) {
-        const ZydisDecodedOperand *op = &ops[i];
-        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.type == ZYDIS_MEMOP_TYPE_AGEN ||
-            op->mem.type == ZYDIS_MEMOP_TYPE_MIB)
-            continue;
-        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
-            form |= TRACE_MEM_READ;
-        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-            form |= TRACE_MEM_WRITE;
-    }
-    return (trace_memform_t)form;
-}
-
 int dcpi_capture_decode(const void *bytes, size_t len, uint64_t pc, dcpi_insn_t *out)
 {
     if (!bytes || !out)
@@ -198,10 +182,10 @@ int dcpi_capture_decode(const void *bytes, size_t len, uint64_t pc, dcpi_insn_t 
     if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, bytes, len, &out->zi, out->ops)))
         return DCPI_EFORMAT;
     out->pc = pc;
-    memcpy(out->inst.bytes, bytes, out->zi.length);
-    out->inst.length = out->zi.length;
-    out->inst.mnemonic = ZydisMnemonicGetString(out->zi.mnemonic);
-    out->inst.opc = TRACE_OPC(out->zi.mnemonic, memform_of(&out->zi, out->ops));
+    /* The descriptor comes from the trace module so that keys agree everywhere. */
+    int rc = trace_inst_decode(bytes, (int)(len < 15 ? len : 15), &out->inst);
+    if (rc < 0)
+        return rc;
     return out->zi.length;
 }
 

@@ -4,7 +4,8 @@
  * instruction decoded with Zydis 4, compute the values a vlist asks for (dcpi/trace-vlist.h).
  *
  * What the regs backend can give, per trace_value_t:
- *   TRACE_RAX..TRACE_R15, TRACE_RIP, TRACE_RFLAGS: the captured registers (before).
+ *   TRACE_RAX..TRACE_R15, TRACE_RFLAGS: the captured registers (before).
+ *   TRACE_RIP: the pc given to dcpi_capture_decode (the sample's address; no register needed).
  *   TRACE_REGA / TRACE_REGB: the first / second source operand. Sources are the operands the
  *     instruction reads, in Zydis' operand order (visible operands first, then hidden ones such
  *     as rax of a one-operand mul), skipping rflags and rip. A register source gives its
@@ -19,8 +20,8 @@
  *     the interpreter does not evaluate (memory sources or destinations, stores, branches...).
  *   TRACE_EA: the address of the instruction's memory operand (visible operands first; lea: the
  *     computed address; push/call: rsp - size; pop/ret: rsp). Missing when there is none, for
- *     fs:/gs: operands (the segment base is not in perf's registers) and for stack accesses of
- *     other implicit forms (enter, leave, pushf...).
+ *     fs:/gs: operands (the segment base is not in perf's registers) and for the other implicit
+ *     rsp-based forms (enter, pushf, popf...; leave's [rbp] is given).
  *   TRACE_MEMVAL, TRACE_LATENCY: always missing in this backend.
  *   TRACE_BR_TAKEN: jcc / jrcxz / jecxz / loop / loope / loopne from flags and rcx; 1 for
  *     jmp / call / ret; missing for any other instruction.
@@ -89,7 +90,7 @@ typedef struct dcpi_insn {
 } dcpi_insn_t;
 
 /* The sample_regs_user mask a vlist needs: exactly the registers its kinds read (TRACE_RAX
- * alone: AX only; TRACE_RIP: IP; TRACE_RFLAGS: FLAGS; REGA/REGB/REGC/EA/BR_*: the 16 GPRs, IP
+ * alone: AX only; TRACE_RIP: nothing; TRACE_RFLAGS: FLAGS; REGA/REGB/REGC/EA/BR_*: the 16 GPRs, IP
  * and FLAGS; MEMVAL/LATENCY/NONE: nothing). Unknown kinds add nothing. */
 uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n);
 
