@@ -321,6 +321,22 @@ START_TEST(test_merge_caps_and_self)
     ck_assert_uint_eq(dcpi_vsummary_count(big, 3, 0, 0), 26);
     ck_assert_uint_eq(big->err, 0);
     ck_assert_int_eq(dcpi_vsummary_merge(NULL, big), DCPI_EINVAL);
+    /* nothing dropped but both sides inexact: err is the sum of both errs */
+    dcpi_vsummary_t *x = dcpi_vsummary_new(4), *y = dcpi_vsummary_new(4);
+    for (uint64_t v = 1; v <= 6; v++) {
+        dcpi_vsummary_add(x, v, 0, 0, v); /* 5 replaces 1 (1 + 5), 6 replaces 2 (2 + 6) */
+        dcpi_vsummary_add(y, v, 0, 0, v);
+    }
+    ck_assert_uint_eq(x->err, 2);
+    ck_assert_uint_eq(dcpi_vsummary_count(x, 6, 0, 0), 8);
+    ck_assert_int_eq(dcpi_vsummary_merge(x, y), 0);
+    ck_assert_uint_eq(x->n, 4);
+    ck_assert_uint_eq(x->err, 4);
+    ck_assert_uint_eq(dcpi_vsummary_count(x, 5, 0, 0), 12); /* true 10: within err 4 */
+    ck_assert_uint_eq(dcpi_vsummary_count(x, 3, 0, 0), 6);  /* true 6 */
+    ck_assert_uint_eq(dcpi_vsummary_count(x, 2, 0, 0), 0);  /* true 4 <= err */
+    free(x);
+    free(y);
     free(big);
     free(small);
 }
