@@ -1,0 +1,62 @@
+#!/bin/bash
+# e2e: `cmake --install` into a temporary prefix gives a usable SDK: headers, a versioned
+# libdcpi exporting only its API, the programs, dcpi.pc and the CMake package; a plugin builds
+# out of tree with pkg-config (samples/vp-load-addr.c) and a CMake project with find_package(dcpi).
+set -eu
+B=${DCPI_BIN:?}
+S=${DCPI_SRC:?}
+T=$(mktemp -d /tmp/dcpi-e2e-install.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cmake --install "$B" --prefix "$T/prefix" >/dev/null
+P=$T/prefix
+LIBDIR=$(ls -d "$P"/lib*/ | head -1)
+for f in include/dcpi/vprofiler.h include/dcpi/trace-vlist.h include/dcpi/trace-parse.h \
+         include/dcpi/insn.h include/dcpi/profile.h include/dcpi/dcpi.h bin/dcpid bin/dcpictl \
+         bin/dcpiprof bin/dcpicat; do
+    [ -e "$P/$f" ] || fail "$f not installed"
+done
+PCDIR=$(dirname "$(find "$P" -name dcpi.pc | head -1)")
+[ -n "$PCDIR" ] || fail "dcpi.pc not installed"
+CMDIR=$(dirname "$(find "$P" -name dcpiConfig.cmake | head -1)")
+[ -n "$CMDIR" ] || fail "dcpiConfig.cmake not installed"
+LIB=$(find "$P" -name 'libdcpi.so.0' | head -1)
+[ -n "$LIB" ] || fail "libdcpi.so.0 not installed"
+soname=$(readelf -d "$LIB" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = "libdcpi.so.0" ] || fail "SONAME is '$soname', expected libdcpi.so.0"
+bad=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBR]/ {print $3}' | grep -vE '^(dcpi_|trace_|DCPI_)' || true)
+[ -z "$bad" ] || fail "libdcpi exports symbols outside its API: $(echo $bad | head -c 300)"
+nm -D --defined-only "$LIB" | grep -q ' trace_parser_next' || fail "trace_parser_next not exported"
+
+# A plugin built the way samples/README.md says, against the installed SDK only.
+export PKG_CONFIG_PATH=$PCDIR
+cc -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
+    "$S/samples/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"
+exported=$(nm -D --defined-only "$T/vp-load-addr.so" | awk '$2 ~ /[TDBR]/ {print $3}')
+[ "$exported" = "_dispatch" ] || fail "sample plugin exports '$exported', expected only _dispatch"
+ldd "$T/vp-load-addr.so" | grep -q "$P" || fail "sample plugin does not link the installed libdcpi"
+
+# A CMake project using find_package(dcpi).
+mkdir -p "$T/proj"
+cat >"$T/proj/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(useit C)
+find_package(dcpi 0.1 REQUIRED)
+add_executable(useit main.c)
+target_link_libraries(useit PRIVATE dcpi::dcpi)
+CM
+cat >"$T/proj/main.c" <<'C'
+#include <dcpi/dcpi.h>
+#include <stdio.h>
+int main(void)
+{
+    printf("%s %s\n", dcpi_version_string(), dcpi_strerror(DCPI_EFORMAT));
+    return dcpi_version() == DCPI_VERSION_HEX ? 0 : 1;
+}
+C
+cmake -S "$T/proj" -B "$T/proj/b" -DCMAKE_PREFIX_PATH="$P" >/dev/null || fail "find_package(dcpi) failed"
+cmake --build "$T/proj/b" >/dev/null || fail "find_package project does not build"
+out=$(LD_LIBRARY_PATH=$(dirname "$LIB") "$T/proj/b/useit") || fail "find_package program failed"
+[ "$out" = "0.1.0 malformed data" ] || fail "unexpected output '$out'"
+echo "ok: installed SDK usable through pkg-config and find_package"
