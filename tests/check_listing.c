@@ -1,0 +1,170 @@
+/*
+ * check_listing.c - core/listing: hotlist text (percentages, -vshow, -vcutoff dots, contexts,
+ * plugin preface/format and their NULL answers), decoding with branch targets, and sample
+ * attribution to the instruction containing an address.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/listing.h"
+#include "dcpi/errno.h"
+
+static const dcpi_lst_vopts_t defaults = {.show = 3, .cutoff = 5.0};
+
+static dcpi_vsummary_t *summary(void)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(16);
+    ck_assert_ptr_nonnull(s);
+    dcpi_vsummary_add(s, 3, 0, 0, 30);
+    dcpi_vsummary_add(s, 7, 0, 0, 60);
+    dcpi_vsummary_add(s, 1, 0, 0, 4);
+    dcpi_vsummary_add(s, 9, 0, 0, 6);
+    return s;
+}
+
+static const char *fmt(const dcpi_vsummary_t *s, const vp_dispatch_t *d, const dcpi_lst_vopts_t *o)
+{
+    static char buf[512];
+    trace_inst_t inst;
+    static const uint8_t imul[] = {0x48, 0x0f, 0xaf, 0xc1}; /* imul rax, rcx */
+    ck_assert_int_eq(trace_inst_decode(imul, sizeof imul, &inst), 4);
+    size_t n = dcpi_listing_format_hotlist(s, &inst, d, o, buf, sizeof buf);
+    ck_assert_uint_eq(n, strlen(buf));
+    return buf;
+}
+
+START_TEST(hex_pairs_sorted_by_count)
+{
+    dcpi_vsummary_t *s = summary();
+    ck_assert_str_eq(fmt(s, NULL, &defaults), "(60.0% 0x7) (30.0% 0x3) (6.0% 0x9)");
+    dcpi_lst_vopts_t o = {.show = 2, .cutoff = 5.0};
+    ck_assert_str_eq(fmt(s, NULL, &o), "(60.0% 0x7) (30.0% 0x3)");
+    o = (dcpi_lst_vopts_t){.show = 4, .cutoff = 10.0};
+    ck_assert_str_eq(fmt(s, NULL, &o), "(60.0% 0x7) (30.0% 0x3) ..");
+    o = (dcpi_lst_vopts_t){.show = 4, .cutoff = 99.0};
+    ck_assert_str_eq(fmt(s, NULL, &o), "....");
+    o = (dcpi_lst_vopts_t){.show = 0, .cutoff = 0};
+    ck_assert_str_eq(fmt(s, NULL, &o), "");
+    free(s);
+}
+END_TEST
+
+START_TEST(contexts_and_empty)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(4);
+    ck_assert_str_eq(fmt(s, NULL, &defaults), ""); /* no samples: no text */
+    dcpi_vsummary_add(s, 5, 0xa, 0, 1);
+    dcpi_vsummary_add(s, 6, 0, 0, 2);
+    ck_assert_str_eq(fmt(s, NULL, &defaults), "(66.7% 0x6) (33.3% 0x5 @0xa,0x0)");
+    free(s);
+}
+END_TEST
+
+static int preface_calls, format_calls;
+
+static const char *pre_ok(const trace_inst_t *inst)
+{
+    preface_calls++;
+    return strcmp(inst->mnemonic, "imul") == 0 ? "rax:" : "?";
+}
+
+static const char *pre_null(const trace_inst_t *inst)
+{
+    (void)inst;
+    preface_calls++;
+    return NULL;
+}
+
+static const char *fmt_dec(const trace_inst_t *inst, uint64_t v)
+{
+    static char b[32];
+    (void)inst;
+    format_calls++;
+    if (v == 3)
+        return NULL; /* falls back to hex */
+    snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    return b;
+}
+
+START_TEST(plugin_preface_and_format)
+{
+    dcpi_vsummary_t *s = summary();
+    vp_dispatch_t d = {VP_DISPATCH_HEADER, .vp_preface = pre_ok, .vp_format = fmt_dec};
+    preface_calls = format_calls = 0;
+    ck_assert_str_eq(fmt(s, &d, &defaults), "rax: (60.0% 7) (30.0% 0x3) (6.0% 9)");
+    ck_assert_int_eq(preface_calls, 1);
+    ck_assert_int_eq(format_calls, 3);
+    d.vp_format = NULL;
+    ck_assert_str_eq(fmt(s, &d, &defaults), "rax: (60.0% 0x7) (30.0% 0x3) (6.0% 0x9)");
+    d.vp_preface = pre_null; /* the plugin omits the hotlist */
+    ck_assert_str_eq(fmt(s, &d, &defaults), "");
+    free(s);
+}
+END_TEST
+
+/* 0x1000: xor eax,eax; 0x1002: jmp 0x1006; 0x1004: nop; nop; 0x1006: dec ecx; jne 0x1004;
+ * 0x100a: ret; 0x100b: jmp 0x2000 (outside) */
+static const uint8_t code[] = {0x31, 0xc0, 0xeb, 0x02, 0x90, 0x90, 0xff, 0xc9,
+                               0x75, 0xfa, 0xc3, 0xe9, 0xf0, 0x0f, 0x00, 0x00};
+
+START_TEST(decode_targets_and_samples)
+{
+    static const char *const ev[] = {"cpu-clock"};
+    dcpi_listing_t *ls = NULL;
+    ck_assert_int_eq(dcpi_listing_new("f", 0x1000, 0x1000 + sizeof code, ev, 1, 0, &ls), 0);
+    ck_assert_int_eq(dcpi_listing_decode_bytes(ls, code, sizeof code), 0);
+    ck_assert_uint_eq(ls->n, 8);
+    int targets = 0;
+    for (size_t i = 0; i < ls->n; i++)
+        targets += ls->insns[i].is_target;
+    ck_assert_int_eq(targets, 2);
+    ck_assert_int_eq(dcpi_listing_find(ls, 0x1006)->is_target, 1);
+    ck_assert_int_eq(dcpi_listing_find(ls, 0x1004)->is_target, 1);
+    ck_assert_int_eq(dcpi_listing_find(ls, 0x1005)->is_target, 0);
+    ck_assert_str_eq(dcpi_listing_find(ls, 0x1008)->text, "jnz 0x1004");
+    ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x1007, 5), 0); /* inside dec ecx */
+    ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x1006, 2), 0);
+    ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x2000, 9), DCPI_ENOENT);
+    ck_assert_uint_eq(dcpi_listing_find(ls, 0x1006)->counts[0], 7);
+    ck_assert_uint_eq(ls->proc_total[0], 7);
+    ck_assert_uint_eq(ls->outside, 9);
+    dcpi_listing_free(ls);
+}
+END_TEST
+
+START_TEST(values_only_on_instruction_starts)
+{
+    static const char *const ev[] = {"cpu-clock"};
+    dcpi_listing_t *ls = NULL;
+    ck_assert_int_eq(dcpi_listing_new("f", 0x1000, 0x1000 + sizeof code, ev, 1, 1, &ls), 0);
+    ck_assert_int_eq(dcpi_listing_decode_bytes(ls, code, sizeof code), 0);
+    dcpi_vsummary_t *s = summary();
+    s->err = 4;
+    ck_assert_int_eq(dcpi_listing_set_values(ls, 0, 0x1001, s), DCPI_ENOENT);
+    ck_assert_uint_eq(ls->vp[0].max_err, 0);
+    ck_assert_int_eq(dcpi_listing_set_values(ls, 0, 0x1000, s), 0);
+    ck_assert_ptr_eq(ls->insns[0].vs[0], s);
+    ck_assert_uint_eq(ls->vp[0].max_err, 4);
+    ck_assert_int_eq(dcpi_listing_set_values(ls, 1, 0x1000, s), DCPI_ENOENT);
+    dcpi_listing_free(ls);
+    free(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("listing");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, hex_pairs_sorted_by_count);
+    tcase_add_test(tc, contexts_and_empty);
+    tcase_add_test(tc, plugin_preface_and_format);
+    tcase_add_test(tc, decode_targets_and_samples);
+    tcase_add_test(tc, values_only_on_instruction_starts);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
