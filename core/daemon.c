@@ -7,6 +7,10 @@
  * LOST_SAMPLES records, per event), samples outside every image (unknown, per event, written
  * to unknown@<platform>), malformed records (sampler stats), and a count table that could not
  * grow (dropped, added to the event's lost). status shows all of them.
+ *
+ * Value profiling (-vtrace) lives in vtrace.c: this file loads the plugins, asks perf for the
+ * user registers (and callchains with -vcontext), hands every user-mode sample of the first
+ * event to vtrace, ends its traces after each ring drain, and flushes it with the PC profiles.
  */
 #include "daemon.h"
 
@@ -40,6 +44,8 @@
 #include "image.h"
 #include "loadmap.h"
 #include "log.h"
+#include "vploader.h"
+#include "vtrace.h"
 
 #define MAXEXITS     4096
 #define TRIED_SLOTS  8192
@@ -67,6 +73,9 @@ typedef struct daemon {
     dcpi_sampler_t *smp;
     dcpi_loadmap_t *lm;
     dcpi_agg_t *agg;
+    /* value profiling: NULL without -vtrace */
+    dcpi_vp_set_t *vps;
+    dcpi_vtrace_t *vt;
     /* kernel image */
     int kernel_ok, kallsyms_done;
     uint64_t ktstart, ktsize;
@@ -252,6 +261,20 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s)
         count_unknown(d, s->event);
 }
 
+/* A user-mode sample with user registers: to the value profilers. */
+static void value_sample(daemon_t *d, const dcpi_sample_t *s)
+{
+    dcpi_vtrace_sample_t v = {
+        .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = s->time, .ip = s->ip};
+    if (s->nchain > 1) /* chain[0] is the ip itself */
+        v.context0 = s->chain[1];
+    if (s->nchain > 2)
+        v.context1 = s->chain[2];
+    v.regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
+    memcpy(v.regs.r, s->regs, sizeof v.regs.r);
+    dcpi_vtrace_sample(d->vt, &v);
+}
+
 static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
@@ -266,6 +289,8 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
             count_unknown(d, s->event);
     } else if (mode == PERF_RECORD_MISC_USER) {
         user_sample(d, s);
+        if (d->vt && s->event == 0 && s->regs_abi != 0)
+            value_sample(d, s);
     } else {
         count_unknown(d, s->event);
     }
@@ -275,12 +300,17 @@ static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint6
                      uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path)
 {
     daemon_t *d = arg;
+    if (d->vt) /* pending value traces of pid resolve with the old mappings */
+        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
     dcpi_loadmap_mmap(d->lm, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
 }
 
 static void on_exec(void *arg, uint32_t pid)
 {
-    dcpi_loadmap_exec(((daemon_t *)arg)->lm, (pid_t)pid);
+    daemon_t *d = arg;
+    if (d->vt)
+        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
+    dcpi_loadmap_exec(d->lm, (pid_t)pid);
 }
 
 static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
@@ -335,10 +365,18 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
     return &h;
 }
 
+/* Drain ring i; the value traces it produced go to the plugins before exits are applied. */
+static void drain_ring(daemon_t *d, int i)
+{
+    dcpi_sampler_drain(d->smp, i, handler(d));
+    if (d->vt)
+        dcpi_vtrace_end_drain(d->vt);
+}
+
 static void drain_all(daemon_t *d)
 {
     for (int i = 0; i < dcpi_sampler_nrings(d->smp); i++)
-        dcpi_sampler_drain(d->smp, i, handler(d));
+        drain_ring(d, i);
     apply_exits(d);
 }
 
@@ -359,13 +397,20 @@ static void describe_image(const daemon_t *d, uint32_t index, image_desc_t *out)
     *out = (image_desc_t){img->path, img->info.id, img->info.tstart, img->info.tsize};
 }
 
+static uint64_t event_period(const daemon_t *d, int ev)
+{
+    const dcpi_event_spec_t *e = &d->evs[ev];
+    if (e->period)
+        return e->period;
+    /* frequency mode: the nominal period at the nominal clock */
+    return d->cpuspeed ? (uint64_t)d->cpuspeed * 1000000 / e->freq : 1;
+}
+
 static int set_header(const daemon_t *d, dcpi_profile_t *p, const image_desc_t *im, int ev,
                       uint64_t lost)
 {
     const dcpi_event_spec_t *e = &d->evs[ev];
-    uint64_t period = e->period;
-    if (!period) /* frequency mode: the nominal period at the nominal clock */
-        period = d->cpuspeed ? (uint64_t)d->cpuspeed * 1000000 / e->freq : 1;
+    uint64_t period = event_period(d, ev);
     int rc = dcpi_profile_set(p, "version", DCPI_PROFILE_VERSION);
     rc = rc ? rc : dcpi_profile_set(p, "image", im->id);
     rc = rc ? rc : dcpi_profile_set(p, "epoch", d->epoch);
@@ -478,6 +523,27 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     s->unknown_pending = s->lost_pending = 0;
 }
 
+/* The value profiles (vtrace.c keeps what it could not write). */
+static void flush_values(daemon_t *d, flush_result_t *r)
+{
+    dcpi_vtrace_flush_info_t fi = {.db = d->db,
+                                   .epoch = d->epoch,
+                                   .platform = d->platform,
+                                   .event = d->evs[0].name,
+                                   .period = event_period(d, 0),
+                                   .cpuspeed = d->cpuspeed,
+                                   .cpucount = d->cpucount};
+    size_t failed = 0;
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_vtrace_flush(d->vt, &fi, &failed, err);
+    if (rc >= 0) {
+        r->profiles += (size_t)rc;
+        return;
+    }
+    pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    r->failures += failed;
+}
+
 /* Write everything in memory; what could not be written stays for the next flush. */
 static int flush(daemon_t *d, flush_result_t *r)
 {
@@ -494,6 +560,8 @@ static int flush(daemon_t *d, flush_result_t *r)
     }
     for (int ev = 0; ev < d->nev; ev++)
         flush_unknown(d, ev, r);
+    if (d->vt)
+        flush_values(d, r);
     d->last_flush = mono_now();
     d->samples_at_flush = d->total_samples;
     if (r->failures) {
@@ -512,9 +580,14 @@ static int flush(daemon_t *d, flush_result_t *r)
 
 static void flush_if_full(daemon_t *d)
 {
-    if (!dcpi_agg_needs_flush(d->agg) || mono_now() - d->last_fail < FAIL_RETRY_S)
+    int values = d->vt && dcpi_vtrace_needs_flush(d->vt);
+    if ((!dcpi_agg_needs_flush(d->agg) && !values) || mono_now() - d->last_fail < FAIL_RETRY_S)
         return;
-    dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
+    if (values)
+        dcpi__log(DCPI_LOG_INFO, "value summaries 75%% full (%zu/%zu), flushing early",
+                  dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+    else
+        dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
     flush_result_t r;
     flush(d, &r);
 }
@@ -578,6 +651,23 @@ static void status_events(const daemon_t *d, answer_t *a)
         say(a, "bad records %" PRIu64, ss.bad_records);
 }
 
+static void status_values(const daemon_t *d, answer_t *a)
+{
+    for (unsigned i = 0; i < dcpi_vtrace_nplugins(d->vt); i++) {
+        dcpi_vtrace_stats_t st;
+        dcpi_vtrace_plugin_stats(d->vt, i, &st);
+        say(a,
+            "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64 " lost %" PRIu64
+            " errors %" PRIu64 "%s",
+            dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost, st.errors,
+            st.disabled ? " disabled" : "");
+    }
+    say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
+    say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64, dcpi_vtrace_nocode(d->vt),
+        dcpi_vtrace_unresolved(d->vt));
+    say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+}
+
 static void status(daemon_t *d, answer_t *a)
 {
     dcpi_loadmap_stats_t ls;
@@ -595,6 +685,8 @@ static void status(daemon_t *d, answer_t *a)
     say(a, "unknown %" PRIu64, unknown);
     say(a, "rate %.0f samples/s", current_rate(d));
     say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
+    if (d->vt)
+        status_values(d, a);
     if (d->flush_error[0]) {
         say(a, "last flush error: %s", d->flush_error);
     } else if (d->last_flush_wall) {
@@ -776,7 +868,7 @@ static void on_timer(daemon_t *d)
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)
 {
-    dcpi_sampler_drain(d->smp, ring, handler(d));
+    drain_ring(d, ring);
     if (events & (EPOLLHUP | EPOLLERR))
         epoll_ctl(d->epfd, EPOLL_CTL_DEL, dcpi_sampler_ring_fd(d->smp, ring), NULL);
 }
@@ -903,7 +995,13 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
 {
     char why[DCPI_ERRLEN] = "";
     int no_kernel = 0;
-    int rc = dcpi_sampler_open(d->evs, d->nev, d->mode, target, &d->smp, &no_kernel, why);
+    dcpi_sampler_opts_t x = {0};
+    if (d->vt) {
+        x.regs_user = dcpi_vtrace_regs_mask(d->vt);
+        x.callchain = dcpi_vtrace_contexts(d->vt);
+        x.max_stack = 4;
+    }
+    int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
     if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
         return fail(err, rc, "-p %d: no such process", (int)target);
     if ((rc == -EACCES || rc == -EPERM) && d->mode == DCPI_SAMPLE_SYSTEM)
@@ -959,14 +1057,42 @@ static int setup_tables(daemon_t *d, char *err)
     return 0;
 }
 
-/* The part of the setup before the target runs: database, log, lock, events. */
+/* -vtrace: load the plugins and ask each what to capture. */
+static int setup_values(daemon_t *d, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    if (o->nvtrace == 0)
+        return 0;
+    int rc = dcpi_vp_set_new(&d->vps);
+    if (rc < 0)
+        return fail(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+    for (int i = 0; i < o->nvtrace; i++) {
+        dcpi_vp_t *vp;
+        if ((rc = dcpi_vp_load(d->vps, o->vtrace[i], &vp, err)) < 0)
+            return rc;
+        dcpi__log(DCPI_LOG_INFO, "value profiler %s loaded from %s", dcpi_vp_name(vp),
+                  dcpi_vp_path(vp));
+    }
+    dcpi_vtrace_opts_t vo = {
+        .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
+    if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
+        return rc;
+    dcpi__log(DCPI_LOG_INFO,
+              "value profiling: %u plugins, regs mask 0x%" PRIx64 ", %u traces/s per CPU%s",
+              dcpi_vtrace_nplugins(d->vt), dcpi_vtrace_regs_mask(d->vt), dcpi_vtrace_rate(d->vt),
+              o->vcontext ? ", contexts" : "");
+    return 0;
+}
+
+/* The part of the setup before the target runs: database, log, lock, events, plugins. */
 static int setup_base(daemon_t *d, char *err)
 {
     int rc = setup_db(d, err);
     rc = rc < 0 ? rc : setup_log(d, err);
     rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
     rc = rc < 0 ? rc : setup_events(d, err);
-    return rc < 0 ? rc : setup_tables(d, err);
+    rc = rc < 0 ? rc : setup_tables(d, err);
+    return rc < 0 ? rc : setup_values(d, err);
 }
 
 /* Events, epoch, loadmap scan, socket, fds, enable. */
@@ -998,6 +1124,8 @@ static void cleanup(daemon_t *d)
         if (fds[i] >= 0)
             close(fds[i]);
     dcpi_sampler_close(d->smp);
+    dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
+    dcpi_vp_set_free(d->vps);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
 }

@@ -17,6 +17,7 @@
 
 #define DCPI_DAEMON_DEFAULT_FREQ  1000
 #define DCPI_DAEMON_DEFAULT_FLUSH 600
+#define DCPI_DAEMON_MAXVP         16 /* -vtrace plugins */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -28,8 +29,15 @@ typedef struct dcpi_daemon_opts {
     int nodaemon;     /* system-wide: stay in the foreground, log to stderr */
     const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon) */
     int verbose, quiet;
-    pid_t pid;   /* -p PID (0: none) */
-    char **argv; /* -- command args (NULL: none), NULL-terminated */
+    pid_t pid; /* -p PID (0: none) */
+    /* value profiling (docs/dcpid.md): -vtrace plugins, -vcontext, -vrate, -vhot, -vhash */
+    const char *vtrace[DCPI_DAEMON_MAXVP];
+    int nvtrace;
+    int vcontext;
+    unsigned vrate; /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
+    unsigned vhot;  /* hotlist size (0: 16) */
+    size_t vhash;   /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
+    char **argv;    /* -- command args (NULL: none), NULL-terminated */
 } dcpi_daemon_opts_t;
 
 /*

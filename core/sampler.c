@@ -1,7 +1,9 @@
 /*
  * sampler.c - perf_event_open, the per-CPU ring buffers and the decoding of their records
  * (see sampler.h). Layout of the records follows linux/perf_event.h for the sample_type
- * IDENTIFIER|IP|TID|TIME|CPU|PERIOD with sample_id_all=1.
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD with sample_id_all=1, optionally followed (value profiling)
+ * by CALLCHAIN (nr, nr entries) and then REGS_USER (abi, one u64 per bit of the mask), in that
+ * order.
  */
 #include "sampler.h"
 
@@ -40,6 +42,7 @@ typedef struct id_map {
 
 struct dcpi_sampler {
     int nev;
+    dcpi_sampler_opts_t x;
     int *fds;
     size_t nfds;
     id_map_t *ids; /* sorted by id */
@@ -112,6 +115,21 @@ int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *
             "branch-misses cache-misses)%s",
             name, "");
     return DCPI_EINVAL;
+}
+
+static void fill_extra(struct perf_event_attr *a, const dcpi_sampler_opts_t *x)
+{
+    if (!x)
+        return;
+    if (x->regs_user) {
+        a->sample_type |= PERF_SAMPLE_REGS_USER;
+        a->sample_regs_user = x->regs_user;
+    }
+    if (x->callchain) {
+        a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+        a->exclude_callchain_kernel = 1;
+        a->sample_max_stack = (uint16_t)(x->max_stack ? x->max_stack : 4);
+    }
 }
 
 static void fill_attr(struct perf_event_attr *a, const dcpi_event_spec_t *ev, int tracking,
@@ -271,10 +289,12 @@ static int open_one(open_ctx_t *c, int e, int tracking, pid_t pid, int cpu)
     struct perf_event_attr a;
     int inherit = c->mode != DCPI_SAMPLE_SYSTEM, on_exec = c->mode == DCPI_SAMPLE_COMMAND;
     fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, c->no_kernel);
+    fill_extra(&a, &c->s->x);
     int fd = perf_open(&a, pid, cpu);
     if ((fd == -EACCES || fd == -EPERM) && !c->no_kernel) {
         c->no_kernel = 1;
         fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, 1);
+        fill_extra(&a, &c->s->x);
         fd = perf_open(&a, pid, cpu);
     }
     return fd;
@@ -361,6 +381,13 @@ static int targets_for(enum dcpi_sampler_mode mode, pid_t pid, pid_t **t, size_t
 int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
                       dcpi_sampler_t **out, int *kernel_excluded, char *err)
 {
+    return dcpi_sampler_open_ex(evs, nev, mode, pid, NULL, out, kernel_excluded, err);
+}
+
+int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
+                         pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
+                         int *kernel_excluded, char *err)
+{
     if (nev < 1 || nev > DCPI_SAMPLER_MAXEV)
         return DCPI_EINVAL;
     int cpus[MAXCPU];
@@ -379,6 +406,8 @@ int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_m
         goto out_free;
     }
     s->nev = nev;
+    if (x)
+        s->x = *x;
     *c = (open_ctx_t){.s = s, .evs = evs, .mode = mode, .err = err};
     memset(c->cpu_ring, -1, sizeof c->cpu_ring);
     rc = alloc_sampler(s, nt, ncpu);
@@ -465,6 +494,61 @@ static uint32_t rd32(const unsigned char *p)
     return v;
 }
 
+/* The user entries of a callchain (nr u64, then nr entries) at r[*pos]. */
+static int parse_chain(const unsigned char *r, size_t size, size_t *pos, dcpi_sample_t *smp)
+{
+    if (*pos + 8 > size)
+        return -1;
+    uint64_t nr = rd64(r + *pos);
+    *pos += 8;
+    if (nr > (size - *pos) / 8)
+        return -1;
+    int user = 0;
+    for (uint64_t i = 0; i < nr; i++) {
+        uint64_t v = rd64(r + *pos + 8 * i);
+        if (v >= PERF_CONTEXT_MAX) { /* a context marker */
+            user = v == PERF_CONTEXT_USER;
+            continue;
+        }
+        if (user && smp->nchain < DCPI_SAMPLER_MAXCHAIN)
+            smp->chain[smp->nchain++] = v;
+    }
+    *pos += 8 * nr;
+    return 0;
+}
+
+/* REGS_USER: abi u64, then (abi != 0) one u64 per bit of the mask. */
+static int parse_regs(const unsigned char *r, size_t size, size_t pos, uint64_t mask,
+                      dcpi_sample_t *smp)
+{
+    if (pos + 8 > size)
+        return -1;
+    smp->regs_abi = rd64(r + pos);
+    pos += 8;
+    if (smp->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+        return 0;
+    if ((size_t)__builtin_popcountll(mask) > (size - pos) / 8)
+        return -1;
+    smp->regs_mask = mask;
+    for (int b = 0; b < DCPI_SAMPLER_MAXREGS; b++)
+        if (mask & (1ull << b)) {
+            smp->regs[b] = rd64(r + pos);
+            pos += 8;
+        }
+    return 0;
+}
+
+static int parse_extra(const dcpi_sampler_t *s, const unsigned char *r, size_t size,
+                       dcpi_sample_t *smp)
+{
+    size_t pos = 8 + 6 * 8;
+    if (s->x.callchain && parse_chain(r, size, &pos, smp) < 0)
+        return -1;
+    if (s->x.regs_user && parse_regs(r, size, pos, s->x.regs_user, smp) < 0)
+        return -1;
+    return 0;
+}
+
 static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
                      const dcpi_sampler_handler_t *h)
 {
@@ -480,6 +564,8 @@ static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
         .period = rd64(r + 48),
         .misc = ((const struct perf_event_header *)(const void *)r)->misc,
     };
+    if ((s->x.callchain || s->x.regs_user) && parse_extra(s, r, size, &smp) < 0)
+        return -1;
     s->stats.samples++;
     if (h->sample)
         h->sample(h->arg, &smp);

@@ -41,6 +41,13 @@ enum dcpi_sampler_mode {
 
 typedef struct dcpi_sampler dcpi_sampler_t;
 
+/* Extra sample fields for value profiling (all 0: PC sampling only). */
+typedef struct dcpi_sampler_opts {
+    uint64_t regs_user; /* PERF_SAMPLE_REGS_USER with this sample_regs_user mask (0: none) */
+    int callchain;      /* PERF_SAMPLE_CALLCHAIN, user part only */
+    unsigned max_stack; /* sample_max_stack with callchain (0: 4) */
+} dcpi_sampler_opts_t;
+
 /*
  * Open the events (disabled) and their rings. On failure returns the negative errno of the
  * failing perf_event_open (or DCPI_ESRCH, DCPI_ENOMEM) with a one-line reason in err:
@@ -49,6 +56,10 @@ typedef struct dcpi_sampler dcpi_sampler_t;
  */
 int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
                       dcpi_sampler_t **out, int *kernel_excluded, char *err);
+/* The same with the extra sample fields of x (NULL: none) on every event. */
+int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
+                         pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
+                         int *kernel_excluded, char *err);
 void dcpi_sampler_close(dcpi_sampler_t *s);
 /* Enable every event (not needed for DCPI_SAMPLE_COMMAND: enable_on_exec). */
 int dcpi_sampler_enable(dcpi_sampler_t *s);
@@ -58,12 +69,23 @@ int dcpi_sampler_nrings(const dcpi_sampler_t *s);
 int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i);
 int dcpi_sampler_nfds(const dcpi_sampler_t *s); /* events opened in all */
 
+#define DCPI_SAMPLER_MAXCHAIN 8  /* user callchain entries kept per sample */
+#define DCPI_SAMPLER_MAXREGS  64 /* bits of sample_regs_user */
+
 /* One decoded sample. */
 typedef struct dcpi_sample {
     uint64_t ip, time, period;
     uint32_t pid, tid, cpu;
     uint16_t misc;  /* header.misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
     uint16_t event; /* index into the evs given to dcpi_sampler_open */
+    /* With dcpi_sampler_opts_t.callchain: the user entries after PERF_CONTEXT_USER (chain[0]
+     * is the ip itself, then return addresses), at most DCPI_SAMPLER_MAXCHAIN. */
+    uint32_t nchain;
+    uint64_t chain[DCPI_SAMPLER_MAXCHAIN];
+    /* With regs_user: regs_abi (PERF_SAMPLE_REGS_ABI_*, 0: no user registers, e.g. a kernel
+     * thread) and regs[i] for every bit i of regs_mask (perf's register numbering). */
+    uint64_t regs_abi, regs_mask;
+    uint64_t regs[DCPI_SAMPLER_MAXREGS];
 } dcpi_sample_t;
 
 /* The callbacks called while draining (any may be NULL). */

@@ -1,5 +1,6 @@
 /*
- * dcpid - the dcpi daemon: continuous PC sampling with perf_event into the profile database.
+ * dcpid - the dcpi daemon: continuous PC sampling (and -vtrace value profiling) with perf_event
+ * into the profile database.
  * This file only parses the DCPI-style single-dash command line; core/daemon.c does the work.
  */
 #include <errno.h>
@@ -9,28 +10,39 @@
 
 #include "core/aggregate.h"
 #include "core/daemon.h"
+#include "core/vploader.h"
+#include "core/vsummary.h"
+#include "core/vtrace.h"
 #include "dcpi/version.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
-               "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
-               "             [-p PID | -- command args...]\n"
-               "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
-               "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
-               "                   branch-misses cache-misses), every P events; repeatable\n"
-               "                   (default: cycles if the machine has it, else cpu-clock)\n"
-               "  -freq HZ         samples per second per CPU when no period is given (1000)\n"
-               "  -flush SECONDS   write the profiles every SECONDS (600)\n"
-               "  -hash ENTRIES    in-memory table size (262144); flushed early at 75%%\n"
-               "  -nodaemon        system-wide, but stay in the foreground and log to stderr\n"
-               "  -log FILE        log file (default DB/dcpid-<platform>.log)\n"
-               "  -verbose, -quiet more or less logging\n"
-               "  -p PID           profile one running process until it exits\n"
-               "  -- command args  run command, profile it and its children, exit with its status\n"
-               "  -h, -V           help, version\n"
-               "Without -p or a command dcpid samples the whole system as a daemon; control it\n"
-               "with dcpictl (flush, epoch, quit, status).\n");
+    fprintf(f,
+            "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
+            "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
+            "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
+            "             [-p PID | -- command args...]\n"
+            "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
+            "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
+            "                   branch-misses cache-misses), every P events; repeatable\n"
+            "                   (default: cycles if the machine has it, else cpu-clock)\n"
+            "  -freq HZ         samples per second per CPU when no period is given (1000)\n"
+            "  -flush SECONDS   write the profiles every SECONDS (600)\n"
+            "  -hash ENTRIES    in-memory table size (262144); flushed early at 75%%\n"
+            "  -nodaemon        system-wide, but stay in the foreground and log to stderr\n"
+            "  -log FILE        log file (default DB/dcpid-<platform>.log)\n"
+            "  -verbose, -quiet more or less logging\n"
+            "  -vtrace PLUGIN   value-profile with PLUGIN (name or path); repeatable\n"
+            "  -vcontext        value samples carry the return addresses of two callers\n"
+            "  -vrate N         at most N value traces per second per CPU (%d)\n"
+            "  -vhot N          hotlist size per instruction (%d)\n"
+            "  -vhash N         value summaries in memory (%d); flushed early at 75%%\n"
+            "  -p PID           profile one running process until it exits\n"
+            "  -- command args  run command, profile it and its children, exit with its status\n"
+            "  -h, -V           help, version\n"
+            "Without -p or a command dcpid samples the whole system as a daemon; control it\n"
+            "with dcpictl (flush, epoch, quit, status).\n",
+            DCPI_VTRACE_DEFAULT_RATE, DCPI_VSUMMARY_DEFAULT_CAP, DCPI_VTRACE_DEFAULT_HASH);
 }
 
 static int bad(const char *fmt, const char *arg)
@@ -85,6 +97,22 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 1UL << 30, &n) < 0)
             return 2;
         o->hash = n;
+    } else if (strcmp(f, "-vtrace") == 0) {
+        if (o->nvtrace == DCPI_DAEMON_MAXVP)
+            return bad("too many -vtrace flags (at most 16)%s", "");
+        o->vtrace[o->nvtrace++] = v;
+    } else if (strcmp(f, "-vrate") == 0) {
+        if (numeric(f, v, 1000000, &n) < 0)
+            return 2;
+        o->vrate = (unsigned)n;
+    } else if (strcmp(f, "-vhot") == 0) {
+        if (numeric(f, v, DCPI_VSUMMARY_MAX_CAP, &n) < 0)
+            return 2;
+        o->vhot = (unsigned)n;
+    } else if (strcmp(f, "-vhash") == 0) {
+        if (numeric(f, v, 1UL << 26, &n) < 0)
+            return 2;
+        o->vhash = n;
     } else if (strcmp(f, "-p") == 0) {
         if (numeric(f, v, 1UL << 30, &n) < 0)
             return 2;
@@ -96,7 +124,8 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
 
 static int is_valued(const char *f)
 {
-    static const char *v[] = {"-db", "-log", "-event", "-freq", "-flush", "-hash", "-p"};
+    static const char *v[] = {"-db", "-log",    "-event", "-freq", "-flush", "-hash",
+                              "-p",  "-vtrace", "-vrate", "-vhot", "-vhash"};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (strcmp(f, v[i]) == 0)
             return 1;
@@ -123,6 +152,8 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
             o->nodaemon = 1;
         } else if (strcmp(f, "-verbose") == 0) {
             o->verbose = 1;
+        } else if (strcmp(f, "-vcontext") == 0) {
+            o->vcontext = 1;
         } else if (strcmp(f, "-quiet") == 0) {
             o->quiet = 1;
         } else if (is_valued(f)) {
@@ -137,6 +168,8 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
     }
     if (o->pid && o->argv)
         return bad("-p and a command exclude each other%s", "");
+    if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash))
+        return bad("-vcontext, -vrate, -vhot and -vhash need -vtrace%s", "");
     return 0;
 }
 
@@ -148,5 +181,10 @@ int main(int argc, char **argv)
     int rc = parse(&o, argc, argv);
     if (rc)
         return rc == 1 ? 0 : 2;
+    static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    if (dcpi_vp_set_search_dirs(dirs) < 0) {
+        fprintf(stderr, "dcpid: out of memory\n");
+        return 1;
+    }
     return dcpi_daemon_run(&o);
 }

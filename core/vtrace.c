@@ -1,0 +1,579 @@
+/*
+ * vtrace.c - value profiling in dcpid with the regs backend (see vtrace.h).
+ *
+ * Per user-mode sample (dcpi_vtrace_sample):
+ *   1. resolve the ip (image, offset, mapping) and read up to 15 code bytes from the image file
+ *      (one fd per image, pread) or, when the file cannot be read, from the process
+ *      (process_vm_readv); failure counts as "without code";
+ *   2. decode; for each enabled plugin with a vlist for the key the sample is a candidate; if
+ *      the per-CPU token bucket admits the sample, compute the vlist's values and append a burst
+ *      (pid, tid, time) and one entry to the plugin's trace; otherwise it is only "seen";
+ *   3. a trace goes to the plugin (vp_prof_process) when its buffer is full, when it holds
+ *      VSAMPLE_BUFFER_SIZE entries, when the pid changes, at the end of each ring drain, before a
+ *      flush and before pid's mappings change; the vsamples returned are resolved in the pid and
+ *      added to the (image, plugin) value profile at their offset;
+ *   4. dcpi_vtrace_flush writes the value profiles next to the PC profiles.
+ */
+#include "vtrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "core/image.h"
+#include "core/log.h"
+#include "core/vprof.h"
+#include "dcpi/errno.h"
+#include "trace/trace-int.h"
+
+#define TRACE_BUF_BYTES (192 * 1024)
+#define FD_UNTRIED      (-2)
+#define FD_FAILED       (-1)
+
+/* One (image, plugin) value profile and its losses since the last flush. */
+typedef struct vslot {
+    dcpi_vprof_t *vp;
+    uint64_t lost;
+} vslot_t;
+
+typedef struct plugin {
+    dcpi_vp_t *vp;
+    const vp_dispatch_t *d;
+    const char *name;
+    trace_vlist_table_t *spec;
+    int8_t *nval;                      /* per key: values of its vlist, -1 ignored */
+    uint8_t (*kinds)[TRACE_VLIST_MAX]; /* per key */
+    trace_encoder_t enc;
+    uint8_t *buf;
+    vslot_t *slots; /* by image index */
+    unsigned nslots;
+    dcpi_vtrace_stats_t st;
+    int error_logged;
+} plugin_t;
+
+typedef struct bucket {
+    uint64_t last; /* sample time of the last refill, 0: never */
+    double tokens;
+} bucket_t;
+
+struct dcpi_vtrace {
+    dcpi_loadmap_t *lm;
+    dcpi_vtrace_opts_t o;
+    plugin_t *pl;
+    unsigned npl;
+    trace_opc_t nkeys;
+    uint64_t regs_mask;
+    double burst;
+    bucket_t cpu[DCPI_VTRACE_MAXCPU];
+    int *fds; /* by image index */
+    unsigned nfds;
+    size_t nsummaries;
+    uint64_t nocode, unresolved;
+    trace_parser_t parser;
+};
+
+static int fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
+static int fail(char *err, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err)
+        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* Per-key tables of one plugin's specification, and its registers. */
+static int build_keys(dcpi_vtrace_t *vt, plugin_t *p)
+{
+    p->nval = malloc(vt->nkeys);
+    p->kinds = calloc(vt->nkeys, sizeof *p->kinds);
+    if (!p->nval || !p->kinds)
+        return DCPI_ENOMEM;
+    for (trace_opc_t k = 0; k < vt->nkeys; k++) {
+        trace_value_t v[TRACE_VLIST_MAX];
+        int n = trace_vlist_table_get(p->spec, k, v);
+        p->nval[k] = (int8_t)(n < 0 ? -1 : n);
+        for (int i = 0; i < n; i++)
+            p->kinds[k][i] = (uint8_t)v[i];
+        if (n >= 0)
+            vt->regs_mask |= dcpi_capture_perf_mask(v, n);
+    }
+    return 0;
+}
+
+static int init_plugin(dcpi_vtrace_t *vt, plugin_t *p, dcpi_vp_t *vp, char *err)
+{
+    p->vp = vp;
+    p->d = dcpi_vp_dispatch(vp);
+    p->name = dcpi_vp_name(vp);
+    p->spec = p->d->vp_prof_init();
+    if (!p->spec)
+        return fail(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
+    p->buf = malloc(TRACE_BUF_BYTES);
+    if (!p->buf || build_keys(vt, p) < 0)
+        return fail(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+    trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
+    return 0;
+}
+
+static void free_plugin(plugin_t *p)
+{
+    if (p->spec && p->d->vp_prof_done)
+        p->d->vp_prof_done();
+    for (unsigned i = 0; i < p->nslots; i++)
+        dcpi_vprof_free(p->slots[i].vp);
+    free(p->slots);
+    free(p->buf);
+    free(p->nval);
+    free(p->kinds);
+}
+
+int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
+                    dcpi_vtrace_t **out, char *err)
+{
+    unsigned n = dcpi_vp_count(set);
+    dcpi_vtrace_t *vt = calloc(1, sizeof *vt);
+    if (!vt || !(vt->pl = calloc(n ? n : 1, sizeof *vt->pl))) {
+        free(vt);
+        return fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+    }
+    vt->lm = lm;
+    vt->o = *o;
+    vt->o.rate = o->rate ? o->rate : DCPI_VTRACE_DEFAULT_RATE;
+    vt->o.hotsize = o->hotsize ? o->hotsize : DCPI_VSUMMARY_DEFAULT_CAP;
+    vt->o.max_summaries = o->max_summaries ? o->max_summaries : DCPI_VTRACE_DEFAULT_HASH;
+    vt->burst = vt->o.rate / 10.0 > 1 ? vt->o.rate / 10.0 : 1;
+    vt->nkeys = trace_opc_count();
+    for (unsigned i = 0; i < n; i++, vt->npl++) {
+        int rc = init_plugin(vt, &vt->pl[i], dcpi_vp_get(set, i), err);
+        if (rc < 0) {
+            vt->npl++; /* free_plugin knows whether vp_prof_init returned a specification */
+            dcpi_vtrace_free(vt);
+            return rc;
+        }
+    }
+    *out = vt;
+    return 0;
+}
+
+void dcpi_vtrace_free(dcpi_vtrace_t *vt)
+{
+    if (!vt)
+        return;
+    dcpi_vtrace_end_drain(vt);
+    for (unsigned i = 0; i < vt->npl; i++)
+        free_plugin(&vt->pl[i]);
+    for (unsigned i = 0; i < vt->nfds; i++)
+        if (vt->fds[i] >= 0)
+            close(vt->fds[i]);
+    free(vt->fds);
+    free(vt->pl);
+    free(vt);
+}
+
+uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt)
+{
+    /* perf has no registers past R15 in this numbering: asking for them is EINVAL */
+    return vt->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
+}
+
+unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt)
+{
+    return vt->o.rate;
+}
+
+int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt)
+{
+    return vt->o.contexts;
+}
+
+/* ---------------------------------------------------------------- summaries */
+
+static vslot_t *slot_of(plugin_t *p, unsigned image)
+{
+    if (image >= p->nslots) {
+        unsigned n = image + 16;
+        vslot_t *s = realloc(p->slots, n * sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + p->nslots, 0, (n - p->nslots) * sizeof *s);
+        p->slots = s;
+        p->nslots = n;
+    }
+    return &p->slots[image];
+}
+
+/* The summary of (image, offset) for plugin p, created if needed and allowed. */
+static dcpi_vsummary_t *summary_at(dcpi_vtrace_t *vt, plugin_t *p, unsigned image, uint32_t offset)
+{
+    vslot_t *sl = slot_of(p, image);
+    if (!sl)
+        return NULL;
+    if (!sl->vp && dcpi_vprof_new(vt->o.hotsize, &sl->vp) < 0)
+        return NULL;
+    dcpi_vsummary_t *s = dcpi_vprof_at(sl->vp, offset, 0);
+    if (s || vt->nsummaries >= vt->o.max_summaries)
+        return s;
+    s = dcpi_vprof_at(sl->vp, offset, 1);
+    vt->nsummaries += s != NULL;
+    return s;
+}
+
+static void lose(plugin_t *p, unsigned image, uint64_t n)
+{
+    vslot_t *sl = slot_of(p, image);
+    if (sl)
+        sl->lost += n;
+    p->st.lost += n;
+}
+
+/* ---------------------------------------------------------------- handing traces over */
+
+static void plugin_error(plugin_t *p, const char *fmt, int rc)
+{
+    p->st.errors++;
+    if (!p->error_logged++)
+        dcpi__log(DCPI_LOG_ERR, fmt, p->name, rc);
+}
+
+static void merge_vsamples(dcpi_vtrace_t *vt, plugin_t *p, unsigned pid, const vsample_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        dcpi_image_t *img;
+        uint32_t off;
+        if (dcpi_loadmap_resolve(vt->lm, (pid_t)pid, v[i].pc, &img, &off) < 0) {
+            p->st.lost++; /* no image for the pc the plugin returned */
+            continue;
+        }
+        dcpi_vsummary_t *s = summary_at(vt, p, img->index, off);
+        if (!s) {
+            lose(p, img->index, 1);
+            continue;
+        }
+        dcpi_vsummary_add(s, v[i].value, v[i].context0, v[i].context1, 1);
+        p->st.values++;
+    }
+}
+
+/* Give p's pending trace to the plugin and start a new one. */
+static void hand_over(dcpi_vtrace_t *vt, plugin_t *p)
+{
+    unsigned entries = trace_encoder_entries(&p->enc);
+    if (entries == 0) {
+        if (p->enc.len) /* bursts without entries: nothing to hand over */
+            trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
+        return;
+    }
+    unsigned pid = p->enc.pid;
+    vsample_t *vs = NULL;
+    trace_parser_init(&vt->parser, p->buf, trace_encoder_size(&p->enc));
+    int n = p->d->vp_prof_process(pid, &vt->parser, &vs);
+    trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
+    p->st.traces++;
+    if (n < 0) {
+        plugin_error(p, "%s: vp_prof_process failed (%d); its traces are counted as lost", n);
+        p->st.lost += entries;
+        return;
+    }
+    if (n > VSAMPLE_BUFFER_SIZE || (!vs && n > 0)) {
+        dcpi__log(DCPI_LOG_ERR,
+                  "%s: vp_prof_process returned %d samples (buffer holds %d); plugin disabled",
+                  p->name, n, VSAMPLE_BUFFER_SIZE);
+        p->st.errors++;
+        p->st.lost += entries;
+        p->st.disabled = 1;
+        return;
+    }
+    merge_vsamples(vt, p, pid, vs, n);
+}
+
+void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
+{
+    for (unsigned i = 0; i < vt->npl; i++)
+        hand_over(vt, &vt->pl[i]);
+}
+
+void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
+{
+    for (unsigned i = 0; i < vt->npl; i++)
+        if (trace_encoder_entries(&vt->pl[i].enc) && vt->pl[i].enc.pid == (unsigned)pid)
+            hand_over(vt, &vt->pl[i]);
+}
+
+/* ---------------------------------------------------------------- reading code */
+
+static int image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+{
+    if (img->index >= vt->nfds) {
+        unsigned n = img->index + 16;
+        int *f = realloc(vt->fds, n * sizeof *f);
+        if (!f)
+            return FD_FAILED;
+        for (unsigned i = vt->nfds; i < n; i++)
+            f[i] = FD_UNTRIED;
+        vt->fds = f;
+        vt->nfds = n;
+    }
+    int *fd = &vt->fds[img->index];
+    if (*fd == FD_UNTRIED) {
+        *fd = img->probed_ok && img->path[0] == '/' ? open(img->path, O_RDONLY | O_CLOEXEC) : -1;
+        if (*fd < 0)
+            *fd = FD_FAILED;
+    }
+    return *fd;
+}
+
+/* Up to 15 bytes at ip: from the image file when it can be read, else from the process. */
+static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
+                         const dcpi_vtrace_sample_t *s, uint8_t *buf)
+{
+    int fd = image_fd(vt, img);
+    if (fd >= 0) {
+        ssize_t n = pread(fd, buf, 15, (off_t)(s->ip - start + pgoff));
+        if (n > 0)
+            return n;
+    }
+    struct iovec local = {buf, 15}, remote = {(void *)(uintptr_t)s->ip, 15};
+    ssize_t n = process_vm_readv((pid_t)s->pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) { /* the 15 bytes may cross into an unmapped page: try up to its end */
+        size_t left = 4096 - (s->ip & 4095);
+        remote.iov_len = local.iov_len = left < 15 ? left : 15;
+        n = process_vm_readv((pid_t)s->pid, &local, 1, &remote, 1, 0);
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- one sample */
+
+static int admit(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+{
+    bucket_t *b = &vt->cpu[s->cpu % DCPI_VTRACE_MAXCPU];
+    if (b->last == 0) {
+        b->tokens = vt->burst;
+    } else if (s->time > b->last) {
+        b->tokens += (double)(s->time - b->last) * vt->o.rate / 1e9;
+        if (b->tokens > vt->burst)
+            b->tokens = vt->burst;
+    }
+    if (s->time > b->last || b->last == 0)
+        b->last = s->time;
+    if (b->tokens < 1)
+        return 0;
+    b->tokens -= 1;
+    return 1;
+}
+
+/* Append the sample's entry to p's trace, handing the trace over first if needed. */
+static void encode(dcpi_vtrace_t *vt, plugin_t *p, const dcpi_insn_t *insn,
+                   const dcpi_vtrace_sample_t *s, unsigned image)
+{
+    trace_opc_t k = insn->inst.opc;
+    int n = p->nval[k];
+    trace_value_t kinds[TRACE_VLIST_MAX];
+    uint64_t values[TRACE_VLIST_MAX];
+    unsigned missing = 0;
+    for (int i = 0; i < n; i++)
+        kinds[i] = (trace_value_t)p->kinds[k][i];
+    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
+    if (p->enc.have_pid &&
+        (p->enc.pid != s->pid || trace_encoder_entries(&p->enc) >= VSAMPLE_BUFFER_SIZE))
+        hand_over(vt, p);
+    for (int tries = 0; tries < 2; tries++) {
+        int rc = trace_encoder_burst(&p->enc, s->pid, s->tid, s->time, vt->o.contexts);
+        if (rc == 0)
+            rc = trace_encoder_entry(&p->enc, &insn->inst, s->ip, s->context0, s->context1, n,
+                                     kinds, values, missing);
+        if (rc == 0)
+            return;
+        if (rc != DCPI_EFULL || tries)
+            break;
+        hand_over(vt, p); /* full: a burst left without its entry is harmless */
+    }
+    lose(p, image, 1);
+}
+
+void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+{
+    dcpi_image_t *img;
+    uint64_t start, pgoff;
+    uint32_t off;
+    uint8_t code[15];
+    dcpi_insn_t insn;
+    if (dcpi_loadmap_resolve(vt->lm, (pid_t)s->pid, s->ip, &img, &off) < 0 ||
+        dcpi_loadmap_lookup(vt->lm, (pid_t)s->pid, s->ip, &img, &start, &pgoff) < 0) {
+        vt->unresolved++;
+        return;
+    }
+    ssize_t len = read_code(vt, img, start, pgoff, s, code);
+    if (len <= 0) {
+        vt->nocode++;
+        return;
+    }
+    if (dcpi_capture_decode(code, (size_t)len, s->ip, &insn) < 0 || insn.inst.opc >= vt->nkeys) {
+        vt->unresolved++;
+        return;
+    }
+    int admitted = -1; /* decided at the first candidate */
+    for (unsigned i = 0; i < vt->npl; i++) {
+        plugin_t *p = &vt->pl[i];
+        if (p->st.disabled || p->nval[insn.inst.opc] < 0)
+            continue;
+        p->st.seen++;
+        if (admitted < 0)
+            admitted = admit(vt, s);
+        if (admitted) {
+            encode(vt, p, &insn, s, img->index);
+            continue;
+        }
+        dcpi_vsummary_t *sum = summary_at(vt, p, img->index, off);
+        if (sum)
+            dcpi_vsummary_seen(sum, 1);
+        else
+            lose(p, img->index, 1);
+    }
+}
+
+/* ---------------------------------------------------------------- flushing */
+
+int dcpi_vtrace_needs_flush(const dcpi_vtrace_t *vt)
+{
+    return vt->nsummaries * 4 >= vt->o.max_summaries * 3;
+}
+
+size_t dcpi_vtrace_used(const dcpi_vtrace_t *vt)
+{
+    return vt->nsummaries;
+}
+
+size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt)
+{
+    return vt->o.max_summaries;
+}
+
+static int set_header(const dcpi_vtrace_t *vt, const plugin_t *p, const dcpi_image_t *img,
+                      const dcpi_vtrace_flush_info_t *fi, dcpi_vprof_t *vp, uint64_t lost)
+{
+    char num[64];
+    int rc = dcpi_vprof_set(vp, "image", img->info.id);
+    rc = rc ? rc : dcpi_vprof_set(vp, "epoch", fi->epoch);
+    rc = rc ? rc : dcpi_vprof_set(vp, "platform", fi->platform);
+    rc = rc ? rc : dcpi_vprof_set(vp, "event", fi->event);
+    snprintf(num, sizeof num, "%" PRIu64, fi->period);
+    rc = rc ? rc : dcpi_vprof_set(vp, "period", num);
+    snprintf(num, sizeof num, "0x%" PRIx64, img->info.tstart);
+    rc = rc ? rc : dcpi_vprof_set(vp, "tstart", num);
+    snprintf(num, sizeof num, "%" PRIu64, img->info.tsize);
+    rc = rc ? rc : dcpi_vprof_set(vp, "tsize", num);
+    snprintf(num, sizeof num, "%u", fi->cpuspeed);
+    rc = rc ? rc : dcpi_vprof_set(vp, "cpuspeed", num);
+    snprintf(num, sizeof num, "%d", fi->cpucount);
+    rc = rc ? rc : dcpi_vprof_set(vp, "cpucount", num);
+    rc = rc ? rc : dcpi_vprof_set(vp, "path", img->path);
+    rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
+    rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
+    snprintf(num, sizeof num, "%" PRIu64, lost);
+    return rc ? rc : dcpi_vprof_set(vp, "lost", num);
+}
+
+/* Write one (image, plugin) value profile. */
+static int write_one(dcpi_vtrace_t *vt, plugin_t *p, unsigned image,
+                     const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    vslot_t *sl = &p->slots[image];
+    const dcpi_image_t *img = dcpi_loadmap_image(vt->lm, image);
+    char dirname[512], dir[4096], file[4600];
+    dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
+    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform, dirname) >=
+            (int)sizeof dir ||
+        snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
+        return fail(err, DCPI_ERANGE, "%s: path too long", dir);
+    int rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
+    if (rc < 0)
+        return fail(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
+    if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
+        return fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+    rc = dcpi_vprof_merge_write(file, sl->vp, err);
+    if (rc < 0)
+        return rc;
+    vt->nsummaries -= dcpi_vprof_count(sl->vp);
+    dcpi_vprof_free(sl->vp);
+    sl->vp = NULL;
+    sl->lost = 0;
+    return 0;
+}
+
+int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
+                      char *err)
+{
+    int written = 0, last = 0;
+    size_t nfail = 0;
+    char why[DCPI_ERRLEN];
+    dcpi_vtrace_end_drain(vt);
+    for (unsigned i = 0; i < vt->npl; i++) {
+        plugin_t *p = &vt->pl[i];
+        for (unsigned im = 0; im < p->nslots; im++) {
+            if (!p->slots[im].vp && !p->slots[im].lost)
+                continue;
+            if (!p->slots[im].vp && dcpi_vprof_new(vt->o.hotsize, &p->slots[im].vp) < 0) {
+                last = fail(why, DCPI_ENOMEM, "vtrace: out of memory");
+            } else if ((last = write_one(vt, p, im, fi, why)) == 0) {
+                written++;
+                continue;
+            }
+            nfail++;
+            dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
+            fail(err, last, "%s", why);
+        }
+    }
+    if (failed)
+        *failed = nfail;
+    return nfail ? (last < 0 ? last : DCPI_EIO) : written;
+}
+
+/* ---------------------------------------------------------------- counters */
+
+unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt)
+{
+    return vt->npl;
+}
+
+const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl ? vt->pl[i].name : NULL;
+}
+
+void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out)
+{
+    if (i < vt->npl)
+        *out = vt->pl[i].st;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt)
+{
+    return vt->nocode;
+}
+
+uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt)
+{
+    return vt->unresolved;
+}
+
+struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i)
+{
+    if (i >= vt->npl || image >= vt->pl[i].nslots)
+        return NULL;
+    return vt->pl[i].slots[image].vp;
+}
