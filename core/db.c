@@ -73,9 +73,10 @@ const char *dcpi_db_default(const char *dir)
 
 /* ---- hosts file ------------------------------------------------------------------------- */
 
-/* Check one hosts line (comment already cut off); on a match of hostname copy the platform. */
-static int hosts_line(const char *db, unsigned lineno, char *line, const char *hostname,
-                      char out[DCPI_NAMELEN], int *found, char *err)
+/* Check one hosts line (comment already cut off); on a match of hostname copy the platform.
+ * Messages are "hosts:LINE: reason" (the caller prefixes the database). */
+static int hosts_line(unsigned lineno, char *line, const char *hostname, char out[DCPI_NAMELEN],
+                      int *found, char *err)
 {
     char *save, *words[3];
     int n = 0;
@@ -85,15 +86,13 @@ static int hosts_line(const char *db, unsigned lineno, char *line, const char *h
     if (n == 0)
         return 0;
     if (n == 1)
-        return set_err(err, DCPI_EFORMAT, "%s/hosts:%u: expected 'hostname platform', got one word",
-                       db, lineno);
+        return set_err(err, DCPI_EFORMAT, "hosts:%u: expected 'hostname platform', got one word",
+                       lineno);
     if (n == 3)
         return set_err(err, DCPI_EFORMAT,
-                       "%s/hosts:%u: expected 'hostname platform', got more than two words", db,
-                       lineno);
+                       "hosts:%u: expected 'hostname platform', got more than two words", lineno);
     if (!name_ok(words[1]))
-        return set_err(err, DCPI_EFORMAT, "%s/hosts:%u: bad platform name '%s'", db, lineno,
-                       words[1]);
+        return set_err(err, DCPI_EFORMAT, "hosts:%u: bad platform name '%.64s'", lineno, words[1]);
     if (!*found && strcmp(words[0], hostname) == 0) {
         snprintf(out, DCPI_NAMELEN, "%s", words[1]);
         *found = 1;
@@ -101,28 +100,43 @@ static int hosts_line(const char *db, unsigned lineno, char *line, const char *h
     return 0;
 }
 
-static int hosts_parse(const char *db, char *text, const char *hostname, char out[DCPI_NAMELEN],
-                       int *found, char *err)
+int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char out[DCPI_NAMELEN],
+                        char *err)
 {
+    if ((!buf && len) || !hostname || !out)
+        return set_err(err, DCPI_EINVAL, "hosts: invalid argument");
+    const char *nul = len ? memchr(buf, '\0', len) : NULL;
+    if (nul) {
+        unsigned lineno = 1;
+        for (const char *c = buf; c < nul; c++)
+            lineno += *c == '\n';
+        return set_err(err, DCPI_EFORMAT, "hosts:%u: NUL byte", lineno);
+    }
+    char *text = malloc(len + 1);
+    if (!text)
+        return set_err(err, DCPI_ENOMEM, "hosts: out of memory");
+    if (len)
+        memcpy(text, buf, len);
+    text[len] = '\0';
     unsigned lineno = 0;
+    int found = 0, rc = 0;
     char *line = text;
-    while (line && *line) {
+    while (rc == 0 && line && *line) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        int rc = hosts_line(db, ++lineno, line, hostname, out, found, err);
-        if (rc < 0)
-            return rc;
+        rc = hosts_line(++lineno, line, hostname, out, &found, err);
         line = nl ? nl + 1 : NULL;
     }
-    return 0;
+    free(text);
+    return rc < 0 ? rc : found;
 }
 
-/* Read a whole text file; DCPI_ENOENT (err untouched) when it does not exist. */
-static int read_small_file(const char *path, char **out, char *err)
+/* Read a whole file (NUL bytes included); DCPI_ENOENT (err untouched) when it does not exist. */
+static int read_small_file(const char *path, char **out, size_t *len, char *err)
 {
     FILE *f = fopen(path, "re");
     if (!f && errno == ENOENT)
@@ -130,20 +144,32 @@ static int read_small_file(const char *path, char **out, char *err)
     if (!f)
         return set_err(err, -errno, "%s: %s", path, strerror(errno));
     char *buf = NULL;
-    size_t cap = 0;
-    ssize_t n = getdelim(&buf, &cap, '\0', f);
-    int rc = ferror(f) ? DCPI_EIO : 0;
-    fclose(f);
-    if (rc == 0 && n < 0) {
-        free(buf);
-        buf = strdup("");
-        rc = buf ? 0 : DCPI_ENOMEM;
+    size_t cap = 0, n = 0;
+    int rc = 0;
+    for (;;) {
+        if (cap - n < 4096) {
+            char *nb = realloc(buf, cap ? cap * 2 : 4096);
+            if (!nb) {
+                rc = DCPI_ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap = cap ? cap * 2 : 4096;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
     }
+    if (rc == 0 && ferror(f))
+        rc = DCPI_EIO;
+    fclose(f);
     if (rc < 0) {
         free(buf);
         return set_err(err, rc, "%s: %s", path, dcpi_strerror(rc));
     }
     *out = buf;
+    *len = n;
     return 0;
 }
 
@@ -151,18 +177,19 @@ int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAM
 {
     if (!db || !hostname || !out)
         return set_err(err, DCPI_EINVAL, "DB: no database or hostname given");
-    char path[4096], *text = NULL;
+    char path[4096], *text = NULL, why[DCPI_ERRLEN];
+    size_t len = 0;
     if (fmt_path(path, sizeof path, "%s/hosts", db) < 0)
         return set_err(err, DCPI_ERANGE, "DB: database path too long");
-    int rc = read_small_file(path, &text, err);
+    int rc = read_small_file(path, &text, &len, err);
     if (rc < 0 && rc != DCPI_ENOENT)
         return rc;
     int found = 0;
     if (text) {
-        rc = hosts_parse(db, text, hostname, out, &found, err);
+        found = dcpi_db_hosts_parse(text, len, hostname, out, why);
         free(text);
-        if (rc < 0)
-            return rc;
+        if (found < 0)
+            return set_err(err, found, "%s/%s", db, why);
     }
     if (!found) {
         if (!name_ok(hostname))

@@ -32,6 +32,13 @@ int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err);
 /* Same from an explicit hostname (for tests). */
 int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAMELEN], char *err);
 
+/* Parse a hosts file's text buf[0..len) ("hostname platform" lines, '#' comments, blank lines):
+ * returns 1 with the platform of hostname's first line in out, 0 when no line names hostname,
+ * or DCPI_EFORMAT with "hosts:LINE: reason" in err (one word, more than two words, a platform
+ * that is not a usable directory name, a NUL byte); DCPI_EINVAL, DCPI_ENOMEM. */
+int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char out[DCPI_NAMELEN],
+                        char *err);
+
 /* Create DB (if needed), then a new epoch for platform starting at now: DB/<name>/<platform>.
  * Uses YYYYMMDDHHMM, or YYYYMMDDHHMMSS when DB/YYYYMMDDHHMM/<platform> exists; if that exists
  * too, the next free second. name gets the epoch name. */
@@ -69,8 +76,8 @@ typedef struct dcpi_db_file {
 
 /* Every file with the given suffix (".prof" or ".vprof") in epoch, for one platform or all
  * (platform NULL), sorted by platform, imagedir, file. Caller frees *files. */
-int dcpi_db_list_files(const char *db, const char *epoch, const char *platform,
-                       const char *suffix, dcpi_db_file_t **files, size_t *n, char *err);
+int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, const char *suffix,
+                       dcpi_db_file_t **files, size_t *n, char *err);
 
 #pragma GCC visibility pop
 
