@@ -50,8 +50,8 @@ void dcpi_gmon_free(dcpi_gmon_t *g)
     free(g);
 }
 
-int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbins,
-                       uint32_t rate, dcpi_gmon_hist_t **out)
+int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbins, uint32_t rate,
+                       dcpi_gmon_hist_t **out)
 {
     if (high <= low || nbins == 0)
         return DCPI_EINVAL;
@@ -61,8 +61,13 @@ int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbi
     if (!bins)
         return DCPI_ENOMEM;
     dcpi_gmon_hist_t *h = &g->hists[g->nhists++];
-    *h = (dcpi_gmon_hist_t){.low = low, .high = high, .nbins = nbins, .rate = rate,
-                            .dimen = "seconds", .abbrev = 's', .bins = bins};
+    *h = (dcpi_gmon_hist_t){.low = low,
+                            .high = high,
+                            .nbins = nbins,
+                            .rate = rate,
+                            .dimen = "seconds",
+                            .abbrev = 's',
+                            .bins = bins};
     if (out)
         *out = h;
     return 0;
@@ -96,8 +101,8 @@ static int read_hist(dcpi_gmon_t *g, const unsigned char *b, size_t left, size_t
                      const char *name, size_t pos, char *err)
 {
     if (left < HIST_HEAD)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram record at byte %zu",
-                              name, pos);
+        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram record at byte %zu", name,
+                              pos);
     uint64_t low = le(b, 8), high = le(b + 8, 8);
     uint32_t nbins = (uint32_t)le(b + 16, 4), rate = (uint32_t)le(b + 20, 4);
     if (high <= low || nbins == 0)
@@ -135,16 +140,16 @@ static int read_record(dcpi_gmon_t *g, const unsigned char *b, size_t len, size_
         break;
     case TAG_ARC:
         if (left < ARC_SIZE)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated arc record at byte %zu",
-                                  name, *pos);
+            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated arc record at byte %zu", name,
+                                  *pos);
         if (dcpi_gmon_add_arc(g, le(b + p, 8), le(b + p + 8, 8), (uint32_t)le(b + p + 16, 4)))
             return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
         used = ARC_SIZE;
         break;
     case TAG_BB:
         if (left < 4 || (left - 4) / 16 < le(b + p, 4))
-            return dcpi__hdr_errf(err, DCPI_ETRUNC,
-                                  "%s: truncated basic-block record at byte %zu", name, *pos);
+            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated basic-block record at byte %zu",
+                                  name, *pos);
         g->nbb += le(b + p, 4);
         used = 4 + 16 * (size_t)le(b + p, 4);
         break;
@@ -156,8 +161,7 @@ static int read_record(dcpi_gmon_t *g, const unsigned char *b, size_t len, size_
     return rc;
 }
 
-int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out,
-                    char *err)
+int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out, char *err)
 {
     const unsigned char *b = buf;
     if (len < 4 || memcmp(b, "gmon", 4) != 0)

@@ -43,8 +43,8 @@ void dcpi_gmon_free(dcpi_gmon_t *g);
 
 /* Append a histogram of nbins zero bins over [low, high); *out points to it (valid until the
  * next add). DCPI_EINVAL when high <= low or nbins is 0. */
-int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbins,
-                       uint32_t rate, dcpi_gmon_hist_t **out);
+int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbins, uint32_t rate,
+                       dcpi_gmon_hist_t **out);
 int dcpi_gmon_add_arc(dcpi_gmon_t *g, uint64_t from, uint64_t self, uint32_t count);
 
 /* The address where bin i starts. */
@@ -55,8 +55,7 @@ uint64_t dcpi_gmon_bin_addr(const dcpi_gmon_hist_t *h, uint32_t i);
  * unknown record tag, histogram with high_pc <= low_pc or no bins, histograms that disagree on
  * rate or dimension), DCPI_EVERSION (version other than 1), DCPI_ETRUNC (a record cut short).
  */
-int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out,
-                    char *err);
+int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out, char *err);
 int dcpi_gmon_read(const char *path, dcpi_gmon_t **out, char *err);
 int dcpi_gmon_encode(const dcpi_gmon_t *g, void **buf, size_t *len);
 int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err);

@@ -176,16 +176,14 @@ static int parse_records(dcpi_gperf_t *g, const unsigned char *b, size_t len, si
     size_t s = (size_t)g->slot, p = *pos;
     for (;;) {
         if (len - p < 2 * s)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC,
-                                  "%s: truncated record at byte %zu (no trailer)", name, p);
+            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated record at byte %zu (no trailer)",
+                                  name, p);
         uint64_t count = slot_at(b + p, g->slot), n = slot_at(b + p + s, g->slot);
         if (n == 0)
-            return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name,
-                                  p);
+            return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name, p);
         if (n > (len - p - 2 * s) / s)
             return dcpi__hdr_errf(err, DCPI_ETRUNC,
-                                  "%s: truncated record at byte %zu (%" PRIu64 " PCs)", name,
-                                  p, n);
+                                  "%s: truncated record at byte %zu (%" PRIu64 " PCs)", name, p, n);
         uint64_t pc0 = slot_at(b + p + 2 * s, g->slot);
         if (count == 0 || pc0 == 0) {
             if (count != 0 || n != 1 || pc0 != 0)
@@ -208,8 +206,7 @@ static int parse_records(dcpi_gperf_t *g, const unsigned char *b, size_t len, si
     }
 }
 
-int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t **out,
-                     char *err)
+int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t **out, char *err)
 {
     const unsigned char *b = buf;
     int slot = detect_slot(b, len);
@@ -224,8 +221,8 @@ int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t
         return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated header", name);
     uint64_t version = slot_at(b + 2 * slot, slot);
     if (version != 0)
-        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0",
-                              name, version);
+        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0", name,
+                              version);
     dcpi_gperf_t *g = NULL;
     if (dcpi_gperf_new(slot_at(b + 3 * slot, slot), &g) < 0)
         return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);

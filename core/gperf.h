@@ -54,8 +54,7 @@ int dcpi_gperf_add_text(dcpi_gperf_t *g, const char *line);
  * DCPI_EVERSION (format version other than 0), DCPI_ETRUNC (header, record or trailer cut
  * short, or no trailer at all), DCPI_ENOMEM.
  */
-int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t **out,
-                     char *err);
+int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t **out, char *err);
 int dcpi_gperf_read(const char *path, dcpi_gperf_t **out, char *err);
 
 /* Encode into a malloc'd buffer in g->slot slots. 0 or DCPI_ENOMEM / DCPI_ERANGE (a value
