@@ -95,27 +95,32 @@ static img_t *image_get(imp_t *im, const char *path, int *rc)
 {
     if (im->o->image && (!path[0] || !strcmp(base_name(path), base_name(im->o->image))))
         path = im->o->image;
+    char *abs = path[0] && path[0] != '[' ? realpath(path, NULL) : NULL;
+    const char *key = abs ? abs : path;
     for (size_t i = 0; i < im->n; i++)
-        if (!strcmp(im->v[i].path, path))
+        if (!strcmp(im->v[i].path, key)) {
+            free(abs);
             return im->v[i].ok ? &im->v[i] : NULL;
+        }
     if (im->n == im->cap) {
         size_t cap = im->cap ? 2 * im->cap : 16;
         img_t *v = realloc(im->v, cap * sizeof(*v));
-        if (!v)
+        if (!v) {
+            free(abs);
             return *rc = DCPI_ENOMEM, NULL;
+        }
         im->v = v;
         im->cap = cap;
     }
     img_t *m = &im->v[im->n];
-    char *abs = path[0] && path[0] != '[' ? realpath(path, NULL) : NULL;
     *m = (img_t){.path = abs ? abs : strdup(path)};
     if (!m->path)
         return *rc = DCPI_ENOMEM, NULL;
     im->n++;
     char why[DCPI_ERRLEN];
-    if (path[0] == '[' || !path[0]) {
+    if (path[0] == '[' || !path[0])
         return NULL;
-    } else if (dcpi_image_probe(path, &m->info, why) < 0) {
+    if (dcpi_image_probe(m->path, &m->info, why) < 0) {
         fprintf(stderr, TOOL ": %s; its samples go to unknown\n", why);
         return NULL;
     }
@@ -129,7 +134,7 @@ static img_t *image_get(imp_t *im, const char *path, int *rc)
 static int add_vaddr(imp_t *im, img_t *m, uint64_t vaddr, uint64_t count)
 {
     uint64_t off = vaddr - m->info.tstart;
-    if (!m || vaddr < m->info.tstart || off >= m->info.tsize || off > UINT32_MAX) {
+    if (vaddr < m->info.tstart || off >= m->info.tsize || off > UINT32_MAX) {
         im->unknown += count;
         return 0;
     }
