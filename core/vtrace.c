@@ -287,8 +287,7 @@ static void hand_over(dcpi_vtrace_t *vt, plugin_t *p)
         return;
     }
     if (n > VSAMPLE_BUFFER_SIZE || (!vs && n > 0)) {
-        dcpi__log(DCPI_LOG_ERR,
-                  "%s: vp_prof_process returned %d samples (buffer holds %d); plugin disabled",
+        dcpi__log(DCPI_LOG_ERR, "%s: vp_prof_process returned %d samples (buffer holds %d)",
                   p->name, n, VSAMPLE_BUFFER_SIZE);
         p->st.errors++;
         p->st.lost += entries;

@@ -1,0 +1,298 @@
+/*
+ * check_vtrace.c - core/vtrace.c without perf: synthetic user-mode samples (registers chosen
+ * by the test, code read from this very test binary, where vt_code below holds a known lea
+ * and a known load) go through the real plugins vp-classic and vp-addr and the test plugin
+ * too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of a
+ * plugin that returns too many samples, traces split per pid, the perf register mask, and a
+ * flush into a value-profile file read back with dcpi_vprof_read.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/capture.h"
+#include "core/loadmap.h"
+#include "core/vploader.h"
+#include "core/vprof.h"
+#include "core/vtrace.h"
+#include "dcpi/errno.h"
+
+/* vt_code+0: lea rax, [rsi+rdi] (4 bytes); vt_code+4: mov rcx, [rbx] (3 bytes); ret. */
+__asm__(".text\n"
+        ".globl vt_code\n"
+        ".type vt_code, @function\n"
+        "vt_code:\n"
+        "    lea (%rsi,%rdi), %rax\n"
+        "    mov (%rbx), %rcx\n"
+        "    ret\n"
+        ".size vt_code, .-vt_code\n");
+extern char vt_code[];
+#define LEA_IP   ((uint64_t)(uintptr_t)vt_code)
+#define MOV_IP   (LEA_IP + 4)
+#define FAKE_PID 999999
+
+static dcpi_loadmap_t *lm;
+static dcpi_vp_set_t *set;
+static dcpi_vtrace_t *vt;
+
+static void load_plugins(const char *const *names, unsigned rate)
+{
+    char path[4096], err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_loadmap_new(&lm), 0);
+    ck_assert_int_eq(dcpi_loadmap_scan_proc(lm, getpid()), 0);
+    ck_assert_int_eq(dcpi_loadmap_fork(lm, getpid(), FAKE_PID), 0);
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    for (; *names; names++) {
+        snprintf(path, sizeof path, "%s", *names);
+        ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
+    }
+    dcpi_vtrace_opts_t o = {.rate = rate};
+    ck_assert_msg(dcpi_vtrace_new(set, lm, &o, &vt, err) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+    dcpi_vtrace_free(vt);
+    dcpi_vp_set_free(set);
+    dcpi_loadmap_free(lm);
+    vt = NULL;
+    set = NULL;
+    lm = NULL;
+}
+
+#define CLASSIC DCPI_TEST_BIN "/plugins/vp-classic.so"
+#define ADDR    DCPI_TEST_BIN "/plugins/vp-addr.so"
+#define TOOMANY DCPI_TEST_PLUGINS "/too_many.so"
+
+/* One sample of ip with rsi, rdi, rbx set; every register valid. */
+static void feed(uint32_t pid, uint32_t cpu, uint64_t t_ns, uint64_t ip, uint64_t rsi, uint64_t rdi,
+                 uint64_t rbx)
+{
+    dcpi_vtrace_sample_t s = {.pid = pid, .tid = pid, .cpu = cpu, .time = t_ns, .ip = ip};
+    s.regs.valid = DCPI_REGS_FULL_MASK & ((1ull << DCPI_REG_COUNT) - 1);
+    s.regs.r[DCPI_REG_SI] = rsi;
+    s.regs.r[DCPI_REG_DI] = rdi;
+    s.regs.r[DCPI_REG_BX] = rbx;
+    s.regs.r[DCPI_REG_IP] = ip;
+    dcpi_vtrace_sample(vt, &s);
+}
+
+/* The summary plugin i keeps for the instruction at ip (NULL when none). */
+static const dcpi_vsummary_t *summary(unsigned i, uint64_t ip)
+{
+    dcpi_image_t *img;
+    uint32_t off;
+    ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), ip, &img, &off), 0);
+    struct dcpi_vprof *vp = dcpi_vtrace_vprof(vt, img->index, i);
+    return vp ? dcpi_vprof_at(vp, off, 0) : NULL;
+}
+
+static dcpi_vtrace_stats_t stats(unsigned i)
+{
+    dcpi_vtrace_stats_t st;
+    dcpi_vtrace_plugin_stats(vt, i, &st);
+    return st;
+}
+
+START_TEST(test_counts)
+{
+    const char *const p[] = {CLASSIC, ADDR, NULL};
+    load_plugins(p, 1000000);
+    for (int i = 0; i < 100; i++) /* lea: 7 in 60%, 2 in 40% */
+        feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, i < 60 ? 3 : 1, i < 60 ? 4 : 1, 0);
+    for (int i = 0; i < 50; i++) /* load: [rbx] at two addresses */
+        feed(getpid(), 0, 200000000ull + 1000000ull * i, MOV_IP, 0, 0, i % 5 ? 0x1000 : 0x2000);
+    dcpi_vtrace_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->vtot, 100);
+    ck_assert_uint_eq(s->seen, 100);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 60);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 2, 0, 0), 40);
+    ck_assert_ptr_null(summary(1, LEA_IP)); /* lea is no memory access for vp-addr */
+    s = summary(1, MOV_IP);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->vtot, 50);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 0x1000, 0, 0), 40);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 0x2000, 0, 0), 10);
+    /* vp-classic sees the load but the regs backend cannot give a loaded value */
+    ck_assert_uint_eq(stats(0).seen, 150);
+    ck_assert_uint_eq(stats(0).values, 100);
+    ck_assert_uint_eq(stats(1).seen, 50);
+    ck_assert_uint_eq(stats(1).values, 50);
+    ck_assert_uint_eq(stats(0).errors + stats(1).errors + stats(0).lost + stats(1).lost, 0);
+    ck_assert_uint_eq(dcpi_vtrace_nocode(vt) + dcpi_vtrace_unresolved(vt), 0);
+    teardown();
+}
+END_TEST
+
+START_TEST(test_rate_limit)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    load_plugins(p, 100);          /* 100/s per CPU, bucket of 10 */
+    for (int i = 0; i < 1000; i++) /* 1 s of samples every 1 ms on CPU 0 */
+        feed(getpid(), 0, 1000000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
+    dcpi_vtrace_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_uint_eq(s->seen, 1000);
+    ck_assert_msg(s->vtot >= 100 && s->vtot <= 111, "vtot %" PRIu64, s->vtot);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), s->vtot);
+    uint64_t one_cpu = s->vtot;
+    /* the next second on two CPUs: each has its own bucket */
+    for (int i = 0; i < 1000; i++)
+        feed(getpid(), (uint32_t)(i & 1), 2000000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_uint_eq(s->seen, 2000);
+    uint64_t two = s->vtot - one_cpu;
+    ck_assert_msg(two >= 190 && two <= 215, "two CPUs admitted %" PRIu64, two);
+    ck_assert_uint_eq(stats(0).seen, 2000);
+    ck_assert_uint_eq(stats(0).values, s->vtot);
+    teardown();
+}
+END_TEST
+
+START_TEST(test_too_many_disabled)
+{
+    const char *const p[] = {TOOMANY, CLASSIC, NULL};
+    load_plugins(p, 1000000);
+    for (int i = 0; i < 10; i++)
+        feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_str_eq(dcpi_vtrace_plugin_name(vt, 0), "tp-too-many");
+    dcpi_vtrace_stats_t st = stats(0);
+    ck_assert_int_eq(st.disabled, 1);
+    ck_assert_uint_eq(st.errors, 1);
+    ck_assert_uint_eq(st.seen, 10);
+    ck_assert_uint_eq(st.values, 0);
+    ck_assert_uint_eq(st.lost, 10);
+    for (int i = 0; i < 10; i++) /* a disabled plugin sees nothing more */
+        feed(getpid(), 0, 100000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_uint_eq(stats(0).seen, 10);
+    ck_assert_uint_eq(stats(0).traces, 1);
+    ck_assert_uint_eq(stats(1).values, 20); /* the other plugin is unaffected */
+    ck_assert_int_eq(stats(1).disabled, 0);
+    teardown();
+}
+END_TEST
+
+START_TEST(test_split_per_pid)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    load_plugins(p, 1000000);
+    const uint32_t pids[] = {getpid(), getpid(), FAKE_PID, FAKE_PID, FAKE_PID, getpid()};
+    for (int i = 0; i < 6; i++) /* three runs of one pid: three traces */
+        feed(pids[i], 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
+    ck_assert_uint_eq(stats(0).traces, 2); /* handed over at each pid change */
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_uint_eq(stats(0).traces, 3);
+    ck_assert_uint_eq(stats(0).values, 6); /* both pids map the same image */
+    ck_assert_uint_eq(summary(0, LEA_IP)->vtot, 6);
+    dcpi_vtrace_end_drain(vt); /* nothing pending: no empty trace */
+    ck_assert_uint_eq(stats(0).traces, 3);
+    teardown();
+}
+END_TEST
+
+START_TEST(test_regs_mask_and_unresolved)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    load_plugins(p, 0);
+    ck_assert_uint_eq(dcpi_vtrace_regs_mask(vt), 0x00ff03ffull); /* GPRs, IP, FLAGS */
+    ck_assert_uint_eq(dcpi_vtrace_rate(vt), DCPI_VTRACE_DEFAULT_RATE);
+    feed(12345678, 0, 1000, LEA_IP, 3, 4, 0); /* no such process in the loadmap */
+    ck_assert_uint_eq(dcpi_vtrace_unresolved(vt), 1);
+    ck_assert_uint_eq(stats(0).seen, 0);
+    teardown();
+}
+END_TEST
+
+START_TEST(test_no_specification)
+{
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_loadmap_new(&lm), 0);
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    ck_assert_int_eq(dcpi_vp_load(set, DCPI_TEST_PLUGINS "/good.so", NULL, err), 0);
+    dcpi_vtrace_opts_t o = {0};
+    ck_assert_int_eq(dcpi_vtrace_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
+    ck_assert_str_eq(err, "tp-good: vp_prof_init returned no specification");
+    vt = NULL;
+    teardown();
+}
+END_TEST
+
+START_TEST(test_flush_file)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    char dir[] = "/tmp/check_vtrace.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    load_plugins(p, 1000000);
+    for (int i = 0; i < 10; i++)
+        feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, i < 7 ? 4 : 5, 0);
+    ck_assert_uint_eq(dcpi_vtrace_used(vt), 0); /* the trace is still pending */
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_uint_eq(dcpi_vtrace_used(vt), 1);
+    dcpi_vtrace_flush_info_t fi = {.db = dir,
+                                   .epoch = "202601010000",
+                                   .platform = "test",
+                                   .event = "cpu-clock",
+                                   .period = 500000,
+                                   .cpuspeed = 1000,
+                                   .cpucount = 2};
+    size_t failed = 9;
+    ck_assert_msg(dcpi_vtrace_flush(vt, &fi, &failed, err) == 1, "%s", err);
+    ck_assert_uint_eq(failed, 0);
+    ck_assert_uint_eq(dcpi_vtrace_used(vt), 0);
+    dcpi_image_t *img;
+    uint32_t off;
+    ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), LEA_IP, &img, &off), 0);
+    char dname[512], path[8192];
+    dcpi_image_dirname(img->path, img->info.id, dname, sizeof dname);
+    snprintf(path, sizeof path, "%s/202601010000/test/%s/vp-classic.vprof", dir, dname);
+    dcpi_vprof_t *vp = NULL;
+    ck_assert_msg(dcpi_vprof_read(path, &vp, err) == 0, "%s", err);
+    ck_assert_str_eq(dcpi_vprof_get(vp, "vprof"), "vp-classic");
+    ck_assert_str_eq(dcpi_vprof_get(vp, "contexts"), "0");
+    ck_assert_str_eq(dcpi_vprof_get(vp, "event"), "cpu-clock");
+    ck_assert_str_eq(dcpi_vprof_get(vp, "image"), img->info.id);
+    const dcpi_vsummary_t *s = dcpi_vprof_at(vp, off, 0);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->vtot, 10);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 7);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 8, 0, 0), 3);
+    dcpi_vprof_free(vp);
+    /* a second flush merges into the file */
+    for (int i = 0; i < 5; i++)
+        feed(getpid(), 0, 100000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
+    ck_assert_int_eq(dcpi_vtrace_flush(vt, &fi, NULL, err), 1);
+    ck_assert_int_eq(dcpi_vprof_read(path, &vp, err), 0);
+    ck_assert_uint_eq(dcpi_vsummary_count(dcpi_vprof_at(vp, off, 0), 7, 0, 0), 12);
+    dcpi_vprof_free(vp);
+    teardown();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("vtrace");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_counts);
+    tcase_add_test(tc, test_rate_limit);
+    tcase_add_test(tc, test_too_many_disabled);
+    tcase_add_test(tc, test_split_per_pid);
+    tcase_add_test(tc, test_regs_mask_and_unresolved);
+    tcase_add_test(tc, test_no_specification);
+    tcase_add_test(tc, test_flush_file);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
