@@ -1,0 +1,69 @@
+#!/bin/bash
+# e2e: dcpiexport -format gperftools. A database is filled by importing a libprofiler run of a
+# program with a shared library of ours; the exported CPU profile is read by google-pprof --text,
+# which must name the same functions with the same counts and shares as dcpiprof, the library's
+# function included (it is placed at a load address of its own in the mapped-objects list).
+set -eu
+export LC_ALL=C
+B=${DCPI_BIN:?}
+T=$(mktemp -d /tmp/dcpi-e2e-expg.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+LIBPROF=$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so.0 2>/dev/null || true)
+command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
+command -v google-pprof >/dev/null || { echo "SKIP: google-pprof is not installed"; exit 77; }
+[ -n "$LIBPROF" ] || { echo "SKIP: libprofiler.so.0 (google-perftools) not installed"; exit 77; }
+
+cat >"$T/lib.c" <<'C'
+__attribute__((noinline)) double lib_spin(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.125; return s; }
+C
+cat >"$T/prog.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+double lib_spin(long n);
+__attribute__((noinline)) double hot(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.5; return s; }
+__attribute__((noinline)) double warm(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.25 + 1; return s; }
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 200000000;
+    printf("%g\n", hot(n) + warm(n / 2) + lib_spin(n / 3));
+    return 0;
+}
+C
+gcc -O1 -g -shared -fPIC -o "$T/libspin.so" "$T/lib.c"
+gcc -O1 -g -o "$T/prog" "$T/prog.c" -L"$T" -lspin -Wl,-rpath,"$T"
+LD_PRELOAD=$LIBPROF CPUPROFILE="$T/prog.prof" CPUPROFILE_FREQUENCY=1000 "$T/prog" >/dev/null 2>&1
+[ -s "$T/prog.prof" ] || { echo "SKIP: libprofiler wrote no profile (no SIGPROF timer?)"; exit 77; }
+"$B/dcpiimport" -db "$T/db" -platform p1 -format gperftools "$T/prog.prof" >/dev/null ||
+    { echo "FAIL: dcpiimport"; exit 1; }
+
+"$B/dcpiexport" -db "$T/db" -format gperftools -o "$T/out.prof" prog libspin.so ||
+    fail "dcpiexport failed"
+google-pprof --text "$T/prog" "$T/out.prof" >"$T/pprof.txt" 2>/dev/null || fail "google-pprof failed"
+"$B/dcpiprof" -db "$T/db" -csl prog libspin.so >"$T/dcpi.csv" || fail "dcpiprof failed"
+total=$(awk '/^Total:/ {print $2}' "$T/pprof.txt")
+mine=$(awk -F, 'NR > 1 {t += $1} END {print t + 0}' "$T/dcpi.csv")
+echo "total: pprof $total dcpi $mine"
+[ "$total" = "$mine" ] && [ "${total:-0}" -gt 30 ] || fail "total: pprof $total, dcpi $mine"
+for f in hot warm lib_spin; do
+    p=$(awk -v f=$f '$6 == f {print $1, $2}' "$T/pprof.txt")
+    d=$(awk -F, -v f=$f '$4 == f {printf "%d %.1f%%\n", $1, $2}' "$T/dcpi.csv")
+    echo "$f: pprof ${p:-0} dcpi ${d:-0}"
+    [ -n "$p" ] && [ "$p" = "$d" ] || fail "$f: pprof says ${p:-nothing}, dcpiprof ${d:-nothing}"
+done
+# the top function is the same
+top_p=$(awk 'NR == 2 {print $6}' "$T/pprof.txt")
+top_d=$(awk -F, 'NR == 2 {print $4}' "$T/dcpi.csv")
+[ "$top_p" = "$top_d" ] || fail "top function: pprof $top_p, dcpiprof $top_d"
+# a header of 64-bit slots 0 3 0 period 0: period 1000 us for the 1000 Hz run
+[ "$(od -An -tu8 -N40 "$T/out.prof" | tr -s ' ' | sed 's/^ //;s/ $//' | tr '\n' ' ')" = \
+    "0 3 0 1000 0 " ] || fail "header slots: $(od -An -tu8 -N40 "$T/out.prof")"
+# an unknown event is an error, one line, exit 1
+rc=0
+"$B/dcpiexport" -db "$T/db" -format gperftools -e nosuch -o "$T/x.prof" 2>"$T/err" || rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/x.prof" ] ||
+    fail "unknown event: exit $rc, $(cat "$T/err")"
+[ $fails -eq 0 ] && echo "PASS" || exit 1
