@@ -1,0 +1,169 @@
+/*
+ * tests/fuzz/gen_corpus.c - writes the generated part of the seed corpora with dcpi's own
+ * encoders (tests/fuzz/corpus/<harness>/gen-*): small valid PC profiles, value profiles and
+ * value traces of several shapes. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
+ * it against a build's libdcpi_static.a, then adds the text and ELF seeds.
+ * Usage: gen_corpus CORPUS_DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vprof.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+#include "dcpi/profile.h"
+#include "trace/trace-int.h"
+
+static const char *corpus;
+
+static int put(const char *harness, const char *name, const void *buf, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/gen-%s", corpus, harness, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const base_keys[][2] = {
+    {"image", "0123456789abcdef"}, {"epoch", "202611210752"}, {"platform", "host1"},
+    {"event", "cpu-clock"},        {"period", "100000"},      {"tstart", "0x401000"},
+    {"tsize", "4096"},             {"cpuspeed", "2400"},
+};
+
+static int gen_profile(const char *name, int nsamples, int stride, int extra)
+{
+    dcpi_profile_t *p = NULL;
+    char err[DCPI_ERRLEN];
+    void *buf = NULL;
+    size_t len = 0;
+    if (dcpi_profile_new(&p) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof base_keys / sizeof base_keys[0]; i++)
+        dcpi_profile_set(p, base_keys[i][0], base_keys[i][1]);
+    if (extra) {
+        dcpi_profile_set(p, "lost", "17");
+        dcpi_profile_set(p, "path", "/usr/lib/x86_64-linux-gnu/libc.so.6");
+        dcpi_profile_set(p, "label", "a label with words");
+        dcpi_profile_set(p, "x-unknown", "kept as is");
+    }
+    for (int i = 0; i < nsamples; i++)
+        dcpi_profile_add(p, (uint32_t)(i * stride + (i % 3)), (uint32_t)(1 + i * 7919 % 1000));
+    if (extra)
+        dcpi_profile_add(p, 0xfffffff0u, UINT32_MAX);
+    int rc = dcpi_profile_encode(p, &buf, &len, err);
+    if (rc == 0)
+        rc = put("profile", name, buf, len);
+    else
+        fprintf(stderr, "profile %s: %s\n", name, err);
+    free(buf);
+    dcpi_profile_free(p);
+    return rc;
+}
+
+static int gen_vprof(const char *name, unsigned hot, int nrec, int nvals, int ctx)
+{
+    dcpi_vprof_t *vp = NULL;
+    char err[DCPI_ERRLEN];
+    void *buf = NULL;
+    size_t len = 0;
+    if (dcpi_vprof_new(hot, &vp) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof base_keys / sizeof base_keys[0]; i++)
+        dcpi_vprof_set(vp, base_keys[i][0], base_keys[i][1]);
+    dcpi_vprof_set(vp, "vprof", "classic");
+    dcpi_vprof_set(vp, "contexts", ctx ? "1" : "0");
+    if (nrec > 2)
+        dcpi_vprof_set(vp, "lost", "5");
+    for (int r = 0; r < nrec; r++) {
+        dcpi_vsummary_t *s = dcpi_vprof_at(vp, (uint32_t)(r * 12 + 4), 1);
+        for (int v = 0; v < nvals; v++)
+            dcpi_vsummary_add(s, (uint64_t)(v * v) << (r % 40), ctx ? (uint64_t)v : 0,
+                              ctx ? (uint64_t)r : 0, (uint64_t)(nvals - v));
+        dcpi_vsummary_seen(s, (uint64_t)r);
+    }
+    int rc = dcpi_vprof_encode(vp, &buf, &len, err);
+    if (rc == 0)
+        rc = put("vprof", name, buf, len);
+    else
+        fprintf(stderr, "vprof %s: %s\n", name, err);
+    free(buf);
+    dcpi_vprof_free(vp);
+    return rc;
+}
+
+/* Instructions of the trace seeds (hex bytes). */
+static const char *const insns[] = {"4889d8", "488b4308", "48894308", "480fafc3",
+                                    "75f0",   "c3",       "f20f58c1", "4801d8"};
+
+static int decode(const char *hex, trace_inst_t *inst)
+{
+    unsigned char b[16];
+    int n = 0;
+    unsigned v;
+    while (n < 15 && sscanf(hex + 2 * n, "%2x", &v) == 1)
+        b[n++] = (unsigned char)v;
+    return trace_inst_decode(b, n, inst) == n ? 0 : -1;
+}
+
+/* One trace: nburst bursts of nent entries each; every shape knob is a flag. */
+static int gen_trace(const char *name, int nburst, int nent, int ctx, int missing, int jumps)
+{
+    static trace_encoder_t e;
+    static uint8_t buf[16384];
+    trace_inst_t inst[sizeof insns / sizeof insns[0]];
+    for (size_t i = 0; i < sizeof insns / sizeof insns[0]; i++)
+        if (decode(insns[i], &inst[i]) < 0)
+            return -1;
+    trace_encoder_init(&e, buf, sizeof buf);
+    uint64_t pc = 0x401000;
+    for (int b = 0; b < nburst; b++) {
+        if (trace_encoder_burst(&e, 77, 77 + (unsigned)b, 1000000ull * (unsigned)(b + 1),
+                                ctx && b % 2 == 0) < 0)
+            return -1;
+        for (int i = 0; i < nent; i++) {
+            const trace_inst_t *in = &inst[(unsigned)i % (sizeof inst / sizeof inst[0])];
+            trace_value_t kinds[TRACE_VLIST_MAX];
+            uint64_t vals[TRACE_VLIST_MAX];
+            int nv = i % (TRACE_VLIST_MAX + 1);
+            for (int k = 0; k < nv; k++) {
+                kinds[k] = (trace_value_t)(1 + (i + k) % (TRACE_VALUE_COUNT - 1));
+                vals[k] = (uint64_t)(i * 1000 + k) * (k % 2 ? 1 : 0x10001ull);
+            }
+            unsigned mask = missing && nv ? (1u << (i % nv)) : 0;
+            if (trace_encoder_entry(&e, in, pc, (uint64_t)i, (uint64_t)-i, nv, kinds, vals,
+                                    mask) < 0)
+                return -1;
+            pc = jumps && i % 5 == 4 ? 0x401000 + (uint64_t)(i % 3) * 0x40 : pc + in->length;
+        }
+    }
+    return put("trace", name, buf, trace_encoder_size(&e));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_corpus CORPUS_DIR\n");
+        return 2;
+    }
+    corpus = argv[1];
+    int bad = 0;
+    bad |= gen_profile("empty.prof", 0, 0, 0);
+    bad |= gen_profile("one.prof", 1, 0, 0);
+    bad |= gen_profile("dense.prof", 40, 1, 0);
+    bad |= gen_profile("sparse.prof", 12, 4000, 1);
+    bad |= gen_vprof("empty.vprof", 0, 0, 0, 0);
+    bad |= gen_vprof("small.vprof", 2, 2, 1, 0);
+    bad |= gen_vprof("full.vprof", 4, 3, 9, 1);
+    bad |= gen_vprof("many.vprof", 8, 12, 5, 1);
+    bad |= gen_trace("empty-burst.bin", 1, 0, 0, 0, 0);
+    bad |= gen_trace("line.bin", 1, 16, 0, 0, 0);
+    bad |= gen_trace("ctx.bin", 2, 12, 1, 0, 1);
+    bad |= gen_trace("missing.bin", 3, 10, 1, 1, 1);
+    bad |= gen_trace("loop.bin", 1, 60, 0, 1, 1);
+    return bad ? 1 : 0;
+}
