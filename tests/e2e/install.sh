@@ -29,9 +29,13 @@ bad=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBR]/ {print $3}' | grep -vE '^
 [ -z "$bad" ] || fail "libdcpi exports symbols outside its API: $(echo $bad | head -c 300)"
 nm -D --defined-only "$LIB" | grep -q ' trace_parser_next' || fail "trace_parser_next not exported"
 
+# A sanitizer build of libdcpi (DCPI_SANITIZE) needs its users built with the same runtime.
+SAN=""
+ldd "$LIB" | grep -q libasan && SAN="-fsanitize=address,undefined"
+
 # A plugin built the way samples/README.md says, against the installed SDK only.
 export PKG_CONFIG_PATH=$PCDIR
-cc -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
+cc $SAN -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
     "$S/samples/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"
 exported=$(nm -D --defined-only "$T/vp-load-addr.so" | awk '$2 ~ /[TDBR]/ {print $3}')
 [ "$exported" = "_dispatch" ] || fail "sample plugin exports '$exported', expected only _dispatch"
@@ -55,7 +59,7 @@ int main(void)
     return dcpi_version() == DCPI_VERSION_HEX ? 0 : 1;
 }
 C
-cmake -S "$T/proj" -B "$T/proj/b" -DCMAKE_PREFIX_PATH="$P" >/dev/null || fail "find_package(dcpi) failed"
+cmake -S "$T/proj" -B "$T/proj/b" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="$SAN" >/dev/null || fail "find_package(dcpi) failed"
 cmake --build "$T/proj/b" >/dev/null || fail "find_package project does not build"
 out=$(LD_LIBRARY_PATH=$(dirname "$LIB") "$T/proj/b/useit") || fail "find_package program failed"
 [ "$out" = "0.1.0 malformed data" ] || fail "unexpected output '$out'"
