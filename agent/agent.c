@@ -1,0 +1,713 @@
+/*
+ * agent.c - libdcpi-agent.so, the step backend's in-process agent (LD_PRELOAD).
+ *
+ * With DCPI_AGENT_RING=<prefix> in the environment it creates the ring file
+ * <prefix>.<pid>.<gen> (core/stepring.h), and gives every thread a timer on its own CPU clock
+ * (DCPI_AGENT_RATE bursts/s, default 100) that sends a real-time signal. The signal's handler
+ * sets the trap flag in the interrupted context, so the thread traps after each instruction;
+ * the SIGTRAP handler records registers before/after, instruction bytes and the memory operand
+ * into the thread's ring until DCPI_AGENT_BURST instructions (default 16) ran, or until the next
+ * instruction is a system call (or int/int3/pushf/...), or a signal of the program arrives.
+ * Without DCPI_AGENT_RING it does nothing at all.
+ *
+ * The program keeps its behaviour: sigaction/signal are wrapped so its handlers are called for
+ * its own signals (SIGTRAP included: traps that are not ours are forwarded), sigprocmask and
+ * pthread_sigmask never block the agent's two signals, fork gives the child its own ring and
+ * timer, exec re-arms through the environment. Instruction decoding uses Zydis, loaded with
+ * dlopen; without it memory operands are not recorded (counted in no_decoder).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <Zydis/Zydis.h>
+
+#include "core/stepring.h"
+
+#define EXPORT     __attribute__((visibility("default")))
+#define TF_BIT     0x100ull
+#define TICK_MAGIC 0x5dc1
+
+/* perf register order (core/capture.h DCPI_REG_*), repeated here: the agent links no libdcpi */
+enum {
+    R_AX,
+    R_BX,
+    R_CX,
+    R_DX,
+    R_SI,
+    R_DI,
+    R_BP,
+    R_SP,
+    R_IP,
+    R_FL,
+    R_CS,
+    R_SS,
+    R_DS,
+    R_ES,
+    R_FS,
+    R_GS,
+    R_R8,
+    R_R9,
+    R_R10,
+    R_R11,
+    R_R12,
+    R_R13,
+    R_R14,
+    R_R15
+};
+
+typedef ZyanStatus (*dec_init_fn)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
+typedef ZyanStatus (*dec_full_fn)(const ZydisDecoder *, const void *, ZyanUSize,
+                                  ZydisDecodedInstruction *, ZydisDecodedOperand *);
+typedef ZydisRegister (*reg_enc_fn)(ZydisMachineMode, ZydisRegister);
+
+struct agent_thread {
+    int live, slot, stepping, index, tid;
+    timer_t timer;
+    uint64_t burst, t0;
+    step_record_t cur; /* the instruction about to run: before regs, bytes, ea */
+};
+
+static __thread struct agent_thread self __attribute__((tls_model("initial-exec")));
+
+static struct {
+    int active, sig, burst_len, rate;
+    step_ring_header_t *hdr;
+    size_t size;
+    char prefix[200];
+    pthread_key_t key;
+    struct sigaction prog[NSIG];
+    unsigned char prog_set[NSIG];
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+    int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+    int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    ZydisDecoder dec;
+    dec_full_fn decode;
+    reg_enc_fn enclosing;
+} g;
+
+/* ---- small helpers (async-signal-safe) ---------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int self_read(uint64_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t fs_base(void)
+{
+    uint64_t v;
+    __asm__ volatile("mov %%fs:0, %0" : "=r"(v));
+    return v;
+}
+
+static void regs_from_uc(const ucontext_t *uc, uint64_t *r)
+{
+    const greg_t *gr = uc->uc_mcontext.gregs;
+    memset(r, 0, STEP_NREGS * sizeof(*r));
+    r[R_AX] = gr[REG_RAX], r[R_BX] = gr[REG_RBX], r[R_CX] = gr[REG_RCX];
+    r[R_DX] = gr[REG_RDX], r[R_SI] = gr[REG_RSI], r[R_DI] = gr[REG_RDI];
+    r[R_BP] = gr[REG_RBP], r[R_SP] = gr[REG_RSP], r[R_IP] = gr[REG_RIP];
+    r[R_FL] = gr[REG_EFL] & ~TF_BIT, r[R_FS] = fs_base();
+    r[R_R8] = gr[REG_R8], r[R_R9] = gr[REG_R9], r[R_R10] = gr[REG_R10];
+    r[R_R11] = gr[REG_R11], r[R_R12] = gr[REG_R12], r[R_R13] = gr[REG_R13];
+    r[R_R14] = gr[REG_R14], r[R_R15] = gr[REG_R15];
+}
+
+static void set_tf(ucontext_t *uc, int on)
+{
+    if (on)
+        uc->uc_mcontext.gregs[REG_EFL] |= TF_BIT;
+    else
+        uc->uc_mcontext.gregs[REG_EFL] &= ~TF_BIT;
+}
+
+static int is_ours(int sig)
+{
+    return g.active && (sig == SIGTRAP || sig == g.sig);
+}
+
+static void strip_ours(sigset_t *set)
+{
+    sigdelset(set, SIGTRAP);
+    sigdelset(set, g.sig);
+}
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+static int reg_index(ZydisRegister r)
+{
+    static const int8_t map[16] = {R_AX, R_CX, R_DX,  R_BX,  R_SP,  R_BP,  R_SI,  R_DI,
+                                   R_R8, R_R9, R_R10, R_R11, R_R12, R_R13, R_R14, R_R15};
+    ZydisRegister big = g.enclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+    if (big >= ZYDIS_REGISTER_RAX && big <= ZYDIS_REGISTER_R15)
+        return map[big - ZYDIS_REGISTER_RAX];
+    return -1;
+}
+
+static int reg_val(ZydisRegister r, const uint64_t *regs, uint64_t *v)
+{
+    if (r == ZYDIS_REGISTER_NONE) {
+        *v = 0;
+        return 0;
+    }
+    int i = reg_index(r);
+    if (i < 0)
+        return -1;
+    *v = regs[i];
+    return 0;
+}
+
+/* Effective address of a memory operand (core/capture.c rules, plus the fs base). */
+static int operand_ea(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *op,
+                      const uint64_t *regs, uint64_t *ea)
+{
+    ZydisMnemonic m = zi->mnemonic;
+    if (op->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op->mem.base == ZYDIS_REGISTER_RSP) {
+        if (m == ZYDIS_MNEMONIC_PUSH || m == ZYDIS_MNEMONIC_CALL)
+            *ea = regs[R_SP] - op->size / 8;
+        else if (m == ZYDIS_MNEMONIC_POP || m == ZYDIS_MNEMONIC_RET)
+            *ea = regs[R_SP];
+        else
+            return -1;
+        return 0;
+    }
+    uint64_t base, index;
+    if (op->mem.segment == ZYDIS_REGISTER_GS)
+        return -1;
+    if (op->mem.base == ZYDIS_REGISTER_RIP)
+        base = regs[R_IP] + zi->length;
+    else if (reg_val(op->mem.base, regs, &base) != 0)
+        return -1;
+    if (reg_val(op->mem.index, regs, &index) != 0)
+        return -1;
+    uint64_t a = base + index * op->mem.scale + (uint64_t)op->mem.disp.value;
+    if (zi->address_width == 32)
+        a &= 0xffffffffull;
+    if (op->mem.segment == ZYDIS_REGISTER_FS)
+        a += regs[R_FS];
+    *ea = a;
+    return 0;
+}
+
+static int is_stop(ZydisMnemonic m)
+{
+    switch (m) {
+    case ZYDIS_MNEMONIC_SYSCALL:
+    case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_INT:
+    case ZYDIS_MNEMONIC_INT1:
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_INTO:
+    case ZYDIS_MNEMONIC_PUSHF:
+    case ZYDIS_MNEMONIC_PUSHFD:
+    case ZYDIS_MNEMONIC_PUSHFQ:
+    case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_UD2:
+    case ZYDIS_MNEMONIC_XBEGIN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Byte check used without Zydis: syscall, sysenter, int n, int3, pushf after prefixes. */
+static int is_stop_bytes(const uint8_t *b, int len)
+{
+    int i = 0;
+    while (i < len && (b[i] == 0x66 || (b[i] & 0xf0) == 0x40))
+        i++;
+    if (i >= len)
+        return 1;
+    if (b[i] == 0xcc || b[i] == 0xcd || b[i] == 0x9c || b[i] == 0xf1)
+        return 1;
+    return i + 1 < len && b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34);
+}
+
+/* Fill rec's memory operand fields; 1 when the instruction must end the burst. */
+static int analyse(step_record_t *rec)
+{
+    if (!g.decode) {
+        atomic_fetch_add_explicit(&g.hdr->no_decoder, 1, memory_order_relaxed);
+        return is_stop_bytes(rec->insn, rec->insn_len);
+    }
+    ZydisDecodedInstruction zi;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    if (ZYAN_FAILED(g.decode(&g.dec, rec->insn, rec->insn_len, &zi, ops)))
+        return 1;
+    if (is_stop(zi.mnemonic))
+        return 1;
+    for (int i = 0; i < zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &ops[i];
+        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.type != ZYDIS_MEMOP_TYPE_MEM)
+            continue;
+        if (operand_ea(&zi, op, rec->before, &rec->ea) != 0)
+            return 0;
+        rec->flags |= STEP_REC_EA;
+        rec->mem_size = op->size / 8 > 8 ? 8 : (uint8_t)(op->size / 8);
+        if (rec->mem_size && (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
+            self_read(rec->ea, &rec->mem_before, rec->mem_size) == 0)
+            rec->flags |= STEP_REC_MEMRD;
+        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+            rec->flags |= STEP_REC_MEMWR; /* mem_after read after the instruction */
+        return 0;
+    }
+    return 0;
+}
+
+/* Read the instruction at regs' rip into self.cur; 1 when the burst must end before it. */
+static int prepare(const uint64_t *regs)
+{
+    step_record_t *c = &self.cur;
+    memset(c, 0, offsetof(step_record_t, before));
+    memcpy(c->before, regs, sizeof(c->before));
+    uint64_t pc = regs[R_IP];
+    uint64_t to_page = 4096 - (pc & 4095);
+    size_t n = to_page < 16 ? (size_t)to_page : 16;
+    memcpy(c->insn, (const void *)pc, n); /* the page at pc is mapped: it runs */
+    if (n < 16 && self_read(pc + n, c->insn + n, 16 - n) == 0)
+        n = 16;
+    c->insn_len = (uint8_t)n;
+    return analyse(c);
+}
+
+/* ---- bursts ------------------------------------------------------------------------------- */
+
+static void end_burst(ucontext_t *uc, int why)
+{
+    step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    atomic_fetch_add_explicit(&s->end_count[why], 1, memory_order_relaxed);
+    set_tf(uc, 0);
+    self.stepping = 0;
+}
+
+static void write_record(const uint64_t *after, int last, int why)
+{
+    step_record_t *c = &self.cur;
+    step_record_t *r = step_ring_next(g.hdr, (uint32_t)self.slot);
+    c->time_ns = self.t0;
+    c->burst = self.burst;
+    c->tid = (uint32_t)self.tid;
+    c->index = (uint8_t)self.index;
+    c->flags |= (self.index == 0 ? STEP_REC_FIRST : 0) | (last ? STEP_REC_LAST : 0);
+    c->end = (uint8_t)why;
+    if ((c->flags & STEP_REC_MEMWR) && self_read(c->ea, &c->mem_after, c->mem_size) != 0)
+        c->flags &= (uint16_t)~STEP_REC_MEMWR;
+    memcpy(c->after, after, sizeof(c->after));
+    memcpy(r, c, sizeof(*r));
+    step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    atomic_fetch_add_explicit(&s->steps, 1, memory_order_relaxed);
+    step_ring_publish(s);
+}
+
+static void on_step(ucontext_t *uc)
+{
+    uint64_t now[STEP_NREGS];
+    regs_from_uc(uc, now);
+    int why = -1;
+    if (self.index + 1 >= g.burst_len)
+        why = STEP_END_DONE;
+    /* Decode the next instruction first so the last record can carry the end reason. */
+    step_record_t done = self.cur;
+    if (why < 0 && prepare(now))
+        why = STEP_END_SYSCALL;
+    step_record_t next = self.cur;
+    self.cur = done;
+    write_record(now, why >= 0, why < 0 ? 0 : why);
+    self.cur = next;
+    self.index++;
+    if (why >= 0)
+        end_burst(uc, why);
+}
+
+static void start_burst(ucontext_t *uc)
+{
+    step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    if (!step_ring_room(g.hdr, s, (uint32_t)g.burst_len)) {
+        atomic_fetch_add_explicit(&s->lost_bursts, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t regs[STEP_NREGS];
+    regs_from_uc(uc, regs);
+    self.index = 0;
+    self.burst = atomic_fetch_add_explicit(&s->bursts, 1, memory_order_relaxed);
+    self.t0 = now_ns();
+    if (prepare(regs)) {
+        atomic_fetch_add_explicit(&s->end_count[STEP_END_SYSCALL], 1, memory_order_relaxed);
+        return;
+    }
+    self.stepping = 1;
+    set_tf(uc, 1);
+}
+
+/* ---- the program's handlers ----------------------------------------------------------------- */
+
+static void call_program(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction *pa = &g.prog[sig];
+    void (*h)(int) = pa->sa_handler;
+    int flags = pa->sa_flags;
+    if (flags & SA_RESETHAND) {
+        pa->sa_handler = SIG_DFL;
+        pa->sa_flags &= ~SA_SIGINFO;
+    }
+    if (h == SIG_IGN)
+        return;
+    if (h == SIG_DFL) { /* only SIGTRAP / our signal get here: act as the default would */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        g.sigaction(sig, &dfl, NULL);
+        raise(sig); /* blocked in this handler: delivered with SIG_DFL on return */
+        return;
+    }
+    if (flags & SA_SIGINFO)
+        pa->sa_sigaction(sig, si, uc);
+    else
+        h(sig);
+}
+
+static void on_program_signal(int sig, siginfo_t *si, void *ucv)
+{
+    int saved = errno;
+    if (self.stepping)
+        end_burst(ucv, STEP_END_SIGNAL);
+    errno = saved;
+    call_program(sig, si, ucv);
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+    int saved = errno;
+    if (self.stepping && si->si_code == TRAP_TRACE) {
+        on_step(ucv);
+        errno = saved;
+        return;
+    }
+    if (self.stepping)
+        end_burst(ucv, STEP_END_SIGNAL);
+    errno = saved;
+    call_program(sig, si, ucv);
+}
+
+static void on_tick(int sig, siginfo_t *si, void *ucv)
+{
+    int saved = errno;
+    if (si->si_code != SI_TIMER || si->si_value.sival_int != TICK_MAGIC) {
+        on_program_signal(sig, si, ucv);
+        return;
+    }
+    if (self.live && !self.stepping)
+        start_burst(ucv);
+    errno = saved;
+}
+
+/* ---- wrappers ------------------------------------------------------------------------------ */
+
+static int install(int sig, void (*fn)(int, siginfo_t *, void *), const sigset_t *mask, int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = fn;
+    sa.sa_flags = (flags & ~(SA_RESETHAND | SA_NODEFER)) | SA_SIGINFO | SA_RESTART;
+    if (mask)
+        sa.sa_mask = *mask;
+    else
+        sigfillset(&sa.sa_mask);
+    strip_ours(&sa.sa_mask);
+    if (fn == on_trap || fn == on_tick)
+        sigfillset(&sa.sa_mask); /* nothing interrupts the agent's own handlers */
+    return g.sigaction(sig, &sa, NULL);
+}
+
+static void report_old(int sig, struct sigaction *old)
+{
+    if (g.prog_set[sig]) {
+        *old = g.prog[sig];
+    } else {
+        memset(old, 0, sizeof(*old));
+        old->sa_handler = SIG_DFL;
+    }
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!g.sigaction)
+        g.sigaction = dlsym(RTLD_NEXT, "sigaction");
+    if (!g.active || sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
+        return g.sigaction(sig, act, old);
+    struct sigaction prev;
+    if (!g.prog_set[sig] && !is_ours(sig) && g.sigaction(sig, NULL, &prev) == 0) {
+        g.prog[sig] = prev; /* adopt what was there before the first wrapped call */
+        g.prog_set[sig] = 1;
+    }
+    struct sigaction before;
+    report_old(sig, &before);
+    if (act) {
+        int fn = act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+        int rc = 0;
+        if (sig == SIGTRAP)
+            rc = 0; /* on_trap stays; it forwards */
+        else if (sig == g.sig)
+            rc = 0; /* on_tick stays; it forwards what is not a tick */
+        else if (fn)
+            rc = install(sig, on_program_signal, &act->sa_mask, act->sa_flags);
+        else
+            rc = g.sigaction(sig, act, NULL);
+        if (rc != 0)
+            return rc;
+        g.prog[sig] = *act;
+        g.prog_set[sig] = 1;
+    }
+    if (old)
+        *old = before;
+    return 0;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+static int mask_call(int (*fn)(int, const sigset_t *, sigset_t *), int how, const sigset_t *set,
+                     sigset_t *old)
+{
+    if (!g.active || !set || how == SIG_UNBLOCK)
+        return fn(how, set, old);
+    sigset_t copy = *set;
+    strip_ours(&copy);
+    return fn(how, &copy, old);
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!g.sigprocmask)
+        g.sigprocmask = dlsym(RTLD_NEXT, "sigprocmask");
+    return mask_call(g.sigprocmask, how, set, old);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!g.pthread_sigmask)
+        g.pthread_sigmask = dlsym(RTLD_NEXT, "pthread_sigmask");
+    return mask_call(g.pthread_sigmask, how, set, old);
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+static int claim_slot(void)
+{
+    for (uint32_t i = 0; i < g.hdr->nslots; i++) {
+        step_slot_t *s = step_ring_slot(g.hdr, i);
+        uint32_t expect = STEP_SLOT_FREE;
+        if (atomic_compare_exchange_strong(&s->state, &expect, STEP_SLOT_LIVE)) {
+            atomic_store(&s->tid, (uint32_t)self.tid);
+            return (int)i;
+        }
+    }
+    atomic_fetch_add(&g.hdr->lost_threads, 1);
+    return -1;
+}
+
+static void thread_arm(void)
+{
+    memset(&self, 0, sizeof(self));
+    self.tid = (int)syscall(SYS_gettid);
+    self.slot = claim_slot();
+    if (self.slot < 0)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g.sig;
+    sev.sigev_value.sival_int = TICK_MAGIC;
+    sev._sigev_un._tid = self.tid;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &self.timer) != 0)
+        return;
+    long ns = 1000000000L / g.rate;
+    struct itimerspec it = {{ns / 1000000000L, ns % 1000000000L},
+                            {ns / 1000000000L, ns % 1000000000L}};
+    timer_settime(self.timer, 0, &it, NULL);
+    pthread_setspecific(g.key, &self);
+    self.live = 1;
+}
+
+static void thread_disarm(void *unused)
+{
+    if (!self.live)
+        return;
+    self.live = 0;
+    timer_delete(self.timer);
+    atomic_store(&step_ring_slot(g.hdr, (uint32_t)self.slot)->state, STEP_SLOT_DONE);
+}
+
+struct start_arg {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *thread_start(void *p)
+{
+    struct start_arg a = *(struct start_arg *)p;
+    free(p);
+    thread_arm();
+    return a.fn(a.arg);
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    if (!g.pthread_create)
+        g.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+    struct start_arg *a = g.active ? malloc(sizeof(*a)) : NULL;
+    if (!a)
+        return g.pthread_create(t, attr, fn, arg);
+    a->fn = fn;
+    a->arg = arg;
+    int rc = g.pthread_create(t, attr, thread_start, a);
+    if (rc != 0)
+        free(a);
+    return rc;
+}
+
+/* ---- process set-up ----------------------------------------------------------------------- */
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+    const char *s = getenv(name);
+    long v = s && *s ? strtol(s, NULL, 10) : def;
+    return v < lo || v > hi ? def : (int)v;
+}
+
+static int open_ring(void)
+{
+    char path[256];
+    size_t size = step_ring_file_size(STEP_DEF_SLOTS, STEP_DEF_RECORDS);
+    for (int gen = 0; gen < 1000; gen++) {
+        snprintf(path, sizeof(path), "%s.%d.%d", g.prefix, (int)getpid(), gen);
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return -1;
+        void *m = MAP_FAILED;
+        if (ftruncate(fd, (off_t)size) == 0)
+            m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+            return -1;
+        g.hdr = m;
+        g.size = size;
+        step_ring_init(g.hdr, (uint32_t)getpid(), STEP_DEF_SLOTS, STEP_DEF_RECORDS);
+        g.hdr->burst_len = (uint32_t)g.burst_len;
+        g.hdr->rate = (uint32_t)g.rate;
+        g.hdr->signo = (uint32_t)g.sig;
+        atomic_store(&g.hdr->ready, 1);
+        return 0;
+    }
+    return -1;
+}
+
+static void load_zydis(void)
+{
+    void *h = dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libZydis.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    dec_init_fn init = (dec_init_fn)dlsym(h, "ZydisDecoderInit");
+    g.enclosing = (reg_enc_fn)dlsym(h, "ZydisRegisterGetLargestEnclosing");
+    dec_full_fn full = (dec_full_fn)dlsym(h, "ZydisDecoderDecodeFull");
+    if (init && full && g.enclosing &&
+        ZYAN_SUCCESS(init(&g.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+        g.decode = full;
+}
+
+static int pick_signal(void)
+{
+    int n = env_int(STEP_SIGNAL_ENV, -1, 0, SIGRTMAX - SIGRTMIN);
+    if (n >= 0)
+        return SIGRTMIN + n;
+    for (int s = SIGRTMIN + 6; s <= SIGRTMAX; s++) {
+        struct sigaction cur;
+        if (g.sigaction(s, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL)
+            return s;
+    }
+    return SIGRTMAX;
+}
+
+static void unblock_ours(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTRAP);
+    sigaddset(&set, g.sig);
+    g.pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+static void after_fork_child(void)
+{
+    if (!g.active)
+        return;
+    munmap(g.hdr, g.size);
+    g.hdr = NULL;
+    if (open_ring() != 0) {
+        g.active = 0;
+        self.live = 0;
+        return;
+    }
+    thread_arm();
+}
+
+static void resolve(void)
+{
+    g.sigaction = dlsym(RTLD_NEXT, "sigaction");
+    g.sigprocmask = dlsym(RTLD_NEXT, "sigprocmask");
+    g.pthread_sigmask = dlsym(RTLD_NEXT, "pthread_sigmask");
+    g.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+    resolve();
+    const char *prefix = getenv(STEP_RING_ENV);
+    if (!prefix || !*prefix || strlen(prefix) >= sizeof(g.prefix) || !g.sigaction ||
+        !g.pthread_sigmask || !g.pthread_create)
+        return;
+    snprintf(g.prefix, sizeof(g.prefix), "%s", prefix);
+    g.burst_len = env_int(STEP_BURST_ENV, 16, 1, STEP_BURST_MAX);
+    g.rate = env_int(STEP_RATE_ENV, 100, 1, 100000);
+    g.sig = pick_signal();
+    load_zydis();
+    if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)
+        return;
+    g.active = 1;
+    if (install(SIGTRAP, on_trap, NULL, 0) != 0 || install(g.sig, on_tick, NULL, 0) != 0) {
+        g.active = 0;
+        return;
+    }
+    unblock_ours();
+    pthread_atfork(NULL, NULL, after_fork_child);
+    thread_arm();
+}
