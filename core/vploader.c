@@ -9,13 +9,17 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dcpi/errno.h"
+
+#define INSECURE_HINT "(use -vtrace-insecure to override)"
 
 struct dcpi_vp {
     char *path;
@@ -28,6 +32,7 @@ struct dcpi_vp_set {
     dcpi_vp_t **vps;
     unsigned n;
     unsigned cap;
+    int allow_insecure; /* 1: no root ownership check (-vtrace-insecure) */
 };
 
 static const char *const reserved_names[] = {"values", "values.replay", "values.trace"};
@@ -172,6 +177,83 @@ int dcpi_vp_resolve(const char *name, char *path, size_t len)
     return dcpi_vp_resolve_err(name, path, len, NULL);
 }
 
+/* ---- ownership check (root only) ---- */
+
+/* One component: owned by root; unless it is a symlink, not writable by group/others. */
+static int check_node(const char *plugin, const char *node, int follow, char *err)
+{
+    struct stat st;
+    if ((follow ? stat(node, &st) : lstat(node, &st)) != 0) {
+        int e = errno;
+        set_err(err, "%s: refusing plugin: %s: %s", plugin, node, strerror(e));
+        return -e;
+    }
+    if (st.st_uid != 0) {
+        set_err(err, "%s: refusing plugin: %s is owned by uid %u, not root " INSECURE_HINT,
+                plugin, node, (unsigned)st.st_uid);
+        return DCPI_EPERM;
+    }
+    if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        set_err(err, "%s: refusing plugin: %s is writable by group/others " INSECURE_HINT, plugin,
+                node);
+        return DCPI_EPERM;
+    }
+    return 0;
+}
+
+/* "/", then every prefix of the absolute path abs, then abs itself, top down. */
+static int check_prefixes(const char *plugin, const char *abs, int follow, char *err)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", abs) >= (int)sizeof(buf)) {
+        set_err(err, "%s: refusing plugin: path too long", plugin);
+        return DCPI_ERANGE;
+    }
+    int rc = check_node(plugin, "/", follow, err);
+    for (char *p = buf + 1; rc == 0 && (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        rc = check_node(plugin, buf, follow, err);
+        *p = '/';
+    }
+    return rc == 0 ? check_node(plugin, abs, follow, err) : rc;
+}
+
+/* path as an absolute path (relative ones are taken from the current directory). */
+static int absolute(const char *path, char *abs, size_t len)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        return snprintf(abs, len, "%s", path) < (int)len ? 0 : DCPI_ERANGE;
+    if (!getcwd(cwd, sizeof(cwd)))
+        return -errno;
+    return snprintf(abs, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < (int)len ? 0
+                                                                                   : DCPI_ERANGE;
+}
+
+int dcpi_vp_check_secure(const char *path, char *err)
+{
+    char abs[PATH_MAX], real[PATH_MAX];
+    if (!path) {
+        set_err(err, "vtrace: no plugin given");
+        return DCPI_EINVAL;
+    }
+    int rc = absolute(path, abs, sizeof(abs));
+    if (rc < 0) {
+        set_err(err, "%s: refusing plugin: %s", path, dcpi_strerror(rc));
+        return rc;
+    }
+    /* The path as given, symlinks not followed (each link must be root's), ... */
+    if ((rc = check_prefixes(path, abs, 0, err)) < 0)
+        return rc;
+    /* ... and the file it names in the end, with every real directory above it. */
+    if (!realpath(abs, real)) {
+        rc = -errno;
+        set_err(err, "%s: refusing plugin: %s", path, strerror(-rc));
+        return rc;
+    }
+    return strcmp(real, abs) ? check_prefixes(path, real, 1, err) : 0;
+}
+
 /* ---- one plugin ---- */
 
 static void vp_free(dcpi_vp_t *vp)
@@ -183,13 +265,18 @@ static void vp_free(dcpi_vp_t *vp)
     free(vp);
 }
 
-static int open_object(dcpi_vp_t *vp, char *err)
+static int open_object(const dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
 {
     struct stat st;
     if (stat(vp->path, &st) != 0) {
         int e = errno;
         set_err(err, "%s: %s", vp->path, strerror(e));
         return -e;
+    }
+    if (geteuid() == 0 && !set->allow_insecure) {
+        int rc = dcpi_vp_check_secure(vp->path, err);
+        if (rc < 0)
+            return rc;
     }
     vp->handle = dlopen(vp->path, RTLD_NOW | RTLD_LOCAL);
     if (!vp->handle) {
@@ -346,7 +433,7 @@ int dcpi_vp_load(dcpi_vp_set_t *set, const char *path_or_name, dcpi_vp_t **out, 
         set_err(err, "%s: %s", path, dcpi_strerror(rc));
         goto out_vp;
     }
-    rc = open_object(vp, err);
+    rc = open_object(set, vp, err);
     if (rc < 0)
         goto out_vp;
     rc = check_and_load(set, vp, err);
@@ -372,6 +459,12 @@ int dcpi_vp_set_new(dcpi_vp_set_t **out)
         return DCPI_EINVAL;
     *out = calloc(1, sizeof(**out));
     return *out ? 0 : DCPI_ENOMEM;
+}
+
+void dcpi_vp_set_allow_insecure(dcpi_vp_set_t *set, int allow)
+{
+    if (set)
+        set->allow_insecure = allow != 0;
 }
 
 void dcpi_vp_set_free(dcpi_vp_set_t *set)

@@ -12,6 +12,14 @@
  * struct_size, so callers test optional entries for NULL and never read past the plugin's
  * table. vp_prof_init / vp_prof_done / vp_prof_process are the caller's business.
  *
+ * Ownership check (as sudo and cron do): when the program runs as root (geteuid() == 0), a
+ * plugin is refused unless the file and every directory above it (of the resolved path, and of
+ * the path as given when a symlink is involved) is owned by root and not writable by group or
+ * others: "PATH: refusing plugin: DIR is writable by group/others (use -vtrace-insecure to
+ * override)" or "... DIR is owned by uid N, not root (...)". dcpi_vp_set_allow_insecure lifts
+ * it (the tools' -vtrace-insecure flag). Not run for other users: they can only load code they
+ * could run anyway.
+ *
  * Not thread-safe: one thread loads and unloads.
  */
 #ifndef DCPI_CORE_VPLOADER_H
@@ -35,6 +43,8 @@ typedef struct dcpi_vp_set dcpi_vp_set_t; /* the plugins loaded by one program *
 
 /* An empty set. Returns 0 or DCPI_ENOMEM. */
 int dcpi_vp_set_new(dcpi_vp_set_t **out);
+/* allow != 0: skip the root ownership check for the plugins loaded into set afterwards. */
+void dcpi_vp_set_allow_insecure(dcpi_vp_set_t *set, int allow);
 /* Unload every plugin of the set in reverse load order (vp_unload, then dlclose) and free it.
  * NULL is fine. */
 void dcpi_vp_set_free(dcpi_vp_set_t *set);
@@ -47,6 +57,7 @@ void dcpi_vp_set_free(dcpi_vp_set_t *set);
  *                 file at the path; other -errno values when the file cannot be read;
  *   DCPI_EVERSION abi_version is not one this dcpi knows;
  *   DCPI_EEXIST   the profile name is already loaded in the set;
+ *   DCPI_EPERM    running as root, the file or a directory above it is not root's alone;
  *   DCPI_EPLUGIN  every other refusal (dlopen failure, no _dispatch, short table, missing
  *                 required entry, invalid or reserved name, vp_load returned non-zero);
  *   DCPI_ENOMEM, DCPI_EINVAL.
@@ -84,6 +95,14 @@ int dcpi_vp_set_search_dirs(const char *const *dirs);
 int dcpi_vp_resolve(const char *name, char *path, size_t len);
 /* As dcpi_vp_resolve, with err ("NAME: plugin not found (searched: a, b, c)"). */
 int dcpi_vp_resolve_err(const char *name, char *path, size_t len, char *err);
+
+/*
+ * The ownership check by itself, whoever runs it: 0 when path (resolved with realpath) and
+ * every directory above it are owned by root and not writable by group/others, and the same
+ * for the directories of path as given; else DCPI_EPERM with err "PATH: refusing plugin: ...",
+ * or -errno when a component cannot be examined.
+ */
+int dcpi_vp_check_secure(const char *path, char *err);
 
 #pragma GCC visibility pop
 

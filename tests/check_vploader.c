@@ -1,10 +1,14 @@
 /*
  * check_vploader.c - the plugin loader (core/vploader.c): every refusal with its code and its
  * message, the success path (private table copy, hooks), unloading in reverse order, and
- * -vtrace short-name resolution. The test plugins live in DCPI_TEST_PLUGINS (tests/plugins).
+ * -vtrace short-name resolution, and the root ownership check (a plugin in a directory others
+ * can write is refused unless the set allows it). The test plugins live in DCPI_TEST_PLUGINS
+ * (tests/plugins); the temporary directories are made in the build directory, not in /tmp,
+ * because /tmp is writable by everyone and root would refuse plugins copied there.
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,7 @@ static char hook_log[300];
 /* A fresh temporary directory and an empty hook log, named by $DCPI_TEST_HOOK_LOG. */
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vploader.XXXXXX");
+    snprintf(tmpdir, sizeof(tmpdir), "%s/check_vploader.XXXXXX", DCPI_TEST_BIN);
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(hook_log, sizeof(hook_log), "%s/hooks.log", tmpdir);
     ck_assert_int_eq(setenv("DCPI_TEST_HOOK_LOG", hook_log, 1), 0);
@@ -518,6 +522,134 @@ START_TEST(test_sample_plugin)
 }
 END_TEST
 
+/* ---- the ownership check ---- */
+
+/* 1 when the checks as root can be made here (root, and the build directory is root's). */
+static int root_checks_possible(void)
+{
+    char err[DCPI_ERRLEN] = "";
+    if (geteuid() != 0) {
+        fprintf(stderr, "check_vploader: SKIP root ownership tests: not running as root\n");
+        return 0;
+    }
+    if (dcpi_vp_check_secure(PLUGIN("good"), err) != 0) {
+        fprintf(stderr, "check_vploader: SKIP root ownership tests: build dir not root's: %s\n",
+                err);
+        return 0;
+    }
+    return 1;
+}
+
+/* tmpdir/sub (mode) holding a copy of good.so; the copy's path goes to path. */
+static void plant(const char *sub, mode_t mode, char *path, size_t len)
+{
+    char dir[400];
+    snprintf(dir, sizeof(dir), "%s/%s", tmpdir, sub);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(chmod(dir, mode), 0); /* chmod: the umask does not apply */
+    snprintf(path, len, "%s/good.so", dir);
+    copy_file(PLUGIN("good"), path);
+    ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+START_TEST(test_secure_build_dir)
+{
+    if (!root_checks_possible())
+        return;
+    char path[512], err[DCPI_ERRLEN] = "";
+    plant("ok", 0755, path, sizeof(path));
+    ck_assert_msg(dcpi_vp_check_secure(path, err) == 0, "%s", err);
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
+START_TEST(test_insecure_dir)
+{
+    if (!root_checks_possible())
+        return;
+    char path[512], want[700];
+    plant("open", 0777, path, sizeof(path));
+    snprintf(want, sizeof(want),
+             "refusing plugin: %s/open is writable by group/others (use -vtrace-insecure to "
+             "override)",
+             tmpdir);
+    expect_refused(path, DCPI_EPERM, want);
+    ck_assert_str_eq(read_log(), ""); /* never ran a hook */
+}
+END_TEST
+
+START_TEST(test_insecure_override)
+{
+    if (!root_checks_possible())
+        return;
+    char path[512], err[DCPI_ERRLEN] = "";
+    plant("open", 0777, path, sizeof(path));
+    dcpi_vp_set_t *set = NULL;
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    dcpi_vp_set_allow_insecure(set, 1);
+    ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
+    ck_assert_uint_eq(dcpi_vp_count(set), 1);
+    dcpi_vp_set_free(set);
+    ck_assert_str_eq(read_log(), "load tp-good\nunload tp-good\n");
+}
+END_TEST
+
+START_TEST(test_insecure_file)
+{
+    if (!root_checks_possible())
+        return;
+    char path[512], want[700];
+    plant("file", 0755, path, sizeof(path));
+    ck_assert_int_eq(chmod(path, 0664), 0);
+    snprintf(want, sizeof(want), "refusing plugin: %s is writable by group/others", path);
+    expect_refused(path, DCPI_EPERM, want);
+    ck_assert_int_eq(chmod(path, 0755), 0);
+    ck_assert_int_eq(chown(path, 65534, 65534), 0);
+    snprintf(want, sizeof(want), "refusing plugin: %s is owned by uid 65534, not root", path);
+    expect_refused(path, DCPI_EPERM, want);
+}
+END_TEST
+
+START_TEST(test_insecure_symlink)
+{
+    if (!root_checks_possible())
+        return;
+    /* A root-owned link in a world-writable directory, to a plugin in a safe place. */
+    char dir[400], link[512], want[700], target[4096];
+    snprintf(dir, sizeof(dir), "%s/open", tmpdir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(chmod(dir, 01777), 0);
+    snprintf(link, sizeof(link), "%s/vp.so", dir);
+    ck_assert_ptr_nonnull(realpath(PLUGIN("good"), target));
+    ck_assert_int_eq(symlink(target, link), 0);
+    snprintf(want, sizeof(want), "refusing plugin: %s is writable by group/others", dir);
+    expect_refused(link, DCPI_EPERM, want);
+    /* A safe link to a plugin in a world-writable directory. */
+    char path[512], safe[512];
+    plant("open2", 0777, path, sizeof(path));
+    snprintf(safe, sizeof(safe), "%s/link.so", tmpdir);
+    ck_assert_int_eq(symlink(path, safe), 0);
+    snprintf(want, sizeof(want), "refusing plugin: %s/open2 is writable by group/others", tmpdir);
+    expect_refused(safe, DCPI_EPERM, want);
+}
+END_TEST
+
+START_TEST(test_check_any_user)
+{
+    /* dcpi_vp_check_secure itself runs for any user: a 0777 directory is never safe. */
+    char path[512], err[DCPI_ERRLEN] = "";
+    plant("open", 0777, path, sizeof(path));
+    ck_assert_int_eq(dcpi_vp_check_secure(path, err), DCPI_EPERM);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, ": refusing plugin: "),
+                  "%s", err);
+    ck_assert_ptr_nonnull(strstr(err, "(use -vtrace-insecure to override)"));
+    ck_assert_int_eq(dcpi_vp_check_secure(DCPI_TEST_PLUGINS "/none.so", err), -ENOENT);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vploader");
@@ -550,6 +682,16 @@ int main(void)
     tcase_add_test(tc, test_vp_classic);
     tcase_add_test(tc, test_vp_addr);
     tcase_add_test(tc, test_sample_plugin);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("ownership");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_secure_build_dir);
+    tcase_add_test(tc, test_insecure_dir);
+    tcase_add_test(tc, test_insecure_override);
+    tcase_add_test(tc, test_insecure_file);
+    tcase_add_test(tc, test_insecure_symlink);
+    tcase_add_test(tc, test_check_any_user);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);
