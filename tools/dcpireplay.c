@@ -1,0 +1,182 @@
+/*
+ * dcpireplay - run value-profiler plugins over the value traces dcpid recorded (-vrecord) in
+ * one epoch and merge their value profiles into the database as if dcpid had run them
+ * (marked "origin values.replay"). See docs/dcpireplay.md.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/cli.h"
+#include "core/replay.h"
+#include "core/tracefile.h"
+#include "core/vploader.h"
+#include "core/vsummary.h"
+#include "dcpi/errno.h"
+
+#define TOOL "dcpireplay"
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-vtrace", "PLUGIN", "value profiler to replay (path or short name; repeatable; required)"},
+    {"-vhot", "N", "hotlist size per instruction (default: the recording's, else 16)"},
+    {"-merge", NULL, "merge into existing value profiles instead of refusing them"},
+    {NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    const char *plugins[64];
+    int nplugins;
+    unsigned hotsize;
+    int merge;
+} opts_t;
+
+static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
+{
+    *o = (opts_t){0};
+    for (int i = 0; i < cli->nopts; i += 2) {
+        const char *f = cli->opts[i], *v;
+        if (!strcmp(f, "-merge")) {
+            o->merge = 1;
+            i--; /* takes no value */
+            continue;
+        }
+        v = cli->opts[i + 1];
+        if (!strcmp(f, "-vhot")) {
+            char *end;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!*v || *end || n < 1 || n > DCPI_VSUMMARY_MAX_CAP) {
+                fprintf(stderr, TOOL ": -vhot '%s': not a number in 1..%d\n", v,
+                        DCPI_VSUMMARY_MAX_CAP);
+                return 2;
+            }
+            o->hotsize = (unsigned)n;
+        } else if (!strcmp(f, "-vtrace")) {
+            if (o->nplugins == (int)(sizeof o->plugins / sizeof o->plugins[0])) {
+                fprintf(stderr, TOOL ": too many -vtrace plugins\n");
+                return 2;
+            }
+            o->plugins[o->nplugins++] = v;
+        }
+    }
+    if (o->nplugins == 0) {
+        fprintf(stderr, TOOL ": at least one -vtrace PLUGIN is required (try -h)\n");
+        return 2;
+    }
+    if (cli->nargs) {
+        fprintf(stderr, TOOL ": unexpected operand '%s' (try -h)\n", cli->args[0]);
+        return 2;
+    }
+    return 0;
+}
+
+static void print_warning(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, TOOL ": warning: %s\n", line);
+}
+
+static int load_plugins(const opts_t *o, dcpi_vp_set_t **set)
+{
+    static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    char err[DCPI_ERRLEN];
+    if (dcpi_vp_set_search_dirs(dirs) < 0 || dcpi_vp_set_new(set) < 0) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < o->nplugins; i++) {
+        if (dcpi_vp_load(*set, o->plugins[i], NULL, err) < 0) {
+            fprintf(stderr, TOOL ": %s\n", err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void summary(const char *platform, const dcpi_replay_stats_t *s, const dcpi_cli_t *cli)
+{
+    printf(TOOL ": epoch %s platform %s: %" PRIu64 " segments (%" PRIu64 " torn, %" PRIu64
+                " bad), %" PRIu64 " traces, %" PRIu64 " entries, %" PRIu64 " fed, %" PRIu64
+                " values, %" PRIu64 " lost, %" PRIu64 " not recorded, %" PRIu64 " files written\n",
+           cli->epoch, platform, s->segments, s->torn, s->bad, s->traces, s->entries, s->fed,
+           s->values, s->lost, s->not_recorded, s->files);
+}
+
+static int has_recording(const dcpi_cli_t *cli, const char *platform)
+{
+    char dir[4096 + 2 * DCPI_NAMELEN + 32];
+    struct stat sb;
+    snprintf(dir, sizeof dir, "%s/%s/%s/%s", cli->db, cli->epoch, platform, DCPI_TRACEFILE_DIR);
+    return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int replay_platform(dcpi_vp_set_t *set, const opts_t *o, const dcpi_cli_t *cli,
+                           const char *platform)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_replay_stats_t st;
+    dcpi_replay_opts_t ro = {.db = cli->db,
+                             .epoch = cli->epoch,
+                             .platform = platform,
+                             .hotsize = o->hotsize,
+                             .merge = o->merge,
+                             .warn = print_warning};
+    int rc = dcpi_replay_run(set, &ro, &st, err);
+    if (rc < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        if (rc != DCPI_EPLUGIN && rc != DCPI_EEXIST)
+            return 1;
+    }
+    summary(platform, &st, cli);
+    return rc < 0 || st.bad ? 1 : 0;
+}
+
+/* Replay -platform, or every platform of the epoch that holds a recording. */
+static int replay_epoch(dcpi_vp_set_t *set, const opts_t *o, const dcpi_cli_t *cli)
+{
+    char **names = NULL, err[DCPI_ERRLEN];
+    size_t n = 0;
+    int status = 0, found = 0;
+    if (cli->platform)
+        return replay_platform(set, o, cli, cli->platform);
+    if (dcpi_db_platforms(cli->db, cli->epoch, &names, &n, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!has_recording(cli, names[i]))
+            continue;
+        found = 1;
+        status |= replay_platform(set, o, cli, names[i]);
+    }
+    if (!found) {
+        fprintf(stderr,
+                TOOL ": epoch %s of %s holds no recorded traces (record with dcpid -vrecord)\n",
+                cli->epoch, cli->db);
+        status = 1;
+    }
+    dcpi_db_free_list(names, n);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    dcpi_cli_t cli = {.tool = TOOL, .operands = NULL, .flags = flags};
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_set_t *set = NULL;
+    opts_t o;
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err);
+    int status = parse_opts(&cli, &o);
+    if (status == 0 && (rc = dcpi_cli_resolve(&cli, err)) < 0)
+        status = dcpi_cli_exit(rc, err);
+    if (status == 0)
+        status = load_plugins(&o, &set);
+    if (status == 0)
+        status = replay_epoch(set, &o, &cli);
+    dcpi_vp_set_free(set);
+    dcpi_cli_free(&cli);
+    return status;
+}
