@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "dcpi/api.h"
@@ -47,6 +50,9 @@ void dcpi_listing_free(dcpi_listing_t *ls)
     if (!ls)
         return;
     for (size_t i = 0; i < ls->n; i++) {
+        for (size_t v = 0; ls->insns[i].vtext && v < ls->nvp; v++)
+            free(ls->insns[i].vtext[v]);
+        free(ls->insns[i].vtext);
         free(ls->insns[i].counts);
         free(ls->insns[i].vs);
     }
@@ -277,14 +283,150 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...)
         b->used += (size_t)n;
 }
 
-static const char *format_value(const trace_inst_t *inst, const vp_dispatch_t *d, uint64_t v,
-                                char *hex, size_t len)
+/* ---- guarded plugin calls ---- */
+
+static const int guard_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM};
+#define NGUARD          (sizeof(guard_sigs) / sizeof(guard_sigs[0]))
+#define GUARD_STACK_LEN 65536
+
+static sigjmp_buf guard_jmp;
+static volatile sig_atomic_t guard_armed; /* 1 while a plugin call runs */
+static volatile sig_atomic_t guard_sig;   /* the signal that ended it */
+static char guard_stack[GUARD_STACK_LEN]; /* handlers run here: a stack overflow is caught */
+
+/* What guard_enter replaced, put back by guard_leave. */
+typedef struct guard {
+    struct sigaction old[NGUARD];
+    stack_t old_stack;
+    int stack_set;
+} guard_t;
+
+enum { CALL_PREFACE, CALL_FORMAT };
+
+static void guard_handler(int sig)
 {
-    const char *s = d && d->vp_format ? d->vp_format(inst, v) : NULL;
-    if (s)
-        return s;
-    snprintf(hex, len, "0x%llx", (unsigned long long)v);
-    return hex;
+    if (!guard_armed) { /* not the plugin's: a late alarm is dropped, a fault is ours */
+        if (sig == SIGALRM)
+            return;
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    guard_armed = 0;
+    guard_sig = sig;
+    siglongjmp(guard_jmp, 1);
+}
+
+static void guard_timer(unsigned ms)
+{
+    struct itimerval it = {.it_value = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void guard_enter(guard_t *g)
+{
+    stack_t st = {.ss_sp = guard_stack, .ss_size = sizeof(guard_stack)};
+    g->stack_set = sigaltstack(&st, &g->old_stack) == 0;
+    struct sigaction sa = {.sa_handler = guard_handler, .sa_flags = SA_ONSTACK};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NGUARD; i++)
+        sigaddset(&sa.sa_mask, guard_sigs[i]);
+    for (size_t i = 0; i < NGUARD; i++)
+        sigaction(guard_sigs[i], &sa, &g->old[i]);
+}
+
+static void guard_leave(guard_t *g)
+{
+    guard_armed = 0;
+    guard_timer(0);
+    for (size_t i = NGUARD; i-- > 0;)
+        sigaction(guard_sigs[i], &g->old[i], NULL);
+    if (g->stack_set)
+        sigaltstack(&g->old_stack, NULL);
+}
+
+static void guard_report(const dcpi_lst_vp_t *vp, int which, int reading, char *err)
+{
+    if (!err)
+        return;
+    const char *who = vp->plugin ? vp->plugin : vp->name ? vp->name : "plugin";
+    const char *entry = which == CALL_PREFACE ? "vp_preface" : "vp_format";
+    if (guard_sig == SIGALRM)
+        snprintf(err, DCPI_ERRLEN, "%s: %s did not return within %u s", who, entry,
+                 DCPI_LST_PLUGIN_TIMEOUT_MS / 1000);
+    else if (reading)
+        snprintf(err, DCPI_ERRLEN, "%s: %s returned an invalid pointer", who, entry);
+    else
+        snprintf(err, DCPI_ERRLEN, "%s: %s crashed (SIG%s)", who, entry,
+                 sigabbrev_np(guard_sig) ? sigabbrev_np(guard_sig) : "?");
+}
+
+/* One plugin call: what to call, where its answer goes, and how far it got. */
+typedef struct pcall {
+    const dcpi_lst_vp_t *vp;
+    int which; /* CALL_PREFACE or CALL_FORMAT */
+    const trace_inst_t *inst;
+    uint64_t v;
+    char *out;
+    size_t len;
+    volatile int reading; /* 1 once the plugin returned: a fault now is its pointer's */
+} pcall_t;
+
+/* Call the plugin and copy its answer (control characters as '?'). 1: answer, 0: NULL. */
+static int call_and_copy(pcall_t *pc)
+{
+    const vp_dispatch_t *d = pc->vp->d;
+    const char *s =
+        pc->which == CALL_PREFACE ? d->vp_preface(pc->inst) : d->vp_format(pc->inst, pc->v);
+    pc->reading = 1;
+    size_t n = 0;
+    for (; s && n + 1 < pc->len && s[n]; n++)
+        pc->out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+    pc->out[n] = '\0';
+    return s != NULL;
+}
+
+/* One plugin call with the guard entered. Returns 1 (answer), 0 (NULL answer) or DCPI_EPLUGIN
+ * (fault, err set). */
+static int guarded_call(pcall_t *pc, char *err)
+{
+    if (sigsetjmp(guard_jmp, 1)) {
+        guard_timer(0);
+        guard_report(pc->vp, pc->which, pc->reading, err);
+        return DCPI_EPLUGIN;
+    }
+    guard_armed = 1;
+    guard_timer(DCPI_LST_PLUGIN_TIMEOUT_MS);
+    int rc = call_and_copy(pc);
+    guard_armed = 0;
+    guard_timer(0);
+    return rc;
+}
+
+/* The text of value v: the plugin's vp_format, else (none, or NULL answer) "0x..." in hex. */
+static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, uint64_t v, char *out,
+                        size_t len, char *err)
+{
+    int rc = 0;
+    if (vp->d && vp->d->vp_format)
+        rc = guarded_call(
+            &(pcall_t){
+                .vp = vp, .which = CALL_FORMAT, .inst = inst, .v = v, .out = out, .len = len},
+            err);
+    if (rc == 0)
+        snprintf(out, len, "0x%llx", (unsigned long long)v);
+    return rc < 0 ? rc : 0;
+}
+
+/* The preface into out: 1 with one (possibly ""), 0 when the plugin omits the hotlist. */
+static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, char *out, size_t len,
+                       char *err)
+{
+    out[0] = '\0';
+    if (!vp->d || !vp->d->vp_preface)
+        return 1;
+    return guarded_call(
+        &(pcall_t){.vp = vp, .which = CALL_PREFACE, .inst = inst, .out = out, .len = len}, err);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -299,41 +441,109 @@ static int cmp_entry(const void *a, const void *b)
     return x->context1 < y->context1 ? -1 : x->context1 > y->context1;
 }
 
-size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
-                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
-                                   size_t len)
+/* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */
+static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t *s,
+                        const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const dcpi_lst_vopts_t *o, char *err)
+{
+    int dots = 0;
+    for (size_t i = 0; i < s->n && i < o->show; i++) {
+        double pct = 100.0 * (double)e[i].count / (double)s->vtot;
+        if (pct < o->cutoff) {
+            sb_printf(b, "%s.", dots++ || !b->used ? "" : " ");
+            continue;
+        }
+        char v[DCPI_LST_PLUGIN_TEXT_MAX];
+        int rc = format_value(inst, vp, e[i].value, v, sizeof(v), err);
+        if (rc < 0)
+            return rc;
+        sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, v);
+        if (e[i].context0 || e[i].context1)
+            sb_printf(b, " @0x%llx,0x%llx", (unsigned long long)e[i].context0,
+                      (unsigned long long)e[i].context1);
+        sb_printf(b, ")");
+    }
+    return 0;
+}
+
+/* dcpi_listing_hotlist with the guard entered. */
+static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const dcpi_lst_vopts_t *o, char *buf, size_t len, char *err)
 {
     sbuf_t b = {buf, len, 0};
     if (len)
         buf[0] = '\0';
     if (!s || s->n == 0 || s->vtot == 0)
         return 0;
-    const char *preface = "";
-    if (d && d->vp_preface && !(preface = d->vp_preface(inst)))
-        return 0; /* the plugin omits this instruction's hotlist */
+    char preface[DCPI_LST_PLUGIN_TEXT_MAX];
+    int rc = get_preface(inst, vp, preface, sizeof(preface), err);
+    if (rc <= 0)
+        return rc; /* a fault, or the plugin omits this instruction's hotlist */
     dcpi_ventry_t *e = malloc(s->n * sizeof(*e));
     if (!e)
         return 0;
     memcpy(e, s->e, s->n * sizeof(*e));
     qsort(e, s->n, sizeof(*e), cmp_entry);
     sb_printf(&b, "%s", preface);
-    int dots = 0;
-    for (size_t i = 0; i < s->n && i < o->show; i++) {
-        double pct = 100.0 * (double)e[i].count / (double)s->vtot;
-        if (pct < o->cutoff) {
-            sb_printf(&b, "%s.", dots++ || !b.used ? "" : " ");
-            continue;
-        }
-        char hex[32];
-        const char *v = format_value(inst, d, e[i].value, hex, sizeof(hex));
-        sb_printf(&b, "%s(%.1f%% %s", b.used ? " " : "", pct, v);
-        if (e[i].context0 || e[i].context1)
-            sb_printf(&b, " @0x%llx,0x%llx", (unsigned long long)e[i].context0,
-                      (unsigned long long)e[i].context1);
-        sb_printf(&b, ")");
-    }
+    rc = format_pairs(&b, e, s, inst, vp, o, err);
     free(e);
-    return b.used;
+    if (rc < 0 && len)
+        buf[0] = '\0';
+    return rc < 0 ? rc : (int)(b.used < INT32_MAX ? b.used : INT32_MAX);
+}
+
+int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                         const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                         char *err)
+{
+    guard_t g;
+    guard_enter(&g);
+    int rc = hotlist_text(s, inst, vp, o, buf, len, err);
+    guard_leave(&g);
+    return rc;
+}
+
+size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
+                                   size_t len)
+{
+    dcpi_lst_vp_t vp = {.name = "plugin", .d = d};
+    int rc = dcpi_listing_hotlist(s, inst, &vp, o, buf, len, NULL);
+    return rc > 0 ? (size_t)rc : 0;
+}
+
+/* The texts of one instruction (its vtext array made here). */
+static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_vopts_t *vo,
+                        char *err)
+{
+    if (in->bad)
+        return 0;
+    if (!in->vtext && !(in->vtext = calloc(ls->nvp + 1, sizeof(*in->vtext))))
+        return DCPI_ENOMEM;
+    for (size_t v = 0; v < ls->nvp; v++) {
+        char text[HOTLIST_LEN];
+        if (!in->vs[v] || in->vtext[v])
+            continue;
+        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], vo, text, sizeof(text), err);
+        if (rc < 0)
+            return rc;
+        if (!(in->vtext[v] = strdup(text)))
+            return DCPI_ENOMEM;
+    }
+    return 0;
+}
+
+int dcpi_listing_prepare_values(dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, char *err)
+{
+    guard_t g;
+    guard_enter(&g);
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && rc == 0; i++)
+        rc = prepare_insn(ls, &ls->insns[i], vo, err);
+    guard_leave(&g);
+    if (rc == DCPI_ENOMEM && err)
+        snprintf(err, DCPI_ERRLEN, "%s: %s", ls->proc ? ls->proc : "listing", dcpi_strerror(rc));
+    return rc;
 }
 
 /* ---- printing ---- */
@@ -394,9 +604,15 @@ static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, si
         return; /* no value columns: nothing to show (and no trailing blanks) */
     double thld = s->vtot ? (double)s->seen / (double)s->vtot : 0.0;
     fprintf(f, " %6" PRIu64 " %6.1f %3u", s->vtot, thld, s->n);
+    if (in->bad)
+        return;
+    if (in->vtext && in->vtext[v]) { /* made by dcpi_listing_prepare_values */
+        if (in->vtext[v][0])
+            fprintf(f, "  %s", in->vtext[v]);
+        return;
+    }
     char text[HOTLIST_LEN];
-    if (!in->bad &&
-        dcpi_listing_format_hotlist(s, &in->inst, ls->vp[v].d, vo, text, sizeof(text)) > 0)
+    if (dcpi_listing_hotlist(s, &in->inst, &ls->vp[v], vo, text, sizeof(text), NULL) > 0)
         fprintf(f, "  %s", text);
 }
 

@@ -7,6 +7,17 @@
  * Flow: dcpi_listing_new, dcpi_listing_decode, then dcpi_listing_add_samples /
  * _add_image_total / _set_lines / _set_values as data is found, then a printer.
  * Nothing here reads the profile database; dcpilist does.
+ *
+ * Plugin calls are guarded: every vp_preface / vp_format call runs under handlers for SIGSEGV,
+ * SIGBUS, SIGABRT, SIGFPE and SIGILL (on an alternate stack) and a DCPI_LST_PLUGIN_TIMEOUT_MS
+ * timer (ITIMER_REAL, SIGALRM), and its answer is copied (at most DCPI_LST_PLUGIN_TEXT_MAX - 1
+ * bytes, control characters as '?') under the same guard, so a pointer to memory that cannot
+ * be read is caught. A fault ends the hotlist with DCPI_EPLUGIN and one line in err:
+ * "PLUGIN: vp_format crashed (SIGSEGV)", "PLUGIN: vp_preface did not return within 2 s",
+ * "PLUGIN: vp_format returned an invalid pointer". The plugin's state is unknown afterwards:
+ * callers stop using it (dcpilist exits 1 without unloading it). A plugin that calls exit()
+ * or blocks SIGALRM is not caught. The guard is process-wide (not thread-safe) and restores
+ * the previous handlers, alternate stack and timer when done.
  */
 #ifndef DCPI_CORE_LISTING_H
 #define DCPI_CORE_LISTING_H
@@ -35,6 +46,7 @@ typedef struct dcpi_lst_insn {
     const char *file; /* source position (NULL, 0 when unknown) */
     int line;
     const dcpi_vsummary_t **vs; /* [nvp]: hotlist per value profile, NULL when none */
+    char **vtext;               /* [nvp]: hotlist texts made by dcpi_listing_prepare_values */
 } dcpi_lst_insn_t;
 
 /* One value profile shown in the listing. */
@@ -43,7 +55,12 @@ typedef struct dcpi_lst_vp {
     const vp_dispatch_t *d; /* the plugin's table; NULL: no preface, values in hex */
     unsigned hotsize;       /* values a hotlist holds at most */
     uint64_t max_err;       /* largest err among this procedure's hotlists */
+    const char *plugin;     /* the plugin named in fault messages (its path); NULL: name */
 } dcpi_lst_vp_t;
+
+/* Longest time one plugin call may take, and the longest answer kept (with its NUL). */
+#define DCPI_LST_PLUGIN_TIMEOUT_MS 2000
+#define DCPI_LST_PLUGIN_TEXT_MAX   256
 
 typedef struct dcpi_listing {
     const char *proc;          /* procedure name (borrowed) */
@@ -98,10 +115,27 @@ int dcpi_listing_set_values(dcpi_listing_t *ls, size_t v, uint64_t vaddr, const 
  * ("0x%llx" when there is no vp_format or it returns NULL), " @0xc0,0xc1" inside the
  * parentheses when a context is non-zero; pairs with P below o->cutoff print as "." (adjacent
  * dots, as DCPI's "..."). Writes into buf (truncated to len) and returns the length wanted.
+ * The plugin calls are guarded; a fault gives an empty text (dcpi_listing_hotlist reports it).
  */
 size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
                                    const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
                                    size_t len);
+
+/*
+ * As dcpi_listing_format_hotlist, for value profile vp (its plugin named in err), with the
+ * plugin's faults reported: returns the length wanted, or DCPI_EPLUGIN with err (DCPI_ERRLEN,
+ * may be NULL) "PLUGIN: vp_format crashed (SIGSEGV)" and the like (see the top of this file).
+ */
+int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                         const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                         char *err);
+
+/*
+ * Make every hotlist text of the listing now (the plugins' calls all happen here, guarded), so
+ * a plugin's fault is found before anything is printed. The printers then use these texts.
+ * Returns 0, DCPI_ENOMEM, or DCPI_EPLUGIN at the first fault (err as dcpi_listing_hotlist).
+ */
+int dcpi_listing_prepare_values(dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, char *err);
 
 /* -asm: header, one row per instruction, totals; with vo (non-NULL) the value columns
  * "vtot thld nv" and the hotlists of every value profile, then the err footers. */

@@ -28,6 +28,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-best", NULL, "-source when line information and sources exist, else -asm (default)"},
     {"-vprof", NULL, "value hotlists after each instruction (asm view)"},
     {"-vtrace", "PLUGIN", "format values of PLUGIN's profile (repeatable; implies -vprof)"},
+    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written"},
     {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)"},
     {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)"},
     {"-p", "FILE", "the image file to read (the image operand may then be omitted)"},
@@ -41,6 +42,7 @@ typedef struct opts {
     int vprof;
     const char **vtrace;
     int nvtrace;
+    int insecure;
     dcpi_lst_vopts_t vo;
     const char *pfile;
 } opts_t;
@@ -116,6 +118,8 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
         o->mode = MODE_BEST;
     else if (!strcmp(f, "-vprof"))
         o->vprof = 1;
+    else if (!strcmp(f, "-vtrace-insecure"))
+        o->insecure = 1;
     else if (!strcmp(f, "-vtrace")) {
         o->vtrace[o->nvtrace++] = v;
         o->vprof = 1;
@@ -331,6 +335,7 @@ static int load_plugins(ctx_t *c)
     char err[DCPI_ERRLEN] = "";
     if (dcpi_vp_set_search_dirs(dirs) < 0 || dcpi_vp_set_new(&c->plugins) < 0)
         return DCPI_ENOMEM;
+    dcpi_vp_set_allow_insecure(c->plugins, c->o.insecure);
     for (int i = 0; i < c->o.nvtrace; i++) {
         dcpi_vp_t *vp = NULL;
         int rc = dcpi_vp_load(c->plugins, c->o.vtrace[i], &vp, err);
@@ -428,6 +433,7 @@ static int attach_vprof(ctx_t *c, size_t v)
     dcpi_vp_t *plugin = dcpi_vp_find(c->plugins, c->vpnames[v]);
     lv->name = c->vpnames[v];
     lv->d = plugin ? dcpi_vp_dispatch(plugin) : NULL;
+    lv->plugin = plugin ? dcpi_vp_path(plugin) : NULL;
     lv->hotsize = DCPI_VSUMMARY_DEFAULT_CAP;
     const dcpi_vprof_t *vp = c->vprofs[v];
     if (!vp)
@@ -498,6 +504,13 @@ static int run(ctx_t *c)
         return 1;
     if (build_listing(c) < 0)
         return 1;
+    if (c->o.vprof && (rc = dcpi_listing_prepare_values(c->ls, &c->o.vo, err)) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        if (rc != DCPI_EPLUGIN)
+            return 1;
+        fflush(NULL);
+        _exit(1); /* the plugin faulted: its state is unknown, so no vp_unload, no cleanup */
+    }
     printf("%s  %s  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n", c->proc, c->path, c->lo, c->hi,
            c->cli.epoch);
     switch (pick_mode(c)) {
