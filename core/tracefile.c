@@ -751,7 +751,7 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
         rec->len = raw;
     } else {
         if (!zlib_ok())
-            return rerr(r, err, DCPI_ENOTSUP, "TRACE: compressed, and zlib (libz.so.1) is missing");
+            return rerr(r, err, DCPI_ENOTSUP, "TRACE: compressed, and libz.so.1 is missing");
         if (raw > DCPI_TRACEFILE_MAXREC)
             return rerr(r, err, DCPI_EFORMAT, "TRACE: length %u too large", raw);
         if (raw > r->outcap) {
