@@ -11,7 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/cli.h"
 #include "core/db.h"
+#include "core/image.h"
+#include "core/symbols.h"
 #include "core/fsutil.h"
 #include "core/header.h"
 #include "dcpi/errno.h"
@@ -837,4 +840,54 @@ int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform,
         *out = NULL;
     }
     return rc;
+}
+
+/* ---- naming frames ---- */
+
+static long find_pset(const dcpi_profset_t *set, const dcpi_stack_image_t *im)
+{
+    for (size_t k = 0; set && k < set->nimages; k++)
+        if (set->images[k].tstart == im->tstart && !strcmp(set->images[k].id, im->id))
+            return (long)k;
+    return -1;
+}
+
+/* Symbols of a stack image no profile names: the file at its path when its id still matches. */
+static dcpi_symtab_t *file_symbols(const dcpi_stack_image_t *im)
+{
+    dcpi_image_info_t info;
+    dcpi_symtab_t *st = NULL;
+    if (im->path[0] != '/' || dcpi_image_probe(im->path, &info, NULL) < 0 ||
+        strcmp(info.id, im->id) != 0 || dcpi_symtab_open(im->path, &st, NULL) < 0)
+        return NULL;
+    return st;
+}
+
+void dcpi_stackprof_symbols(const dcpi_stackprof_t *sp, const dcpi_profset_t *set, long *pset,
+                            dcpi_symtab_t **tabs)
+{
+    for (size_t i = 0; i < sp->nimg; i++) {
+        pset[i] = find_pset(set, &sp->img[i]);
+        tabs[i] = NULL;
+        if (pset[i] >= 0)
+            dcpi_profset_open_symbols(&set->images[pset[i]], &tabs[i], NULL);
+        else
+            tabs[i] = file_symbols(&sp->img[i]);
+    }
+}
+
+void dcpi_stackprof_symbols_free(const dcpi_stackprof_t *sp, dcpi_symtab_t **tabs)
+{
+    for (size_t i = 0; tabs && i < sp->nimg; i++)
+        dcpi_symtab_free(tabs[i]);
+}
+
+const dcpi_symbol_t *dcpi_stackprof_frame_symbol(const dcpi_stackprof_t *sp,
+                                                 dcpi_symtab_t *const *tabs, dcpi_frame_t f,
+                                                 unsigned depth)
+{
+    if (f.image == DCPI_STACK_NOIMAGE || f.image >= sp->nimg || !tabs[f.image])
+        return NULL;
+    uint64_t addr = sp->img[f.image].tstart + f.offset;
+    return dcpi_symtab_lookup(tabs[f.image], depth > 0 && addr > 0 ? addr - 1 : addr);
 }

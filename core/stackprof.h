@@ -123,6 +123,25 @@ void dcpi_stackprof_path(const char *db, const char *epoch, const char *platform
 int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform, const char *event,
                         dcpi_stackprof_t **out, char *err);
 
+/* ---- naming frames (dcpiprof, dcpiexport) ---- */
+
+struct dcpi_profset;
+struct dcpi_symtab;
+struct dcpi_symbol;
+
+/* For every image i of sp: pset[i] = index of the image of set with the same id and tstart, or
+ * -1; tabs[i] = its symbol table (from the set's image, else from the file at the stack image's
+ * path when it still has that id), or NULL. Both arrays hold dcpi_stackprof_nimages(sp)
+ * entries; free the tables with dcpi_stackprof_symbols_free. */
+void dcpi_stackprof_symbols(const dcpi_stackprof_t *sp, const struct dcpi_profset *set, long *pset,
+                            struct dcpi_symtab **tabs);
+void dcpi_stackprof_symbols_free(const dcpi_stackprof_t *sp, struct dcpi_symtab **tabs);
+/* The symbol of frame f at depth (0 = leaf; callers are looked up at their return address - 1,
+ * inside the call), or NULL. */
+const struct dcpi_symbol *dcpi_stackprof_frame_symbol(const dcpi_stackprof_t *sp,
+                                                      struct dcpi_symtab *const *tabs,
+                                                      dcpi_frame_t f, unsigned depth);
+
 #pragma GCC visibility pop
 
 #endif

@@ -12,6 +12,8 @@
 #include "core/gmon.h"
 #include "core/gperf.h"
 #include "core/image.h"
+#include "core/stackprof.h"
+#include "core/symbols.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpiexport"
@@ -113,9 +115,163 @@ static void prefix_err(char *err)
     snprintf(err, DCPI_ERRLEN, TOOL ": %.*s", (int)room, tmp);
 }
 
+/* ---- stacks: the event's stack profile, its images mapped to the set and to addresses ---- */
+
+typedef struct leaf {
+    long img; /* set image index */
+    uint32_t offset;
+    uint64_t count;
+} leaf_t;
+
+typedef struct xstacks {
+    dcpi_stackprof_t *sp; /* NULL: the epoch has no stacks for the event */
+    size_t nimg;
+    long *pset;           /* per stack image: set image index or -1 */
+    dcpi_symtab_t **tabs; /* per stack image: symbols or NULL */
+    uint64_t *base;       /* per stack image: exported address = base + tstart + offset */
+    leaf_t *leaves;       /* chain leaves in set images, sorted, counts summed */
+    size_t nleaves;
+    uint64_t noimage; /* samples of chains whose leaf is in no image */
+    int has_unknown;  /* the set holds an unknown image (chains with such leaves count) */
+} xstacks_t;
+
+static void xstacks_free(xstacks_t *xs)
+{
+    if (xs->sp)
+        dcpi_stackprof_symbols_free(xs->sp, xs->tabs);
+    dcpi_stackprof_free(xs->sp);
+    free(xs->pset);
+    free(xs->tabs);
+    free(xs->base);
+    free(xs->leaves);
+    *xs = (xstacks_t){0};
+}
+
+static int cmp_leaf(const void *a, const void *b)
+{
+    const leaf_t *x = a, *y = b;
+    if (x->img != y->img)
+        return x->img < y->img ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int collect_leaves(xstacks_t *xs)
+{
+    size_t n = dcpi_stackprof_count(xs->sp), k = 0;
+    xs->leaves = malloc((n ? n : 1) * sizeof(*xs->leaves));
+    if (!xs->leaves)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        uint64_t c;
+        dcpi_stackprof_chain(xs->sp, i, &f, &nf, &c);
+        if (f[0].image == DCPI_STACK_NOIMAGE)
+            xs->noimage += xs->has_unknown ? c : 0;
+        else if (xs->pset[f[0].image] >= 0)
+            xs->leaves[k++] = (leaf_t){xs->pset[f[0].image], f[0].offset, c};
+    }
+    qsort(xs->leaves, k, sizeof(*xs->leaves), cmp_leaf);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && !cmp_leaf(&xs->leaves[m - 1], &xs->leaves[i]))
+            xs->leaves[m - 1].count += xs->leaves[i].count;
+        else
+            xs->leaves[m++] = xs->leaves[i];
+    }
+    xs->nleaves = m;
+    return 0;
+}
+
+/* Samples of chains whose leaf is (set image img, offset). */
+static uint64_t leaf_count(const xstacks_t *xs, long img, uint32_t offset)
+{
+    leaf_t key = {img, offset, 0};
+    const leaf_t *l = xs->sp ? bsearch(&key, xs->leaves, xs->nleaves, sizeof(key), cmp_leaf) : NULL;
+    return l ? l->count : 0;
+}
+
+/* Address bases: a set image keeps the base of its place in order; other images get the
+ * places after the set's. */
+static void stack_bases(xstacks_t *xs, const dcpi_profset_t *set, const size_t *order)
+{
+    size_t extra = set->nimages;
+    for (size_t i = 0; i < xs->nimg; i++) {
+        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(xs->sp, i);
+        size_t place = extra;
+        for (size_t k = 0; k < set->nimages; k++)
+            if ((long)order[k] == xs->pset[i])
+                place = k;
+        if (place == extra)
+            extra++;
+        int kernel = im->path[0] == '[' && strstr(im->path, "kernel");
+        xs->base[i] = place == 0 || kernel ? 0 : LIB_BASE + place * LIB_STRIDE;
+    }
+}
+
+static int load_stacks(const dcpi_cli_t *cli, const dcpi_profset_t *set, const size_t *order,
+                       int ev, xstacks_t *xs, char *err)
+{
+    *xs = (xstacks_t){0};
+    int rc =
+        dcpi_stackprof_load(cli->db, cli->epoch, cli->platform, set->events[ev].name, &xs->sp, err);
+    if (rc < 0) {
+        prefix_err(err);
+        return rc;
+    }
+    if (!xs->sp)
+        return 0;
+    xs->nimg = dcpi_stackprof_nimages(xs->sp);
+    size_t n = xs->nimg ? xs->nimg : 1;
+    xs->pset = calloc(n, sizeof(*xs->pset));
+    xs->tabs = calloc(n, sizeof(*xs->tabs));
+    xs->base = calloc(n, sizeof(*xs->base));
+    if (!xs->pset || !xs->tabs || !xs->base) {
+        snprintf(err, DCPI_ERRLEN, TOOL ": out of memory");
+        return DCPI_ENOMEM;
+    }
+    dcpi_stackprof_symbols(xs->sp, set, xs->pset, xs->tabs);
+    stack_bases(xs, set, order);
+    for (size_t k = 0; k < set->nimages; k++)
+        xs->has_unknown |= set->images[k].kind == DCPI_PSET_UNKNOWN;
+    rc = collect_leaves(xs);
+    if (rc < 0)
+        snprintf(err, DCPI_ERRLEN, TOOL ": out of memory");
+    return rc;
+}
+
+/* 1 when the chain's samples belong to the exported set: its leaf is in one of the set's
+ * images (or in no image, and the set holds the unknown samples). */
+static int chain_in_set(const xstacks_t *xs, const dcpi_frame_t *f)
+{
+    if (f[0].image == DCPI_STACK_NOIMAGE)
+        return xs->has_unknown;
+    return xs->pset[f[0].image] >= 0;
+}
+
+/* Exported address of frame f. */
+static uint64_t frame_pc(const xstacks_t *xs, dcpi_frame_t f)
+{
+    if (f.image == DCPI_STACK_NOIMAGE)
+        return UNKNOWN_PC;
+    return xs->base[f.image] + dcpi_stackprof_image_get(xs->sp, f.image)->tstart + f.offset;
+}
+
 /* ---- gperftools ---- */
 
-static int gperf_image(dcpi_gperf_t *g, const dcpi_profset_image_t *img, int ev, uint64_t base)
+static int gperf_map_line(dcpi_gperf_t *g, uint64_t start, uint64_t size, uint64_t off,
+                          const char *path)
+{
+    char line[4400];
+    snprintf(line, sizeof(line), "%016" PRIx64 "-%016" PRIx64 " r-xp %08" PRIx64 " 00:00 0 %s",
+             start, start + (size ? size : 1), off, path);
+    return dcpi_gperf_add_text(g, line);
+}
+
+/* One-frame records of img's PC samples that no chain accounts for (all of them without
+ * stacks); *noimage is what chains with a leaf in no image still account for. */
+static int gperf_image(dcpi_gperf_t *g, const dcpi_profset_image_t *img, long idx, int ev,
+                       uint64_t base, const xstacks_t *xs, uint64_t *noimage)
 {
     size_t n = 0;
     const dcpi_profile_entry_t *ent =
@@ -125,29 +281,57 @@ static int gperf_image(dcpi_gperf_t *g, const dcpi_profset_image_t *img, int ev,
     int unknown = img->kind == DCPI_PSET_UNKNOWN;
     for (size_t k = 0; k < n; k++) {
         uint64_t pc = unknown ? UNKNOWN_PC : base + img->tstart + ent[k].offset;
-        int rc = dcpi_gperf_add(g, ent[k].count, &pc, 1);
+        uint64_t c = ent[k].count, done = leaf_count(xs, idx, ent[k].offset);
+        if (unknown) {
+            done = *noimage < c ? *noimage : c;
+            *noimage -= done;
+        }
+        int rc = c > done ? dcpi_gperf_add(g, c - done, &pc, 1) : 0;
         if (rc < 0)
             return rc;
     }
     if (unknown || img->kind != DCPI_PSET_FILE)
         return 0;
-    char line[4400];
-    uint64_t end = base + img->tstart + (img->tsize ? img->tsize : 1);
-    snprintf(line, sizeof(line), "%016" PRIx64 "-%016" PRIx64 " r-xp %08" PRIx64 " 00:00 0 %s",
-             base + img->tstart, end, text_file_offset(img), img->path);
-    return dcpi_gperf_add_text(g, line);
+    return gperf_map_line(g, base + img->tstart, img->tsize, text_file_offset(img), img->path);
 }
 
-static int export_gperf(const dcpi_profset_t *set, const size_t *order, int ev, const opts_t *o,
-                        char *err)
+/* One record per chain (leaf first; callers are return addresses, which pprof decrements),
+ * and a mapping line per stack image the set does not hold. */
+static int gperf_chains(dcpi_gperf_t *g, const xstacks_t *xs)
 {
-    uint64_t period = set->events[ev].period;
+    uint64_t pcs[DCPI_STACK_MAXFRAMES];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < dcpi_stackprof_count(xs->sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned n;
+        uint64_t c;
+        dcpi_stackprof_chain(xs->sp, i, &f, &n, &c);
+        if (!chain_in_set(xs, f))
+            continue;
+        for (unsigned j = 0; j < n; j++)
+            pcs[j] = frame_pc(xs, f[j]);
+        rc = dcpi_gperf_add(g, c, pcs, n);
+    }
+    for (size_t i = 0; rc == 0 && i < xs->nimg; i++) {
+        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(xs->sp, i);
+        if (xs->pset[i] < 0 && im->path[0] == '/')
+            rc = gperf_map_line(g, xs->base[i] + im->tstart, im->tsize, im->tstart, im->path);
+    }
+    return rc;
+}
+
+static int export_gperf(const dcpi_profset_t *set, const size_t *order, int ev, const xstacks_t *xs,
+                        const opts_t *o, char *err)
+{
+    uint64_t period = set->events[ev].period, noimage = xs->noimage;
     dcpi_gperf_t *g = NULL;
     int rc = dcpi_gperf_new(period >= 1000 ? period / 1000 : 1, &g);
+    if (rc == 0 && xs->sp)
+        rc = gperf_chains(g, xs);
     for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
         const dcpi_profset_image_t *img = &set->images[order[k]];
         uint64_t base = k == 0 || img->kind == DCPI_PSET_KERNEL ? 0 : LIB_BASE + k * LIB_STRIDE;
-        rc = gperf_image(g, img, ev, base);
+        rc = gperf_image(g, img, (long)order[k], ev, base, xs, &noimage);
     }
     if (rc < 0)
         snprintf(err, DCPI_ERRLEN, TOOL ": %s: %s", o->out, dcpi_strerror(rc));
@@ -195,8 +379,75 @@ static int gmon_hist(dcpi_gmon_t *g, const dcpi_profset_image_t *img, int ev, ui
     return rc;
 }
 
-static int export_gmon(const dcpi_profset_t *set, const size_t *order, int ev, const opts_t *o,
-                       char *err)
+static int cmp_arc(const void *a, const void *b)
+{
+    const dcpi_gmon_arc_t *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return x->self < y->self ? -1 : x->self > y->self;
+}
+
+/* Arcs (caller's return address -> callee's start) of every chain pair inside the program
+ * (stack image prog), count = samples through that arc (not calls). */
+static size_t chain_arcs(const xstacks_t *xs, size_t prog, const dcpi_frame_t *f, unsigned n,
+                         uint64_t c, dcpi_gmon_arc_t *out)
+{
+    size_t k = 0;
+    uint64_t tstart = dcpi_stackprof_image_get(xs->sp, prog)->tstart;
+    for (unsigned j = 0; j + 1 < n; j++) {
+        if (f[j].image != prog || f[j + 1].image != prog)
+            continue;
+        const dcpi_symbol_t *callee = dcpi_stackprof_frame_symbol(xs->sp, xs->tabs, f[j], j);
+        if (!callee)
+            continue;
+        uint32_t cnt = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+        out[k++] = (dcpi_gmon_arc_t){tstart + f[j + 1].offset, callee->addr, cnt};
+    }
+    return k;
+}
+
+static int gmon_arcs(dcpi_gmon_t *g, const xstacks_t *xs, long prog_idx)
+{
+    size_t prog = xs->nimg, total = 0, k = 0;
+    for (size_t i = 0; i < xs->nimg; i++)
+        if (xs->pset[i] == prog_idx)
+            prog = i;
+    if (prog == xs->nimg || !xs->tabs[prog])
+        return 0;
+    for (size_t i = 0; i < dcpi_stackprof_count(xs->sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned n;
+        uint64_t c;
+        dcpi_stackprof_chain(xs->sp, i, &f, &n, &c);
+        total += n;
+    }
+    dcpi_gmon_arc_t *arcs = malloc((total ? total : 1) * sizeof(*arcs));
+    if (!arcs)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < dcpi_stackprof_count(xs->sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned n;
+        uint64_t c;
+        dcpi_stackprof_chain(xs->sp, i, &f, &n, &c);
+        k += chain_arcs(xs, prog, f, n, c, arcs + k);
+    }
+    qsort(arcs, k, sizeof(*arcs), cmp_arc);
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0;) {
+        uint64_t sum = 0;
+        size_t j = i;
+        for (; j < k && !cmp_arc(&arcs[i], &arcs[j]); j++)
+            sum += arcs[j].count;
+        rc = dcpi_gmon_add_arc(g, arcs[i].from, arcs[i].self,
+                               sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum);
+        i = j;
+    }
+    free(arcs);
+    return rc;
+}
+
+static int export_gmon(const dcpi_profset_t *set, const size_t *order, int ev, const xstacks_t *xs,
+                       const opts_t *o, char *err)
 {
     const dcpi_profset_image_t *img = set->nimages ? &set->images[order[0]] : NULL;
     if (!img || img->kind != DCPI_PSET_FILE || !img->prof[ev]) {
@@ -208,6 +459,8 @@ static int export_gmon(const dcpi_profset_t *set, const size_t *order, int ev, c
     dcpi_gmon_t *g = NULL;
     int rc = dcpi_gmon_new(&g);
     rc = rc ? rc : gmon_hist(g, img, ev, rate);
+    if (rc == 0 && xs->sp)
+        rc = gmon_arcs(g, xs, (long)order[0]);
     if (rc < 0)
         snprintf(err, DCPI_ERRLEN, TOOL ": %s: %s", img->name, dcpi_strerror(rc));
     else if ((rc = dcpi_gmon_write(o->out, g, err)) < 0)
@@ -232,13 +485,17 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
     }
     int ev = pick_event(set, o->event, cli->epoch);
     size_t *order = calloc(set->nimages + 1, sizeof(*order));
+    xstacks_t xs = {0};
     if (ev >= 0 && order) {
         image_order(set, cli, order);
-        rc = !strcmp(o->format, "gmon") ? export_gmon(set, order, ev, o, err)
-                                        : export_gperf(set, order, ev, o, err);
+        rc = load_stacks(cli, set, order, ev, &xs, err);
+        if (rc == 0)
+            rc = !strcmp(o->format, "gmon") ? export_gmon(set, order, ev, &xs, o, err)
+                                            : export_gperf(set, order, ev, &xs, o, err);
         if (rc < 0)
             fprintf(stderr, "%s\n", err);
     }
+    xstacks_free(&xs);
     int status = ev < 0 || !order || rc < 0 ? 1 : 0;
     free(order);
     dcpi_profset_free(set);

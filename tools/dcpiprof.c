@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/cli.h"
+#include "core/stackprof.h"
 #include "dcpi/errno.h"
 
 #define TOOL           "dcpiprof"
@@ -32,14 +33,16 @@ typedef struct opts {
 typedef struct row {
     const char *proc;
     const char *image;
-    uint64_t *counts; /* [set->nevents] */
+    uint64_t *counts;  /* [set->nevents] */
+    uint64_t children; /* samples of the sort event whose chain passes through the procedure */
 } row_t;
 
 typedef struct rows {
     row_t *v;
     size_t n, cap;
     size_t nevents;
-    int sort; /* event index rows are sorted by */
+    int sort;     /* event index rows are sorted by */
+    int children; /* 1: the epoch has stacks for the sort event (a "children" column) */
 } rows_t;
 
 /* A run of samples of one event inside one procedure, before merging by name. */
@@ -96,7 +99,7 @@ static row_t *row_add(rows_t *r, const char *proc, const char *image)
     uint64_t *c = calloc(r->nevents ? r->nevents : 1, sizeof(*c));
     if (!c)
         return NULL;
-    r->v[r->n] = (row_t){proc, image, c};
+    r->v[r->n] = (row_t){proc, image, c, 0};
     return &r->v[r->n++];
 }
 
@@ -208,6 +211,126 @@ static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **
     return rc;
 }
 
+/* ---- inclusive samples from the stack profile ---- */
+
+/* One (procedure, chain) occurrence of a frame. */
+typedef struct incl {
+    const char *proc, *image;
+    size_t chain;
+    uint64_t count;
+} incl_t;
+
+static int cmp_incl(const void *a, const void *b)
+{
+    const incl_t *x = a, *y = b;
+    int c = strcmp(x->image, y->image);
+    c = c ? c : strcmp(x->proc, y->proc);
+    return c ? c : (x->chain > y->chain) - (x->chain < y->chain);
+}
+
+static int cmp_row_name(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    int c = strcmp(x->image, y->image);
+    return c ? c : strcmp(x->proc, y->proc);
+}
+
+/* Name every frame of sp whose image is in the set. */
+static int stack_frames(const dcpi_profset_t *set, const dcpi_stackprof_t *sp, const long *pset,
+                        dcpi_symtab_t *const *tabs, incl_t **out, size_t *nout)
+{
+    size_t n = 0, cap = 1024;
+    incl_t *v = malloc(cap * sizeof(*v));
+    for (size_t i = 0; v && i < dcpi_stackprof_count(sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        uint64_t c;
+        dcpi_stackprof_chain(sp, i, &f, &nf, &c);
+        for (unsigned j = 0; v && j < nf; j++) {
+            if (f[j].image == DCPI_STACK_NOIMAGE || pset[f[j].image] < 0)
+                continue;
+            const dcpi_symbol_t *s = dcpi_stackprof_frame_symbol(sp, tabs, f[j], j);
+            if (n == cap) {
+                incl_t *w = realloc(v, 2 * cap * sizeof(*v));
+                if (!w)
+                    free(v);
+                v = w;
+                cap *= 2;
+            }
+            if (v)
+                v[n++] = (incl_t){s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE,
+                                  set->images[pset[f[j].image]].name, i, c};
+        }
+    }
+    *out = v;
+    *nout = n;
+    return v ? 0 : DCPI_ENOMEM;
+}
+
+/* Add the inclusive count of (proc, image) to its row, or to a new row without self samples
+ * (counted in *added, appended after the n0 sorted rows). */
+static int add_children(rows_t *r, size_t n0, const incl_t *k, uint64_t sum)
+{
+    row_t key = {.proc = k->proc, .image = k->image};
+    row_t *row = bsearch(&key, r->v, n0, sizeof(*r->v), cmp_row_name);
+    if (!row && !(row = row_add(r, k->proc, k->image)))
+        return DCPI_ENOMEM;
+    row->children += sum;
+    return 0;
+}
+
+static int children_rows(const dcpi_profset_t *set, const dcpi_stackprof_t *sp,
+                         dcpi_symtab_t **stabs, rows_t *r)
+{
+    size_t ni = dcpi_stackprof_nimages(sp), n = 0;
+    long *pset = calloc(ni ? ni : 1, sizeof(*pset));
+    incl_t *v = NULL;
+    int rc = pset ? 0 : DCPI_ENOMEM;
+    if (rc == 0) {
+        dcpi_stackprof_symbols(sp, set, pset, stabs);
+        rc = stack_frames(set, sp, pset, stabs, &v, &n);
+    }
+    if (rc == 0) {
+        qsort(v, n, sizeof(*v), cmp_incl);
+        qsort(r->v, r->n, sizeof(*r->v), cmp_row_name);
+    }
+    size_t n0 = r->n;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        uint64_t sum = 0;
+        size_t j = i;
+        for (; j < n && !strcmp(v[j].image, v[i].image) && !strcmp(v[j].proc, v[i].proc); j++)
+            if (j == i || v[j].chain != v[j - 1].chain)
+                sum += v[j].count; /* a recursive procedure counts once per chain */
+        rc = add_children(r, n0, &v[i], sum);
+        i = j;
+    }
+    free(v);
+    free(pset);
+    return rc;
+}
+
+/* The children column: when the epoch has a stack profile of the sort event. The stack
+ * profile and its symbol tables stay open (row names point into them) until freed. */
+static int stack_rows(const dcpi_profset_t *set, const dcpi_cli_t *cli, rows_t *r,
+                      dcpi_stackprof_t **sp, dcpi_symtab_t ***stabs)
+{
+    char err[DCPI_ERRLEN] = "";
+    int rc =
+        dcpi_stackprof_load(cli->db, cli->epoch, cli->platform, set->events[r->sort].name, sp, err);
+    if (rc < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return rc;
+    }
+    if (!*sp)
+        return 0;
+    size_t ni = dcpi_stackprof_nimages(*sp);
+    *stabs = calloc(ni ? ni : 1, sizeof(**stabs));
+    if (!*stabs)
+        return DCPI_ENOMEM;
+    r->children = 1;
+    return children_rows(set, *sp, *stabs, r);
+}
+
 /* ---- sorting and printing ---- */
 
 static int g_sort; /* qsort has no context argument in C11 */
@@ -293,7 +416,7 @@ typedef struct layout {
     size_t nevents;
     int wcount[64]; /* per displayed event group; more events than that share the last width */
     int wproc;
-    int by_image, csl;
+    int by_image, csl, children;
 } layout_t;
 
 static int wcount(const layout_t *l, size_t k)
@@ -309,6 +432,8 @@ static void print_table_header(const dcpi_profset_t *set, const layout_t *l)
             printf("%s,%s%%,%scum%%,", name, name, name);
         else
             printf("%*s %7s %8s   ", wcount(l, k), name, "%", "cum%");
+        if (k == 0 && l->children)
+            printf(l->csl ? "children,children%%," : "%*s %7s   ", wcount(l, 0), "children", "%");
     }
     if (l->csl)
         printf(l->by_image ? "image\n" : "procedure,image\n");
@@ -316,6 +441,18 @@ static void print_table_header(const dcpi_profset_t *set, const layout_t *l)
         printf("image\n");
     else
         printf("%-*s  image\n", l->wproc, "procedure");
+}
+
+static void print_children(const dcpi_profset_t *set, const layout_t *l, const row_t *row)
+{
+    double p = pct(row->children, set->events[l->order[0]].total);
+    if (l->csl) {
+        printf("%" PRIu64 ",%.2f,", row->children, p);
+        return;
+    }
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%.2f%%", p);
+    printf("%*" PRIu64 " %7s   ", wcount(l, 0), row->children, ps);
 }
 
 static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t *row, uint64_t *cum)
@@ -333,6 +470,8 @@ static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t 
             snprintf(cs, sizeof(cs), "%.2f%%", c);
             printf("%*" PRIu64 " %7s %8s   ", wcount(l, k), row->counts[e], ps, cs);
         }
+        if (k == 0 && l->children)
+            print_children(set, l, row);
     }
     if (l->csl) {
         if (!l->by_image) {
@@ -372,7 +511,11 @@ static int print_table(const dcpi_profset_t *set, const rows_t *r, const opts_t 
         return DCPI_ENOMEM;
     }
     event_order(set, r->sort, order);
-    layout_t l = {.order = order, .nevents = set->nevents, .by_image = o->by_image, .csl = o->csl};
+    layout_t l = {.order = order,
+                  .nevents = set->nevents,
+                  .by_image = o->by_image,
+                  .csl = o->csl,
+                  .children = r->children};
     compute_layout(set, r, &l);
     print_table_header(set, &l);
     for (size_t i = 0; i < r->n; i++) {
@@ -455,6 +598,10 @@ static int report(const dcpi_profset_t *set, const dcpi_cli_t *cli, const opts_t
     int rc = tabs ? 0 : DCPI_ENOMEM;
     if (rc == 0)
         rc = o->by_image ? image_rows(set, &r) : procedure_rows(set, &r, tabs);
+    dcpi_stackprof_t *sp = NULL;
+    dcpi_symtab_t **stabs = NULL;
+    if (rc == 0 && !o->by_image)
+        rc = stack_rows(set, cli, &r, &sp, &stabs);
     if (rc == 0) {
         g_sort = r.sort;
         qsort(r.v, r.n, sizeof(*r.v), cmp_row);
@@ -466,6 +613,10 @@ static int report(const dcpi_profset_t *set, const dcpi_cli_t *cli, const opts_t
     for (size_t i = 0; tabs && i < set->nimages; i++)
         dcpi_symtab_free(tabs[i]);
     free(tabs);
+    if (sp)
+        dcpi_stackprof_symbols_free(sp, stabs);
+    free(stabs);
+    dcpi_stackprof_free(sp);
     return rc < 0 ? 1 : 0;
 }
 

@@ -1,0 +1,59 @@
+#!/bin/bash
+# e2e: stack profiles in dcpiprof and dcpiexport. bench/gen_bigprof writes an epoch with PC
+# samples and a stack profile (chains leaf -> f<k/2> -> ... -> main) over a generated program;
+# dcpiprof's children column must equal google-pprof's cumulative counts of the exported
+# gperftools file (and its flat counts the self column), and gprof's call graph of the exported
+# gmon.out must call each function as many times as dcpiprof's children column says (dcpi's
+# arcs count samples through the arc).
+set -eu
+export LC_ALL=C
+B=${DCPI_BIN:?}
+T=$(mktemp -d /tmp/dcpi-e2e-exps.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
+command -v google-pprof >/dev/null || { echo "SKIP: google-pprof is not installed"; exit 77; }
+command -v gprof >/dev/null || { echo "SKIP: gprof (binutils) is not installed"; exit 77; }
+[ -x "$B/bench/gen_bigprof" ] || { echo "SKIP: $B/bench/gen_bigprof not built"; exit 77; }
+
+"$B/bench/gen_bigprof" src 60 >"$T/big.c"
+gcc -O1 -g -o "$T/big" "$T/big.c"
+"$B/bench/gen_bigprof" db "$T/db" "$T/big" 20000 5 >/dev/null || { echo "FAIL: gen_bigprof"; exit 1; }
+ls "$T"/db/*/bench/stacks/cpu-clock.stk >/dev/null || fail "no stack file"
+
+"$B/dcpiprof" -db "$T/db" -csl >"$T/dcpi.csv" || fail "dcpiprof failed"
+head -1 "$T/dcpi.csv" | grep -q '^cpu-clock,cpu-clock%,cpu-clockcum%,children,children%,' ||
+    fail "no children column: $(head -1 "$T/dcpi.csv")"
+main_children=$(awk -F, '$6 == "main" {print $4}' "$T/dcpi.csv")
+[ "$main_children" = 20000 ] || fail "main: children ${main_children:-none}, want 20000"
+
+"$B/dcpiexport" -db "$T/db" -format gperftools -o "$T/out.prof" || fail "dcpiexport gperftools"
+google-pprof --text --cum "$T/big" "$T/out.prof" >"$T/pprof.txt" 2>/dev/null ||
+    fail "google-pprof failed"
+total=$(awk '/^Total:/ {print $2}' "$T/pprof.txt")
+[ "$total" = 20000 ] || fail "pprof total ${total:-none}"
+checked=0
+while IFS=, read -r self _ _ children _ proc _; do
+    [ "$proc" = procedure ] && continue
+    p=$(awk -v f="$proc" '$6 == f {print $1, $4}' "$T/pprof.txt")
+    [ "$p" = "$self $children" ] || fail "$proc: pprof flat/cum '${p:-none}', dcpiprof $self $children"
+    checked=$((checked + 1))
+done <"$T/dcpi.csv"
+echo "pprof agrees on $checked procedures (self and cumulative)"
+[ "$checked" -ge 60 ] || fail "only $checked procedures compared"
+
+"$B/dcpiexport" -db "$T/db" -format gmon -o "$T/gmon.out" || fail "dcpiexport gmon"
+gprof -b -q "$T/big" "$T/gmon.out" >"$T/graph.txt" 2>/dev/null || fail "gprof -q failed"
+n=0
+for f in f1 f2 f3 f7 f20 f59; do
+    called=$(awk -v f="$f" '/^\[[0-9]+\]/ && $(NF-1) == f {print $(NF-2)}' "$T/graph.txt")
+    want=$(awk -F, -v f="$f" '$6 == f {print $4}' "$T/dcpi.csv")
+    [ -n "$want" ] && [ "$called" = "$want" ] || fail "$f: gprof called ${called:-none}, dcpiprof children ${want:-none}"
+    n=$((n + 1))
+done
+echo "gprof call counts agree on $n functions"
+[ "$fails" -eq 0 ] && echo "PASS" || exit 1
