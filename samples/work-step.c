@@ -115,10 +115,10 @@ static void wait_mode(void)
     fflush(stdout);
     uint64_t x = 0;
     long rounds = 0;
-    while (!stop) {
+    do { /* at least one round, however early SIGTERM comes */
         x += step_loop(100000);
         rounds++;
-    }
+    } while (!stop);
     printf("stopped ok %d\n", rounds > 0 && x != 1);
 }
 

@@ -278,11 +278,13 @@ START_TEST(test_agent_loads_calls_syscalls)
     ck_assert_uint_gt(st.end_count[STEP_END_DONE], 0);
     free(c.recs);
     dcpi_stepdrain_close(d, 1);
-    /* A syscall every 16 iterations: bursts end before it (checked above: none is stepped). */
+    /* A syscall every 2 iterations: bursts end before it (checked above: none is stepped). */
     run_t sys;
     run_init(&sys);
-    char *sargs[] = {"work-step", "-c", "4", "-n", "20", NULL};
+    char *sargs[] = {"work-step", "-c", "1", "-n", "2", NULL};
+    setenv(STEP_BURST_ENV, "64", 1); /* longer than the way from one syscall to the next */
     run_work(&sys, 1, "300", sargs);
+    unsetenv(STEP_BURST_ENV);
     d = drain_all(&sys, &c, &st);
     ck_assert_uint_gt(st.end_count[STEP_END_SYSCALL], 0);
     for (int i = 0; i < c.n; i++) {
