@@ -5,11 +5,9 @@
 #include "tracefile.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,61 +60,14 @@ struct dcpi_tracefile {
     size_t reccap;
 };
 
-/* ---------------------------------------------------------------- zlib and CRC-32
+/* ---------------------------------------------------------------- CRC-32
  *
- * libdcpi is not linked with zlib (CMake links it only with the protobuf code), so zlib is
- * loaded at run time: without it traces are stored uncompressed and compressed records cannot
- * be read (an error naming the reason). The checksum is zlib's CRC-32, computed here. */
+ * Records are checksummed with zlib's CRC-32 and compressed with zlib's compress2 when that
+ * pays (libdcpi links zlib). */
 
-static struct {
-    pthread_once_t once;
-    void *h;
-    int (*compress2)(Bytef *, uLongf *, const Bytef *, uLong, int);
-    int (*uncompress)(Bytef *, uLongf *, const Bytef *, uLong);
-    uLong (*compress_bound)(uLong);
-} zl = {PTHREAD_ONCE_INIT, NULL, NULL, NULL, NULL};
-
-static void zlib_load_once(void)
-{
-    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return;
-    *(void **)&zl.compress2 = dlsym(h, "compress2");
-    *(void **)&zl.uncompress = dlsym(h, "uncompress");
-    *(void **)&zl.compress_bound = dlsym(h, "compressBound");
-    if (zl.compress2 && zl.uncompress && zl.compress_bound)
-        zl.h = h;
-    else
-        dlclose(h);
-}
-
-static int zlib_ok(void)
-{
-    pthread_once(&zl.once, zlib_load_once);
-    return zl.h != NULL;
-}
-
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-}
-
-/* CRC-32 (ISO-HDLC, as zlib's crc32(0, buf, len)). */
 static uint32_t crc32_of(const uint8_t *p, size_t len)
 {
-    uint32_t c = 0xFFFFFFFFu;
-    pthread_once(&crc_once, crc_init);
-    while (len--)
-        c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return (uint32_t)crc32(0L, p, (uInt)len);
 }
 
 /* ---------------------------------------------------------------- little-endian helpers */
@@ -499,12 +450,12 @@ void dcpi_tracefile_forget_pid(dcpi_tracefile_t *w, unsigned pid)
  * used (0: store raw). */
 static size_t try_compress(dcpi_tracefile_t *w, const void *buf, size_t len)
 {
-    if (len < 64 || !zlib_ok())
+    if (len < 64)
         return 0;
-    uLongf clen = zl.compress_bound((uLong)len);
+    uLongf clen = compressBound((uLong)len);
     if (reserve(w, DCPI_TRACEFILE_RECHDR + 8 + clen) < 0)
         return 0;
-    if (zl.compress2(w->rec + DCPI_TRACEFILE_RECHDR + 8, &clen, buf, (uLong)len, 1) != Z_OK)
+    if (compress2(w->rec + DCPI_TRACEFILE_RECHDR + 8, &clen, buf, (uLong)len, 1) != Z_OK)
         return 0;
     return (uint64_t)clen * 4 <= (uint64_t)len * 3 ? (size_t)clen : 0;
 }
@@ -750,8 +701,6 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
         rec->data = b + 8;
         rec->len = raw;
     } else {
-        if (!zlib_ok())
-            return rerr(r, err, DCPI_ENOTSUP, "TRACE: compressed, and libz.so.1 is missing");
         if (raw > DCPI_TRACEFILE_MAXREC)
             return rerr(r, err, DCPI_EFORMAT, "TRACE: length %u too large", raw);
         if (raw > r->outcap) {
@@ -762,7 +711,7 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
             r->outcap = raw;
         }
         uLongf dlen = raw;
-        if (zl.uncompress(r->out, &dlen, b + 8, (uLong)(len - 8)) != Z_OK || dlen != raw)
+        if (uncompress(r->out, &dlen, b + 8, (uLong)(len - 8)) != Z_OK || dlen != raw)
             return rerr(r, err, DCPI_EFORMAT, "TRACE: bad compressed data");
         rec->data = r->out;
         rec->len = raw;
