@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/gen_corpus.c - writes the generated part of the seed corpora with dcpi's own
  * encoders (tests/fuzz/corpus/<harness>/gen-*): small valid PC profiles, value profiles and
- * value traces of several shapes. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
+ * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots) and gmon.out. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
  * it against a build's libdcpi_static.a, then adds the text and ELF seeds.
  * Usage: gen_corpus CORPUS_DIR
  */
@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gmon.h"
+#include "core/gperf.h"
 #include "core/vprof.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -144,6 +146,58 @@ static int gen_trace(const char *name, int nburst, int nent, int ctx, int missin
     return put("trace", name, buf, trace_encoder_size(&e));
 }
 
+static int gen_gperf(const char *name, int slot, int nrec, int with_text)
+{
+    dcpi_gperf_t *g = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    if (dcpi_gperf_new(10000, &g) < 0)
+        return -1;
+    g->slot = slot;
+    for (int r = 0; r < nrec; r++) {
+        uint64_t pcs[4] = {0x401000 + (uint64_t)r * 16, 0x401800, 0x402000 + (uint64_t)r, 0x7f0010};
+        dcpi_gperf_add(g, (uint64_t)(r + 1) * 3, pcs, (uint32_t)(1 + r % 4));
+    }
+    if (with_text) {
+        dcpi_gperf_add_text(g, "00400000-00403000 r-xp 00000000 08:01 1234 /usr/bin/work");
+        dcpi_gperf_add_text(g, "7f0000-7f2000 r-xp 00001000 08:01 99 $build/lib/libx.so");
+        dcpi_gperf_add_text(g, "00600000-00601000 rw-p 00000000 00:00 0");
+    }
+    int rc = dcpi_gperf_encode(g, &buf, &len);
+    if (rc == 0)
+        rc = put("gperf", name, buf, len);
+    else
+        fprintf(stderr, "gperf %s: %s\n", name, dcpi_strerror(rc));
+    free(buf);
+    dcpi_gperf_free(g);
+    return rc;
+}
+
+static int gen_gmon(const char *name, int nhist, uint32_t nbins, int narcs)
+{
+    dcpi_gmon_t *g = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    if (dcpi_gmon_new(&g) < 0)
+        return -1;
+    for (int h = 0; h < nhist; h++) {
+        dcpi_gmon_hist_t *hist = NULL;
+        uint64_t low = 0x401000 + (uint64_t)h * 0x1000;
+        if (dcpi_gmon_add_hist(g, low, low + nbins * 2 + (uint64_t)h, nbins, 100, &hist) == 0)
+            for (uint32_t i = 0; i < nbins; i++)
+                hist->bins[i] = (uint16_t)(i * i % 7);
+    }
+    for (int a = 0; a < narcs; a++)
+        dcpi_gmon_add_arc(g, 0x401010 + (uint64_t)a * 8, 0x401200 + (uint64_t)(a % 3) * 0x40,
+                          (uint32_t)(a + 1));
+    int rc = dcpi_gmon_encode(g, &buf, &len);
+    if (rc == 0)
+        rc = put("gmon", name, buf, len);
+    free(buf);
+    dcpi_gmon_free(g);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -165,5 +219,13 @@ int main(int argc, char **argv)
     bad |= gen_trace("ctx.bin", 2, 12, 1, 0, 1);
     bad |= gen_trace("missing.bin", 3, 10, 1, 1, 1);
     bad |= gen_trace("loop.bin", 1, 60, 0, 1, 1);
+    bad |= gen_gperf("empty64.prof", 8, 0, 0);
+    bad |= gen_gperf("small64.prof", 8, 6, 1);
+    bad |= gen_gperf("small32.prof", 4, 5, 1);
+    bad |= gen_gperf("notext64.prof", 8, 9, 0);
+    bad |= gen_gmon("empty.gmon", 0, 0, 0);
+    bad |= gen_gmon("hist.gmon", 1, 32, 0);
+    bad |= gen_gmon("arcs.gmon", 0, 0, 5);
+    bad |= gen_gmon("both.gmon", 2, 20, 4);
     return bad ? 1 : 0;
 }

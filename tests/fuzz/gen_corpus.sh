@@ -10,7 +10,7 @@ out=$src/tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for h in profile vprof trace hosts kallsyms elf control; do mkdir -p "$out/$h"; done
+for h in profile vprof trace hosts kallsyms elf control gperf gmon; do mkdir -p "$out/$h"; done
 rm -f "$out"/*/gen-* "$out"/*/golden-* "$out"/*/text-* "$out"/*/elf-*
 
 # Golden files of the Check suites.
@@ -24,6 +24,9 @@ cc -std=c11 -D_GNU_SOURCE -I"$src/include" -I"$src" -o "$tmp/gen_corpus" \
     $(pkg-config --libs libdw libelf) -lZydis -lstdc++ -lm -ldl \
     $(pkg-config --libs libprotobuf-c zlib 2>/dev/null || true) -lpthread
 "$tmp/gen_corpus" "$out"
+
+printf 'not a gperftools profile at all\n' >"$out/gperf/text-not-profile"
+printf 'gmon\001\000\000\000' >"$out/gmon/text-header-cut"
 
 # hosts files.
 printf '# host platform\nwalnut alpha\npecan beta # trailing comment\n\n' >"$out/hosts/text-ok"
