@@ -67,7 +67,7 @@ static int handle_line(char *text, void (*line)(void *, const char *), void *arg
         return 1;
     if (strncmp(text, "error: ", 7) == 0) {
         if (err)
-            snprintf(err, DCPI_ERRLEN, "%s", text + 7);
+            snprintf(err, DCPI_ERRLEN, "%s", text[7] ? text + 7 : "dcpid: error without a reason");
         return 2;
     }
     if (line)

@@ -96,18 +96,31 @@ static void hash_id(const char *path, const struct stat *st, char out[DCPI_IMAGE
     snprintf(out, DCPI_IMAGE_IDLEN, "%016" PRIx64, h);
 }
 
-/* Copy the PT_LOAD headers and compute the text range; DCPI_EFULL when there are too many. */
+/* A PT_LOAD header that cannot describe a real mapping: more file than memory bytes, or a
+ * range that wraps around 2^64 (its addresses would not map back and forth). */
+static int bad_segment(const GElf_Phdr *ph)
+{
+    return ph->p_filesz > ph->p_memsz || ph->p_vaddr + ph->p_memsz < ph->p_vaddr ||
+           ph->p_offset + ph->p_filesz < ph->p_offset;
+}
+
+/* Copy the PT_LOAD headers and compute the text range; DCPI_EFULL when there are too many,
+ * DCPI_EFORMAT when a header is malformed (that segment is left out). */
 static int read_segments(Elf *e, dcpi_image_info_t *out)
 {
     size_t phnum = 0;
     if (elf_getphdrnum(e, &phnum) != 0)
         return DCPI_EFORMAT;
     uint64_t lo = UINT64_MAX, hi = 0;
-    size_t lost = 0;
+    size_t lost = 0, bad = 0;
     for (size_t i = 0; i < phnum; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
             continue;
+        if (bad_segment(&ph)) {
+            bad++;
+            continue;
+        }
         if (ph.p_flags & PF_X) {
             lo = ph.p_vaddr < lo ? ph.p_vaddr : lo;
             hi = ph.p_vaddr + ph.p_memsz > hi ? ph.p_vaddr + ph.p_memsz : hi;
@@ -126,7 +139,7 @@ static int read_segments(Elf *e, dcpi_image_info_t *out)
         out->tstart = lo;
         out->tsize = hi - lo;
     }
-    return lost ? DCPI_EFULL : 0;
+    return bad ? DCPI_EFORMAT : lost ? DCPI_EFULL : 0;
 }
 
 static void read_build_id(Elf *e, dcpi_image_info_t *out)

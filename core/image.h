@@ -37,9 +37,10 @@ typedef struct dcpi_image_info {
  * hash), is_elf = 0, tstart = 0 and tsize = file size. Returns 0, or a negative DCPI_E* with
  * "PATH: reason" in err (DCPI_ERRLEN, may be NULL) when the file cannot be opened.
  * Also DCPI_EINVAL for a file that is not a regular file, DCPI_EFORMAT for an ELF file whose
- * program headers cannot be read and DCPI_EFULL when it has more than DCPI_IMAGE_MAXSEG PT_LOAD
- * segments; in those last two cases out is still filled (id, tstart, tsize, the first
- * segments) and err says what was lost.
+ * program headers cannot be read or hold a malformed PT_LOAD (p_filesz > p_memsz, or an address
+ * or offset range that wraps around 2^64: that segment is left out) and DCPI_EFULL when it has more
+ * than DCPI_IMAGE_MAXSEG PT_LOAD segments; in those last two cases out is still filled (id, tstart,
+ * tsize, the first segments) and err says what was lost.
  */
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err);
 
