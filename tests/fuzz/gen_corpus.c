@@ -1,7 +1,8 @@
 /*
  * tests/fuzz/gen_corpus.c - writes the generated part of the seed corpora with dcpi's own
  * encoders (tests/fuzz/corpus/<harness>/gen-*): small valid PC profiles, value profiles and
- * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots) and gmon.out. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
+ * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots), gmon.out and
+ * stack profiles. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
  * it against a build's libdcpi_static.a, then adds the text and ELF seeds.
  * Usage: gen_corpus CORPUS_DIR
  */
@@ -11,6 +12,7 @@
 
 #include "core/gmon.h"
 #include "core/gperf.h"
+#include "core/stackprof.h"
 #include "core/vprof.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -198,6 +200,44 @@ static int gen_gmon(const char *name, int nhist, uint32_t nbins, int narcs)
     return rc;
 }
 
+static int gen_stack(const char *name, int nimg, int nchains, int depth)
+{
+    dcpi_stackprof_t *sp = NULL;
+    char err[DCPI_ERRLEN];
+    void *buf = NULL;
+    size_t len = 0;
+    if (dcpi_stackprof_new(0, &sp) < 0)
+        return -1;
+    dcpi_stackprof_set(sp, "epoch", "202611210752");
+    dcpi_stackprof_set(sp, "platform", "host1");
+    dcpi_stackprof_set(sp, "event", "cpu-clock");
+    dcpi_stackprof_set(sp, "period", "100000");
+    if (nchains > 3)
+        dcpi_stackprof_set(sp, "lost", "2");
+    int idx[3] = {0, 0, 0};
+    static const char *const ids[] = {"0123abcd", "deadbeef", "77"};
+    static const char *const dirs[] = {"work_0123abcd", "libc.so.6_deadbeef", "vmlinux_77"};
+    for (int i = 0; i < nimg && i < 3; i++)
+        idx[i] = dcpi_stackprof_image(sp, ids[i], dirs[i], i == 1 ? "/lib/libc.so.6" : NULL,
+                                      0x401000 + (uint64_t)i * 0x100000, 0x2000);
+    for (int c = 0; c < nchains; c++) {
+        dcpi_frame_t f[8];
+        unsigned n = (unsigned)(1 + (c % depth));
+        for (unsigned k = 0; k < n; k++)
+            f[k] = (dcpi_frame_t){k == 3 ? DCPI_STACK_NOIMAGE : (uint32_t)idx[(c + k) % nimg],
+                                  (uint32_t)(c * 16 + k * 4)};
+        dcpi_stackprof_add(sp, f, n, (uint64_t)(c + 1));
+    }
+    int rc = dcpi_stackprof_encode(sp, &buf, &len, err);
+    if (rc == 0)
+        rc = put("stack", name, buf, len);
+    else
+        fprintf(stderr, "stack %s: %s\n", name, err);
+    free(buf);
+    dcpi_stackprof_free(sp);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -227,5 +267,9 @@ int main(int argc, char **argv)
     bad |= gen_gmon("hist.gmon", 1, 32, 0);
     bad |= gen_gmon("arcs.gmon", 0, 0, 5);
     bad |= gen_gmon("both.gmon", 2, 20, 4);
+    bad |= gen_stack("empty.stk", 0, 0, 1);
+    bad |= gen_stack("one.stk", 1, 1, 1);
+    bad |= gen_stack("deep.stk", 2, 6, 8);
+    bad |= gen_stack("many.stk", 3, 20, 5);
     return bad ? 1 : 0;
 }
