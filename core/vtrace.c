@@ -3,8 +3,8 @@
  *
  * Per user-mode sample (dcpi_vtrace_sample):
  *   1. resolve the ip (image, offset, mapping) and read up to 15 code bytes from the image file
- *      (one fd per image, pread) or, when the file cannot be read, from the process
- *      (process_vm_readv); failure counts as "without code";
+ *      (one fd per image, pread, a direct-mapped cache of 4096 places) or, when the file cannot be
+ * read, from the process (process_vm_readv); failure counts as "without code";
  *   2. decode; for each enabled plugin with a vlist for the key the sample is a candidate; if
  *      the per-CPU token bucket admits the sample, compute the vlist's values and append a burst
  *      (pid, tid, time) and one entry to the plugin's trace; otherwise it is only "seen";
@@ -37,6 +37,15 @@
 #define TRACE_BUF_BYTES (192 * 1024)
 #define FD_UNTRIED      (-2)
 #define FD_FAILED       (-1)
+#define CODE_SLOTS      4096 /* direct-mapped cache of code bytes read from image files */
+
+/* 15 bytes of an image file at off; image 0: empty slot. */
+typedef struct code_slot {
+    uint64_t off;
+    uint32_t image_plus1;
+    uint8_t len;
+    uint8_t bytes[15];
+} code_slot_t;
 
 /* One (image, plugin) value profile and its losses since the last flush. */
 typedef struct vslot {
@@ -78,6 +87,7 @@ struct dcpi_vtrace {
     size_t nsummaries;
     uint64_t nocode, unresolved;
     trace_parser_t parser;
+    code_slot_t code[CODE_SLOTS];
 };
 
 static int fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
@@ -337,11 +347,20 @@ static int image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
 static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
                          const dcpi_vtrace_sample_t *s, uint8_t *buf)
 {
+    uint64_t off = s->ip - start + pgoff;
+    code_slot_t *c = &vt->code[(off ^ (off >> 12) ^ img->index * 0x9e37u) % CODE_SLOTS];
+    if (c->image_plus1 == img->index + 1 && c->off == off) {
+        memcpy(buf, c->bytes, c->len);
+        return c->len;
+    }
     int fd = image_fd(vt, img);
     if (fd >= 0) {
-        ssize_t n = pread(fd, buf, 15, (off_t)(s->ip - start + pgoff));
-        if (n > 0)
+        ssize_t n = pread(fd, buf, 15, (off_t)off);
+        if (n > 0) { /* files do not change under a mapping: cache them */
+            *c = (code_slot_t){.off = off, .image_plus1 = img->index + 1, .len = (uint8_t)n};
+            memcpy(c->bytes, buf, (size_t)n);
             return n;
+        }
     }
     struct iovec local = {buf, 15}, remote = {(void *)(uintptr_t)s->ip, 15};
     ssize_t n = process_vm_readv((pid_t)s->pid, &local, 1, &remote, 1, 0);

@@ -30,7 +30,7 @@
 /* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
 #pragma GCC visibility push(default)
 
-#define DCPI_VTRACE_DEFAULT_RATE 2000  /* -vrate: value traces per second per CPU */
+#define DCPI_VTRACE_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
 #define DCPI_VTRACE_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
 #define DCPI_VTRACE_MAXCPU       1024
 

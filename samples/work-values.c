@@ -35,7 +35,7 @@ static const uint64_t pair_b[NPAIRS] = {7, 0, 1, 10, 3, 1, 5, 2, 3, 4,
 
 static uint64_t array[NADDR * STRIDE] __attribute__((aligned(64)));
 
-/* n rounds over the table: per pair two loads, the lea, an add and the loop control. */
+/* n rounds over the table: per pair two loads, the imul, the lea, an add, the loop control. */
 __attribute__((noinline)) static uint64_t lea_loop(uint64_t acc, int n)
 {
     uint64_t x = 3;
@@ -51,7 +51,7 @@ __attribute__((noinline)) static uint64_t lea_loop(uint64_t acc, int n)
     return acc + x;
 }
 
-/* n rounds over the five addresses: the load and the loop control. */
+/* n rounds over the five addresses: the imul, the load, an add and the loop control. */
 __attribute__((noinline)) static uint64_t stride_loop(uint64_t acc, int n)
 {
     const uint64_t *base = array;

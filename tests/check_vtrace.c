@@ -38,6 +38,7 @@ extern char vt_code[];
 static dcpi_loadmap_t *lm;
 static dcpi_vp_set_t *set;
 static dcpi_vtrace_t *vt;
+static int contexts; /* -vcontext for the next load_plugins */
 
 static void load_plugins(const char *const *names, unsigned rate)
 {
@@ -50,7 +51,7 @@ static void load_plugins(const char *const *names, unsigned rate)
         snprintf(path, sizeof path, "%s", *names);
         ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
     }
-    dcpi_vtrace_opts_t o = {.rate = rate};
+    dcpi_vtrace_opts_t o = {.rate = rate, .contexts = contexts};
     ck_assert_msg(dcpi_vtrace_new(set, lm, &o, &vt, err) == 0, "%s", err);
 }
 
@@ -198,6 +199,34 @@ START_TEST(test_split_per_pid)
 }
 END_TEST
 
+START_TEST(test_contexts)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    contexts = 1;
+    load_plugins(p, 1000000);
+    ck_assert_int_eq(dcpi_vtrace_contexts(vt), 1);
+    for (int i = 0; i < 9; i++) {
+        dcpi_vtrace_sample_t s = {.pid = getpid(),
+                                  .tid = getpid(),
+                                  .time = 1000000ull * (i + 1),
+                                  .ip = LEA_IP,
+                                  .context0 = 0x1000 + (i % 3),
+                                  .context1 = 0x2000};
+        s.regs.valid = DCPI_REGS_FULL_MASK & ((1ull << DCPI_REG_COUNT) - 1);
+        s.regs.r[DCPI_REG_SI] = 3;
+        s.regs.r[DCPI_REG_DI] = 4;
+        dcpi_vtrace_sample(vt, &s);
+    }
+    dcpi_vtrace_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_uint_eq(s->vtot, 9);
+    for (int c = 0; c < 3; c++)
+        ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0x1000 + c, 0x2000), 3);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 0);
+    teardown();
+}
+END_TEST
+
 START_TEST(test_regs_mask_and_unresolved)
 {
     const char *const p[] = {CLASSIC, NULL};
@@ -286,6 +315,7 @@ int main(void)
     tcase_add_test(tc, test_rate_limit);
     tcase_add_test(tc, test_too_many_disabled);
     tcase_add_test(tc, test_split_per_pid);
+    tcase_add_test(tc, test_contexts);
     tcase_add_test(tc, test_regs_mask_and_unresolved);
     tcase_add_test(tc, test_no_specification);
     tcase_add_test(tc, test_flush_file);
