@@ -18,8 +18,7 @@
 
 static void check_error(int rc, const char *err)
 {
-    FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_EVERSION ||
-               rc == DCPI_ENOMEM);
+    FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_EVERSION || rc == DCPI_ENOMEM);
     FUZZ_CHECK(strncmp(err, NAME, strlen(NAME)) == 0);
     FUZZ_CHECK(strchr(err, '\n') == NULL);
 }

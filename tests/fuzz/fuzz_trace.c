@@ -25,8 +25,7 @@ typedef struct seen {
 static trace_parser_t parser;
 static seen_t first[FUZZ_MAX_ENTRIES];
 
-static void check_entry(const trace_parser_t *p, const trace_inst_t *inst, int n,
-                        const uint64_t *v)
+static void check_entry(const trace_parser_t *p, const trace_inst_t *inst, int n, const uint64_t *v)
 {
     FUZZ_CHECK(n >= 0 && n <= TRACE_VLIST_MAX);
     FUZZ_CHECK(inst->length >= 1 && inst->length <= 15);

@@ -34,9 +34,14 @@ static int put(const char *harness, const char *name, const void *buf, size_t le
 }
 
 static const char *const base_keys[][2] = {
-    {"image", "0123456789abcdef"}, {"epoch", "202611210752"}, {"platform", "host1"},
-    {"event", "cpu-clock"},        {"period", "100000"},      {"tstart", "0x401000"},
-    {"tsize", "4096"},             {"cpuspeed", "2400"},
+    {"image", "0123456789abcdef"},
+    {"epoch", "202611210752"},
+    {"platform", "host1"},
+    {"event", "cpu-clock"},
+    {"period", "100000"},
+    {"tstart", "0x401000"},
+    {"tsize", "4096"},
+    {"cpuspeed", "2400"},
 };
 
 static int gen_profile(const char *name, int nsamples, int stride, int extra)
@@ -139,8 +144,8 @@ static int gen_trace(const char *name, int nburst, int nent, int ctx, int missin
                 vals[k] = (uint64_t)(i * 1000 + k) * (k % 2 ? 1 : 0x10001ull);
             }
             unsigned mask = missing && nv ? (1u << (i % nv)) : 0;
-            if (trace_encoder_entry(&e, in, pc, (uint64_t)i, (uint64_t)-i, nv, kinds, vals,
-                                    mask) < 0)
+            if (trace_encoder_entry(&e, in, pc, (uint64_t)i, (uint64_t)-i, nv, kinds, vals, mask) <
+                0)
                 return -1;
             pc = jumps && i % 5 == 4 ? 0x401000 + (uint64_t)(i % 3) * 0x40 : pc + in->length;
         }
