@@ -1,0 +1,131 @@
+#!/bin/bash
+# reliab_kill.sh - SIGKILL dcpid at random moments, flushes included, while a workload runs,
+# RELIAB_KILLS times (default 100). Each round: start a system-wide dcpid (-flush 1, with
+# -vtrace vp-classic when built) on the same database (a new epoch each start); flush, read
+# every profile's total with dcpicat, flush again, read again: within the epoch no total may
+# shrink and no file vanish (the second flush and reading every 10th round, to fit in ctest's
+# 300 s); then `dcpictl flush` in the background and SIGKILL after a random 0-350 ms. After the kill: every *.prof of the epoch parses with dcpicat and no total is below
+# the last reading, the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat
+# does not read .vprof), and a new dcpid starts over the dead one's lock and socket. A kill
+# "landed during a flush" when the dead daemon's log has "control: flush" (or nothing) after its
+# last "flush: N profiles" line; leftover ".NAME.tmp.XXXXXX" files are counted and must not
+# disturb dcpiprof. Skips (77) when perf_event_open of cpu-clock or system-wide sampling is not
+# possible here.
+set -u
+export LC_ALL=C
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+DEMO=$BIN/samples/work-demo
+KILLS=${RELIAB_KILLS:-100}
+T=$(mktemp -d /tmp/dcpi-e2e-kill.XXXXXX)
+DB=$T/db
+WPID=
+cleanup() {
+    [ -n "$WPID" ] && kill -9 -- -"$WPID" 2>/dev/null && wait "$WPID" 2>/dev/null
+    [ -f "$DB/dcpid-$PLAT.lock" ] && kill -9 "$(cat "$DB/dcpid-$PLAT.lock")" 2>/dev/null
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+PLAT=none
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+
+for f in dcpid dcpictl dcpicat dcpiprof dcpilist samples/work-demo; do
+    [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1) || {
+    case "$probe" in
+    *perf_event_open*|*not\ supported*|*Permission*)
+        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
+    esac
+    fail "probe run failed: $probe"
+}
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
+    echo "SKIP: system-wide sampling needs root or CAP_PERFMON"; exit 77
+fi
+VT=()
+[ -f "$BIN/plugins/vp-classic.so" ] && VT=(-vtrace vp-classic)
+# our work-demo's image directory (system-wide, other work-demo builds are profiled too)
+DEMOID=$(readelf -n "$DEMO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+[ -n "$DEMOID" ] || echo "note: no readelf or build-id: the .vprof read-back is not checked"
+
+
+# the workload: work-demo over and over plus short pipelines, in its own process group
+setsid bash -c "while :; do '$DEMO' 200 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.1; done" &
+WPID=$!
+
+# snap EPOCH OUT: "path total" for every .prof of the epoch; fails when one does not parse
+snap() {
+    local f tot
+    : >"$2"
+    while IFS= read -r f; do
+        tot=$("$BIN/dcpicat" "$f" 2>"$T/cat.err" | awk '$1 == "event" { print $2; exit }')
+        [ -n "$tot" ] || fail "round $r: $f does not parse: $(cat "$T/cat.err")"
+        echo "$f $tot" >>"$2"
+    done < <(find "$DB/$1" -name '*.prof' -type f)
+}
+# grown OLD NEW WHAT: every file of OLD is in NEW with a total at least as large
+grown() {
+    awk -v what="$3" 'FILENAME == ARGV[1] { old[$1] = $2; next } { new[$1] = $2 }
+        END { for (f in old) {
+                if (!(f in new)) { print what ": " f " vanished"; bad = 1 }
+                else if (new[f] + 0 < old[f] + 0) { print what ": " f " shrank " old[f] " -> " new[f]; bad = 1 } }
+              exit bad }' "$1" "$2" || fail "round $r: counts went down ($3)"
+}
+
+during=0 tmpfiles=0 vchecked=0 pairs=0 t0=$(date +%s)
+for r in $(seq "$KILLS"); do
+    to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock -flush 1 "${VT[@]}" 2>"$T/start.err" ||
+        fail "round $r: dcpid did not start: $(cat "$T/start.err")"
+    ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "round $r: status failed: $ST"
+    E=$(echo "$ST" | awk '$1 == "epoch" { print $2 }')
+    PLAT=$(echo "$ST" | awk '$1 == "platform" { print $2 }')
+    DPID=$(echo "$ST" | awk '$1 == "pid" { print $2 }')
+    [ -n "$E" ] && [ -n "$DPID" ] || fail "round $r: status: $ST"
+    if [ $((r % 2)) = 1 ]; then # odd rounds flush first; even ones read what -flush 1 wrote
+        to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null || fail "round $r: flush 1 failed"
+    else
+        sleep 0.3
+    fi
+    snap "$E" "$T/b"
+    if [ $((r % 10)) = 1 ]; then # every 10th round, two completed flushes (a flush takes ~0.5 s)
+        cp "$T/b" "$T/a"
+        to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null || fail "round $r: flush 2 failed"
+        snap "$E" "$T/b"
+        grown "$T/a" "$T/b" "between two flushes"
+        pairs=$((pairs + 1))
+    fi
+    # the kill, at a random moment of a flush (or just after it)
+    to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null 2>&1 &
+    CPID=$!
+    sleep "0.$(printf '%03d' $((RANDOM % 350)))"
+    kill -9 "$DPID"
+    for i in $(seq 500); do [ -d /proc/"$DPID" ] || break; sleep 0.01; done
+    [ -d /proc/"$DPID" ] && fail "round $r: dcpid $DPID survived SIGKILL"
+    wait "$CPID" 2>/dev/null
+    last=$(grep "dcpid\[$DPID\]" "$DB/dcpid-$PLAT.log" | grep -E 'control: flush|flush: [0-9]+ profiles' | tail -1)
+    case "$last" in *"control: flush"*) during=$((during + 1)) ;; esac
+    n=$(find "$DB/$E" -name '.*.tmp.*' | wc -l)
+    tmpfiles=$((tmpfiles + n))
+    snap "$E" "$T/c"
+    grown "$T/b" "$T/c" "across the kill"
+    if [ ${#VT[@]} -gt 0 ] && [ -n "$DEMOID" ] && [ -f "$DB/$E/$PLAT/work-demo_$DEMOID/vp-classic.vprof" ]; then
+        out=$("$BIN/dcpilist" -db "$DB" -epoch "$E" -asm -vprof main "$DEMO" 2>&1 >/dev/null) ||
+            fail "round $r: .vprof of work-demo does not read back: $out"
+        vchecked=$((vchecked + 1))
+    fi
+done
+secs=$(($(date +%s) - t0))
+
+# the end: the profiles checked after their epoch's kill (they do not change after it), and
+# dcpiprof on (at most 3) epochs holding temporary files
+nprof=$(find "$DB" -name '*.prof' -type f | wc -l)
+nt=0
+for e in $(ls "$DB" | grep -E '^[0-9]{12}'); do
+    if [ $nt -lt 3 ] && [ -n "$(find "$DB/$e" -name '.*.tmp.*' | head -1)" ]; then
+        nt=$((nt + 1))
+        out=$("$BIN/dcpiprof" -db "$DB" -epoch "$e" 2>&1) || fail "dcpiprof on epoch $e with temporary files: $out"
+        echo "$out" | grep -q '\.tmp\.' && fail "dcpiprof shows a temporary file: $out"
+    fi
+done
+echo "ok $KILLS kills in ${secs}s ($pairs rounds with two completed flushes): $during landed during a flush (log), $tmpfiles temporary files left behind, $nprof profiles parsed, work-demo .vprof read back after $vchecked kills"
+exit 0
