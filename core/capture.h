@@ -72,7 +72,7 @@ enum {
 };
 
 /* sample_regs_user bits of the 16 GPRs, and of GPRs + IP + FLAGS. */
-#define DCPI_REGS_GPR_MASK  0xffff00ffull
+#define DCPI_REGS_GPR_MASK  0x00ff00ffull
 #define DCPI_REGS_FULL_MASK (DCPI_REGS_GPR_MASK | (1ull << DCPI_REG_IP) | (1ull << DCPI_REG_FLAGS))
 
 /* Registers at a sample, indexed by DCPI_REG_*; bit i of valid: r[i] was captured. */
