@@ -1,0 +1,90 @@
+#!/bin/bash
+# reliab_procs.sh - dcpid's memory with many short-lived processes and images: a system-wide
+# dcpid (-flush 2) while RELIAB_PROCS (default 3000) short processes run (/bin/true, small
+# pipelines, work-demo, and 200 freshly built programs, each a new image). dcpid's VmRSS is
+# read from /proc every 100 processes: its peak must stay under RSS_BOUND_KB (docs/reliability.md:
+# the preallocated hash, the per-image and per-process tables; 128 MiB), its growth after the
+# first 500 processes under GROWTH_KB (forgotten processes must not pile up), status must
+# answer throughout, and the processes it still tracks at the end must be far fewer than were
+# started. Losses are not silent: status's lost/throttled counts are printed. Needs
+# system-wide perf sampling: skips (77) otherwise.
+set -u
+export LC_ALL=C
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+DEMO=$BIN/samples/work-demo
+NPROCS=${RELIAB_PROCS:-3000}
+RSS_BOUND_KB=$((128 * 1024))
+GROWTH_KB=$((32 * 1024))
+T=$(mktemp -d /tmp/dcpi-e2e-procs.XXXXXX)
+DB=$T/db
+cleanup() {
+    for l in "$DB"/dcpid-*.lock; do [ -f "$l" ] && kill -9 "$(cat "$l")" 2>/dev/null; done
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+
+for f in dcpid dcpictl samples/work-demo; do
+    [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+out=$(to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock -flush 2 2>&1)
+if [ $? -ne 0 ]; then
+    case "$out" in
+    *perf_event_open*|*not\ supported*|*Permission*)
+        echo "SKIP: system-wide perf sampling is not possible here: $out"; exit 77 ;;
+    esac
+    fail "dcpid did not start: $out"
+fi
+ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "status: $ST"
+DPID=$(echo "$ST" | awk '$1 == "pid" { print $2 }')
+rss() { awk '$1 == "VmRSS:" { print $2 }' /proc/"$DPID"/status; }
+
+# 200 distinct programs (distinct build-ids: distinct images)
+NIMG=0
+if command -v gcc >/dev/null; then
+    mkdir "$T/img"
+    for i in $(seq 200); do
+        printf 'int main(void) { volatile long s = %d; for (long k = 0; k < 200000; k++) s += k; return 0; }\n' "$i" >"$T/img/p$i.c"
+    done
+    (cd "$T/img" && for i in $(seq 200); do gcc -O0 -o "p$i" "p$i.c" || exit 1; done) ||
+        fail "gcc failed"
+    NIMG=200
+fi
+
+RSS0=$(rss) peak=$(rss) at500=
+for i in $(seq "$NPROCS"); do
+    case $((i % 5)) in
+    0) /bin/true ;;
+    1) echo "$i" | cat >/dev/null ;;
+    2) [ $NIMG -gt 0 ] && "$T/img/p$(((i / 5) % NIMG + 1))" || /bin/true ;;
+    3) sh -c 'ls / | wc -l' >/dev/null ;;
+    4) [ $((i % 50)) = 4 ] && "$DEMO" 20 >/dev/null 2>&1 || /bin/true ;;
+    esac
+    if [ $((i % 100)) = 0 ]; then
+        r=$(rss) || fail "dcpid died after $i processes"
+        [ "$r" -gt "$peak" ] && peak=$r
+        [ $i = 500 ] && at500=$r
+        if [ $((i % 1000)) = 0 ]; then
+            to 70 "$BIN/dcpictl" -db "$DB" status >/dev/null || fail "status did not answer after $i processes"
+        fi
+    fi
+done
+to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null || fail "flush failed"
+ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "status at the end: $ST"
+r=$(rss)
+[ "$r" -gt "$peak" ] && peak=$r
+procs=$(echo "$ST" | awk '$1 == "processes" { print $2 }')
+images=$(echo "$ST" | awk '$1 == "images" { print $2 }')
+ev=$(echo "$ST" | grep '^event ')
+echo "dcpid VmRSS: ${RSS0} kB at start, ${at500:-?} kB after 500 processes, peak ${peak} kB, ${r} kB at the end"
+echo "status: images $images processes $procs; $ev"
+[ "$peak" -lt "$RSS_BOUND_KB" ] || fail "peak RSS ${peak} kB >= bound ${RSS_BOUND_KB} kB"
+[ -z "$at500" ] || [ $((peak - at500)) -lt "$GROWTH_KB" ] ||
+    fail "RSS grew by $((peak - at500)) kB after the first 500 processes (bound $GROWTH_KB kB)"
+[ -n "$procs" ] && [ "$procs" -lt $((NPROCS / 2)) ] ||
+    fail "dcpid still tracks $procs processes after $NPROCS short-lived ones exited"
+echo "$ev" | grep -Eq ' lost [0-9]+ throttled [0-9]+' || fail "status shows no lost/throttled counts: $ev"
+echo "ok $NPROCS processes ($NIMG fresh images): peak RSS ${peak} kB < ${RSS_BOUND_KB} kB, status answered"
+to 70 "$BIN/dcpictl" -db "$DB" quit >/dev/null
+exit 0
