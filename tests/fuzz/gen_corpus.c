@@ -1,18 +1,20 @@
 /*
  * tests/fuzz/gen_corpus.c - writes the generated part of the seed corpora with dcpi's own
  * encoders (tests/fuzz/corpus/<harness>/gen-*): small valid PC profiles, value profiles and
- * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots), gmon.out and
- * stack profiles. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
+ * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots), gmon.out,
+ * stack profiles and recorded trace segments. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
  * it against a build's libdcpi_static.a, then adds the text and ELF seeds.
  * Usage: gen_corpus CORPUS_DIR
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/gmon.h"
 #include "core/gperf.h"
 #include "core/stackprof.h"
+#include "core/tracefile.h"
 #include "core/vprof.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -243,6 +245,54 @@ static int gen_stack(const char *name, int nimg, int nchains, int depth)
     return rc;
 }
 
+/* A recorded trace segment: maps, traces (one compressible), seen pairs; closed or torn. */
+static int gen_tracefile(const char *name, int ntraces, int close_it)
+{
+    char dir[] = "/tmp/dcpi-gen.XXXXXX", err[DCPI_ERRLEN];
+    static uint8_t tbuf[8192];
+    static trace_encoder_t e;
+    if (!mkdtemp(dir))
+        return -1;
+    dcpi_tracefile_meta_t meta = {"202611210752", "host1", "cpu-clock", 100000, 2400, 2, 1, 16};
+    dcpi_tracefile_t *w = NULL;
+    int rc = dcpi_tracefile_open(dir, &meta, 0, &w, err);
+    if (rc < 0) {
+        fprintf(stderr, "tracefile: %s\n", err);
+        rmdir(dir);
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(w));
+    dcpi_tracefile_map(w, 77, 0x400000, 0x403000, 0, "0123abcd", "work_0123abcd", "/bin/work",
+                       0x401000, 0x2000);
+    trace_inst_t inst;
+    decode("4889d8", &inst);
+    for (int t = 0; t < ntraces; t++) {
+        trace_encoder_init(&e, tbuf, sizeof tbuf);
+        trace_encoder_burst(&e, 77, 77, 1000, 0);
+        trace_value_t kinds[1] = {(trace_value_t)1};
+        for (int i = 0; i < 10 + t * 40; i++) {
+            uint64_t v = (uint64_t)(i % 3);
+            trace_encoder_entry(&e, &inst, 0x401000 + (uint64_t)(i % 4) * 3, 0, 0, 1, kinds, &v, 0);
+        }
+        dcpi_tracefile_seen(w, 77, 0x401003, inst.opc, (uint32_t)(t + 1));
+        dcpi_tracefile_trace(w, 77, tbuf, trace_encoder_size(&e));
+    }
+    if (close_it)
+        rc = dcpi_tracefile_close(w, err);
+    FILE *f = fopen(path, "rb");
+    size_t len = f ? fread(tbuf, 1, sizeof tbuf, f) : 0;
+    if (f)
+        fclose(f);
+    if (!close_it)
+        dcpi_tracefile_close(w, err); /* the file read above had no trailer yet */
+    if (rc == 0 && len > 0)
+        rc = put("tracefile", name, tbuf, len);
+    unlink(path);
+    rmdir(dir);
+    return rc < 0 || len == 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -276,5 +326,8 @@ int main(int argc, char **argv)
     bad |= gen_stack("one.stk", 1, 1, 1);
     bad |= gen_stack("deep.stk", 2, 6, 8);
     bad |= gen_stack("many.stk", 3, 20, 5);
+    bad |= gen_tracefile("empty.dtr", 0, 1);
+    bad |= gen_tracefile("two.dtr", 2, 1);
+    bad |= gen_tracefile("torn.dtr", 1, 0);
     return bad ? 1 : 0;
 }

@@ -10,7 +10,7 @@ out=$src/tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for h in profile vprof trace hosts kallsyms elf control gperf gmon stack; do mkdir -p "$out/$h"; done
+for h in profile vprof trace hosts kallsyms elf control gperf gmon stack tracefile; do mkdir -p "$out/$h"; done
 rm -f "$out"/*/gen-* "$out"/*/golden-* "$out"/*/text-* "$out"/*/elf-*
 
 # Golden files of the Check suites.
