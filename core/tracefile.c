@@ -657,6 +657,16 @@ static int valid_hex(const char *s)
     return s[0] && strspn(s, "0123456789abcdef") == strlen(s);
 }
 
+/* s for an error message: at most 40 bytes, bytes outside printable ASCII shown as '?'. */
+static const char *printable(const char *s, char out[48])
+{
+    size_t n = 0;
+    for (; s[n] && n < 40; n++)
+        out[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
+    snprintf(out + n, 48 - n, "%s", s[n] ? "..." : "");
+    return out;
+}
+
 static int read_map(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
                     dcpi_tracefile_record_t *rec, char *err)
 {
@@ -677,9 +687,10 @@ static int read_map(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
     if (get_u32(b + 4) != 0 || rec->start >= rec->end)
         return rerr(r, err, DCPI_EFORMAT, "MAP: bad range 0x%" PRIx64 "-0x%" PRIx64, rec->start,
                     rec->end);
+    char id[48], dir[48];
     if (!valid_hex(r->str[0]) || !valid_dirname(r->str[1]))
-        return rerr(r, err, DCPI_EFORMAT, "MAP: bad image id '%s' or directory '%s'", r->str[0],
-                    r->str[1]);
+        return rerr(r, err, DCPI_EFORMAT, "MAP: bad image id '%s' or directory '%s'",
+                    printable(r->str[0], id), printable(r->str[1], dir));
     rec->image_id = r->str[0];
     rec->imagedir = r->str[1];
     rec->path = r->str[2];
