@@ -189,8 +189,8 @@ static int check_node(const char *plugin, const char *node, int follow, char *er
         return -e;
     }
     if (st.st_uid != 0) {
-        set_err(err, "%s: refusing plugin: %s is owned by uid %u, not root " INSECURE_HINT,
-                plugin, node, (unsigned)st.st_uid);
+        set_err(err, "%s: refusing plugin: %s is owned by uid %u, not root " INSECURE_HINT, plugin,
+                node, (unsigned)st.st_uid);
         return DCPI_EPERM;
     }
     if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
@@ -227,7 +227,7 @@ static int absolute(const char *path, char *abs, size_t len)
     if (!getcwd(cwd, sizeof(cwd)))
         return -errno;
     return snprintf(abs, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < (int)len ? 0
-                                                                                   : DCPI_ERANGE;
+                                                                                     : DCPI_ERANGE;
 }
 
 int dcpi_vp_check_secure(const char *path, char *err)

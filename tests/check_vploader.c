@@ -643,8 +643,8 @@ START_TEST(test_check_any_user)
     char path[512], err[DCPI_ERRLEN] = "";
     plant("open", 0777, path, sizeof(path));
     ck_assert_int_eq(dcpi_vp_check_secure(path, err), DCPI_EPERM);
-    ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, ": refusing plugin: "),
-                  "%s", err);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err, ": refusing plugin: "), "%s",
+                  err);
     ck_assert_ptr_nonnull(strstr(err, "(use -vtrace-insecure to override)"));
     ck_assert_int_eq(dcpi_vp_check_secure(DCPI_TEST_PLUGINS "/none.so", err), -ENOENT);
 }
