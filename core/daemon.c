@@ -150,16 +150,18 @@ static int is_text_type(char t)
 /* Lowest and highest text symbol of the running kernel, from /proc/kallsyms. */
 static void read_kernel_range(daemon_t *d)
 {
+    /* The core kernel's symbols come first in /proc/kallsyms, in address order, so the first
+     * text symbol is the start of kernel text: reading the whole file (~10^5 lines) here would
+     * cost most of dcpid's start-up. Modules load above it, well within 4 GiB, so kernel
+     * profiles cover [tstart, tstart + 4 GiB): offsets are 32 bits. */
     FILE *f = fopen("/proc/kallsyms", "re");
     char line[512];
-    uint64_t lo = UINT64_MAX, hi = 0;
-    while (f && fgets(line, sizeof line, f)) {
+    uint64_t lo = UINT64_MAX;
+    while (f && lo == UINT64_MAX && fgets(line, sizeof line, f)) {
         char type;
         unsigned long long a;
-        if (sscanf(line, "%llx %c", &a, &type) != 2 || !is_text_type(type) || a == 0)
-            continue;
-        lo = a < lo ? a : lo;
-        hi = a > hi ? a : hi;
+        if (sscanf(line, "%llx %c", &a, &type) == 2 && is_text_type(type) && a != 0)
+            lo = a;
     }
     if (f)
         fclose(f);
@@ -171,9 +173,8 @@ static void read_kernel_range(daemon_t *d)
         return;
     }
     d->ktstart = lo;
-    d->ktsize = hi - lo + 1;
-    dcpi__log(DCPI_LOG_INFO, "kernel text 0x%" PRIx64 " size %" PRIu64 " id %s", lo, d->ktsize,
-              d->kid);
+    d->ktsize = UINT32_MAX;
+    dcpi__log(DCPI_LOG_INFO, "kernel text 0x%" PRIx64 " id %s", lo, d->kid);
 }
 
 /* The text symbols of /proc/kallsyms as one malloc'd buffer. */
