@@ -39,6 +39,7 @@
 #include "aggregate.h"
 #include "db.h"
 #include "dcpi/errno.h"
+#include "dstacks.h"
 #include "dcpi/profile.h"
 #include "fsutil.h"
 #include "image.h"
@@ -76,6 +77,7 @@ typedef struct daemon {
     /* value profiling: NULL without -vtrace */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
+    dcpi_dstacks_t *stk; /* -g, else NULL */
     /* kernel image */
     int kernel_ok, kallsyms_done;
     uint64_t ktstart, ktsize;
@@ -295,6 +297,8 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
     } else {
         count_unknown(d, s->event);
     }
+    if (d->stk)
+        dcpi_dstacks_add(d->stk, s);
 }
 
 static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
@@ -545,6 +549,32 @@ static void flush_values(daemon_t *d, flush_result_t *r)
     r->failures += failed;
 }
 
+/* The stack profiles (-g; dstacks.c keeps what it could not write). */
+static void flush_stacks(daemon_t *d, flush_result_t *r)
+{
+    const char *names[DCPI_SAMPLER_MAXEV];
+    uint64_t periods[DCPI_SAMPLER_MAXEV];
+    for (int i = 0; i < d->nev; i++) {
+        names[i] = d->evs[i].name;
+        periods[i] = event_period(d, i);
+    }
+    dcpi_dstacks_flush_info_t fi = {.db = d->db,
+                                    .epoch = d->epoch,
+                                    .platform = d->platform,
+                                    .events = names,
+                                    .periods = periods,
+                                    .cpuspeed = d->cpuspeed};
+    size_t failed = 0;
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_dstacks_flush(d->stk, &fi, &failed, err);
+    if (rc >= 0) {
+        r->profiles += (size_t)rc;
+        return;
+    }
+    pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    r->failures += failed;
+}
+
 /* Write everything in memory; what could not be written stays for the next flush. */
 static int flush(daemon_t *d, flush_result_t *r)
 {
@@ -563,6 +593,8 @@ static int flush(daemon_t *d, flush_result_t *r)
         flush_unknown(d, ev, r);
     if (d->vt)
         flush_values(d, r);
+    if (d->stk)
+        flush_stacks(d, r);
     d->last_flush = mono_now();
     d->samples_at_flush = d->total_samples;
     if (r->failures) {
@@ -582,9 +614,13 @@ static int flush(daemon_t *d, flush_result_t *r)
 static void flush_if_full(daemon_t *d)
 {
     int values = d->vt && dcpi_vtrace_needs_flush(d->vt);
-    if ((!dcpi_agg_needs_flush(d->agg) && !values) || mono_now() - d->last_fail < FAIL_RETRY_S)
+    int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
+    if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
+        mono_now() - d->last_fail < FAIL_RETRY_S)
         return;
-    if (values)
+    if (stacks)
+        dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");
+    else if (values)
         dcpi__log(DCPI_LOG_INFO, "value summaries 75%% full (%zu/%zu), flushing early",
                   dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
     else
@@ -688,6 +724,12 @@ static void status(daemon_t *d, answer_t *a)
     say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     if (d->vt)
         status_values(d, a);
+    if (d->stk) {
+        dcpi_dstacks_stats_t ss;
+        dcpi_dstacks_stats(d->stk, &ss);
+        say(a, "stacks chains %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64, ss.chains, ss.lost,
+            ss.truncated);
+    }
     if (d->flush_error[0]) {
         say(a, "last flush error: %s", d->flush_error);
     } else if (d->last_flush_wall) {
@@ -1002,6 +1044,10 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
         x.callchain = dcpi_vtrace_contexts(d->vt);
         x.max_stack = 4;
     }
+    if (d->o->callgraph) {
+        x.callchain = x.callchain_kernel = 1;
+        x.max_stack = DCPI_DSTACKS_MAX_STACK;
+    }
     int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
     if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
         return fail(err, rc, "-p %d: no such process", (int)target);
@@ -1055,6 +1101,11 @@ static int setup_tables(daemon_t *d, char *err)
     if (rc < 0)
         return fail(err, rc, "setup: %s", dcpi_strerror(rc));
     read_kernel_range(d);
+    if (d->o->callgraph) {
+        dcpi_dstacks_kernel_t k = {d->kernel_ok, d->kid, d->ktstart, d->ktsize};
+        if ((rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk)) < 0)
+            return fail(err, rc, "-g: %s", dcpi_strerror(rc));
+    }
     return 0;
 }
 
@@ -1127,6 +1178,7 @@ static void cleanup(daemon_t *d)
     dcpi_sampler_close(d->smp);
     dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
+    dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
 }

@@ -15,9 +15,11 @@
 /* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
 #pragma GCC visibility push(default)
 
-#define DCPI_DAEMON_DEFAULT_FREQ  1000
-#define DCPI_DAEMON_DEFAULT_FLUSH 600
-#define DCPI_DAEMON_MAXVP         16 /* -vtrace plugins */
+#define DCPI_DAEMON_DEFAULT_FREQ       1000
+#define DCPI_DAEMON_DEFAULT_FLUSH      600
+#define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
+#define DCPI_DAEMON_DEFAULT_VBURST     16  /* -vburst */
+#define DCPI_DAEMON_DEFAULT_VSTEP_RATE 100 /* -vrate with -vstep: bursts/s per thread */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -34,10 +36,13 @@ typedef struct dcpi_daemon_opts {
     const char *vtrace[DCPI_DAEMON_MAXVP];
     int nvtrace;
     int vcontext;
-    unsigned vrate; /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
-    unsigned vhot;  /* hotlist size (0: 16) */
-    size_t vhash;   /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
-    char **argv;    /* -- command args (NULL: none), NULL-terminated */
+    unsigned vrate;  /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
+    unsigned vhot;   /* hotlist size (0: 16) */
+    size_t vhash;    /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
+    char **argv;     /* -- command args (NULL: none), NULL-terminated */
+    int callgraph;   /* -g: call chains of every sample into stack profiles */
+    int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
+    unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
 } dcpi_daemon_opts_t;
 
 /*

@@ -49,7 +49,7 @@ struct dcpi_sampler {
     ring_t *rings;
     int nrings;
     dcpi_sampler_stats_t stats;
-    unsigned char copy[MAXREC];
+    _Alignas(8) unsigned char copy[MAXREC]; /* a record that wraps the ring end */
 };
 
 static const struct {
@@ -127,7 +127,7 @@ static void fill_extra(struct perf_event_attr *a, const dcpi_sampler_opts_t *x)
     }
     if (x->callchain) {
         a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-        a->exclude_callchain_kernel = 1;
+        a->exclude_callchain_kernel = !x->callchain_kernel;
         a->sample_max_stack = (uint16_t)(x->max_stack ? x->max_stack : 4);
     }
 }
@@ -504,6 +504,8 @@ static int parse_chain(const unsigned char *r, size_t size, size_t *pos, dcpi_sa
     if (nr > (size - *pos) / 8)
         return -1;
     int user = 0;
+    smp->callchain = (const uint64_t *)(const void *)(r + *pos); /* records are 8-aligned */
+    smp->ncallchain = (uint32_t)nr;
     for (uint64_t i = 0; i < nr; i++) {
         uint64_t v = rd64(r + *pos + 8 * i);
         if (v >= PERF_CONTEXT_MAX) { /* a context marker */

@@ -43,9 +43,10 @@ typedef struct dcpi_sampler dcpi_sampler_t;
 
 /* Extra sample fields for value profiling (all 0: PC sampling only). */
 typedef struct dcpi_sampler_opts {
-    uint64_t regs_user; /* PERF_SAMPLE_REGS_USER with this sample_regs_user mask (0: none) */
-    int callchain;      /* PERF_SAMPLE_CALLCHAIN, user part only */
-    unsigned max_stack; /* sample_max_stack with callchain (0: 4) */
+    uint64_t regs_user;   /* PERF_SAMPLE_REGS_USER with this sample_regs_user mask (0: none) */
+    int callchain;        /* PERF_SAMPLE_CALLCHAIN, user part only (unless callchain_kernel) */
+    int callchain_kernel; /* with callchain: the kernel part too (dcpid -g) */
+    unsigned max_stack;   /* sample_max_stack with callchain (0: 4) */
 } dcpi_sampler_opts_t;
 
 /*
@@ -82,6 +83,10 @@ typedef struct dcpi_sample {
      * is the ip itself, then return addresses), at most DCPI_SAMPLER_MAXCHAIN. */
     uint32_t nchain;
     uint64_t chain[DCPI_SAMPLER_MAXCHAIN];
+    /* With callchain: the whole chain as perf wrote it (ncallchain u64, PERF_CONTEXT_* markers
+     * included), pointing into the ring: valid during the callback only, 8-byte aligned. */
+    const uint64_t *callchain;
+    uint32_t ncallchain;
     /* With regs_user: regs_abi (PERF_SAMPLE_REGS_ABI_*, 0: no user registers, e.g. a kernel
      * thread) and regs[i] for every bit i of regs_mask (perf's register numbering). */
     uint64_t regs_abi, regs_mask;

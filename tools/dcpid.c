@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
             "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
             "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
+            "             [-g] [-vstep [-vburst N]]\n"
             "             [-p PID | -- command args...]\n"
             "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
             "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
@@ -37,6 +38,11 @@ static void usage(FILE *f)
             "  -vrate N         at most N value traces per second per CPU (%d)\n"
             "  -vhot N          hotlist size per instruction (%d)\n"
             "  -vhash N         value summaries in memory (%d); flushed early at 75%%\n"
+            "  -g               record the call chain of every sample (stack profiles)\n"
+            "  -vstep           value traces by single-stepping bursts (exact values): an\n"
+            "                   agent preloaded into the command, ptrace with -p; -vrate N is\n"
+            "                   then bursts per second of each thread's CPU time (100)\n"
+            "  -vburst N        instructions per -vstep burst (16, at most 256)\n"
             "  -p PID           profile one running process until it exits\n"
             "  -- command args  run command, profile it and its children, exit with its status\n"
             "  -h, -V           help, version\n"
@@ -113,6 +119,10 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 1UL << 26, &n) < 0)
             return 2;
         o->vhash = n;
+    } else if (strcmp(f, "-vburst") == 0) {
+        if (numeric(f, v, 256, &n) < 0)
+            return 2;
+        o->vburst = (unsigned)n;
     } else if (strcmp(f, "-p") == 0) {
         if (numeric(f, v, 1UL << 30, &n) < 0)
             return 2;
@@ -125,7 +135,7 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
 static int is_valued(const char *f)
 {
     static const char *v[] = {"-db", "-log",    "-event", "-freq", "-flush", "-hash",
-                              "-p",  "-vtrace", "-vrate", "-vhot", "-vhash"};
+                              "-p",  "-vtrace", "-vrate", "-vhot", "-vhash", "-vburst"};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (strcmp(f, v[i]) == 0)
             return 1;
@@ -154,6 +164,10 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
             o->verbose = 1;
         } else if (strcmp(f, "-vcontext") == 0) {
             o->vcontext = 1;
+        } else if (strcmp(f, "-g") == 0) {
+            o->callgraph = 1;
+        } else if (strcmp(f, "-vstep") == 0) {
+            o->vstep = 1;
         } else if (strcmp(f, "-quiet") == 0) {
             o->quiet = 1;
         } else if (is_valued(f)) {
@@ -170,6 +184,12 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
         return bad("-p and a command exclude each other%s", "");
     if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash))
         return bad("-vcontext, -vrate, -vhot and -vhash need -vtrace%s", "");
+    if (o->vstep && o->nvtrace == 0)
+        return bad("-vstep needs -vtrace%s", "");
+    if (o->vstep && !o->pid && !o->argv)
+        return bad("-vstep needs -p PID or a command%s", "");
+    if (o->vburst && !o->vstep)
+        return bad("-vburst needs -vstep%s", "");
     return 0;
 }
 

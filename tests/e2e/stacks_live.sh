@@ -1,0 +1,74 @@
+#!/bin/bash
+# stacks_live.sh - dcpid -g end to end: `dcpid -g -- work-demo 1500` writes a stack profile
+# (DB/<epoch>/<platform>/stacks/cpu-clock.stk); dcpiprof's children column gives main >= 95% of
+# the samples and hot_mul (a leaf) as many children as self samples (within 2%); dcpiexport
+# -format gperftools read by google-pprof --text --cum gives main ~100% cumulative (skipped when
+# google-pprof is missing). A system-wide dcpid -g shows the "stacks" status line.
+# Skips (77) when cpu-clock sampling with call chains is not possible here.
+set -u
+export LC_ALL=C
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+W=$BIN/samples/work-demo
+T=$(mktemp -d /tmp/dcpi-e2e-stacks.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+for f in dcpid dcpiprof dcpiexport samples/work-demo; do
+    [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+
+probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -g -- true 2>&1)
+rc=$?
+if [ $rc -ne 0 ]; then
+    case "$probe" in
+    *perf_event_open*|*not\ supported*|*Permission*)
+        echo "SKIP: cpu-clock sampling with call chains is not possible here: $probe"; exit 77 ;;
+    esac
+    fail "probe run failed (rc $rc): $probe"
+fi
+
+to 60 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -- "$W" 1500 >"$T/out" 2>"$T/err" ||
+    fail "dcpid -g failed: $(cat "$T/err")"
+ls "$T"/db/*/*/stacks/cpu-clock.stk >/dev/null 2>&1 || fail "no stacks/cpu-clock.stk written"
+
+"$BIN/dcpiprof" -db "$T/db" -csl >"$T/prof.csv" 2>&1 || fail "dcpiprof: $(cat "$T/prof.csv")"
+head -1 "$T/prof.csv" | grep -q '^cpu-clock,cpu-clock%,cpu-clockcum%,children,children%,' ||
+    fail "no children column: $(head -1 "$T/prof.csv")"
+main=$(awk -F, '$6 == "main" {print $5}' "$T/prof.csv")
+awk -v p="$main" 'BEGIN {exit !(p != "" && p >= 95)}' ||
+    fail "main's children ${main:-none}%, want >= 95: $(cat "$T/prof.csv")"
+read -r self children <<<"$(awk -F, '$6 == "hot_mul" {print $1, $4}' "$T/prof.csv")"
+[ -n "${self:-}" ] && [ "$self" -gt 100 ] || fail "hot_mul has ${self:-no} self samples"
+awk -v s="$self" -v c="$children" 'BEGIN {exit !(c >= s && c <= s * 1.02 + 2)}' ||
+    fail "hot_mul self $self, children $children: not equal within 2%"
+echo "dcpiprof: main children $main%, hot_mul self $self children $children"
+
+if command -v google-pprof >/dev/null; then
+    "$BIN/dcpiexport" -db "$T/db" -format gperftools -o "$T/out.prof" ||
+        fail "dcpiexport -format gperftools failed"
+    google-pprof --text --cum "$W" "$T/out.prof" >"$T/pprof.txt" 2>"$T/pprof.err" ||
+        fail "google-pprof failed: $(cat "$T/pprof.err")"
+    cum=$(awk '$6 == "main" {sub("%", "", $5); print $5}' "$T/pprof.txt")
+    awk -v p="$cum" 'BEGIN {exit !(p != "" && p >= 95)}' ||
+        fail "google-pprof: main cum ${cum:-none}%: $(cat "$T/pprof.txt")"
+    echo "google-pprof: main cum $cum%"
+else
+    echo "note: google-pprof is not installed, export check skipped"
+fi
+
+# the status line (system-wide daemon: needs root or CAP_PERFMON)
+if [ "$(id -u)" = 0 ] && [ -x "$BIN/dcpictl" ]; then
+    to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -g || fail "dcpid -g daemon did not start"
+    to 10 "$W" 300 >/dev/null 2>&1
+    st=$(to 30 "$BIN/dcpictl" -db "$T/sys" status)
+    dpid=$(awk '/^pid / {print $2}' <<<"$st")
+    to 30 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null || fail "quit failed"
+    for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+    line=$(grep '^stacks chains ' <<<"$st")
+    [[ "$line" =~ ^stacks\ chains\ ([0-9]+)\ lost\ ([0-9]+)\ truncated\ ([0-9]+)$ ]] ||
+        fail "status has no stacks line: $st"
+    [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "status: no chains counted: $line"
+    ls "$T"/sys/*/*/stacks/cpu-clock.stk >/dev/null 2>&1 || fail "daemon wrote no stack file"
+    echo "status: $line"
+fi
+echo "PASS"
