@@ -45,6 +45,7 @@
 #include "image.h"
 #include "loadmap.h"
 #include "log.h"
+#include "tracefile.h"
 #include "vploader.h"
 #include "vtrace.h"
 
@@ -630,6 +631,19 @@ static void flush_if_full(daemon_t *d)
     flush(d, &r);
 }
 
+/* -vrecord: the recording goes on in the new epoch's values.trace. */
+static int new_epoch_values(daemon_t *d, char *err)
+{
+    dcpi_vtrace_flush_info_t fi = {.db = d->db,
+                                   .epoch = d->epoch,
+                                   .platform = d->platform,
+                                   .event = d->evs[0].name,
+                                   .period = event_period(d, 0),
+                                   .cpuspeed = d->cpuspeed,
+                                   .cpucount = d->cpucount};
+    return dcpi_vtrace_new_epoch(d->vt, &fi, err);
+}
+
 static int new_epoch(daemon_t *d, char *err)
 {
     char name[DCPI_NAMELEN];
@@ -639,7 +653,7 @@ static int new_epoch(daemon_t *d, char *err)
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     d->kallsyms_done = 0;
     dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
-    return 0;
+    return d->vt ? new_epoch_values(d, err) : 0;
 }
 
 /* ---------------------------------------------------------------- control socket server */
@@ -696,10 +710,14 @@ static void status_values(const daemon_t *d, answer_t *a)
         dcpi_vtrace_plugin_stats(d->vt, i, &st);
         say(a,
             "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64 " lost %" PRIu64
-            " errors %" PRIu64 "%s",
+            " errors %" PRIu64 "%s%s",
             dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost, st.errors,
-            st.disabled ? " disabled" : "");
+            st.disabled ? " disabled: " : "", st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
     }
+    dcpi_tracefile_stats_t rs;
+    if (dcpi_vtrace_record_stats(d->vt, &rs) == 0)
+        say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64, rs.bytes, rs.traces,
+            rs.refused);
     say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
     say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64, dcpi_vtrace_nocode(d->vt),
         dcpi_vtrace_unresolved(d->vt));
@@ -1119,6 +1137,7 @@ static int setup_values(daemon_t *d, char *err)
     int rc = dcpi_vp_set_new(&d->vps);
     if (rc < 0)
         return fail(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+    dcpi_vp_set_allow_insecure(d->vps, o->vinsecure);
     for (int i = 0; i < o->nvtrace; i++) {
         dcpi_vp_t *vp;
         if ((rc = dcpi_vp_load(d->vps, o->vtrace[i], &vp, err)) < 0)
@@ -1128,6 +1147,11 @@ static int setup_values(daemon_t *d, char *err)
     }
     dcpi_vtrace_opts_t vo = {
         .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
+    vo.isolate = !o->vinproc;
+    vo.timeout_ms = o->vtimeout_s * 1000u;
+    vo.record = o->vrecord;
+    vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
+                    << 20;
     if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
         return rc;
     dcpi__log(DCPI_LOG_INFO,

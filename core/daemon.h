@@ -18,6 +18,7 @@
 #define DCPI_DAEMON_DEFAULT_FREQ       1000
 #define DCPI_DAEMON_DEFAULT_FLUSH      600
 #define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
+#define DCPI_DAEMON_DEFAULT_VRECORD_MB 256 /* -vrecord-max */
 #define DCPI_DAEMON_DEFAULT_VBURST     16  /* -vburst */
 #define DCPI_DAEMON_DEFAULT_VSTEP_RATE 100 /* -vrate with -vstep: bursts/s per thread */
 
@@ -43,6 +44,12 @@ typedef struct dcpi_daemon_opts {
     int callgraph;   /* -g: call chains of every sample into stack profiles */
     int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
     unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
+    /* plugin isolation and recording (docs/vprofiler.md, docs/dcpireplay.md) */
+    int vinproc;          /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */
+    unsigned vtimeout_s;  /* -vtimeout: worker watchdog in seconds (0: 2) */
+    int vinsecure;        /* -vtrace-insecure: no root ownership check of plugins */
+    int vrecord;          /* -vrecord: record value traces into values.trace */
+    unsigned vrecord_max; /* -vrecord-max MB (0: DCPI_DAEMON_DEFAULT_VRECORD_MB) */
 } dcpi_daemon_opts_t;
 
 /*

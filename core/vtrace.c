@@ -13,6 +13,15 @@
  *      flush and before pid's mappings change; the vsamples returned are resolved in the pid and
  *      added to the (image, plugin) value profile at their offset;
  *   4. dcpi_vtrace_flush writes the value profiles next to the PC profiles.
+ *
+ * Isolation (opts.isolate, core/vpworker.h): each plugin's trace buffer lives in memory shared
+ * with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or breaks
+ * the buffer contract is disabled with one log line (its data so far stays and is flushed).
+ *
+ * Recording (opts.record, docs/dcpireplay.md "RECORDING"): every decoded sample is a candidate
+ * of the recorder; admitted ones get an entry in the recorder's trace with the recording vlist
+ * of their key (the union of the plugins' vlists, then up to 7 values of REGC, EA, REGA, REGB,
+ * BR_TAKEN, BR_TARGET, RFLAGS) and a MAP for their mapping; the others a SEEN count.
  */
 #include "vtrace.h"
 
@@ -30,6 +39,8 @@
 #include "core/fsutil.h"
 #include "core/image.h"
 #include "core/log.h"
+#include "core/tracefile.h"
+#include "core/vpworker.h"
 #include "core/vprof.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
@@ -66,7 +77,21 @@ typedef struct plugin {
     unsigned nslots;
     dcpi_vtrace_stats_t st;
     int error_logged;
+    dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
+    char why[DCPI_ERRLEN]; /* why it was disabled */
 } plugin_t;
+
+/* The recorder (-vrecord): its trace and the recording vlist per key. */
+typedef struct recorder {
+    dcpi_tracefile_t *tf;
+    trace_encoder_t enc;
+    uint8_t *buf;
+    int8_t *nval;
+    uint8_t (*kinds)[TRACE_VLIST_MAX];
+    uint32_t map_pid; /* the last mapping written (0: none) */
+    uint64_t map_lo, map_hi;
+    int error_logged;
+} recorder_t;
 
 typedef struct bucket {
     uint64_t last; /* sample time of the last refill, 0: never */
@@ -87,6 +112,7 @@ struct dcpi_vtrace {
     size_t nsummaries;
     uint64_t nocode, unresolved;
     trace_parser_t parser;
+    recorder_t rec;
     code_slot_t code[CODE_SLOTS];
 };
 
@@ -130,7 +156,14 @@ static int init_plugin(dcpi_vtrace_t *vt, plugin_t *p, dcpi_vp_t *vp, char *err)
     p->spec = p->d->vp_prof_init();
     if (!p->spec)
         return fail(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
-    p->buf = malloc(TRACE_BUF_BYTES);
+    if (vt->o.isolate) {
+        int rc = dcpi_vpworker_new(p->d, p->name, TRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
+        if (rc < 0)
+            return rc;
+        p->buf = dcpi_vpworker_inbuf(p->w);
+    } else {
+        p->buf = malloc(TRACE_BUF_BYTES);
+    }
     if (!p->buf || build_keys(vt, p) < 0)
         return fail(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
@@ -139,14 +172,70 @@ static int init_plugin(dcpi_vtrace_t *vt, plugin_t *p, dcpi_vp_t *vp, char *err)
 
 static void free_plugin(plugin_t *p)
 {
-    if (p->spec && p->d->vp_prof_done)
+    /* a started worker calls vp_prof_done itself (or died) */
+    if (p->spec && p->d->vp_prof_done && !(p->w && dcpi_vpworker_started(p->w)))
         p->d->vp_prof_done();
     for (unsigned i = 0; i < p->nslots; i++)
         dcpi_vprof_free(p->slots[i].vp);
     free(p->slots);
-    free(p->buf);
+    if (p->w)
+        dcpi_vpworker_free(p->w);
+    else
+        free(p->buf);
     free(p->nval);
     free(p->kinds);
+}
+
+/* The recording vlist of every key: the union of the plugins' vlists, then the extras. */
+static int build_recorder(dcpi_vtrace_t *vt)
+{
+    static const uint8_t extra[] = {TRACE_REGC,     TRACE_EA,        TRACE_REGA,  TRACE_REGB,
+                                    TRACE_BR_TAKEN, TRACE_BR_TARGET, TRACE_RFLAGS};
+    recorder_t *r = &vt->rec;
+    r->buf = malloc(TRACE_BUF_BYTES);
+    r->nval = malloc(vt->nkeys);
+    r->kinds = calloc(vt->nkeys, sizeof *r->kinds);
+    if (!r->buf || !r->nval || !r->kinds)
+        return DCPI_ENOMEM;
+    for (trace_opc_t k = 0; k < vt->nkeys; k++) {
+        int n = 0;
+        for (unsigned i = 0; i < vt->npl; i++)
+            for (int j = 0; j < vt->pl[i].nval[k]; j++)
+                if (!memchr(r->kinds[k], vt->pl[i].kinds[k][j], (size_t)n) && n < TRACE_VLIST_MAX)
+                    r->kinds[k][n++] = vt->pl[i].kinds[k][j];
+        for (size_t j = 0; j < sizeof extra && n < TRACE_VLIST_MAX; j++)
+            if (!memchr(r->kinds[k], extra[j], (size_t)n))
+                r->kinds[k][n++] = extra[j];
+        r->nval[k] = (int8_t)n;
+        trace_value_t v[TRACE_VLIST_MAX];
+        for (int j = 0; j < n; j++)
+            v[j] = (trace_value_t)r->kinds[k][j];
+        vt->regs_mask |= dcpi_capture_perf_mask(v, n);
+    }
+    trace_encoder_init(&r->enc, r->buf, TRACE_BUF_BYTES);
+    return 0;
+}
+
+static void rec_hand_over(dcpi_vtrace_t *vt);
+
+/* Hand the recorder's trace over and close its segment; refusals and errors are logged. */
+static void rec_close(dcpi_vtrace_t *vt)
+{
+    char err[DCPI_ERRLEN] = "";
+    if (!vt->rec.tf)
+        return;
+    rec_hand_over(vt);
+    dcpi_tracefile_stats_t st;
+    dcpi_tracefile_stats(vt->rec.tf, &st);
+    int rc = dcpi_tracefile_close(vt->rec.tf, err);
+    vt->rec.tf = NULL;
+    if (rc == DCPI_EFULL)
+        dcpi__log(DCPI_LOG_ERR,
+                  "vrecord: %" PRIu64 " records (%" PRIu64 " bytes) not recorded: -vrecord-max "
+                  "reached (%s)",
+                  st.refused, st.refused_bytes, err);
+    else if (rc < 0)
+        dcpi__log(DCPI_LOG_ERR, "vrecord: %s", err);
 }
 
 int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
@@ -173,6 +262,10 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
             return rc;
         }
     }
+    if (vt->o.record && build_recorder(vt) < 0) {
+        dcpi_vtrace_free(vt);
+        return fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+    }
     *out = vt;
     return 0;
 }
@@ -182,6 +275,10 @@ void dcpi_vtrace_free(dcpi_vtrace_t *vt)
     if (!vt)
         return;
     dcpi_vtrace_end_drain(vt);
+    rec_close(vt);
+    free(vt->rec.buf);
+    free(vt->rec.nval);
+    free(vt->rec.kinds);
     for (unsigned i = 0; i < vt->npl; i++)
         free_plugin(&vt->pl[i]);
     for (unsigned i = 0; i < vt->nfds; i++)
@@ -276,41 +373,84 @@ static void merge_vsamples(dcpi_vtrace_t *vt, plugin_t *p, unsigned pid, const v
     }
 }
 
+/* p broke its contract: one log line, the status says why; its entries are lost. */
+static void disable(plugin_t *p, unsigned entries, const char *why)
+{
+    snprintf(p->why, sizeof p->why, "%s", why);
+    dcpi__log(DCPI_LOG_ERR, "%s: disabled: %s", p->name, why);
+    p->st.errors++;
+    p->st.lost += entries;
+    p->st.disabled = 1;
+}
+
+/* vp_prof_process in this process (-vinproc): 0 with *n, *vs, or DCPI_EPLUGIN with why. */
+static int process_here(dcpi_vtrace_t *vt, plugin_t *p, unsigned pid, int *n, const vsample_t **vs,
+                        char *why)
+{
+    vsample_t *v = NULL;
+    trace_parser_init(&vt->parser, p->buf, trace_encoder_size(&p->enc));
+    *n = p->d->vp_prof_process(pid, &vt->parser, &v);
+    *vs = v;
+    if (*n > VSAMPLE_BUFFER_SIZE)
+        return fail(why, DCPI_EPLUGIN, "vp_prof_process returned %d samples (buffer holds %d)", *n,
+                    VSAMPLE_BUFFER_SIZE);
+    if (*n > 0 && !v)
+        return fail(why, DCPI_EPLUGIN, "vp_prof_process returned samples in a NULL buffer");
+    return 0;
+}
+
 /* Give p's pending trace to the plugin and start a new one. */
 static void hand_over(dcpi_vtrace_t *vt, plugin_t *p)
 {
     unsigned entries = trace_encoder_entries(&p->enc);
-    if (entries == 0) {
+    if (entries == 0 || p->st.disabled) {
+        p->st.lost += p->st.disabled ? entries : 0;
         if (p->enc.len) /* bursts without entries: nothing to hand over */
             trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
         return;
     }
     unsigned pid = p->enc.pid;
-    vsample_t *vs = NULL;
-    trace_parser_init(&vt->parser, p->buf, trace_encoder_size(&p->enc));
-    int n = p->d->vp_prof_process(pid, &vt->parser, &vs);
+    const vsample_t *vs = NULL;
+    char why[DCPI_ERRLEN] = "";
+    int n = 0, rc;
+    if (p->w)
+        rc = dcpi_vpworker_process(p->w, pid, trace_encoder_size(&p->enc), &n, &vs, why);
+    else
+        rc = process_here(vt, p, pid, &n, &vs, why);
     trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
     p->st.traces++;
+    if (rc < 0) {
+        disable(p, entries, why);
+        return;
+    }
     if (n < 0) {
         plugin_error(p, "%s: vp_prof_process failed (%d); its traces are counted as lost", n);
         p->st.lost += entries;
         return;
     }
-    if (n > VSAMPLE_BUFFER_SIZE || (!vs && n > 0)) {
-        dcpi__log(DCPI_LOG_ERR, "%s: vp_prof_process returned %d samples (buffer holds %d)",
-                  p->name, n, VSAMPLE_BUFFER_SIZE);
-        p->st.errors++;
-        p->st.lost += entries;
-        p->st.disabled = 1;
-        return;
-    }
     merge_vsamples(vt, p, pid, vs, n);
+}
+
+/* Write the recorder's pending trace into the segment and start a new one. */
+static void rec_hand_over(dcpi_vtrace_t *vt)
+{
+    recorder_t *r = &vt->rec;
+    if (!r->tf)
+        return;
+    if (trace_encoder_entries(&r->enc)) {
+        int rc = dcpi_tracefile_trace(r->tf, r->enc.pid, r->buf, trace_encoder_size(&r->enc));
+        if (rc < 0 && rc != DCPI_EFULL && !r->error_logged++)
+            dcpi__log(DCPI_LOG_ERR, "vrecord: %s: %s", dcpi_tracefile_path(r->tf),
+                      dcpi_strerror(rc));
+    }
+    trace_encoder_init(&r->enc, r->buf, TRACE_BUF_BYTES);
 }
 
 void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
 {
     for (unsigned i = 0; i < vt->npl; i++)
         hand_over(vt, &vt->pl[i]);
+    rec_hand_over(vt);
 }
 
 void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
@@ -318,6 +458,13 @@ void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
     for (unsigned i = 0; i < vt->npl; i++)
         if (trace_encoder_entries(&vt->pl[i].enc) && vt->pl[i].enc.pid == (unsigned)pid)
             hand_over(vt, &vt->pl[i]);
+    if (!vt->rec.tf)
+        return;
+    if (trace_encoder_entries(&vt->rec.enc) && vt->rec.enc.pid == (unsigned)pid)
+        rec_hand_over(vt);
+    dcpi_tracefile_forget_pid(vt->rec.tf, (unsigned)pid);
+    if (vt->rec.map_pid == (uint32_t)pid)
+        vt->rec.map_pid = 0;
 }
 
 /* ---------------------------------------------------------------- reading code */
@@ -392,6 +539,23 @@ static int admit(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
     return 1;
 }
 
+/* Whether enc must be handed over before an entry of pid: another pid, or full. */
+static int must_hand_over(const trace_encoder_t *e, uint32_t pid)
+{
+    return e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE);
+}
+
+/* One entry (and its burst) into e. 0 or DCPI_EFULL / DCPI_E*. */
+static int append(dcpi_vtrace_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn,
+                  const dcpi_vtrace_sample_t *s, const trace_value_t *kinds, int n,
+                  const uint64_t *values, unsigned missing)
+{
+    int rc = trace_encoder_burst(e, s->pid, s->tid, s->time, vt->o.contexts);
+    return rc ? rc
+              : trace_encoder_entry(e, &insn->inst, s->ip, s->context0, s->context1, n, kinds,
+                                    values, missing);
+}
+
 /* Append the sample's entry to p's trace, handing the trace over first if needed. */
 static void encode(dcpi_vtrace_t *vt, plugin_t *p, const dcpi_insn_t *insn,
                    const dcpi_vtrace_sample_t *s, unsigned image)
@@ -404,14 +568,10 @@ static void encode(dcpi_vtrace_t *vt, plugin_t *p, const dcpi_insn_t *insn,
     for (int i = 0; i < n; i++)
         kinds[i] = (trace_value_t)p->kinds[k][i];
     dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
-    if (p->enc.have_pid &&
-        (p->enc.pid != s->pid || trace_encoder_entries(&p->enc) >= VSAMPLE_BUFFER_SIZE))
+    if (must_hand_over(&p->enc, s->pid))
         hand_over(vt, p);
     for (int tries = 0; tries < 2; tries++) {
-        int rc = trace_encoder_burst(&p->enc, s->pid, s->tid, s->time, vt->o.contexts);
-        if (rc == 0)
-            rc = trace_encoder_entry(&p->enc, &insn->inst, s->ip, s->context0, s->context1, n,
-                                     kinds, values, missing);
+        int rc = append(vt, &p->enc, insn, s, kinds, n, values, missing);
         if (rc == 0)
             return;
         if (rc != DCPI_EFULL || tries)
@@ -419,6 +579,49 @@ static void encode(dcpi_vtrace_t *vt, plugin_t *p, const dcpi_insn_t *insn,
         hand_over(vt, p); /* full: a burst left without its entry is harmless */
     }
     lose(p, image, 1);
+}
+
+/* The recorder's MAP for the mapping of s->ip (written when it changes). */
+static void rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
+                    const dcpi_vtrace_sample_t *s)
+{
+    recorder_t *r = &vt->rec;
+    if (r->map_pid == s->pid && s->ip >= r->map_lo && s->ip < r->map_hi)
+        return;
+    uint64_t lo, hi, delta;
+    char dirname[512];
+    if (dcpi_tracefile_map_range(&img->info, s->ip, start, pgoff, &lo, &hi, &delta) < 0)
+        return; /* below tstart: replay counts its vsamples as lost */
+    dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
+    if (dcpi_tracefile_map(r->tf, s->pid, lo, hi, delta, img->info.id, dirname, img->path,
+                           img->info.tstart, img->info.tsize) == 0) {
+        r->map_pid = s->pid;
+        r->map_lo = lo;
+        r->map_hi = hi;
+    }
+}
+
+/* Append the sample's entry with the recording vlist to the recorder's trace. */
+static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
+                       const dcpi_image_t *img, uint64_t start, uint64_t pgoff)
+{
+    recorder_t *r = &vt->rec;
+    trace_opc_t k = insn->inst.opc;
+    int n = r->nval[k];
+    trace_value_t kinds[TRACE_VLIST_MAX];
+    uint64_t values[TRACE_VLIST_MAX];
+    unsigned missing = 0;
+    for (int i = 0; i < n; i++)
+        kinds[i] = (trace_value_t)r->kinds[k][i];
+    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
+    if (must_hand_over(&r->enc, s->pid))
+        rec_hand_over(vt);
+    rec_map(vt, img, start, pgoff, s);
+    int rc = append(vt, &r->enc, insn, s, kinds, n, values, missing);
+    if (rc == DCPI_EFULL) {
+        rec_hand_over(vt);
+        append(vt, &r->enc, insn, s, kinds, n, values, missing);
+    }
 }
 
 void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
@@ -442,7 +645,14 @@ void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
         vt->unresolved++;
         return;
     }
-    int admitted = -1; /* decided at the first candidate */
+    int admitted = -1; /* decided at the first candidate (the recorder is one for all) */
+    if (vt->rec.tf) {
+        admitted = admit(vt, s);
+        if (admitted)
+            rec_encode(vt, &insn, s, img, start, pgoff);
+        else
+            dcpi_tracefile_seen(vt->rec.tf, s->pid, s->ip, insn.inst.opc, 1);
+    }
     for (unsigned i = 0; i < vt->npl; i++) {
         plugin_t *p = &vt->pl[i];
         if (p->st.disabled || p->nval[insn.inst.opc] < 0)
@@ -559,7 +769,50 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
     return nfail ? (last < 0 ? last : DCPI_EIO) : written;
 }
 
+/* ---------------------------------------------------------------- recording */
+
+int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    char dir[4096];
+    if (!vt->o.record)
+        return 0;
+    rec_close(vt);
+    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform,
+                 DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
+        return fail(err, DCPI_ERANGE, "%s: path too long", dir);
+    dcpi_tracefile_meta_t meta = {.epoch = fi->epoch,
+                                  .platform = fi->platform,
+                                  .event = fi->event,
+                                  .period = fi->period,
+                                  .cpuspeed = fi->cpuspeed,
+                                  .cpucount = fi->cpucount,
+                                  .contexts = vt->o.contexts,
+                                  .hotsize = vt->o.hotsize};
+    vt->rec.map_pid = 0;
+    vt->rec.error_logged = 0;
+    trace_encoder_init(&vt->rec.enc, vt->rec.buf, TRACE_BUF_BYTES);
+    return dcpi_tracefile_open(dir, &meta, vt->o.record_max, &vt->rec.tf, err);
+}
+
+int dcpi_vtrace_record_stats(const dcpi_vtrace_t *vt, struct dcpi_tracefile_stats *out)
+{
+    if (!vt->rec.tf)
+        return DCPI_ENOENT;
+    dcpi_tracefile_stats(vt->rec.tf, out);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- counters */
+
+const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl ? vt->pl[i].why : "";
+}
+
+int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl && vt->pl[i].w ? dcpi_vpworker_pid(vt->pl[i].w) : 0;
+}
 
 unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt)
 {
@@ -594,4 +847,45 @@ struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, un
     if (i >= vt->npl || image >= vt->pl[i].nslots)
         return NULL;
     return vt->pl[i].slots[image].vp;
+}
+
+/* ---------------------------------------------------------------- step backend entry points (dstep) */
+
+#include "core/stepdrain.h"
+
+/* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key). */
+static int step_one(dcpi_vtrace_t *vt, plugin_t *p, dcpi_step_encoder_t *se, unsigned pid,
+                    const step_record_t *rec)
+{
+    trace_encoder_t *e = &p->enc;
+    if (e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE))
+        hand_over(vt, p);
+    for (int tries = 0; tries < 2; tries++) {
+        /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
+        if (trace_encoder_size(e) == 0 || se->enc != e || se->pid != pid)
+            dcpi_step_encoder_init(se, e, pid);
+        int rc = dcpi_step_encode(se, p->spec, rec);
+        if (rc >= 0)
+            return rc;
+        if (rc != DCPI_EFULL || tries)
+            break;
+        hand_over(vt, p);
+    }
+    p->st.lost++;
+    return 0;
+}
+
+int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+                     const struct step_record *rec)
+{
+    int n = 0;
+    for (unsigned i = 0; i < vt->npl; i++) {
+        plugin_t *p = &vt->pl[i];
+        if (p->st.disabled)
+            continue;
+        int w = step_one(vt, p, &se[i], pid, rec);
+        p->st.seen += (uint64_t)w;
+        n += w;
+    }
+    return n;
 }

@@ -41,6 +41,15 @@ typedef struct dcpi_vtrace_opts {
     unsigned hotsize;     /* hotlist size per instruction (0: 16) */
     size_t max_summaries; /* 0: DCPI_VTRACE_DEFAULT_HASH */
     int contexts;         /* -vcontext */
+    /* Isolation (core/vpworker.h): 1 runs each plugin's vp_prof_process in its own worker
+     * process with a watchdog of timeout_ms (0: DCPI_VPWORKER_DEFAULT_TIMEOUT_MS); 0 runs it
+     * in this process (dcpid -vinproc). */
+    int isolate;
+    unsigned timeout_ms;
+    /* -vrecord (docs/dcpireplay.md): record every admitted sample into the epoch's
+     * values.trace (opened by dcpi_vtrace_new_epoch); record_max bounds it in bytes (0: none). */
+    int record;
+    uint64_t record_max;
 } dcpi_vtrace_opts_t;
 
 /* One user-mode sample as the regs backend sees it. */
@@ -110,10 +119,24 @@ size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt);
 int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
                       char *err);
 
+/*
+ * A new epoch (fi: its names and the profile header facts): with record, hand the recorder's
+ * trace over, close its segment (logging refusals or errors) and open a new one in
+ * DB/<epoch>/<platform>/values.trace. 0 (also without record) or a negative DCPI_E* with err.
+ */
+int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err);
+/* The recorder's counters (dcpi_tracefile_stats of the open segment); DCPI_ENOENT without. */
+struct dcpi_tracefile_stats;
+int dcpi_vtrace_record_stats(const dcpi_vtrace_t *vt, struct dcpi_tracefile_stats *out);
+
 /* Counters. */
 unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt);
 const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i);
 void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out);
+/* Why plugin i was disabled ("" when it is not), e.g. "vp_prof_process crashed (SIGSEGV)". */
+const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i);
+/* The pid of plugin i's worker process (0: none; tests). */
+int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i);
 /* User samples whose instruction bytes could not be read (counted, skipped). */
 uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt);
 /* User samples whose pc is in no known image, or undecodable bytes (counted, skipped). */
@@ -121,6 +144,18 @@ uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
 
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
 struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
+
+/* ---- step backend entry points (dstep) ----
+ * The step backend (dcpid -vstep, core/vstep.c) hands over step records (core/stepring.h)
+ * instead of samples: each goes into every enabled plugin's trace with dcpi_step_encode (its
+ * vlists' values are exact), and the traces take the regs backend's path (hand-over when full,
+ * on another pid, at dcpi_vtrace_end_drain / _pid_event / _flush), so vsamples land in the
+ * same per-(image, plugin) value profiles. se holds dcpi_vtrace_nplugins() step encoders,
+ * the caller's, zeroed before the first call. Returns the entries written over all plugins. */
+struct dcpi_step_encoder;
+struct step_record;
+int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+                     const struct step_record *rec);
 
 #pragma GCC visibility pop
 

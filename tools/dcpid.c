@@ -22,6 +22,8 @@ static void usage(FILE *f)
             "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
             "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
             "             [-g] [-vstep [-vburst N]]\n"
+            "             [-vrecord [-vrecord-max MB]] [-vinproc] [-vtimeout S]\n"
+            "             [-vtrace-insecure]\n"
             "             [-p PID | -- command args...]\n"
             "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
             "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
@@ -43,6 +45,11 @@ static void usage(FILE *f)
             "                   agent preloaded into the command, ptrace with -p; -vrate N is\n"
             "                   then bursts per second of each thread's CPU time (100)\n"
             "  -vburst N        instructions per -vstep burst (16, at most 256)\n"
+            "  -vrecord         record the value traces for dcpireplay (values.trace)\n"
+            "  -vrecord-max MB  bound of the recording (256)\n"
+            "  -vinproc         run plugins in dcpid, not one worker process per plugin\n"
+            "  -vtimeout S      a plugin whose vp_prof_process runs S seconds is disabled (2)\n"
+            "  -vtrace-insecure as root, load plugins that others could have written\n"
             "  -p PID           profile one running process until it exits\n"
             "  -- command args  run command, profile it and its children, exit with its status\n"
             "  -h, -V           help, version\n"
@@ -119,6 +126,14 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 1UL << 26, &n) < 0)
             return 2;
         o->vhash = n;
+    } else if (strcmp(f, "-vrecord-max") == 0) {
+        if (numeric(f, v, 1UL << 20, &n) < 0)
+            return 2;
+        o->vrecord_max = (unsigned)n;
+    } else if (strcmp(f, "-vtimeout") == 0) {
+        if (numeric(f, v, 3600, &n) < 0)
+            return 2;
+        o->vtimeout_s = (unsigned)n;
     } else if (strcmp(f, "-vburst") == 0) {
         if (numeric(f, v, 256, &n) < 0)
             return 2;
@@ -134,8 +149,9 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
 
 static int is_valued(const char *f)
 {
-    static const char *v[] = {"-db", "-log",    "-event", "-freq", "-flush", "-hash",
-                              "-p",  "-vtrace", "-vrate", "-vhot", "-vhash", "-vburst"};
+    static const char *v[] = {"-db",    "-log",    "-event",       "-freq",    "-flush",
+                              "-hash",  "-p",      "-vtrace",      "-vrate",   "-vhot",
+                              "-vhash", "-vburst", "-vrecord-max", "-vtimeout"};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (strcmp(f, v[i]) == 0)
             return 1;
@@ -168,6 +184,12 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
             o->callgraph = 1;
         } else if (strcmp(f, "-vstep") == 0) {
             o->vstep = 1;
+        } else if (strcmp(f, "-vrecord") == 0) {
+            o->vrecord = 1;
+        } else if (strcmp(f, "-vinproc") == 0) {
+            o->vinproc = 1;
+        } else if (strcmp(f, "-vtrace-insecure") == 0) {
+            o->vinsecure = 1;
         } else if (strcmp(f, "-quiet") == 0) {
             o->quiet = 1;
         } else if (is_valued(f)) {
@@ -188,6 +210,10 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
         return bad("-vstep needs -vtrace%s", "");
     if (o->vstep && !o->pid && !o->argv)
         return bad("-vstep needs -p PID or a command%s", "");
+    if (o->nvtrace == 0 && (o->vrecord || o->vrecord_max || o->vinproc || o->vtimeout_s))
+        return bad("-vrecord, -vrecord-max, -vinproc and -vtimeout need -vtrace%s", "");
+    if (o->vrecord_max && !o->vrecord)
+        return bad("-vrecord-max needs -vrecord%s", "");
     if (o->vburst && !o->vstep)
         return bad("-vburst needs -vstep%s", "");
     return 0;
