@@ -1,6 +1,7 @@
 # dcpi - the two commands of the quick start, and a few helpers.
 #   make demo   install what is missing, build, profile samples/work-demo, print dcpiprof
 #   make test   install what is missing, build, run the whole test suite (ctest)
+#   make fuzz   libFuzzer harnesses (clang) for FUZZ_SECONDS each; make test-asan: suite under ASan+UBSan
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -8,7 +9,7 @@ DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev ch
            linux-perf google-perftools binutils clang libclang-rt-14-dev \
            protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 
-.PHONY: all deps build demo test test-asan install clean format
+.PHONY: all deps build demo test test-asan fuzz install clean format
 
 all: build
 
@@ -29,6 +30,14 @@ test-asan: deps
 	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: deps
+	@cmake -S . -B $(BUILD)-fuzz -DDCPI_FUZZ=ON -DCMAKE_C_COMPILER=clang \
+		-DCMAKE_CXX_COMPILER=clang++ -DDCPI_BUILD_TESTS=OFF >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
+	@tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 install: build
 	@cmake --install $(BUILD)
