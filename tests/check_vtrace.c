@@ -4,7 +4,10 @@
  * and a known load) go through the real plugins vp-classic and vp-addr and the test plugin
  * too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of a
  * plugin that returns too many samples, traces split per pid, the perf register mask, and a
- * flush into a value-profile file read back with dcpi_vprof_read.
+ * flush into a value-profile file read back with dcpi_vprof_read. The worker path (opts.isolate,
+ * core/vpworker.c): the same counts through worker processes, and plugins that crash, hang or
+ * return too many samples disabled with their reason while the others go on; the recorder
+ * (opts.record): a segment read back with the tracefile reader.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -16,10 +19,12 @@
 
 #include "core/capture.h"
 #include "core/loadmap.h"
+#include "core/tracefile.h"
 #include "core/vploader.h"
 #include "core/vprof.h"
 #include "core/vtrace.h"
 #include "dcpi/errno.h"
+#include "trace/trace-int.h"
 
 /* vt_code+0: lea rax, [rsi+rdi] (4 bytes); vt_code+4: mov rcx, [rbx] (3 bytes); ret. */
 __asm__(".text\n"
@@ -38,7 +43,8 @@ extern char vt_code[];
 static dcpi_loadmap_t *lm;
 static dcpi_vp_set_t *set;
 static dcpi_vtrace_t *vt;
-static int contexts; /* -vcontext for the next load_plugins */
+static int contexts;            /* -vcontext for the next load_plugins */
+static dcpi_vtrace_opts_t base; /* isolate, timeout, record for the next load_plugins */
 
 static void load_plugins(const char *const *names, unsigned rate)
 {
@@ -51,7 +57,9 @@ static void load_plugins(const char *const *names, unsigned rate)
         snprintf(path, sizeof path, "%s", *names);
         ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
     }
-    dcpi_vtrace_opts_t o = {.rate = rate, .contexts = contexts};
+    dcpi_vtrace_opts_t o = base;
+    o.rate = rate;
+    o.contexts = contexts;
     ck_assert_msg(dcpi_vtrace_new(set, lm, &o, &vt, err) == 0, "%s", err);
 }
 
@@ -307,6 +315,149 @@ START_TEST(test_flush_file)
 }
 END_TEST
 
+#define FAULT(x) DCPI_TEST_PLUGINS "/" x "_process.so"
+
+START_TEST(test_worker_counts)
+{
+    const char *const p[] = {CLASSIC, ADDR, NULL};
+    base = (dcpi_vtrace_opts_t){.isolate = 1};
+    load_plugins(p, 1000000);
+    ck_assert_int_eq(dcpi_vtrace_plugin_worker(vt, 0), 0); /* started on first use */
+    for (int i = 0; i < 100; i++)
+        feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, i < 60 ? 3 : 1, i < 60 ? 4 : 1, 0);
+    for (int i = 0; i < 50; i++)
+        feed(getpid(), 0, 200000000ull + 1000000ull * i, MOV_IP, 0, 0, i % 5 ? 0x1000 : 0x2000);
+    dcpi_vtrace_end_drain(vt);
+    ck_assert_int_gt(dcpi_vtrace_plugin_worker(vt, 0), 0);
+    ck_assert_int_ne(dcpi_vtrace_plugin_worker(vt, 0), getpid());
+    ck_assert_int_ne(dcpi_vtrace_plugin_worker(vt, 0), dcpi_vtrace_plugin_worker(vt, 1));
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 60);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 2, 0, 0), 40);
+    s = summary(1, MOV_IP);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 0x1000, 0, 0), 40);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 0x2000, 0, 0), 10);
+    ck_assert_uint_eq(stats(0).values, 100);
+    ck_assert_uint_eq(stats(1).values, 50);
+    teardown();
+}
+END_TEST
+
+/* Plugin 0 is faulty (good for its first call), plugin 1 vp-classic: 4 drains of 5 samples. */
+static void run_faulty(const char *path, unsigned timeout_ms, const char *why)
+{
+    const char *const p[] = {path, CLASSIC, NULL};
+    setenv("DCPI_TEST_FAULT_AFTER", "1", 1);
+    base = (dcpi_vtrace_opts_t){.isolate = 1, .timeout_ms = timeout_ms};
+    load_plugins(p, 1000000);
+    for (int d = 0; d < 4; d++) {
+        for (int i = 0; i < 5; i++)
+            feed(getpid(), 0, 1000000ull * (d * 10 + i + 1), LEA_IP, 3, 4, 0);
+        dcpi_vtrace_end_drain(vt);
+    }
+    dcpi_vtrace_stats_t st = stats(0);
+    ck_assert_int_eq(st.disabled, 1);
+    ck_assert_str_eq(dcpi_vtrace_plugin_why(vt, 0), why);
+    ck_assert_uint_eq(st.traces, 2); /* one good, one fatal, then nothing more */
+    ck_assert_uint_eq(st.values, 5); /* the first call's data stays */
+    ck_assert_uint_eq(st.lost, 5);
+    ck_assert_uint_eq(st.errors, 1);
+    ck_assert_int_eq(dcpi_vtrace_plugin_worker(vt, 0), 0);
+    ck_assert_uint_eq(stats(1).values, 20); /* the other plugin goes on */
+    ck_assert_int_eq(stats(1).disabled, 0);
+    ck_assert_uint_eq(summary(0, LEA_IP)->vtot, 5);
+    teardown();
+}
+
+START_TEST(test_worker_segv)
+{
+    run_faulty(FAULT("segv"), 0, "vp_prof_process crashed (SIGSEGV)");
+}
+END_TEST
+
+START_TEST(test_worker_abort)
+{
+    run_faulty(FAULT("abort"), 0, "vp_prof_process crashed (SIGABRT)");
+}
+END_TEST
+
+START_TEST(test_worker_hang)
+{
+    run_faulty(FAULT("hang"), 300, "vp_prof_process did not return within 300 ms");
+}
+END_TEST
+
+START_TEST(test_worker_too_many)
+{
+    run_faulty(FAULT("too_many"), 0, "vp_prof_process returned 5000 samples (buffer holds 4096)");
+}
+END_TEST
+
+START_TEST(test_worker_badptr)
+{
+    run_faulty(FAULT("badptr"), 0, "vp_prof_process crashed (SIGSEGV)");
+}
+END_TEST
+
+START_TEST(test_record_segment)
+{
+    const char *const p[] = {ADDR, NULL};
+    char dir[] = "/tmp/check_vtrace.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128], seg[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    base = (dcpi_vtrace_opts_t){.record = 1};
+    load_plugins(p, 100); /* bucket of 10 */
+    dcpi_vtrace_flush_info_t fi = {.db = dir,
+                                   .epoch = "202601010000",
+                                   .platform = "test",
+                                   .event = "cpu-clock",
+                                   .period = 500000,
+                                   .cpuspeed = 1000,
+                                   .cpucount = 2};
+    ck_assert_msg(dcpi_vtrace_new_epoch(vt, &fi, err) == 0, "%s", err);
+    for (int i = 0; i < 30; i++) /* lea: no key of vp-addr, recorded all the same */
+        feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
+    dcpi_vtrace_end_drain(vt);
+    dcpi_tracefile_stats_t rs;
+    ck_assert_int_eq(dcpi_vtrace_record_stats(vt, &rs), 0);
+    ck_assert_uint_eq(rs.traces, 1);
+    ck_assert_uint_eq(rs.maps, 1);
+    snprintf(seg, sizeof seg, "%s/202601010000/test/values.trace/trace-%d-0.dtr", dir,
+             (int)getpid());
+    teardown(); /* closes the segment */
+    dcpi_tracefile_reader_t *r;
+    ck_assert_msg(dcpi_tracefile_reader_open(seg, &r, err) == 0, "%s", err);
+    ck_assert_str_eq(dcpi_tracefile_reader_get(r, "event"), "cpu-clock");
+    dcpi_tracefile_record_t rec;
+    dcpi_tracefile_stats_t tr;
+    uint64_t seen = 0, traces = 0, entries = 0;
+    int rc;
+    while ((rc = dcpi_tracefile_next(r, &rec, &tr, err)) == 1) {
+        traces += rec.type == DCPI_TRACEFILE_TRACE;
+        if (rec.type == DCPI_TRACEFILE_TRACE) {
+            trace_parser_t tp;
+            uint64_t pc, c0, c1;
+            trace_parser_init(&tp, rec.data, rec.len);
+            while (trace_parser_next(&tp, NULL, &pc, &c0, &c1, 0) >= 0)
+                entries++;
+        }
+        for (uint32_t i = 0; rec.type == DCPI_TRACEFILE_SEEN && i < rec.npairs; i++) {
+            uint64_t pc;
+            uint32_t key, count;
+            dcpi_tracefile_seen_at(&rec, i, &pc, &key, &count);
+            ck_assert_uint_eq(pc, LEA_IP);
+            seen += count;
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_uint_eq(traces, 1);
+    ck_assert_uint_eq(seen + entries, 30); /* admitted by the bucket or only seen */
+    ck_assert_msg(entries >= 10 && entries <= 13, "entries %" PRIu64, entries);
+    dcpi_tracefile_reader_close(r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vtrace");
@@ -319,6 +470,13 @@ int main(void)
     tcase_add_test(tc, test_regs_mask_and_unresolved);
     tcase_add_test(tc, test_no_specification);
     tcase_add_test(tc, test_flush_file);
+    tcase_add_test(tc, test_worker_counts);
+    tcase_add_test(tc, test_worker_segv);
+    tcase_add_test(tc, test_worker_abort);
+    tcase_add_test(tc, test_worker_hang);
+    tcase_add_test(tc, test_worker_too_many);
+    tcase_add_test(tc, test_worker_badptr);
+    tcase_add_test(tc, test_record_segment);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
