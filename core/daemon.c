@@ -47,6 +47,7 @@
 #include "log.h"
 #include "tracefile.h"
 #include "vploader.h"
+#include "vstep.h"
 #include "vtrace.h"
 
 #define MAXEXITS     4096
@@ -79,6 +80,7 @@ typedef struct daemon {
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
     dcpi_dstacks_t *stk; /* -g, else NULL */
+    dcpi_vstep_t *vs;    /* -vstep, else NULL */
     /* kernel image */
     int kernel_ok, kallsyms_done;
     uint64_t ktstart, ktsize;
@@ -296,6 +298,8 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
         user_sample(d, s);
         if (d->vt && s->event == 0 && s->regs_abi != 0)
             value_sample(d, s);
+        if (d->vs && s->event == 0)
+            dcpi_vstep_sample(d->vs, s->pid, s->tid);
     } else {
         count_unknown(d, s->event);
     }
@@ -315,6 +319,8 @@ static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint6
 static void on_exec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
+    if (d->vs) /* step records of the old image (rings mapped so far) */
+        dcpi_vstep_drain(d->vs);
     if (d->vt)
         dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
     dcpi_loadmap_exec(d->lm, (pid_t)pid);
@@ -384,6 +390,13 @@ static void drain_all(daemon_t *d)
 {
     for (int i = 0; i < dcpi_sampler_nrings(d->smp); i++)
         drain_ring(d, i);
+    if (d->vs) {
+        if (dcpi_vstep_tick(d->vs) && d->mode == DCPI_SAMPLE_PID && !d->quit) {
+            dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
+            d->quit = 1;
+        }
+        dcpi_vtrace_end_drain(d->vt);
+    }
     apply_exits(d);
 }
 
@@ -724,6 +737,14 @@ static void status_values(const daemon_t *d, answer_t *a)
     say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
 }
 
+static void status_vstep(const daemon_t *d, answer_t *a)
+{
+    char buf[512], *save = NULL;
+    dcpi_vstep_status(d->vs, buf, sizeof buf);
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        say(a, "%s", l);
+}
+
 static void status(daemon_t *d, answer_t *a)
 {
     dcpi_loadmap_stats_t ls;
@@ -743,6 +764,8 @@ static void status(daemon_t *d, answer_t *a)
     say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     if (d->vt)
         status_values(d, a);
+    if (d->vs)
+        status_vstep(d, a);
     if (d->stk) {
         dcpi_dstacks_stats_t ss;
         dcpi_dstacks_stats(d->stk, &ss);
@@ -956,7 +979,8 @@ static void loop(daemon_t *d)
 {
     struct epoll_event evs[64];
     while (!d->quit) {
-        int n = epoll_wait(d->epfd, evs, 64, -1);
+        int timeout = d->vs ? dcpi_vstep_timeout_ms(d->vs) : -1;
+        int n = epoll_wait(d->epfd, evs, 64, timeout);
         if (n < 0 && errno != EINTR) {
             dcpi__log(DCPI_LOG_ERR, "epoll_wait: %s", strerror(errno));
             d->exit_code = 1;
@@ -964,6 +988,10 @@ static void loop(daemon_t *d)
         }
         for (int i = 0; i < n && !d->quit; i++)
             dispatch_event(d, &evs[i]);
+        /* -vstep -p: samples admit bursts, run them soon; -vstep: the step records of exited
+         * processes are drained (with every ring's mappings applied) before they are forgotten */
+        if (d->vs && !d->quit && (timeout >= 0 || d->nexits))
+            drain_all(d);
         apply_exits(d);
         flush_if_full(d);
     }
@@ -973,6 +1001,8 @@ static void loop(daemon_t *d)
 static void finish(daemon_t *d)
 {
     flush_result_t r;
+    if (d->vs) /* ptrace: the target runs on undisturbed while we flush */
+        dcpi_vstep_stop(d->vs);
     drain_all(d);
     if (flush(d, &r) < 0 && d->exit_code == 0)
         d->exit_code = 1;
@@ -1058,7 +1088,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
     char why[DCPI_ERRLEN] = "";
     int no_kernel = 0;
     dcpi_sampler_opts_t x = {0};
-    if (d->vt) {
+    if (d->vt && !d->o->vstep) { /* -vstep: values come from the bursts */
         x.regs_user = dcpi_vtrace_regs_mask(d->vt);
         x.callchain = dcpi_vtrace_contexts(d->vt);
         x.max_stack = 4;
@@ -1161,6 +1191,27 @@ static int setup_values(daemon_t *d, char *err)
     return 0;
 }
 
+static uint64_t ns_per_sample(const daemon_t *d)
+{
+    const dcpi_event_spec_t *e = &d->evs[0];
+    if (e->type == PERF_TYPE_SOFTWARE && e->period)
+        return e->period; /* cpu-clock, task-clock: nanoseconds */
+    return 1000000000ull / (e->freq ? e->freq : d->o->freq ? d->o->freq : 1000);
+}
+
+/* -vstep: the agent (before the command is spawned) or ptrace (target: the -p process). */
+static int setup_vstep(daemon_t *d, pid_t target, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    dcpi_vstep_opts_t so = {.burst = o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+                            .rate = o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE,
+                            .plugin_dirs = o->plugin_dirs,
+                            .ns_per_sample = ns_per_sample(d)};
+    if (d->mode == DCPI_SAMPLE_COMMAND)
+        return dcpi_vstep_agent_new(d->vt, &so, &d->vs, err);
+    return dcpi_vstep_ptrace_new(d->vt, &so, target, &d->vs, err);
+}
+
 /* The part of the setup before the target runs: database, log, lock, events, plugins. */
 static int setup_base(daemon_t *d, char *err)
 {
@@ -1169,7 +1220,10 @@ static int setup_base(daemon_t *d, char *err)
     rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
     rc = rc < 0 ? rc : setup_events(d, err);
     rc = rc < 0 ? rc : setup_tables(d, err);
-    return rc < 0 ? rc : setup_values(d, err);
+    rc = rc < 0 ? rc : setup_values(d, err);
+    if (rc == 0 && d->o->vstep && d->mode == DCPI_SAMPLE_COMMAND)
+        rc = setup_vstep(d, 0, err);
+    return rc;
 }
 
 /* Events, epoch, loadmap scan, socket, fds, enable. */
@@ -1201,6 +1255,7 @@ static void cleanup(daemon_t *d)
         if (fds[i] >= 0)
             close(fds[i]);
     dcpi_sampler_close(d->smp);
+    dcpi_vstep_free(d->vs);  /* before vtrace: its encoders write into vtrace's traces */
     dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
@@ -1267,7 +1322,7 @@ static void report(int notify, const char *msg)
 }
 
 /* The command's child: waits for the go byte, then execs. */
-static pid_t spawn(char **argv, const sigset_t *orig, int *go)
+static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vstep_t *vs, int *go)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -1279,6 +1334,10 @@ static pid_t spawn(char **argv, const sigset_t *orig, int *go)
         char c;
         if (read(p[0], &c, 1) != 1)
             _exit(127);
+        if (vs && dcpi_vstep_child_env(vs) < 0) {
+            fprintf(stderr, "dcpid: -vstep: cannot set the agent's environment\n");
+            _exit(127);
+        }
         execvp(argv[0], argv);
         fprintf(stderr, "dcpid: %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -1306,12 +1365,14 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     int go = -1;
     int rc = setup_base(d, err);
     if (rc == 0 && d->mode == DCPI_SAMPLE_COMMAND) {
-        d->child = spawn(d->o->argv, orig, &go);
+        d->child = spawn(d->o->argv, orig, d->vs, &go);
         if (d->child < 0)
             rc = fail(err, -errno, "fork: %s", strerror(errno));
     }
     pid_t target = d->mode == DCPI_SAMPLE_COMMAND ? d->child : d->o->pid;
     rc = rc < 0 ? rc : setup_sampling(d, target, sigs, err);
+    if (rc == 0 && d->o->vstep && d->mode == DCPI_SAMPLE_PID)
+        rc = setup_vstep(d, target, err);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "dcpid: %s", err);
         if (d->log_path[0]) /* else the log is stderr, where msg goes too */

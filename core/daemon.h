@@ -44,6 +44,7 @@ typedef struct dcpi_daemon_opts {
     int callgraph;   /* -g: call chains of every sample into stack profiles */
     int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
     unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
+    const char *const *plugin_dirs; /* NULL-terminated; -vstep finds the agent in their parents */
     /* plugin isolation and recording (docs/vprofiler.md, docs/dcpireplay.md) */
     int vinproc;          /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */
     unsigned vtimeout_s;  /* -vtimeout: worker watchdog in seconds (0: 2) */

@@ -849,7 +849,7 @@ struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, un
     return vt->pl[i].slots[image].vp;
 }
 
-/* ---------------------------------------------------------------- step backend entry points (dstep) */
+/* ------------------------------------------------ step backend entry points (dstep) */
 
 #include "core/stepdrain.h"
 

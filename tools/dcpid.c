@@ -206,6 +206,8 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
         return bad("-p and a command exclude each other%s", "");
     if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash))
         return bad("-vcontext, -vrate, -vhot and -vhash need -vtrace%s", "");
+    if (o->vstep && o->vcontext)
+        return bad("-vcontext does not combine with -vstep%s", "");
     if (o->vstep && o->nvtrace == 0)
         return bad("-vstep needs -vtrace%s", "");
     if (o->vstep && !o->pid && !o->argv)
@@ -228,6 +230,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
     static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    o.plugin_dirs = dirs;
     if (dcpi_vp_set_search_dirs(dirs) < 0) {
         fprintf(stderr, "dcpid: out of memory\n");
         return 1;

@@ -1,0 +1,162 @@
+#!/bin/bash
+# vstep_agent.sh - dcpid -vstep with a command (the in-process agent): `dcpid -vtrace vp-classic
+# -vtrace vp-memval.so -vstep -- work-step -n 1000`. work-step's hot loop loads table[i & 1023]
+# with `add rbx, [r14+rax*8]` (768 entries hold 0x1111, 256 hold 0x2222: 75% / 25%) and
+# sys_mask (always 0xfff) with `mov rax, [rip+...]`. The regs backend reports loaded values as
+# missing; with -vstep:
+#   - vp-memval (a plugin built here from a heredoc: TRACE_MEMVAL of every instruction reading
+#     memory) shows 0x1111 at 75% and 0x2222 at 25% (+- 5 points) for the add;
+#   - vp-classic shows the load's result 0xfff at 100% (the regs backend run shows nothing);
+#   - the program's output is identical to an unprofiled run's;
+#   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run;
+#   - no ring file is left in /dev/shm.
+# Skips (77) when cpu-clock sampling is not possible here; the vp-memval part needs a C compiler.
+set -u
+export LC_ALL=C
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+SRC=${DCPI_SRC:?DCPI_SRC not set}
+W=$BIN/samples/work-step
+T=$(mktemp -d /tmp/dcpi-e2e-vstep.XXXXXX)
+# plugins in a directory writable by others (/tmp) are refused: the built one goes here
+P=$(mktemp -d "$BIN/e2e-vstep-plugin.XXXXXX") || exit 1
+trap 'rm -rf "$T" "$P"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+for f in dcpid dcpilist dcpictl samples/work-step plugins/vp-classic.so libdcpi-agent.so; do
+    [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+
+probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1)
+rc=$?
+if [ $rc -ne 0 ]; then
+    case "$probe" in
+    *perf_event_open*|*not\ supported*|*Permission*)
+        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
+    esac
+    fail "probe run failed (rc $rc): $probe"
+fi
+
+out=$(to 30 "$BIN/dcpid" -db "$T/bad" -vstep -- true 2>&1)
+[ $? -eq 2 ] && [[ "$out" == *"-vstep needs -vtrace"* ]] || fail "-vstep without -vtrace: $out"
+
+# a value profiler of loaded values (built against the source tree's public headers)
+MEMVAL=()
+CC=$(command -v cc || command -v gcc || true)
+if [ -n "$CC" ]; then
+    cat >"$T/vp-memval.c" <<'PLUGIN'
+/* vp-memval: the value read from memory (TRACE_MEMVAL) by every instruction that reads it. */
+#include <stdio.h>
+#include <dcpi/errno.h>
+#include <dcpi/vprofiler.h>
+static vsample_t buf[VSAMPLE_BUFFER_SIZE];
+static trace_vlist_table_t *table;
+static int reads(const trace_opc_info_t *i)
+{
+    return i->memform == TRACE_MEM_READ;
+}
+static trace_vlist_table_t *init(void)
+{
+    trace_vlist_t *v = trace_vlist_alloc();
+    table = trace_vlist_table_alloc();
+    if (!v || !table || trace_add_value_to_vlist(v, TRACE_MEMVAL) < 0 ||
+        trace_add_vlist_by_select(table, reads, v) < 0) {
+        trace_vlist_table_free(table);
+        table = NULL;
+    }
+    trace_vlist_free(v);
+    return table;
+}
+static void done(void)
+{
+    trace_vlist_table_free(table);
+}
+static int process(unsigned pid, trace_parser_t *p, vsample_t **out)
+{
+    int n = 0, k = 0;
+    uint64_t pc, c0, c1, v;
+    (void)pid;
+    while (n < VSAMPLE_BUFFER_SIZE && (k = trace_parser_next(p, NULL, &pc, &c0, &c1, 1, &v)) >= 0) {
+        if (k < 1 || (trace_parser_missing(p) & 1u))
+            continue;
+        buf[n++] = (vsample_t){.pc = pc, .value = v, .context0 = c0, .context1 = c1};
+    }
+    *out = buf;
+    return k == TRACE_PARSE_ERROR ? DCPI_EFORMAT : n;
+}
+static const char *name(void)
+{
+    return "vp-memval";
+}
+static const char *preface(const trace_inst_t *i)
+{
+    (void)i;
+    return "loaded:";
+}
+static const char *format(const trace_inst_t *i, uint64_t v)
+{
+    static char s[32];
+    (void)i;
+    snprintf(s, sizeof s, "0x%llx", (unsigned long long)v);
+    return s;
+}
+VP_EXPORT vp_dispatch_t _dispatch = {VP_DISPATCH_HEADER, .vp_name = name, .vp_prof_init = init,
+    .vp_prof_done = done, .vp_prof_process = process, .vp_preface = preface, .vp_format = format};
+PLUGIN
+    "$CC" -shared -fPIC -fvisibility=hidden -I"$SRC/include" -I"$BIN/include" -o "$P/vp-memval.so" \
+        "$T/vp-memval.c" 2>"$T/cc.err" || fail "building vp-memval: $(cat "$T/cc.err")"
+    MEMVAL=(-vtrace "$P/vp-memval.so")
+else
+    echo "note: no C compiler: the loaded-value check (vp-memval) is skipped"
+fi
+
+plain=$(to 60 "$W" -n 1000) || fail "work-step failed"
+
+# --- the run, with a status query while it runs
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace vp-classic "${MEMVAL[@]}" -vstep \
+    -vrate 1000 -- "$W" -n 1000 >"$T/out" 2>"$T/err" &
+dpid=$!
+st=""
+for _ in $(seq 50); do
+    sleep 0.2
+    st=$(to 10 "$BIN/dcpictl" -db "$T/db" status 2>/dev/null) && grep -q '^vstep agent' <<<"$st" &&
+        [[ "$(grep '^vstep agent' <<<"$st")" != *"bursts 0 "* ]] && break
+done
+wait $dpid || fail "dcpid -vstep failed (rc $?): $(cat "$T/err")"
+[ "$(cat "$T/out")" = "$plain" ] || fail "output differs: '$(cat "$T/out")' vs '$plain'"
+line=$(grep '^vstep agent' <<<"$st")
+[[ "$line" =~ ^vstep\ agent\ bursts\ ([0-9]+)\ steps\ ([0-9]+)\ lost\ ([0-9]+)$ ]] ||
+    fail "status has no vstep line: $st"
+[ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no bursts during the run: $line"
+echo "status: $line"
+left=$(ls /dev/shm | grep -c "^dcpi-step-$dpid\." || true)
+[ "$left" -eq 0 ] || fail "$left ring files left in /dev/shm"
+
+share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
+within() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a - b <= 5 && b - a <= 5)}'; }
+listing() {
+    to 60 "$BIN/dcpilist" -db "$1" -asm -vtrace "$2" -vshow 8 -vcutoff 0 step_loop "$W" 2>&1
+}
+
+listing "$T/db" vp-classic >"$T/classic" || fail "dcpilist vp-classic: $(cat "$T/classic")"
+ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/classic")
+p=$(share "$ld" 0xfff)
+within "$p" 100 || fail "vp-classic: the sys_mask load's result 0xfff at '$p'%: $ld"
+echo "vp-classic: ${ld//  / }"
+
+if [ ${#MEMVAL[@]} -gt 0 ]; then
+    listing "$T/db" "$P/vp-memval.so" >"$T/memval" || fail "dcpilist vp-memval: $(cat "$T/memval")"
+    add=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/memval")
+    a=$(share "$add" 0x1111)
+    b=$(share "$add" 0x2222)
+    within "$a" 75 && within "$b" 25 ||
+        fail "vp-memval: table loads 0x1111 '$a'% 0x2222 '$b'%, want 75/25 +- 5: $add"
+    echo "vp-memval: 0x1111 $a% 0x2222 $b% (truth 75/25): ${add//  / }"
+fi
+
+# --- the regs backend on the same program reports the load's value as missing
+to 120 "$BIN/dcpid" -db "$T/regs" -event cpu-clock -vtrace vp-classic -- "$W" -n 300 \
+    >/dev/null 2>"$T/err2" || fail "dcpid (regs backend) failed: $(cat "$T/err2")"
+listing "$T/regs" vp-classic >"$T/regs.txt" || fail "dcpilist (regs): $(cat "$T/regs.txt")"
+ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/regs.txt")
+[ -z "$(share "$ld" 0xfff)" ] || fail "the regs backend gave the loaded value: $ld"
+echo "PASS"
