@@ -817,6 +817,8 @@ static void run_command(daemon_t *d, const char *cmd, answer_t *a)
             say(a, "new epoch %s", d->epoch), say(a, "ok");
     } else if (strcmp(cmd, "quit") == 0) {
         d->quit = 1;
+        if (d->vs) /* ptrace: detach first, the target runs on while we flush */
+            dcpi_vstep_stop(d->vs);
         d->exit_code = flush_answer(d, a) == 0 ? 0 : 1;
         if (d->exit_code == 0)
             say(a, "ok");
