@@ -29,6 +29,19 @@ int dcpi__hdr_errf(char *err, int code, const char *fmt, ...)
     return code;
 }
 
+int dcpi__hdr_errf_named(char *err, const char *name, int code, const char *fmt, ...)
+{
+    if (err) {
+        int n = snprintf(err, DCPI_ERRLEN, "%s: ", name);
+        va_list ap;
+        va_start(ap, fmt);
+        if (n >= 0 && n < DCPI_ERRLEN)
+            vsnprintf(err + n, DCPI_ERRLEN - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
 const dcpi_hdr_key_t *dcpi__hdr_known(const dcpi_hdr_spec_t *spec, const char *key)
 {
     if (strcmp(key, version_key.key) == 0)
@@ -221,20 +234,8 @@ struct parser {
     bool seen[MAXKEYS + 1]; /* [0]: version, [1 + i]: spec->keys[i] */
 };
 
-static int perr(struct parser *ps, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
-
-static int perr(struct parser *ps, int code, const char *fmt, ...)
-{
-    if (ps->err) {
-        int n = snprintf(ps->err, DCPI_ERRLEN, "%s: ", ps->name);
-        va_list ap;
-        va_start(ap, fmt);
-        if (n >= 0 && n < DCPI_ERRLEN)
-            vsnprintf(ps->err + n, DCPI_ERRLEN - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+/* "NAME: reason" into the parser's err; returns code. */
+#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
 
 static bool is_terminator(const char *s, size_t n)
 {

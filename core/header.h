@@ -96,6 +96,9 @@ int dcpi__hdr_merge(const dcpi_hdr_spec_t *spec, dcpi_hdr_t *old, const dcpi_hdr
 
 /* Printf into err (DCPI_ERRLEN bytes, may be NULL); returns code. */
 int dcpi__hdr_errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
+/* The same with "NAME: " before the message (the parsers' one-line errors); returns code. */
+int dcpi__hdr_errf_named(char *err, const char *name, int code, const char *fmt, ...)
+    DCPI_PRINTF(4, 5);
 
 #pragma GCC visibility pop
 

@@ -292,20 +292,8 @@ struct parser {
     char *err;
 };
 
-static int perr(struct parser *ps, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
-
-static int perr(struct parser *ps, int code, const char *fmt, ...)
-{
-    if (ps->err) {
-        int n = snprintf(ps->err, DCPI_ERRLEN, "%s: ", ps->name);
-        va_list ap;
-        va_start(ap, fmt);
-        if (n >= 0 && n < DCPI_ERRLEN)
-            vsnprintf(ps->err + n, DCPI_ERRLEN - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+/* "NAME: reason" into the parser's err; returns code. */
+#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
 
 static uint32_t get_le32(const unsigned char *b)
 {
@@ -437,19 +425,6 @@ int dcpi_profile_read(const char *path, dcpi_profile_t **out, char *err)
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
-static int enc_err(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
-
-static int enc_err(char *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* End (exclusive) of the chunk starting at entry i: entries closer than 3 zero offsets apart
  * share a chunk, since up to 2 zero counts (8 bytes) cost no more than a new chunk header. */
 static size_t chunk_end(const dcpi_profile_entry_t *e, size_t n, size_t i)
@@ -492,18 +467,18 @@ static void encode_body(const dcpi_profile_entry_t *e, size_t n, unsigned char *
 int dcpi_profile_encode(const dcpi_profile_t *p, void **buf, size_t *len, char *err)
 {
     if (!p || !buf || !len)
-        return enc_err(err, DCPI_EINVAL, "dcpi_profile_encode: invalid argument");
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_encode: invalid argument");
     int rc = dcpi__hdr_check_required(&spec, &p->hdr, "profile", err);
     if (rc < 0)
         return rc;
     size_t n;
     const dcpi_profile_entry_t *e = dcpi_profile_entries(p, &n);
     if (!e && p->nused)
-        return enc_err(err, DCPI_ENOMEM, "profile: out of memory");
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "profile: out of memory");
     size_t total = dcpi__hdr_size(&spec, &p->hdr) + body_size(e, n);
     char *out = malloc(total + 1); /* + 1: sprintf's NUL */
     if (!out)
-        return enc_err(err, DCPI_ENOMEM, "profile: out of memory");
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "profile: out of memory");
     size_t h = dcpi__hdr_encode(&spec, &p->hdr, out);
     encode_body(e, n, (unsigned char *)out + h);
     *buf = out;
@@ -518,7 +493,7 @@ int dcpi_profile_write(const char *path, const dcpi_profile_t *p, char *err)
     void *buf = NULL;
     size_t len = 0;
     if (!path)
-        return enc_err(err, DCPI_EINVAL, "dcpi_profile_write: no path");
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_write: no path");
     int rc = dcpi_profile_encode(p, &buf, &len, err);
     if (rc < 0)
         return rc;
@@ -550,11 +525,11 @@ static int check_agree(const char *path, const dcpi_profile_t *old, const dcpi_p
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *a = dcpi_profile_get(old, keys[i]), *b = dcpi_profile_get(p, keys[i]);
         if (!b)
-            return enc_err(err, DCPI_EINVAL, "%s: new profile has no \"%s\"", path, keys[i]);
+            return dcpi__hdr_errf(err, DCPI_EINVAL, "%s: new profile has no \"%s\"", path, keys[i]);
         if (!same_value(old, p, keys[i]))
-            return enc_err(err, DCPI_EFORMAT,
-                           "%s: existing profile has %s \"%.64s\", new has \"%.64s\"", path,
-                           keys[i], a, b);
+            return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                                  "%s: existing profile has %s \"%.64s\", new has \"%.64s\"", path,
+                                  keys[i], a, b);
     }
     return 0;
 }
@@ -562,7 +537,7 @@ static int check_agree(const char *path, const dcpi_profile_t *old, const dcpi_p
 int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *err)
 {
     if (!path || !p)
-        return enc_err(err, DCPI_EINVAL, "dcpi_profile_merge_write: invalid argument");
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_merge_write: invalid argument");
     void *buf = NULL;
     size_t len = 0;
     int rc = dcpi__read_file(path, 1, &buf, &len, err);
@@ -578,12 +553,12 @@ int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *er
     if ((rc = check_agree(path, old, p, err)) < 0)
         goto out;
     if ((rc = dcpi__hdr_merge(&spec, &old->hdr, &p->hdr)) < 0) {
-        enc_err(err, rc, "%s: out of memory", path);
+        dcpi__hdr_errf(err, rc, "%s: out of memory", path);
         goto out;
     }
     rc = dcpi_profile_add_all(old, p);
     if (rc == DCPI_ENOMEM) {
-        enc_err(err, rc, "%s: out of memory", path);
+        dcpi__hdr_errf(err, rc, "%s: out of memory", path);
         goto out;
     }
     /* DCPI_ERANGE: some counts saturated at UINT32_MAX (clamped); the file is still written. */

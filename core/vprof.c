@@ -9,7 +9,6 @@
  */
 #include "core/vprof.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,20 +266,8 @@ struct parser {
     uint64_t nrecords, vtot, seen;
 };
 
-static int perr(struct parser *ps, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
-
-static int perr(struct parser *ps, int code, const char *fmt, ...)
-{
-    if (ps->err) {
-        int n = snprintf(ps->err, DCPI_ERRLEN, "%s: ", ps->name);
-        va_list ap;
-        va_start(ap, fmt);
-        if (n >= 0 && n < DCPI_ERRLEN)
-            vsnprintf(ps->err + n, DCPI_ERRLEN - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+/* "NAME: reason" into the parser's err; returns code. */
+#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
 
 static int key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b)
 {
