@@ -34,14 +34,18 @@ static void elf_init(void)
     elf_version(EV_CURRENT);
 }
 
-static void set_err(char *err, const char *path, const char *reason)
+void dcpi__elf_init(void)
+{
+    pthread_once(&elf_once, elf_init);
+}
+
+void dcpi__path_err(char *err, const char *path, const char *reason)
 {
     if (err)
         snprintf(err, DCPI_ERRLEN, "%s: %s", path, reason);
 }
 
-/* errno values dcpi has a code for map to -errno; the rest become DCPI_EIO. */
-static int errno_to_dcpi(int e)
+int dcpi__input_errno(int e)
 {
     switch (e) {
     case ENOENT:
@@ -49,7 +53,6 @@ static int errno_to_dcpi(int e)
     case EPERM:
     case ENOMEM:
     case EINVAL:
-    case EBUSY:
         return -e;
     case ENOTDIR:
     case ELOOP:
@@ -58,6 +61,12 @@ static int errno_to_dcpi(int e)
     default:
         return DCPI_EIO;
     }
+}
+
+/* The probe also keeps EBUSY (a device held open exclusively). */
+static int errno_to_dcpi(int e)
+{
+    return e == EBUSY ? DCPI_EBUSY : dcpi__input_errno(e);
 }
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
@@ -173,27 +182,27 @@ static int probe_fd(int fd, const char *path, const struct stat *st, dcpi_image_
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err)
 {
     if (!path || !out) {
-        set_err(err, path ? path : "(null)", "invalid argument");
+        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
         return DCPI_EINVAL;
     }
     memset(out, 0, sizeof *out);
-    pthread_once(&elf_once, elf_init);
+    dcpi__elf_init();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        set_err(err, path, strerror(e));
+        dcpi__path_err(err, path, strerror(e));
         return errno_to_dcpi(e);
     }
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0) {
         rc = errno_to_dcpi(errno);
-        set_err(err, path, strerror(errno));
+        dcpi__path_err(err, path, strerror(errno));
         goto out_fd;
     }
     if (!S_ISREG(st.st_mode)) {
         rc = DCPI_EINVAL;
-        set_err(err, path, "not a regular file");
+        dcpi__path_err(err, path, "not a regular file");
         goto out_fd;
     }
     rc = probe_fd(fd, path, &st, out);
@@ -201,9 +210,9 @@ int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err)
         char why[96];
         snprintf(why, sizeof why, "more than %d PT_LOAD segments, the rest dropped",
                  DCPI_IMAGE_MAXSEG);
-        set_err(err, path, why);
+        dcpi__path_err(err, path, why);
     } else if (rc < 0)
-        set_err(err, path, "malformed ELF program headers");
+        dcpi__path_err(err, path, "malformed ELF program headers");
 out_fd:
     close(fd);
     return rc;

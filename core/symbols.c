@@ -11,13 +11,13 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/image.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -46,37 +46,6 @@ struct dcpi_symtab {
     size_t n;
     char *pool;
 };
-
-static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
-
-static void elf_init(void)
-{
-    elf_version(EV_CURRENT);
-}
-
-static void set_err(char *err, const char *path, const char *reason)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, reason);
-}
-
-static int errno_to_dcpi(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case EACCES:
-    case EPERM:
-    case ENOMEM:
-    case EINVAL:
-        return -e;
-    case ENOTDIR:
-    case ELOOP:
-    case ENAMETOOLONG:
-        return DCPI_ENOENT;
-    default:
-        return DCPI_EIO;
-    }
-}
 
 char *dcpi_demangle(const char *name)
 {
@@ -300,7 +269,7 @@ static int elf_file_open(const char *path, elf_file_t *f)
     f->elf = NULL;
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0)
-        return errno_to_dcpi(errno);
+        return dcpi__input_errno(errno);
     if (fstat(f->fd, &f->st) != 0 || !S_ISREG(f->st.st_mode)) {
         elf_file_close(f);
         return DCPI_EINVAL;
@@ -386,16 +355,16 @@ static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
 {
     if (!path || !out) {
-        set_err(err, path ? path : "(null)", "invalid argument");
+        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
         return DCPI_EINVAL;
     }
     *out = NULL;
-    pthread_once(&elf_once, elf_init);
+    dcpi__elf_init();
     builder_t b = {0};
     elf_file_t f = {.fd = -1};
     int rc = elf_file_open(path, &f);
     if (rc < 0) {
-        set_err(err, path, rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
+        dcpi__path_err(err, path, rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
         return rc;
     }
     int has_symtab = 0;
@@ -407,7 +376,7 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
     if (rc == 0)
         rc = finish(&b, out);
     if (rc < 0)
-        set_err(err, path, dcpi_strerror(rc));
+        dcpi__path_err(err, path, dcpi_strerror(rc));
     builder_free(&b);
     elf_file_close(&f);
     return rc;
@@ -420,7 +389,7 @@ static int slurp(const char *path, char **buf, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno_to_dcpi(errno);
+        return dcpi__input_errno(errno);
     size_t cap = 1 << 20, n = 0;
     char *p = malloc(cap);
     int rc = p ? 0 : DCPI_ENOMEM;
@@ -438,7 +407,7 @@ static int slurp(const char *path, char **buf, size_t *len)
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            rc = errno_to_dcpi(errno);
+            rc = dcpi__input_errno(errno);
         if (r <= 0)
             break;
         n += (size_t)r;
@@ -501,21 +470,21 @@ static int parse_kallsyms(builder_t *b)
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
 {
     if (!path || !out) {
-        set_err(err, path ? path : "(null)", "invalid argument");
+        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
         return DCPI_EINVAL;
     }
     *out = NULL;
     builder_t b = {0};
     int rc = slurp(path, &b.pool, &b.plen);
     if (rc < 0) {
-        set_err(err, path, rc == DCPI_ENOMEM ? dcpi_strerror(rc) : strerror(-rc));
+        dcpi__path_err(err, path, rc == DCPI_ENOMEM ? dcpi_strerror(rc) : strerror(-rc));
         return rc;
     }
     rc = parse_kallsyms(&b);
     if (rc == 0)
         rc = finish(&b, out);
     if (rc < 0)
-        set_err(err, path, dcpi_strerror(rc));
+        dcpi__path_err(err, path, dcpi_strerror(rc));
     builder_free(&b);
     return rc;
 }
