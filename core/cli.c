@@ -624,6 +624,22 @@ int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name)
     return -1;
 }
 
+int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const char *tool,
+                            const char *epoch)
+{
+    if (name) {
+        int e = dcpi_profset_event_index(set, name);
+        if (e < 0)
+            fprintf(stderr, "%s: no samples of event '%s' in epoch %s\n", tool, name, epoch);
+        return e;
+    }
+    int best = 0;
+    for (size_t e = 1; e < set->nevents; e++)
+        if (set->events[e].total > set->events[best].total)
+            best = (int)e;
+    return best;
+}
+
 uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_image_t *img)
 {
     uint64_t t = 0;

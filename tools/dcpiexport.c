@@ -69,17 +69,7 @@ static int pick_event(const dcpi_profset_t *set, const char *name, const char *e
         fprintf(stderr, TOOL ": no samples in epoch %s\n", epoch);
         return -1;
     }
-    if (name) {
-        int e = dcpi_profset_event_index(set, name);
-        if (e < 0)
-            fprintf(stderr, TOOL ": no samples of event '%s' in epoch %s\n", name, epoch);
-        return e;
-    }
-    int best = 0;
-    for (size_t e = 1; e < set->nevents; e++)
-        if (set->events[e].total > set->events[best].total)
-            best = (int)e;
-    return best;
+    return dcpi_profset_pick_event(set, name, TOOL, epoch);
 }
 
 /* Image order: the first image named by an operand (the program), then the others. */

@@ -530,22 +530,6 @@ static int print_table(const dcpi_profset_t *set, const rows_t *r, const opts_t 
 
 /* ---- main flow ---- */
 
-/* The event to sort by: -s, else the one with the most samples (ties: first by name). */
-static int pick_sort_event(const dcpi_profset_t *set, const char *name, const char *epoch)
-{
-    if (name) {
-        int e = dcpi_profset_event_index(set, name);
-        if (e < 0)
-            fprintf(stderr, TOOL ": no samples of event '%s' in epoch %s\n", name, epoch);
-        return e;
-    }
-    int best = 0;
-    for (size_t e = 1; e < set->nevents; e++)
-        if (set->events[e].total > set->events[best].total)
-            best = (int)e;
-    return best;
-}
-
 /* Apply the image-name operands; returns 0, or 1 when none of them matches anything. */
 static int filter_images(dcpi_profset_t *set, const dcpi_cli_t *cli)
 {
@@ -591,7 +575,8 @@ static int report(const dcpi_profset_t *set, const dcpi_cli_t *cli, const opts_t
         return 0;
     }
     rows_t r = {.nevents = set->nevents};
-    r.sort = pick_sort_event(set, o->sort_event, cli->epoch);
+    /* The event to sort by: -s, else the one with the most samples (ties: first by name). */
+    r.sort = dcpi_profset_pick_event(set, o->sort_event, TOOL, cli->epoch);
     if (r.sort < 0)
         return 1;
     dcpi_symtab_t **tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*tabs));
