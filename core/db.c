@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fsutil.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -211,24 +212,6 @@ int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err)
 
 /* ---- epochs ----------------------------------------------------------------------------- */
 
-static int mkdirs(const char *path, mode_t mode)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return DCPI_ERANGE;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, mode) < 0 && (errno != EEXIST || !is_dir(buf)))
-        return errno == EEXIST ? DCPI_EEXIST : -errno;
-    return 0;
-}
-
 /* Claim DB/<name>/<platform> by creating it: 0, DCPI_EEXIST when taken, or an error. */
 static int epoch_claim(const char *db, const char *name, const char *platform, char *err)
 {
@@ -260,7 +243,7 @@ int dcpi_db_new_epoch(const char *db, const char *platform, time_t now, char nam
 {
     if (!db || !name || !name_ok(platform))
         return set_err(err, DCPI_EINVAL, "DB: bad platform name '%s'", platform ? platform : "");
-    int rc = mkdirs(db, 0755);
+    int rc = dcpi__mkdirs(db, 0755);
     if (rc < 0)
         return set_err(err, rc, "%s: %s", db, dcpi_strerror(rc));
     for (int i = -1; i < EPOCH_SECOND_TRIES; i++) {
