@@ -44,6 +44,8 @@ static int errno_to_dcpi(int e)
     case EINVAL:
     case EISDIR:
         return DCPI_EINVAL;
+    case ESRCH: /* reading /proc/PID files of a process that is going away */
+        return DCPI_ESRCH;
     default:
         return DCPI_EIO;
     }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fsutil.h"
 #include "dcpi/errno.h"
 #include "log.h"
 
@@ -568,48 +569,6 @@ void dcpi_loadmap_stats(const dcpi_loadmap_t *lm, dcpi_loadmap_stats_t *out)
 
 /* ---- /proc/<pid>/maps ------------------------------------------------------------------- */
 
-/* Read a whole /proc file (its size is unknown in advance). */
-static int read_proc_file(const char *path, char **buf, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t cap = 16384, n = 0;
-    char *b = malloc(cap);
-    int rc = DCPI_ENOMEM;
-    if (!b)
-        goto out_fd;
-    for (;;) {
-        if (n + 4096 > cap) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb)
-                goto out_buf;
-            b = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, b + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = -errno;
-            goto out_buf;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    b[n] = '\0';
-    close(fd);
-    *buf = b;
-    *len = n;
-    return 0;
-out_buf:
-    free(b);
-out_fd:
-    close(fd);
-    return rc;
-}
-
 /* One maps line "start-end perms offset maj:min inode   path" (line is NUL-terminated). */
 static int scan_line(dcpi_loadmap_t *lm, pid_t pid, char *line)
 {
@@ -640,12 +599,14 @@ static int scan_line(dcpi_loadmap_t *lm, pid_t pid, char *line)
 
 static int scan_pid(dcpi_loadmap_t *lm, pid_t pid)
 {
-    char path[64], *buf = NULL;
+    char path[64];
+    void *data = NULL;
     size_t len = 0;
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    int rc = read_proc_file(path, &buf, &len);
+    int rc = dcpi__read_file(path, 0, &data, &len, NULL);
     if (rc < 0)
         return rc == DCPI_ENOENT ? DCPI_ESRCH : rc;
+    char *buf = data;
     dcpi_loadmap_exec(lm, pid); /* the scan is the whole truth about pid */
     char *line = buf;
     while (rc == 0 && line < buf + len) {
