@@ -269,20 +269,9 @@ struct parser {
 /* "NAME: reason" into the parser's err; returns code. */
 #define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
 
-static int key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b)
-{
-    if (a->value != b->value)
-        return a->value < b->value ? -1 : 1;
-    if (a->context0 != b->context0)
-        return a->context0 < b->context0 ? -1 : 1;
-    if (a->context1 != b->context1)
-        return a->context1 < b->context1 ? -1 : 1;
-    return 0;
-}
-
 static int key_qcmp(const void *a, const void *b)
 {
-    return key_cmp(a, b);
+    return dcpi_vsummary_key_cmp(a, b);
 }
 
 /* Checks that need only the record head at b (rem bytes left, footer included). */
@@ -316,7 +305,8 @@ static int check_entries(struct parser *ps, uint32_t off, const dcpi_vsummary_t 
         const dcpi_ventry_t *e = &s->e[i], *p = i ? &s->e[i - 1] : NULL;
         if (e->count == 0)
             return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: value %u has count 0", off, i);
-        if (p && (p->count < e->count || (p->count == e->count && key_cmp(p, e) >= 0)))
+        if (p &&
+            (p->count < e->count || (p->count == e->count && dcpi_vsummary_key_cmp(p, e) >= 0)))
             return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: value %u out of order", off, i);
         lower = sat_add(lower, e->count > s->err ? e->count - s->err : 0);
     }
@@ -327,7 +317,7 @@ static int check_entries(struct parser *ps, uint32_t off, const dcpi_vsummary_t 
     memcpy(ps->scratch, s->e, s->n * sizeof(s->e[0]));
     qsort(ps->scratch, s->n, sizeof(s->e[0]), key_qcmp);
     for (uint32_t i = 1; i < s->n; i++)
-        if (key_cmp(&ps->scratch[i - 1], &ps->scratch[i]) == 0)
+        if (dcpi_vsummary_key_cmp(&ps->scratch[i - 1], &ps->scratch[i]) == 0)
             return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: value 0x%llx listed twice", off,
                         (unsigned long long)ps->scratch[i].value);
     return 0;

@@ -38,8 +38,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Key order: value, context0, context1 ascending. */
-static int key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b)
+int dcpi_vsummary_key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b)
 {
     if (a->value != b->value)
         return a->value < b->value ? -1 : 1;
@@ -56,7 +55,7 @@ static int rank_cmp(const void *pa, const void *pb)
     const dcpi_ventry_t *a = pa, *b = pb;
     if (a->count != b->count)
         return a->count > b->count ? -1 : 1;
-    return key_cmp(a, b);
+    return dcpi_vsummary_key_cmp(a, b);
 }
 
 dcpi_vsummary_t *dcpi_vsummary_new(unsigned cap)
@@ -74,7 +73,7 @@ dcpi_vsummary_t *dcpi_vsummary_new(unsigned cap)
 static dcpi_ventry_t *find(dcpi_vsummary_t *s, const dcpi_ventry_t *key)
 {
     for (uint32_t i = 0; i < s->n; i++)
-        if (key_cmp(&s->e[i], key) == 0)
+        if (dcpi_vsummary_key_cmp(&s->e[i], key) == 0)
             return &s->e[i];
     return NULL;
 }
@@ -131,7 +130,7 @@ uint64_t dcpi_vsummary_count(const dcpi_vsummary_t *s, uint64_t value, uint64_t 
 {
     dcpi_ventry_t key = {value, c0, c1, 0};
     for (uint32_t i = 0; s && i < s->n; i++)
-        if (key_cmp(&s->e[i], &key) == 0)
+        if (dcpi_vsummary_key_cmp(&s->e[i], &key) == 0)
             return s->e[i].count;
     return 0;
 }
@@ -145,7 +144,7 @@ typedef struct cand {
 static int cand_key_cmp(const void *pa, const void *pb)
 {
     const cand_t *a = pa, *b = pb;
-    int c = key_cmp(&a->e, &b->e);
+    int c = dcpi_vsummary_key_cmp(&a->e, &b->e);
     return c ? c : (int)a->from - (int)b->from;
 }
 
@@ -161,7 +160,7 @@ static size_t combine(cand_t *c, size_t n, uint64_t dst_err, uint64_t src_err)
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         cand_t cur = c[i];
-        if (i + 1 < n && key_cmp(&c[i].e, &c[i + 1].e) == 0) {
+        if (i + 1 < n && dcpi_vsummary_key_cmp(&c[i].e, &c[i + 1].e) == 0) {
             cur.e.count = sat_add(cur.e.count, c[i + 1].e.count);
             i++;
         } else {

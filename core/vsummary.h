@@ -67,6 +67,9 @@ int dcpi_vsummary_merge(dcpi_vsummary_t *dst, const dcpi_vsummary_t *src);
 /* Sort entries by count descending, then key ascending. */
 void dcpi_vsummary_sort(dcpi_vsummary_t *s);
 
+/* Key order (value, then context0, then context1, ascending): -1, 0 or 1. */
+int dcpi_vsummary_key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b);
+
 /* Count of one key (0 if not listed). */
 uint64_t dcpi_vsummary_count(const dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t c1);
 
