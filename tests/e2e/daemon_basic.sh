@@ -15,21 +15,14 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 for f in dcpid dcpictl samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 
 # --- probe: can this machine sample cpu-clock at all?
-probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    case "$probe" in
-    *perf_event_open*|*not\ supported*|*Permission*)
-        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
-    esac
-    fail "probe run failed (rc $rc): $probe"
-fi
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
     echo "SKIP: system-wide sampling needs root or CAP_PERFMON (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"
     exit 77

@@ -8,16 +8,11 @@
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
-T=$(mktemp -d /tmp/dcpi-e2e-exps.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
-command -v google-pprof >/dev/null || { echo "SKIP: google-pprof is not installed"; exit 77; }
-command -v gprof >/dev/null || { echo "SKIP: gprof (binutils) is not installed"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_counting exps
+e2e_need gcc "gcc is not installed"
+e2e_need google-pprof "google-pprof is not installed"
+e2e_need gprof "gprof (binutils) is not installed"
 [ -x "$B/bench/gen_bigprof" ] || { echo "SKIP: $B/bench/gen_bigprof not built"; exit 77; }
 
 "$B/bench/gen_bigprof" src 60 >"$T/big.c"

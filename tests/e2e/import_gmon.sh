@@ -7,15 +7,10 @@
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
-T=$(mktemp -d /tmp/dcpi-e2e-gmon.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
-command -v gprof >/dev/null || { echo "SKIP: gprof (binutils) is not installed"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_counting gmon
+e2e_need gcc "gcc is not installed"
+e2e_need gprof "gprof (binutils) is not installed"
 
 cat >"$T/prog.c" <<'C'
 #include <stdio.h>

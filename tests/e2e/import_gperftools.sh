@@ -7,37 +7,9 @@ set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
 S=${DCPI_SRC:?}
-T=$(mktemp -d /tmp/dcpi-e2e-impg.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-LIBPROF=$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so.0 2>/dev/null || true)
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
-command -v google-pprof >/dev/null || { echo "SKIP: google-pprof is not installed"; exit 77; }
-[ -n "$LIBPROF" ] || { echo "SKIP: libprofiler.so.0 (google-perftools) not installed"; exit 77; }
-
-cat >"$T/lib.c" <<'C'
-__attribute__((noinline)) double lib_spin(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.125; return s; }
-C
-cat >"$T/prog.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-double lib_spin(long n);
-__attribute__((noinline)) double hot(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.5; return s; }
-__attribute__((noinline)) double warm(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.25 + 1; return s; }
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 200000000;
-    printf("%g\n", hot(n) + warm(n / 2) + lib_spin(n / 3));
-    return 0;
-}
-C
-gcc -O1 -g -shared -fPIC -o "$T/libspin.so" "$T/lib.c"
-gcc -O1 -g -o "$T/prog" "$T/prog.c" -L"$T" -lspin -Wl,-rpath,"$T"
-LD_PRELOAD=$LIBPROF CPUPROFILE="$T/prog.prof" CPUPROFILE_FREQUENCY=1000 "$T/prog" >/dev/null 2>&1
-[ -s "$T/prog.prof" ] || { echo "SKIP: libprofiler wrote no profile (no SIGPROF timer?)"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_counting impg
+e2e_gperf_prog
 
 "$B/dcpiimport" -db "$T/db" -platform p1 -format gperftools "$T/prog.prof" >"$T/imp.out" ||
     fail "dcpiimport failed"

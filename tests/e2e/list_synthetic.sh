@@ -11,18 +11,13 @@
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
-T=$(mktemp -d /tmp/dcpi-e2e-list.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_counting list
 LIST=$B/dcpilist
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
 
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
+e2e_need gcc "gcc is not installed"
 for t in nm readelf objdump addr2line; do
-    command -v $t >/dev/null || { echo "SKIP: binutils ($t) not installed"; exit 77; }
+    e2e_need $t "binutils ($t) not installed"
 done
 [ -x "$LIST" ] || { echo "FAIL: $LIST not built"; exit 1; }
 

@@ -15,16 +15,11 @@
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
-T=$(mktemp -d /tmp/dcpi-e2e-prof.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_counting prof
 PROF=$B/dcpiprof
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
 
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
+e2e_need gcc "gcc is not installed"
 command -v readelf >/dev/null && command -v nm >/dev/null ||
     { echo "SKIP: binutils (nm, readelf) not installed"; exit 77; }
 

@@ -13,19 +13,12 @@ T=$(mktemp -d /tmp/dcpi-e2e-stacks.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 for f in dcpid dcpiprof dcpiexport samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 
-probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -g -- true 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    case "$probe" in
-    *perf_event_open*|*not\ supported*|*Permission*)
-        echo "SKIP: cpu-clock sampling with call chains is not possible here: $probe"; exit 77 ;;
-    esac
-    fail "probe run failed (rc $rc): $probe"
-fi
+e2e_probe_cpu_clock "cpu-clock sampling with call chains" -g
 
 to 60 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -- "$W" 1500 >"$T/out" 2>"$T/err" ||
     fail "dcpid -g failed: $(cat "$T/err")"

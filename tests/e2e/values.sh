@@ -12,6 +12,7 @@ T=$(mktemp -d /tmp/dcpi-e2e-values.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 for f in dcpid dcpiprof samples/work-values plugins/vp-classic.so plugins/vp-addr.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
@@ -19,15 +20,7 @@ done
 [ -x "$BIN/dcpilist" ] || fail "dcpilist missing ($BIN/dcpilist)"
 
 # --- probes: cpu-clock sampling, then the same with user registers
-probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    case "$probe" in
-    *perf_event_open*|*not\ supported*|*Permission*)
-        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
-    esac
-    fail "probe run failed (rc $rc): $probe"
-fi
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 probe=$(to 30 "$BIN/dcpid" -db "$T/probe2" -event cpu-clock -vtrace vp-classic -- true 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then

@@ -22,19 +22,12 @@ P=$(mktemp -d "$BIN/e2e-vstep-plugin.XXXXXX") || exit 1
 trap 'rm -rf "$T" "$P"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 for f in dcpid dcpilist dcpictl samples/work-step plugins/vp-classic.so libdcpi-agent.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 
-probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    case "$probe" in
-    *perf_event_open*|*not\ supported*|*Permission*)
-        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
-    esac
-    fail "probe run failed (rc $rc): $probe"
-fi
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 out=$(to 30 "$BIN/dcpid" -db "$T/bad" -vstep -- true 2>&1)
 [ $? -eq 2 ] && [[ "$out" == *"-vstep needs -vtrace"* ]] || fail "-vstep without -vtrace: $out"

@@ -21,19 +21,12 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 for f in dcpid dcpilist dcpictl samples/work-step plugins/vp-classic.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 
-probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    case "$probe" in
-    *perf_event_open*|*not\ supported*|*Permission*)
-        echo "SKIP: perf_event_open for cpu-clock is not possible here: $probe"; exit 77 ;;
-    esac
-    fail "probe run failed (rc $rc): $probe"
-fi
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
 [ "$scope" -lt 3 ] || { echo "SKIP: ptrace is disabled (yama ptrace_scope $scope)"; exit 77; }
 

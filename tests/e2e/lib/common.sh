@@ -1,0 +1,76 @@
+# tests/e2e/lib/common.sh - shell helpers sourced by the e2e scripts in tests/e2e/ (it lives in a
+# subdirectory so that ctest, which runs every tests/e2e/*.sh, does not take it for a test).
+# Source it with:  . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+# e2e_skip REASON...: print "SKIP: REASON" and exit 77 (ctest's skip code).
+e2e_skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+# e2e_need CMD REASON...: skip with REASON unless CMD is on PATH.
+e2e_need() {
+    local cmd=$1
+    shift
+    command -v "$cmd" >/dev/null || e2e_skip "$@"
+}
+
+# e2e_counting NAME: the set-up of the scripts that count failures: a fresh $T
+# (/tmp/dcpi-e2e-NAME.XXXXXX, removed at exit unless $KEEP is set), fails=0 and fail(), which
+# prints "FAIL: ..." and counts it.
+e2e_counting() {
+    T=$(mktemp -d "/tmp/dcpi-e2e-$1.XXXXXX")
+    trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+    fails=0
+    fail() {
+        echo "FAIL: $*"
+        fails=$((fails + 1))
+    }
+}
+
+# e2e_probe_cpu_clock WHAT [DCPID FLAGS...]: one short dcpid run on cpu-clock (with the extra
+# flags) into $T/probe. Skips with "WHAT is not possible here" when perf_event_open cannot
+# sample here; any other failure calls fail. Needs $BIN, $T, fail and to (timeout -k 5).
+e2e_probe_cpu_clock() {
+    local what=$1 probe rc
+    shift
+    probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock "$@" -- true 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        case "$probe" in
+        *perf_event_open*|*not\ supported*|*Permission*)
+            e2e_skip "$what is not possible here: $probe" ;;
+        esac
+        fail "probe run failed (rc $rc): $probe"
+    fi
+}
+
+# e2e_gperf_prog: build $T/prog (hot, warm) linked to $T/libspin.so (lib_spin) with gcc -O1 -g
+# and profile one run under gperftools' libprofiler into $T/prog.prof (1000 Hz). Skips when gcc,
+# google-pprof or libprofiler.so.0 is missing, or when libprofiler writes no profile.
+e2e_gperf_prog() {
+    local libprof
+    libprof=$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so.0 2>/dev/null || true)
+    e2e_need gcc "gcc is not installed"
+    e2e_need google-pprof "google-pprof is not installed"
+    [ -n "$libprof" ] || e2e_skip "libprofiler.so.0 (google-perftools) not installed"
+    cat >"$T/lib.c" <<'C'
+__attribute__((noinline)) double lib_spin(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.125; return s; }
+C
+    cat >"$T/prog.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+double lib_spin(long n);
+__attribute__((noinline)) double hot(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.5; return s; }
+__attribute__((noinline)) double warm(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.25 + 1; return s; }
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 200000000;
+    printf("%g\n", hot(n) + warm(n / 2) + lib_spin(n / 3));
+    return 0;
+}
+C
+    gcc -O1 -g -shared -fPIC -o "$T/libspin.so" "$T/lib.c"
+    gcc -O1 -g -o "$T/prog" "$T/prog.c" -L"$T" -lspin -Wl,-rpath,"$T"
+    LD_PRELOAD=$libprof CPUPROFILE="$T/prog.prof" CPUPROFILE_FREQUENCY=1000 "$T/prog" >/dev/null 2>&1
+    [ -s "$T/prog.prof" ] || e2e_skip "libprofiler wrote no profile (no SIGPROF timer?)"
+}
