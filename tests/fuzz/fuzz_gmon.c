@@ -70,9 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = dcpi_gmon_parse(data, size, NAME, &g, err);
     if (rc < 0) {
         FUZZ_CHECK(g == NULL);
-        FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_EVERSION || rc == DCPI_ETRUNC ||
-                   rc == DCPI_ENOMEM);
-        FUZZ_CHECK(strncmp(err, NAME, strlen(NAME)) == 0 && strchr(err, '\n') == NULL);
+        fuzz_check_rejection(rc, err, NAME);
         return 0;
     }
     for (size_t i = 0; i < g->nhists; i++)

@@ -16,13 +16,6 @@
 
 #define NAME "fuzz.prof"
 
-static void check_error(int rc, const char *err)
-{
-    FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_EVERSION || rc == DCPI_ENOMEM);
-    FUZZ_CHECK(strncmp(err, NAME, strlen(NAME)) == 0);
-    FUZZ_CHECK(strchr(err, '\n') == NULL);
-}
-
 static void check_same(const dcpi_profile_t *a, const dcpi_profile_t *b)
 {
     FUZZ_CHECK(dcpi_profile_nlines(a) == dcpi_profile_nlines(b));
@@ -90,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = dcpi_profile_parse(data, size, NAME, &p, err);
     if (rc < 0) {
         FUZZ_CHECK(p == NULL);
-        check_error(rc, err);
+        fuzz_check_rejection(rc, err, NAME);
         return 0;
     }
     check_getters(p);

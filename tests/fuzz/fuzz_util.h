@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_util.h - helpers shared by the fuzz harnesses (header only): the input as a
- * file in a private temporary directory, for parsers that take a path; and a check that
- * aborts with a message, so a broken property is reported as a crash.
+ * file in a private temporary directory, for parsers that take a path; a check that aborts
+ * with a message, so a broken property is reported as a crash; and the check of a rejection.
  */
 #ifndef DCPI_FUZZ_UTIL_H
 #define DCPI_FUZZ_UTIL_H
@@ -11,7 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "dcpi/errno.h"
 
 /* Abort (a crash for libFuzzer) when cond is false. */
 #define FUZZ_CHECK(cond)                                                                           \
@@ -21,6 +24,14 @@
             abort();                                                                               \
         }                                                                                          \
     } while (0)
+
+/* A parser's rejection: a documented code (EFORMAT, ETRUNC, EVERSION or ENOMEM) and one line
+ * "NAME: reason" in err. */
+static inline void fuzz_check_rejection(int rc, const char *err, const char *name)
+{
+    FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_EVERSION || rc == DCPI_ENOMEM);
+    FUZZ_CHECK(strncmp(err, name, strlen(name)) == 0 && strchr(err, '\n') == NULL);
+}
 
 static char fuzz_dir[64], fuzz_file[96];
 

@@ -16,13 +16,6 @@
 
 #define NAME "fuzz.vprof"
 
-static void check_error(int rc, const char *err)
-{
-    FUZZ_CHECK(rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_EVERSION || rc == DCPI_ENOMEM);
-    FUZZ_CHECK(strncmp(err, NAME, strlen(NAME)) == 0);
-    FUZZ_CHECK(strchr(err, '\n') == NULL);
-}
-
 static void check_summaries(const dcpi_vprof_t *vp)
 {
     unsigned hot = dcpi_vprof_hotsize(vp);
@@ -117,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = dcpi_vprof_parse(data, size, NAME, &vp, err);
     if (rc < 0) {
         FUZZ_CHECK(vp == NULL);
-        check_error(rc, err);
+        fuzz_check_rejection(rc, err, NAME);
         return 0;
     }
     check_summaries(vp);
