@@ -9,28 +9,17 @@
 
 #include <inttypes.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/header.h"
 #include "core/image.h"
 #include "core/log.h"
 #include "core/stackprof.h"
 #include "dcpi/errno.h"
 
 #define NO_INDEX (-1)
-
-static int fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
-static int fail(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err)
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 /* One event's stack profile and its map from loadmap image index to stackprof image index. */
 typedef struct evstack {
@@ -224,7 +213,7 @@ static int flush_one(dcpi_dstacks_t *ds, int ev, const dcpi_dstacks_flush_info_t
     dcpi_stackprof_path(fi->db, fi->epoch, fi->platform, fi->events[ev], path, sizeof path);
     int rc = set_keys(sp, fi, ev);
     if (rc < 0)
-        return fail(err, rc, "%s: header: %s", path, dcpi_strerror(rc));
+        return dcpi__hdr_errf(err, rc, "%s: header: %s", path, dcpi_strerror(rc));
     rc = dcpi_stackprof_merge_write(path, sp, err);
     if (rc == 0)
         dcpi_stackprof_reset(sp);
@@ -249,7 +238,7 @@ int dcpi_dstacks_flush(dcpi_dstacks_t *ds, const dcpi_dstacks_flush_info_t *fi, 
         last = rc;
         nfail++;
         dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
-        fail(err, rc, "%s", why);
+        dcpi__hdr_errf(err, rc, "%s", why);
     }
     if (failed)
         *failed = nfail;

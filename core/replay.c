@@ -72,17 +72,6 @@ typedef struct replay {
     trace_parser_t in, out;
 } replay_t;
 
-static int fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
-static int fail(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err)
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
 static void warn(replay_t *r, const char *fmt, ...) DCPI_PRINTF(2, 3);
 static void warn(replay_t *r, const char *fmt, ...)
 {
@@ -104,12 +93,13 @@ static int init_plugin(replay_t *r, rplugin_t *p, dcpi_vp_t *vp, char *err)
     p->name = dcpi_vp_name(vp);
     p->spec = p->d->vp_prof_init();
     if (!p->spec)
-        return fail(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
+        return dcpi__hdr_errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification",
+                              p->name);
     p->buf = malloc(TRACE_BUF_BYTES);
     p->nval = malloc(r->nkeys);
     p->kinds = calloc(r->nkeys, sizeof *p->kinds);
     if (!p->buf || !p->nval || !p->kinds)
-        return fail(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     for (trace_opc_t k = 0; k < r->nkeys; k++) {
         trace_value_t v[TRACE_VLIST_MAX];
         int n = trace_vlist_table_get(p->spec, k, v);
@@ -388,7 +378,7 @@ static int check_meta(replay_t *r, const dcpi_tracefile_reader_t *rd, const char
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             const char *v = dcpi_tracefile_reader_get(rd, keys[i]);
             if (v && dcpi__hdr_append(&r->meta, keys[i], v) < 0)
-                return fail(err, DCPI_ENOMEM, "%s: out of memory", seg);
+                return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
         }
         r->have_meta = 1;
         r->hotsize = r->o->hotsize ? r->o->hotsize : rh ? (unsigned)strtoul(rh, NULL, 10) : 0;
@@ -398,8 +388,9 @@ static int check_meta(replay_t *r, const dcpi_tracefile_reader_t *rd, const char
         const char *a = dcpi__hdr_get(&r->meta, same[i]);
         const char *b = dcpi_tracefile_reader_get(rd, same[i]);
         if (!a || !b || strcmp(a, b) != 0)
-            return fail(err, DCPI_EFORMAT, "%s: %s '%s' differs from the first segment's '%s'", seg,
-                        same[i], b ? b : "", a ? a : "");
+            return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                                  "%s: %s '%s' differs from the first segment's '%s'", seg, same[i],
+                                  b ? b : "", a ? a : "");
     }
     return 0;
 }
@@ -414,7 +405,7 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
         if (rec.type == DCPI_TRACEFILE_MAP) {
             r->st->maps++;
             if (add_map(r, &rec) < 0)
-                return fail(err, DCPI_ENOMEM, "%s: out of memory", seg);
+                return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
         } else if (rec.type == DCPI_TRACEFILE_TRACE) {
             r->st->traces++;
             replay_trace(r, seg, &rec);
@@ -483,16 +474,16 @@ static int write_one(replay_t *r, rplugin_t *p, unsigned image, char *err)
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", r->o->db, r->o->epoch, r->o->platform,
                  im->imagedir) >= (int)sizeof dir ||
         snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
-        return fail(err, DCPI_ERANGE, "%s: path too long", dir);
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", dir);
     if (!r->o->merge && lstat(file, &sb) == 0)
-        return fail(err, DCPI_EEXIST,
-                    "%s: exists (replaying again would count twice; remove it or use -merge)",
-                    file);
+        return dcpi__hdr_errf(
+            err, DCPI_EEXIST,
+            "%s: exists (replaying again would count twice; remove it or use -merge)", file);
     int rc = set_header(r, p, im, p->vp[image], p->lost[image]);
     if (rc < 0)
-        return fail(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
+        return dcpi__hdr_errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
-        return fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        return dcpi__hdr_errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
     return dcpi_vprof_merge_write(file, p->vp[image], err);
 }
 
@@ -512,7 +503,7 @@ static int write_all(replay_t *r, char *err)
             }
             warn(r, "%s", why);
             if (!last)
-                fail(err, rc, "%s", why);
+                dcpi__hdr_errf(err, rc, "%s", why);
             last = last ? last : rc;
         }
     }
@@ -527,11 +518,11 @@ static int replay_all(replay_t *r, const char *dir, char *err)
     size_t n = 0;
     int rc = dcpi_tracefile_list(dir, &names, &n, err);
     if (rc == DCPI_ENOENT)
-        return fail(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", dir);
+        return dcpi__hdr_errf(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", dir);
     if (rc < 0)
         return rc;
     if (n == 0)
-        rc = fail(err, DCPI_ENOENT, "%s: no segment files", dir);
+        rc = dcpi__hdr_errf(err, DCPI_ENOENT, "%s: no segment files", dir);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -539,7 +530,7 @@ static int replay_all(replay_t *r, const char *dir, char *err)
     }
     dcpi_db_free_list(names, n);
     if (rc == 0 && r->fatal_rc)
-        rc = fail(err, r->fatal_rc, "%s", r->fatal);
+        rc = dcpi__hdr_errf(err, r->fatal_rc, "%s", r->fatal);
     int wrc = rc == 0 || rc == DCPI_EPLUGIN ? write_all(r, err) : 0;
     return rc ? rc : wrc;
 }
@@ -566,15 +557,16 @@ int dcpi_replay_run(dcpi_vp_set_t *set, const dcpi_replay_opts_t *o, dcpi_replay
     dcpi_replay_stats_t local;
     char dir[4096];
     if (!set || !o || !o->db || !o->epoch || !o->platform)
-        return fail(err, DCPI_EINVAL, "replay: missing plugins, database, epoch or platform");
+        return dcpi__hdr_errf(err, DCPI_EINVAL,
+                              "replay: missing plugins, database, epoch or platform");
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", o->db, o->epoch, o->platform,
                  DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
-        return fail(err, DCPI_ERANGE, "%s: path too long", o->db);
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", o->db);
     replay_t *r = calloc(1, sizeof *r);
     unsigned n = dcpi_vp_count(set);
     if (!r || !(r->pl = calloc(n ? n : 1, sizeof *r->pl))) {
         free(r);
-        return fail(err, DCPI_ENOMEM, "replay: out of memory");
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "replay: out of memory");
     }
     r->o = o;
     r->st = st ? st : &local;

@@ -6,12 +6,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/header.h"
 #include "core/log.h"
 #include "core/ptstep.h"
 #include "core/stepdrain.h"
@@ -46,17 +46,6 @@ struct dcpi_vstep {
     unsigned npending;
     step_record_t recs[STEP_BURST_MAX];
 };
-
-static int fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
-static int fail(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err)
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 static dcpi_vstep_t *alloc_vstep(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o)
 {
@@ -96,8 +85,8 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
     const char *env = getenv(DCPI_VSTEP_AGENT_ENV);
     if (env && env[0]) {
         if (access(env, R_OK) < 0)
-            return fail(err, DCPI_ENOENT, "-vstep: %s=%s: %s", DCPI_VSTEP_AGENT_ENV, env,
-                        strerror(errno));
+            return dcpi__hdr_errf(err, DCPI_ENOENT, "-vstep: %s=%s: %s", DCPI_VSTEP_AGENT_ENV, env,
+                                  strerror(errno));
         snprintf(vs->agent, sizeof vs->agent, "%s", env);
         return 0;
     }
@@ -112,8 +101,8 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
             return 0;
     }
     vs->agent[0] = 0;
-    return fail(err, DCPI_ENOENT, "-vstep: %s not found (build it, or set %s)", DCPI_VSTEP_AGENT,
-                DCPI_VSTEP_AGENT_ENV);
+    return dcpi__hdr_errf(err, DCPI_ENOENT, "-vstep: %s not found (build it, or set %s)",
+                          DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
 }
 
 int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vstep_t **out,
@@ -121,7 +110,7 @@ int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vst
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
-        return fail(err, DCPI_ENOMEM, "-vstep: out of memory");
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "-vstep: out of memory");
     int rc = find_agent(vs, err);
     if (rc == 0) {
         snprintf(vs->prefix, sizeof vs->prefix, "/dev/shm/dcpi-step-%d", (int)getpid());
@@ -171,12 +160,12 @@ int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t p
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
-        return fail(err, DCPI_ENOMEM, "-vstep: out of memory");
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "-vstep: out of memory");
     char why[DCPI_ERRLEN] = "";
     int rc = dcpi_ptstep_attach(pid, &vs->pt, why);
     if (rc < 0) {
         dcpi_vstep_free(vs);
-        return fail(err, rc, "-vstep -p %d: %s", (int)pid, why);
+        return dcpi__hdr_errf(err, rc, "-vstep -p %d: %s", (int)pid, why);
     }
     vs->pid = pid;
     vs->credit = (double)o->ns_per_sample * vs->o.rate / 1e9;
