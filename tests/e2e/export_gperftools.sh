@@ -22,7 +22,9 @@ echo "total: pprof $total dcpi $mine"
 [ "$total" = "$mine" ] && [ "${total:-0}" -gt 30 ] || fail "total: pprof $total, dcpi $mine"
 for f in hot warm lib_spin; do
     p=$(awk -v f=$f '$6 == f {print $1, $2}' "$T/pprof.txt")
-    d=$(awk -F, -v f=$f '$4 == f {printf "%d %.1f%%\n", $1, $2}' "$T/dcpi.csv")
+    # the share from dcpiprof's count, rounded once as pprof does (dcpiprof's own column is
+    # already rounded to two decimals, and rounding that again can differ by 0.1)
+    d=$(awk -F, -v f=$f -v t="$mine" '$4 == f {printf "%d %.1f%%\n", $1, 100 * $1 / t}' "$T/dcpi.csv")
     echo "$f: pprof ${p:-0} dcpi ${d:-0}"
     [ -n "$p" ] && [ "$p" = "$d" ] || fail "$f: pprof says ${p:-nothing}, dcpiprof ${d:-nothing}"
 done
