@@ -125,9 +125,12 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
     int len = snprintf(msg, sizeof msg, "%s\n", cmd);
     int rc;
     if (send_all(fd, msg, (size_t)len) < 0) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "dcpid: %s", strerror(errno));
-        rc = DCPI_EIO;
+        /* The daemon may have answered and closed before reading (a refused peer gets
+         * "error: permission denied" at once): its answer is still queued for us. */
+        int e = errno;
+        rc = read_answer(fd, line, arg, err);
+        if (rc == DCPI_EIO && err && strstr(err, "without an answer"))
+            snprintf(err, DCPI_ERRLEN, "dcpid: %s", strerror(e));
     } else {
         rc = read_answer(fd, line, arg, err);
     }
