@@ -43,7 +43,8 @@ install: build
 	@cmake --install $(BUILD)
 
 format:
-	@clang-format -i include/dcpi/*.h core/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c tests/*.c
+	@clang-format -i include/dcpi/*.h core/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
+		tests/*.c agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
 
 clean:
 	@rm -rf $(BUILD) $(BUILD)-asan

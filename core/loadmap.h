@@ -42,9 +42,8 @@ void dcpi_loadmap_free(dcpi_loadmap_t *lm);
  * replaced), else from path. Anonymous or "[...]" pseudo paths other than [vdso] are not
  * images: samples there resolve to unknown.
  */
-int dcpi_loadmap_mmap(dcpi_loadmap_t *lm, pid_t pid, uint64_t start, uint64_t len,
-                      uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, unsigned prot,
-                      const char *path);
+int dcpi_loadmap_mmap(dcpi_loadmap_t *lm, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                      uint32_t maj, uint32_t min, uint64_t ino, unsigned prot, const char *path);
 /* Remove [start, start+len) from pid's mappings (splitting mappings as needed). */
 int dcpi_loadmap_munmap(dcpi_loadmap_t *lm, pid_t pid, uint64_t start, uint64_t len);
 /* pid forked from ppid: pid gets a copy of ppid's mappings (no-op if ppid unknown). */

@@ -41,7 +41,9 @@ void dcpi__log(int level, const char *fmt, ...)
     gmtime_r(&now, &tm);
     size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%SZ ", &tm);
     n += (size_t)snprintf(line + n, sizeof line - n, "dcpid[%d] %s: ", (int)getpid(),
-                          names[level < 0 ? 0 : level > 3 ? 3 : level]);
+                          names[level < 0   ? 0
+                                : level > 3 ? 3
+                                            : level]);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - n, fmt, ap);

@@ -13,8 +13,8 @@
 #pragma GCC visibility push(default)
 
 typedef struct dcpi_symbol {
-    uint64_t addr; /* ELF vaddr (kernel: absolute address) */
-    uint64_t size; /* 0 when unknown: then it extends to the next symbol */
+    uint64_t addr;    /* ELF vaddr (kernel: absolute address) */
+    uint64_t size;    /* 0 when unknown: then it extends to the next symbol */
     const char *name; /* demangled where C++ */
 } dcpi_symbol_t;
 

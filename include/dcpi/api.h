@@ -8,7 +8,7 @@
 #define DCPI_API_H
 
 #if defined(__GNUC__)
-#define DCPI_API __attribute__((visibility("default")))
+#define DCPI_API          __attribute__((visibility("default")))
 #define DCPI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define DCPI_API

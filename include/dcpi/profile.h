@@ -77,8 +77,8 @@ DCPI_API uint32_t dcpi_profile_count_at(const dcpi_profile_t *p, uint32_t offset
  * epoch, platform, event, period, tstart, tsize, cpuspeed), malformed key values, truncated
  * chunk, overlapping or unsorted chunks, footer that does not match the chunks, trailing bytes.
  */
-DCPI_API int dcpi_profile_parse(const void *buf, size_t len, const char *name,
-                                dcpi_profile_t **out, char *err);
+DCPI_API int dcpi_profile_parse(const void *buf, size_t len, const char *name, dcpi_profile_t **out,
+                                char *err);
 /* Read and parse a file (as dcpi_profile_parse; I/O errors also give "PATH: strerror"). */
 DCPI_API int dcpi_profile_read(const char *path, dcpi_profile_t **out, char *err);
 

@@ -29,16 +29,30 @@
  * register order below; operand roles follow the seed's Ra, Rb, Rc. */
 typedef enum trace_value {
     TRACE_NONE = 0,
-    TRACE_RAX, TRACE_RBX, TRACE_RCX, TRACE_RDX, TRACE_RSI, TRACE_RDI, TRACE_RBP, TRACE_RSP,
-    TRACE_R8, TRACE_R9, TRACE_R10, TRACE_R11, TRACE_R12, TRACE_R13, TRACE_R14, TRACE_R15,
-    TRACE_RIP,    /* the instruction's address */
-    TRACE_RFLAGS, /* before the instruction (regs) / after it (step) */
-    TRACE_REGA,   /* first source operand's value (seed's Ra) */
-    TRACE_REGB,   /* second source operand's value (seed's Rb) */
-    TRACE_REGC,   /* the destination's value after the instruction: the result (seed's Rc) */
-    TRACE_EA,     /* effective address of the memory operand */
-    TRACE_MEMVAL, /* the value loaded or stored by the memory operand */
-    TRACE_LATENCY, /* load latency in cycles (hardware backend only; else missing) */
+    TRACE_RAX,
+    TRACE_RBX,
+    TRACE_RCX,
+    TRACE_RDX,
+    TRACE_RSI,
+    TRACE_RDI,
+    TRACE_RBP,
+    TRACE_RSP,
+    TRACE_R8,
+    TRACE_R9,
+    TRACE_R10,
+    TRACE_R11,
+    TRACE_R12,
+    TRACE_R13,
+    TRACE_R14,
+    TRACE_R15,
+    TRACE_RIP,       /* the instruction's address */
+    TRACE_RFLAGS,    /* before the instruction (regs) / after it (step) */
+    TRACE_REGA,      /* first source operand's value (seed's Ra) */
+    TRACE_REGB,      /* second source operand's value (seed's Rb) */
+    TRACE_REGC,      /* the destination's value after the instruction: the result (seed's Rc) */
+    TRACE_EA,        /* effective address of the memory operand */
+    TRACE_MEMVAL,    /* the value loaded or stored by the memory operand */
+    TRACE_LATENCY,   /* load latency in cycles (hardware backend only; else missing) */
     TRACE_BR_TAKEN,  /* 1 if the branch was taken, 0 if not */
     TRACE_BR_TARGET, /* the branch/call/return target address */
     TRACE_VALUE_COUNT

@@ -102,8 +102,7 @@ static uint8_t *fix_crcs(const uint8_t *data, size_t size)
         memcpy(&len, c + pos + 4, 4);
         if (len > size - pos - DCPI_TRACEFILE_RECHDR)
             break;
-        uint32_t crc =
-            (uint32_t)crc32(0L, c + pos + DCPI_TRACEFILE_RECHDR, (uInt)len);
+        uint32_t crc = (uint32_t)crc32(0L, c + pos + DCPI_TRACEFILE_RECHDR, (uInt)len);
         memcpy(c + pos + 8, &crc, 4);
         pos += DCPI_TRACEFILE_RECHDR + len;
     }

@@ -2,9 +2,9 @@
  * tests/fuzz/gen_corpus.c - writes the generated part of the seed corpora with dcpi's own
  * encoders (tests/fuzz/corpus/<harness>/gen-*): small valid PC profiles, value profiles and
  * value traces of several shapes, gperftools CPU profiles (64- and 32-bit slots), gmon.out,
- * stack profiles and recorded trace segments. Not built by CMake; tests/fuzz/gen_corpus.sh compiles and runs
- * it against a build's libdcpi_static.a, then adds the text and ELF seeds.
- * Usage: gen_corpus CORPUS_DIR
+ * stack profiles and recorded trace segments. Not built by CMake; tests/fuzz/gen_corpus.sh compiles
+ * and runs it against a build's libdcpi_static.a, then adds the text and ELF seeds. Usage:
+ * gen_corpus CORPUS_DIR
  */
 #include <stdio.h>
 #include <stdlib.h>
