@@ -172,8 +172,9 @@ static int init_plugin(dcpi_vtrace_t *vt, plugin_t *p, dcpi_vp_t *vp, char *err)
 
 static void free_plugin(plugin_t *p)
 {
-    /* a started worker calls vp_prof_done itself (or died) */
-    if (p->spec && p->d->vp_prof_done && !(p->w && dcpi_vpworker_started(p->w)))
+    /* dcpid's own copy of the plugin's state (vp_prof_init ran here, before any worker was
+     * forked) is released here; a worker releases its copy itself. */
+    if (p->spec && p->d->vp_prof_done)
         p->d->vp_prof_done();
     for (unsigned i = 0; i < p->nslots; i++)
         dcpi_vprof_free(p->slots[i].vp);
