@@ -1,6 +1,7 @@
 # dcpi - the two commands of the quick start, and a few helpers.
 #   make demo   install what is missing, build, profile samples/work-demo, print dcpiprof
-#   make test   install what is missing, build, run the whole test suite (ctest)
+#   make test   install what is missing, build, run the whole test suite (ctest), then again
+#               under ASan+UBSan (build-asan)
 #   make fuzz   libFuzzer harnesses (clang) for FUZZ_SECONDS each; make test-asan: suite under ASan+UBSan
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -23,13 +24,17 @@ build: deps
 demo: build
 	@sh samples/demo.sh $(BUILD)
 
+# The whole suite twice: a normal build, then under AddressSanitizer + UndefinedBehaviorSanitizer
+# (LeakSanitizer on). e2e_fuzz_regress runs once: its harnesses are ASan/UBSan builds already.
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory test-asan
 
 test-asan: deps
 	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON >/dev/null
-	@cmake --build $(BUILD)-asan -j $(JOBS)
-	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+	@cmake --build $(BUILD)-asan -j $(JOBS) >$(BUILD)-asan.log 2>&1 || \
+		{ tail -40 $(BUILD)-asan.log; exit 1; }
+	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -E e2e_fuzz_regress
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
