@@ -1186,10 +1186,17 @@ static int setup_values(daemon_t *d, char *err)
                     << 20;
     if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
         return rc;
-    dcpi__log(DCPI_LOG_INFO,
-              "value profiling: %u plugins, regs mask 0x%" PRIx64 ", %u traces/s per CPU%s",
-              dcpi_vtrace_nplugins(d->vt), dcpi_vtrace_regs_mask(d->vt), dcpi_vtrace_rate(d->vt),
-              o->vcontext ? ", contexts" : "");
+    if (o->vstep)
+        dcpi__log(DCPI_LOG_INFO,
+                  "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
+                  "thread",
+                  dcpi_vtrace_nplugins(d->vt), o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+                  o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
+    else
+        dcpi__log(DCPI_LOG_INFO,
+                  "value profiling: %u plugins, regs mask 0x%" PRIx64 ", %u traces/s per CPU%s",
+                  dcpi_vtrace_nplugins(d->vt), dcpi_vtrace_regs_mask(d->vt),
+                  dcpi_vtrace_rate(d->vt), o->vcontext ? ", contexts" : "");
     return 0;
 }
 

@@ -317,6 +317,13 @@ void dcpi_vstep_free(dcpi_vstep_t *vs)
     if (!vs)
         return;
     dcpi_vstep_stop(vs);
+    if (vs->drain) {
+        dcpi_step_stats_t st;
+        dcpi_stepdrain_stats(vs->drain, &st);
+        dcpi__log(DCPI_LOG_INFO,
+                  "vstep agent: %" PRIu64 " bursts, %" PRIu64 " steps, %" PRIu64 " bursts lost",
+                  st.bursts, st.steps, st.lost_bursts);
+    }
     dcpi_stepdrain_close(vs->drain, 1);
     free(vs->se);
     free(vs);
