@@ -202,7 +202,7 @@ static int parse_flags(int argc, char **argv, bool *header)
             *header = false;
             continue;
         }
-        fprintf(stderr, TOOL ": unknown option %s\n", a);
+        fprintf(stderr, TOOL ": unknown flag '%s' (try -h)\n", a);
         return -2;
     }
     return i;
@@ -214,10 +214,10 @@ int main(int argc, char **argv)
     int first = parse_flags(argc, argv, &header);
     if (first == -1)
         return 0;
-    if (first == -2 || first >= argc) {
-        if (first >= argc)
-            fprintf(stderr, TOOL ": no profile files given\n");
-        usage(stderr);
+    if (first == -2)
+        return 2;
+    if (first >= argc) {
+        fprintf(stderr, TOOL ": no profile files given (try -h)\n");
         return 2;
     }
     size_t nin = (size_t)(argc - first);

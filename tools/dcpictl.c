@@ -47,7 +47,7 @@ static int parse(args_t *a, int argc, char **argv)
         } else if ((strcmp(f, "-db") == 0 || strcmp(f, "-platform") == 0) && i + 1 < argc) {
             *(f[1] == 'd' ? &a->db : &a->platform) = argv[++i];
         } else if (f[0] == '-') {
-            fprintf(stderr, "dcpictl: bad flag '%s' (try -h)\n", f);
+            fprintf(stderr, "dcpictl: unknown flag '%s' (try -h)\n", f);
             return 2;
         } else if (a->cmd) {
             fprintf(stderr, "dcpictl: one command only (try -h)\n");
