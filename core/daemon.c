@@ -543,6 +543,17 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     s->unknown_pending = s->lost_pending = 0;
 }
 
+/* Add one writer's result (files written, or the failures and their message) to r. */
+static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed, const char *err)
+{
+    if (rc >= 0) {
+        r->profiles += (size_t)rc;
+        return;
+    }
+    pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    r->failures += failed;
+}
+
 /* The value profiles (vtrace.c keeps what it could not write). */
 static void flush_values(daemon_t *d, flush_result_t *r)
 {
@@ -555,13 +566,7 @@ static void flush_values(daemon_t *d, flush_result_t *r)
                                    .cpucount = d->cpucount};
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_vtrace_flush(d->vt, &fi, &failed, err);
-    if (rc >= 0) {
-        r->profiles += (size_t)rc;
-        return;
-    }
-    pathf(d->flush_error, sizeof d->flush_error, "%s", err);
-    r->failures += failed;
+    account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
 }
 
 /* The stack profiles (-g; dstacks.c keeps what it could not write). */
@@ -581,13 +586,7 @@ static void flush_stacks(daemon_t *d, flush_result_t *r)
                                     .cpuspeed = d->cpuspeed};
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_dstacks_flush(d->stk, &fi, &failed, err);
-    if (rc >= 0) {
-        r->profiles += (size_t)rc;
-        return;
-    }
-    pathf(d->flush_error, sizeof d->flush_error, "%s", err);
-    r->failures += failed;
+    account_flush(d, r, dcpi_dstacks_flush(d->stk, &fi, &failed, err), failed, err);
 }
 
 /* Write everything in memory; what could not be written stays for the next flush. */
