@@ -179,7 +179,10 @@ int dcpi_vp_resolve(const char *name, char *path, size_t len)
 
 /* ---- ownership check (root only) ---- */
 
-/* One component: owned by root; unless it is a symlink, not writable by group/others. */
+/* One component: owned by root; unless it is a symlink, not writable by group/others. A
+ * root-owned sticky directory such as /tmp is accepted although everyone may write it: the
+ * sticky bit stops others from renaming or removing entries they do not own, and the next
+ * component down must itself be root-owned. */
 static int check_node(const char *plugin, const char *node, int follow, char *err)
 {
     struct stat st;
@@ -193,7 +196,8 @@ static int check_node(const char *plugin, const char *node, int follow, char *er
                 node, (unsigned)st.st_uid);
         return DCPI_EPERM;
     }
-    if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    int sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
+    if (!S_ISLNK(st.st_mode) && !sticky_dir && (st.st_mode & (S_IWGRP | S_IWOTH))) {
         set_err(err, "%s: refusing plugin: %s is writable by group/others " INSECURE_HINT, plugin,
                 node);
         return DCPI_EPERM;

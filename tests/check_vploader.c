@@ -618,15 +618,19 @@ START_TEST(test_insecure_symlink)
     if (!root_checks_possible())
         return;
     /* A root-owned link in a world-writable directory, to a plugin in a safe place. */
-    char dir[400], link[512], want[700], target[4096];
+    char dir[400], link[512], want[700], target[4096], err[DCPI_ERRLEN] = "";
     snprintf(dir, sizeof(dir), "%s/open", tmpdir);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
-    ck_assert_int_eq(chmod(dir, 01777), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
     snprintf(link, sizeof(link), "%s/vp.so", dir);
     ck_assert_ptr_nonnull(realpath(PLUGIN("good"), target));
     ck_assert_int_eq(symlink(target, link), 0);
     snprintf(want, sizeof(want), "refusing plugin: %s is writable by group/others", dir);
     expect_refused(link, DCPI_EPERM, want);
+    /* The same directory with the sticky bit (like /tmp): others can no longer rename or remove
+     * the root-owned link, so it is accepted. */
+    ck_assert_int_eq(chmod(dir, 01777), 0);
+    ck_assert_int_eq(dcpi_vp_check_secure(link, err), 0);
     /* A safe link to a plugin in a world-writable directory. */
     char path[512], safe[512];
     plant("open2", 0777, path, sizeof(path));
