@@ -187,6 +187,8 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     memcpy(cli->args, ops, (size_t)nops * sizeof(*ops));
     cli->nargs = nops;
     free(ops);
+    if (rc != 0)
+        dcpi_cli_free(cli); /* -h, -V or an error: the caller exits without the arrays */
     return rc;
 }
 

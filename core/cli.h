@@ -63,9 +63,10 @@ typedef struct dcpi_cli {
 
 /*
  * Consume the shared flags from argv[1..argc-1]; the tool's flags and operands are left in
- * cli->opts / cli->args (free with dcpi_cli_free). Returns 0; DCPI_CLI_DONE after printing -h
- * (usage) or -V ("TOOL (dcpi) 0.1.0") to cli->out; DCPI_EINVAL with "TOOL: unknown flag '-x'
- * (try -h)" or "TOOL: flag '-db' needs an argument (try -h)" in err; DCPI_ENOMEM.
+ * cli->opts / cli->args (free with dcpi_cli_free; on any non-zero return they are already freed).
+ * Returns 0; DCPI_CLI_DONE after printing -h (usage) or -V ("TOOL (dcpi) 0.1.0") to cli->out;
+ * DCPI_EINVAL with "TOOL: unknown flag '-x' (try -h)" or "TOOL: flag '-db' needs an argument (try
+ * -h)" in err; DCPI_ENOMEM.
  */
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err);
 void dcpi_cli_free(dcpi_cli_t *cli);
