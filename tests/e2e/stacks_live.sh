@@ -42,6 +42,11 @@ if command -v google-pprof >/dev/null; then
     google-pprof --text --cum "$W" "$T/out.prof" >"$T/pprof.txt" 2>"$T/pprof.err" ||
         fail "google-pprof failed: $(cat "$T/pprof.err")"
     cum=$(awk '$6 == "main" {sub("%", "", $5); print $5}' "$T/pprof.txt")
+    if grep -q "^Removing main from all stack traces" "$T/pprof.err"; then
+        # pprof drops a frame found at the same depth of every record (it takes it for the
+        # profiler's own): main was in every chain, that is main's cum is 100%.
+        cum=100
+    fi
     awk -v p="$cum" 'BEGIN {exit !(p != "" && p >= 95)}' ||
         fail "google-pprof: main cum ${cum:-none}%: $(cat "$T/pprof.txt")"
     echo "google-pprof: main cum $cum%"
