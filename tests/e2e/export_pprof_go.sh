@@ -1,0 +1,48 @@
+#!/bin/bash
+# e2e: dcpiexport -format pprof read by Go's own pprof (`go tool pprof`, Debian golang-go):
+# the sample types are there, the top procedures and their counts equal dcpiprof's, call chains
+# from dcpid -g give cumulative counts, and value hotlists are numeric labels so that
+# `-tagfocus=vp-classic=7` selects the lea's result 7 (about 60% of its values, work-values).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+BIN=${DCPI_BIN:?}
+export LC_ALL=C HOME=${HOME:-/tmp}
+e2e_need go "Go's pprof is not installed (apt-get install golang-go)"
+e2e_counting pprofgo
+to() { timeout -k 5 "$@"; }
+e2e_probe_cpu_clock "cpu-clock sampling with registers" -g
+
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq 2000 -g -vtrace vp-classic -- \
+    "$BIN/samples/work-values" 2000 >"$T/run.out" 2>"$T/run.err" ||
+    { echo "FAIL: dcpid: $(cat "$T/run.err")"; exit 1; }
+"$BIN/dcpiexport" -db "$T/db" -format pprof -o "$T/p.pb.gz" || { echo "FAIL: export"; exit 1; }
+go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>&1 || fail "go tool pprof -raw: $(head -5 "$T/raw.txt")"
+grep -q "cpu-clock/count" "$T/raw.txt" || fail "no cpu-clock/count sample type: $(head -12 "$T/raw.txt")"
+grep -q "values/count" "$T/raw.txt" || fail "no values/count sample type"
+
+# flat counts per procedure: Go's pprof vs dcpiprof (work-values image)
+go tool pprof -sample_index=0 -top -nodecount=3 "$T/p.pb.gz" 2>/dev/null |
+    awk '$2 ~ /%$/ && $6 != "" {print $6, $1}' >"$T/go.txt"
+"$BIN/dcpiprof" -db "$T/db" -csl >"$T/dcpi.csv"
+for f in lea_loop stride_loop; do
+    g=$(awk -v f=$f '$1 == f {print $2}' "$T/go.txt")
+    d=$(awk -F, -v f=$f '$6 == f || $4 == f {print $1; exit}' "$T/dcpi.csv")
+    [ -n "$g" ] && [ "$g" = "$d" ] || fail "$f: go pprof flat ${g:-none}, dcpiprof ${d:-none}"
+done
+echo "go pprof flat: $(tr '\n' ' ' <"$T/go.txt")"
+
+# call chains: something above the loops has ~100% cumulative
+cum=$(go tool pprof -sample_index=0 -top "$T/p.pb.gz" 2>/dev/null |
+    awk '$5 ~ /%$/ {sub("%", "", $5); if ($5 + 0 > m) m = $5 + 0} END {print m + 0}')
+awk -v c="$cum" 'BEGIN {exit !(c >= 95)}' || fail "largest cum is $cum%, want >= 95 (stacks lost?)"
+
+# value hotlists as numeric labels: tagfocus on the lea's result 7
+share=$(go tool pprof -sample_index=values -tagfocus=vp-classic=7 -top "$T/p.pb.gz" 2>/dev/null |
+    awk '/^Showing nodes accounting for/ {sub("%", "", $6); print $6}')
+tot=$(go tool pprof -sample_index=values -tags "$T/p.pb.gz" 2>/dev/null |
+    awk '/: 7$/ {sub(/[()%]/, "", $2); gsub(/[()%]/, "", $2); print $2}')
+echo "go pprof: tagfocus vp-classic=7 keeps ${share:-none}% of value samples; -tags says ${tot:-none}%"
+awk -v s="${share:-0}" 'BEGIN {exit !(s >= 40 && s <= 70)}' ||
+    fail "tagfocus vp-classic=7 keeps ${share:-none}% of the value samples, want about 60 (lea only)"
+[ "$fails" -eq 0 ] || exit 1
+echo PASS
