@@ -1,0 +1,66 @@
+# tests/e2e/lib/stats.sh - statistical assertions for the e2e scripts (sourced, like common.sh).
+#
+# A share read from sampled data is a binomial estimate: its noise depends on the number of
+# samples behind it, not on the machine. Every check here first asserts a minimum sample count,
+# then accepts a deviation of at most
+#     tol = STAT_Z * sqrt(p (1 - p) / n) * 100 + STAT_ROUND   (percentage points)
+# with p the truth, n the samples and STAT_ROUND the rounding of the printed figure (the tools
+# print one decimal). STAT_Z = 5.5 puts the two-sided tail at 3.8e-8 per check, so a script
+# making up to 26 checks fails falsely less than once in 10^6 runs. A figure seen on one machine
+# is never a tolerance. Failure messages name the sample count and the tolerance.
+
+STAT_Z=${STAT_Z:-5.5}
+STAT_ROUND=${STAT_ROUND:-0.05}
+
+# stat_tol P N: the tolerance (points) for a share of P percent estimated from N samples.
+stat_tol() {
+    awk -v p="$1" -v n="$2" -v z="$STAT_Z" -v r="$STAT_ROUND" \
+        'BEGIN { p /= 100; printf "%.2f", z * sqrt(p * (1 - p) / n) * 100 + r }'
+}
+
+# stat_min WHAT N NMIN: fails (returns 1, prints why) when N is not a number >= NMIN.
+stat_min() {
+    if ! awk -v n="$2" -v m="$3" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }'; then
+        echo "$1: '$2' samples, need at least $3 for the statistical checks"
+        return 1
+    fi
+}
+
+# stat_share WHAT OBSERVED TRUTH N: OBSERVED percent against the TRUTH percent estimated from N
+# samples (assert N's minimum with stat_min first). Prints one line either way; returns 1 when
+# the deviation exceeds the tolerance.
+stat_share() {
+    local what=$1 obs=$2 truth=$3 n=$4 tol
+    tol=$(stat_tol "$truth" "$n")
+    if awk -v a="$obs" -v b="$truth" -v t="$tol" \
+        'BEGIN { exit !(a ~ /^[0-9.]+$/ && a - b <= t && b - a <= t) }'; then
+        echo "ok: $what: $obs% (truth $truth%, n $n, tolerance +-$tol)"
+        return 0
+    fi
+    echo "$what: '$obs'% from $n samples, truth $truth%, tolerance +-$tol points (z $STAT_Z)"
+    return 1
+}
+
+# stat_same WHAT P1 N1 P2 N2: two estimates of one share (two tools sampling the same run,
+# independently) agree: |P1 - P2| <= STAT_Z * sqrt(p (1 - p) (1/N1 + 1/N2)) + 2 * STAT_ROUND,
+# p the pooled share. Prints one line either way; returns 1 on disagreement.
+stat_same() {
+    local what=$1 p1=$2 n1=$3 p2=$4 n2=$5 tol
+    tol=$(awk -v a="$p1" -v m="$n1" -v b="$p2" -v n="$n2" -v z="$STAT_Z" -v r="$STAT_ROUND" \
+        'BEGIN { p = (a * m + b * n) / (m + n) / 100
+                 printf "%.2f", z * sqrt(p * (1 - p) * (1 / m + 1 / n)) * 100 + 2 * r }')
+    if awk -v a="$p1" -v b="$p2" -v t="$tol" \
+        'BEGIN { exit !(a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a - b <= t && b - a <= t) }'; then
+        echo "ok: $what: $p1% (n $n1) vs $p2% (n $n2), tolerance +-$tol"
+        return 0
+    fi
+    echo "$what: $p1% from $n1 samples vs $p2% from $n2, differ by more than $tol points (z $STAT_Z)"
+    return 1
+}
+
+# stat_scale_ms MS FREQ: a run length that gives the same expected sample count at FREQ Hz as MS
+# milliseconds at the default 2000 Hz (tests run at a second rate under make test-stress, which
+# sets DCPI_TEST_FREQ).
+stat_scale_ms() {
+    awk -v ms="$1" -v f="$2" 'BEGIN { printf "%d", ms * 2000 / f }'
+}
