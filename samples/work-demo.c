@@ -4,7 +4,8 @@
  * Three hot functions with clearly unequal shares of the CPU time: hot_mul is called 6 times,
  * hot_add 3 times and hot_xor once per round, each running the same number of loop iterations
  * (their bodies differ slightly in cost, so measure shares rather than assume 60/30/10).
- *   work-demo [MS]       run for MS milliseconds of wall time (default 2000)
+ *   work-demo [MS]       run for MS milliseconds of its own CPU time (default 2000): a competing
+ *                        load on the machine stretches the run, not the number of samples
  *   work-demo -n ROUNDS  run a fixed amount of work (for overhead benchmarks)
  * It prints a checksum (so the work cannot be optimized away) and, on stderr, its own CPU
  * time as "work-demo: cpu SECONDS", which benchmarks use to separate it from the profiler's.
@@ -39,10 +40,10 @@ __attribute__((noinline)) static uint64_t hot_xor(uint64_t x, int rounds)
     return x;
 }
 
-static double now_ms(void)
+static double cpu_ms(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -65,8 +66,8 @@ int main(int argc, char **argv)
             x = one_round(x);
     } else {
         double ms = argc > 1 ? atof(argv[1]) : 2000.0;
-        double end = now_ms() + ms;
-        while (now_ms() < end)
+        double end = cpu_ms() + ms;
+        while (cpu_ms() < end)
             x = one_round(x);
     }
     sink = x;

@@ -2,7 +2,8 @@
 # e2e: dcpiexport -format pprof read by Go's own pprof (`go tool pprof`, Debian golang-go):
 # the sample types are there, the top procedures and their counts equal dcpiprof's, call chains
 # from dcpid -g give cumulative counts, and value hotlists are numeric labels so that
-# `-tagfocus=vp-classic=7` selects the lea's result 7 (about 60% of its values, work-values).
+# `-tagfocus=vp-classic=7 -focus=lea_loop` selects exactly the lea's value samples of result 7
+# that dcpilist's hotlist counts (its vtot times its share of 7, to the printed rounding).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 BIN=${DCPI_BIN:?}
@@ -36,13 +37,17 @@ cum=$(go tool pprof -sample_index=0 -top "$T/p.pb.gz" 2>/dev/null |
     awk '$5 ~ /%$/ {sub("%", "", $5); if ($5 + 0 > m) m = $5 + 0} END {print m + 0}')
 awk -v c="$cum" 'BEGIN {exit !(c >= 95)}' || fail "largest cum is $cum%, want >= 95 (stacks lost?)"
 
-# value hotlists as numeric labels: tagfocus on the lea's result 7
-share=$(go tool pprof -sample_index=values -tagfocus=vp-classic=7 -top "$T/p.pb.gz" 2>/dev/null |
-    awk '/^Showing nodes accounting for/ {sub("%", "", $6); print $6}')
-tot=$(go tool pprof -sample_index=values -tags "$T/p.pb.gz" 2>/dev/null |
-    awk '/: 7$/ {sub(/[()%]/, "", $2); gsub(/[()%]/, "", $2); print $2}')
-echo "go pprof: tagfocus vp-classic=7 keeps ${share:-none}% of value samples; -tags says ${tot:-none}%"
-awk -v s="${share:-0}" 'BEGIN {exit !(s >= 40 && s <= 70)}' ||
-    fail "tagfocus vp-classic=7 keeps ${share:-none}% of the value samples, want about 60 (lea only)"
+# value hotlists as numeric labels: tagfocus on the lea's result 7 counts what dcpilist shows
+got=$(go tool pprof -sample_index=values -focus=lea_loop -tagfocus=vp-classic=7 -top "$T/p.pb.gz" \
+    2>/dev/null | awk '/^Showing nodes accounting for/ {sub(",", "", $5); print $5}')
+line=$("$BIN/dcpilist" -db "$T/db" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 lea_loop \
+    "$BIN/samples/work-values" 2>&1 | awk '$3 == "lea" && / \(/')
+n=$(sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$line")
+p=$(grep -o '([0-9.]*% 0x7)' <<<"$line" | tr -d '(%)' | awk '{print $1}')
+echo "go pprof: tagfocus vp-classic=7 in lea_loop: ${got:-none} value samples; dcpilist: ${p:-none}% of $n"
+awk -v g="${got:-x}" -v n="${n:-0}" -v p="${p:-x}" \
+    'BEGIN { exit !(g ~ /^[0-9]+$/ && p ~ /^[0-9.]+$/ && n > 0 &&
+                    (g - n * p / 100) ^ 2 <= (n * 0.0005 + 0.5) ^ 2) }' ||
+    fail "tagfocus vp-classic=7 keeps ${got:-none} samples; dcpilist has ${p:-none}% of ${n:-none}: $line"
 [ "$fails" -eq 0 ] || exit 1
 echo PASS
