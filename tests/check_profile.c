@@ -527,26 +527,22 @@ END_TEST
 
 START_TEST(test_add_many_fast)
 {
-    /* 200000 distinct offsets in random order, then updates: O(n^2) would take minutes. */
+    /* 200000 distinct offsets in random order, then updates: O(n^2) would take minutes and run
+     * into ctest's timeout (speed itself is measured in bench/, not asserted here). */
     enum { N = 200000 };
     dcpi_profile_t *p = NULL;
     ck_assert_int_eq(dcpi_profile_new(&p), 0);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < N; i++) /* an odd multiplier permutes 32-bit offsets: no repeats */
         ck_assert_int_eq(dcpi_profile_add(p, (uint32_t)i * 2654435761u, 1), 0);
     for (int i = 0; i < N; i += 2)
         ck_assert_int_eq(dcpi_profile_add(p, (uint32_t)i * 2654435761u, 2), 0);
     size_t n;
     const dcpi_profile_entry_t *e = dcpi_profile_entries(p, &n);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_uint_eq(n, N);
     for (size_t i = 1; i < n; i++)
         ck_assert_uint_lt(e[i - 1].offset, e[i].offset);
     ck_assert_uint_eq(dcpi_profile_total(p), N + N);
     ck_assert_uint_eq(dcpi_profile_count_at(p, 2 * 2654435761u), 3);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    ck_assert_msg(s < 5.0, "adding %d offsets took %.2f s", N, s);
     dcpi_profile_free(p);
 }
 END_TEST

