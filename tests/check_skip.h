@@ -46,8 +46,8 @@ static inline int dcpi_check_listed(const char *list, const char *name)
 {
     size_t n = strlen(name);
     for (const char *p = list; p && *p;) {
-        p += strspn(p, " ,");
-        size_t w = strcspn(p, " ,");
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
         if (w == n && strncmp(p, name, n) == 0)
             return 1;
         p += w;
