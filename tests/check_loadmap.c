@@ -415,15 +415,22 @@ static const char *map_files_unreadable(void)
     return why;
 }
 
-/* Drop the capabilities that open /proc/self/map_files from the effective set (this test's
- * forked process only), so that the fallback is tested as root too. */
-static void drop_map_files_caps(void)
+/* Drop the capabilities that open /proc/self/map_files from the effective set (they stay
+ * permitted: saved is what set_caps restores), so that the fallback is tested as root too. */
+static void drop_map_files_caps(struct __user_cap_data_struct saved[2])
 {
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
     ck_assert_int_eq(syscall(SYS_capget, &h, d), 0);
+    memcpy(saved, d, sizeof d);
     d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
     d[40 / 32].effective &= ~(1u << (40 % 32)); /* CAP_CHECKPOINT_RESTORE (Linux 5.9) */
+    ck_assert_int_eq(syscall(SYS_capset, &h, d), 0);
+}
+
+static void set_caps(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     ck_assert_int_eq(syscall(SYS_capset, &h, d), 0);
 }
 
@@ -500,8 +507,10 @@ END_TEST
 /* Without the capability (dropped here when this process has it): probed from the path. */
 START_TEST(test_map_files_fallback)
 {
-    drop_map_files_caps();
+    struct __user_cap_data_struct saved[2];
+    drop_map_files_caps(saved);
     map_files_case(0);
+    set_caps(saved); /* for the next tests when CK_FORK=no */
 }
 END_TEST
 
