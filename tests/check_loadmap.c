@@ -4,17 +4,21 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "check_skip.h"
 #include "core/loadmap.h"
 #include "dcpi/errno.h"
 
@@ -385,12 +389,57 @@ static void copy_file(const char *from, const char *to)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* The map_files entry of a page of /bin/true mapped here can be followed (CAP_SYS_ADMIN). */
+static const char *map_files_unreadable(void)
+{
+    static char why[300];
+    int fd = open(TRUE_PATH, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return "cannot open " TRUE_PATH;
+    void *addr = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (addr == MAP_FAILED)
+        return "cannot map " TRUE_PATH;
+    char mf[128];
+    struct stat st;
+    snprintf(mf, sizeof mf, "/proc/self/map_files/%llx-%llx", (unsigned long long)(uintptr_t)addr,
+             (unsigned long long)(uintptr_t)addr + 0x1000);
+    int rc = stat(mf, &st), e = errno;
+    munmap(addr, 0x1000);
+    if (rc == 0)
+        return NULL;
+    snprintf(why, sizeof why,
+             "%s cannot be followed (%s; needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): the case "
+             "probes a replaced, deleted file through it",
+             mf, strerror(e));
+    return why;
+}
+
+/* Drop the capabilities that open /proc/self/map_files from the effective set (they stay
+ * permitted: saved is what set_caps restores), so that the fallback is tested as root too. */
+static void drop_map_files_caps(struct __user_cap_data_struct saved[2])
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    ck_assert_int_eq(syscall(SYS_capget, &h, d), 0);
+    memcpy(saved, d, sizeof d);
+    d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+    d[40 / 32].effective &= ~(1u << (40 % 32)); /* CAP_CHECKPOINT_RESTORE (Linux 5.9) */
+    ck_assert_int_eq(syscall(SYS_capset, &h, d), 0);
+}
+
+static void set_caps(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    ck_assert_int_eq(syscall(SYS_capset, &h, d), 0);
+}
+
 /*
  * A mapped file replaced (renamed over) and then deleted: the image is still probed from the
- * mapped file through /proc/self/map_files, which needs CAP_SYS_ADMIN; without it the test
- * says so and checks the fallback (probing the path) instead.
+ * mapped file through /proc/self/map_files when it can be followed (readable), else from the
+ * path (the fallback).
  */
-START_TEST(test_map_files)
+static void map_files_case(int readable)
 {
     char path[] = "/tmp/check_loadmap.XXXXXX", other[] = "/tmp/check_loadmap.XXXXXX";
     int fd = mkstemp(path), ofd = mkstemp(other);
@@ -413,10 +462,7 @@ START_TEST(test_map_files)
     snprintf(mf, sizeof mf, "/proc/self/map_files/%llx-%llx", (unsigned long long)start,
              (unsigned long long)start + 0x3000);
     struct stat st;
-    int readable = stat(mf, &st) == 0;
-    if (!readable)
-        printf("loadmap: %s not readable (needs CAP_SYS_ADMIN): map_files checks skipped\n", mf);
-    fflush(stdout);
+    ck_assert_msg((stat(mf, &st) == 0) == readable, "%s is %sreadable", mf, readable ? "not " : "");
 
     dcpi_loadmap_t *lm = new_map();
     ck_assert_int_eq(dcpi_loadmap_mmap(lm, getpid(), start, 0x3000, off, 0, 0, 0, RX, path), 0);
@@ -450,6 +496,21 @@ START_TEST(test_map_files)
         ck_assert_str_eq(img->info.id, truth.id);
     dcpi_loadmap_free(lm);
     munmap(addr, 0x3000);
+}
+
+START_TEST(test_map_files)
+{
+    map_files_case(1);
+}
+END_TEST
+
+/* Without the capability (dropped here when this process has it): probed from the path. */
+START_TEST(test_map_files_fallback)
+{
+    struct __user_cap_data_struct saved[2];
+    drop_map_files_caps(saved);
+    map_files_case(0);
+    set_caps(saved); /* for the next tests when CK_FORK=no */
 }
 END_TEST
 
@@ -505,12 +566,12 @@ int main(void)
     tcase_add_test(tc, test_pseudo_paths_not_images);
     tcase_add_test(tc, test_image_dedup);
     tcase_add_test(tc, test_scan_self);
-    tcase_add_test(tc, test_map_files);
+    tcase_add_test(tc, test_map_files_fallback);
     tcase_add_test(tc, test_scan_all);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    TCase *tm = dcpi_check_tcase("map_files");
+    tcase_add_test(tm, test_map_files);
+    suite_add_tcase(s, tm);
+    static const struct dcpi_check_need needs[] = {{"map_files", map_files_unreadable}};
+    return dcpi_check_run(s, needs, sizeof needs / sizeof needs[0]);
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_skip.h"
 #include "core/vploader.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
@@ -524,20 +525,21 @@ END_TEST
 
 /* ---- the ownership check ---- */
 
-/* 1 when the checks as root can be made here (root, and the build directory is root's). */
-static int root_checks_possible(void)
+/* The checks as root can be made here: root, and the build directory is root's. */
+static const char *root_checks_impossible(void)
 {
+    static char why[DCPI_ERRLEN + 200];
     char err[DCPI_ERRLEN] = "";
-    if (geteuid() != 0) {
-        fprintf(stderr, "check_vploader: SKIP root ownership tests: not running as root\n");
-        return 0;
-    }
+    if (geteuid() != 0)
+        return "not running as root (euid != 0): the ownership check applies to root only and "
+               "the cases chown files to other users";
     if (dcpi_vp_check_secure(PLUGIN("good"), err) != 0) {
-        fprintf(stderr, "check_vploader: SKIP root ownership tests: build dir not root's: %s\n",
-                err);
-        return 0;
+        snprintf(why, sizeof why,
+                 "the build directory is not root's (%s): the cases need a plugin root accepts",
+                 err);
+        return why;
     }
-    return 1;
+    return NULL;
 }
 
 /* tmpdir/sub (mode) holding a copy of good.so; the copy's path goes to path. */
@@ -554,8 +556,6 @@ static void plant(const char *sub, mode_t mode, char *path, size_t len)
 
 START_TEST(test_secure_build_dir)
 {
-    if (!root_checks_possible())
-        return;
     char path[512], err[DCPI_ERRLEN] = "";
     plant("ok", 0755, path, sizeof(path));
     ck_assert_msg(dcpi_vp_check_secure(path, err) == 0, "%s", err);
@@ -568,8 +568,6 @@ END_TEST
 
 START_TEST(test_insecure_dir)
 {
-    if (!root_checks_possible())
-        return;
     char path[512], want[700];
     plant("open", 0777, path, sizeof(path));
     snprintf(want, sizeof(want),
@@ -583,8 +581,6 @@ END_TEST
 
 START_TEST(test_insecure_override)
 {
-    if (!root_checks_possible())
-        return;
     char path[512], err[DCPI_ERRLEN] = "";
     plant("open", 0777, path, sizeof(path));
     dcpi_vp_set_t *set = NULL;
@@ -599,8 +595,6 @@ END_TEST
 
 START_TEST(test_insecure_file)
 {
-    if (!root_checks_possible())
-        return;
     char path[512], want[700];
     plant("file", 0755, path, sizeof(path));
     ck_assert_int_eq(chmod(path, 0664), 0);
@@ -615,8 +609,6 @@ END_TEST
 
 START_TEST(test_insecure_symlink)
 {
-    if (!root_checks_possible())
-        return;
     /* A root-owned link in a world-writable directory, to a plugin in a safe place. */
     char dir[400], link[512], want[700], target[4096], err[DCPI_ERRLEN] = "";
     snprintf(dir, sizeof(dir), "%s/open", tmpdir);
@@ -690,17 +682,18 @@ int main(void)
 
     tc = tcase_create("ownership");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_check_any_user);
+    suite_add_tcase(s, tc);
+
+    tc = dcpi_check_tcase("root_owner");
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_secure_build_dir);
     tcase_add_test(tc, test_insecure_dir);
     tcase_add_test(tc, test_insecure_override);
     tcase_add_test(tc, test_insecure_file);
     tcase_add_test(tc, test_insecure_symlink);
-    tcase_add_test(tc, test_check_any_user);
     suite_add_tcase(s, tc);
 
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    static const struct dcpi_check_need needs[] = {{"root_owner", root_checks_impossible}};
+    return dcpi_check_run(s, needs, sizeof needs / sizeof needs[0]);
 }

@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-for f in dcpid dcpictl samples/work-demo; do
+for f in dcpid dcpictl dcpicat samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 
@@ -28,13 +28,9 @@ if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 
     exit 77
 fi
 
-# total samples of one profile: dcpicat's "event TOTAL name:..." line, else the footer
+# total samples of one profile: dcpicat's "event TOTAL name:..." line
 prof_total() {
-    if [ -x "$BIN/dcpicat" ]; then
-        "$BIN/dcpicat" "$1" | awk '$1 == "event" { print $2; exit }'
-    else
-        python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(); print(struct.unpack("<I", d[-4:])[0])' "$1"
-    fi
+    "$BIN/dcpicat" "$1" | awk '$1 == "event" { print $2; exit }'
 }
 only_epoch() { ls "$1" | grep -E '^[0-9]{12}([0-9]{2})?$'; }
 demo_prof() { ls "$1"/*/work-demo_*/cpu-clock.prof 2>/dev/null | head -1; }

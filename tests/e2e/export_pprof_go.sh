@@ -8,7 +8,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 BIN=${DCPI_BIN:?}
 export LC_ALL=C HOME=${HOME:-/tmp}
-e2e_need go "Go's pprof is not installed (apt-get install golang-go)"
+e2e_require go golang-go
 e2e_counting pprofgo
 to() { timeout -k 5 "$@"; }
 e2e_probe_cpu_clock "cpu-clock sampling with registers" -g

@@ -10,10 +10,10 @@ export LC_ALL=C
 B=${DCPI_BIN:?}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 e2e_counting exps
-e2e_need gcc "gcc is not installed"
-e2e_need google-pprof "google-pprof is not installed"
-e2e_need gprof "gprof (binutils) is not installed"
-[ -x "$B/bench/gen_bigprof" ] || { echo "SKIP: $B/bench/gen_bigprof not built"; exit 77; }
+e2e_require gcc build-essential
+e2e_require google-pprof google-perftools
+e2e_require gprof binutils
+[ -x "$B/bench/gen_bigprof" ] || { echo "FAIL: $B/bench/gen_bigprof not built (the build makes bench/)"; exit 1; }
 
 "$B/bench/gen_bigprof" src 60 >"$T/big.c"
 gcc -O1 -g -o "$T/big" "$T/big.c"

@@ -2,7 +2,8 @@
 # tests/e2e/fuzz_regress.sh - the fuzz harnesses in CI: builds a clang libFuzzer build in
 # $DCPI_BIN/../build-fuzz-ci (cmake -DDCPI_FUZZ=ON) and runs tests/fuzz/run.sh for 3 seconds a
 # harness: each harness replays its regress/ inputs (every crash found so far) and its seed
-# corpus, then fuzzes briefly. Skipped (77) without clang or without libFuzzer support.
+# corpus, then fuzzes briefly. clang and libFuzzer (clang, libclang-rt-14-dev) are installed by
+# make deps: without them the test fails.
 # Env: DCPI_BIN (build dir), DCPI_SRC (source dir); FUZZ_SECONDS overrides the 3 seconds.
 set -u
 src=${DCPI_SRC:?DCPI_SRC not set}
@@ -11,16 +12,16 @@ fuzzdir=$(cd "$bin/.." && pwd)/build-fuzz-ci
 seconds=${FUZZ_SECONDS:-3}
 
 if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; then
-    echo "SKIP: clang/clang++ not found (the libFuzzer harnesses need clang)"
-    exit 77
+    echo "FAIL: clang/clang++ not found (Debian package clang, installed by make deps)"
+    exit 1
 fi
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' \
     >"$probe/p.c"
 if ! clang -fsanitize=fuzzer,address,undefined -o "$probe/p" "$probe/p.c" >/dev/null 2>&1; then
-    echo "SKIP: clang cannot link -fsanitize=fuzzer,address,undefined (libFuzzer not installed)"
-    exit 77
+    echo "FAIL: clang cannot link -fsanitize=fuzzer,address,undefined (libclang-rt-14-dev, installed by make deps)"
+    exit 1
 fi
 
 if ! cmake -S "$src" -B "$fuzzdir" -DDCPI_FUZZ=ON -DCMAKE_C_COMPILER=clang \

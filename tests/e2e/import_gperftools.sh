@@ -2,11 +2,10 @@
 # e2e: dcpiimport -format gperftools. A program (with a shared library of ours) runs under
 # gperftools' libprofiler; the profile is imported into a fresh database and dcpiprof's counts
 # per function must equal google-pprof --text's flat counts on the same file. Malformed files
-# give one line, exit 1 and no epoch. The interop profiles of ../shared keep their totals.
+# give one line, exit 1 and no epoch. The interop profiles of ../shared: import_gperftools_interop.sh.
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
-S=${DCPI_SRC:?}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 e2e_counting impg
 e2e_gperf_prog
@@ -51,19 +50,4 @@ cp "$T/prog.prof" "$T/slot.prof"
 printf '\x02' | dd of="$T/slot.prof" bs=1 seek=8 conv=notrunc 2>/dev/null
 check_bad "slot size" "$T/slot.prof" "not a CPU profile"
 
-# ---- the real profiles of ../shared/interop: totals equal pprof's (.string) ----
-I=$S/../shared/interop/gperftools
-if [ -d "$I" ]; then
-    for f in cppbench.cpu gobench.cpu go.crc32.cpu; do
-        want=$(awk '/^Samples:/ {s = 1; next} /^Locations/ {s = 0} s && $2 ~ /:$/ {t += $1}
-            END {print t + 0}' "$I/$f.string")
-        "$B/dcpiimport" -db "$T/db$f" -platform p1 -format gperftools "$I/$f" >/dev/null 2>&1 ||
-            fail "$f: import failed"
-        got=$("$B/dcpiprof" -db "$T/db$f" 2>/dev/null | awk '$1 == "cpu-clock" && NF == 4 {print $2}')
-        echo "$f: pprof total $want, dcpi $got"
-        [ "$want" = "$got" ] || fail "$f: total $got, pprof $want"
-    done
-else
-    echo "note: $I absent, interop part skipped"
-fi
 [ $fails -eq 0 ] && echo "PASS" || exit 1

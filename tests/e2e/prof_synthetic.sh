@@ -19,9 +19,9 @@ B=${DCPI_BIN:?}
 e2e_counting prof
 PROF=$B/dcpiprof
 
-e2e_need gcc "gcc is not installed"
-command -v readelf >/dev/null && command -v nm >/dev/null ||
-    { echo "SKIP: binutils (nm, readelf) not installed"; exit 77; }
+e2e_require gcc build-essential
+e2e_require readelf binutils
+e2e_require nm binutils
 
 # ---- the profiled program ----
 cat >"$T/prog.c" <<'EOF'

@@ -13,10 +13,11 @@ B=${DCPI_BIN:?}
 FREQ=${DCPI_TEST_FREQ:-1000}
 T=$(mktemp -d /tmp/dcpi-e2e-perf.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-command -v perf >/dev/null || { echo "SKIP: perf is not installed"; exit 77; }
-if ! perf record -q -e cpu-clock -o "$T/probe.data" -- true >/dev/null 2>&1; then
-    echo "SKIP: perf record cannot open cpu-clock here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+e2e_require perf linux-perf
+if ! perf record -q -e cpu-clock -o "$T/probe.data" -- true >"$T/probe.err" 2>&1; then
+    echo "SKIP: perf record cannot open cpu-clock here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)): $(head -c 300 "$T/probe.err")"
     exit 77
 fi
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # reliab_kill.sh - SIGKILL dcpid at random moments, flushes included, while a workload runs,
 # RELIAB_KILLS times (default 100). Each round: start a system-wide dcpid (-flush 1, with
-# -vtrace vp-classic when built) on the same database (a new epoch each start); flush, read
+# -vtrace vp-classic) on the same database (a new epoch each start); flush, read
 # every profile's total with dcpicat, flush again, read again: within the epoch no total may
 # shrink and no file vanish (the second flush and reading every 10th round, to fit in ctest's
 # 300 s); then `dcpictl flush` in the background and SIGKILL after a random 0-350 ms. After the kill: every *.prof of the epoch parses with dcpicat and no total is below
@@ -28,6 +28,7 @@ PLAT=none
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 for f in dcpid dcpictl dcpicat dcpiprof dcpilist samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
@@ -42,11 +43,14 @@ probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1) || {
 if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
     echo "SKIP: system-wide sampling needs root or CAP_PERFMON"; exit 77
 fi
-VT=()
-[ -f "$BIN/plugins/vp-classic.so" ] && VT=(-vtrace vp-classic)
+# vp-classic is built with dcpid, readelf is binutils (make deps), gcc gives work-demo a build-id:
+# without them the .vprof read-back would silently not be checked, so they are required.
+[ -f "$BIN/plugins/vp-classic.so" ] || fail "$BIN/plugins/vp-classic.so not built"
+e2e_require readelf binutils
+VT=(-vtrace vp-classic)
 # our work-demo's image directory (system-wide, other work-demo builds are profiled too)
 DEMOID=$(readelf -n "$DEMO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
-[ -n "$DEMOID" ] || echo "note: no readelf or build-id: the .vprof read-back is not checked"
+[ -n "$DEMOID" ] || fail "$DEMO has no build-id (readelf -n): the .vprof read-back needs it"
 
 
 # the workload: work-demo over and over plus short pipelines, in its own process group
@@ -108,7 +112,7 @@ for r in $(seq "$KILLS"); do
     tmpfiles=$((tmpfiles + n))
     snap "$E" "$T/c"
     grown "$T/b" "$T/c" "across the kill"
-    if [ ${#VT[@]} -gt 0 ] && [ -n "$DEMOID" ] && [ -f "$DB/$E/$PLAT/work-demo_$DEMOID/vp-classic.vprof" ]; then
+    if [ -f "$DB/$E/$PLAT/work-demo_$DEMOID/vp-classic.vprof" ]; then
         out=$("$BIN/dcpilist" -db "$DB" -epoch "$E" -asm -vprof main "$DEMO" 2>&1 >/dev/null) ||
             fail "round $r: .vprof of work-demo does not read back: $out"
         vchecked=$((vchecked + 1))

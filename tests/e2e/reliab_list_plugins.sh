@@ -16,9 +16,10 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-command -v gcc >/dev/null || { echo "SKIP: gcc is not installed"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+e2e_require gcc build-essential
 for t in nm readelf; do
-    command -v $t >/dev/null || { echo "SKIP: binutils ($t) not installed"; exit 77; }
+    e2e_require $t binutils
 done
 [ -x "$LIST" ] || { echo "FAIL: $LIST not built"; exit 1; }
 for p in good crash_format abort_preface hang_format badptr_format; do
@@ -92,7 +93,7 @@ run() { # NAME PLUGIN: dcpilist -vtrace PLUGIN; out/err files, exit status rc, s
     (cd "$T" && ulimit -c unlimited 2>/dev/null
      exec timeout -k 5 30 "$LIST" -db "$DB" -asm -vtrace "$2" hot "$PROG") \
         >"$T/$1.out" 2>"$T/$1.err" || rc=$?
-    secs=$(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo 0)
+    secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
 }
 
 # ---- the control: a plugin that behaves ----
@@ -126,7 +127,7 @@ check crash_format "vp_format crashed (SIGSEGV)"
 check abort_preface "vp_preface crashed (SIGABRT)"
 check badptr_format "vp_format returned an invalid pointer"
 check hang_format "vp_format did not return within 2 s"
-if command -v bc >/dev/null && [ "$(echo "$secs > 6" | bc)" = 1 ]; then
+if awk -v s="$secs" 'BEGIN { exit !(s > 6) }'; then
     fail "hang_format: dcpilist took ${secs}s (limit 2 s per call)"
 fi
 

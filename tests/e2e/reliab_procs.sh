@@ -46,16 +46,13 @@ DPID=$(echo "$ST" | awk '$1 == "pid" { print $2 }')
 rss() { awk '$1 == "VmRSS:" { print $2 }' /proc/"$DPID"/status; }
 
 # 200 distinct programs (distinct build-ids: distinct images)
-NIMG=0
-if command -v gcc >/dev/null; then
-    mkdir "$T/img"
-    for i in $(seq 200); do
-        printf 'int main(void) { volatile long s = %d; for (long k = 0; k < 200000; k++) s += k; return 0; }\n' "$i" >"$T/img/p$i.c"
-    done
-    (cd "$T/img" && for i in $(seq 200); do gcc -O0 -o "p$i" "p$i.c" || exit 1; done) ||
-        fail "gcc failed"
-    NIMG=200
-fi
+mkdir "$T/img"
+for i in $(seq 200); do
+    printf 'int main(void) { volatile long s = %d; for (long k = 0; k < 200000; k++) s += k; return 0; }\n' "$i" >"$T/img/p$i.c"
+done
+(cd "$T/img" && for i in $(seq 200); do gcc -O0 -o "p$i" "p$i.c" || exit 1; done) ||
+    fail "gcc failed (gcc: build-essential, installed by make deps)"
+NIMG=200
 
 RSS0=$(rss) peak=$(rss) at500=
 for i in $(seq "$NPROCS"); do

@@ -4,9 +4,7 @@
 # remove the live vp-addr.vprof files from the copy, replay vp-addr into the copy with
 # dcpireplay, and compare the hotlists dcpilist prints for both: the replay must equal the live
 # run (the issue: "replay with a second plugin equals running that plugin live on the same
-# traces"). Skips (77) when dcpid has no -vrecord yet (the engine and tool are then covered by
-# tests/check_replay.c on a recording written through the API), or when cpu-clock sampling with
-# user registers is not available.
+# traces"). Skips (77) when cpu-clock sampling with user registers is not available.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-values
@@ -18,10 +16,7 @@ to() { timeout -k 5 "$@"; }
 for f in dcpid dcpireplay dcpilist samples/work-values plugins/vp-classic.so plugins/vp-addr.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
-if ! "$BIN/dcpid" -h 2>&1 | grep -q -- '-vrecord'; then
-    echo "SKIP: dcpid has no -vrecord yet (dcpireplay is tested by check_replay)"
-    exit 77
-fi
+"$BIN/dcpid" -h 2>&1 | grep -q -- '-vrecord' || fail "dcpid -h does not list -vrecord"
 
 probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace vp-classic -vrecord -- true 2>&1)
 rc=$?

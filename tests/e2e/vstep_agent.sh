@@ -13,7 +13,8 @@
 #   - the program's output is identical to an unprofiled run's;
 #   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run;
 #   - no ring file is left in /dev/shm.
-# Skips (77) when cpu-clock sampling is not possible here; the vp-memval part needs a C compiler.
+# Skips (77) when cpu-clock sampling is not possible here; fails without a C compiler (vp-memval;
+# build-essential is installed by make deps).
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -38,7 +39,8 @@ out=$(to 30 "$BIN/dcpid" -db "$T/bad" -vstep -- true 2>&1)
 
 # a value profiler of loaded values (built against the source tree's public headers)
 MEMVAL=()
-CC=$(command -v cc || command -v gcc || true)
+e2e_require cc build-essential
+CC=$(command -v cc)
 if [ -n "$CC" ]; then
     cat >"$T/vp-memval.c" <<'PLUGIN'
 /* vp-memval: the value read from memory (TRACE_MEMVAL) by every instruction that reads it. */
@@ -102,8 +104,6 @@ PLUGIN
     "$CC" -shared -fPIC -fvisibility=hidden -I"$SRC/include" -I"$BIN/include" -o "$P/vp-memval.so" \
         "$T/vp-memval.c" 2>"$T/cc.err" || fail "building vp-memval: $(cat "$T/cc.err")"
     MEMVAL=(-vtrace "$P/vp-memval.so")
-else
-    echo "note: no C compiler: the loaded-value check (vp-memval) is skipped"
 fi
 
 plain=$(to 60 "$W" -n 1000) || fail "work-step failed"
