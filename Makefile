@@ -59,7 +59,7 @@ install: build
 
 format:
 	@clang-format -i include/dcpi/*.h core/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
-		tests/*.c agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
+		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
 
 clean:
 	@rm -rf $(BUILD) $(BUILD)-asan

@@ -23,15 +23,15 @@ static inline double dcpi_stat_tol(double p, long n)
 }
 
 /* WHAT: k of n samples against the truth P, with at least NMIN samples. */
-#define ck_assert_share(what, k, n, p, nmin)                                                      \
-    do {                                                                                          \
-        long k_ = (k), n_ = (n), nmin_ = (nmin);                                                  \
-        double p_ = (p);                                                                          \
-        ck_assert_msg(n_ >= nmin_, "%s: %ld samples, need at least %ld", (what), n_, nmin_);    \
-        double tol_ = dcpi_stat_tol(p_, n_), got_ = (double)k_ / (double)n_;                      \
-        ck_assert_msg(fabs(got_ - p_) <= tol_,                                                    \
-                      "%s: %ld of %ld samples = %.4f, truth %.4f, tolerance +-%.4f (z %.1f)",    \
-                      (what), k_, n_, got_, p_, tol_, DCPI_STAT_Z);                               \
+#define ck_assert_share(what, k, n, p, nmin)                                                       \
+    do {                                                                                           \
+        long k_ = (k), n_ = (n), nmin_ = (nmin);                                                   \
+        double p_ = (p);                                                                           \
+        ck_assert_msg(n_ >= nmin_, "%s: %ld samples, need at least %ld", (what), n_, nmin_);       \
+        double tol_ = dcpi_stat_tol(p_, n_), got_ = (double)k_ / (double)n_;                       \
+        ck_assert_msg(fabs(got_ - p_) <= tol_,                                                     \
+                      "%s: %ld of %ld samples = %.4f, truth %.4f, tolerance +-%.4f (z %.1f)",      \
+                      (what), k_, n_, got_, p_, tol_, DCPI_STAT_Z);                                \
     } while (0)
 
 #endif
