@@ -16,14 +16,20 @@ command -v stress-ng >/dev/null || { echo "stress.sh: stress-ng is not installed
 ncpu=$(nproc)
 stress-ng --cpu "$ncpu" --cpu-method all --quiet &
 SPID=$!
-trap 'kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null' EXIT
+CPID=
+# on exit or interruption: the load and the running repetition's whole process group go too
+trap '[ -n "$CPID" ] && kill -- -"$CPID" 2>/dev/null; kill "$SPID" 2>/dev/null; wait 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
 echo "stress: $REPS repetitions of the timing tests, stress-ng --cpu $ncpu running," \
     "odd repetitions at DCPI_TEST_FREQ=$FREQ2"
 t0=$(date +%s)
 for r in $(seq "$REPS"); do
     if [ $((r % 2)) = 1 ]; then freq=$FREQ2; else freq=; fi
-    (cd "$B" && DCPI_TEST_FREQ=$freq ctest -L timing -j "$ncpu" --output-on-failure \
-        >"$OUT/rep$r.log" 2>&1)
+    (cd "$B" && DCPI_TEST_FREQ=$freq exec setsid ctest -L timing -j "$ncpu" \
+        --output-on-failure >"$OUT/rep$r.log" 2>&1) &
+    CPID=$!
+    wait "$CPID"
+    CPID=
     awk -v r="$r" '/Test +#[0-9]+: / {
             for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) name = $(i + 1)
             st = /Passed/ ? "pass" : /Not Run|Skipped/ ? "skip" : "fail"
