@@ -58,7 +58,7 @@ install: build
 	@cmake --install $(BUILD)
 
 format:
-	@clang-format -i include/dcpi/*.h core/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
+	@clang-format -i include/dcpi/*.h core/*/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
 		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
 
 clean:

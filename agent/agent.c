@@ -2,8 +2,8 @@
  * agent.c - libdcpi-agent.so, the step backend's in-process agent (LD_PRELOAD).
  *
  * With DCPI_AGENT_RING=<prefix> in the environment it creates the ring file
- * <prefix>.<pid>.<gen> (core/stepring.h), and gives every thread a timer on its own CPU clock
- * (DCPI_AGENT_RATE bursts/s, default 100) that sends a real-time signal. The signal's handler
+ * <prefix>.<pid>.<gen> (core/capture/stepring.h), and gives every thread a timer on its own CPU
+ * clock (DCPI_AGENT_RATE bursts/s, default 100) that sends a real-time signal. The signal's handler
  * sets the trap flag in the interrupted context, so the thread traps after each instruction;
  * the SIGTRAP handler records registers before/after, instruction bytes and the memory operand
  * into the thread's ring until DCPI_AGENT_BURST instructions (default 16) ran, or until the next
@@ -32,13 +32,14 @@
 #include <unistd.h>
 #include <Zydis/Zydis.h>
 
-#include "core/stepring.h"
+#include "core/capture/stepring.h"
 
 #define EXPORT     __attribute__((visibility("default")))
 #define TF_BIT     0x100ull
 #define TICK_MAGIC 0x5dc1
 
-/* perf register order (core/capture.h DCPI_REG_*), repeated here: the agent links no libdcpi */
+/* perf register order (core/capture/capture.h DCPI_REG_*), repeated here: the agent links no
+ * libdcpi */
 enum {
     R_AX,
     R_BX,
@@ -176,7 +177,7 @@ static int reg_val(ZydisRegister r, const uint64_t *regs, uint64_t *v)
     return 0;
 }
 
-/* Effective address of a memory operand (core/capture.c rules, plus the fs base). */
+/* Effective address of a memory operand (core/capture/capture.c rules, plus the fs base). */
 static int operand_ea(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *op,
                       const uint64_t *regs, uint64_t *ea)
 {

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/db.h"
-#include "core/fsutil.h"
-#include "core/image.h"
-#include "core/stackprof.h"
-#include "core/symbols.h"
+#include "core/store/db.h"
+#include "core/base/fsutil.h"
+#include "core/image/image.h"
+#include "core/store/stackprof.h"
+#include "core/image/symbols.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
 

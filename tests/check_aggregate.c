@@ -1,12 +1,12 @@
 /*
- * check_aggregate.c - dcpid's in-memory count table (core/aggregate.c): counting, collisions,
- * the 75% threshold, the hard limit, sorted iteration grouped per (image, event), clear, reset
- * and growth.
+ * check_aggregate.c - dcpid's in-memory count table (core/sampling/aggregate.c): counting,
+ * collisions, the 75% threshold, the hard limit, sorted iteration grouped per (image, event),
+ * clear, reset and growth.
  */
 #include <check.h>
 #include <stdlib.h>
 
-#include "core/aggregate.h"
+#include "core/sampling/aggregate.h"
 #include "dcpi/errno.h"
 
 START_TEST(test_counts)

@@ -1,14 +1,14 @@
 /*
- * check_capture.c - the regs backend's value capture (core/capture.c): the perf register mask
- * of a vlist, instruction decoding, effective addresses, operand roles (REGA/REGB/REGC),
+ * check_capture.c - the regs backend's value capture (core/capture/capture.c): the perf register
+ * mask of a vlist, instruction decoding, effective addresses, operand roles (REGA/REGB/REGC),
  * branch outcome and target, and the rule that a value never computable is marked missing.
  */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "core/capture.h"
-#include "core/interp.h"
+#include "core/capture/capture.h"
+#include "core/capture/interp.h"
 #include "dcpi/errno.h"
 
 #define PC     0x401000ull

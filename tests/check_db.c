@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/db.h"
+#include "core/store/db.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 

@@ -1,11 +1,11 @@
 /*
- * check_gmon.c - gprof's gmon.out (core/gmon.c): encode/parse round trip, bin addresses, and
- * every malformed-file error (magic, version, truncation, histogram range, tags, mixed rates).
+ * check_gmon.c - gprof's gmon.out (core/formats/gmon.c): encode/parse round trip, bin addresses,
+ * and every malformed-file error (magic, version, truncation, histogram range, tags, mixed rates).
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/gmon.h"
+#include "core/formats/gmon.h"
 #include "dcpi/errno.h"
 
 static size_t put(unsigned char *b, size_t pos, uint64_t v, int n)

@@ -1,6 +1,6 @@
 /*
- * check_gperf.c - gperftools CPU profiles (core/gperf.c): encode/parse round trips in 8- and
- * 4-byte slots, the mapped-objects text, every malformed-file error, and the real profiles of
+ * check_gperf.c - gperftools CPU profiles (core/formats/gperf.c): encode/parse round trips in 8-
+ * and 4-byte slots, the mapped-objects text, every malformed-file error, and the real profiles of
  * ../shared/interop/gperftools read exactly as pprof reads them (.string files).
  */
 #include <check.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "check_skip.h"
-#include "core/gperf.h"
+#include "core/formats/gperf.h"
 #include "dcpi/errno.h"
 
 #define INTEROP DCPI_TEST_DATA "/../../../shared/interop/gperftools"

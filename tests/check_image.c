@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/image.h"
+#include "core/image/image.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 

@@ -1,9 +1,9 @@
 /*
- * check_interp.c - the x86-64 result interpreter (core/interp.c) against the CPU itself: each
- * instruction is assembled once, inside a native stub that loads the 15 GPRs (all but rsp)
- * and rflags from g_in, runs it and stores them to g_out. The same bytes, copied from between
- * two labels around the instruction, are decoded and interpreted with the same inputs; result
- * and the flags the instruction defines must agree, for 200 random inputs per instruction.
+ * check_interp.c - the x86-64 result interpreter (core/capture/interp.c) against the CPU itself:
+ * each instruction is assembled once, inside a native stub that loads the 15 GPRs (all but rsp) and
+ * rflags from g_in, runs it and stores them to g_out. The same bytes, copied from between two
+ * labels around the instruction, are decoded and interpreted with the same inputs; result and the
+ * flags the instruction defines must agree, for 200 random inputs per instruction.
  */
 #include <check.h>
 #include <cpuid.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check_skip.h"
-#include "core/capture.h"
-#include "core/interp.h"
+#include "core/capture/capture.h"
+#include "core/capture/interp.h"
 #include "dcpi/errno.h"
 
 /* Native state, perf register order (DCPI_REG_*). Read and written by the stubs. */

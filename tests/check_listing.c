@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/listing.h"
+#include "core/analysis/listing.h"
 #include "dcpi/errno.h"
 
 static const dcpi_lst_vopts_t defaults = {.show = 3, .cutoff = 5.0};

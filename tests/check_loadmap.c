@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check_skip.h"
-#include "core/loadmap.h"
+#include "core/image/loadmap.h"
 #include "dcpi/errno.h"
 
 #define TRUE_PATH    "/bin/true"

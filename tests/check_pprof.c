@@ -3,7 +3,7 @@
  * profile of this test program is exported by dcpiexport -format pprof; the file is gunzipped
  * and unpacked by protobuf-c and checked field by field (string indices, mapping build id,
  * location and function ids, sample values equal to the profile totals, chains, value labels).
- * Also the builder API alone (core/pprof.c) and a file that is not a profile.
+ * Also the builder API alone (core/formats/pprof.c) and a file that is not a profile.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/db.h"
-#include "core/fsutil.h"
-#include "core/image.h"
-#include "core/pprof.h"
-#include "core/stackprof.h"
-#include "core/symbols.h"
-#include "core/vprof.h"
+#include "core/store/db.h"
+#include "core/base/fsutil.h"
+#include "core/image/image.h"
+#include "core/formats/pprof.h"
+#include "core/store/stackprof.h"
+#include "core/image/symbols.h"
+#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
 

@@ -1,6 +1,6 @@
 /*
- * check_profile.c - the PC profile file format (core/profile.c), the atomic file helpers
- * (core/fsutil.c) and the dcpicat tool: header grammar, chunk encoding, golden bytes, every
+ * check_profile.c - the PC profile file format (core/store/profile.c), the atomic file helpers
+ * (core/base/fsutil.c) and the dcpicat tool: header grammar, chunk encoding, golden bytes, every
  * malformed case, atomic replacement and merging.
  *
  * DCPI_GOLDEN_OUT=PATH makes test_golden write the golden file instead of comparing (used once to
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check_skip.h"
-#include "core/fsutil.h"
+#include "core/base/fsutil.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
 

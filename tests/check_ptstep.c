@@ -1,5 +1,5 @@
 /*
- * check_ptstep.c - ptrace stepping (core/ptstep.c) against a running samples/work-step -w:
+ * check_ptstep.c - ptrace stepping (core/capture/ptstep.c) against a running samples/work-step -w:
  * attach, 50 bursts with consecutive pcs and exact load values, signals of the program
  * delivered while attached, detach leaving the process running with its normal output.
  * The cases that attach are the "ptrace" case, skipped (77) when this machine does not let a
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "check_skip.h"
-#include "core/ptstep.h"
-#include "core/stepdrain.h"
+#include "core/capture/ptstep.h"
+#include "core/capture/stepdrain.h"
 #include "dcpi/errno.h"
 
 #define WORK DCPI_TEST_BIN "/samples/work-step"

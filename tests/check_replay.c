@@ -1,8 +1,8 @@
 /*
- * check_replay.c - dcpireplay's engine (core/replay.h) and tool on a recording written through
- * the tracefile API: replaying vp-addr and vp-classic over recorded traces (entries carrying
- * the union of both plugins' values) gives exactly the value profiles of running each plugin
- * live on its own traces of the same entries, as dcpid's vtrace.c builds them; SEEN records
+ * check_replay.c - dcpireplay's engine (core/values/replay.h) and tool on a recording written
+ * through the tracefile API: replaying vp-addr and vp-classic over recorded traces (entries
+ * carrying the union of both plugins' values) gives exactly the value profiles of running each
+ * plugin live on its own traces of the same entries, as dcpid's vtrace.c builds them; SEEN records
  * add to "seen"; unmapped pcs are lost; existing profiles are refused; a plugin returning too
  * many vsamples is named; dcpireplay writes the same files.
  */
@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/db.h"
-#include "core/replay.h"
-#include "core/tracefile.h"
-#include "core/vploader.h"
-#include "core/vprof.h"
+#include "core/store/db.h"
+#include "core/values/replay.h"
+#include "core/store/tracefile.h"
+#include "core/plugin/vploader.h"
+#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
 

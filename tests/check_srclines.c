@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/srclines.h"
+#include "core/image/srclines.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 

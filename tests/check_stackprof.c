@@ -1,6 +1,6 @@
 /*
- * check_stackprof.c - stack profiles (core/stackprof.c): round trip, merge in memory and into a
- * file, limits (lost, truncated, needs_flush), loading from a database, and each malformed-file
+ * check_stackprof.c - stack profiles (core/store/stackprof.c): round trip, merge in memory and into
+ * a file, limits (lost, truncated, needs_flush), loading from a database, and each malformed-file
  * error by name.
  */
 #include <check.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/fsutil.h"
-#include "core/stackprof.h"
+#include "core/base/fsutil.h"
+#include "core/store/stackprof.h"
 #include "dcpi/errno.h"
 
 static dcpi_stackprof_t *sample_sp(void)

@@ -1,6 +1,6 @@
 /*
- * check_stepring.c - the step backend's agent side: ring layout (core/stepring.h), exact values
- * from registers before/after (core/stepdrain.c), and libdcpi-agent.so driving
+ * check_stepring.c - the step backend's agent side: ring layout (core/capture/stepring.h), exact
+ * values from registers before/after (core/capture/stepdrain.c), and libdcpi-agent.so driving
  * samples/work-step (loads, call, taken branch, syscall end, the program's own SIGTRAP/SIGPROF
  * handlers, fork, threads, exec, blocked signals, full rings, identical output).
  */
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check_stats.h"
-#include "core/stepdrain.h"
+#include "core/capture/stepdrain.h"
 #include "dcpi/errno.h"
 #include "dcpi/trace-parse.h"
 

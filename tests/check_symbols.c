@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check_skip.h"
-#include "core/symbols.h"
+#include "core/image/symbols.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 

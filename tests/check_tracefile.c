@@ -1,5 +1,5 @@
 /*
- * check_tracefile.c - recorded value traces (core/tracefile.h): round trip of MAP, TRACE and
+ * check_tracefile.c - recorded value traces (core/store/tracefile.h): round trip of MAP, TRACE and
  * SEEN records, mapping dedup, torn tails, the -vrecord-max bound, compression only when it
  * pays, malformed segments as one-line errors, map_range.
  */
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/db.h"
-#include "core/tracefile.h"
+#include "core/store/db.h"
+#include "core/store/tracefile.h"
 #include "dcpi/errno.h"
 
 static char tmpdir[256];

@@ -1,6 +1,6 @@
 /*
- * check_vploader.c - the plugin loader (core/vploader.c): every refusal with its code and its
- * message, the success path (private table copy, hooks), unloading in reverse order, and
+ * check_vploader.c - the plugin loader (core/plugin/vploader.c): every refusal with its code and
+ * its message, the success path (private table copy, hooks), unloading in reverse order, and
  * -vtrace short-name resolution, and the root ownership check (a plugin in a directory others
  * can write is refused unless the set allows it). The test plugins live in DCPI_TEST_PLUGINS
  * (tests/plugins); the temporary directories are made in the build directory, not in /tmp,
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check_skip.h"
-#include "core/vploader.h"
+#include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
 

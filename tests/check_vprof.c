@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "dcpi/errno.h"
 #include "dcpi/api.h"
-#include "../core/vprof.h"
+#include "core/store/vprof.h"
 
 static void set_header(dcpi_vprof_t *vp, const char *image)
 {

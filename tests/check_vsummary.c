@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dcpi/errno.h"
-#include "../core/vsummary.h"
+#include "core/store/vsummary.h"
 
 #define NKEYS 1000
 #define NADDS 100000

@@ -1,12 +1,12 @@
 /*
- * check_vtrace.c - core/vtrace.c without perf: synthetic user-mode samples (registers chosen
+ * check_vtrace.c - core/values/vtrace.c without perf: synthetic user-mode samples (registers chosen
  * by the test, code read from this very test binary, where vt_code below holds a known lea
  * and a known load) go through the real plugins vp-classic and vp-addr and the test plugin
  * too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of a
  * plugin that returns too many samples, traces split per pid, the perf register mask, and a
  * flush into a value-profile file read back with dcpi_vprof_read. The worker path (opts.isolate,
- * core/vpworker.c): the same counts through worker processes, and plugins that crash, hang or
- * return too many samples disabled with their reason while the others go on; the recorder
+ * core/plugin/vpworker.c): the same counts through worker processes, and plugins that crash, hang
+ * or return too many samples disabled with their reason while the others go on; the recorder
  * (opts.record): a segment read back with the tracefile reader.
  */
 #include <check.h>
@@ -17,12 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/capture.h"
-#include "core/loadmap.h"
-#include "core/tracefile.h"
-#include "core/vploader.h"
-#include "core/vprof.h"
-#include "core/vtrace.h"
+#include "core/capture/capture.h"
+#include "core/image/loadmap.h"
+#include "core/store/tracefile.h"
+#include "core/plugin/vploader.h"
+#include "core/store/vprof.h"
+#include "core/values/vtrace.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
 

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/control.h"
-#include "core/db.h"
+#include "core/daemon/control.h"
+#include "core/store/db.h"
 #include "dcpi/api.h"
 #include "dcpi/version.h"
 

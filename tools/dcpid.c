@@ -1,18 +1,19 @@
 /*
  * dcpid - the dcpi daemon: continuous PC sampling (and -vtrace value profiling) with perf_event
  * into the profile database.
- * This file only parses the DCPI-style single-dash command line; core/daemon.c does the work.
+ * This file only parses the DCPI-style single-dash command line; core/daemon/daemon.c does the
+ * work.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/aggregate.h"
-#include "core/daemon.h"
-#include "core/vploader.h"
-#include "core/vsummary.h"
-#include "core/vtrace.h"
+#include "core/sampling/aggregate.h"
+#include "core/daemon/daemon.h"
+#include "core/plugin/vploader.h"
+#include "core/store/vsummary.h"
+#include "core/values/vtrace.h"
 #include "dcpi/version.h"
 
 static void usage(FILE *f)

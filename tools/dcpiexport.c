@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/cli.h"
-#include "core/gmon.h"
-#include "core/gperf.h"
-#include "core/image.h"
-#include "core/pprof.h"
-#include "core/srclines.h"
-#include "core/vprof.h"
-#include "core/stackprof.h"
-#include "core/symbols.h"
+#include "core/analysis/cli.h"
+#include "core/formats/gmon.h"
+#include "core/formats/gperf.h"
+#include "core/image/image.h"
+#include "core/formats/pprof.h"
+#include "core/image/srclines.h"
+#include "core/store/vprof.h"
+#include "core/analysis/stackview.h"
+#include "core/image/symbols.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpiexport"

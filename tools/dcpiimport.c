@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/cli.h"
-#include "core/db.h"
-#include "core/fsutil.h"
-#include "core/gmon.h"
-#include "core/gperf.h"
-#include "core/header.h"
-#include "core/image.h"
+#include "core/analysis/cli.h"
+#include "core/store/db.h"
+#include "core/base/fsutil.h"
+#include "core/formats/gmon.h"
+#include "core/formats/gperf.h"
+#include "core/store/header.h"
+#include "core/image/image.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpiimport"

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cli.h"
-#include "core/image.h"
-#include "core/listing.h"
-#include "core/srclines.h"
-#include "core/symbols.h"
-#include "core/vploader.h"
-#include "core/vprof.h"
+#include "core/analysis/cli.h"
+#include "core/image/image.h"
+#include "core/analysis/listing.h"
+#include "core/image/srclines.h"
+#include "core/image/symbols.h"
+#include "core/plugin/vploader.h"
+#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpilist"

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/cli.h"
-#include "core/stackprof.h"
+#include "core/analysis/cli.h"
+#include "core/analysis/stackview.h"
 #include "dcpi/errno.h"
 
 #define TOOL           "dcpiprof"

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/cli.h"
-#include "core/replay.h"
-#include "core/tracefile.h"
-#include "core/vploader.h"
-#include "core/vsummary.h"
+#include "core/analysis/cli.h"
+#include "core/values/replay.h"
+#include "core/store/tracefile.h"
+#include "core/plugin/vploader.h"
+#include "core/store/vsummary.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpireplay"

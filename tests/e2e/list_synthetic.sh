@@ -5,7 +5,7 @@
 #   -asm: every count lands on the instruction objdump shows at that address, branch targets
 #         carry ": ", the total line; an address operand and a bare basename give the same;
 #   -source: each line's count is the sum over its instructions (addr2line), -both interleaves;
-#   -vprof: a .vprof file written byte by byte (core/vprof.h layout) shown in hex, then through
+#   -vprof: a .vprof file written byte by byte (core/store/vprof.h layout) shown in hex, then through
 #         vp-classic (-vtrace), with -vshow / -vcutoff dots, contexts and the err footer;
 #   errors: unknown procedure, unprofiled image, changed image, bad flags, corrupt .vprof.
 set -eu

@@ -1,12 +1,12 @@
 /*
  * tests/fuzz/fuzz_control.c - libFuzzer harness for the client side of dcpid's control
- * protocol: the answer reader of dcpi_control_request (core/control.c). A thread plays the
+ * protocol: the answer reader of dcpi_control_request (core/daemon/control.c). A thread plays the
  * daemon on a socket in a private directory: it accepts the request, reads the command line,
  * sends the input as the answer and closes. Checks: the result is 0 ("ok" line seen) or
  * DCPI_EIO with a one-line reason, and every line handed to the callback is one input line
  * (no '\n', never more lines than the input has).
  *
- * The daemon's side (command reading in core/daemon.c) has no separate parser function: its
+ * The daemon's side (command reading in core/daemon/daemon.c) has no separate parser function: its
  * command is compared with strcmp only, so it is not fuzzed here.
  */
 #include <poll.h>
@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "core/control.h"
-#include "core/db.h"
+#include "core/daemon/control.h"
+#include "core/store/db.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

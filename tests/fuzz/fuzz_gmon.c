@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_gmon.c - libFuzzer harness for the gprof gmon.out reader (dcpi_gmon_parse,
- * core/gmon.c). Checks, for every accepted file: histograms have low < high, at least one bin,
- * bin addresses non-decreasing inside [low, high); encode succeeds and parses back to the same
+ * core/formats/gmon.c). Checks, for every accepted file: histograms have low < high, at least one
+ * bin, bin addresses non-decreasing inside [low, high); encode succeeds and parses back to the same
  * histograms (range, bins, rate, dimension) and arcs. A rejected file gives one line
  * "NAME: reason" and a documented code.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gmon.h"
+#include "core/formats/gmon.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

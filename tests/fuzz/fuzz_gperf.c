@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_gperf.c - libFuzzer harness for the gperftools CPU profile reader
- * (dcpi_gperf_parse, core/gperf.c). Checks, for every accepted file: records point inside the
- * PC array, the total is the sum of the counts, every mapping has start < end and is found by
+ * (dcpi_gperf_parse, core/formats/gperf.c). Checks, for every accepted file: records point inside
+ * the PC array, the total is the sum of the counts, every mapping has start < end and is found by
  * dcpi_gperf_map_find; encode succeeds and parses back to the same slot size, period, records,
  * PCs and text. A rejected file gives one line "NAME: reason" and a documented code.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gperf.h"
+#include "core/formats/gperf.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

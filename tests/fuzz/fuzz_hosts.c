@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_hosts.c - libFuzzer harness for the DB/hosts parser (dcpi_db_hosts_parse,
- * core/db.c). The input is the file's text. It is parsed for a fixed host name and for the
+ * core/store/db.c). The input is the file's text. It is parsed for a fixed host name and for the
  * first word of the input (so matches happen). Checks: the verdict (error or not) does not
  * depend on the host name; an error is DCPI_EFORMAT with one line "hosts:LINE: reason"; a
  * match gives a usable platform name (non-empty, shorter than DCPI_NAMELEN, no '/', no blank,
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/db.h"
+#include "core/store/db.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_kallsyms.c - libFuzzer harness for the kallsyms reader
- * (dcpi_symtab_open_kallsyms, core/symbols.c). The input is written to a file and read as a
+ * (dcpi_symtab_open_kallsyms, core/image/symbols.c). The input is written to a file and read as a
  * saved /proc/kallsyms. Checks: symbols come sorted by strictly increasing address with
  * non-empty names; looking up each symbol's address returns that symbol; finding each name
  * returns that symbol or an earlier one with the same (raw) name.
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/symbols.h"
+#include "core/image/symbols.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

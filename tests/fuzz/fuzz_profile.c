@@ -1,9 +1,9 @@
 /*
  * tests/fuzz/fuzz_profile.c - libFuzzer harness for the PC profile parser (dcpi_profile_parse,
- * core/profile.c, dcpiformat 0.07). Besides "no crash, no leak" it checks the properties every
- * accepted file must have: the getters agree with each other, encode succeeds, and the encoded
- * bytes parse back to the same header lines and samples, and encode to the same bytes again.
- * A rejected file must come with a one-line "NAME: reason" message.
+ * core/store/profile.c, dcpiformat 0.07). Besides "no crash, no leak" it checks the properties
+ * every accepted file must have: the getters agree with each other, encode succeeds, and the
+ * encoded bytes parse back to the same header lines and samples, and encode to the same bytes
+ * again. A rejected file must come with a one-line "NAME: reason" message.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_stack.c - libFuzzer harness for the stack profile reader
- * (dcpi_stackprof_parse, core/stackprof.c, stk-0.01). Checks, for every accepted file: chains
+ * (dcpi_stackprof_parse, core/store/stackprof.c, stk-0.01). Checks, for every accepted file: chains
  * have 1..DCPI_STACK_MAXFRAMES frames, a non-zero count and known image indexes, the total is
  * the sum of the counts; encode succeeds and parses back to the same images and chains, and
  * encodes to the same bytes again; merging into an empty profile keeps the total. A rejected
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stackprof.h"
+#include "core/store/stackprof.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_tracefile.c - libFuzzer harness for the recorded value-trace reader
- * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/tracefile.c, dtr-0.01), and the
+ * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/store/tracefile.c, dtr-0.01), and the
  * trace parser behind it on every TRACE record read. The input is one segment file. Records
  * carry a CRC-32 that random mutation almost never gets right, so each input is read twice:
  * as it is, and with every record's CRC recomputed (so the fuzzer reaches the record bodies).
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "core/tracefile.h"
+#include "core/store/tracefile.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/gmon.h"
-#include "core/gperf.h"
-#include "core/stackprof.h"
-#include "core/tracefile.h"
-#include "core/vprof.h"
+#include "core/formats/gmon.h"
+#include "core/formats/gperf.h"
+#include "core/store/stackprof.h"
+#include "core/store/tracefile.h"
+#include "core/store/vprof.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"

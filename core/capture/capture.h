@@ -1,0 +1,55 @@
+/*
+ * capture.h - the regs backend's value capture: from the user registers perf records at a
+ * sample (PERF_SAMPLE_REGS_USER, the state BEFORE the sampled instruction runs) and the sampled
+ * instruction decoded with Zydis 4, compute the values a vlist asks for (dcpi/trace-vlist.h).
+ *
+ * What the regs backend can give, per trace_value_t:
+ *   TRACE_RAX..TRACE_R15, TRACE_RFLAGS: the captured registers (before).
+ *   TRACE_RIP: the pc given to dcpi_capture_decode (the sample's address; no register needed).
+ *   TRACE_REGA / TRACE_REGB: the first / second source operand. Sources are the operands the
+ *     instruction reads, in Zydis' operand order (visible operands first, then hidden ones such
+ *     as rax of a one-operand mul), skipping rflags and rip. A register source gives its
+ *     sub-register value (eax, ax, al, ah: zero-extended to 64 bits), an immediate its value
+ *     truncated to the operand's width (relative immediates: the absolute target), a lea's
+ *     address operand its computed address; a memory source is missing (no memory here).
+ *     Examples: `add rax, rbx`: REGA = rax, REGB = rbx; `mov rax, rbx`: REGA = rbx, REGB
+ *     missing; `imul rax, rbx, 7`: REGA = rbx, REGB = 7; `mul rbx`: REGA = rbx, REGB = rax.
+ *   TRACE_REGC: the result, from the interpreter (core/capture/interp.h): the full 64-bit
+ * destination register after the instruction (32-bit writes zero-extend, 8/16-bit writes merge into
+ * the old value); cmp/test: the new rflags; one-operand mul/imul: rax. Missing for everything the
+ * interpreter does not evaluate (memory sources or destinations, stores, branches...). TRACE_EA:
+ * the address of the instruction's memory operand (visible operands first; lea: the computed
+ * address; push/call: rsp - size; pop/ret: rsp). Missing when there is none, for fs:/gs: operands
+ * (the segment base is not in perf's registers) and for the other implicit rsp-based forms (enter,
+ * pushf, popf...; leave's [rbp] is given). TRACE_MEMVAL, TRACE_LATENCY: always missing in this
+ * backend. TRACE_BR_TAKEN: jcc / jrcxz / jecxz / loop / loope / loopne from flags and rcx; 1 for
+ *     jmp / call / ret; missing for any other instruction.
+ *   TRACE_BR_TARGET: direct jumps, jcc (whether taken or not) and calls: pc + length + rel;
+ *     register-indirect jmp/call: the register; memory-indirect, far and ret: missing.
+ * A value that cannot be computed (including one that needs a register perf did not deliver,
+ * see dcpi_regs_t.valid) is set to 0 and its missing bit is set: nothing is ever invented.
+ */
+#ifndef DCPI_CORE_CAPTURE_H
+#define DCPI_CORE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/capture/regs.h"
+#include "dcpi/trace-vlist.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+/* The sample_regs_user mask a vlist needs: exactly the registers its kinds read (TRACE_RAX
+ * alone: AX only; TRACE_RIP: nothing; TRACE_RFLAGS: FLAGS; REGA/REGB/REGC/EA/BR_*: the 16 GPRs, IP
+ * and FLAGS; MEMVAL/LATENCY/NONE: nothing). Unknown kinds add nothing. */
+uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n);
+
+/* Compute n (<= 32) values of kinds for insn with the registers before it: values[i] is set
+ * for every i; bit i of *missing is set (and values[i] is 0) when value i is not computable. */
+void dcpi_capture_values(const dcpi_insn_t *insn, const dcpi_regs_t *before,
+                         const trace_value_t *kinds, int n, uint64_t *values, unsigned *missing);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * stepring.h - the step backend's shared-memory ring file, written by the in-process agent
+ * (agent/agent.c, LD_PRELOAD) and drained by dcpid (core/capture/stepdrain.c). Header-only so that
+ * the agent, which links nothing of libdcpi, shares the exact layout.
+ *
+ * One file per process image: "<prefix>.<pid>.<gen>" where <prefix> is the value of
+ * DCPI_AGENT_RING (e.g. /dev/shm/dcpi-step-<dcpid pid>) and <gen> the first free number
+ * (0, then 1 after an exec that kept the environment, ...). The file holds a header, nslots
+ * per-thread slots and, per slot, a ring of nrecords step records. Each ring has one producer
+ * (the thread itself, from its signal handlers) and one consumer (dcpid): head and tail are
+ * monotonic 64-bit counters, the producer publishes a record with a release store of head,
+ * the consumer frees it with a release store of tail. A ring without room for a whole burst
+ * makes the agent skip that burst and count it in lost_bursts: the program never waits.
+ *
+ * A record is one executed instruction: the registers before and after it (perf's register
+ * order, DCPI_REG_* of core/capture/capture.h: 24 entries, segment entries 0 except FS = fs base),
+ * 16 bytes read at the pc, and, when the agent could decode the instruction, the effective
+ * address of its first memory operand and the memory there before (for reads) and after (for
+ * writes) the instruction, read with process_vm_readv (never faults).
+ */
+#ifndef DCPI_CORE_STEPRING_H
+#define DCPI_CORE_STEPRING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STEP_RING_MAGIC   0x54534344u /* "DCST" little-endian */
+#define STEP_RING_VERSION 1u
+#define STEP_NREGS        24 /* perf's x86-64 user register order */
+#define STEP_RING_ENV     "DCPI_AGENT_RING"
+#define STEP_RATE_ENV     "DCPI_AGENT_RATE"   /* bursts per second of thread CPU time (100) */
+#define STEP_BURST_ENV    "DCPI_AGENT_BURST"  /* instructions per burst (16) */
+#define STEP_SIGNAL_ENV   "DCPI_AGENT_SIGNAL" /* timer signal as SIGRTMIN+N (auto) */
+#define STEP_DEF_SLOTS    32
+#define STEP_DEF_RECORDS  1024 /* per thread, a power of two */
+#define STEP_BURST_MAX    256
+
+/* record flags */
+#define STEP_REC_EA    0x01u /* ea is valid */
+#define STEP_REC_MEMRD 0x02u /* the instruction reads memory at ea; mem_before is valid */
+#define STEP_REC_MEMWR 0x04u /* the instruction writes memory at ea; mem_after is valid */
+#define STEP_REC_FIRST 0x08u /* first record of its burst */
+#define STEP_REC_LAST  0x10u /* last record of its burst (end reason in end) */
+
+/* why a burst ended (index into the slot's end_count) */
+enum step_end {
+    STEP_END_DONE = 0, /* N instructions stepped */
+    STEP_END_SYSCALL,  /* the next instruction is syscall/sysenter/int/int3/pushf/... */
+    STEP_END_SIGNAL,   /* a signal of the program arrived */
+    STEP_END_EXIT,     /* the thread or process ended (ptrace) */
+    STEP_END_ERROR,    /* the instruction could not be read */
+    STEP_END_COUNT
+};
+
+/* slot states */
+#define STEP_SLOT_FREE 0u
+#define STEP_SLOT_LIVE 1u
+#define STEP_SLOT_DONE 2u /* the thread exited; dcpid frees the slot once drained */
+
+typedef struct step_record {
+    uint64_t time_ns; /* CLOCK_MONOTONIC at the burst's start */
+    uint64_t burst;   /* burst number within the thread */
+    uint32_t tid;
+    uint16_t flags;   /* STEP_REC_* */
+    uint8_t index;    /* position in the burst */
+    uint8_t end;      /* enum step_end when STEP_REC_LAST */
+    uint8_t insn[16]; /* bytes at before[DCPI_REG_IP] */
+    uint8_t insn_len; /* bytes of insn that could be read (0..16) */
+    uint8_t mem_size; /* bytes of the memory operand read (1..8) */
+    uint8_t pad[6];
+    uint64_t ea;
+    uint64_t mem_before;
+    uint64_t mem_after;
+    uint64_t before[STEP_NREGS];
+    uint64_t after[STEP_NREGS];
+} step_record_t;
+
+typedef struct step_slot {
+    _Atomic uint32_t state; /* STEP_SLOT_* */
+    _Atomic uint32_t tid;
+    _Atomic uint64_t head; /* records written (producer) */
+    _Atomic uint64_t tail; /* records consumed (consumer) */
+    _Atomic uint64_t bursts;
+    _Atomic uint64_t steps;
+    _Atomic uint64_t lost_bursts; /* bursts skipped: ring without room */
+    _Atomic uint64_t end_count[STEP_END_COUNT];
+    uint8_t pad[8];
+} step_slot_t;
+
+typedef struct step_ring_header {
+    uint32_t magic, version;
+    uint32_t pid;
+    uint32_t nslots, nrecords, record_size;
+    uint32_t burst_len, rate, signo, pad0;
+    uint64_t slots_offset, records_offset, file_size;
+    _Atomic uint32_t ready;        /* 1 once the header is complete */
+    _Atomic uint32_t lost_threads; /* threads that found no free slot */
+    _Atomic uint64_t no_decoder;   /* steps without memory operand info (no Zydis) */
+    uint8_t pad1[64];
+} step_ring_header_t;
+
+static inline uint64_t step_ring_file_size(uint32_t nslots, uint32_t nrecords)
+{
+    return sizeof(step_ring_header_t) + (uint64_t)nslots * sizeof(step_slot_t) +
+           (uint64_t)nslots * nrecords * sizeof(step_record_t);
+}
+
+/* Fill a header for a fresh (zeroed) mapping. */
+static inline void step_ring_init(step_ring_header_t *h, uint32_t pid, uint32_t nslots,
+                                  uint32_t nrecords)
+{
+    h->magic = STEP_RING_MAGIC;
+    h->version = STEP_RING_VERSION;
+    h->pid = pid;
+    h->nslots = nslots;
+    h->nrecords = nrecords;
+    h->record_size = sizeof(step_record_t);
+    h->slots_offset = sizeof(step_ring_header_t);
+    h->records_offset = h->slots_offset + (uint64_t)nslots * sizeof(step_slot_t);
+    h->file_size = step_ring_file_size(nslots, nrecords);
+}
+
+/* Whether a mapping of size bytes holds a consistent header (dcpid checks before use). */
+static inline int step_ring_valid(const step_ring_header_t *h, uint64_t size)
+{
+    return size >= sizeof(*h) && h->magic == STEP_RING_MAGIC && h->version == STEP_RING_VERSION &&
+           h->record_size == sizeof(step_record_t) && h->nslots > 0 && h->nslots <= 4096 &&
+           h->nrecords > 0 && (h->nrecords & (h->nrecords - 1)) == 0 &&
+           h->slots_offset == sizeof(step_ring_header_t) &&
+           h->records_offset == h->slots_offset + (uint64_t)h->nslots * sizeof(step_slot_t) &&
+           h->file_size == step_ring_file_size(h->nslots, h->nrecords) && h->file_size <= size;
+}
+
+static inline step_slot_t *step_ring_slot(step_ring_header_t *h, uint32_t i)
+{
+    return (step_slot_t *)((char *)h + h->slots_offset) + i;
+}
+
+static inline step_record_t *step_ring_record(step_ring_header_t *h, uint32_t slot, uint64_t n)
+{
+    step_record_t *base = (step_record_t *)((char *)h + h->records_offset);
+    return base + (uint64_t)slot * h->nrecords + (n & (h->nrecords - 1));
+}
+
+/* Producer: room for k more records? */
+static inline int step_ring_room(step_ring_header_t *h, step_slot_t *s, uint32_t k)
+{
+    uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+    return head - tail + k <= h->nrecords;
+}
+
+/* Producer: the next record to fill (check room first), then publish it. */
+static inline step_record_t *step_ring_next(step_ring_header_t *h, uint32_t slot)
+{
+    step_slot_t *s = step_ring_slot(h, slot);
+    return step_ring_record(h, slot, atomic_load_explicit(&s->head, memory_order_relaxed));
+}
+
+static inline void step_ring_publish(step_slot_t *s)
+{
+    uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
+    atomic_store_explicit(&s->head, head + 1, memory_order_release);
+}
+
+/* Consumer: the oldest unread record of a slot or NULL; release it with step_ring_consume. */
+static inline const step_record_t *step_ring_peek(step_ring_header_t *h, uint32_t slot)
+{
+    step_slot_t *s = step_ring_slot(h, slot);
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+    return head == tail ? NULL : step_ring_record(h, slot, tail);
+}
+
+static inline void step_ring_consume(step_slot_t *s)
+{
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+    atomic_store_explicit(&s->tail, tail + 1, memory_order_release);
+}
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * daemon.h - dcpid itself: setup (database, lock, epoch, events, loadmap, control socket),
+ * the epoll loop that drains the perf rings into the aggregate table, flushing into the
+ * profile database, epochs, the control socket server and status. tools/dcpid.c only parses
+ * the command line into dcpi_daemon_opts_t and calls dcpi_daemon_run.
+ */
+#ifndef DCPI_CORE_DAEMON_H
+#define DCPI_CORE_DAEMON_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/sampling/sampler.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+#define DCPI_DAEMON_DEFAULT_FREQ       1000
+#define DCPI_DAEMON_DEFAULT_FLUSH      600
+#define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
+#define DCPI_DAEMON_DEFAULT_VRECORD_MB 256 /* -vrecord-max */
+#define DCPI_DAEMON_DEFAULT_VBURST     16  /* -vburst */
+#define DCPI_DAEMON_DEFAULT_VSTEP_RATE 100 /* -vrate with -vstep: bursts/s per thread */
+
+typedef struct dcpi_daemon_opts {
+    const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
+    const char *events[DCPI_SAMPLER_MAXEV]; /* "name[:period]"; none: cycles or cpu-clock */
+    int nevents;
+    unsigned freq;    /* samples per second per CPU (default 1000) */
+    unsigned flush_s; /* flush interval (default 600) */
+    size_t hash;      /* aggregate table entries (default DCPI_AGG_DEFAULT_ENTRIES) */
+    int nodaemon;     /* system-wide: stay in the foreground, log to stderr */
+    const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon) */
+    int verbose, quiet;
+    pid_t pid; /* -p PID (0: none) */
+    /* value profiling (docs/dcpid.md): -vtrace plugins, -vcontext, -vrate, -vhot, -vhash */
+    const char *vtrace[DCPI_DAEMON_MAXVP];
+    int nvtrace;
+    int vcontext;
+    unsigned vrate;  /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
+    unsigned vhot;   /* hotlist size (0: 16) */
+    size_t vhash;    /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
+    char **argv;     /* -- command args (NULL: none), NULL-terminated */
+    int callgraph;   /* -g: call chains of every sample into stack profiles */
+    int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
+    unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
+    const char *const *plugin_dirs; /* NULL-terminated; -vstep finds the agent in their parents */
+    /* plugin isolation and recording (docs/vprofiler.md, docs/dcpireplay.md) */
+    int vinproc;          /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */
+    unsigned vtimeout_s;  /* -vtimeout: worker watchdog in seconds (0: 2) */
+    int vinsecure;        /* -vtrace-insecure: no root ownership check of plugins */
+    int vrecord;          /* -vrecord: record value traces into values.trace */
+    unsigned vrecord_max; /* -vrecord-max MB (0: DCPI_DAEMON_DEFAULT_VRECORD_MB) */
+} dcpi_daemon_opts_t;
+
+/*
+ * Run dcpid as described by o and return the process exit status: 0 (quit, signal), 1 (an
+ * error, printed on stderr as one line "dcpid: reason"), or the command's status
+ * (128 + signal when it was killed, 127 when it could not be executed). In the default
+ * system-wide mode the calling process returns once the daemon is ready (or failed).
+ */
+int dcpi_daemon_run(const dcpi_daemon_opts_t *o);
+
+#pragma GCC visibility pop
+
+#endif

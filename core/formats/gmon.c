@@ -1,0 +1,250 @@
+/*
+ * gmon.c - read and write gprof's gmon.out (core/formats/gmon.h) with one-line errors for malformed
+ * files.
+ */
+#include "core/formats/gmon.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/fsutil.h"
+#include "core/store/header.h"
+#include "dcpi/errno.h"
+
+#define HDR_SIZE  20
+#define HIST_HEAD 40
+#define ARC_SIZE  20
+
+enum { TAG_HIST = 0, TAG_ARC = 1, TAG_BB = 2 };
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*v, c * size);
+    if (!n)
+        return DCPI_ENOMEM;
+    *v = n;
+    *cap = c;
+    return 0;
+}
+
+int dcpi_gmon_new(dcpi_gmon_t **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : DCPI_ENOMEM;
+}
+
+void dcpi_gmon_free(dcpi_gmon_t *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nhists; i++)
+        free(g->hists[i].bins);
+    free(g->hists);
+    free(g->arcs);
+    free(g);
+}
+
+int dcpi_gmon_add_hist(dcpi_gmon_t *g, uint64_t low, uint64_t high, uint32_t nbins, uint32_t rate,
+                       dcpi_gmon_hist_t **out)
+{
+    if (high <= low || nbins == 0)
+        return DCPI_EINVAL;
+    if (grow((void **)&g->hists, &g->cap_hists, g->nhists + 1, sizeof(*g->hists)) < 0)
+        return DCPI_ENOMEM;
+    uint16_t *bins = calloc(nbins, sizeof(*bins));
+    if (!bins)
+        return DCPI_ENOMEM;
+    dcpi_gmon_hist_t *h = &g->hists[g->nhists++];
+    *h = (dcpi_gmon_hist_t){.low = low,
+                            .high = high,
+                            .nbins = nbins,
+                            .rate = rate,
+                            .dimen = "seconds",
+                            .abbrev = 's',
+                            .bins = bins};
+    if (out)
+        *out = h;
+    return 0;
+}
+
+int dcpi_gmon_add_arc(dcpi_gmon_t *g, uint64_t from, uint64_t self, uint32_t count)
+{
+    if (grow((void **)&g->arcs, &g->cap_arcs, g->narcs + 1, sizeof(*g->arcs)) < 0)
+        return DCPI_ENOMEM;
+    g->arcs[g->narcs++] = (dcpi_gmon_arc_t){from, self, count};
+    return 0;
+}
+
+uint64_t dcpi_gmon_bin_addr(const dcpi_gmon_hist_t *h, uint32_t i)
+{
+    unsigned __int128 span = h->high - h->low;
+    return h->low + (uint64_t)(span * i / h->nbins);
+}
+
+/* ---- reading ---- */
+
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int read_hist(dcpi_gmon_t *g, const unsigned char *b, size_t left, size_t *used,
+                     const char *name, size_t pos, char *err)
+{
+    if (left < HIST_HEAD)
+        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram record at byte %zu", name,
+                              pos);
+    uint64_t low = le(b, 8), high = le(b + 8, 8);
+    uint32_t nbins = (uint32_t)le(b + 16, 4), rate = (uint32_t)le(b + 20, 4);
+    if (high <= low || nbins == 0)
+        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                              "%s: histogram at byte %zu out of range (low_pc %#" PRIx64
+                              ", high_pc %#" PRIx64 ", %u bins)",
+                              name, pos, low, high, nbins);
+    if ((left - HIST_HEAD) / 2 < nbins)
+        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram at byte %zu (%u bins)",
+                              name, pos, nbins);
+    if (g->nhists && (g->hists[0].rate != rate || memcmp(g->hists[0].dimen, b + 24, 15) != 0))
+        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                              "%s: histogram at byte %zu disagrees on rate or dimension", name,
+                              pos);
+    dcpi_gmon_hist_t *h = NULL;
+    if (dcpi_gmon_add_hist(g, low, high, nbins, rate, &h) < 0)
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+    memcpy(h->dimen, b + 24, 15);
+    h->dimen[15] = 0;
+    h->abbrev = (char)b[39];
+    for (uint32_t i = 0; i < nbins; i++)
+        h->bins[i] = (uint16_t)le(b + HIST_HEAD + 2 * i, 2);
+    *used = HIST_HEAD + 2 * (size_t)nbins;
+    return 0;
+}
+
+static int read_record(dcpi_gmon_t *g, const unsigned char *b, size_t len, size_t *pos,
+                       const char *name, char *err)
+{
+    size_t p = *pos + 1, left = len - p, used = 0;
+    int rc = 0;
+    switch (b[*pos]) {
+    case TAG_HIST:
+        rc = read_hist(g, b + p, left, &used, name, *pos, err);
+        break;
+    case TAG_ARC:
+        if (left < ARC_SIZE)
+            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated arc record at byte %zu", name,
+                                  *pos);
+        if (dcpi_gmon_add_arc(g, le(b + p, 8), le(b + p + 8, 8), (uint32_t)le(b + p + 16, 4)))
+            return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        used = ARC_SIZE;
+        break;
+    case TAG_BB:
+        if (left < 4 || (left - 4) / 16 < le(b + p, 4))
+            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated basic-block record at byte %zu",
+                                  name, *pos);
+        g->nbb += le(b + p, 4);
+        used = 4 + 16 * (size_t)le(b + p, 4);
+        break;
+    default:
+        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: unknown record tag %u at byte %zu", name,
+                              b[*pos], *pos);
+    }
+    *pos = p + used;
+    return rc;
+}
+
+int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out, char *err)
+{
+    const unsigned char *b = buf;
+    if (len < 4 || memcmp(b, "gmon", 4) != 0)
+        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: not a gmon.out file (no \"gmon\" magic)",
+                              name);
+    if (len < HDR_SIZE)
+        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated header", name);
+    if (le(b + 4, 4) != DCPI_GMON_VERSION)
+        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: gmon version %" PRIu64 ", want 1", name,
+                              le(b + 4, 4));
+    dcpi_gmon_t *g = NULL;
+    if (dcpi_gmon_new(&g) < 0)
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+    size_t pos = HDR_SIZE;
+    int rc = 0;
+    while (rc == 0 && pos < len)
+        rc = read_record(g, b, len, &pos, name, err);
+    if (rc < 0) {
+        dcpi_gmon_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int dcpi_gmon_read(const char *path, dcpi_gmon_t **out, char *err)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = dcpi__read_file(path, 0, &buf, &len, err);
+    if (rc < 0)
+        return rc;
+    rc = dcpi_gmon_parse(buf, len, path, out, err);
+    free(buf);
+    return rc;
+}
+
+/* ---- writing ---- */
+
+static unsigned char *put(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        *p++ = (unsigned char)(v >> (8 * i));
+    return p;
+}
+
+int dcpi_gmon_encode(const dcpi_gmon_t *g, void **buf, size_t *len)
+{
+    size_t size = HDR_SIZE + g->narcs * (1 + ARC_SIZE);
+    for (size_t i = 0; i < g->nhists; i++)
+        size += 1 + HIST_HEAD + 2 * (size_t)g->hists[i].nbins;
+    unsigned char *b = calloc(1, size), *p = b;
+    if (!b)
+        return DCPI_ENOMEM;
+    memcpy(p, "gmon", 4);
+    p = put(p + 4, DCPI_GMON_VERSION, 4) + 12;
+    for (size_t i = 0; i < g->nhists; i++) {
+        const dcpi_gmon_hist_t *h = &g->hists[i];
+        *p++ = TAG_HIST;
+        p = put(put(put(put(p, h->low, 8), h->high, 8), h->nbins, 4), h->rate, 4);
+        memcpy(p, h->dimen, strnlen(h->dimen, 15));
+        p[15] = (unsigned char)h->abbrev;
+        p += 16;
+        for (uint32_t k = 0; k < h->nbins; k++)
+            p = put(p, h->bins[k], 2);
+    }
+    for (size_t i = 0; i < g->narcs; i++) {
+        *p++ = TAG_ARC;
+        p = put(put(put(p, g->arcs[i].from, 8), g->arcs[i].self, 8), g->arcs[i].count, 4);
+    }
+    *buf = b;
+    *len = size;
+    return 0;
+}
+
+int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = dcpi_gmon_encode(g, &buf, &len);
+    if (rc < 0)
+        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    rc = dcpi__write_atomic(path, buf, len, err);
+    free(buf);
+    return rc;
+}

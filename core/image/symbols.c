@@ -1,0 +1,541 @@
+/*
+ * symbols.c - function symbol tables: ELF .symtab/.dynsym read with libelf (with a separate
+ * debug file found by build-id or .gnu_debuglink when the file has no .symtab) and kallsyms
+ * files. Entries are sorted by address and collapsed to one per address; C++ names are
+ * demangled with the C++ runtime's __cxa_demangle and the raw name is kept for dcpi_symtab_find.
+ */
+#include "core/image/symbols.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/image/image.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+#define NO_RAW     SIZE_MAX
+#define DEBUG_ROOT "/usr/lib/debug"
+
+/* One candidate symbol while a table is built; names are offsets into the builder's pool. */
+typedef struct ent {
+    uint64_t addr, size;
+    size_t name, raw; /* raw is NO_RAW when the name was not demangled */
+    int rank;         /* lower wins at one address: global 0, weak 1, local 2 */
+} ent_t;
+
+typedef struct builder {
+    ent_t *v;
+    size_t n, cap;
+    char *pool;
+    size_t plen, pcap;
+} builder_t;
+
+struct dcpi_symtab {
+    dcpi_symbol_t *syms;
+    const char **raw; /* raw (mangled) name, or NULL when it equals syms[i].name */
+    size_t n;
+    char *pool;
+};
+
+char *dcpi_demangle(const char *name)
+{
+    if (!name || strncmp(name, "_Z", 2) != 0)
+        return NULL;
+    int status = 0;
+    char *out = __cxa_demangle(name, NULL, NULL, &status);
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* ---- builder ---------------------------------------------------------------------------- */
+
+static size_t pool_add(builder_t *b, const char *s, size_t len)
+{
+    if (b->plen + len + 1 > b->pcap) {
+        size_t cap = b->pcap ? b->pcap : 4096;
+        while (b->plen + len + 1 > cap)
+            cap *= 2;
+        char *p = realloc(b->pool, cap);
+        if (!p)
+            return NO_RAW;
+        b->pool = p;
+        b->pcap = cap;
+    }
+    size_t at = b->plen;
+    memcpy(b->pool + at, s, len);
+    b->pool[at + len] = '\0';
+    b->plen += len + 1;
+    return at;
+}
+
+static int push_ent(builder_t *b, ent_t e)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        ent_t *v = realloc(b->v, cap * sizeof *v);
+        if (!v)
+            return DCPI_ENOMEM;
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = e;
+    return 0;
+}
+
+/* Add a symbol whose name is copied into the pool, demangled when it is C++. */
+static int add_named(builder_t *b, uint64_t addr, uint64_t size, int rank, const char *name)
+{
+    ent_t e = {.addr = addr, .size = size, .rank = rank, .raw = NO_RAW};
+    char *dem = dcpi_demangle(name);
+    if (dem) {
+        e.raw = pool_add(b, name, strlen(name));
+        e.name = pool_add(b, dem, strlen(dem));
+        free(dem);
+        if (e.raw == NO_RAW)
+            return DCPI_ENOMEM;
+    } else {
+        e.name = pool_add(b, name, strlen(name));
+    }
+    if (e.name == NO_RAW)
+        return DCPI_ENOMEM;
+    return push_ent(b, e);
+}
+
+static int cmp_ent(const void *pa, const void *pb, void *pool)
+{
+    const ent_t *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank - b->rank;
+    const char *na = (const char *)pool + a->name, *nb = (const char *)pool + b->name;
+    size_t la = strlen(na), lb = strlen(nb);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(na, nb);
+}
+
+/* Count the distinct addresses of the sorted entries. */
+static size_t count_unique(const builder_t *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->n; i++)
+        n += (i == 0 || b->v[i].addr != b->v[i - 1].addr);
+    return n;
+}
+
+/* Sort, collapse one symbol per address (the best-ranked; its size, or the group's largest when
+ * it has none) and hand the pool over to a new table. */
+static int finish(builder_t *b, dcpi_symtab_t **out)
+{
+    dcpi_symtab_t *st = calloc(1, sizeof *st);
+    if (!st)
+        return DCPI_ENOMEM;
+    if (b->n > 1)
+        qsort_r(b->v, b->n, sizeof *b->v, cmp_ent, b->pool);
+    size_t n = count_unique(b);
+    st->syms = calloc(n ? n : 1, sizeof *st->syms);
+    st->raw = calloc(n ? n : 1, sizeof *st->raw);
+    if (!st->syms || !st->raw) {
+        dcpi_symtab_free(st);
+        return DCPI_ENOMEM;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const ent_t *e = &b->v[i];
+        if (i > 0 && e->addr == b->v[i - 1].addr) {
+            dcpi_symbol_t *last = &st->syms[st->n - 1];
+            if (last->size == 0 && e->size > last->size)
+                last->size = e->size;
+            continue;
+        }
+        st->syms[st->n] = (dcpi_symbol_t){e->addr, e->size, b->pool + e->name};
+        st->raw[st->n] = e->raw == NO_RAW ? NULL : b->pool + e->raw;
+        st->n++;
+    }
+    st->pool = b->pool;
+    b->pool = NULL;
+    *out = st;
+    return 0;
+}
+
+static void builder_free(builder_t *b)
+{
+    free(b->v);
+    free(b->pool);
+}
+
+/* ---- ELF -------------------------------------------------------------------------------- */
+
+static int bind_rank(unsigned bind)
+{
+    switch (bind) {
+    case STB_GLOBAL:
+    case STB_GNU_UNIQUE:
+        return 0;
+    case STB_WEAK:
+        return 1;
+    default:
+        return 2;
+    }
+}
+
+static int add_section_syms(builder_t *b, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *data = elf_getdata(scn, NULL);
+    if (!data || sh->sh_entsize == 0)
+        return 0;
+    size_t count = sh->sh_size / sh->sh_entsize;
+    for (size_t i = 0; i < count; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, (int)i, &sym))
+            break;
+        unsigned type = GELF_ST_TYPE(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+            sym.st_value == 0)
+            continue;
+        const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
+        if (!name || !*name)
+            continue;
+        int rc =
+            add_named(b, sym.st_value, sym.st_size, bind_rank(GELF_ST_BIND(sym.st_info)), name);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Add the symbols of the sections of type want_symtab/want_dynsym; *has_symtab says whether
+ * a .symtab was seen. */
+static int add_elf_syms(builder_t *b, Elf *e, int want_dynsym, int *has_symtab)
+{
+    Elf_Scn *scn = NULL;
+    *has_symtab = 0;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type != SHT_SYMTAB && !(want_dynsym && sh.sh_type == SHT_DYNSYM))
+            continue;
+        *has_symtab |= sh.sh_type == SHT_SYMTAB;
+        int rc = add_section_syms(b, e, scn, &sh);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int elf_has_symtab(Elf *e)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct elf_file {
+    int fd;
+    Elf *elf;
+    struct stat st;
+} elf_file_t;
+
+static void elf_file_close(elf_file_t *f)
+{
+    elf_end(f->elf);
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    f->elf = NULL;
+}
+
+/* Open path; returns 0 (f->elf NULL when it is not ELF) or -errno mapped to DCPI_E*. */
+static int elf_file_open(const char *path, elf_file_t *f)
+{
+    f->elf = NULL;
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0)
+        return dcpi__input_errno(errno);
+    if (fstat(f->fd, &f->st) != 0 || !S_ISREG(f->st.st_mode)) {
+        elf_file_close(f);
+        return DCPI_EINVAL;
+    }
+    f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+    if (f->elf && elf_kind(f->elf) != ELF_K_ELF) {
+        elf_end(f->elf);
+        f->elf = NULL;
+    }
+    return 0;
+}
+
+/* Is the file at cand a usable debug file for main (another file, ELF with a .symtab, same
+ * build-id when both have one)? On success it stays open in *dbg. */
+static int try_debug_file(const char *cand, const elf_file_t *main, elf_file_t *dbg)
+{
+    if (elf_file_open(cand, dbg) != 0)
+        return 0;
+    if (!dbg->elf || (dbg->st.st_dev == main->st.st_dev && dbg->st.st_ino == main->st.st_ino))
+        goto reject;
+    const void *mid = NULL, *did = NULL;
+    ssize_t mn = dwelf_elf_gnu_build_id(main->elf, &mid);
+    ssize_t dn = dwelf_elf_gnu_build_id(dbg->elf, &did);
+    if (mn > 0 && dn > 0 && (mn != dn || memcmp(mid, did, (size_t)mn) != 0))
+        goto reject;
+    if (!elf_has_symtab(dbg->elf))
+        goto reject;
+    return 1;
+reject:
+    elf_file_close(dbg);
+    return 0;
+}
+
+static int try_build_id_path(const elf_file_t *main, elf_file_t *dbg)
+{
+    const unsigned char *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(main->elf, (const void **)&id);
+    if (n < 2 || n > 64)
+        return 0;
+    char path[PATH_MAX];
+    int at = snprintf(path, sizeof path, DEBUG_ROOT "/.build-id/%02x/", id[0]);
+    for (ssize_t i = 1; i < n; i++)
+        at += snprintf(path + at, sizeof path - (size_t)at, "%02x", id[i]);
+    snprintf(path + at, sizeof path - (size_t)at, ".debug");
+    return try_debug_file(path, main, dbg);
+}
+
+/* The .gnu_debuglink name in the file's directory, in its .debug/ and under DEBUG_ROOT. */
+static int try_debuglink(const char *path, const elf_file_t *main, elf_file_t *dbg)
+{
+    GElf_Word crc = 0;
+    const char *link = dwelf_elf_gnu_debuglink(main->elf, &crc);
+    if (!link || !*link || strchr(link, '/'))
+        return 0;
+    char *real = realpath(path, NULL);
+    if (!real)
+        return 0;
+    char *slash = strrchr(real, '/');
+    const char *dir = slash == real ? "" : real;
+    *slash = '\0';
+    const char *fmts[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0] && !found; i++) {
+        char cand[PATH_MAX];
+        if (snprintf(cand, sizeof cand, fmts[i], dir, link) < (int)sizeof cand)
+            found = try_debug_file(cand, main, dbg);
+    }
+    free(real);
+    return found;
+}
+
+static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main)
+{
+    elf_file_t dbg = {.fd = -1};
+    if (!try_build_id_path(main, &dbg) && !try_debuglink(path, main, &dbg))
+        return 0;
+    int has = 0;
+    int rc = add_elf_syms(b, dbg.elf, 0, &has);
+    elf_file_close(&dbg);
+    return rc;
+}
+
+int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
+{
+    if (!path || !out) {
+        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
+        return DCPI_EINVAL;
+    }
+    *out = NULL;
+    dcpi__elf_init();
+    builder_t b = {0};
+    elf_file_t f = {.fd = -1};
+    int rc = elf_file_open(path, &f);
+    if (rc < 0) {
+        dcpi__path_err(err, path, rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
+        return rc;
+    }
+    int has_symtab = 0;
+    if (f.elf) {
+        rc = add_elf_syms(&b, f.elf, 1, &has_symtab);
+        if (rc == 0 && !has_symtab)
+            rc = add_debug_syms(&b, path, &f);
+    }
+    if (rc == 0)
+        rc = finish(&b, out);
+    if (rc < 0)
+        dcpi__path_err(err, path, dcpi_strerror(rc));
+    builder_free(&b);
+    elf_file_close(&f);
+    return rc;
+}
+
+/* ---- kallsyms --------------------------------------------------------------------------- */
+
+/* Read a whole file whose size may be unknown (procfs); the buffer is NUL-terminated. */
+static int slurp(const char *path, char **buf, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return dcpi__input_errno(errno);
+    size_t cap = 1 << 20, n = 0;
+    char *p = malloc(cap);
+    int rc = p ? 0 : DCPI_ENOMEM;
+    while (rc == 0) {
+        if (cap - n < 65536) {
+            char *q = realloc(p, cap * 2);
+            if (!q) {
+                rc = DCPI_ENOMEM;
+                break;
+            }
+            p = q;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, p + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            rc = dcpi__input_errno(errno);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (rc < 0) {
+        free(p);
+        return rc;
+    }
+    p[n] = '\0';
+    *buf = p;
+    *len = n;
+    return 0;
+}
+
+static int kallsyms_rank(char type)
+{
+    return type == 'T' ? 0 : (type == 'W' || type == 'w') ? 1 : 2;
+}
+
+/* Parse one NUL-terminated line in place: "ADDR TYPE NAME[\t[MOD]]". Returns 1 to keep it. */
+static int parse_kallsyms_line(char *line, ent_t *e, const char *pool)
+{
+    char *end = NULL;
+    uint64_t addr = strtoull(line, &end, 16);
+    if (end == line || *end != ' ' || !end[1] || end[2] != ' ')
+        return 0;
+    char type = end[1];
+    if (addr == 0 || !strchr("tTwW", type))
+        return 0;
+    char *name = end + 3;
+    if (!*name)
+        return 0;
+    char *tab = strchr(name, '\t');
+    if (tab)
+        *tab = ' '; /* "name\t[mod]" becomes "name [mod]" */
+    *e = (ent_t){
+        .addr = addr, .name = (size_t)(name - pool), .raw = NO_RAW, .rank = kallsyms_rank(type)};
+    return 1;
+}
+
+static int parse_kallsyms(builder_t *b)
+{
+    char *p = b->pool, *end = b->pool + b->plen;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl)
+            *nl = '\0';
+        ent_t e;
+        if (parse_kallsyms_line(p, &e, b->pool)) {
+            int rc = push_ent(b, e);
+            if (rc < 0)
+                return rc;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
+{
+    if (!path || !out) {
+        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
+        return DCPI_EINVAL;
+    }
+    *out = NULL;
+    builder_t b = {0};
+    int rc = slurp(path, &b.pool, &b.plen);
+    if (rc < 0) {
+        dcpi__path_err(err, path, rc == DCPI_ENOMEM ? dcpi_strerror(rc) : strerror(-rc));
+        return rc;
+    }
+    rc = parse_kallsyms(&b);
+    if (rc == 0)
+        rc = finish(&b, out);
+    if (rc < 0)
+        dcpi__path_err(err, path, dcpi_strerror(rc));
+    builder_free(&b);
+    return rc;
+}
+
+/* ---- queries ---------------------------------------------------------------------------- */
+
+void dcpi_symtab_free(dcpi_symtab_t *st)
+{
+    if (!st)
+        return;
+    free(st->syms);
+    free(st->raw);
+    free(st->pool);
+    free(st);
+}
+
+const dcpi_symbol_t *dcpi_symtab_lookup(const dcpi_symtab_t *st, uint64_t addr)
+{
+    if (!st || st->n == 0 || addr < st->syms[0].addr)
+        return NULL;
+    size_t lo = 0, hi = st->n; /* find the last symbol with syms[i].addr <= addr */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->syms[mid].addr <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const dcpi_symbol_t *s = &st->syms[lo];
+    if (s->size > 0 && addr - s->addr >= s->size)
+        return NULL;
+    return s;
+}
+
+const dcpi_symbol_t *dcpi_symtab_find(const dcpi_symtab_t *st, const char *name)
+{
+    if (!st || !name)
+        return NULL;
+    for (size_t i = 0; i < st->n; i++) {
+        if (strcmp(st->syms[i].name, name) == 0 || (st->raw[i] && strcmp(st->raw[i], name) == 0))
+            return &st->syms[i];
+    }
+    return NULL;
+}
+
+size_t dcpi_symtab_count(const dcpi_symtab_t *st)
+{
+    return st ? st->n : 0;
+}
+
+const dcpi_symbol_t *dcpi_symtab_get(const dcpi_symtab_t *st, size_t i)
+{
+    return st && i < st->n ? &st->syms[i] : NULL;
+}

@@ -1,0 +1,690 @@
+/*
+ * sampler.c - perf_event_open, the per-CPU ring buffers and the decoding of their records
+ * (see sampler.h). Layout of the records follows linux/perf_event.h for the sample_type
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD with sample_id_all=1, optionally followed (value profiling)
+ * by CALLCHAIN (nr, nr entries) and then REGS_USER (abi, one u64 per bit of the mask), in that
+ * order.
+ */
+#include "core/sampling/sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+#define SAMPLE_TYPE                                                                                \
+    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |                \
+     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define MAXCPU 1024
+#define MAXREC 65536 /* header.size is 16 bits */
+
+typedef struct ring {
+    int fd;
+    void *base;
+    size_t map_len;
+    unsigned char *data;
+    uint64_t size; /* data bytes, power of two */
+} ring_t;
+
+typedef struct id_map {
+    uint64_t id;
+    int event;
+} id_map_t;
+
+struct dcpi_sampler {
+    int nev;
+    dcpi_sampler_opts_t x;
+    int *fds;
+    size_t nfds;
+    id_map_t *ids; /* sorted by id */
+    ring_t *rings;
+    int nrings;
+    dcpi_sampler_stats_t stats;
+    _Alignas(8) unsigned char copy[MAXREC]; /* a record that wraps the ring end */
+};
+
+static const struct {
+    const char *name;
+    uint32_t type;
+    uint64_t config;
+} known_events[] = {
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+};
+
+static void set_err(char *err, const char *fmt, const char *a, const char *b)
+{
+    if (err)
+        snprintf(err, DCPI_ERRLEN, fmt, a, b);
+}
+
+static int parse_period(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v == 0 || s[0] == '-')
+        return DCPI_EINVAL;
+    *out = v;
+    return 0;
+}
+
+int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *err)
+{
+    memset(ev, 0, sizeof *ev);
+    const char *colon = strchr(arg, ':');
+    size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+    for (size_t i = 0; i < sizeof known_events / sizeof known_events[0]; i++) {
+        if (strlen(known_events[i].name) != len || strncmp(arg, known_events[i].name, len))
+            continue;
+        snprintf(ev->name, sizeof ev->name, "%s", known_events[i].name);
+        ev->type = known_events[i].type;
+        ev->config = known_events[i].config;
+        if (colon) {
+            if (parse_period(colon + 1, &ev->period) < 0) {
+                set_err(err, "event %s: bad period '%s'", ev->name, colon + 1);
+                return DCPI_EINVAL;
+            }
+        } else if (hz == 0 || hz > 1000000) {
+            set_err(err, "event %s: bad frequency%s", ev->name, "");
+            return DCPI_EINVAL;
+        } else if (ev->type == PERF_TYPE_SOFTWARE) {
+            ev->period = 1000000000ULL / hz;
+        } else {
+            ev->freq = hz;
+        }
+        return 0;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), arg);
+    set_err(err,
+            "event %s: unknown event (known: cpu-clock task-clock cycles instructions "
+            "branch-misses cache-misses)%s",
+            name, "");
+    return DCPI_EINVAL;
+}
+
+static void fill_extra(struct perf_event_attr *a, const dcpi_sampler_opts_t *x)
+{
+    if (!x)
+        return;
+    if (x->regs_user) {
+        a->sample_type |= PERF_SAMPLE_REGS_USER;
+        a->sample_regs_user = x->regs_user;
+    }
+    if (x->callchain) {
+        a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+        a->exclude_callchain_kernel = !x->callchain_kernel;
+        a->sample_max_stack = (uint16_t)(x->max_stack ? x->max_stack : 4);
+    }
+}
+
+static void fill_attr(struct perf_event_attr *a, const dcpi_event_spec_t *ev, int tracking,
+                      int inherit, int on_exec, int no_kernel)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = ev->type;
+    a->config = ev->config;
+    if (ev->period) {
+        a->sample_period = ev->period;
+    } else {
+        a->freq = 1;
+        a->sample_freq = ev->freq;
+    }
+    a->sample_type = SAMPLE_TYPE;
+    a->disabled = 1;
+    a->inherit = inherit;
+    a->enable_on_exec = on_exec;
+    a->exclude_guest = 1;
+    a->exclude_kernel = no_kernel;
+    a->sample_id_all = 1;
+    a->watermark = 1;
+    a->wakeup_watermark = (uint32_t)(DCPI_SAMPLER_DATA_PAGES * sysconf(_SC_PAGESIZE) / 2);
+    if (tracking) {
+        a->mmap = 1;
+        a->mmap2 = 1;
+        a->comm = 1;
+        a->comm_exec = 1;
+        a->task = 1;
+    }
+}
+
+static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+    long fd = syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+int dcpi_event_probe(const dcpi_event_spec_t *ev, char *err)
+{
+    struct perf_event_attr a;
+    fill_attr(&a, ev, 0, 0, 0, 1);
+    int fd = perf_open(&a, 0, -1);
+    if (fd < 0) {
+        set_err(err, "perf_event_open: %s%s", strerror(-fd), "");
+        return fd;
+    }
+    close(fd);
+    return 0;
+}
+
+static int parse_cpu_list(const char *s, int *cpus, int max)
+{
+    int n = 0;
+    while (*s && *s != '\n' && n < max) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && n < max; c++)
+            cpus[n++] = (int)c;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+int dcpi_online_cpus(int *cpus, int max)
+{
+    char buf[4096] = "";
+    FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+    int n = 0;
+    if (f) {
+        if (fgets(buf, sizeof buf, f))
+            n = parse_cpu_list(buf, cpus, max);
+        fclose(f);
+    }
+    if (n > 0)
+        return n;
+    long np = sysconf(_SC_NPROCESSORS_ONLN);
+    for (n = 0; n < np && n < max; n++)
+        cpus[n] = n;
+    return n > 0 ? n : 1;
+}
+
+/* Thread ids of pid from /proc/pid/task (malloc'd). */
+static int list_threads(pid_t pid, pid_t **out, size_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return DCPI_ESRCH;
+    size_t cap = 16, k = 0;
+    pid_t *t = malloc(cap * sizeof *t);
+    struct dirent *de;
+    while (t && (de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        if (k == cap) {
+            pid_t *nt = realloc(t, (cap *= 2) * sizeof *t);
+            if (!nt) {
+                free(t);
+                t = NULL;
+                break;
+            }
+            t = nt;
+        }
+        t[k++] = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    if (!t)
+        return DCPI_ENOMEM;
+    *out = t;
+    *n = k;
+    return k ? 0 : DCPI_ESRCH;
+}
+
+static int map_ring(ring_t *r, int fd)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    r->map_len = (size_t)page * (1 + DCPI_SAMPLER_DATA_PAGES);
+    r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (r->base == MAP_FAILED) {
+        r->base = NULL;
+        return -errno;
+    }
+    struct perf_event_mmap_page *m = r->base;
+    uint64_t off = m->data_offset ? m->data_offset : (uint64_t)page;
+    r->size = m->data_size ? m->data_size : (uint64_t)page * DCPI_SAMPLER_DATA_PAGES;
+    r->data = (unsigned char *)r->base + off;
+    r->fd = fd;
+    return 0;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+    const id_map_t *a = x, *b = y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Open state shared by the helpers of dcpi_sampler_open. */
+typedef struct open_ctx {
+    dcpi_sampler_t *s;
+    const dcpi_event_spec_t *evs;
+    enum dcpi_sampler_mode mode;
+    int no_kernel;
+    int cpu_ring[MAXCPU]; /* ring index of each CPU slot, -1 before */
+    char *err;
+} open_ctx_t;
+
+/* Open one event; retries once without kernel samples on EACCES/EPERM. */
+static int open_one(open_ctx_t *c, int e, int tracking, pid_t pid, int cpu)
+{
+    struct perf_event_attr a;
+    int inherit = c->mode != DCPI_SAMPLE_SYSTEM, on_exec = c->mode == DCPI_SAMPLE_COMMAND;
+    fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, c->no_kernel);
+    fill_extra(&a, &c->s->x);
+    int fd = perf_open(&a, pid, cpu);
+    if ((fd == -EACCES || fd == -EPERM) && !c->no_kernel) {
+        c->no_kernel = 1;
+        fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, 1);
+        fill_extra(&a, &c->s->x);
+        fd = perf_open(&a, pid, cpu);
+    }
+    return fd;
+}
+
+static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
+{
+    dcpi_sampler_t *s = c->s;
+    uint64_t id = 0;
+    s->fds[s->nfds] = fd;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+        return -errno;
+    s->ids[s->nfds++] = (id_map_t){.id = id, .event = e};
+    if (c->cpu_ring[slot] >= 0) {
+        int target = s->rings[c->cpu_ring[slot]].fd;
+        return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target) < 0 ? -errno : 0;
+    }
+    int rc = map_ring(&s->rings[s->nrings], fd);
+    if (rc == 0)
+        c->cpu_ring[slot] = s->nrings++;
+    return rc;
+}
+
+/* All events of one target (pid or -1) on one CPU. */
+static int open_target_cpu(open_ctx_t *c, pid_t pid, int cpu, int slot)
+{
+    for (int e = 0; e < c->s->nev; e++) {
+        int fd = open_one(c, e, e == 0, pid, cpu);
+        if (fd < 0) {
+            set_err(c->err, "perf_event_open: %s%s", strerror(-fd), "");
+            return fd;
+        }
+        int rc = attach_fd(c, fd, e, slot);
+        if (rc < 0) {
+            set_err(c->err, "perf_event ring buffer: %s%s", strerror(-rc), "");
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int alloc_sampler(dcpi_sampler_t *s, size_t ntarget, int ncpu)
+{
+    size_t n = ntarget * (size_t)ncpu * (size_t)s->nev;
+    s->fds = malloc(n * sizeof *s->fds);
+    s->ids = malloc(n * sizeof *s->ids);
+    s->rings = calloc((size_t)ncpu, sizeof *s->rings);
+    return s->fds && s->ids && s->rings ? 0 : DCPI_ENOMEM;
+}
+
+static int open_all(open_ctx_t *c, const pid_t *targets, size_t nt, const int *cpus, int ncpu)
+{
+    size_t opened = 0;
+    for (size_t t = 0; t < nt; t++) {
+        int failed = 0;
+        for (int i = 0; i < ncpu && !failed; i++) {
+            int rc = open_target_cpu(c, targets[t], cpus[i], i);
+            if (rc == -ESRCH && c->mode == DCPI_SAMPLE_PID)
+                failed = 1; /* that thread exited meanwhile */
+            else if (rc < 0)
+                return rc;
+        }
+        opened += !failed;
+    }
+    if (opened == 0) {
+        set_err(c->err, "perf_event_open: %s%s", strerror(ESRCH), "");
+        return DCPI_ESRCH;
+    }
+    return 0;
+}
+
+static int targets_for(enum dcpi_sampler_mode mode, pid_t pid, pid_t **t, size_t *n)
+{
+    if (mode == DCPI_SAMPLE_PID)
+        return list_threads(pid, t, n);
+    *t = malloc(sizeof **t);
+    if (!*t)
+        return DCPI_ENOMEM;
+    (*t)[0] = mode == DCPI_SAMPLE_SYSTEM ? -1 : pid;
+    *n = 1;
+    return 0;
+}
+
+int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
+                      dcpi_sampler_t **out, int *kernel_excluded, char *err)
+{
+    return dcpi_sampler_open_ex(evs, nev, mode, pid, NULL, out, kernel_excluded, err);
+}
+
+int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
+                         pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
+                         int *kernel_excluded, char *err)
+{
+    if (nev < 1 || nev > DCPI_SAMPLER_MAXEV)
+        return DCPI_EINVAL;
+    int cpus[MAXCPU];
+    int ncpu = dcpi_online_cpus(cpus, MAXCPU);
+    pid_t *targets = NULL;
+    size_t nt = 0;
+    int rc = targets_for(mode, pid, &targets, &nt);
+    if (rc < 0) {
+        set_err(err, "%s%s", rc == DCPI_ESRCH ? "no such process" : "out of memory", "");
+        return rc;
+    }
+    dcpi_sampler_t *s = calloc(1, sizeof *s);
+    open_ctx_t *c = calloc(1, sizeof *c);
+    if (!s || !c) {
+        rc = DCPI_ENOMEM;
+        goto out_free;
+    }
+    s->nev = nev;
+    if (x)
+        s->x = *x;
+    *c = (open_ctx_t){.s = s, .evs = evs, .mode = mode, .err = err};
+    memset(c->cpu_ring, -1, sizeof c->cpu_ring);
+    rc = alloc_sampler(s, nt, ncpu);
+    if (rc == 0)
+        rc = open_all(c, targets, nt, cpus, ncpu);
+    if (rc < 0)
+        goto out_free;
+    qsort(s->ids, s->nfds, sizeof *s->ids, id_cmp);
+    if (kernel_excluded)
+        *kernel_excluded = c->no_kernel;
+    *out = s;
+    free(c);
+    free(targets);
+    return 0;
+out_free:
+    dcpi_sampler_close(s);
+    free(c);
+    free(targets);
+    return rc;
+}
+
+void dcpi_sampler_close(dcpi_sampler_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nrings; i++)
+        munmap(s->rings[i].base, s->rings[i].map_len);
+    for (size_t i = 0; i < s->nfds; i++)
+        close(s->fds[i]);
+    free(s->fds);
+    free(s->ids);
+    free(s->rings);
+    free(s);
+}
+
+int dcpi_sampler_enable(dcpi_sampler_t *s)
+{
+    for (size_t i = 0; i < s->nfds; i++)
+        if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+            return -errno;
+    return 0;
+}
+
+int dcpi_sampler_nrings(const dcpi_sampler_t *s)
+{
+    return s->nrings;
+}
+
+int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i)
+{
+    return s->rings[i].fd;
+}
+
+int dcpi_sampler_nfds(const dcpi_sampler_t *s)
+{
+    return (int)s->nfds;
+}
+
+void dcpi_sampler_stats(const dcpi_sampler_t *s, dcpi_sampler_stats_t *out)
+{
+    *out = s->stats;
+}
+
+/* Event index of a kernel event id; ids of inherited child events (possible in LOST records)
+ * are not ours and count for event 0. */
+static int event_of(const dcpi_sampler_t *s, uint64_t id)
+{
+    id_map_t key = {.id = id};
+    const id_map_t *m = bsearch(&key, s->ids, s->nfds, sizeof *s->ids, id_cmp);
+    return m ? m->event : 0;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The user entries of a callchain (nr u64, then nr entries) at r[*pos]. */
+static int parse_chain(const unsigned char *r, size_t size, size_t *pos, dcpi_sample_t *smp)
+{
+    if (*pos + 8 > size)
+        return -1;
+    uint64_t nr = rd64(r + *pos);
+    *pos += 8;
+    if (nr > (size - *pos) / 8)
+        return -1;
+    int user = 0;
+    smp->callchain = (const uint64_t *)(const void *)(r + *pos); /* records are 8-aligned */
+    smp->ncallchain = (uint32_t)nr;
+    for (uint64_t i = 0; i < nr; i++) {
+        uint64_t v = rd64(r + *pos + 8 * i);
+        if (v >= PERF_CONTEXT_MAX) { /* a context marker */
+            user = v == PERF_CONTEXT_USER;
+            continue;
+        }
+        if (user && smp->nchain < DCPI_SAMPLER_MAXCHAIN)
+            smp->chain[smp->nchain++] = v;
+    }
+    *pos += 8 * nr;
+    return 0;
+}
+
+/* REGS_USER: abi u64, then (abi != 0) one u64 per bit of the mask. */
+static int parse_regs(const unsigned char *r, size_t size, size_t pos, uint64_t mask,
+                      dcpi_sample_t *smp)
+{
+    if (pos + 8 > size)
+        return -1;
+    smp->regs_abi = rd64(r + pos);
+    pos += 8;
+    if (smp->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+        return 0;
+    if ((size_t)__builtin_popcountll(mask) > (size - pos) / 8)
+        return -1;
+    smp->regs_mask = mask;
+    for (int b = 0; b < DCPI_SAMPLER_MAXREGS; b++)
+        if (mask & (1ull << b)) {
+            smp->regs[b] = rd64(r + pos);
+            pos += 8;
+        }
+    return 0;
+}
+
+static int parse_extra(const dcpi_sampler_t *s, const unsigned char *r, size_t size,
+                       dcpi_sample_t *smp)
+{
+    size_t pos = 8 + 6 * 8;
+    if (s->x.callchain && parse_chain(r, size, &pos, smp) < 0)
+        return -1;
+    if (s->x.regs_user && parse_regs(r, size, pos, s->x.regs_user, smp) < 0)
+        return -1;
+    return 0;
+}
+
+static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
+                     const dcpi_sampler_handler_t *h)
+{
+    if (size < 8 + 6 * 8)
+        return -1;
+    dcpi_sample_t smp = {
+        .event = (uint16_t)event_of(s, rd64(r + 8)),
+        .ip = rd64(r + 16),
+        .pid = rd32(r + 24),
+        .tid = rd32(r + 28),
+        .time = rd64(r + 32),
+        .cpu = rd32(r + 40),
+        .period = rd64(r + 48),
+        .misc = ((const struct perf_event_header *)(const void *)r)->misc,
+    };
+    if ((s->x.callchain || s->x.regs_user) && parse_extra(s, r, size, &smp) < 0)
+        return -1;
+    s->stats.samples++;
+    if (h->sample)
+        h->sample(h->arg, &smp);
+    return 0;
+}
+
+static int on_mmap2(const unsigned char *r, size_t size, const dcpi_sampler_handler_t *h)
+{
+    /* header, pid tid, addr, len, pgoff, maj min, ino, ino_generation, prot flags, name */
+    size_t name_off = 8 + 8 + 3 * 8 + 8 + 8 + 8 + 8;
+    if (size <= name_off || !memchr(r + name_off, 0, size - name_off))
+        return -1;
+    if (h->mmap2)
+        h->mmap2(h->arg, rd32(r + 8), rd64(r + 16), rd64(r + 24), rd64(r + 32), rd32(r + 40),
+                 rd32(r + 44), rd64(r + 48), rd32(r + 64), (const char *)r + name_off);
+    return 0;
+}
+
+static int on_task(uint32_t type, const unsigned char *r, size_t size,
+                   const dcpi_sampler_handler_t *h)
+{
+    if (size < 8 + 16)
+        return -1;
+    uint32_t pid = rd32(r + 8), ppid = rd32(r + 12), tid = rd32(r + 16);
+    if (type == PERF_RECORD_FORK && pid != ppid && h->fork)
+        h->fork(h->arg, ppid, pid);
+    if (type == PERF_RECORD_EXIT && pid == tid && h->exit)
+        h->exit(h->arg, pid);
+    return 0;
+}
+
+static int on_misc_record(dcpi_sampler_t *s, uint32_t type, uint16_t misc, const unsigned char *r,
+                          size_t size, const dcpi_sampler_handler_t *h)
+{
+    switch (type) {
+    case PERF_RECORD_COMM:
+        if (size < 16)
+            return -1;
+        if ((misc & PERF_RECORD_MISC_COMM_EXEC) && h->exec)
+            h->exec(h->arg, rd32(r + 8));
+        return 0;
+    case PERF_RECORD_LOST:
+        if (size < 24)
+            return -1;
+        if (h->lost)
+            h->lost(h->arg, event_of(s, rd64(r + 8)), rd64(r + 16));
+        return 0;
+    case PERF_RECORD_LOST_SAMPLES:
+        if (size < 24)
+            return -1; /* the identifier is the last u64 (sample_id_all) */
+        if (h->lost)
+            h->lost(h->arg, event_of(s, rd64(r + size - 8)), rd64(r + 8));
+        return 0;
+    case PERF_RECORD_THROTTLE:
+        if (size < 24)
+            return -1;
+        if (h->throttle)
+            h->throttle(h->arg, event_of(s, rd64(r + 16)));
+        return 0;
+    case PERF_RECORD_UNTHROTTLE:
+        return 0;
+    }
+    s->stats.other_records++;
+    return 0;
+}
+
+static void dispatch(dcpi_sampler_t *s, const unsigned char *r, size_t size,
+                     const dcpi_sampler_handler_t *h)
+{
+    const struct perf_event_header *hdr = (const void *)r;
+    int rc;
+    s->stats.records++;
+    switch (hdr->type) {
+    case PERF_RECORD_SAMPLE:
+        rc = on_sample(s, r, size, h);
+        break;
+    case PERF_RECORD_MMAP2:
+        rc = on_mmap2(r, size, h);
+        break;
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+        rc = on_task(hdr->type, r, size, h);
+        break;
+    default:
+        rc = on_misc_record(s, hdr->type, hdr->misc, r, size, h);
+    }
+    if (rc < 0)
+        s->stats.bad_records++;
+}
+
+long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h)
+{
+    ring_t *rg = &s->rings[ring];
+    struct perf_event_mmap_page *m = rg->base;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = m->data_tail;
+    long n = 0;
+    while (tail < head) {
+        uint64_t off = tail & (rg->size - 1);
+        struct perf_event_header hdr;
+        memcpy(&hdr, rg->data + off, sizeof hdr);
+        if (hdr.size < sizeof hdr || hdr.size > head - tail) {
+            s->stats.bad_records++; /* corrupt ring: skip what is there */
+            tail = head;
+            break;
+        }
+        const unsigned char *rec = rg->data + off;
+        if (off + hdr.size > rg->size) {
+            size_t first = (size_t)(rg->size - off);
+            memcpy(s->copy, rg->data + off, first);
+            memcpy(s->copy + first, rg->data, hdr.size - first);
+            rec = s->copy;
+        }
+        dispatch(s, rec, hdr.size, h);
+        tail += hdr.size;
+        n++;
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    return n;
+}

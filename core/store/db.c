@@ -1,0 +1,570 @@
+/*
+ * db.c - the profile database layout (see db.h): DB/<epoch>/<platform>/<image dir>/<files>,
+ * epoch naming and selection, the hosts file, the per-platform daemon lock and file listing.
+ */
+#include "core/store/db.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/fsutil.h"
+#include "core/store/header.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+#define EPOCH_SECOND_TRIES 3600 /* how many later seconds new_epoch tries before giving up */
+
+/* snprintf into a path buffer: DCPI_ERANGE when it does not fit. */
+static int fmt_path(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
+
+static int fmt_path(char *out, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, len, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= len ? DCPI_ERANGE : 0;
+}
+
+/* A name usable as one directory component. */
+static int name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= DCPI_NAMELEN || strchr(s, '/'))
+        return 0;
+    return strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *dcpi_db_default(const char *dir)
+{
+    if (dir && *dir)
+        return dir;
+    const char *env = getenv("DCPIDB");
+    if (env && *env)
+        return env;
+    return "./dcpidb";
+}
+
+/* ---- hosts file ------------------------------------------------------------------------- */
+
+/* Check one hosts line (comment already cut off); on a match of hostname copy the platform.
+ * Messages are "hosts:LINE: reason" (the caller prefixes the database). */
+static int hosts_line(unsigned lineno, char *line, const char *hostname, char out[DCPI_NAMELEN],
+                      int *found, char *err)
+{
+    char *save, *words[3];
+    int n = 0;
+    for (char *w = strtok_r(line, " \t\r\f\v", &save); w && n < 3;
+         w = strtok_r(NULL, " \t\r\f\v", &save))
+        words[n++] = w;
+    if (n == 0)
+        return 0;
+    if (n == 1)
+        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                              "hosts:%u: expected 'hostname platform', got one word", lineno);
+    if (n == 3)
+        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                              "hosts:%u: expected 'hostname platform', got more than two words",
+                              lineno);
+    if (!name_ok(words[1]))
+        return dcpi__hdr_errf(err, DCPI_EFORMAT, "hosts:%u: bad platform name '%.64s'", lineno,
+                              words[1]);
+    if (!*found && strcmp(words[0], hostname) == 0) {
+        snprintf(out, DCPI_NAMELEN, "%s", words[1]);
+        *found = 1;
+    }
+    return 0;
+}
+
+int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char out[DCPI_NAMELEN],
+                        char *err)
+{
+    if ((!buf && len) || !hostname || !out)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "hosts: invalid argument");
+    const char *nul = len ? memchr(buf, '\0', len) : NULL;
+    if (nul) {
+        unsigned lineno = 1;
+        for (const char *c = buf; c < nul; c++)
+            lineno += *c == '\n';
+        return dcpi__hdr_errf(err, DCPI_EFORMAT, "hosts:%u: NUL byte", lineno);
+    }
+    char *text = malloc(len + 1);
+    if (!text)
+        return dcpi__hdr_errf(err, DCPI_ENOMEM, "hosts: out of memory");
+    if (len)
+        memcpy(text, buf, len);
+    text[len] = '\0';
+    unsigned lineno = 0;
+    int found = 0, rc = 0;
+    char *line = text;
+    while (rc == 0 && line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        rc = hosts_line(++lineno, line, hostname, out, &found, err);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return rc < 0 ? rc : found;
+}
+
+/* Read a whole file (NUL bytes included); DCPI_ENOENT (err untouched) when it does not exist. */
+static int read_small_file(const char *path, char **out, size_t *len, char *err)
+{
+    FILE *f = fopen(path, "re");
+    if (!f && errno == ENOENT)
+        return DCPI_ENOENT;
+    if (!f)
+        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    int rc = 0;
+    for (;;) {
+        if (cap - n < 4096) {
+            char *nb = realloc(buf, cap ? cap * 2 : 4096);
+            if (!nb) {
+                rc = DCPI_ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap = cap ? cap * 2 : 4096;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (rc == 0 && ferror(f))
+        rc = DCPI_EIO;
+    fclose(f);
+    if (rc < 0) {
+        free(buf);
+        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAMELEN], char *err)
+{
+    if (!db || !hostname || !out)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database or hostname given");
+    char path[4096], *text = NULL, why[DCPI_ERRLEN];
+    size_t len = 0;
+    if (fmt_path(path, sizeof path, "%s/hosts", db) < 0)
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "DB: database path too long");
+    int rc = read_small_file(path, &text, &len, err);
+    if (rc < 0 && rc != DCPI_ENOENT)
+        return rc;
+    int found = 0;
+    if (text) {
+        found = dcpi_db_hosts_parse(text, len, hostname, out, why);
+        free(text);
+        if (found < 0)
+            return dcpi__hdr_errf(err, found, "%s/%s", db, why);
+    }
+    if (!found) {
+        if (!name_ok(hostname))
+            return dcpi__hdr_errf(err, DCPI_EINVAL,
+                                  "%s: host name '%s' is not a usable platform name", db, hostname);
+        snprintf(out, DCPI_NAMELEN, "%s", hostname);
+    }
+    return 0;
+}
+
+int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err)
+{
+    char host[DCPI_NAMELEN];
+    if (gethostname(host, sizeof host) < 0)
+        return dcpi__hdr_errf(err, -errno, "DB: gethostname: %s", strerror(errno));
+    host[sizeof host - 1] = '\0';
+    return dcpi_db_platform_for(db, host, out, err);
+}
+
+/* ---- epochs ----------------------------------------------------------------------------- */
+
+/* Claim DB/<name>/<platform> by creating it: 0, DCPI_EEXIST when taken, or an error. */
+static int epoch_claim(const char *db, const char *name, const char *platform, char *err)
+{
+    char path[4096];
+    if (fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform) < 0)
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+    fmt_path(path, sizeof path, "%s/%s", db, name);
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+    fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform);
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    if (errno == EEXIST)
+        return DCPI_EEXIST;
+    return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+}
+
+static int epoch_name(time_t t, int seconds, char name[DCPI_NAMELEN])
+{
+    struct tm tm;
+    if (!gmtime_r(&t, &tm))
+        return DCPI_ERANGE;
+    strftime(name, DCPI_NAMELEN, seconds ? "%Y%m%d%H%M%S" : "%Y%m%d%H%M", &tm);
+    return 0;
+}
+
+int dcpi_db_new_epoch(const char *db, const char *platform, time_t now, char name[DCPI_NAMELEN],
+                      char *err)
+{
+    if (!db || !name || !name_ok(platform))
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: bad platform name '%s'",
+                              platform ? platform : "");
+    int rc = dcpi__mkdirs(db, 0755);
+    if (rc < 0)
+        return dcpi__hdr_errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
+    for (int i = -1; i < EPOCH_SECOND_TRIES; i++) {
+        /* i = -1: the minute form; then the seconds form from now on. */
+        rc = epoch_name(now + (i < 0 ? 0 : i), i >= 0, name);
+        if (rc < 0)
+            return dcpi__hdr_errf(err, rc, "%s: cannot name an epoch for time %lld", db,
+                                  (long long)now);
+        rc = epoch_claim(db, name, platform, err);
+        if (rc != DCPI_EEXIST)
+            return rc;
+    }
+    return dcpi__hdr_errf(err, DCPI_EEXIST,
+                          "%s: no free epoch name for platform %s within %d seconds", db, platform,
+                          EPOCH_SECOND_TRIES);
+}
+
+void dcpi_db_free_list(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_epoch_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n != 12 && n != 14)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+static int is_visible_name(const char *s)
+{
+    return s[0] != '.';
+}
+
+/* Names of the subdirectories of dir accepted by keep(), sorted. */
+static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, size_t *n,
+                     char *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return dcpi__hdr_errf(err, -errno, "%s: %s", dir, strerror(errno));
+    char **v = NULL, path[4096];
+    size_t cnt = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!keep(de->d_name) || fmt_path(path, sizeof path, "%s/%s", dir, de->d_name) < 0 ||
+            !is_dir(path))
+            continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv)
+                goto out_nomem;
+            v = nv;
+        }
+        if (!(v[cnt] = strdup(de->d_name)))
+            goto out_nomem;
+        cnt++;
+    }
+    closedir(d);
+    if (cnt)
+        qsort(v, cnt, sizeof *v, cmp_str);
+    *names = v;
+    *n = cnt;
+    return 0;
+out_nomem:
+    rc = dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", dir);
+    dcpi_db_free_list(v, cnt);
+    closedir(d);
+    return rc;
+}
+
+int dcpi_db_epochs(const char *db, char ***names, size_t *n, char *err)
+{
+    if (!db || !names || !n)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database given");
+    return list_dirs(db, is_epoch_name, names, n, err);
+}
+
+int dcpi_db_platforms(const char *db, const char *epoch, char ***names, size_t *n, char *err)
+{
+    if (!db || !epoch || !names || !n)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database or epoch given");
+    char path[4096];
+    if (fmt_path(path, sizeof path, "%s/%s", db, epoch) < 0)
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+    return list_dirs(path, is_visible_name, names, n, err);
+}
+
+/* Keep only the epochs holding platform (compacting the list). */
+static void filter_platform(const char *db, const char *platform, char **v, size_t *n)
+{
+    size_t k = 0;
+    char path[4096];
+    for (size_t i = 0; i < *n; i++) {
+        if (fmt_path(path, sizeof path, "%s/%s/%s", db, v[i], platform) == 0 && is_dir(path))
+            v[k++] = v[i];
+        else
+            free(v[i]);
+    }
+    *n = k;
+}
+
+/* Pick the epoch named by spec among v[0..n) (ascending). */
+static int pick_epoch(const char *db, const char *spec, const char *platform, char **v, size_t n,
+                      char out[DCPI_NAMELEN], char *err)
+{
+    const char *pf = platform ? " for platform " : "";
+    const char *pn = platform ? platform : "";
+    if (n == 0)
+        return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: no epochs%s%s", db, pf, pn);
+    if (!spec || strcmp(spec, "latest") == 0) {
+        snprintf(out, DCPI_NAMELEN, "%s", v[n - 1]);
+        return 0;
+    }
+    if (strncmp(spec, "latest-", 7) == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long k = strtoull(spec + 7, &end, 10);
+        if (!isdigit((unsigned char)spec[7]) || *end || errno)
+            return dcpi__hdr_errf(err, DCPI_EINVAL, "%s: bad epoch spec '%s'", db, spec);
+        if (k >= n)
+            return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: %s: only %zu epoch%s%s%s", db, spec, n,
+                                  n == 1 ? "" : "s", pf, pn);
+        snprintf(out, DCPI_NAMELEN, "%s", v[n - 1 - k]);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i], spec) == 0) {
+            snprintf(out, DCPI_NAMELEN, "%s", v[i]);
+            return 0;
+        }
+    }
+    return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: epoch '%s' not found%s%s", db, spec, pf, pn);
+}
+
+int dcpi_db_select_epoch(const char *db, const char *spec, const char *platform,
+                         char out[DCPI_NAMELEN], char *err)
+{
+    if (!db || !out)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database given");
+    char **v;
+    size_t n;
+    int rc = dcpi_db_epochs(db, &v, &n, err);
+    if (rc < 0)
+        return rc;
+    if (platform)
+        filter_platform(db, platform, v, &n);
+    rc = pick_epoch(db, spec, platform, v, n, out, err);
+    dcpi_db_free_list(v, n);
+    return rc;
+}
+
+/* ---- daemon files and lock -------------------------------------------------------------- */
+
+void dcpi_db_daemon_path(const char *db, const char *platform, const char *kind, char *out,
+                         size_t len)
+{
+    snprintf(out, len, "%s/dcpid-%s.%s", db, platform, kind);
+}
+
+/* The pid written in a lock file by its holder (0 when not written yet). */
+static long lock_holder(int fd)
+{
+    char buf[32];
+    for (int tries = 0; tries < 20; tries++) {
+        ssize_t r = pread(fd, buf, sizeof buf - 1, 0);
+        if (r > 0) {
+            buf[r] = '\0';
+            long pid = strtol(buf, NULL, 10);
+            if (pid > 0)
+                return pid;
+        }
+        usleep(1000); /* the holder may be between flock and write */
+    }
+    return 0;
+}
+
+int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
+{
+    if (!db || !fd || !name_ok(platform))
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: bad platform name '%s'",
+                              platform ? platform : "");
+    char path[4096];
+    dcpi_db_daemon_path(db, platform, "lock", path, sizeof path);
+    int lfd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lfd < 0)
+        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+    if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        long holder = e == EWOULDBLOCK ? lock_holder(lfd) : 0;
+        close(lfd);
+        if (e != EWOULDBLOCK)
+            return dcpi__hdr_errf(err, -e, "%s: flock: %s", path, strerror(e));
+        if (holder > 0)
+            return dcpi__hdr_errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid %ld", db,
+                                  platform, holder);
+        return dcpi__hdr_errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid ?", db,
+                              platform);
+    }
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+    if (ftruncate(lfd, 0) < 0 || pwrite(lfd, buf, (size_t)len, 0) != len) {
+        int e = errno ? errno : EIO;
+        close(lfd);
+        return dcpi__hdr_errf(err, -e, "%s: %s", path, strerror(e));
+    }
+    *fd = lfd;
+    return 0;
+}
+
+/* ---- listing profile files -------------------------------------------------------------- */
+
+typedef struct file_list {
+    dcpi_db_file_t *v;
+    size_t n, cap;
+} file_list_t;
+
+static int file_cmp(const void *a, const void *b)
+{
+    const dcpi_db_file_t *x = a, *y = b;
+    int c = strcmp(x->platform, y->platform);
+    if (c == 0)
+        c = strcmp(x->imagedir, y->imagedir);
+    return c ? c : strcmp(x->file, y->file);
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int files_push(file_list_t *fl, const char *platform, const char *imagedir, const char *file,
+                      const char *path)
+{
+    if (fl->n == fl->cap) {
+        size_t cap = fl->cap ? fl->cap * 2 : 32;
+        dcpi_db_file_t *nv = realloc(fl->v, cap * sizeof *nv);
+        if (!nv)
+            return DCPI_ENOMEM;
+        fl->v = nv;
+        fl->cap = cap;
+    }
+    dcpi_db_file_t *f = &fl->v[fl->n++];
+    snprintf(f->platform, sizeof f->platform, "%s", platform);
+    snprintf(f->imagedir, sizeof f->imagedir, "%s", imagedir);
+    snprintf(f->file, sizeof f->file, "%s", file);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    return 0;
+}
+
+/* Files ending in suffix directly inside dir (DB/epoch/platform/imagedir). */
+static int list_image_dir(const char *dir, const char *platform, const char *imagedir,
+                          const char *suffix, file_list_t *fl, char *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return dcpi__hdr_errf(err, -errno, "%s: %s", dir, strerror(errno));
+    int rc = 0;
+    char path[4096];
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        struct stat st;
+        if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix))
+            continue;
+        if (fmt_path(path, sizeof path, "%s/%s", dir, de->d_name) < 0 || stat(path, &st) < 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        rc = files_push(fl, platform, imagedir, de->d_name, path);
+    }
+    closedir(d);
+    return rc < 0 ? dcpi__hdr_errf(err, rc, "%s: out of memory", dir) : 0;
+}
+
+static int list_platform(const char *db, const char *epoch, const char *platform,
+                         const char *suffix, file_list_t *fl, char *err)
+{
+    char dir[4096], sub[4096];
+    char **dirs;
+    size_t n;
+    if (fmt_path(dir, sizeof dir, "%s/%s/%s", db, epoch, platform) < 0)
+        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+    int rc = list_dirs(dir, is_visible_name, &dirs, &n, err);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (fmt_path(sub, sizeof sub, "%s/%s", dir, dirs[i]) < 0) {
+            rc = dcpi__hdr_errf(err, DCPI_ERANGE, "%s/%s: path too long", dir, dirs[i]);
+            break;
+        }
+        rc = list_image_dir(sub, platform, dirs[i], suffix, fl, err);
+    }
+    dcpi_db_free_list(dirs, n);
+    return rc;
+}
+
+int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, const char *suffix,
+                       dcpi_db_file_t **files, size_t *n, char *err)
+{
+    if (!db || !epoch || !suffix || !files || !n)
+        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database, epoch or suffix given");
+    char **plats = NULL;
+    size_t np = 0;
+    int rc = 0;
+    if (!platform)
+        rc = dcpi_db_platforms(db, epoch, &plats, &np, err);
+    file_list_t fl = {0};
+    for (size_t i = 0; rc == 0 && i < (platform ? 1 : np); i++)
+        rc = list_platform(db, epoch, platform ? platform : plats[i], suffix, &fl, err);
+    dcpi_db_free_list(plats, np);
+    if (rc < 0) {
+        free(fl.v);
+        return rc;
+    }
+    if (fl.n)
+        qsort(fl.v, fl.n, sizeof *fl.v, file_cmp);
+    *files = fl.v;
+    *n = fl.n;
+    return 0;
+}

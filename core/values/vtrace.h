@@ -1,0 +1,163 @@
+/*
+ * vtrace.h - dcpid's value profiling with the regs backend (dcpid -vtrace, docs/dcpid.md,
+ * dcpivprofiler(5)): the division of labour of the seed. dcpid asks each plugin what to capture
+ * (vp_prof_init); for every user-mode PC sample this module reads the sampled instruction's
+ * bytes, decodes it, and for each plugin whose specification has a vlist for its key computes
+ * the values from the sampled user registers (core/capture/capture.h) and appends an entry to that
+ * plugin's trace; full traces go to the plugin (vp_prof_process), and the vsamples it returns
+ * are merged into per-(image, plugin) value profiles (core/store/vprof.h) that are written into the
+ * database with the PC profiles.
+ *
+ * Rate: at most `rate` sampled instructions per second per CPU become value-trace entries
+ * (token bucket per CPU refilled by sample time; one admission covers every plugin). The other
+ * candidates only count as "seen" (dcpi_vsummary_seen), so seen / vtot estimates the thinning.
+ *
+ * No allocation per sample except a new summary the first time an instruction is seen; the
+ * number of summaries is bounded (max_summaries): dcpi_vtrace_needs_flush says when 75% are in
+ * use, and vsamples that find the table full are counted as lost. Not thread-safe.
+ */
+#ifndef DCPI_CORE_VTRACE_H
+#define DCPI_CORE_VTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/capture/capture.h"
+#include "core/image/loadmap.h"
+#include "core/plugin/vploader.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+#define DCPI_VTRACE_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
+#define DCPI_VTRACE_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
+#define DCPI_VTRACE_MAXCPU       1024
+
+typedef struct dcpi_vtrace dcpi_vtrace_t;
+
+typedef struct dcpi_vtrace_opts {
+    unsigned rate;        /* per CPU per second (0: DCPI_VTRACE_DEFAULT_RATE) */
+    unsigned hotsize;     /* hotlist size per instruction (0: 16) */
+    size_t max_summaries; /* 0: DCPI_VTRACE_DEFAULT_HASH */
+    int contexts;         /* -vcontext */
+    /* Isolation (core/plugin/vpworker.h): 1 runs each plugin's vp_prof_process in its own worker
+     * process with a watchdog of timeout_ms (0: DCPI_VPWORKER_DEFAULT_TIMEOUT_MS); 0 runs it
+     * in this process (dcpid -vinproc). */
+    int isolate;
+    unsigned timeout_ms;
+    /* -vrecord (docs/dcpireplay.md): record every admitted sample into the epoch's
+     * values.trace (opened by dcpi_vtrace_new_epoch); record_max bounds it in bytes (0: none). */
+    int record;
+    uint64_t record_max;
+} dcpi_vtrace_opts_t;
+
+/* One user-mode sample as the regs backend sees it. */
+typedef struct dcpi_vtrace_sample {
+    uint32_t pid, tid, cpu;
+    uint64_t time; /* ns */
+    uint64_t ip;
+    uint64_t context0, context1; /* return addresses of the first two callers (0: none) */
+    dcpi_regs_t regs;            /* before the sampled instruction */
+} dcpi_vtrace_sample_t;
+
+/* Per-plugin counters (status). */
+typedef struct dcpi_vtrace_stats {
+    uint64_t traces; /* traces handed to vp_prof_process */
+    uint64_t values; /* vsamples merged */
+    uint64_t seen;   /* candidate samples (admitted or not) */
+    uint64_t lost;   /* entries or vsamples lost (plugin error, table full, unresolved pc) */
+    uint64_t errors; /* vp_prof_process calls that failed */
+    int disabled;
+} dcpi_vtrace_stats_t;
+
+/* What the value-profile headers need besides the image (set by the daemon at each flush). */
+typedef struct dcpi_vtrace_flush_info {
+    const char *db, *epoch, *platform, *event;
+    uint64_t period;
+    unsigned cpuspeed;
+    int cpucount;
+} dcpi_vtrace_flush_info_t;
+
+/*
+ * Call vp_prof_init of every plugin of set (the set stays the caller's; it must outlive vt)
+ * and build the per-key tables. A plugin returning NULL: DCPI_EPLUGIN with "NAME: vp_prof_init
+ * returned no specification" in err. lm is the daemon's loadmap (used to resolve pcs). On
+ * failure vp_prof_done has been called for the plugins already initialized.
+ */
+int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
+                    dcpi_vtrace_t **out, char *err);
+/* Hand pending traces to the plugins, call vp_prof_done, free (the set is not unloaded). */
+void dcpi_vtrace_free(dcpi_vtrace_t *vt);
+
+/* sample_regs_user for perf: the union of dcpi_capture_perf_mask over every vlist of every
+ * plugin. */
+uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt);
+unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt);
+int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt);
+
+/* One user-mode sample (see the steps in vtrace.c). */
+void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
+/* Hand every pending trace to its plugin (end of a ring drain, before a flush). */
+void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt);
+/* Hand pending traces of pid to their plugins (before its mappings change: exec, mmap). */
+void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid);
+
+/* Whether 75% of the summaries are in use (flush early). */
+int dcpi_vtrace_needs_flush(const dcpi_vtrace_t *vt);
+/* Summaries in use / the bound. */
+size_t dcpi_vtrace_used(const dcpi_vtrace_t *vt);
+size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt);
+
+/*
+ * Hand pending traces over, then write every (image, plugin) value profile into
+ * DB/<epoch>/<platform>/<imagedir>/<vp_name>.vprof with dcpi_vprof_merge_write. Written ones
+ * are released; a failed one stays in memory for the next flush (err gets the last failure).
+ * Returns the number of files written, or a negative DCPI_E* when any failed. *failed (may be
+ * NULL) gets the number of failures.
+ */
+int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
+                      char *err);
+
+/*
+ * A new epoch (fi: its names and the profile header facts): with record, hand the recorder's
+ * trace over, close its segment (logging refusals or errors) and open a new one in
+ * DB/<epoch>/<platform>/values.trace. 0 (also without record) or a negative DCPI_E* with err.
+ */
+int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err);
+/* The recorder's counters (dcpi_tracefile_stats of the open segment); DCPI_ENOENT without. */
+struct dcpi_tracefile_stats;
+int dcpi_vtrace_record_stats(const dcpi_vtrace_t *vt, struct dcpi_tracefile_stats *out);
+
+/* Counters. */
+unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt);
+const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i);
+void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out);
+/* Why plugin i was disabled ("" when it is not), e.g. "vp_prof_process crashed (SIGSEGV)". */
+const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i);
+/* The pid of plugin i's worker process (0: none; tests). */
+int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i);
+/* User samples whose instruction bytes could not be read (counted, skipped). */
+uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt);
+/* User samples whose pc is in no known image, or undecodable bytes (counted, skipped). */
+uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
+
+/* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
+struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
+
+/* ---- step backend entry points (dstep) ----
+ * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
+ * (core/capture/stepring.h) instead of samples: each goes into every enabled plugin's trace with
+ * dcpi_step_encode (its vlists' values are exact), and the traces take the regs backend's path
+ * (hand-over when full, on another pid, at dcpi_vtrace_end_drain / _pid_event / _flush), so
+ * vsamples land in the same per-(image, plugin) value profiles. se holds dcpi_vtrace_nplugins()
+ * step encoders, the caller's, zeroed before the first call. Returns the entries written over all
+ * plugins. */
+struct dcpi_step_encoder;
+struct step_record;
+int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+                     const struct step_record *rec);
+
+#pragma GCC visibility pop
+
+#endif
