@@ -1,7 +1,8 @@
 /*
  * check_gperf.c - gperftools CPU profiles (core/formats/gperf.c): encode/parse round trips in 8-
  * and 4-byte slots, the mapped-objects text, every malformed-file error, and the real profiles of
- * ../shared/interop/gperftools read exactly as pprof reads them (.string files).
+ * tests/data/interop/gperftools (pprof's test data, Apache-2.0) read exactly as pprof reads them
+ * (.string files).
  */
 #include <check.h>
 #include <errno.h>
@@ -14,7 +15,7 @@
 #include "core/formats/gperf.h"
 #include "dcpi/errno.h"
 
-#define INTEROP DCPI_TEST_DATA "/../../../shared/interop/gperftools"
+#define INTEROP DCPI_TEST_DATA "/interop/gperftools"
 
 /* ---- helpers ---- */
 
@@ -283,25 +284,6 @@ static void check_interop(const char *name)
     dcpi_gperf_free(g);
 }
 
-/* The interop profiles live outside the repository (written by gperftools elsewhere). */
-static const char *interop_missing(void)
-{
-    static const char *const files[] = {"cppbench.cpu", "gobench.cpu", "go.crc32.cpu"};
-    static char why[1200];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", INTEROP, files[i]);
-        if (access(path, R_OK) != 0) {
-            snprintf(why, sizeof why,
-                     "%s is not readable (%s): the interop case compares dcpi's reading of "
-                     "profiles written by gperftools, kept outside the repository",
-                     path, strerror(errno));
-            return why;
-        }
-    }
-    return NULL;
-}
-
 START_TEST(test_interop)
 {
     check_interop("cppbench.cpu");
@@ -318,9 +300,6 @@ int main(void)
     tcase_add_test(tc, test_text_lines);
     tcase_add_test(tc, test_malformed);
     suite_add_tcase(s, tc);
-    TCase *ti = dcpi_check_tcase("interop");
-    tcase_add_test(ti, test_interop);
-    suite_add_tcase(s, ti);
-    static const struct dcpi_check_need needs[] = {{"interop", interop_missing}};
-    return dcpi_check_run(s, needs, sizeof needs / sizeof needs[0]);
+    tcase_add_test(tc, test_interop);
+    return dcpi_check_run(s, NULL, 0);
 }

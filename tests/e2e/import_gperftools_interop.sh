@@ -1,19 +1,18 @@
 #!/bin/bash
-# e2e: dcpiimport -format gperftools on the real profiles of ../shared/interop/gperftools (a C++
+# e2e: dcpiimport -format gperftools on the real profiles of tests/data/interop/gperftools (a C++
 # and two Go programs, profiled by gperftools elsewhere): each imported epoch's dcpiprof total
 # equals the total of pprof's text dump beside it (.string). Split from import_gperftools.sh,
 # which passed without this part when the files were absent.
-# Skips (77) when ../shared/interop/gperftools (outside the repository) is not there.
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
 S=${DCPI_SRC:?}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 e2e_counting impgi
-I=$S/../shared/interop/gperftools
+I=$S/tests/data/interop/gperftools
 for f in cppbench.cpu gobench.cpu go.crc32.cpu; do
     [ -r "$I/$f" ] && [ -r "$I/$f.string" ] ||
-        e2e_skip "$I/$f or $f.string is not readable: this test reads profiles kept outside the repository"
+        fail "$I/$f or $f.string is not readable (part of the repository)"
 done
 for f in cppbench.cpu gobench.cpu go.crc32.cpu; do
     want=$(awk '/^Samples:/ {s = 1; next} /^Locations/ {s = 0} s && $2 ~ /:$/ {t += $1}
