@@ -6,7 +6,7 @@
 
 #include "api.h"
 #include "errno.h"
-#include "version.h"
+#include "dcpi/version.h" /* generated from version.h.in */
 #include "insn.h"
 #include "trace-vlist.h"
 #include "trace-parse.h"
