@@ -1,0 +1,201 @@
+/*
+ * export.c - the common driver of dcpiexport's formats: the exported event, the image order
+ * (the program first, at its ELF addresses; the other images at DCPI_EXPORT_LIB_BASE + place x
+ * DCPI_EXPORT_LIB_STRIDE) and the event's stack profile mapped onto the profile set, with the
+ * samples its chains account for per leaf (so PC samples are not exported twice).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/formats/export.h"
+#include "core/image/image.h"
+#include "core/image/symbols.h"
+#include "dcpi/errno.h"
+
+void dcpi_export_prefix_err(const dcpi_cli_t *cli, char *err)
+{
+    char tmp[DCPI_ERRLEN];
+    size_t room = DCPI_ERRLEN - (strlen(cli->tool) + 3);
+    snprintf(tmp, sizeof(tmp), "%s", err);
+    snprintf(err, DCPI_ERRLEN, "%s: %.*s", cli->tool, (int)room, tmp);
+}
+
+uint64_t dcpi_export_text_offset(const dcpi_profset_image_t *img)
+{
+    dcpi_image_info_t info;
+    uint64_t off = img->tstart;
+    if (img->kind == DCPI_PSET_FILE && dcpi_image_probe(img->path, &info, NULL) == 0 &&
+        !strcmp(info.id, img->id) && dcpi_image_vaddr_to_file(&info, img->tstart, &off) == 0)
+        return off;
+    return img->tstart;
+}
+
+/* ---- stacks ---- */
+
+void dcpi_export_stacks_free(dcpi_export_stacks_t *xs)
+{
+    if (xs->sp)
+        dcpi_stackprof_symbols_free(xs->sp, xs->tabs);
+    dcpi_stackprof_free(xs->sp);
+    free(xs->pset);
+    free(xs->tabs);
+    free(xs->base);
+    free(xs->leaves);
+    *xs = (dcpi_export_stacks_t){0};
+}
+
+static int cmp_leaf(const void *a, const void *b)
+{
+    const dcpi_export_leaf_t *x = a, *y = b;
+    if (x->img != y->img)
+        return x->img < y->img ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int collect_leaves(dcpi_export_stacks_t *xs)
+{
+    size_t n = dcpi_stackprof_count(xs->sp), k = 0;
+    xs->leaves = malloc((n ? n : 1) * sizeof(*xs->leaves));
+    if (!xs->leaves)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        uint64_t c;
+        dcpi_stackprof_chain(xs->sp, i, &f, &nf, &c);
+        if (f[0].image == DCPI_STACK_NOIMAGE)
+            xs->noimage += xs->has_unknown ? c : 0;
+        else if (xs->pset[f[0].image] >= 0)
+            xs->leaves[k++] = (dcpi_export_leaf_t){xs->pset[f[0].image], f[0].offset, c};
+    }
+    qsort(xs->leaves, k, sizeof(*xs->leaves), cmp_leaf);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && !cmp_leaf(&xs->leaves[m - 1], &xs->leaves[i]))
+            xs->leaves[m - 1].count += xs->leaves[i].count;
+        else
+            xs->leaves[m++] = xs->leaves[i];
+    }
+    xs->nleaves = m;
+    return 0;
+}
+
+uint64_t dcpi_export_leaf_count(const dcpi_export_stacks_t *xs, long img, uint32_t offset)
+{
+    dcpi_export_leaf_t key = {img, offset, 0};
+    const dcpi_export_leaf_t *l =
+        xs->sp ? bsearch(&key, xs->leaves, xs->nleaves, sizeof(key), cmp_leaf) : NULL;
+    return l ? l->count : 0;
+}
+
+/* Address bases: a set image keeps the base of its place in order; other images get the
+ * places after the set's. */
+static void stack_bases(dcpi_export_stacks_t *xs, const dcpi_profset_t *set, const size_t *order)
+{
+    size_t extra = set->nimages;
+    for (size_t i = 0; i < xs->nimg; i++) {
+        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(xs->sp, i);
+        size_t place = extra;
+        for (size_t k = 0; k < set->nimages; k++)
+            if ((long)order[k] == xs->pset[i])
+                place = k;
+        if (place == extra)
+            extra++;
+        int kernel = im->path[0] == '[' && strstr(im->path, "kernel");
+        xs->base[i] =
+            place == 0 || kernel ? 0 : DCPI_EXPORT_LIB_BASE + place * DCPI_EXPORT_LIB_STRIDE;
+    }
+}
+
+int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, const size_t *order,
+                            int ev, dcpi_export_stacks_t *xs, char *err)
+{
+    *xs = (dcpi_export_stacks_t){0};
+    int rc =
+        dcpi_stackprof_load(cli->db, cli->epoch, cli->platform, set->events[ev].name, &xs->sp, err);
+    if (rc < 0) {
+        dcpi_export_prefix_err(cli, err);
+        return rc;
+    }
+    if (!xs->sp)
+        return 0;
+    xs->nimg = dcpi_stackprof_nimages(xs->sp);
+    size_t n = xs->nimg ? xs->nimg : 1;
+    xs->pset = calloc(n, sizeof(*xs->pset));
+    xs->tabs = calloc(n, sizeof(*xs->tabs));
+    xs->base = calloc(n, sizeof(*xs->base));
+    if (!xs->pset || !xs->tabs || !xs->base) {
+        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
+        return DCPI_ENOMEM;
+    }
+    dcpi_stackprof_symbols(xs->sp, set, xs->pset, xs->tabs);
+    stack_bases(xs, set, order);
+    for (size_t k = 0; k < set->nimages; k++)
+        xs->has_unknown |= set->images[k].kind == DCPI_PSET_UNKNOWN;
+    rc = collect_leaves(xs);
+    if (rc < 0)
+        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
+    return rc;
+}
+
+int dcpi_export_chain_in_set(const dcpi_export_stacks_t *xs, const dcpi_frame_t *f)
+{
+    if (f[0].image == DCPI_STACK_NOIMAGE)
+        return xs->has_unknown;
+    return xs->pset[f[0].image] >= 0;
+}
+
+uint64_t dcpi_export_frame_pc(const dcpi_export_stacks_t *xs, dcpi_frame_t f)
+{
+    if (f.image == DCPI_STACK_NOIMAGE)
+        return DCPI_EXPORT_UNKNOWN_PC;
+    return xs->base[f.image] + dcpi_stackprof_image_get(xs->sp, f.image)->tstart + f.offset;
+}
+
+/* ---- the driver ---- */
+
+/* Image order: the first image named by an operand (the program), then the others. */
+static void image_order(const dcpi_profset_t *set, const dcpi_cli_t *cli, size_t *order)
+{
+    size_t k = 0, first = set->nimages;
+    for (int a = 0; a < cli->nargs && first == set->nimages; a++)
+        for (size_t i = 0; i < set->nimages && first == set->nimages; i++)
+            if (dcpi_profset_image_matches(&set->images[i], cli->args[a]))
+                first = i;
+    for (size_t i = 0; first == set->nimages && i < set->nimages; i++)
+        if (set->images[i].kind == DCPI_PSET_FILE)
+            first = i;
+    if (first < set->nimages)
+        order[k++] = first;
+    for (size_t i = 0; i < set->nimages; i++)
+        if (i != first)
+            order[k++] = i;
+}
+
+int dcpi_export_open(dcpi_export_t *x, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+                     const char *event, const char *out, char *err)
+{
+    *x = (dcpi_export_t){.cli = cli, .set = set, .out = out, .ev = -1};
+    err[0] = '\0';
+    if (set->nevents == 0) {
+        snprintf(err, DCPI_ERRLEN, "%s: no samples in epoch %s", cli->tool, cli->epoch);
+        return DCPI_ENOENT;
+    }
+    x->ev = dcpi_profset_pick_event(set, event, cli->tool, cli->epoch);
+    if (x->ev < 0)
+        return DCPI_ENOENT;
+    x->order = calloc(set->nimages + 1, sizeof(*x->order));
+    if (!x->order) {
+        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
+        return DCPI_ENOMEM;
+    }
+    image_order(set, cli, x->order);
+    return dcpi_export_stacks_load(cli, set, x->order, x->ev, &x->xs, err);
+}
+
+void dcpi_export_close(dcpi_export_t *x)
+{
+    dcpi_export_stacks_free(&x->xs);
+    free(x->order);
+    x->order = NULL;
+}

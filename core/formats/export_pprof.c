@@ -1,0 +1,423 @@
+/*
+ * export_pprof.c - dcpiexport -format pprof: the epoch as a pprof profile (profile.proto, built
+ * with core/formats/pprof.h): two sample types per event (count, and count x period), a sample
+ * per stack chain and per PC sample no chain accounts for, locations named from the images'
+ * symbols and source lines, and the epoch's value profiles as samples of "values" labelled
+ * with the plugin's value (and its contexts). The program's mapping comes first.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/formats/export.h"
+#include "core/formats/pprof.h"
+#include "core/image/srclines.h"
+#include "core/image/symbols.h"
+#include "core/store/db.h"
+#include "core/store/vprof.h"
+#include "dcpi/errno.h"
+
+/* An exported image: a set image, or a stack image the set does not hold. */
+typedef struct pimg {
+    const char *id, *path;
+    uint64_t tstart, tsize;
+    long set_idx; /* -1: stack only */
+    dcpi_symtab_t *st;
+    dcpi_srclines_t *sl;
+    uint64_t mapping; /* 0: none */
+} pimg_t;
+
+/* uint64 -> uint64 open-addressing map (key 0 unused). */
+typedef struct u64map {
+    uint64_t *k, *v;
+    size_t n, cap;
+} u64map_t;
+
+static uint64_t *map_slot(u64map_t *m, uint64_t key)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 4096;
+        uint64_t *k = calloc(cap, sizeof(*k)), *v = calloc(cap, sizeof(*v));
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            size_t s = (m->k[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+            while (m->k[i] && k[s])
+                s = (s + 1) & (cap - 1);
+            if (m->k[i]) {
+                k[s] = m->k[i];
+                v[s] = m->v[i];
+            }
+        }
+        free(m->k);
+        free(m->v);
+        m->k = k;
+        m->v = v;
+        m->cap = cap;
+    }
+    size_t s = (key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+    while (m->k[s] && m->k[s] != key)
+        s = (s + 1) & (m->cap - 1);
+    if (!m->k[s]) {
+        m->k[s] = key;
+        m->n++;
+    }
+    return &m->v[s];
+}
+
+typedef struct pctx {
+    dcpi_pprof_t *pp;
+    pimg_t *img;
+    size_t nimg, capimg;
+    u64map_t locs, funcs;
+    uint64_t unknown_loc;
+    size_t ntypes, values_type; /* values_type: index of "values/count" or ntypes */
+    int64_t *vals;
+    uint64_t vprof_skipped;
+} pctx_t;
+
+static void pctx_free(pctx_t *c)
+{
+    for (size_t i = 0; i < c->nimg; i++) {
+        dcpi_symtab_free(c->img[i].st);
+        dcpi_srclines_free(c->img[i].sl);
+    }
+    free(c->img);
+    free(c->locs.k);
+    free(c->locs.v);
+    free(c->funcs.k);
+    free(c->funcs.v);
+    free(c->vals);
+    dcpi_pprof_free(c->pp);
+}
+
+/* The exported image with id and tstart, added (symbols, lines, mapping) when new. */
+static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstart, uint64_t tsize,
+                     const dcpi_profset_image_t *setimg, long set_idx)
+{
+    for (size_t i = 0; i < c->nimg; i++)
+        if (c->img[i].tstart == tstart && !strcmp(c->img[i].id, id))
+            return (long)i;
+    if (c->nimg == c->capimg) {
+        size_t cap = c->capimg ? 2 * c->capimg : 16;
+        pimg_t *v = realloc(c->img, cap * sizeof(*v));
+        if (!v)
+            return DCPI_ENOMEM;
+        c->img = v;
+        c->capimg = cap;
+    }
+    pimg_t *im = &c->img[c->nimg];
+    *im = (pimg_t){id, path, tstart, tsize, set_idx, NULL, NULL, 0};
+    dcpi_profset_image_t fake = {.id = (char *)id,
+                                 .kind = DCPI_PSET_FILE,
+                                 .path = (char *)path,
+                                 .tstart = tstart,
+                                 .tsize = tsize};
+    if (!setimg && path[0] != '/')
+        fake.kind = DCPI_PSET_PSEUDO;
+    const dcpi_profset_image_t *src = setimg ? setimg : &fake;
+    dcpi_profset_open_symbols(src, &im->st, NULL);
+    if (src->kind == DCPI_PSET_FILE && im->st)
+        dcpi_srclines_open(path, &im->sl, NULL);
+    if (src->kind != DCPI_PSET_UNKNOWN) {
+        int64_t m =
+            dcpi_pprof_mapping(c->pp, tstart, tstart + (tsize ? tsize : 1),
+                               src->kind == DCPI_PSET_FILE ? dcpi_export_text_offset(src) : 0, path,
+                               id, im->sl != NULL);
+        if (m < 0)
+            return (long)m;
+        im->mapping = (uint64_t)m;
+    }
+    return (long)c->nimg++;
+}
+
+static int64_t pfunction(pctx_t *c, const pimg_t *im, const dcpi_symbol_t *sym)
+{
+    uint64_t *slot = map_slot(&c->funcs, (uint64_t)(uintptr_t)sym);
+    if (!slot)
+        return DCPI_ENOMEM;
+    if (*slot)
+        return (int64_t)*slot;
+    const char *file = NULL;
+    int line = 0;
+    if (im->sl)
+        dcpi_srclines_lookup(im->sl, sym->addr, &file, &line);
+    int64_t id = dcpi_pprof_function(c->pp, sym->name, sym->name, file, line);
+    if (id > 0)
+        *slot = (uint64_t)id;
+    return id;
+}
+
+/* Location of (exported image i, offset); caller frames (depth > 0) look up their line at the
+ * return address - 1, inside the call. */
+static int64_t plocation(pctx_t *c, long i, uint32_t offset, unsigned depth)
+{
+    uint64_t *slot = map_slot(&c->locs, ((uint64_t)(i + 1) << 32) | offset);
+    if (!slot)
+        return DCPI_ENOMEM;
+    if (*slot)
+        return (int64_t)*slot;
+    const pimg_t *im = &c->img[i];
+    uint64_t addr = im->tstart + offset, at = depth && addr ? addr - 1 : addr;
+    const dcpi_symbol_t *sym = im->st ? dcpi_symtab_lookup(im->st, at) : NULL;
+    int64_t fid = sym && sym->name && *sym->name ? pfunction(c, im, sym) : 0;
+    const char *file = NULL;
+    int line = 0;
+    if (fid > 0 && im->sl)
+        dcpi_srclines_lookup(im->sl, at, &file, &line);
+    int64_t id = fid < 0 ? fid : dcpi_pprof_location(c->pp, im->mapping, addr, (uint64_t)fid, line);
+    if (id > 0)
+        *slot = (uint64_t)id;
+    return id;
+}
+
+/* The one location of samples outside every image. */
+static int64_t punknown(pctx_t *c)
+{
+    if (c->unknown_loc)
+        return (int64_t)c->unknown_loc;
+    int64_t f = dcpi_pprof_function(c->pp, DCPI_UNKNOWN_ROUTINE, NULL, NULL, 0);
+    int64_t l = f < 0 ? f : dcpi_pprof_location(c->pp, 0, DCPI_EXPORT_UNKNOWN_PC, (uint64_t)f, 0);
+    if (l > 0)
+        c->unknown_loc = (uint64_t)l;
+    return l;
+}
+
+/* Values of one sample of event e: count and count x period. */
+static const int64_t *pvalues(pctx_t *c, const dcpi_profset_t *set, int e, uint64_t count,
+                              size_t values_slot)
+{
+    memset(c->vals, 0, c->ntypes * sizeof(*c->vals));
+    if (e >= 0) {
+        c->vals[2 * e] = (int64_t)count;
+        c->vals[2 * e + 1] = (int64_t)(count * set->events[e].period);
+    } else {
+        c->vals[values_slot] = (int64_t)count;
+    }
+    return c->vals;
+}
+
+static int pprof_chains(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
+{
+    uint64_t locs[DCPI_STACK_MAXFRAMES];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < dcpi_stackprof_count(xs->sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned n;
+        uint64_t cnt;
+        dcpi_stackprof_chain(xs->sp, i, &f, &n, &cnt);
+        if (!dcpi_export_chain_in_set(xs, f))
+            continue;
+        for (unsigned j = 0; rc == 0 && j < n; j++) {
+            int64_t id;
+            if (f[j].image == DCPI_STACK_NOIMAGE) {
+                id = punknown(c);
+            } else {
+                const dcpi_stack_image_t *si = dcpi_stackprof_image_get(xs->sp, f[j].image);
+                long pi = xs->pset[f[j].image];
+                long k = pimg_get(c, si->id, si->path, si->tstart, si->tsize,
+                                  pi >= 0 ? &set->images[pi] : NULL, pi);
+                id = k < 0 ? k : plocation(c, k, f[j].offset, j);
+            }
+            rc = id < 0 ? (int)id : 0;
+            locs[j] = (uint64_t)id;
+        }
+        if (rc == 0)
+            rc = dcpi_pprof_sample(c->pp, locs, n, pvalues(c, set, e, cnt, 0), NULL, 0);
+    }
+    return rc;
+}
+
+/* One-location samples of event e's PC samples no chain accounts for. */
+static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
+{
+    uint64_t noimage = xs->noimage;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        size_t n = 0;
+        const dcpi_profile_entry_t *ent =
+            img->prof[e] ? dcpi_profile_entries(img->prof[e], &n) : NULL;
+        int unknown = img->kind == DCPI_PSET_UNKNOWN;
+        long k = n && !unknown
+                     ? pimg_get(c, img->id, img->path, img->tstart, img->tsize, img, (long)i)
+                     : 0;
+        rc = k < 0 ? (int)k : 0;
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            uint64_t cnt = ent[j].count, done = dcpi_export_leaf_count(xs, (long)i, ent[j].offset);
+            if (unknown) {
+                done = noimage < cnt ? noimage : cnt;
+                noimage -= done;
+            }
+            if (cnt <= done)
+                continue;
+            int64_t id = unknown ? punknown(c) : plocation(c, k, ent[j].offset, 0);
+            uint64_t loc = (uint64_t)id;
+            rc = id < 0 ? (int)id
+                        : dcpi_pprof_sample(c->pp, &loc, 1, pvalues(c, set, e, cnt - done, 0), NULL,
+                                            0);
+        }
+    }
+    return rc;
+}
+
+static int pprof_event(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+                       const size_t *order, int e, char *err)
+{
+    dcpi_export_stacks_t xs = {0};
+    int rc = dcpi_export_stacks_load(cli, set, order, e, &xs, err);
+    if (rc == 0 && xs.sp)
+        rc = pprof_chains(c, set, e, &xs);
+    if (rc == 0)
+        rc = pprof_pcs(c, set, e, &xs);
+    dcpi_export_stacks_free(&xs);
+    return rc;
+}
+
+/* Hotlist entries of one value profile as samples of "values" with a numeric label (key = the
+ * plugin's name, num = the value), at the instruction's location. */
+static int pprof_vprof(pctx_t *c, const dcpi_profset_t *set, const dcpi_vprof_t *vp)
+{
+    const char *id = dcpi_vprof_get(vp, "image"), *plugin = dcpi_vprof_get(vp, "vprof");
+    const char *ts = dcpi_vprof_get(vp, "tstart"), *ctx = dcpi_vprof_get(vp, "contexts");
+    uint64_t tstart = ts ? strtoull(ts, NULL, 16) : 0;
+    long si = -1;
+    for (size_t i = 0; id && i < set->nimages && si < 0; i++)
+        if (set->images[i].tstart == tstart && !strcmp(set->images[i].id, id) &&
+            set->images[i].kind != DCPI_PSET_UNKNOWN)
+            si = (long)i;
+    if (si < 0 || !plugin) {
+        c->vprof_skipped++;
+        return 0;
+    }
+    const dcpi_profset_image_t *img = &set->images[si];
+    long k = pimg_get(c, img->id, img->path, img->tstart, img->tsize, img, si);
+    int rc = k < 0 ? (int)k : 0;
+    char k0[300], k1[300];
+    snprintf(k0, sizeof(k0), "%s.context0", plugin);
+    snprintf(k1, sizeof(k1), "%s.context1", plugin);
+    for (size_t i = 0; rc == 0 && i < dcpi_vprof_count(vp); i++) {
+        uint32_t off;
+        const dcpi_vsummary_t *s;
+        dcpi_vprof_entry(vp, i, &off, &s);
+        int64_t loc = plocation(c, k, off, 0);
+        rc = loc < 0 ? (int)loc : 0;
+        for (uint32_t j = 0; rc == 0 && j < s->n; j++) {
+            dcpi_pprof_label_t lab[3] = {{plugin, (int64_t)s->e[j].value, NULL},
+                                         {k0, (int64_t)s->e[j].context0, NULL},
+                                         {k1, (int64_t)s->e[j].context1, NULL}};
+            uint64_t l = (uint64_t)loc;
+            rc = dcpi_pprof_sample(c->pp, &l, 1, pvalues(c, set, -1, s->e[j].count, c->values_type),
+                                   lab, ctx && !strcmp(ctx, "1") ? 3 : 1);
+        }
+    }
+    return rc;
+}
+
+static int pprof_values(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+                        dcpi_db_file_t *files, size_t n, char *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        dcpi_vprof_t *vp = NULL;
+        rc = dcpi_vprof_read(files[i].path, &vp, err);
+        if (rc < 0)
+            dcpi_export_prefix_err(cli, err);
+        else
+            rc = pprof_vprof(c, set, vp);
+        dcpi_vprof_free(vp);
+    }
+    if (c->vprof_skipped)
+        fprintf(stderr, "%s: %" PRIu64 " value profiles of images not exported were left out\n",
+                cli->tool, c->vprof_skipped);
+    return rc;
+}
+
+static const char *event_unit(const char *event)
+{
+    return !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock") ? "nanoseconds" : "events";
+}
+
+static int pprof_types(pctx_t *c, const dcpi_profset_t *set, int ev, size_t nvprof)
+{
+    char name[DCPI_NAMELEN + 16];
+    int rc = 0;
+    for (size_t e = 0; rc >= 0 && e < set->nevents; e++) {
+        const char *n = set->events[e].name;
+        snprintf(name, sizeof(name), "%s_total", n);
+        rc = dcpi_pprof_sample_type(c->pp, n, "count");
+        rc = rc < 0 ? rc : dcpi_pprof_sample_type(c->pp, name, event_unit(n));
+    }
+    c->ntypes = 2 * set->nevents;
+    c->values_type = c->ntypes;
+    if (rc >= 0 && nvprof) {
+        rc = dcpi_pprof_sample_type(c->pp, "values", "count");
+        c->ntypes++;
+    }
+    const char *evn = set->events[ev].name;
+    rc = rc < 0 ? rc
+                : dcpi_pprof_period(c->pp, evn, event_unit(evn), (int64_t)set->events[ev].period);
+    rc = rc < 0 ? rc : dcpi_pprof_default_type(c->pp, evn);
+    c->vals = calloc(c->ntypes + 1, sizeof(*c->vals));
+    return rc < 0 ? rc : c->vals ? 0 : DCPI_ENOMEM;
+}
+
+/* Profile start time from the epoch name (YYYYMMDDHHMM[SS], UTC). */
+static int64_t epoch_nanos(const char *epoch)
+{
+    struct tm tm = {0};
+    if (strlen(epoch) < 12 || sscanf(epoch, "%4d%2d%2d%2d%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                                     &tm.tm_hour, &tm.tm_min) != 5)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    if (strlen(epoch) == 14)
+        tm.tm_sec = atoi(epoch + 12);
+    return (int64_t)timegm(&tm) * 1000000000;
+}
+
+int dcpi_export_pprof(const dcpi_export_t *x, char *err)
+{
+    const dcpi_cli_t *cli = x->cli;
+    const dcpi_profset_t *set = x->set;
+    const size_t *order = x->order;
+    pctx_t c = {0};
+    dcpi_db_file_t *files = NULL;
+    size_t nfiles = 0;
+    int rc = dcpi_db_list_files(cli->db, cli->epoch, cli->platform, ".vprof", &files, &nfiles, err);
+    if (rc < 0) {
+        dcpi_export_prefix_err(cli, err);
+        return rc;
+    }
+    rc = dcpi_pprof_new(&c.pp);
+    rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
+    if (rc == 0) {
+        dcpi_pprof_time(c.pp, epoch_nanos(cli->epoch));
+        rc = dcpi_pprof_comment(c.pp, "dcpi epoch");
+        rc = rc ? rc : dcpi_pprof_comment(c.pp, cli->epoch);
+    }
+    /* the program's mapping first (pprof's main binary) */
+    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        const dcpi_profset_image_t *img = &set->images[order[k]];
+        if (img->kind != DCPI_PSET_UNKNOWN) {
+            long i = pimg_get(&c, img->id, img->path, img->tstart, img->tsize, img, (long)order[k]);
+            rc = i < 0 ? (int)i : 0;
+        }
+    }
+    err[0] = '\0';
+    for (size_t e = 0; rc == 0 && e < set->nevents; e++)
+        rc = pprof_event(&c, cli, set, order, (int)e, err);
+    if (rc == 0)
+        rc = pprof_values(&c, cli, set, files, nfiles, err);
+    if (rc < 0 && !err[0])
+        snprintf(err, DCPI_ERRLEN, "%s: %s: %s", cli->tool, x->out, dcpi_strerror(rc));
+    else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)
+        dcpi_export_prefix_err(cli, err);
+    free(files);
+    pctx_free(&c);
+    return rc;
+}
