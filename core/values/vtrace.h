@@ -1,16 +1,24 @@
 /*
- * vtrace.h - dcpid's value profiling with the regs backend (dcpid -vtrace, docs/dcpid.md,
+ * vtrace.h - dcpid's value profiling (dcpid -vtrace / -vstep, docs/dcpid.md,
  * dcpivprofiler(5)): the division of labour of the seed. dcpid asks each plugin what to capture
- * (vp_prof_init); for every user-mode PC sample this module reads the sampled instruction's
- * bytes, decodes it, and for each plugin whose specification has a vlist for its key computes
- * the values from the sampled user registers (core/capture/capture.h) and appends an entry to that
- * plugin's trace; full traces go to the plugin (vp_prof_process), and the vsamples it returns
- * are merged into per-(image, plugin) value profiles (core/store/vprof.h) that are written into the
- * database with the PC profiles.
+ * (vp_prof_init); each backend appends entries to the plugins' traces, full traces go to the
+ * plugin (vp_prof_process), and the vsamples it returns are merged into per-(image, plugin)
+ * value profiles (core/store/vprof.h) that are written into the database with the PC profiles.
  *
- * Rate: at most `rate` sampled instructions per second per CPU become value-trace entries
- * (token bucket per CPU refilled by sample time; one admission covers every plugin). The other
- * candidates only count as "seen" (dcpi_vsummary_seen), so seen / vtot estimates the thinning.
+ * One object, dcpi_vtrace_t, in four files (core/values/vtrace-int.h is its inside):
+ *   pipeline.c  what both backends feed: plugins (in process or in worker processes), hand-over,
+ *               merge, summaries, flush, counters;
+ *   regs.c      the regs backend (dcpi_vtrace_sample): for every user-mode PC sample, read the
+ *               sampled instruction's bytes, decode it, and for each plugin whose specification
+ *               has a vlist for its key compute the values from the sampled user registers
+ *               (core/capture/capture.h) and append an entry to that plugin's trace;
+ *   step.c      the step backend's entry (dcpi_vtrace_step, driven by core/values/vstep.h);
+ *   record.c    -vrecord: the admitted samples into values.trace (core/store/tracefile.h).
+ *
+ * Rate (regs backend): at most `rate` sampled instructions per second per CPU become value-trace
+ * entries (token bucket per CPU refilled by sample time; one admission covers every plugin). The
+ * other candidates only count as "seen" (dcpi_vsummary_seen), so seen / vtot estimates the
+ * thinning.
  *
  * No allocation per sample except a new summary the first time an instruction is seen; the
  * number of summaries is bounded (max_summaries): dcpi_vtrace_needs_flush says when 75% are in
@@ -96,7 +104,7 @@ uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt);
 unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt);
 int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt);
 
-/* One user-mode sample (see the steps in vtrace.c). */
+/* One user-mode sample (see the steps in regs.c). */
 void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
 /* Hand every pending trace to its plugin (end of a ring drain, before a flush). */
 void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt);
@@ -145,7 +153,7 @@ uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
 struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
 
-/* ---- step backend entry points (dstep) ----
+/* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
  * (core/capture/stepring.h) instead of samples: each goes into every enabled plugin's trace with
  * dcpi_step_encode (its vlists' values are exact), and the traces take the regs backend's path

@@ -1,0 +1,451 @@
+/*
+ * pipeline.c - the value pipeline both backends feed (see vtrace.h, vtrace-int.h): plugins and
+ * their traces, hand-over to the plugins, merge of the vsamples they return into the
+ * per-(image, plugin) value profiles, flush, counters.
+ *
+ * A trace goes to its plugin (vp_prof_process) when its buffer is full, when it holds
+ * VSAMPLE_BUFFER_SIZE entries, when the pid changes, at the end of each ring drain, before a
+ * flush and before pid's mappings change; the vsamples returned are resolved in the pid and
+ * added to the (image, plugin) value profile at their offset. dcpi_vtrace_flush writes the value
+ * profiles next to the PC profiles. The entries come from the regs backend (regs.c,
+ * dcpi_vtrace_sample) or the step backend (step.c, dcpi_vtrace_step).
+ *
+ * Isolation (opts.isolate, core/plugin/vpworker.h): each plugin's trace buffer lives in memory
+ * shared with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or
+ * breaks the buffer contract is disabled with one log line (its data so far stays and is flushed).
+ */
+#include "core/values/vtrace-int.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/log.h"
+#include "core/image/image.h"
+#include "dcpi/errno.h"
+
+int dcpi__vtrace_fail(char *err, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err)
+        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* Per-key tables of one plugin's specification, and its registers. */
+static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
+{
+    p->nval = malloc(vt->nkeys);
+    p->kinds = calloc(vt->nkeys, sizeof *p->kinds);
+    if (!p->nval || !p->kinds)
+        return DCPI_ENOMEM;
+    for (trace_opc_t k = 0; k < vt->nkeys; k++) {
+        trace_value_t v[TRACE_VLIST_MAX];
+        int n = trace_vlist_table_get(p->spec, k, v);
+        p->nval[k] = (int8_t)(n < 0 ? -1 : n);
+        for (int i = 0; i < n; i++)
+            p->kinds[k][i] = (uint8_t)v[i];
+        if (n >= 0)
+            vt->regs_mask |= dcpi_capture_perf_mask(v, n);
+    }
+    return 0;
+}
+
+static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp, char *err)
+{
+    p->vp = vp;
+    p->d = dcpi_vp_dispatch(vp);
+    p->name = dcpi_vp_name(vp);
+    p->spec = p->d->vp_prof_init();
+    if (!p->spec)
+        return dcpi__vtrace_fail(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification",
+                                 p->name);
+    if (vt->o.isolate) {
+        int rc =
+            dcpi_vpworker_new(p->d, p->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
+        if (rc < 0)
+            return rc;
+        p->buf = dcpi_vpworker_inbuf(p->w);
+    } else {
+        p->buf = malloc(DCPI_VTRACE_BUF_BYTES);
+    }
+    if (!p->buf || build_keys(vt, p) < 0)
+        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+    trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+    return 0;
+}
+
+static void free_plugin(dcpi_vtrace_plugin_t *p)
+{
+    /* dcpid's own copy of the plugin's state (vp_prof_init ran here, before any worker was
+     * forked) is released here; a worker releases its copy itself. */
+    if (p->spec && p->d->vp_prof_done)
+        p->d->vp_prof_done();
+    for (unsigned i = 0; i < p->nslots; i++)
+        dcpi_vprof_free(p->slots[i].vp);
+    free(p->slots);
+    if (p->w)
+        dcpi_vpworker_free(p->w);
+    else
+        free(p->buf);
+    free(p->nval);
+    free(p->kinds);
+}
+
+int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
+                    dcpi_vtrace_t **out, char *err)
+{
+    unsigned n = dcpi_vp_count(set);
+    dcpi_vtrace_t *vt = calloc(1, sizeof *vt);
+    if (!vt || !(vt->pl = calloc(n ? n : 1, sizeof *vt->pl))) {
+        free(vt);
+        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+    }
+    vt->lm = lm;
+    vt->o = *o;
+    vt->o.rate = o->rate ? o->rate : DCPI_VTRACE_DEFAULT_RATE;
+    vt->o.hotsize = o->hotsize ? o->hotsize : DCPI_VSUMMARY_DEFAULT_CAP;
+    vt->o.max_summaries = o->max_summaries ? o->max_summaries : DCPI_VTRACE_DEFAULT_HASH;
+    vt->burst = vt->o.rate / 10.0 > 1 ? vt->o.rate / 10.0 : 1;
+    vt->nkeys = trace_opc_count();
+    for (unsigned i = 0; i < n; i++, vt->npl++) {
+        int rc = init_plugin(vt, &vt->pl[i], dcpi_vp_get(set, i), err);
+        if (rc < 0) {
+            vt->npl++; /* free_plugin knows whether vp_prof_init returned a specification */
+            dcpi_vtrace_free(vt);
+            return rc;
+        }
+    }
+    if (vt->o.record && dcpi__vtrace_rec_build(vt) < 0) {
+        dcpi_vtrace_free(vt);
+        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+    }
+    *out = vt;
+    return 0;
+}
+
+void dcpi_vtrace_free(dcpi_vtrace_t *vt)
+{
+    if (!vt)
+        return;
+    dcpi_vtrace_end_drain(vt);
+    dcpi__vtrace_rec_free(vt);
+    for (unsigned i = 0; i < vt->npl; i++)
+        free_plugin(&vt->pl[i]);
+    dcpi__vtrace_close_code(vt);
+    free(vt->pl);
+    free(vt);
+}
+
+uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt)
+{
+    /* perf has no registers past R15 in this numbering: asking for them is EINVAL */
+    return vt->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
+}
+
+unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt)
+{
+    return vt->o.rate;
+}
+
+int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt)
+{
+    return vt->o.contexts;
+}
+
+/* ---------------------------------------------------------------- summaries */
+
+static dcpi_vtrace_vslot_t *slot_of(dcpi_vtrace_plugin_t *p, unsigned image)
+{
+    if (image >= p->nslots) {
+        unsigned n = image + 16;
+        dcpi_vtrace_vslot_t *s = realloc(p->slots, n * sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + p->nslots, 0, (n - p->nslots) * sizeof *s);
+        p->slots = s;
+        p->nslots = n;
+    }
+    return &p->slots[image];
+}
+
+/* The summary of (image, offset) for plugin p, created if needed and allowed. */
+dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
+                                         uint32_t offset)
+{
+    dcpi_vtrace_vslot_t *sl = slot_of(p, image);
+    if (!sl)
+        return NULL;
+    if (!sl->vp && dcpi_vprof_new(vt->o.hotsize, &sl->vp) < 0)
+        return NULL;
+    dcpi_vsummary_t *s = dcpi_vprof_at(sl->vp, offset, 0);
+    if (s || vt->nsummaries >= vt->o.max_summaries)
+        return s;
+    s = dcpi_vprof_at(sl->vp, offset, 1);
+    vt->nsummaries += s != NULL;
+    return s;
+}
+
+void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n)
+{
+    dcpi_vtrace_vslot_t *sl = slot_of(p, image);
+    if (sl)
+        sl->lost += n;
+    p->st.lost += n;
+}
+
+/* ---------------------------------------------------------------- handing traces over */
+
+static void plugin_error(dcpi_vtrace_plugin_t *p, const char *fmt, int rc)
+{
+    p->st.errors++;
+    if (!p->error_logged++)
+        dcpi__log(DCPI_LOG_ERR, fmt, p->name, rc);
+}
+
+static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
+                           const vsample_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        dcpi_image_t *img;
+        uint32_t off;
+        if (dcpi_loadmap_resolve(vt->lm, (pid_t)pid, v[i].pc, &img, &off) < 0) {
+            p->st.lost++; /* no image for the pc the plugin returned */
+            continue;
+        }
+        dcpi_vsummary_t *s = dcpi__vtrace_summary_at(vt, p, img->index, off);
+        if (!s) {
+            dcpi__vtrace_lose(p, img->index, 1);
+            continue;
+        }
+        dcpi_vsummary_add(s, v[i].value, v[i].context0, v[i].context1, 1);
+        p->st.values++;
+    }
+}
+
+/* p broke its contract: one log line, the status says why; its entries are lost. */
+static void disable(dcpi_vtrace_plugin_t *p, unsigned entries, const char *why)
+{
+    snprintf(p->why, sizeof p->why, "%s", why);
+    dcpi__log(DCPI_LOG_ERR, "%s: disabled: %s", p->name, why);
+    p->st.errors++;
+    p->st.lost += entries;
+    p->st.disabled = 1;
+}
+
+/* vp_prof_process in this process (-vinproc): 0 with *n, *vs, or DCPI_EPLUGIN with why. */
+static int process_here(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid, int *n,
+                        const vsample_t **vs, char *why)
+{
+    vsample_t *v = NULL;
+    trace_parser_init(&vt->parser, p->buf, trace_encoder_size(&p->enc));
+    *n = p->d->vp_prof_process(pid, &vt->parser, &v);
+    *vs = v;
+    if (*n > VSAMPLE_BUFFER_SIZE)
+        return dcpi__vtrace_fail(why, DCPI_EPLUGIN,
+                                 "vp_prof_process returned %d samples (buffer holds %d)", *n,
+                                 VSAMPLE_BUFFER_SIZE);
+    if (*n > 0 && !v)
+        return dcpi__vtrace_fail(why, DCPI_EPLUGIN,
+                                 "vp_prof_process returned samples in a NULL buffer");
+    return 0;
+}
+
+/* Give p's pending trace to the plugin and start a new one. */
+void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
+{
+    unsigned entries = trace_encoder_entries(&p->enc);
+    if (entries == 0 || p->st.disabled) {
+        p->st.lost += p->st.disabled ? entries : 0;
+        if (p->enc.len) /* bursts without entries: nothing to hand over */
+            trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+        return;
+    }
+    unsigned pid = p->enc.pid;
+    const vsample_t *vs = NULL;
+    char why[DCPI_ERRLEN] = "";
+    int n = 0, rc;
+    if (p->w)
+        rc = dcpi_vpworker_process(p->w, pid, trace_encoder_size(&p->enc), &n, &vs, why);
+    else
+        rc = process_here(vt, p, pid, &n, &vs, why);
+    trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+    p->st.traces++;
+    if (rc < 0) {
+        disable(p, entries, why);
+        return;
+    }
+    if (n < 0) {
+        plugin_error(p, "%s: vp_prof_process failed (%d); its traces are counted as lost", n);
+        p->st.lost += entries;
+        return;
+    }
+    merge_vsamples(vt, p, pid, vs, n);
+}
+
+void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
+{
+    for (unsigned i = 0; i < vt->npl; i++)
+        dcpi__vtrace_hand_over(vt, &vt->pl[i]);
+    dcpi__vtrace_rec_hand_over(vt);
+}
+
+void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
+{
+    for (unsigned i = 0; i < vt->npl; i++)
+        if (trace_encoder_entries(&vt->pl[i].enc) && vt->pl[i].enc.pid == (unsigned)pid)
+            dcpi__vtrace_hand_over(vt, &vt->pl[i]);
+    dcpi__vtrace_rec_pid_event(vt, pid);
+}
+
+/* ---------------------------------------------------------------- flushing */
+
+int dcpi_vtrace_needs_flush(const dcpi_vtrace_t *vt)
+{
+    return vt->nsummaries * 4 >= vt->o.max_summaries * 3;
+}
+
+size_t dcpi_vtrace_used(const dcpi_vtrace_t *vt)
+{
+    return vt->nsummaries;
+}
+
+size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt)
+{
+    return vt->o.max_summaries;
+}
+
+static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
+                      const dcpi_image_t *img, const dcpi_vtrace_flush_info_t *fi, dcpi_vprof_t *vp,
+                      uint64_t lost)
+{
+    char num[64];
+    int rc = dcpi_vprof_set(vp, "image", img->info.id);
+    rc = rc ? rc : dcpi_vprof_set(vp, "epoch", fi->epoch);
+    rc = rc ? rc : dcpi_vprof_set(vp, "platform", fi->platform);
+    rc = rc ? rc : dcpi_vprof_set(vp, "event", fi->event);
+    snprintf(num, sizeof num, "%" PRIu64, fi->period);
+    rc = rc ? rc : dcpi_vprof_set(vp, "period", num);
+    snprintf(num, sizeof num, "0x%" PRIx64, img->info.tstart);
+    rc = rc ? rc : dcpi_vprof_set(vp, "tstart", num);
+    snprintf(num, sizeof num, "%" PRIu64, img->info.tsize);
+    rc = rc ? rc : dcpi_vprof_set(vp, "tsize", num);
+    snprintf(num, sizeof num, "%u", fi->cpuspeed);
+    rc = rc ? rc : dcpi_vprof_set(vp, "cpuspeed", num);
+    snprintf(num, sizeof num, "%d", fi->cpucount);
+    rc = rc ? rc : dcpi_vprof_set(vp, "cpucount", num);
+    rc = rc ? rc : dcpi_vprof_set(vp, "path", img->path);
+    rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
+    rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
+    snprintf(num, sizeof num, "%" PRIu64, lost);
+    return rc ? rc : dcpi_vprof_set(vp, "lost", num);
+}
+
+/* Write one (image, plugin) value profile. */
+static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
+                     const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    dcpi_vtrace_vslot_t *sl = &p->slots[image];
+    const dcpi_image_t *img = dcpi_loadmap_image(vt->lm, image);
+    char dirname[512], dir[4096], file[4600];
+    dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
+    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform, dirname) >=
+            (int)sizeof dir ||
+        snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
+        return dcpi__vtrace_fail(err, DCPI_ERANGE, "%s: path too long", dir);
+    int rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
+    if (rc < 0)
+        return dcpi__vtrace_fail(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
+    if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
+        return dcpi__vtrace_fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+    rc = dcpi_vprof_merge_write(file, sl->vp, err);
+    if (rc < 0)
+        return rc;
+    vt->nsummaries -= dcpi_vprof_count(sl->vp);
+    dcpi_vprof_free(sl->vp);
+    sl->vp = NULL;
+    sl->lost = 0;
+    return 0;
+}
+
+int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
+                      char *err)
+{
+    int written = 0, last = 0;
+    size_t nfail = 0;
+    char why[DCPI_ERRLEN];
+    dcpi_vtrace_end_drain(vt);
+    for (unsigned i = 0; i < vt->npl; i++) {
+        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        for (unsigned im = 0; im < p->nslots; im++) {
+            if (!p->slots[im].vp && !p->slots[im].lost)
+                continue;
+            if (!p->slots[im].vp && dcpi_vprof_new(vt->o.hotsize, &p->slots[im].vp) < 0) {
+                last = dcpi__vtrace_fail(why, DCPI_ENOMEM, "vtrace: out of memory");
+            } else if ((last = write_one(vt, p, im, fi, why)) == 0) {
+                written++;
+                continue;
+            }
+            nfail++;
+            dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
+            dcpi__vtrace_fail(err, last, "%s", why);
+        }
+    }
+    if (failed)
+        *failed = nfail;
+    return nfail ? (last < 0 ? last : DCPI_EIO) : written;
+}
+
+/* ---------------------------------------------------------------- counters */
+
+const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl ? vt->pl[i].why : "";
+}
+
+int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl && vt->pl[i].w ? dcpi_vpworker_pid(vt->pl[i].w) : 0;
+}
+
+unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt)
+{
+    return vt->npl;
+}
+
+const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl ? vt->pl[i].name : NULL;
+}
+
+void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out)
+{
+    if (i < vt->npl)
+        *out = vt->pl[i].st;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt)
+{
+    return vt->nocode;
+}
+
+uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt)
+{
+    return vt->unresolved;
+}
+
+struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i)
+{
+    if (i >= vt->npl || image >= vt->pl[i].nslots)
+        return NULL;
+    return vt->pl[i].slots[image].vp;
+}

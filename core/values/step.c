@@ -1,0 +1,47 @@
+/*
+ * step.c - the step backend's entry into the value pipeline (dcpi_vtrace_step, see vtrace.h):
+ * dcpid -vstep (vstep.c) hands over step records (core/capture/stepring.h); each goes into every
+ * enabled plugin's trace with dcpi_step_encode (core/capture/stepdrain.h), then the traces take
+ * the regs backend's path through pipeline.c.
+ */
+#include "core/values/vtrace-int.h"
+
+#include "core/capture/stepdrain.h"
+#include "dcpi/errno.h"
+
+/* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key). */
+static int step_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_step_encoder_t *se,
+                    unsigned pid, const step_record_t *rec)
+{
+    trace_encoder_t *e = &p->enc;
+    if (e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE))
+        dcpi__vtrace_hand_over(vt, p);
+    for (int tries = 0; tries < 2; tries++) {
+        /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
+        if (trace_encoder_size(e) == 0 || se->enc != e || se->pid != pid)
+            dcpi_step_encoder_init(se, e, pid);
+        int rc = dcpi_step_encode(se, p->spec, rec);
+        if (rc >= 0)
+            return rc;
+        if (rc != DCPI_EFULL || tries)
+            break;
+        dcpi__vtrace_hand_over(vt, p);
+    }
+    p->st.lost++;
+    return 0;
+}
+
+int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+                     const struct step_record *rec)
+{
+    int n = 0;
+    for (unsigned i = 0; i < vt->npl; i++) {
+        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        if (p->st.disabled)
+            continue;
+        int w = step_one(vt, p, &se[i], pid, rec);
+        p->st.seen += (uint64_t)w;
+        n += w;
+    }
+    return n;
+}

@@ -1,0 +1,131 @@
+/*
+ * vtrace-int.h - the inside of dcpi_vtrace_t (vtrace.h), shared by the files that implement it:
+ *   pipeline.c  the value pipeline both backends feed: plugins and their traces, hand-over to
+ *               the plugins (in process or in worker processes), merge of the vsamples into the
+ *               per-(image, plugin) value profiles, flush, counters;
+ *   record.c    the recorder (-vrecord): its trace, MAP records, segments per epoch;
+ *   regs.c      the regs backend: code bytes, admission (rate), decode + capture + encode of a
+ *               user-mode sample (dcpi_vtrace_sample);
+ *   step.c      the step backend's entry (dcpi_vtrace_step).
+ * Not part of the API: only core/values/ includes it.
+ */
+#ifndef DCPI_CORE_VTRACE_INT_H
+#define DCPI_CORE_VTRACE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/image/loadmap.h"
+#include "core/plugin/vpworker.h"
+#include "core/store/tracefile.h"
+#include "core/store/vprof.h"
+#include "core/values/vtrace.h"
+#include "dcpi/api.h"
+#include "trace/trace-int.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+#define DCPI_VTRACE_BUF_BYTES  (192 * 1024) /* one trace buffer (plugin or recorder) */
+#define DCPI_VTRACE_CODE_SLOTS 4096 /* direct-mapped cache of code bytes read from image files */
+
+/* 15 bytes of an image file at off; image 0: empty slot. */
+typedef struct dcpi_vtrace_code_slot {
+    uint64_t off;
+    uint32_t image_plus1;
+    uint8_t len;
+    uint8_t bytes[15];
+} dcpi_vtrace_code_slot_t;
+
+/* One (image, plugin) value profile and its losses since the last flush. */
+typedef struct dcpi_vtrace_vslot {
+    dcpi_vprof_t *vp;
+    uint64_t lost;
+} dcpi_vtrace_vslot_t;
+
+typedef struct dcpi_vtrace_plugin {
+    dcpi_vp_t *vp;
+    const vp_dispatch_t *d;
+    const char *name;
+    trace_vlist_table_t *spec;
+    int8_t *nval;                      /* per key: values of its vlist, -1 ignored */
+    uint8_t (*kinds)[TRACE_VLIST_MAX]; /* per key */
+    trace_encoder_t enc;
+    uint8_t *buf;
+    dcpi_vtrace_vslot_t *slots; /* by image index */
+    unsigned nslots;
+    dcpi_vtrace_stats_t st;
+    int error_logged;
+    dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
+    char why[DCPI_ERRLEN]; /* why it was disabled */
+} dcpi_vtrace_plugin_t;
+
+/* The recorder (-vrecord): its trace and the recording vlist per key. */
+typedef struct dcpi_vtrace_recorder {
+    dcpi_tracefile_t *tf;
+    trace_encoder_t enc;
+    uint8_t *buf;
+    int8_t *nval;
+    uint8_t (*kinds)[TRACE_VLIST_MAX];
+    uint32_t map_pid; /* the last mapping written (0: none) */
+    uint64_t map_lo, map_hi;
+    int error_logged;
+} dcpi_vtrace_recorder_t;
+
+typedef struct dcpi_vtrace_bucket {
+    uint64_t last; /* sample time of the last refill, 0: never */
+    double tokens;
+} dcpi_vtrace_bucket_t;
+
+struct dcpi_vtrace {
+    dcpi_loadmap_t *lm;
+    dcpi_vtrace_opts_t o;
+    dcpi_vtrace_plugin_t *pl;
+    unsigned npl;
+    trace_opc_t nkeys;
+    uint64_t regs_mask;
+    double burst;
+    dcpi_vtrace_bucket_t cpu[DCPI_VTRACE_MAXCPU];
+    int *fds; /* by image index (regs.c) */
+    unsigned nfds;
+    size_t nsummaries;
+    uint64_t nocode, unresolved;
+    trace_parser_t parser;
+    dcpi_vtrace_recorder_t rec;
+    dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
+};
+
+/* ---- pipeline.c */
+
+/* fmt into err (when not NULL); returns rc. */
+int dcpi__vtrace_fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
+/* The summary of (image, offset) for plugin p, created if needed and allowed (NULL: not). */
+dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
+                                         uint32_t offset);
+/* n entries or vsamples of p at image lost. */
+void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n);
+/* Give p's pending trace to the plugin and start a new one. */
+void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p);
+
+/* ---- record.c */
+
+/* The recording vlist of every key (the plugins' vlists must be built): 0 or DCPI_ENOMEM. */
+int dcpi__vtrace_rec_build(dcpi_vtrace_t *vt);
+/* Close the segment (logging refusals or errors) and free the recorder's buffers. */
+void dcpi__vtrace_rec_free(dcpi_vtrace_t *vt);
+/* Write the recorder's pending trace into the segment and start a new one. */
+void dcpi__vtrace_rec_hand_over(dcpi_vtrace_t *vt);
+/* pid's mappings change: hand its trace over and forget its MAPs. */
+void dcpi__vtrace_rec_pid_event(dcpi_vtrace_t *vt, pid_t pid);
+/* The recorder's MAP for the mapping of s->ip (written when it changes). */
+void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start,
+                          uint64_t pgoff, const dcpi_vtrace_sample_t *s);
+
+/* ---- regs.c */
+
+/* Close the image files opened to read code bytes. */
+void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
+
+#pragma GCC visibility pop
+
+#endif
