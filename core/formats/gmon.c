@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
@@ -101,25 +102,25 @@ static int read_hist(dcpi_gmon_t *g, const unsigned char *b, size_t left, size_t
                      const char *name, size_t pos, char *err)
 {
     if (left < HIST_HEAD)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram record at byte %zu", name,
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated histogram record at byte %zu", name,
                               pos);
     uint64_t low = le(b, 8), high = le(b + 8, 8);
     uint32_t nbins = (uint32_t)le(b + 16, 4), rate = (uint32_t)le(b + 20, 4);
     if (high <= low || nbins == 0)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+        return dcpi__errf(err, DCPI_EFORMAT,
                               "%s: histogram at byte %zu out of range (low_pc %#" PRIx64
                               ", high_pc %#" PRIx64 ", %u bins)",
                               name, pos, low, high, nbins);
     if ((left - HIST_HEAD) / 2 < nbins)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated histogram at byte %zu (%u bins)",
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated histogram at byte %zu (%u bins)",
                               name, pos, nbins);
     if (g->nhists && (g->hists[0].rate != rate || memcmp(g->hists[0].dimen, b + 24, 15) != 0))
-        return dcpi__hdr_errf(err, DCPI_EFORMAT,
+        return dcpi__errf(err, DCPI_EFORMAT,
                               "%s: histogram at byte %zu disagrees on rate or dimension", name,
                               pos);
     dcpi_gmon_hist_t *h = NULL;
     if (dcpi_gmon_add_hist(g, low, high, nbins, rate, &h) < 0)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     memcpy(h->dimen, b + 24, 15);
     h->dimen[15] = 0;
     h->abbrev = (char)b[39];
@@ -140,21 +141,21 @@ static int read_record(dcpi_gmon_t *g, const unsigned char *b, size_t len, size_
         break;
     case TAG_ARC:
         if (left < ARC_SIZE)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated arc record at byte %zu", name,
+            return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated arc record at byte %zu", name,
                                   *pos);
         if (dcpi_gmon_add_arc(g, le(b + p, 8), le(b + p + 8, 8), (uint32_t)le(b + p + 16, 4)))
-            return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+            return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
         used = ARC_SIZE;
         break;
     case TAG_BB:
         if (left < 4 || (left - 4) / 16 < le(b + p, 4))
-            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated basic-block record at byte %zu",
+            return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated basic-block record at byte %zu",
                                   name, *pos);
         g->nbb += le(b + p, 4);
         used = 4 + 16 * (size_t)le(b + p, 4);
         break;
     default:
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: unknown record tag %u at byte %zu", name,
+        return dcpi__errf(err, DCPI_EFORMAT, "%s: unknown record tag %u at byte %zu", name,
                               b[*pos], *pos);
     }
     *pos = p + used;
@@ -165,16 +166,16 @@ int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t *
 {
     const unsigned char *b = buf;
     if (len < 4 || memcmp(b, "gmon", 4) != 0)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: not a gmon.out file (no \"gmon\" magic)",
+        return dcpi__errf(err, DCPI_EFORMAT, "%s: not a gmon.out file (no \"gmon\" magic)",
                               name);
     if (len < HDR_SIZE)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated header", name);
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated header", name);
     if (le(b + 4, 4) != DCPI_GMON_VERSION)
-        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: gmon version %" PRIu64 ", want 1", name,
+        return dcpi__errf(err, DCPI_EVERSION, "%s: gmon version %" PRIu64 ", want 1", name,
                               le(b + 4, 4));
     dcpi_gmon_t *g = NULL;
     if (dcpi_gmon_new(&g) < 0)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     size_t pos = HDR_SIZE;
     int rc = 0;
     while (rc == 0 && pos < len)
@@ -243,7 +244,7 @@ int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err)
     size_t len = 0;
     int rc = dcpi_gmon_encode(g, &buf, &len);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     rc = dcpi__write_atomic(path, buf, len, err);
     free(buf);
     return rc;

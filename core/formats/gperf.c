@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
@@ -176,18 +177,18 @@ static int parse_records(dcpi_gperf_t *g, const unsigned char *b, size_t len, si
     size_t s = (size_t)g->slot, p = *pos;
     for (;;) {
         if (len - p < 2 * s)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated record at byte %zu (no trailer)",
+            return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated record at byte %zu (no trailer)",
                                   name, p);
         uint64_t count = slot_at(b + p, g->slot), n = slot_at(b + p + s, g->slot);
         if (n == 0)
-            return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name, p);
+            return dcpi__errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name, p);
         if (n > (len - p - 2 * s) / s)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC,
+            return dcpi__errf(err, DCPI_ETRUNC,
                                   "%s: truncated record at byte %zu (%" PRIu64 " PCs)", name, p, n);
         uint64_t pc0 = slot_at(b + p + 2 * s, g->slot);
         if (count == 0 || pc0 == 0) {
             if (count != 0 || n != 1 || pc0 != 0)
-                return dcpi__hdr_errf(err, DCPI_EFORMAT,
+                return dcpi__errf(err, DCPI_EFORMAT,
                                       "%s: bad trailer at byte %zu (%" PRIu64 " %" PRIu64
                                       " %#" PRIx64 ", want 0 1 0)",
                                       name, p, count, n, pc0);
@@ -196,7 +197,7 @@ static int parse_records(dcpi_gperf_t *g, const unsigned char *b, size_t len, si
         }
         if (grow((void **)&g->recs, &g->cap_recs, g->nrecs + 1, sizeof(*g->recs)) < 0 ||
             grow((void **)&g->pcs, &g->cap_pcs, g->npcs + n, sizeof(*g->pcs)) < 0)
-            return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+            return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
         for (uint64_t k = 0; k < n; k++)
             g->pcs[g->npcs + k] = slot_at(b + p + (2 + k) * s, g->slot);
         g->recs[g->nrecs++] = (dcpi_gperf_rec_t){count, g->npcs, (uint32_t)n};
@@ -211,28 +212,28 @@ int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t
     const unsigned char *b = buf;
     int slot = detect_slot(b, len);
     if (slot == 0)
-        return dcpi__hdr_errf(err, len < 12 ? DCPI_ETRUNC : DCPI_EFORMAT,
+        return dcpi__errf(err, len < 12 ? DCPI_ETRUNC : DCPI_EFORMAT,
                               len < 12 ? "%s: truncated header"
                                        : "%s: not a CPU profile (header words are not 0, >=3 in "
                                          "8- or 4-byte slots)",
                               name);
     uint64_t hwords = slot_at(b + slot, slot);
     if (len < (2 + hwords) * (size_t)slot)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated header", name);
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated header", name);
     uint64_t version = slot_at(b + 2 * slot, slot);
     if (version != 0)
-        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0", name,
+        return dcpi__errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0", name,
                               version);
     dcpi_gperf_t *g = NULL;
     if (dcpi_gperf_new(slot_at(b + 3 * slot, slot), &g) < 0)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     g->slot = slot;
     size_t pos = (2 + hwords) * (size_t)slot;
     int rc = parse_records(g, b, len, &pos, name, err);
     if (rc == 0 && parse_text(g, (const char *)b + pos, len - pos) < 0)
-        rc = dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        rc = dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     if (rc == 0 && memchr(g->text, 0, len - pos))
-        rc = dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: NUL byte in the mapped-objects text", name);
+        rc = dcpi__errf(err, DCPI_EFORMAT, "%s: NUL byte in the mapped-objects text", name);
     if (rc < 0) {
         dcpi_gperf_free(g);
         return rc;
@@ -301,7 +302,7 @@ int dcpi_gperf_write(const char *path, const dcpi_gperf_t *g, char *err)
     size_t len = 0;
     int rc = dcpi_gperf_encode(g, &buf, &len);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     rc = dcpi__write_atomic(path, buf, len, err);
     free(buf);
     return rc;

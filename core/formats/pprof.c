@@ -12,6 +12,7 @@
 
 #include "profile.pb-c.h"
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
@@ -430,7 +431,7 @@ int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err)
     size_t len = 0;
     int rc = dcpi_pprof_encode(p, &buf, &len);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     rc = dcpi__write_atomic(path, buf, len, err);
     free(buf);
     return rc;
@@ -487,10 +488,10 @@ int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMe
     size_t n = 0;
     int rc = gunzip_buf(buf, len, &raw, &n);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: not a gzip stream", name);
+        return dcpi__errf(err, rc, "%s: not a gzip stream", name);
     *out = protobuf_c_message_unpack(&perftools__profiles__profile__descriptor, NULL, n, raw);
     free(raw);
     if (!*out)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: not a profile.proto message", name);
+        return dcpi__errf(err, DCPI_EFORMAT, "%s: not a profile.proto message", name);
     return 0;
 }
