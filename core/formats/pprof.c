@@ -14,6 +14,7 @@
 
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
 
@@ -54,14 +55,8 @@ struct dcpi_pprof {
 
 static int vec_push(vec_t *a, size_t sz, const void *elem)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        void *v = realloc(a->v, cap * sz);
-        if (!v)
-            return DCPI_ENOMEM;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (dcpi__grow(&a->v, &a->cap, a->n + 1, sz) < 0)
+        return DCPI_ENOMEM;
     memcpy((char *)a->v + a->n++ * sz, elem, sz);
     return 0;
 }
@@ -450,14 +445,9 @@ static int gunzip_buf(const void *in, size_t len, uint8_t **out, size_t *outlen)
     z.next_in = (Bytef *)in;
     z.avail_in = (uInt)len;
     while (rc == 0 && zr == Z_OK) {
-        if (n == cap) {
-            uint8_t *b = realloc(buf, 2 * cap);
-            if (!b) {
-                rc = DCPI_ENOMEM;
-                break;
-            }
-            buf = b;
-            cap *= 2;
+        if (n == cap && dcpi__grow((void **)&buf, &cap, n + 1, 1) < 0) {
+            rc = DCPI_ENOMEM;
+            break;
         }
         z.next_out = buf + n;
         z.avail_out = (uInt)(cap - n);
@@ -474,11 +464,6 @@ static int gunzip_buf(const void *in, size_t len, uint8_t **out, size_t *outlen)
     *out = buf;
     *outlen = n;
     return 0;
-}
-
-const ProtobufCMessageDescriptor *dcpi_pprof_descriptor(void)
-{
-    return &perftools__profiles__profile__descriptor;
 }
 
 int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMessage **out,
