@@ -99,7 +99,7 @@ static int image_index(evstack_t *e, const dcpi_image_t *img)
 {
     if (img->index >= e->nmap) {
         unsigned n = img->index + 64;
-        int *m = realloc(e->map, n * sizeof *m);
+        int *m = reallocarray(e->map, n, sizeof *m);
         if (!m)
             return DCPI_ENOMEM;
         for (unsigned i = e->nmap; i < n; i++)
