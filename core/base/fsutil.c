@@ -17,50 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
 #define TMP_ATTEMPTS 100
 
-/* Map an errno value to the dcpi error space; unknown I/O failures become DCPI_EIO. */
-static int errno_to_dcpi(int e)
-{
-    switch (e) {
-    case ENOSPC:
-    case EDQUOT:
-        return DCPI_ENOSPC;
-    case ENOMEM:
-        return DCPI_ENOMEM;
-    case ENOENT:
-    case ENOTDIR:
-        return DCPI_ENOENT;
-    case EEXIST:
-        return DCPI_EEXIST;
-    case EACCES:
-        return DCPI_EACCES;
-    case EPERM:
-    case EROFS:
-        return DCPI_EPERM;
-    case EINVAL:
-    case EISDIR:
-        return DCPI_EINVAL;
-    case ESRCH: /* reading /proc/PID files of a process that is going away */
-        return DCPI_ESRCH;
-    default:
-        return DCPI_EIO;
-    }
-}
-
-static int fail(char *err, const char *path, int code, const char *reason)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, reason);
-    return code;
-}
-
 static int fail_errno(char *err, const char *path, int e)
 {
-    return fail(err, path, errno_to_dcpi(e), strerror(e));
+    return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
 }
 
 /* Split path into its directory ("." when there is none) and its last component. */
@@ -155,9 +121,9 @@ static int check_target(const char *path, char *err)
         return fail_errno(err, path, errno);
     }
     if (S_ISLNK(st.st_mode))
-        return fail(err, path, DCPI_EPERM, "is a symbolic link, refusing to replace it");
+        return dcpi__errf(err, DCPI_EPERM, "%s: is a symbolic link, refusing to replace it", path);
     if (!S_ISREG(st.st_mode))
-        return fail(err, path, DCPI_EINVAL, "not a regular file, refusing to replace it");
+        return dcpi__errf(err, DCPI_EINVAL, "%s: not a regular file, refusing to replace it", path);
     return 0;
 }
 
@@ -176,11 +142,11 @@ static int fill_temp(int fd, const void *buf, size_t len)
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
 {
     if (!path || (!buf && len))
-        return fail(err, path ? path : "(null)", DCPI_EINVAL, "invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     char dir[4096], tmp[4352];
     const char *base;
     if (split_path(path, dir, sizeof(dir), &base) < 0 || base[0] == '\0')
-        return fail(err, path, DCPI_EINVAL, "not a file path");
+        return dcpi__errf(err, DCPI_EINVAL, "%s: not a file path", path);
     int rc = check_target(path, err);
     if (rc < 0)
         return rc;
@@ -209,13 +175,8 @@ static int read_all(int fd, size_t hint, char **out, size_t *len)
     if (!buf)
         return DCPI_ENOMEM;
     for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                goto out_nomem;
-            buf = nb;
-            cap *= 2;
-        }
+        if (n + 1 >= cap && dcpi__grow((void **)&buf, &cap, n + 2, 1) < 0)
+            goto out_nomem;
         ssize_t r = read(fd, buf + n, cap - n - 1);
         if (r < 0 && errno == EINTR)
             continue;
@@ -242,10 +203,10 @@ out_nomem:
 int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, char *err)
 {
     if (!path || !buf || !len)
-        return fail(err, path ? path : "(null)", DCPI_EINVAL, "invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     int fd = open(path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
     if (fd < 0 && errno == ELOOP && nofollow)
-        return fail(err, path, DCPI_EPERM, "is a symbolic link, refusing to follow it");
+        return dcpi__errf(err, DCPI_EPERM, "%s: is a symbolic link, refusing to follow it", path);
     if (fd < 0)
         return fail_errno(err, path, errno);
     struct stat st;
@@ -255,13 +216,13 @@ int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, cha
         goto out_fd;
     }
     if (S_ISDIR(st.st_mode)) {
-        rc = fail(err, path, DCPI_EINVAL, "is a directory");
+        rc = dcpi__errf(err, DCPI_EINVAL, "%s: is a directory", path);
         goto out_fd;
     }
     char *data = NULL;
     rc = read_all(fd, S_ISREG(st.st_mode) ? (size_t)st.st_size : 0, &data, len);
     if (rc == DCPI_ENOMEM)
-        rc = fail(err, path, rc, "out of memory");
+        rc = dcpi__errf(err, rc, "%s: out of memory", path);
     else if (rc < 0)
         rc = fail_errno(err, path, errno);
     else
@@ -280,7 +241,7 @@ static int mkdir_one(const char *path, unsigned mode)
     struct stat st;
     if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return 0;
-    return e == EEXIST ? DCPI_EEXIST : errno_to_dcpi(e);
+    return e == EEXIST ? DCPI_EEXIST : dcpi__errno_code(e);
 }
 
 int dcpi__mkdirs(const char *path, unsigned mode)

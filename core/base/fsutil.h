@@ -18,7 +18,8 @@
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated, *len excludes the NUL). Refuses a
- * symlink at path when nofollow is set. err gets "PATH: reason". */
+ * symlink at path when nofollow is set. Returns 0 or a negative DCPI_E* (an errno through
+ * dcpi__errno_code, DCPI_EINVAL for a directory); err gets "PATH: reason". */
 int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, char *err);
 
 /* mkdir -p with mode; existing directories are fine. */

@@ -14,6 +14,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "core/base/err.h"
 #include "core/capture/capture.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -27,12 +28,6 @@ struct dcpi_ptstep {
     uint64_t bursts[MAX_THREADS];
     uint64_t nbursts, nsteps, nsignals;
 };
-
-static void set_err(char *err, const char *what, int e)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "ptstep: %s: %s", what, strerror(e));
-}
 
 static int find(const dcpi_ptstep_t *pt, pid_t tid)
 {
@@ -101,10 +96,9 @@ static int seize_all(dcpi_ptstep_t *pt, char *err)
     for (int added = 1; added;) {
         added = 0;
         DIR *d = opendir(path);
-        if (!d) {
-            set_err(err, "cannot list threads", errno);
-            return pt->n ? 0 : DCPI_ESRCH;
-        }
+        if (!d)
+            return dcpi__errf(err, pt->n ? 0 : DCPI_ESRCH, "ptstep: cannot list threads: %s",
+                              strerror(errno));
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
             pid_t tid = (pid_t)atoi(e->d_name);
@@ -115,8 +109,8 @@ static int seize_all(dcpi_ptstep_t *pt, char *err)
                 if (e2 == ESRCH)
                     continue; /* exited meanwhile */
                 closedir(d);
-                set_err(err, "PTRACE_SEIZE", e2);
-                return e2 == EPERM ? DCPI_EPERM : -e2;
+                return dcpi__errf(err, e2 == EPERM ? DCPI_EPERM : -e2, "ptstep: PTRACE_SEIZE: %s",
+                                  strerror(e2));
             }
             add(pt, tid);
             added = 1;
@@ -135,10 +129,8 @@ int dcpi_ptstep_attach(pid_t pid, dcpi_ptstep_t **out, char *err)
         return DCPI_ENOMEM;
     pt->pid = pid;
     int rc = seize_all(pt, err);
-    if (rc == 0 && pt->n == 0) {
-        set_err(err, "no threads", ESRCH);
-        rc = DCPI_ESRCH;
-    }
+    if (rc == 0 && pt->n == 0)
+        rc = dcpi__errf(err, DCPI_ESRCH, "ptstep: no threads: %s", strerror(ESRCH));
     if (rc != 0) {
         dcpi_ptstep_detach(pt);
         return rc;
@@ -378,10 +370,8 @@ int dcpi_ptstep_burst(dcpi_ptstep_t *pt, pid_t tid, int n, step_record_t *recs, 
 {
     if (!pt || !recs || n < 1 || n > STEP_BURST_MAX)
         return DCPI_EINVAL;
-    if (find(pt, tid) < 0 || ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
-        set_err(err, "thread not traced", ESRCH);
-        return DCPI_ESRCH;
-    }
+    if (find(pt, tid) < 0 || ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+        return dcpi__errf(err, DCPI_ESRCH, "ptstep: thread not traced: %s", strerror(ESRCH));
     int rc = wait_interrupt(pt, tid);
     if (rc != 0) {
         if (end)

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/base/err.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -30,30 +32,20 @@ struct dcpi_stepdrain {
     char base[128];
     ring_t *rings;
     int nrings, cap;
-    unsigned bad;
     uint64_t drained;
     dcpi_step_stats_t gone; /* totals of released rings */
 };
-
-static void set_err(char *err, const char *msg, const char *arg)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "stepdrain: %s%s", msg, arg ? arg : "");
-}
 
 int dcpi_stepdrain_open(const char *prefix, dcpi_stepdrain_t **out, char *err)
 {
     const char *slash = prefix ? strrchr(prefix, '/') : NULL;
     if (!out || !slash || slash[1] == '\0' || (size_t)(slash - prefix) >= 256 ||
-        strlen(slash + 1) >= 120) {
-        set_err(err, "bad ring prefix: ", prefix ? prefix : "(null)");
-        return DCPI_EINVAL;
-    }
+        strlen(slash + 1) >= 120)
+        return dcpi__errf(err, DCPI_EINVAL, "stepdrain: bad ring prefix: %s",
+                          prefix ? prefix : "(null)");
     dcpi_stepdrain_t *d = calloc(1, sizeof(*d));
-    if (!d) {
-        set_err(err, "out of memory", NULL);
-        return DCPI_ENOMEM;
-    }
+    if (!d)
+        return dcpi__errf(err, DCPI_ENOMEM, "stepdrain: out of memory");
     memcpy(d->dir, prefix, (size_t)(slash - prefix));
     if (slash == prefix)
         strcpy(d->dir, "/");
@@ -140,13 +132,11 @@ static int add_ring(dcpi_stepdrain_t *d, const char *name, unsigned pid, unsigne
     snprintf(path, sizeof(path), "%s/%s", d->dir, name);
     ring_t r = {.pid = pid, .gen = gen};
     int rc = map_file(path, &r);
-    if (rc <= 0) {
-        d->bad += rc < 0;
-        return rc < 0 ? 0 : 0;
-    }
+    if (rc <= 0)
+        return 0; /* not ready yet, or invalid: skipped, looked at again by the next scan */
     if (d->nrings == d->cap) {
-        int cap = d->cap ? d->cap * 2 : 8;
-        ring_t *n = realloc(d->rings, (size_t)cap * sizeof(*n));
+        int cap = d->cap > INT_MAX / 2 ? 0 : d->cap ? d->cap * 2 : 8;
+        ring_t *n = cap ? reallocarray(d->rings, (size_t)cap, sizeof(*n)) : NULL;
         if (!n) {
             munmap(r.hdr, r.size);
             return DCPI_ENOMEM;
@@ -168,10 +158,8 @@ int dcpi_stepdrain_scan(dcpi_stepdrain_t *d, char *err)
     if (!d)
         return DCPI_EINVAL;
     DIR *dir = opendir(d->dir);
-    if (!dir) {
-        set_err(err, "cannot read directory ", d->dir);
-        return DCPI_EIO;
-    }
+    if (!dir)
+        return dcpi__errf(err, DCPI_EIO, "stepdrain: cannot read directory %s", d->dir);
     size_t blen = strlen(d->base);
     int added = 0;
     struct dirent *e;
@@ -184,18 +172,12 @@ int dcpi_stepdrain_scan(dcpi_stepdrain_t *d, char *err)
         int rc = add_ring(d, e->d_name, pid, gen);
         if (rc < 0) {
             closedir(dir);
-            set_err(err, "out of memory", NULL);
-            return rc;
+            return dcpi__errf(err, rc, "stepdrain: out of memory");
         }
         added += rc;
     }
     closedir(dir);
     return added;
-}
-
-unsigned dcpi_stepdrain_bad(const dcpi_stepdrain_t *d)
-{
-    return d ? d->bad : 0;
 }
 
 static long drain_ring(dcpi_stepdrain_t *d, ring_t *r, dcpi_step_record_fn fn, void *arg, int *stop)

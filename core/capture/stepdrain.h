@@ -43,9 +43,8 @@ int dcpi_stepdrain_open(const char *prefix, dcpi_stepdrain_t **out, char *err);
 void dcpi_stepdrain_close(dcpi_stepdrain_t *d, int remove_files);
 /* Map ring files not mapped yet (ones not ready yet are retried next time). Returns the number
  * of rings newly mapped, or a negative DCPI_E* (err: "stepdrain: ..."). Invalid files are
- * skipped and counted by the return of dcpi_stepdrain_bad(). */
+ * skipped. */
 int dcpi_stepdrain_scan(dcpi_stepdrain_t *d, char *err);
-unsigned dcpi_stepdrain_bad(const dcpi_stepdrain_t *d);
 
 /* Called for each record; a non-zero return stops the poll, leaving that record unread. */
 typedef int (*dcpi_step_record_fn)(unsigned pid, const step_record_t *rec, void *arg);

@@ -10,24 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*v, c * size);
-    if (!n)
-        return DCPI_ENOMEM;
-    *v = n;
-    *cap = c;
-    return 0;
-}
 
 int dcpi_gperf_new(uint64_t period_us, dcpi_gperf_t **out)
 {
@@ -62,8 +50,8 @@ int dcpi_gperf_add(dcpi_gperf_t *g, uint64_t count, const uint64_t *pcs, uint32_
 {
     if (count == 0 || n == 0 || pcs[0] == 0)
         return DCPI_EINVAL;
-    if (grow((void **)&g->recs, &g->cap_recs, g->nrecs + 1, sizeof(*g->recs)) < 0 ||
-        grow((void **)&g->pcs, &g->cap_pcs, g->npcs + n, sizeof(*g->pcs)) < 0)
+    if (dcpi__grow((void **)&g->recs, &g->cap_recs, g->nrecs + 1, sizeof(*g->recs)) < 0 ||
+        dcpi__grow((void **)&g->pcs, &g->cap_pcs, g->npcs + n, sizeof(*g->pcs)) < 0)
         return DCPI_ENOMEM;
     memcpy(g->pcs + g->npcs, pcs, n * sizeof(*pcs));
     g->recs[g->nrecs++] = (dcpi_gperf_rec_t){count, g->npcs, n};
@@ -75,6 +63,8 @@ int dcpi_gperf_add(dcpi_gperf_t *g, uint64_t count, const uint64_t *pcs, uint32_
 int dcpi_gperf_add_text(dcpi_gperf_t *g, const char *line)
 {
     size_t a = strlen(g->text), b = strlen(line);
+    if (b > SIZE_MAX - 2 - a)
+        return DCPI_ENOMEM;
     char *t = realloc(g->text, a + b + 2);
     if (!t)
         return DCPI_ENOMEM;
@@ -89,10 +79,7 @@ int dcpi_gperf_add_text(dcpi_gperf_t *g, const char *line)
 
 static uint64_t slot_at(const unsigned char *p, int slot)
 {
-    uint64_t v = 0;
-    for (int i = slot - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
+    return slot == 4 ? dcpi__get_le32(p) : dcpi__get_le64(p);
 }
 
 /* Detect the slot size from the header words (0, >= 3, 0 ...). 0 when neither fits. */
@@ -136,7 +123,7 @@ static int parse_map_line(dcpi_gperf_t *g, const char *line, const char *build, 
     while (l && (path[l - 1] == ' ' || path[l - 1] == '\r'))
         path[--l] = 0;
     replace_build(path, sizeof(path), build);
-    if (grow((void **)&g->maps, cap, g->nmaps + 1, sizeof(*g->maps)) < 0)
+    if (dcpi__grow((void **)&g->maps, cap, g->nmaps + 1, sizeof(*g->maps)) < 0)
         return DCPI_ENOMEM;
     char *dup = strdup(path);
     if (!dup)
@@ -176,27 +163,27 @@ static int parse_records(dcpi_gperf_t *g, const unsigned char *b, size_t len, si
     size_t s = (size_t)g->slot, p = *pos;
     for (;;) {
         if (len - p < 2 * s)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated record at byte %zu (no trailer)",
-                                  name, p);
+            return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated record at byte %zu (no trailer)",
+                              name, p);
         uint64_t count = slot_at(b + p, g->slot), n = slot_at(b + p + s, g->slot);
         if (n == 0)
-            return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name, p);
+            return dcpi__errf(err, DCPI_EFORMAT, "%s: record at byte %zu has no PC", name, p);
         if (n > (len - p - 2 * s) / s)
-            return dcpi__hdr_errf(err, DCPI_ETRUNC,
-                                  "%s: truncated record at byte %zu (%" PRIu64 " PCs)", name, p, n);
+            return dcpi__errf(err, DCPI_ETRUNC,
+                              "%s: truncated record at byte %zu (%" PRIu64 " PCs)", name, p, n);
         uint64_t pc0 = slot_at(b + p + 2 * s, g->slot);
         if (count == 0 || pc0 == 0) {
             if (count != 0 || n != 1 || pc0 != 0)
-                return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                                      "%s: bad trailer at byte %zu (%" PRIu64 " %" PRIu64
-                                      " %#" PRIx64 ", want 0 1 0)",
-                                      name, p, count, n, pc0);
+                return dcpi__errf(err, DCPI_EFORMAT,
+                                  "%s: bad trailer at byte %zu (%" PRIu64 " %" PRIu64 " %#" PRIx64
+                                  ", want 0 1 0)",
+                                  name, p, count, n, pc0);
             *pos = p + 3 * s;
             return 0;
         }
-        if (grow((void **)&g->recs, &g->cap_recs, g->nrecs + 1, sizeof(*g->recs)) < 0 ||
-            grow((void **)&g->pcs, &g->cap_pcs, g->npcs + n, sizeof(*g->pcs)) < 0)
-            return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        if (dcpi__grow((void **)&g->recs, &g->cap_recs, g->nrecs + 1, sizeof(*g->recs)) < 0 ||
+            dcpi__grow((void **)&g->pcs, &g->cap_pcs, g->npcs + n, sizeof(*g->pcs)) < 0)
+            return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
         for (uint64_t k = 0; k < n; k++)
             g->pcs[g->npcs + k] = slot_at(b + p + (2 + k) * s, g->slot);
         g->recs[g->nrecs++] = (dcpi_gperf_rec_t){count, g->npcs, (uint32_t)n};
@@ -211,28 +198,28 @@ int dcpi_gperf_parse(const void *buf, size_t len, const char *name, dcpi_gperf_t
     const unsigned char *b = buf;
     int slot = detect_slot(b, len);
     if (slot == 0)
-        return dcpi__hdr_errf(err, len < 12 ? DCPI_ETRUNC : DCPI_EFORMAT,
-                              len < 12 ? "%s: truncated header"
-                                       : "%s: not a CPU profile (header words are not 0, >=3 in "
-                                         "8- or 4-byte slots)",
-                              name);
+        return dcpi__errf(err, len < 12 ? DCPI_ETRUNC : DCPI_EFORMAT,
+                          len < 12 ? "%s: truncated header"
+                                   : "%s: not a CPU profile (header words are not 0, >=3 in "
+                                     "8- or 4-byte slots)",
+                          name);
     uint64_t hwords = slot_at(b + slot, slot);
     if (len < (2 + hwords) * (size_t)slot)
-        return dcpi__hdr_errf(err, DCPI_ETRUNC, "%s: truncated header", name);
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: truncated header", name);
     uint64_t version = slot_at(b + 2 * slot, slot);
     if (version != 0)
-        return dcpi__hdr_errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0", name,
-                              version);
+        return dcpi__errf(err, DCPI_EVERSION, "%s: format version %" PRIu64 ", want 0", name,
+                          version);
     dcpi_gperf_t *g = NULL;
     if (dcpi_gperf_new(slot_at(b + 3 * slot, slot), &g) < 0)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     g->slot = slot;
     size_t pos = (2 + hwords) * (size_t)slot;
     int rc = parse_records(g, b, len, &pos, name, err);
     if (rc == 0 && parse_text(g, (const char *)b + pos, len - pos) < 0)
-        rc = dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", name);
+        rc = dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", name);
     if (rc == 0 && memchr(g->text, 0, len - pos))
-        rc = dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: NUL byte in the mapped-objects text", name);
+        rc = dcpi__errf(err, DCPI_EFORMAT, "%s: NUL byte in the mapped-objects text", name);
     if (rc < 0) {
         dcpi_gperf_free(g);
         return rc;
@@ -259,8 +246,7 @@ static int put_slot(unsigned char **p, uint64_t v, int slot)
 {
     if (slot == 4 && v > UINT32_MAX)
         return DCPI_ERANGE;
-    for (int i = 0; i < slot; i++)
-        *(*p)++ = (unsigned char)(v >> (8 * i));
+    *p = slot == 4 ? dcpi__put_le32(*p, (uint32_t)v) : dcpi__put_le64(*p, v);
     return 0;
 }
 
@@ -301,7 +287,7 @@ int dcpi_gperf_write(const char *path, const dcpi_gperf_t *g, char *err)
     size_t len = 0;
     int rc = dcpi_gperf_encode(g, &buf, &len);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     rc = dcpi__write_atomic(path, buf, len, err);
     free(buf);
     return rc;

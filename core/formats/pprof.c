@@ -12,7 +12,9 @@
 
 #include "profile.pb-c.h"
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
 
@@ -53,14 +55,8 @@ struct dcpi_pprof {
 
 static int vec_push(vec_t *a, size_t sz, const void *elem)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        void *v = realloc(a->v, cap * sz);
-        if (!v)
-            return DCPI_ENOMEM;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (dcpi__grow(&a->v, &a->cap, a->n + 1, sz) < 0)
+        return DCPI_ENOMEM;
     memcpy((char *)a->v + a->n++ * sz, elem, sz);
     return 0;
 }
@@ -430,7 +426,7 @@ int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err)
     size_t len = 0;
     int rc = dcpi_pprof_encode(p, &buf, &len);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     rc = dcpi__write_atomic(path, buf, len, err);
     free(buf);
     return rc;
@@ -449,14 +445,9 @@ static int gunzip_buf(const void *in, size_t len, uint8_t **out, size_t *outlen)
     z.next_in = (Bytef *)in;
     z.avail_in = (uInt)len;
     while (rc == 0 && zr == Z_OK) {
-        if (n == cap) {
-            uint8_t *b = realloc(buf, 2 * cap);
-            if (!b) {
-                rc = DCPI_ENOMEM;
-                break;
-            }
-            buf = b;
-            cap *= 2;
+        if (n == cap && dcpi__grow((void **)&buf, &cap, n + 1, 1) < 0) {
+            rc = DCPI_ENOMEM;
+            break;
         }
         z.next_out = buf + n;
         z.avail_out = (uInt)(cap - n);
@@ -475,11 +466,6 @@ static int gunzip_buf(const void *in, size_t len, uint8_t **out, size_t *outlen)
     return 0;
 }
 
-const ProtobufCMessageDescriptor *dcpi_pprof_descriptor(void)
-{
-    return &perftools__profiles__profile__descriptor;
-}
-
 int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMessage **out,
                       char *err)
 {
@@ -487,10 +473,10 @@ int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMe
     size_t n = 0;
     int rc = gunzip_buf(buf, len, &raw, &n);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: not a gzip stream", name);
+        return dcpi__errf(err, rc, "%s: not a gzip stream", name);
     *out = protobuf_c_message_unpack(&perftools__profiles__profile__descriptor, NULL, n, raw);
     free(raw);
     if (!*out)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "%s: not a profile.proto message", name);
+        return dcpi__errf(err, DCPI_EFORMAT, "%s: not a profile.proto message", name);
     return 0;
 }

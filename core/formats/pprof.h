@@ -59,11 +59,9 @@ int dcpi_pprof_encode(const dcpi_pprof_t *p, void **buf, size_t *len);
 /* Encode and write atomically; "PATH: reason" in err. */
 int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err);
 
-/* The descriptor of the Profile message (the generated header stays private to libdcpi). */
-const ProtobufCMessageDescriptor *dcpi_pprof_descriptor(void);
 /* Gunzip and unpack a file image into a Profile message (read its fields through
- * dcpi_pprof_descriptor()); free with protobuf_c_message_free_unpacked(*out, NULL).
- * DCPI_EFORMAT with "NAME: reason" in err. */
+ * (*out)->descriptor: the generated header stays private to libdcpi); free with
+ * protobuf_c_message_free_unpacked(*out, NULL). DCPI_EFORMAT with "NAME: reason" in err. */
 int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMessage **out,
                       char *err);
 

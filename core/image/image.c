@@ -20,11 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
+#include "core/base/hash.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
-#define FNV64_OFFSET         0xcbf29ce484222325ULL
-#define FNV64_PRIME          0x100000001b3ULL
 #define NT_GNU_BUILD_ID_TYPE 3
 
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
@@ -37,46 +38,6 @@ static void elf_init(void)
 void dcpi__elf_init(void)
 {
     pthread_once(&elf_once, elf_init);
-}
-
-void dcpi__path_err(char *err, const char *path, const char *reason)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, reason);
-}
-
-int dcpi__input_errno(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case EACCES:
-    case EPERM:
-    case ENOMEM:
-    case EINVAL:
-        return -e;
-    case ENOTDIR:
-    case ELOOP:
-    case ENAMETOOLONG:
-        return DCPI_ENOENT;
-    default:
-        return DCPI_EIO;
-    }
-}
-
-/* The probe also keeps EBUSY (a device held open exclusively). */
-static int errno_to_dcpi(int e)
-{
-    return e == EBUSY ? DCPI_EBUSY : dcpi__input_errno(e);
-}
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= FNV64_PRIME;
-    }
-    return h;
 }
 
 static void hex_encode(const unsigned char *bytes, size_t n, char out[DCPI_IMAGE_IDLEN])
@@ -97,10 +58,10 @@ static void hash_id(const char *path, const struct stat *st, char out[DCPI_IMAGE
     snprintf(num[0], sizeof num[0], "%jd", (intmax_t)st->st_size);
     snprintf(num[1], sizeof num[1], "%jd", (intmax_t)st->st_mtim.tv_sec);
     snprintf(num[2], sizeof num[2], "%ld", (long)st->st_mtim.tv_nsec);
-    uint64_t h = fnv1a(FNV64_OFFSET, path, strlen(path));
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, path, strlen(path));
     for (int i = 0; i < 3; i++) {
-        h = fnv1a(h, "", 1);
-        h = fnv1a(h, num[i], strlen(num[i]));
+        h = dcpi__fnv1a(h, "", 1);
+        h = dcpi__fnv1a(h, num[i], strlen(num[i]));
     }
     snprintf(out, DCPI_IMAGE_IDLEN, "%016" PRIx64, h);
 }
@@ -181,38 +142,32 @@ static int probe_fd(int fd, const char *path, const struct stat *st, dcpi_image_
 
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err)
 {
-    if (!path || !out) {
-        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
-        return DCPI_EINVAL;
-    }
+    if (!path || !out)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     memset(out, 0, sizeof *out);
     dcpi__elf_init();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        dcpi__path_err(err, path, strerror(e));
-        return errno_to_dcpi(e);
+        return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
     }
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0) {
-        rc = errno_to_dcpi(errno);
-        dcpi__path_err(err, path, strerror(errno));
+        int e = errno;
+        rc = dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
         goto out_fd;
     }
     if (!S_ISREG(st.st_mode)) {
-        rc = DCPI_EINVAL;
-        dcpi__path_err(err, path, "not a regular file");
+        rc = dcpi__errf(err, DCPI_EINVAL, "%s: not a regular file", path);
         goto out_fd;
     }
     rc = probe_fd(fd, path, &st, out);
-    if (rc == DCPI_EFULL) {
-        char why[96];
-        snprintf(why, sizeof why, "more than %d PT_LOAD segments, the rest dropped",
-                 DCPI_IMAGE_MAXSEG);
-        dcpi__path_err(err, path, why);
-    } else if (rc < 0)
-        dcpi__path_err(err, path, "malformed ELF program headers");
+    if (rc == DCPI_EFULL)
+        dcpi__errf(err, rc, "%s: more than %d PT_LOAD segments, the rest dropped", path,
+                   DCPI_IMAGE_MAXSEG);
+    else if (rc < 0)
+        dcpi__errf(err, rc, "%s: malformed ELF program headers", path);
 out_fd:
     close(fd);
     return rc;
@@ -263,20 +218,13 @@ static ssize_t read_small(const char *path, unsigned char *buf, size_t cap)
     return (ssize_t)len;
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* Walk a sequence of ELF notes (native byte order) for NT_GNU_BUILD_ID "GNU". */
 static int find_build_id_note(const unsigned char *buf, size_t len, char out[DCPI_IMAGE_IDLEN])
 {
     size_t pos = 0;
     while (len - pos >= 12) {
-        uint32_t namesz = le32(buf + pos), descsz = le32(buf + pos + 4);
-        uint32_t type = le32(buf + pos + 8);
+        uint32_t namesz = dcpi__get_host32(buf + pos), descsz = dcpi__get_host32(buf + pos + 4);
+        uint32_t type = dcpi__get_host32(buf + pos + 8);
         size_t name_at = pos + 12;
         size_t desc_at = name_at + (((size_t)namesz + 3) & ~(size_t)3);
         size_t next = desc_at + (((size_t)descsz + 3) & ~(size_t)3);
@@ -299,7 +247,7 @@ void dcpi_image_kernel_id(char out[DCPI_IMAGE_IDLEN])
     if (n > 0 && find_build_id_note(buf, (size_t)n, out) == 0)
         return;
     n = read_small("/proc/version", buf, sizeof buf);
-    uint64_t h = fnv1a(FNV64_OFFSET, buf, n > 0 ? (size_t)n : 0);
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, buf, n > 0 ? (size_t)n : 0);
     snprintf(out, DCPI_IMAGE_IDLEN, "%016" PRIx64, h);
 }
 

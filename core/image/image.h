@@ -62,12 +62,6 @@ void dcpi_image_dirname(const char *path, const char *id, char *out, size_t len)
 /* Helpers shared by the libelf readers (image.c, symbols.c). */
 /* elf_version(EV_CURRENT), once per process (thread-safe); call before elf_begin. */
 void dcpi__elf_init(void);
-/* "PATH: reason" into err (DCPI_ERRLEN, may be NULL). */
-void dcpi__path_err(char *err, const char *path, const char *reason);
-/* An errno from opening or reading an input file in the dcpi error space: ENOENT, EACCES,
- * EPERM, ENOMEM and EINVAL keep their code, ENOTDIR, ELOOP and ENAMETOOLONG become DCPI_ENOENT,
- * the rest DCPI_EIO. */
-int dcpi__input_errno(int e);
 
 #pragma GCC visibility pop
 

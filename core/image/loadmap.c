@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,10 @@
 #include <unistd.h>
 
 #include "core/base/fsutil.h"
+#include "core/base/hash.h"
+#include "core/base/mem.h"
 #include "dcpi/errno.h"
 #include "core/base/log.h"
-
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME  0x100000001b3ULL
 
 typedef struct mapping {
     uint64_t start, end, pgoff;
@@ -55,16 +55,6 @@ struct dcpi_loadmap {
 
 /* ---- hashing ---------------------------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
-
 static size_t pid_bucket(pid_t pid, size_t nbuckets)
 {
     uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL;
@@ -73,10 +63,10 @@ static size_t pid_bucket(pid_t pid, size_t nbuckets)
 
 static uint64_t image_key_hash(uint32_t maj, uint32_t min, uint64_t ino, const char *path)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, &maj, sizeof maj);
-    h = fnv1a(h, &min, sizeof min);
-    h = fnv1a(h, &ino, sizeof ino);
-    return fnv1a(h, path, strlen(path));
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, &maj, sizeof maj);
+    h = dcpi__fnv1a(h, &min, sizeof min);
+    h = dcpi__fnv1a(h, &ino, sizeof ino);
+    return dcpi__fnv1a(h, path, strlen(path));
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
@@ -155,17 +145,7 @@ static void proc_remove(dcpi_loadmap_t *lm, pid_t pid)
 
 static int maps_reserve(proc_t *p, size_t need)
 {
-    if (need <= p->cap)
-        return 0;
-    size_t cap = p->cap ? p->cap * 2 : 16;
-    while (cap < need)
-        cap *= 2;
-    mapping_t *m = realloc(p->maps, cap * sizeof *m);
-    if (!m)
-        return DCPI_ENOMEM;
-    p->maps = m;
-    p->cap = cap;
-    return 0;
+    return dcpi__grow((void **)&p->maps, &p->cap, need, sizeof *p->maps);
 }
 
 /* Index of the first mapping whose end is above addr (p->n when none). */
@@ -272,8 +252,8 @@ static void image_info_vdso(dcpi_image_info_t *info, uint64_t len)
 {
     char kid[DCPI_IMAGE_IDLEN];
     dcpi_image_kernel_id(kid);
-    uint64_t h = fnv1a(FNV_OFFSET, kid, strlen(kid));
-    h = fnv1a(h, "vdso", 4);
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, kid, strlen(kid));
+    h = dcpi__fnv1a(h, "vdso", 4);
     hex16(h, info->id);
     info->tsize = len;
 }
@@ -312,7 +292,7 @@ static void image_probe(dcpi_loadmap_t *lm, image_rec_t *r, pid_t pid, uint64_t 
     }
     dcpi__log(DCPI_LOG_DEBUG, "loadmap: cannot probe image: %s", err);
     memset(info, 0, sizeof *info);
-    hex16(fnv1a(FNV_OFFSET, r->img.path, strlen(r->img.path)), info->id);
+    hex16(dcpi__fnv1a(DCPI_FNV64_OFFSET, r->img.path, strlen(r->img.path)), info->id);
     r->img.probed_ok = 0;
     lm->probe_failures++;
 }
@@ -338,8 +318,10 @@ static int ihash_grow(dcpi_loadmap_t *lm)
 static int images_append(dcpi_loadmap_t *lm, image_rec_t *r)
 {
     if (lm->nimages == lm->capimages) {
+        if (lm->capimages > UINT_MAX / 2)
+            return DCPI_ENOMEM;
         unsigned cap = lm->capimages ? lm->capimages * 2 : 64;
-        image_rec_t **a = realloc(lm->images, cap * sizeof *a);
+        image_rec_t **a = reallocarray(lm->images, cap, sizeof *a);
         if (!a)
             return DCPI_ENOMEM;
         lm->images = a;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/base/err.h"
+#include "core/base/fsutil.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -29,34 +31,27 @@ static const Dwfl_Callbacks offline_callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static int set_err(char *err, int code, const char *path, const char *reason)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, reason);
-    return code;
-}
-
 /* DCPI_EFORMAT unless the file exists and is readable (then -errno). */
 static int unreadable(const char *path, char *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return set_err(err, -errno, path, strerror(errno));
-    return set_err(err, DCPI_EFORMAT, path, dwfl_errmsg(-1));
+        return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
+    return dcpi__errf(err, DCPI_EFORMAT, "%s: %s", path, dwfl_errmsg(-1));
 }
 
 int dcpi_srclines_open(const char *path, dcpi_srclines_t **out, char *err)
 {
     if (!path || !out)
-        return set_err(err, DCPI_EINVAL, path ? path : "(null)", "invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     *out = NULL;
     dcpi_srclines_t *sl = calloc(1, sizeof(*sl));
     if (!sl)
-        return set_err(err, DCPI_ENOMEM, path, "out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
     int rc = 0;
     sl->dwfl = dwfl_begin(&offline_callbacks);
     if (!sl->dwfl) {
-        rc = set_err(err, DCPI_ENOMEM, path, dwfl_errmsg(-1));
+        rc = dcpi__errf(err, DCPI_ENOMEM, "%s: %s", path, dwfl_errmsg(-1));
         goto out_sl;
     }
     dwfl_report_begin(sl->dwfl);
@@ -67,7 +62,7 @@ int dcpi_srclines_open(const char *path, dcpi_srclines_t **out, char *err)
         goto out_sl;
     }
     if (!dwfl_module_getdwarf(sl->mod, &sl->bias)) {
-        rc = set_err(err, DCPI_ENOENT, path, "no DWARF line information");
+        rc = dcpi__errf(err, DCPI_ENOENT, "%s: no DWARF line information", path);
         goto out_sl;
     }
     *out = sl;
@@ -106,52 +101,15 @@ int dcpi_srclines_lookup(const dcpi_srclines_t *sl, uint64_t addr, const char **
 
 /* ---- source text ---- */
 
-static int slurp(const char *path, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    char *b = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (cap - n < 4096) {
-            cap = cap ? 2 * cap : 16384;
-            char *nb = realloc(b, cap + 1);
-            if (!nb) {
-                rc = DCPI_ENOMEM;
-                break;
-            }
-            b = nb;
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = DCPI_EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (rc < 0) {
-        free(b);
-        return rc;
-    }
-    if (!b && !(b = malloc(1)))
-        return DCPI_ENOMEM;
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 int dcpi_srctext_read(const char *path, dcpi_srctext_t *out)
 {
     *out = (dcpi_srctext_t){0};
     size_t len = 0;
-    int rc = slurp(path, &out->buf, &len);
+    void *text = NULL;
+    int rc = dcpi__read_file(path, 0, &text, &len, NULL);
     if (rc < 0)
         return rc;
+    out->buf = text;
     size_t nl = 1;
     for (size_t i = 0; i < len; i++)
         nl += out->buf[i] == '\n';

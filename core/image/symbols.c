@@ -11,12 +11,16 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
+#include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/image/image.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -64,16 +68,9 @@ char *dcpi_demangle(const char *name)
 
 static size_t pool_add(builder_t *b, const char *s, size_t len)
 {
-    if (b->plen + len + 1 > b->pcap) {
-        size_t cap = b->pcap ? b->pcap : 4096;
-        while (b->plen + len + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->pool, cap);
-        if (!p)
-            return NO_RAW;
-        b->pool = p;
-        b->pcap = cap;
-    }
+    if (len >= SIZE_MAX - b->plen ||
+        dcpi__grow((void **)&b->pool, &b->pcap, b->plen + len + 1, 1) < 0)
+        return NO_RAW;
     size_t at = b->plen;
     memcpy(b->pool + at, s, len);
     b->pool[at + len] = '\0';
@@ -83,14 +80,8 @@ static size_t pool_add(builder_t *b, const char *s, size_t len)
 
 static int push_ent(builder_t *b, ent_t e)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        ent_t *v = realloc(b->v, cap * sizeof *v);
-        if (!v)
-            return DCPI_ENOMEM;
-        b->v = v;
-        b->cap = cap;
-    }
+    if (dcpi__grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) < 0)
+        return DCPI_ENOMEM;
     b->v[b->n++] = e;
     return 0;
 }
@@ -269,7 +260,7 @@ static int elf_file_open(const char *path, elf_file_t *f)
     f->elf = NULL;
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0)
-        return dcpi__input_errno(errno);
+        return dcpi__errno_code(errno);
     if (fstat(f->fd, &f->st) != 0 || !S_ISREG(f->st.st_mode)) {
         elf_file_close(f);
         return DCPI_EINVAL;
@@ -354,19 +345,16 @@ static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main
 
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
 {
-    if (!path || !out) {
-        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
-        return DCPI_EINVAL;
-    }
+    if (!path || !out)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     *out = NULL;
     dcpi__elf_init();
     builder_t b = {0};
     elf_file_t f = {.fd = -1};
     int rc = elf_file_open(path, &f);
-    if (rc < 0) {
-        dcpi__path_err(err, path, rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
-        return rc;
-    }
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s: %s", path,
+                          rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
     int has_symtab = 0;
     if (f.elf) {
         rc = add_elf_syms(&b, f.elf, 1, &has_symtab);
@@ -376,52 +364,13 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
     if (rc == 0)
         rc = finish(&b, out);
     if (rc < 0)
-        dcpi__path_err(err, path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     builder_free(&b);
     elf_file_close(&f);
     return rc;
 }
 
 /* ---- kallsyms --------------------------------------------------------------------------- */
-
-/* Read a whole file whose size may be unknown (procfs); the buffer is NUL-terminated. */
-static int slurp(const char *path, char **buf, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return dcpi__input_errno(errno);
-    size_t cap = 1 << 20, n = 0;
-    char *p = malloc(cap);
-    int rc = p ? 0 : DCPI_ENOMEM;
-    while (rc == 0) {
-        if (cap - n < 65536) {
-            char *q = realloc(p, cap * 2);
-            if (!q) {
-                rc = DCPI_ENOMEM;
-                break;
-            }
-            p = q;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, p + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            rc = dcpi__input_errno(errno);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    if (rc < 0) {
-        free(p);
-        return rc;
-    }
-    p[n] = '\0';
-    *buf = p;
-    *len = n;
-    return 0;
-}
 
 static int kallsyms_rank(char type)
 {
@@ -469,22 +418,20 @@ static int parse_kallsyms(builder_t *b)
 
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
 {
-    if (!path || !out) {
-        dcpi__path_err(err, path ? path : "(null)", "invalid argument");
-        return DCPI_EINVAL;
-    }
+    if (!path || !out)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
     *out = NULL;
     builder_t b = {0};
-    int rc = slurp(path, &b.pool, &b.plen);
-    if (rc < 0) {
-        dcpi__path_err(err, path, rc == DCPI_ENOMEM ? dcpi_strerror(rc) : strerror(-rc));
+    void *text = NULL;
+    int rc = dcpi__read_file(path, 0, &text, &b.plen, err);
+    if (rc < 0)
         return rc;
-    }
+    b.pool = text;
     rc = parse_kallsyms(&b);
     if (rc == 0)
         rc = finish(&b, out);
     if (rc < 0)
-        dcpi__path_err(err, path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     builder_free(&b);
     return rc;
 }

@@ -10,13 +10,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "dcpi/errno.h"
 
 #define INSECURE_HINT "(use -vtrace-insecure to override)"
@@ -39,16 +39,6 @@ static const char *const reserved_names[] = {"values", "values.replay", "values.
 
 /* Directories set by dcpi_vp_set_search_dirs: NULL-terminated, malloc'd. */
 static char **search_dirs;
-
-DCPI_PRINTF(2, 3) static void set_err(char *err, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- search directories and name resolution ---- */
 
@@ -150,13 +140,11 @@ static int resolve_short(const char *name, char *path, size_t len, char *searche
 int dcpi_vp_resolve_err(const char *name, char *path, size_t len, char *err)
 {
     if (!name || !*name || !path || !len) {
-        set_err(err, "vtrace: empty plugin name");
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "vtrace: empty plugin name");
     }
     if (strchr(name, '/')) {
         if (strlen(name) >= len) {
-            set_err(err, "%s: path too long", name);
-            return DCPI_ERANGE;
+            return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", name);
         }
         strcpy(path, name);
         return 0;
@@ -164,11 +152,11 @@ int dcpi_vp_resolve_err(const char *name, char *path, size_t len, char *err)
     char searched[DCPI_ERRLEN] = "";
     int rc = resolve_short(name, path, len, searched, sizeof(searched));
     if (rc == DCPI_ENOENT)
-        set_err(err, "%s: plugin not found (searched: %s)", name, searched);
-    else if (rc == DCPI_ERANGE)
-        set_err(err, "%s: plugin path too long", name);
-    else if (rc < 0)
-        set_err(err, "%s: %s", name, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: plugin not found (searched: %s)", name, searched);
+    if (rc == DCPI_ERANGE)
+        return dcpi__errf(err, rc, "%s: plugin path too long", name);
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s: %s", name, dcpi_strerror(rc));
     return rc;
 }
 
@@ -188,19 +176,18 @@ static int check_node(const char *plugin, const char *node, int follow, char *er
     struct stat st;
     if ((follow ? stat(node, &st) : lstat(node, &st)) != 0) {
         int e = errno;
-        set_err(err, "%s: refusing plugin: %s: %s", plugin, node, strerror(e));
-        return -e;
+        return dcpi__errf(err, -e, "%s: refusing plugin: %s: %s", plugin, node, strerror(e));
     }
     if (st.st_uid != 0) {
-        set_err(err, "%s: refusing plugin: %s is owned by uid %u, not root " INSECURE_HINT, plugin,
-                node, (unsigned)st.st_uid);
-        return DCPI_EPERM;
+        return dcpi__errf(err, DCPI_EPERM,
+                          "%s: refusing plugin: %s is owned by uid %u, not root " INSECURE_HINT,
+                          plugin, node, (unsigned)st.st_uid);
     }
     int sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
     if (!S_ISLNK(st.st_mode) && !sticky_dir && (st.st_mode & (S_IWGRP | S_IWOTH))) {
-        set_err(err, "%s: refusing plugin: %s is writable by group/others " INSECURE_HINT, plugin,
-                node);
-        return DCPI_EPERM;
+        return dcpi__errf(err, DCPI_EPERM,
+                          "%s: refusing plugin: %s is writable by group/others " INSECURE_HINT,
+                          plugin, node);
     }
     return 0;
 }
@@ -210,8 +197,7 @@ static int check_prefixes(const char *plugin, const char *abs, int follow, char 
 {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof(buf), "%s", abs) >= (int)sizeof(buf)) {
-        set_err(err, "%s: refusing plugin: path too long", plugin);
-        return DCPI_ERANGE;
+        return dcpi__errf(err, DCPI_ERANGE, "%s: refusing plugin: path too long", plugin);
     }
     int rc = check_node(plugin, "/", follow, err);
     for (char *p = buf + 1; rc == 0 && (p = strchr(p, '/')) != NULL; p++) {
@@ -238,13 +224,11 @@ int dcpi_vp_check_secure(const char *path, char *err)
 {
     char abs[PATH_MAX], real[PATH_MAX];
     if (!path) {
-        set_err(err, "vtrace: no plugin given");
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "vtrace: no plugin given");
     }
     int rc = absolute(path, abs, sizeof(abs));
     if (rc < 0) {
-        set_err(err, "%s: refusing plugin: %s", path, dcpi_strerror(rc));
-        return rc;
+        return dcpi__errf(err, rc, "%s: refusing plugin: %s", path, dcpi_strerror(rc));
     }
     /* The path as given, symlinks not followed (each link must be root's), ... */
     if ((rc = check_prefixes(path, abs, 0, err)) < 0)
@@ -252,8 +236,7 @@ int dcpi_vp_check_secure(const char *path, char *err)
     /* ... and the file it names in the end, with every real directory above it. */
     if (!realpath(abs, real)) {
         rc = -errno;
-        set_err(err, "%s: refusing plugin: %s", path, strerror(-rc));
-        return rc;
+        return dcpi__errf(err, rc, "%s: refusing plugin: %s", path, strerror(-rc));
     }
     return strcmp(real, abs) ? check_prefixes(path, real, 1, err) : 0;
 }
@@ -274,8 +257,7 @@ static int open_object(const dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
     struct stat st;
     if (stat(vp->path, &st) != 0) {
         int e = errno;
-        set_err(err, "%s: %s", vp->path, strerror(e));
-        return -e;
+        return dcpi__errf(err, -e, "%s: %s", vp->path, strerror(e));
     }
     if (geteuid() == 0 && !set->allow_insecure) {
         int rc = dcpi_vp_check_secure(vp->path, err);
@@ -287,10 +269,8 @@ static int open_object(const dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
         const char *msg = dlerror();
         size_t lp = strlen(vp->path);
         if (msg && strncmp(msg, vp->path, lp) == 0 && msg[lp] == ':')
-            set_err(err, "%s", msg); /* dlerror already names the path */
-        else
-            set_err(err, "%s: %s", vp->path, msg ? msg : "dlopen failed");
-        return DCPI_EPLUGIN;
+            return dcpi__errf(err, DCPI_EPLUGIN, "%s", msg); /* dlerror already names the path */
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: %s", vp->path, msg ? msg : "dlopen failed");
     }
     return 0;
 }
@@ -306,8 +286,7 @@ static int check_required(const dcpi_vp_t *vp, char *err)
         missing = "vp_prof_process";
     if (!missing)
         return 0;
-    set_err(err, "%s: _dispatch has no %s", vp->path, missing);
-    return DCPI_EPLUGIN;
+    return dcpi__errf(err, DCPI_EPLUGIN, "%s: _dispatch has no %s", vp->path, missing);
 }
 
 /* Find _dispatch, check its header before reading any pointer, copy the known part. */
@@ -315,22 +294,18 @@ static int fetch_table(dcpi_vp_t *vp, char *err)
 {
     dlerror();
     const vp_dispatch_t *d = dlsym(vp->handle, "_dispatch");
-    if (!d) {
-        set_err(err,
-                "%s: no _dispatch symbol (is it exported? build with VP_EXPORT / default "
-                "visibility)",
-                vp->path);
-        return DCPI_EPLUGIN;
-    }
+    if (!d)
+        return dcpi__errf(err, DCPI_EPLUGIN,
+                          "%s: no _dispatch symbol (is it exported? build with VP_EXPORT / "
+                          "default visibility)",
+                          vp->path);
     if (d->abi_version != VP_ABI_VERSION) {
-        set_err(err, "%s: plugin ABI version %u, this dcpi knows %d", vp->path, d->abi_version,
-                VP_ABI_VERSION);
-        return DCPI_EVERSION;
+        return dcpi__errf(err, DCPI_EVERSION, "%s: plugin ABI version %u, this dcpi knows %d",
+                          vp->path, d->abi_version, VP_ABI_VERSION);
     }
     if (d->struct_size < DCPI_VP_ABI1_SIZE) {
-        set_err(err, "%s: _dispatch is %u bytes, ABI %d needs at least %zu", vp->path,
-                d->struct_size, VP_ABI_VERSION, (size_t)DCPI_VP_ABI1_SIZE);
-        return DCPI_EPLUGIN;
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: _dispatch is %u bytes, ABI %d needs at least %zu",
+                          vp->path, d->struct_size, VP_ABI_VERSION, (size_t)DCPI_VP_ABI1_SIZE);
     }
     size_t n = d->struct_size < sizeof(vp->table) ? d->struct_size : sizeof(vp->table);
     memset(&vp->table, 0, sizeof(vp->table));
@@ -369,14 +344,13 @@ static int check_name(dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
     const char *name = vp->table.vp_name();
     const char *problem = name_problem(name);
     if (problem) {
-        set_err(err, "%s: invalid profile name '%s' (%s)", vp->path, name ? name : "(null)",
-                problem);
-        return DCPI_EPLUGIN;
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: invalid profile name '%s' (%s)", vp->path,
+                          name ? name : "(null)", problem);
     }
     const dcpi_vp_t *other = dcpi_vp_find(set, name);
     if (other) {
-        set_err(err, "%s: profile name '%s' already loaded from %s", vp->path, name, other->path);
-        return DCPI_EEXIST;
+        return dcpi__errf(err, DCPI_EEXIST, "%s: profile name '%s' already loaded from %s",
+                          vp->path, name, other->path);
     }
     vp->name = strdup(name);
     return vp->name ? 0 : DCPI_ENOMEM;
@@ -389,16 +363,17 @@ static int call_load_hook(dcpi_vp_t *vp, char *err)
     int rc = vp->table.vp_load();
     if (rc == 0)
         return 0;
-    set_err(err, "%s: vp_load failed (returned %d)", vp->path, rc);
-    return DCPI_EPLUGIN;
+    return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_load failed (returned %d)", vp->path, rc);
 }
 
 static int set_grow(dcpi_vp_set_t *set)
 {
     if (set->n < set->cap)
         return 0;
+    if (set->cap > UINT_MAX / 2)
+        return DCPI_ENOMEM;
     unsigned cap = set->cap ? set->cap * 2 : 4;
-    dcpi_vp_t **vps = realloc(set->vps, cap * sizeof(*vps));
+    dcpi_vp_t **vps = reallocarray(set->vps, cap, sizeof(*vps));
     if (!vps)
         return DCPI_ENOMEM;
     set->vps = vps;
@@ -415,7 +390,7 @@ static int check_and_load(dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
     if (rc == 0)
         rc = set_grow(set); /* before the hook: nothing can fail after vp_load succeeded */
     if (rc == DCPI_ENOMEM)
-        set_err(err, "%s: %s", vp->path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", vp->path, dcpi_strerror(rc));
     if (rc == 0)
         rc = call_load_hook(vp, err);
     return rc;
@@ -424,8 +399,7 @@ static int check_and_load(dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
 int dcpi_vp_load(dcpi_vp_set_t *set, const char *path_or_name, dcpi_vp_t **out, char *err)
 {
     if (!set || !path_or_name) {
-        set_err(err, "vtrace: no plugin given");
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "vtrace: no plugin given");
     }
     char path[4096];
     int rc = dcpi_vp_resolve_err(path_or_name, path, sizeof(path), err);
@@ -433,8 +407,7 @@ int dcpi_vp_load(dcpi_vp_set_t *set, const char *path_or_name, dcpi_vp_t **out, 
         return rc;
     dcpi_vp_t *vp = calloc(1, sizeof(*vp));
     if (!vp || !(vp->path = strdup(path))) {
-        rc = DCPI_ENOMEM;
-        set_err(err, "%s: %s", path, dcpi_strerror(rc));
+        rc = dcpi__errf(err, DCPI_ENOMEM, "%s: %s", path, dcpi_strerror(DCPI_ENOMEM));
         goto out_vp;
     }
     rc = open_object(set, vp, err);

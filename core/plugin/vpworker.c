@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "dcpi/errno.h"
 #include "trace/trace-int.h"
 
@@ -66,9 +67,7 @@ int dcpi_vpworker_new(const vp_dispatch_t *d, const char *name, size_t in_cap, u
     return 0;
 nomem:
     free(w);
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: worker: out of memory", name);
-    return DCPI_ENOMEM;
+    return dcpi__errf(err, DCPI_ENOMEM, "%s: worker: out of memory", name);
 }
 
 uint8_t *dcpi_vpworker_inbuf(dcpi_vpworker_t *w)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/store/header.h"
 #include "core/image/image.h"
 #include "core/base/log.h"
@@ -98,7 +99,7 @@ static int image_index(evstack_t *e, const dcpi_image_t *img)
 {
     if (img->index >= e->nmap) {
         unsigned n = img->index + 64;
-        int *m = realloc(e->map, n * sizeof *m);
+        int *m = reallocarray(e->map, n, sizeof *m);
         if (!m)
             return DCPI_ENOMEM;
         for (unsigned i = e->nmap; i < n; i++)
@@ -213,7 +214,7 @@ static int flush_one(dcpi_dstacks_t *ds, int ev, const dcpi_dstacks_flush_info_t
     dcpi_stackprof_path(fi->db, fi->epoch, fi->platform, fi->events[ev], path, sizeof path);
     int rc = set_keys(sp, fi, ev);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: header: %s", path, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: header: %s", path, dcpi_strerror(rc));
     rc = dcpi_stackprof_merge_write(path, sp, err);
     if (rc == 0)
         dcpi_stackprof_reset(sp);
@@ -238,7 +239,7 @@ int dcpi_dstacks_flush(dcpi_dstacks_t *ds, const dcpi_dstacks_flush_info_t *fi, 
         last = rc;
         nfail++;
         dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
-        dcpi__hdr_errf(err, rc, "%s", why);
+        dcpi__errf(err, rc, "%s", why);
     }
     if (failed)
         *failed = nfail;

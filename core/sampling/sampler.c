@@ -18,6 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -65,12 +68,6 @@ static const struct {
     {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
 };
 
-static void set_err(char *err, const char *fmt, const char *a, const char *b)
-{
-    if (err)
-        snprintf(err, DCPI_ERRLEN, fmt, a, b);
-}
-
 static int parse_period(const char *s, uint64_t *out)
 {
     char *end;
@@ -94,13 +91,11 @@ int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *
         ev->type = known_events[i].type;
         ev->config = known_events[i].config;
         if (colon) {
-            if (parse_period(colon + 1, &ev->period) < 0) {
-                set_err(err, "event %s: bad period '%s'", ev->name, colon + 1);
-                return DCPI_EINVAL;
-            }
+            if (parse_period(colon + 1, &ev->period) < 0)
+                return dcpi__errf(err, DCPI_EINVAL, "event %s: bad period '%s'", ev->name,
+                                  colon + 1);
         } else if (hz == 0 || hz > 1000000) {
-            set_err(err, "event %s: bad frequency%s", ev->name, "");
-            return DCPI_EINVAL;
+            return dcpi__errf(err, DCPI_EINVAL, "event %s: bad frequency", ev->name);
         } else if (ev->type == PERF_TYPE_SOFTWARE) {
             ev->period = 1000000000ULL / hz;
         } else {
@@ -110,11 +105,10 @@ int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *
     }
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), arg);
-    set_err(err,
-            "event %s: unknown event (known: cpu-clock task-clock cycles instructions "
-            "branch-misses cache-misses)%s",
-            name, "");
-    return DCPI_EINVAL;
+    return dcpi__errf(err, DCPI_EINVAL,
+                      "event %s: unknown event (known: cpu-clock task-clock cycles instructions "
+                      "branch-misses cache-misses)",
+                      name);
 }
 
 static void fill_extra(struct perf_event_attr *a, const dcpi_sampler_opts_t *x)
@@ -174,10 +168,8 @@ int dcpi_event_probe(const dcpi_event_spec_t *ev, char *err)
     struct perf_event_attr a;
     fill_attr(&a, ev, 0, 0, 0, 1);
     int fd = perf_open(&a, 0, -1);
-    if (fd < 0) {
-        set_err(err, "perf_event_open: %s%s", strerror(-fd), "");
-        return fd;
-    }
+    if (fd < 0)
+        return dcpi__errf(err, fd, "perf_event_open: %s", strerror(-fd));
     close(fd);
     return 0;
 }
@@ -231,14 +223,10 @@ static int list_threads(pid_t pid, pid_t **out, size_t *n)
     while (t && (de = readdir(d))) {
         if (de->d_name[0] < '0' || de->d_name[0] > '9')
             continue;
-        if (k == cap) {
-            pid_t *nt = realloc(t, (cap *= 2) * sizeof *t);
-            if (!nt) {
-                free(t);
-                t = NULL;
-                break;
-            }
-            t = nt;
+        if (dcpi__grow((void **)&t, &cap, k + 1, sizeof *t) < 0) {
+            free(t);
+            t = NULL;
+            break;
         }
         t[k++] = (pid_t)atoi(de->d_name);
     }
@@ -273,7 +261,7 @@ static int id_cmp(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Open state shared by the helpers of dcpi_sampler_open. */
+/* Open state shared by the helpers of dcpi_sampler_open_ex. */
 typedef struct open_ctx {
     dcpi_sampler_t *s;
     const dcpi_event_spec_t *evs;
@@ -323,15 +311,11 @@ static int open_target_cpu(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
     for (int e = 0; e < c->s->nev; e++) {
         int fd = open_one(c, e, e == 0, pid, cpu);
-        if (fd < 0) {
-            set_err(c->err, "perf_event_open: %s%s", strerror(-fd), "");
-            return fd;
-        }
+        if (fd < 0)
+            return dcpi__errf(c->err, fd, "perf_event_open: %s", strerror(-fd));
         int rc = attach_fd(c, fd, e, slot);
-        if (rc < 0) {
-            set_err(c->err, "perf_event ring buffer: %s%s", strerror(-rc), "");
-            return rc;
-        }
+        if (rc < 0)
+            return dcpi__errf(c->err, rc, "perf_event ring buffer: %s", strerror(-rc));
     }
     return 0;
 }
@@ -359,10 +343,8 @@ static int open_all(open_ctx_t *c, const pid_t *targets, size_t nt, const int *c
         }
         opened += !failed;
     }
-    if (opened == 0) {
-        set_err(c->err, "perf_event_open: %s%s", strerror(ESRCH), "");
-        return DCPI_ESRCH;
-    }
+    if (opened == 0)
+        return dcpi__errf(c->err, DCPI_ESRCH, "perf_event_open: %s", strerror(ESRCH));
     return 0;
 }
 
@@ -378,12 +360,6 @@ static int targets_for(enum dcpi_sampler_mode mode, pid_t pid, pid_t **t, size_t
     return 0;
 }
 
-int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
-                      dcpi_sampler_t **out, int *kernel_excluded, char *err)
-{
-    return dcpi_sampler_open_ex(evs, nev, mode, pid, NULL, out, kernel_excluded, err);
-}
-
 int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
                          pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
                          int *kernel_excluded, char *err)
@@ -395,10 +371,8 @@ int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sample
     pid_t *targets = NULL;
     size_t nt = 0;
     int rc = targets_for(mode, pid, &targets, &nt);
-    if (rc < 0) {
-        set_err(err, "%s%s", rc == DCPI_ESRCH ? "no such process" : "out of memory", "");
-        return rc;
-    }
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s", rc == DCPI_ESRCH ? "no such process" : "out of memory");
     dcpi_sampler_t *s = calloc(1, sizeof *s);
     open_ctx_t *c = calloc(1, sizeof *c);
     if (!s || !c) {
@@ -480,26 +454,12 @@ static int event_of(const dcpi_sampler_t *s, uint64_t id)
     return m ? m->event : 0;
 }
 
-static uint64_t rd64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* The user entries of a callchain (nr u64, then nr entries) at r[*pos]. */
 static int parse_chain(const unsigned char *r, size_t size, size_t *pos, dcpi_sample_t *smp)
 {
     if (*pos + 8 > size)
         return -1;
-    uint64_t nr = rd64(r + *pos);
+    uint64_t nr = dcpi__get_host64(r + *pos);
     *pos += 8;
     if (nr > (size - *pos) / 8)
         return -1;
@@ -507,7 +467,7 @@ static int parse_chain(const unsigned char *r, size_t size, size_t *pos, dcpi_sa
     smp->callchain = (const uint64_t *)(const void *)(r + *pos); /* records are 8-aligned */
     smp->ncallchain = (uint32_t)nr;
     for (uint64_t i = 0; i < nr; i++) {
-        uint64_t v = rd64(r + *pos + 8 * i);
+        uint64_t v = dcpi__get_host64(r + *pos + 8 * i);
         if (v >= PERF_CONTEXT_MAX) { /* a context marker */
             user = v == PERF_CONTEXT_USER;
             continue;
@@ -525,7 +485,7 @@ static int parse_regs(const unsigned char *r, size_t size, size_t pos, uint64_t 
 {
     if (pos + 8 > size)
         return -1;
-    smp->regs_abi = rd64(r + pos);
+    smp->regs_abi = dcpi__get_host64(r + pos);
     pos += 8;
     if (smp->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
         return 0;
@@ -534,7 +494,7 @@ static int parse_regs(const unsigned char *r, size_t size, size_t pos, uint64_t 
     smp->regs_mask = mask;
     for (int b = 0; b < DCPI_SAMPLER_MAXREGS; b++)
         if (mask & (1ull << b)) {
-            smp->regs[b] = rd64(r + pos);
+            smp->regs[b] = dcpi__get_host64(r + pos);
             pos += 8;
         }
     return 0;
@@ -557,13 +517,13 @@ static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
     if (size < 8 + 6 * 8)
         return -1;
     dcpi_sample_t smp = {
-        .event = (uint16_t)event_of(s, rd64(r + 8)),
-        .ip = rd64(r + 16),
-        .pid = rd32(r + 24),
-        .tid = rd32(r + 28),
-        .time = rd64(r + 32),
-        .cpu = rd32(r + 40),
-        .period = rd64(r + 48),
+        .event = (uint16_t)event_of(s, dcpi__get_host64(r + 8)),
+        .ip = dcpi__get_host64(r + 16),
+        .pid = dcpi__get_host32(r + 24),
+        .tid = dcpi__get_host32(r + 28),
+        .time = dcpi__get_host64(r + 32),
+        .cpu = dcpi__get_host32(r + 40),
+        .period = dcpi__get_host64(r + 48),
         .misc = ((const struct perf_event_header *)(const void *)r)->misc,
     };
     if ((s->x.callchain || s->x.regs_user) && parse_extra(s, r, size, &smp) < 0)
@@ -581,8 +541,10 @@ static int on_mmap2(const unsigned char *r, size_t size, const dcpi_sampler_hand
     if (size <= name_off || !memchr(r + name_off, 0, size - name_off))
         return -1;
     if (h->mmap2)
-        h->mmap2(h->arg, rd32(r + 8), rd64(r + 16), rd64(r + 24), rd64(r + 32), rd32(r + 40),
-                 rd32(r + 44), rd64(r + 48), rd32(r + 64), (const char *)r + name_off);
+        h->mmap2(h->arg, dcpi__get_host32(r + 8), dcpi__get_host64(r + 16),
+                 dcpi__get_host64(r + 24), dcpi__get_host64(r + 32), dcpi__get_host32(r + 40),
+                 dcpi__get_host32(r + 44), dcpi__get_host64(r + 48), dcpi__get_host32(r + 64),
+                 (const char *)r + name_off);
     return 0;
 }
 
@@ -591,7 +553,8 @@ static int on_task(uint32_t type, const unsigned char *r, size_t size,
 {
     if (size < 8 + 16)
         return -1;
-    uint32_t pid = rd32(r + 8), ppid = rd32(r + 12), tid = rd32(r + 16);
+    uint32_t pid = dcpi__get_host32(r + 8), ppid = dcpi__get_host32(r + 12),
+             tid = dcpi__get_host32(r + 16);
     if (type == PERF_RECORD_FORK && pid != ppid && h->fork)
         h->fork(h->arg, ppid, pid);
     if (type == PERF_RECORD_EXIT && pid == tid && h->exit)
@@ -607,25 +570,25 @@ static int on_misc_record(dcpi_sampler_t *s, uint32_t type, uint16_t misc, const
         if (size < 16)
             return -1;
         if ((misc & PERF_RECORD_MISC_COMM_EXEC) && h->exec)
-            h->exec(h->arg, rd32(r + 8));
+            h->exec(h->arg, dcpi__get_host32(r + 8));
         return 0;
     case PERF_RECORD_LOST:
         if (size < 24)
             return -1;
         if (h->lost)
-            h->lost(h->arg, event_of(s, rd64(r + 8)), rd64(r + 16));
+            h->lost(h->arg, event_of(s, dcpi__get_host64(r + 8)), dcpi__get_host64(r + 16));
         return 0;
     case PERF_RECORD_LOST_SAMPLES:
         if (size < 24)
             return -1; /* the identifier is the last u64 (sample_id_all) */
         if (h->lost)
-            h->lost(h->arg, event_of(s, rd64(r + size - 8)), rd64(r + 8));
+            h->lost(h->arg, event_of(s, dcpi__get_host64(r + size - 8)), dcpi__get_host64(r + 8));
         return 0;
     case PERF_RECORD_THROTTLE:
         if (size < 24)
             return -1;
         if (h->throttle)
-            h->throttle(h->arg, event_of(s, rd64(r + 16)));
+            h->throttle(h->arg, event_of(s, dcpi__get_host64(r + 16)));
         return 0;
     case PERF_RECORD_UNTHROTTLE:
         return 0;

@@ -50,14 +50,12 @@ typedef struct dcpi_sampler_opts {
 } dcpi_sampler_opts_t;
 
 /*
- * Open the events (disabled) and their rings. On failure returns the negative errno of the
- * failing perf_event_open (or DCPI_ESRCH, DCPI_ENOMEM) with a one-line reason in err:
- * "perf_event_open: strerror" for the open itself. *kernel_excluded is set to 1 when kernel
- * samples had to be excluded (EACCES with exclude_kernel=0).
+ * Open the events (disabled) and their rings, with the extra sample fields of x (NULL: none) on
+ * every event. On failure returns the negative errno of the failing perf_event_open (or
+ * DCPI_ESRCH, DCPI_ENOMEM) with a one-line reason in err: "perf_event_open: strerror" for the
+ * open itself. *kernel_excluded is set to 1 when kernel samples had to be excluded (EACCES with
+ * exclude_kernel=0).
  */
-int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
-                      dcpi_sampler_t **out, int *kernel_excluded, char *err);
-/* The same with the extra sample fields of x (NULL: none) on every event. */
 int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
                          pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
                          int *kernel_excluded, char *err);
@@ -78,7 +76,7 @@ typedef struct dcpi_sample {
     uint64_t ip, time, period;
     uint32_t pid, tid, cpu;
     uint16_t misc;  /* header.misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
-    uint16_t event; /* index into the evs given to dcpi_sampler_open */
+    uint16_t event; /* index into the evs given to dcpi_sampler_open_ex */
     /* With dcpi_sampler_opts_t.callchain: the user entries after PERF_CONTEXT_USER (chain[0]
      * is the ip itself, then return addresses), at most DCPI_SAMPLER_MAXCHAIN. */
     uint32_t nchain;

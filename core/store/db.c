@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -75,15 +77,15 @@ static int hosts_line(unsigned lineno, char *line, const char *hostname, char ou
     if (n == 0)
         return 0;
     if (n == 1)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                              "hosts:%u: expected 'hostname platform', got one word", lineno);
+        return dcpi__errf(err, DCPI_EFORMAT, "hosts:%u: expected 'hostname platform', got one word",
+                          lineno);
     if (n == 3)
-        return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                              "hosts:%u: expected 'hostname platform', got more than two words",
-                              lineno);
+        return dcpi__errf(err, DCPI_EFORMAT,
+                          "hosts:%u: expected 'hostname platform', got more than two words",
+                          lineno);
     if (!name_ok(words[1]))
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "hosts:%u: bad platform name '%.64s'", lineno,
-                              words[1]);
+        return dcpi__errf(err, DCPI_EFORMAT, "hosts:%u: bad platform name '%.64s'", lineno,
+                          words[1]);
     if (!*found && strcmp(words[0], hostname) == 0) {
         snprintf(out, DCPI_NAMELEN, "%s", words[1]);
         *found = 1;
@@ -95,17 +97,17 @@ int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char 
                         char *err)
 {
     if ((!buf && len) || !hostname || !out)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "hosts: invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "hosts: invalid argument");
     const char *nul = len ? memchr(buf, '\0', len) : NULL;
     if (nul) {
         unsigned lineno = 1;
         for (const char *c = buf; c < nul; c++)
             lineno += *c == '\n';
-        return dcpi__hdr_errf(err, DCPI_EFORMAT, "hosts:%u: NUL byte", lineno);
+        return dcpi__errf(err, DCPI_EFORMAT, "hosts:%u: NUL byte", lineno);
     }
     char *text = malloc(len + 1);
     if (!text)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "hosts: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "hosts: out of memory");
     if (len)
         memcpy(text, buf, len);
     text[len] = '\0';
@@ -126,66 +128,29 @@ int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char 
     return rc < 0 ? rc : found;
 }
 
-/* Read a whole file (NUL bytes included); DCPI_ENOENT (err untouched) when it does not exist. */
-static int read_small_file(const char *path, char **out, size_t *len, char *err)
-{
-    FILE *f = fopen(path, "re");
-    if (!f && errno == ENOENT)
-        return DCPI_ENOENT;
-    if (!f)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    int rc = 0;
-    for (;;) {
-        if (cap - n < 4096) {
-            char *nb = realloc(buf, cap ? cap * 2 : 4096);
-            if (!nb) {
-                rc = DCPI_ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap = cap ? cap * 2 : 4096;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    if (rc == 0 && ferror(f))
-        rc = DCPI_EIO;
-    fclose(f);
-    if (rc < 0) {
-        free(buf);
-        return dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    }
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAMELEN], char *err)
 {
     if (!db || !hostname || !out)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database or hostname given");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: no database or hostname given");
     char path[4096], *text = NULL, why[DCPI_ERRLEN];
     size_t len = 0;
     if (fmt_path(path, sizeof path, "%s/hosts", db) < 0)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "DB: database path too long");
-    int rc = read_small_file(path, &text, &len, err);
+        return dcpi__errf(err, DCPI_ERANGE, "DB: database path too long");
+    char rerr[DCPI_ERRLEN];
+    int rc = dcpi__read_file(path, 0, (void **)&text, &len, rerr);
     if (rc < 0 && rc != DCPI_ENOENT)
-        return rc;
+        return dcpi__errf(err, rc, "%s", rerr);
     int found = 0;
     if (text) {
         found = dcpi_db_hosts_parse(text, len, hostname, out, why);
         free(text);
         if (found < 0)
-            return dcpi__hdr_errf(err, found, "%s/%s", db, why);
+            return dcpi__errf(err, found, "%s/%s", db, why);
     }
     if (!found) {
         if (!name_ok(hostname))
-            return dcpi__hdr_errf(err, DCPI_EINVAL,
-                                  "%s: host name '%s' is not a usable platform name", db, hostname);
+            return dcpi__errf(err, DCPI_EINVAL, "%s: host name '%s' is not a usable platform name",
+                              db, hostname);
         snprintf(out, DCPI_NAMELEN, "%s", hostname);
     }
     return 0;
@@ -195,7 +160,7 @@ int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err)
 {
     char host[DCPI_NAMELEN];
     if (gethostname(host, sizeof host) < 0)
-        return dcpi__hdr_errf(err, -errno, "DB: gethostname: %s", strerror(errno));
+        return dcpi__errf(err, -errno, "DB: gethostname: %s", strerror(errno));
     host[sizeof host - 1] = '\0';
     return dcpi_db_platform_for(db, host, out, err);
 }
@@ -207,16 +172,16 @@ static int epoch_claim(const char *db, const char *name, const char *platform, c
 {
     char path[4096];
     if (fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform) < 0)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     fmt_path(path, sizeof path, "%s/%s", db, name);
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+        return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
     fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform);
     if (mkdir(path, 0755) == 0)
         return 0;
     if (errno == EEXIST)
         return DCPI_EEXIST;
-    return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+    return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
 }
 
 static int epoch_name(time_t t, int seconds, char name[DCPI_NAMELEN])
@@ -232,24 +197,22 @@ int dcpi_db_new_epoch(const char *db, const char *platform, time_t now, char nam
                       char *err)
 {
     if (!db || !name || !name_ok(platform))
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: bad platform name '%s'",
-                              platform ? platform : "");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: bad platform name '%s'", platform ? platform : "");
     int rc = dcpi__mkdirs(db, 0755);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
     for (int i = -1; i < EPOCH_SECOND_TRIES; i++) {
         /* i = -1: the minute form; then the seconds form from now on. */
         rc = epoch_name(now + (i < 0 ? 0 : i), i >= 0, name);
         if (rc < 0)
-            return dcpi__hdr_errf(err, rc, "%s: cannot name an epoch for time %lld", db,
-                                  (long long)now);
+            return dcpi__errf(err, rc, "%s: cannot name an epoch for time %lld", db,
+                              (long long)now);
         rc = epoch_claim(db, name, platform, err);
         if (rc != DCPI_EEXIST)
             return rc;
     }
-    return dcpi__hdr_errf(err, DCPI_EEXIST,
-                          "%s: no free epoch name for platform %s within %d seconds", db, platform,
-                          EPOCH_SECOND_TRIES);
+    return dcpi__errf(err, DCPI_EEXIST, "%s: no free epoch name for platform %s within %d seconds",
+                      db, platform, EPOCH_SECOND_TRIES);
 }
 
 void dcpi_db_free_list(char **names, size_t n)
@@ -286,7 +249,7 @@ static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, 
 {
     DIR *d = opendir(dir);
     if (!d)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", dir, strerror(errno));
+        return dcpi__errf(err, -errno, "%s: %s", dir, strerror(errno));
     char **v = NULL, path[4096];
     size_t cnt = 0, cap = 0;
     int rc = 0;
@@ -295,13 +258,8 @@ static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, 
         if (!keep(de->d_name) || fmt_path(path, sizeof path, "%s/%s", dir, de->d_name) < 0 ||
             !is_dir(path))
             continue;
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nv = realloc(v, cap * sizeof *nv);
-            if (!nv)
-                goto out_nomem;
-            v = nv;
-        }
+        if (dcpi__grow((void **)&v, &cap, cnt + 1, sizeof *v) < 0)
+            goto out_nomem;
         if (!(v[cnt] = strdup(de->d_name)))
             goto out_nomem;
         cnt++;
@@ -313,7 +271,7 @@ static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, 
     *n = cnt;
     return 0;
 out_nomem:
-    rc = dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", dir);
+    rc = dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", dir);
     dcpi_db_free_list(v, cnt);
     closedir(d);
     return rc;
@@ -322,17 +280,17 @@ out_nomem:
 int dcpi_db_epochs(const char *db, char ***names, size_t *n, char *err)
 {
     if (!db || !names || !n)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database given");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: no database given");
     return list_dirs(db, is_epoch_name, names, n, err);
 }
 
 int dcpi_db_platforms(const char *db, const char *epoch, char ***names, size_t *n, char *err)
 {
     if (!db || !epoch || !names || !n)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database or epoch given");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: no database or epoch given");
     char path[4096];
     if (fmt_path(path, sizeof path, "%s/%s", db, epoch) < 0)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     return list_dirs(path, is_visible_name, names, n, err);
 }
 
@@ -357,7 +315,7 @@ static int pick_epoch(const char *db, const char *spec, const char *platform, ch
     const char *pf = platform ? " for platform " : "";
     const char *pn = platform ? platform : "";
     if (n == 0)
-        return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: no epochs%s%s", db, pf, pn);
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no epochs%s%s", db, pf, pn);
     if (!spec || strcmp(spec, "latest") == 0) {
         snprintf(out, DCPI_NAMELEN, "%s", v[n - 1]);
         return 0;
@@ -367,10 +325,10 @@ static int pick_epoch(const char *db, const char *spec, const char *platform, ch
         errno = 0;
         unsigned long long k = strtoull(spec + 7, &end, 10);
         if (!isdigit((unsigned char)spec[7]) || *end || errno)
-            return dcpi__hdr_errf(err, DCPI_EINVAL, "%s: bad epoch spec '%s'", db, spec);
+            return dcpi__errf(err, DCPI_EINVAL, "%s: bad epoch spec '%s'", db, spec);
         if (k >= n)
-            return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: %s: only %zu epoch%s%s%s", db, spec, n,
-                                  n == 1 ? "" : "s", pf, pn);
+            return dcpi__errf(err, DCPI_ENOENT, "%s: %s: only %zu epoch%s%s%s", db, spec, n,
+                              n == 1 ? "" : "s", pf, pn);
         snprintf(out, DCPI_NAMELEN, "%s", v[n - 1 - k]);
         return 0;
     }
@@ -380,14 +338,14 @@ static int pick_epoch(const char *db, const char *spec, const char *platform, ch
             return 0;
         }
     }
-    return dcpi__hdr_errf(err, DCPI_ENOENT, "%s: epoch '%s' not found%s%s", db, spec, pf, pn);
+    return dcpi__errf(err, DCPI_ENOENT, "%s: epoch '%s' not found%s%s", db, spec, pf, pn);
 }
 
 int dcpi_db_select_epoch(const char *db, const char *spec, const char *platform,
                          char out[DCPI_NAMELEN], char *err)
 {
     if (!db || !out)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database given");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: no database given");
     char **v;
     size_t n;
     int rc = dcpi_db_epochs(db, &v, &n, err);
@@ -428,31 +386,30 @@ static long lock_holder(int fd)
 int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
 {
     if (!db || !fd || !name_ok(platform))
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: bad platform name '%s'",
-                              platform ? platform : "");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: bad platform name '%s'", platform ? platform : "");
     char path[4096];
     dcpi_db_daemon_path(db, platform, "lock", path, sizeof path);
     int lfd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lfd < 0)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", path, strerror(errno));
+        return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
     if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
         long holder = e == EWOULDBLOCK ? lock_holder(lfd) : 0;
         close(lfd);
         if (e != EWOULDBLOCK)
-            return dcpi__hdr_errf(err, -e, "%s: flock: %s", path, strerror(e));
+            return dcpi__errf(err, -e, "%s: flock: %s", path, strerror(e));
         if (holder > 0)
-            return dcpi__hdr_errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid %ld", db,
-                                  platform, holder);
-        return dcpi__hdr_errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid ?", db,
-                              platform);
+            return dcpi__errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid %ld", db,
+                              platform, holder);
+        return dcpi__errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid ?", db,
+                          platform);
     }
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
     if (ftruncate(lfd, 0) < 0 || pwrite(lfd, buf, (size_t)len, 0) != len) {
         int e = errno ? errno : EIO;
         close(lfd);
-        return dcpi__hdr_errf(err, -e, "%s: %s", path, strerror(e));
+        return dcpi__errf(err, -e, "%s: %s", path, strerror(e));
     }
     *fd = lfd;
     return 0;
@@ -483,14 +440,8 @@ static int has_suffix(const char *s, const char *suffix)
 static int files_push(file_list_t *fl, const char *platform, const char *imagedir, const char *file,
                       const char *path)
 {
-    if (fl->n == fl->cap) {
-        size_t cap = fl->cap ? fl->cap * 2 : 32;
-        dcpi_db_file_t *nv = realloc(fl->v, cap * sizeof *nv);
-        if (!nv)
-            return DCPI_ENOMEM;
-        fl->v = nv;
-        fl->cap = cap;
-    }
+    if (dcpi__grow((void **)&fl->v, &fl->cap, fl->n + 1, sizeof *fl->v) < 0)
+        return DCPI_ENOMEM;
     dcpi_db_file_t *f = &fl->v[fl->n++];
     snprintf(f->platform, sizeof f->platform, "%s", platform);
     snprintf(f->imagedir, sizeof f->imagedir, "%s", imagedir);
@@ -505,7 +456,7 @@ static int list_image_dir(const char *dir, const char *platform, const char *ima
 {
     DIR *d = opendir(dir);
     if (!d)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", dir, strerror(errno));
+        return dcpi__errf(err, -errno, "%s: %s", dir, strerror(errno));
     int rc = 0;
     char path[4096];
     struct dirent *de;
@@ -519,7 +470,7 @@ static int list_image_dir(const char *dir, const char *platform, const char *ima
         rc = files_push(fl, platform, imagedir, de->d_name, path);
     }
     closedir(d);
-    return rc < 0 ? dcpi__hdr_errf(err, rc, "%s: out of memory", dir) : 0;
+    return rc < 0 ? dcpi__errf(err, rc, "%s: out of memory", dir) : 0;
 }
 
 static int list_platform(const char *db, const char *epoch, const char *platform,
@@ -529,13 +480,13 @@ static int list_platform(const char *db, const char *epoch, const char *platform
     char **dirs;
     size_t n;
     if (fmt_path(dir, sizeof dir, "%s/%s/%s", db, epoch, platform) < 0)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", db);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     int rc = list_dirs(dir, is_visible_name, &dirs, &n, err);
     if (rc < 0)
         return rc;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (fmt_path(sub, sizeof sub, "%s/%s", dir, dirs[i]) < 0) {
-            rc = dcpi__hdr_errf(err, DCPI_ERANGE, "%s/%s: path too long", dir, dirs[i]);
+            rc = dcpi__errf(err, DCPI_ERANGE, "%s/%s: path too long", dir, dirs[i]);
             break;
         }
         rc = list_image_dir(sub, platform, dirs[i], suffix, fl, err);
@@ -548,7 +499,7 @@ int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, 
                        dcpi_db_file_t **files, size_t *n, char *err)
 {
     if (!db || !epoch || !suffix || !files || !n)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "DB: no database, epoch or suffix given");
+        return dcpi__errf(err, DCPI_EINVAL, "DB: no database, epoch or suffix given");
     char **plats = NULL;
     size_t np = 0;
     int rc = 0;

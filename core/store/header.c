@@ -5,11 +5,12 @@
  */
 #include "core/store/header.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "dcpi/errno.h"
 
 #define DIGITS    "0123456789"
@@ -17,30 +18,6 @@
 #define MAXKEYS   64 /* known keys per spec */
 
 static const dcpi_hdr_key_t version_key = {"version", DCPI_HDR_VERSION, true};
-
-int dcpi__hdr_errf(char *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
-int dcpi__hdr_errf_named(char *err, const char *name, int code, const char *fmt, ...)
-{
-    if (err) {
-        int n = snprintf(err, DCPI_ERRLEN, "%s: ", name);
-        va_list ap;
-        va_start(ap, fmt);
-        if (n >= 0 && n < DCPI_ERRLEN)
-            vsnprintf(err + n, DCPI_ERRLEN - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 const dcpi_hdr_key_t *dcpi__hdr_known(const dcpi_hdr_spec_t *spec, const char *key)
 {
@@ -188,14 +165,8 @@ int dcpi__hdr_get_hex(const dcpi_hdr_t *h, const char *key, uint64_t *out)
 
 int dcpi__hdr_append(dcpi_hdr_t *h, const char *key, const char *value)
 {
-    if (h->n == h->cap) {
-        size_t ncap = h->cap ? h->cap * 2 : 16;
-        dcpi_hdr_line_t *nl = realloc(h->lines, ncap * sizeof(*nl));
-        if (!nl)
-            return DCPI_ENOMEM;
-        h->lines = nl;
-        h->cap = ncap;
-    }
+    if (dcpi__grow((void **)&h->lines, &h->cap, h->n + 1, sizeof *h->lines) < 0)
+        return DCPI_ENOMEM;
     char *k = strdup(key), *v = strdup(value);
     if (!k || !v) {
         free(k);
@@ -235,7 +206,8 @@ struct parser {
 };
 
 /* "NAME: reason" into the parser's err; returns code. */
-#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
+#define perr(ps, code, fmt, ...)                                                                   \
+    dcpi__errf((ps)->err, (code), "%s: " fmt, (ps)->name, ##__VA_ARGS__)
 
 static bool is_terminator(const char *s, size_t n)
 {
@@ -344,8 +316,8 @@ int dcpi__hdr_check_required(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, c
 {
     for (size_t i = 0; i < spec->nkeys; i++)
         if (spec->keys[i].required && dcpi__hdr_find(h, spec->keys[i].key) < 0)
-            return dcpi__hdr_errf(err, DCPI_EINVAL, "%s: missing required key \"%s\"", what,
-                                  spec->keys[i].key);
+            return dcpi__errf(err, DCPI_EINVAL, "%s: missing required key \"%s\"", what,
+                              spec->keys[i].key);
     return 0;
 }
 

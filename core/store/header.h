@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/base/err.h"
 #include "dcpi/api.h"
 
 /* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
@@ -94,12 +95,11 @@ size_t dcpi__hdr_encode(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, char *
  * new's unknown lines that old does not already hold. 0 or DCPI_ENOMEM. */
 int dcpi__hdr_merge(const dcpi_hdr_spec_t *spec, dcpi_hdr_t *old, const dcpi_hdr_t *new_hdr);
 
-/* Printf into err (DCPI_ERRLEN bytes, may be NULL); returns code. */
-int dcpi__hdr_errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
-/* The same with "NAME: " before the message (the parsers' one-line errors); returns code. */
-int dcpi__hdr_errf_named(char *err, const char *name, int code, const char *fmt, ...)
-    DCPI_PRINTF(4, 5);
-
 #pragma GCC visibility pop
+
+/* The old name of dcpi__errf (core/base/err.h), kept only for the files that still use it
+ * (store/stackprof.c, store/tracefile.c, values/, tools/dcpiimport.c); remove with their last use.
+ */
+#define dcpi__hdr_errf dcpi__errf
 
 #endif

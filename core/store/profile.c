@@ -17,7 +17,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
 
@@ -154,14 +157,8 @@ static int grow_slots(dcpi_profile_t *p)
 
 static int sorted_append(dcpi_profile_t *p, uint32_t offset, uint32_t count)
 {
-    if (p->nsorted == p->scap) {
-        size_t ncap = p->scap ? p->scap * 2 : 64;
-        dcpi_profile_entry_t *ns = realloc(p->sorted, ncap * sizeof(*ns));
-        if (!ns)
-            return DCPI_ENOMEM;
-        p->sorted = ns;
-        p->scap = ncap;
-    }
+    if (dcpi__grow((void **)&p->sorted, &p->scap, p->nsorted + 1, sizeof *p->sorted) < 0)
+        return DCPI_ENOMEM;
     p->sorted[p->nsorted++] = (dcpi_profile_entry_t){offset, count};
     return 0;
 }
@@ -229,7 +226,7 @@ static int refresh_sorted(const dcpi_profile_t *cp)
     if (!p->stale)
         return 0;
     if (p->scap < p->nused) {
-        dcpi_profile_entry_t *ns = realloc(p->sorted, p->nused * sizeof(*ns));
+        dcpi_profile_entry_t *ns = reallocarray(p->sorted, p->nused, sizeof(*ns));
         if (!ns)
             return DCPI_ENOMEM;
         p->sorted = ns;
@@ -293,20 +290,8 @@ struct parser {
 };
 
 /* "NAME: reason" into the parser's err; returns code. */
-#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
-
-static uint32_t get_le32(const unsigned char *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static void put_le32(unsigned char *b, uint32_t v)
-{
-    b[0] = (unsigned char)v;
-    b[1] = (unsigned char)(v >> 8);
-    b[2] = (unsigned char)(v >> 16);
-    b[3] = (unsigned char)(v >> 24);
-}
+#define perr(ps, code, fmt, ...)                                                                   \
+    dcpi__errf((ps)->err, (code), "%s: " fmt, (ps)->name, ##__VA_ARGS__)
 
 static uint32_t sat32(uint64_t v)
 {
@@ -324,7 +309,7 @@ struct body_state {
 static int check_chunk(struct parser *ps, const struct body_state *st, const unsigned char *b,
                        size_t rem)
 {
-    uint32_t off = get_le32(b), num = get_le32(b + 4);
+    uint32_t off = dcpi__get_le32(b), num = dcpi__get_le32(b + 4);
     if (num == 0)
         return perr(ps, DCPI_EFORMAT, "chunk at offset 0x%x has 0 counts", off);
     if ((uint64_t)off + num > (uint64_t)UINT32_MAX + 1)
@@ -342,9 +327,9 @@ static int check_chunk(struct parser *ps, const struct body_state *st, const uns
 
 static int read_chunk(dcpi_profile_t *p, struct body_state *st, const unsigned char *b)
 {
-    uint32_t off = get_le32(b), num = get_le32(b + 4);
+    uint32_t off = dcpi__get_le32(b), num = dcpi__get_le32(b + 4);
     for (uint32_t i = 0; i < num; i++) {
-        uint32_t c = get_le32(b + 8 + 4 * (size_t)i);
+        uint32_t c = dcpi__get_le32(b + 8 + 4 * (size_t)i);
         if (c == 0)
             continue;
         int rc = dcpi_profile_add(p, off + i, c);
@@ -361,7 +346,7 @@ static int read_chunk(dcpi_profile_t *p, struct body_state *st, const unsigned c
 
 static bool footer_matches(const struct body_state *st, const unsigned char *b)
 {
-    return get_le32(b) == sat32(st->noffsets) && get_le32(b + 4) == sat32(st->nsamples);
+    return dcpi__get_le32(b) == sat32(st->noffsets) && dcpi__get_le32(b + 4) == sat32(st->nsamples);
 }
 
 static int parse_body(struct parser *ps, dcpi_profile_t *p, const unsigned char *b, size_t len)
@@ -376,11 +361,11 @@ static int parse_body(struct parser *ps, dcpi_profile_t *p, const unsigned char 
             return rc;
         if ((rc = read_chunk(p, &st, b + pos)) < 0)
             return rc;
-        pos += 8 + 4 * (size_t)get_le32(b + pos + 4);
+        pos += 8 + 4 * (size_t)dcpi__get_le32(b + pos + 4);
     }
     if (len - pos < 8)
         return perr(ps, DCPI_ETRUNC, "footer truncated (%zu of 8 bytes)", len - pos);
-    uint32_t fo = get_le32(b + pos), fs = get_le32(b + pos + 4);
+    uint32_t fo = dcpi__get_le32(b + pos), fs = dcpi__get_le32(b + pos + 4);
     if (!footer_matches(&st, b + pos))
         return perr(ps, DCPI_EFORMAT, "footer says %u offsets/%u samples, chunks hold %llu/%llu",
                     fo, fs, (unsigned long long)st.noffsets, (unsigned long long)st.nsamples);
@@ -451,34 +436,34 @@ static void encode_body(const dcpi_profile_entry_t *e, size_t n, unsigned char *
     for (size_t i = 0, j; i < n; i = j) {
         j = chunk_end(e, n, i);
         uint32_t number = e[j - 1].offset - e[i].offset + 1;
-        put_le32(out, e[i].offset);
-        put_le32(out + 4, number);
+        dcpi__put_le32(out, e[i].offset);
+        dcpi__put_le32(out + 4, number);
         memset(out + 8, 0, 4 * (size_t)number);
         for (size_t k = i; k < j; k++) {
-            put_le32(out + 8 + 4 * (size_t)(e[k].offset - e[i].offset), e[k].count);
+            dcpi__put_le32(out + 8 + 4 * (size_t)(e[k].offset - e[i].offset), e[k].count);
             total += e[k].count;
         }
         out += 8 + 4 * (size_t)number;
     }
-    put_le32(out, sat32(n));
-    put_le32(out + 4, sat32(total));
+    dcpi__put_le32(out, sat32(n));
+    dcpi__put_le32(out + 4, sat32(total));
 }
 
 int dcpi_profile_encode(const dcpi_profile_t *p, void **buf, size_t *len, char *err)
 {
     if (!p || !buf || !len)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_encode: invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_profile_encode: invalid argument");
     int rc = dcpi__hdr_check_required(&spec, &p->hdr, "profile", err);
     if (rc < 0)
         return rc;
     size_t n;
     const dcpi_profile_entry_t *e = dcpi_profile_entries(p, &n);
     if (!e && p->nused)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "profile: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "profile: out of memory");
     size_t total = dcpi__hdr_size(&spec, &p->hdr) + body_size(e, n);
     char *out = malloc(total + 1); /* + 1: sprintf's NUL */
     if (!out)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "profile: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "profile: out of memory");
     size_t h = dcpi__hdr_encode(&spec, &p->hdr, out);
     encode_body(e, n, (unsigned char *)out + h);
     *buf = out;
@@ -493,7 +478,7 @@ int dcpi_profile_write(const char *path, const dcpi_profile_t *p, char *err)
     void *buf = NULL;
     size_t len = 0;
     if (!path)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_write: no path");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_profile_write: no path");
     int rc = dcpi_profile_encode(p, &buf, &len, err);
     if (rc < 0)
         return rc;
@@ -525,11 +510,11 @@ static int check_agree(const char *path, const dcpi_profile_t *old, const dcpi_p
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *a = dcpi_profile_get(old, keys[i]), *b = dcpi_profile_get(p, keys[i]);
         if (!b)
-            return dcpi__hdr_errf(err, DCPI_EINVAL, "%s: new profile has no \"%s\"", path, keys[i]);
+            return dcpi__errf(err, DCPI_EINVAL, "%s: new profile has no \"%s\"", path, keys[i]);
         if (!same_value(old, p, keys[i]))
-            return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                                  "%s: existing profile has %s \"%.64s\", new has \"%.64s\"", path,
-                                  keys[i], a, b);
+            return dcpi__errf(err, DCPI_EFORMAT,
+                              "%s: existing profile has %s \"%.64s\", new has \"%.64s\"", path,
+                              keys[i], a, b);
     }
     return 0;
 }
@@ -537,7 +522,7 @@ static int check_agree(const char *path, const dcpi_profile_t *old, const dcpi_p
 int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *err)
 {
     if (!path || !p)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_profile_merge_write: invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_profile_merge_write: invalid argument");
     void *buf = NULL;
     size_t len = 0;
     int rc = dcpi__read_file(path, 1, &buf, &len, err);
@@ -553,12 +538,12 @@ int dcpi_profile_merge_write(const char *path, const dcpi_profile_t *p, char *er
     if ((rc = check_agree(path, old, p, err)) < 0)
         goto out;
     if ((rc = dcpi__hdr_merge(&spec, &old->hdr, &p->hdr)) < 0) {
-        dcpi__hdr_errf(err, rc, "%s: out of memory", path);
+        dcpi__errf(err, rc, "%s: out of memory", path);
         goto out;
     }
     rc = dcpi_profile_add_all(old, p);
     if (rc == DCPI_ENOMEM) {
-        dcpi__hdr_errf(err, rc, "%s: out of memory", path);
+        dcpi__errf(err, rc, "%s: out of memory", path);
         goto out;
     }
     /* DCPI_ERANGE: some counts saturated at UINT32_MAX (clamped); the file is still written. */

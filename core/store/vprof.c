@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
@@ -151,7 +153,7 @@ static int grow(dcpi_vprof_t *vp)
 {
     size_t nn = vp->nslots ? vp->nslots * 2 : 64;
     struct vent *old = vp->slots, *ns = calloc(nn, sizeof(*ns));
-    struct vent *sorted = realloc(vp->sorted, nn * sizeof(*sorted));
+    struct vent *sorted = reallocarray(vp->sorted, nn, sizeof(*sorted));
     if (!ns || !sorted) {
         free(ns);
         if (sorted)
@@ -229,31 +231,6 @@ void dcpi_vprof_entry(const dcpi_vprof_t *vp, size_t i, uint32_t *offset, const 
         *s = ok ? vp->sorted[i].s : NULL;
 }
 
-/* ---- little-endian helpers --------------------------------------------------------------- */
-
-static uint32_t get32(const unsigned char *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *b)
-{
-    return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32;
-}
-
-static unsigned char *put32(unsigned char *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    return b + 4;
-}
-
-static unsigned char *put64(unsigned char *b, uint64_t v)
-{
-    put32(b, (uint32_t)v);
-    return put32(b + 4, (uint32_t)(v >> 32));
-}
-
 /* ---- parsing ----------------------------------------------------------------------------- */
 
 struct parser {
@@ -267,7 +244,8 @@ struct parser {
 };
 
 /* "NAME: reason" into the parser's err; returns code. */
-#define perr(ps, code, ...) dcpi__hdr_errf_named((ps)->err, (ps)->name, (code), __VA_ARGS__)
+#define perr(ps, code, fmt, ...)                                                                   \
+    dcpi__errf((ps)->err, (code), "%s: " fmt, (ps)->name, ##__VA_ARGS__)
 
 static int key_qcmp(const void *a, const void *b)
 {
@@ -277,7 +255,7 @@ static int key_qcmp(const void *a, const void *b)
 /* Checks that need only the record head at b (rem bytes left, footer included). */
 static int check_head(struct parser *ps, const unsigned char *b, size_t rem)
 {
-    uint32_t off = get32(b), nv = get32(b + 4);
+    uint32_t off = dcpi__get_le32(b), nv = dcpi__get_le32(b + 4);
     if (ps->have_prev && off <= ps->prev)
         return perr(ps, DCPI_EFORMAT, "record at offset 0x%x not after record at 0x%x", off,
                     ps->prev);
@@ -292,7 +270,8 @@ static int check_head(struct parser *ps, const unsigned char *b, size_t rem)
 static void load_entries(dcpi_vsummary_t *s, const unsigned char *b, uint32_t nv)
 {
     for (uint32_t i = 0; i < nv; i++, b += ENTRY_SIZE)
-        s->e[i] = (dcpi_ventry_t){get64(b), get64(b + 8), get64(b + 16), get64(b + 24)};
+        s->e[i] = (dcpi_ventry_t){dcpi__get_le64(b), dcpi__get_le64(b + 8), dcpi__get_le64(b + 16),
+                                  dcpi__get_le64(b + 24)};
     s->n = nv;
 }
 
@@ -326,13 +305,13 @@ static int check_entries(struct parser *ps, uint32_t off, const dcpi_vsummary_t 
 /* Read the record at b (check_head passed); returns its size or a negative code. */
 static long read_record(struct parser *ps, const unsigned char *b)
 {
-    uint32_t off = get32(b), nv = get32(b + 4);
+    uint32_t off = dcpi__get_le32(b), nv = dcpi__get_le32(b + 4);
     dcpi_vsummary_t *s = dcpi_vprof_at(ps->vp, off, 1);
     if (!s)
         return perr(ps, DCPI_ENOMEM, "out of memory");
-    s->vtot = get64(b + 8);
-    s->seen = get64(b + 16);
-    s->err = get64(b + 24);
+    s->vtot = dcpi__get_le64(b + 8);
+    s->seen = dcpi__get_le64(b + 16);
+    s->err = dcpi__get_le64(b + 24);
     if (s->seen < s->vtot)
         return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: seen %llu < vtot %llu", off,
                     (unsigned long long)s->seen, (unsigned long long)s->vtot);
@@ -350,8 +329,8 @@ static long read_record(struct parser *ps, const unsigned char *b)
 
 static bool footer_matches(const struct parser *ps, const unsigned char *b)
 {
-    return get32(b) == ps->nrecords && get32(b + 4) == 0 && get64(b + 8) == ps->vtot &&
-           get64(b + 16) == ps->seen;
+    return dcpi__get_le32(b) == ps->nrecords && dcpi__get_le32(b + 4) == 0 &&
+           dcpi__get_le64(b + 8) == ps->vtot && dcpi__get_le64(b + 16) == ps->seen;
 }
 
 static int parse_body(struct parser *ps, const unsigned char *b, size_t len)
@@ -375,9 +354,11 @@ static int parse_body(struct parser *ps, const unsigned char *b, size_t len)
         return perr(ps, DCPI_EFORMAT,
                     "footer says %u records/pad %u/vtot %llu/seen %llu, records hold "
                     "%llu/0/%llu/%llu",
-                    get32(b + pos), get32(b + pos + 4), (unsigned long long)get64(b + pos + 8),
-                    (unsigned long long)get64(b + pos + 16), (unsigned long long)ps->nrecords,
-                    (unsigned long long)ps->vtot, (unsigned long long)ps->seen);
+                    dcpi__get_le32(b + pos), dcpi__get_le32(b + pos + 4),
+                    (unsigned long long)dcpi__get_le64(b + pos + 8),
+                    (unsigned long long)dcpi__get_le64(b + pos + 16),
+                    (unsigned long long)ps->nrecords, (unsigned long long)ps->vtot,
+                    (unsigned long long)ps->seen);
     return 0;
 }
 
@@ -459,16 +440,16 @@ static unsigned char *put_record(unsigned char *b, uint32_t off, const dcpi_vsum
     memcpy(scratch->e, s->e, s->n * sizeof(s->e[0]));
     scratch->n = s->n;
     dcpi_vsummary_sort(scratch);
-    b = put32(b, off);
-    b = put32(b, s->n);
-    b = put64(b, s->vtot);
-    b = put64(b, s->seen);
-    b = put64(b, s->err);
+    b = dcpi__put_le32(b, off);
+    b = dcpi__put_le32(b, s->n);
+    b = dcpi__put_le64(b, s->vtot);
+    b = dcpi__put_le64(b, s->seen);
+    b = dcpi__put_le64(b, s->err);
     for (uint32_t i = 0; i < s->n; i++) {
-        b = put64(b, scratch->e[i].value);
-        b = put64(b, scratch->e[i].context0);
-        b = put64(b, scratch->e[i].context1);
-        b = put64(b, scratch->e[i].count);
+        b = dcpi__put_le64(b, scratch->e[i].value);
+        b = dcpi__put_le64(b, scratch->e[i].context0);
+        b = dcpi__put_le64(b, scratch->e[i].context1);
+        b = dcpi__put_le64(b, scratch->e[i].count);
     }
     return b;
 }
@@ -485,10 +466,10 @@ static void encode_body(const dcpi_vprof_t *vp, unsigned char *b, dcpi_vsummary_
         vtot = sat_add(vtot, s->vtot);
         seen = sat_add(seen, s->seen);
     }
-    b = put32(b, (uint32_t)nrec);
-    b = put32(b, 0);
-    b = put64(b, vtot);
-    put64(b, seen);
+    b = dcpi__put_le32(b, (uint32_t)nrec);
+    b = dcpi__put_le32(b, 0);
+    b = dcpi__put_le64(b, vtot);
+    dcpi__put_le64(b, seen);
 }
 
 static unsigned max_n(const dcpi_vprof_t *vp)
@@ -503,12 +484,12 @@ static unsigned max_n(const dcpi_vprof_t *vp)
 int dcpi_vprof_encode(const dcpi_vprof_t *vp, void **buf, size_t *len, char *err)
 {
     if (!vp || !buf || !len)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_vprof_encode: invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_vprof_encode: invalid argument");
     int rc = dcpi__hdr_check_required(&spec, &vp->hdr, "value profile", err);
     if (rc < 0)
         return rc;
     if (vp->nused > UINT32_MAX)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "value profile: too many records");
+        return dcpi__errf(err, DCPI_ERANGE, "value profile: too many records");
     refresh(vp);
     size_t hsize = dcpi__hdr_size(&spec, &vp->hdr), bsize = body_size(vp);
     char *out = malloc(hsize + bsize + 1); /* + 1: sprintf's NUL */
@@ -516,7 +497,7 @@ int dcpi_vprof_encode(const dcpi_vprof_t *vp, void **buf, size_t *len, char *err
     if (!out || !scratch) {
         free(out);
         free(scratch);
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "value profile: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "value profile: out of memory");
     }
     size_t h = dcpi__hdr_encode(&spec, &vp->hdr, out);
     encode_body(vp, (unsigned char *)out + h, scratch);
@@ -531,7 +512,7 @@ int dcpi_vprof_write(const char *path, const dcpi_vprof_t *vp, char *err)
     void *buf = NULL;
     size_t len = 0;
     if (!path)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_vprof_write: no path");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_vprof_write: no path");
     int rc = dcpi_vprof_encode(vp, &buf, &len, err);
     if (rc < 0)
         return rc;
@@ -585,7 +566,7 @@ int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
 int dcpi_vprof_merge_write(const char *path, const dcpi_vprof_t *vp, char *err)
 {
     if (!path || !vp)
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "dcpi_vprof_merge_write: invalid argument");
+        return dcpi__errf(err, DCPI_EINVAL, "dcpi_vprof_merge_write: invalid argument");
     void *buf = NULL;
     size_t len = 0;
     int rc = dcpi__read_file(path, 1, &buf, &len, err);
@@ -601,16 +582,16 @@ int dcpi_vprof_merge_write(const char *path, const dcpi_vprof_t *vp, char *err)
     for (size_t i = 0; i < NAGREE; i++) {
         const char *k = agree_keys[i], *a = dcpi_vprof_get(old, k), *b = dcpi_vprof_get(vp, k);
         if (!b)
-            rc = dcpi__hdr_errf(err, DCPI_EINVAL, "%s: new value profile has no \"%s\"", path, k);
+            rc = dcpi__errf(err, DCPI_EINVAL, "%s: new value profile has no \"%s\"", path, k);
         else if (!agree(old, vp, k))
-            rc = dcpi__hdr_errf(err, DCPI_EFORMAT,
-                                "%s: existing value profile has %s \"%.64s\", new has \"%.64s\"",
-                                path, k, a, b);
+            rc = dcpi__errf(err, DCPI_EFORMAT,
+                            "%s: existing value profile has %s \"%.64s\", new has \"%.64s\"", path,
+                            k, a, b);
         if (rc < 0)
             goto out;
     }
     if ((rc = dcpi_vprof_merge(old, vp)) < 0) {
-        dcpi__hdr_errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
         goto out;
     }
     rc = dcpi_vprof_write(path, old, err);

@@ -1,0 +1,54 @@
+/*
+ * err.c - dcpi__errf (the one printf into a caller's error buffer) and dcpi__errno_code (the one
+ * errno -> DCPI_E* mapping), see err.h.
+ */
+#include "core/base/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "dcpi/errno.h"
+
+int dcpi__errf(char *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int dcpi__errno_code(int errnum)
+{
+    switch (errnum) {
+    case ENOENT:
+    case ENOTDIR:
+    case ELOOP:
+    case ENAMETOOLONG:
+        return DCPI_ENOENT;
+    case ENOSPC:
+    case EDQUOT:
+        return DCPI_ENOSPC;
+    case EPERM:
+    case EROFS:
+        return DCPI_EPERM;
+    case EINVAL:
+    case EISDIR:
+        return DCPI_EINVAL;
+    case ENOMEM:
+        return DCPI_ENOMEM;
+    case EEXIST:
+        return DCPI_EEXIST;
+    case EACCES:
+        return DCPI_EACCES;
+    case EBUSY:
+        return DCPI_EBUSY;
+    case ESRCH: /* reading /proc/PID files of a process that is going away */
+        return DCPI_ESRCH;
+    default:
+        return DCPI_EIO;
+    }
+}

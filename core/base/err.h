@@ -1,0 +1,30 @@
+/*
+ * err.h - the plumbing of a failed call: its one-line reason printf'd into the caller's
+ * DCPI_ERRLEN buffer, and an errno value carried into the dcpi error space (DCPI_E*).
+ */
+#ifndef DCPI_CORE_BASE_ERR_H
+#define DCPI_CORE_BASE_ERR_H
+
+#include "dcpi/api.h"
+
+/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
+#pragma GCC visibility push(default)
+
+/* Printf the reason ("NAME: reason", no newline) into err (DCPI_ERRLEN bytes, may be NULL;
+ * truncated to fit). Returns code, so a failure reads "return dcpi__errf(err, DCPI_E..., ...)". */
+int dcpi__errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
+
+/*
+ * An errno value (positive, as in errno) as a negative DCPI_E* code:
+ *   ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG -> DCPI_ENOENT (the path does not lead to a file)
+ *   ENOSPC, EDQUOT                       -> DCPI_ENOSPC
+ *   EPERM, EROFS                         -> DCPI_EPERM
+ *   EINVAL, EISDIR                       -> DCPI_EINVAL
+ *   ENOMEM, EEXIST, EACCES, EBUSY, ESRCH -> the same code (DCPI_ENOMEM, ...)
+ *   anything else                        -> DCPI_EIO
+ */
+int dcpi__errno_code(int errnum);
+
+#pragma GCC visibility pop
+
+#endif
