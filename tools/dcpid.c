@@ -1,8 +1,8 @@
 /*
  * dcpid - the dcpi daemon: continuous PC sampling (and -vtrace value profiling) with perf_event
  * into the profile database.
- * This file only parses the DCPI-style single-dash command line; core/daemon/daemon.c does the
- * work.
+ * This file only parses the DCPI-style single-dash command line; core/daemon/ does the work
+ * (dcpi_daemon_run in daemon.c).
  */
 #include <errno.h>
 #include <stdio.h>

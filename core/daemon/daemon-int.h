@@ -1,0 +1,129 @@
+/*
+ * daemon-int.h - dcpid's state, shared by the files of core/daemon/ and by nobody else (not
+ * exported): daemon.c (the entry, the epoll loop, the process modes), setup.c (set-up and
+ * teardown), records.c (the perf records of the rings), flush.c (flushing and epochs),
+ * ctlserver.c (the control socket server and status), kernel.c (kernel and machine facts).
+ *
+ * Every way a sample can fail to reach a profile is counted: ring overflows (LOST and
+ * LOST_SAMPLES records, per event), samples outside every image (unknown, per event, written
+ * to unknown@<platform>), malformed records (sampler stats), and a count table that could not
+ * grow (dropped, added to the event's lost). status shows all of them.
+ */
+#ifndef DCPI_CORE_DAEMON_INT_H
+#define DCPI_CORE_DAEMON_INT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "core/image/image.h"
+#include "core/image/loadmap.h"
+#include "core/plugin/vploader.h"
+#include "core/sampling/aggregate.h"
+#include "core/sampling/dstacks.h"
+#include "core/sampling/sampler.h"
+#include "core/store/db.h"
+#include "core/values/vstep.h"
+#include "core/values/vtrace.h"
+#include "dcpi/api.h"
+
+/* daemon.h's options, by name only: daemon.c includes this header, which must not include
+ * daemon.h back (one module, daemon.c + daemon.h, no include cycle). */
+typedef struct dcpi_daemon_opts dcpi_daemon_opts_t;
+
+#define MAXEXITS     4096
+#define TRIED_SLOTS  8192
+#define TAG_TIMER    1
+#define TAG_SIGNAL   2
+#define TAG_SOCK     3
+#define TAG_PIDFD    4
+#define TAG_RING     16
+#define FAIL_RETRY_S 10
+
+typedef struct ev_stats {
+    uint64_t samples, lost, throttled, unknown;
+    uint64_t unknown_pending, lost_pending; /* not yet in a written unknown@ profile */
+} ev_stats_t;
+
+typedef struct daemon {
+    const dcpi_daemon_opts_t *o;
+    enum dcpi_sampler_mode mode;
+    char db[4096], platform[DCPI_NAMELEN], epoch[DCPI_NAMELEN], sock_path[4096];
+    char log_path[4096];
+    int lock_fd, sock_fd, epfd, tfd, sfd, pidfd;
+    dcpi_event_spec_t evs[DCPI_SAMPLER_MAXEV];
+    int nev;
+    ev_stats_t st[DCPI_SAMPLER_MAXEV];
+    dcpi_sampler_t *smp;
+    dcpi_loadmap_t *lm;
+    dcpi_agg_t *agg;
+    /* value profiling: NULL without -vtrace */
+    dcpi_vp_set_t *vps;
+    dcpi_vtrace_t *vt;
+    dcpi_dstacks_t *stk; /* -g, else NULL */
+    dcpi_vstep_t *vs;    /* -vstep, else NULL */
+    /* kernel image */
+    int kernel_ok, kallsyms_done;
+    uint64_t ktstart, ktsize;
+    char kid[DCPI_IMAGE_IDLEN];
+    /* deferred exits and the negative cache of /proc rescans */
+    pid_t exits[MAXEXITS];
+    size_t nexits;
+    pid_t tried[TRIED_SLOTS];
+    size_t ntried;
+    /* flushing */
+    double start, last_flush, next_flush, last_fail;
+    uint64_t total_samples, samples_at_flush, flushed_profiles;
+    time_t last_flush_wall;
+    char flush_error[DCPI_ERRLEN];
+    unsigned cpuspeed;
+    int cpucount, throttle_logged, quit, exit_code;
+    /* command / -p target */
+    pid_t child;
+    int child_status;
+} daemon_t;
+
+typedef struct flush_result {
+    size_t profiles, failures;
+    uint64_t samples;
+} flush_result_t;
+
+/* daemon.c: helpers. */
+double dcpi__daemon_now(void); /* CLOCK_MONOTONIC in seconds */
+/* "reason" into err (DCPI_ERRLEN, may be NULL); returns rc. */
+int dcpi__daemon_fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
+/* snprintf without the compiler's truncation warnings: paths are checked by their users. */
+void dcpi__daemon_pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
+
+/* setup.c: the part before the target runs (database, log, lock, events, tables, plugins,
+ * -vstep's agent), then sampling (perf events, epoch, /proc scan, socket, fds, enable); the
+ * ptrace -vstep once the -p target is known; the teardown of everything. */
+int dcpi__daemon_setup_base(daemon_t *d, char *err);
+int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs, char *err);
+int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err);
+void dcpi__daemon_cleanup(daemon_t *d);
+
+/* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
+void dcpi__daemon_drain_ring(daemon_t *d, int i);
+void dcpi__daemon_drain_all(daemon_t *d);
+void dcpi__daemon_apply_exits(daemon_t *d);
+
+/* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
+ * a table is 75% full; start a new epoch. */
+int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
+void dcpi__daemon_flush_if_full(daemon_t *d);
+int dcpi__daemon_new_epoch(daemon_t *d, char *err);
+
+/* ctlserver.c: open the control socket; answer one client. */
+int dcpi__daemon_open_socket(daemon_t *d, char *err);
+void dcpi__daemon_serve_client(daemon_t *d);
+
+/* kernel.c: the nominal CPU clock in MHz; the kernel's text range and id; the text symbols of
+ * /proc/kallsyms into the epoch's kernel image directory dirname. */
+unsigned dcpi__daemon_cpuspeed(void);
+void dcpi__daemon_kernel_range(daemon_t *d);
+void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * flush.c - dcpid's flush and epochs: the count table sorted by image and event into one
+ * PC profile per group (merged into the current epoch's files), the unknown@<platform>
+ * profiles, the value profiles (vtrace.c) and the stack profiles (dstacks.c). What could not be
+ * written stays in memory for the next flush; the error is kept for status.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/log.h"
+#include "core/daemon/daemon-int.h"
+#include "dcpi/errno.h"
+#include "dcpi/profile.h"
+
+typedef struct image_desc {
+    const char *path, *id;
+    uint64_t tstart, tsize;
+} image_desc_t;
+
+static void describe_image(const daemon_t *d, uint32_t index, image_desc_t *out)
+{
+    if (index == DCPI_AGG_IMAGE_KERNEL) {
+        *out = (image_desc_t){"[kernel.kallsyms]", d->kid, d->ktstart, d->ktsize};
+        return;
+    }
+    const dcpi_image_t *img = dcpi_loadmap_image(d->lm, index);
+    *out = (image_desc_t){img->path, img->info.id, img->info.tstart, img->info.tsize};
+}
+
+static uint64_t event_period(const daemon_t *d, int ev)
+{
+    const dcpi_event_spec_t *e = &d->evs[ev];
+    if (e->period)
+        return e->period;
+    /* frequency mode: the nominal period at the nominal clock */
+    return d->cpuspeed ? (uint64_t)d->cpuspeed * 1000000 / e->freq : 1;
+}
+
+static int set_header(const daemon_t *d, dcpi_profile_t *p, const image_desc_t *im, int ev,
+                      uint64_t lost)
+{
+    const dcpi_event_spec_t *e = &d->evs[ev];
+    uint64_t period = event_period(d, ev);
+    int rc = dcpi_profile_set(p, "version", DCPI_PROFILE_VERSION);
+    rc = rc ? rc : dcpi_profile_set(p, "image", im->id);
+    rc = rc ? rc : dcpi_profile_set(p, "epoch", d->epoch);
+    rc = rc ? rc : dcpi_profile_set(p, "platform", d->platform);
+    rc = rc ? rc : dcpi_profile_set(p, "event", e->name);
+    rc = rc ? rc : dcpi_profile_setf(p, "period", "%" PRIu64, period);
+    rc = rc ? rc : dcpi_profile_setf(p, "tstart", "0x%" PRIx64, im->tstart);
+    rc = rc ? rc : dcpi_profile_setf(p, "tsize", "%" PRIu64, im->tsize);
+    rc = rc ? rc : dcpi_profile_setf(p, "cpuspeed", "%u", d->cpuspeed);
+    rc = rc ? rc : dcpi_profile_setf(p, "cpucount", "%d", d->cpucount);
+    rc = rc ? rc : dcpi_profile_set(p, "path", im->path);
+    rc = rc ? rc : dcpi_profile_setf(p, "lost", "%" PRIu64, lost);
+    return rc;
+}
+
+static void profile_path(const daemon_t *d, const char *dirname, int ev, char *dir, size_t dlen,
+                         char *file, size_t flen)
+{
+    dcpi__daemon_pathf(dir, dlen, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
+    dcpi__daemon_pathf(file, flen, "%s/%s.prof", dir, d->evs[ev].name);
+}
+
+/* Write (merge) one profile into the current epoch. */
+static int write_profile(daemon_t *d, const image_desc_t *im, const char *dirname, int ev,
+                         const dcpi_agg_entry_t *e, size_t n, uint64_t lost, char *err)
+{
+    char dir[4096], file[4200];
+    profile_path(d, dirname, ev, dir, sizeof dir, file, sizeof file);
+    dcpi_profile_t *p = NULL;
+    int rc = dcpi_profile_new(&p);
+    if (rc == 0)
+        rc = set_header(d, p, im, ev, lost);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        uint64_t c = e[i].count > UINT32_MAX ? UINT32_MAX : e[i].count;
+        if (dcpi_profile_add(p, e[i].offset, (uint32_t)c) == DCPI_ERANGE)
+            dcpi__log(DCPI_LOG_WARN, "%s: count saturated at offset 0x%x", file, e[i].offset);
+    }
+    if (rc < 0)
+        dcpi__daemon_fail(err, rc, "%s: %s", file, dcpi_strerror(rc));
+    else if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
+        dcpi__daemon_fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+    else
+        rc = dcpi_profile_merge_write(file, p, err);
+    dcpi_profile_free(p);
+    return rc;
+}
+
+static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_result_t *r)
+{
+    image_desc_t im;
+    char dirname[512], err[DCPI_ERRLEN];
+    describe_image(d, e[0].image, &im);
+    dcpi_image_dirname(im.path, im.id, dirname, sizeof dirname);
+    uint64_t samples = 0;
+    for (size_t i = 0; i < n; i++)
+        samples += e[i].count;
+    if (write_profile(d, &im, dirname, e[0].event, e, n, 0, err) < 0) {
+        dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
+        dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+        r->failures++;
+        return;
+    }
+    if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kallsyms_done)
+        dcpi__daemon_write_kallsyms(d, dirname);
+    dcpi_agg_clear(d->agg, e, n);
+    r->profiles++;
+    r->samples += samples;
+}
+
+static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
+{
+    ev_stats_t *s = &d->st[ev];
+    if (!s->unknown_pending && !s->lost_pending)
+        return;
+    char dirname[DCPI_NAMELEN + 16], err[DCPI_ERRLEN];
+    snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
+    image_desc_t im = {"unknown", "0", 0, 0};
+    dcpi_agg_entry_t e = {.offset = 0, .count = s->unknown_pending};
+    if (write_profile(d, &im, dirname, ev, &e, s->unknown_pending ? 1 : 0, s->lost_pending, err) <
+        0) {
+        dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
+        dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+        r->failures++;
+        return;
+    }
+    r->profiles++;
+    r->samples += s->unknown_pending;
+    s->unknown_pending = s->lost_pending = 0;
+}
+
+/* Add one writer's result (files written, or the failures and their message) to r. */
+static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed, const char *err)
+{
+    if (rc >= 0) {
+        r->profiles += (size_t)rc;
+        return;
+    }
+    dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    r->failures += failed;
+}
+
+/* The value profiles (vtrace.c keeps what it could not write). */
+static void flush_values(daemon_t *d, flush_result_t *r)
+{
+    dcpi_vtrace_flush_info_t fi = {.db = d->db,
+                                   .epoch = d->epoch,
+                                   .platform = d->platform,
+                                   .event = d->evs[0].name,
+                                   .period = event_period(d, 0),
+                                   .cpuspeed = d->cpuspeed,
+                                   .cpucount = d->cpucount};
+    size_t failed = 0;
+    char err[DCPI_ERRLEN] = "";
+    account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
+}
+
+/* The stack profiles (-g; dstacks.c keeps what it could not write). */
+static void flush_stacks(daemon_t *d, flush_result_t *r)
+{
+    const char *names[DCPI_SAMPLER_MAXEV];
+    uint64_t periods[DCPI_SAMPLER_MAXEV];
+    for (int i = 0; i < d->nev; i++) {
+        names[i] = d->evs[i].name;
+        periods[i] = event_period(d, i);
+    }
+    dcpi_dstacks_flush_info_t fi = {.db = d->db,
+                                    .epoch = d->epoch,
+                                    .platform = d->platform,
+                                    .events = names,
+                                    .periods = periods,
+                                    .cpuspeed = d->cpuspeed};
+    size_t failed = 0;
+    char err[DCPI_ERRLEN] = "";
+    account_flush(d, r, dcpi_dstacks_flush(d->stk, &fi, &failed, err), failed, err);
+}
+
+/* Write everything in memory; what could not be written stays for the next flush. */
+int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+{
+    double t0 = dcpi__daemon_now();
+    size_t n = 0;
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(d->agg, &n);
+    *r = (flush_result_t){0};
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
+            j++;
+        flush_group(d, e + i, j - i, r);
+        i = j;
+    }
+    for (int ev = 0; ev < d->nev; ev++)
+        flush_unknown(d, ev, r);
+    if (d->vt)
+        flush_values(d, r);
+    if (d->stk)
+        flush_stacks(d, r);
+    d->last_flush = dcpi__daemon_now();
+    d->samples_at_flush = d->total_samples;
+    if (r->failures) {
+        d->last_fail = d->last_flush;
+        dcpi__log(DCPI_LOG_ERR, "flush: %zu profiles failed, their samples are kept", r->failures);
+        return DCPI_EIO;
+    }
+    dcpi_agg_reset(d->agg);
+    d->flush_error[0] = 0;
+    d->last_flush_wall = time(NULL);
+    d->flushed_profiles = r->profiles;
+    dcpi__log(DCPI_LOG_INFO, "flush: %zu profiles, %" PRIu64 " samples, %.0f ms", r->profiles,
+              r->samples, (d->last_flush - t0) * 1000);
+    return 0;
+}
+
+void dcpi__daemon_flush_if_full(daemon_t *d)
+{
+    int values = d->vt && dcpi_vtrace_needs_flush(d->vt);
+    int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
+    if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
+        dcpi__daemon_now() - d->last_fail < FAIL_RETRY_S)
+        return;
+    if (stacks)
+        dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");
+    else if (values)
+        dcpi__log(DCPI_LOG_INFO, "value summaries 75%% full (%zu/%zu), flushing early",
+                  dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+    else
+        dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
+    flush_result_t r;
+    dcpi__daemon_flush(d, &r);
+}
+
+/* -vrecord: the recording goes on in the new epoch's values.trace. */
+static int new_epoch_values(daemon_t *d, char *err)
+{
+    dcpi_vtrace_flush_info_t fi = {.db = d->db,
+                                   .epoch = d->epoch,
+                                   .platform = d->platform,
+                                   .event = d->evs[0].name,
+                                   .period = event_period(d, 0),
+                                   .cpuspeed = d->cpuspeed,
+                                   .cpucount = d->cpucount};
+    return dcpi_vtrace_new_epoch(d->vt, &fi, err);
+}
+
+int dcpi__daemon_new_epoch(daemon_t *d, char *err)
+{
+    char name[DCPI_NAMELEN];
+    int rc = dcpi_db_new_epoch(d->db, d->platform, time(NULL), name, err);
+    if (rc < 0)
+        return rc;
+    snprintf(d->epoch, sizeof d->epoch, "%s", name);
+    d->kallsyms_done = 0;
+    dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
+    return d->vt ? new_epoch_values(d, err) : 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * kernel.c - what dcpid knows of the kernel and the machine: the nominal CPU clock, the
+ * kernel's text range and identity (kernel samples are offsets from its start), and the text
+ * symbols of /proc/kallsyms written into each epoch once it has a kernel profile.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/log.h"
+#include "core/daemon/daemon-int.h"
+#include "core/image/image.h"
+
+unsigned dcpi__daemon_cpuspeed(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[512];
+    double mhz = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "cpu MHz", 7) == 0 && strchr(line, ':')) {
+            mhz = atof(strchr(line, ':') + 1);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return (unsigned)(mhz + 0.5);
+}
+
+static int is_text_type(char t)
+{
+    return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+/* Lowest and highest text symbol of the running kernel, from /proc/kallsyms. */
+void dcpi__daemon_kernel_range(daemon_t *d)
+{
+    /* The core kernel's symbols come first in /proc/kallsyms, in address order, so the first
+     * text symbol is the start of kernel text: reading the whole file (~10^5 lines) here would
+     * cost most of dcpid's start-up. Modules load above it, well within 4 GiB, so kernel
+     * profiles cover [tstart, tstart + 4 GiB): offsets are 32 bits. */
+    FILE *f = fopen("/proc/kallsyms", "re");
+    char line[512];
+    uint64_t lo = UINT64_MAX;
+    while (f && lo == UINT64_MAX && fgets(line, sizeof line, f)) {
+        char type;
+        unsigned long long a;
+        if (sscanf(line, "%llx %c", &a, &type) == 2 && is_text_type(type) && a != 0)
+            lo = a;
+    }
+    if (f)
+        fclose(f);
+    dcpi_image_kernel_id(d->kid);
+    d->kernel_ok = lo != UINT64_MAX;
+    if (!d->kernel_ok) {
+        dcpi__log(DCPI_LOG_WARN, "/proc/kallsyms shows no addresses: kernel samples count as "
+                                 "unknown");
+        return;
+    }
+    d->ktstart = lo;
+    d->ktsize = UINT32_MAX;
+    dcpi__log(DCPI_LOG_INFO, "kernel text 0x%" PRIx64 " id %s", lo, d->kid);
+}
+
+/* The text symbols of /proc/kallsyms as one malloc'd buffer. */
+static char *kallsyms_text(size_t *len)
+{
+    FILE *f = fopen("/proc/kallsyms", "re");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap), line[512];
+    while (buf && fgets(line, sizeof line, f)) {
+        /* "ADDR T name [mod]": the type follows the first space (no sscanf: this runs over
+         * ~10^5 lines and dominated dcpid's CPU time). */
+        const char *sp = strchr(line, ' ');
+        if (!sp || sp == line || !is_text_type(sp[1]) || sp[2] != ' ')
+            continue;
+        size_t l = strlen(line);
+        if (n + l + 1 > cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+        }
+        memcpy(buf + n, line, l);
+        n += l;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
+{
+    char path[4400];
+    dcpi__daemon_pathf(path, sizeof path, "%s/%s/%s/%s/kallsyms", d->db, d->epoch, d->platform,
+                       dirname);
+    if (access(path, F_OK) == 0) {
+        d->kallsyms_done = 1;
+        return;
+    }
+    size_t len = 0;
+    char *text = kallsyms_text(&len), err[DCPI_ERRLEN];
+    if (text && dcpi__write_atomic(path, text, len, err) == 0)
+        d->kallsyms_done = 1;
+    else
+        dcpi__log(DCPI_LOG_ERR, "%s", text ? err : "/proc/kallsyms: cannot read");
+    free(text);
+}

@@ -1,0 +1,198 @@
+/*
+ * records.c - the perf records of dcpid's rings (see sampler.h): samples into the count table
+ * (kernel, user, unknown), the value profilers (-vtrace) and the stacks (-g); MMAP2, COMM
+ * (exec), FORK and EXIT into the loadmap, exits deferred until after the drain; LOST and
+ * THROTTLE into the per-event counts that status shows.
+ */
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/base/log.h"
+#include "core/daemon/daemon-int.h"
+#include "core/daemon/daemon.h"
+#include "dcpi/errno.h"
+
+static void count_unknown(daemon_t *d, int ev)
+{
+    d->st[ev].unknown++;
+    d->st[ev].unknown_pending++;
+}
+
+static int tried_before(daemon_t *d, pid_t pid)
+{
+    if (d->ntried * 2 >= TRIED_SLOTS) {
+        memset(d->tried, 0, sizeof d->tried);
+        d->ntried = 0;
+    }
+    size_t i = ((uint32_t)pid * 2654435761u) % TRIED_SLOTS;
+    while (d->tried[i]) {
+        if (d->tried[i] == pid)
+            return 1;
+        i = (i + 1) % TRIED_SLOTS;
+    }
+    d->tried[i] = pid;
+    d->ntried++;
+    return 0;
+}
+
+static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off)
+{
+    if (dcpi_agg_add(d->agg, image, (uint16_t)ev, off, 1) == 0)
+        return;
+    /* The table is full (a flush failed or -hash is tiny): grow rather than drop. */
+    if (dcpi_agg_grow(d->agg) == 0 && dcpi_agg_add(d->agg, image, (uint16_t)ev, off, 1) == 0) {
+        dcpi__log(DCPI_LOG_WARN, "hash table full, grown to %zu entries",
+                  dcpi_agg_capacity(d->agg));
+        return;
+    }
+    d->st[ev].lost++;
+    d->st[ev].lost_pending++;
+}
+
+static void user_sample(daemon_t *d, const dcpi_sample_t *s)
+{
+    dcpi_image_t *img;
+    uint32_t off;
+    int rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off);
+    if (rc == DCPI_ENOENT && s->pid > 0 && !tried_before(d, (pid_t)s->pid)) {
+        dcpi_loadmap_scan_proc(d->lm, (pid_t)s->pid);
+        rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off);
+    }
+    if (rc == 0)
+        add_count(d, img->index, s->event, off);
+    else
+        count_unknown(d, s->event);
+}
+
+/* A user-mode sample with user registers: to the value profilers. */
+static void value_sample(daemon_t *d, const dcpi_sample_t *s)
+{
+    dcpi_vtrace_sample_t v = {
+        .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = s->time, .ip = s->ip};
+    if (s->nchain > 1) /* chain[0] is the ip itself */
+        v.context0 = s->chain[1];
+    if (s->nchain > 2)
+        v.context1 = s->chain[2];
+    v.regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
+    memcpy(v.regs.r, s->regs, sizeof v.regs.r);
+    dcpi_vtrace_sample(d->vt, &v);
+}
+
+static void on_sample(void *arg, const dcpi_sample_t *s)
+{
+    daemon_t *d = arg;
+    int mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    d->st[s->event].samples++;
+    d->total_samples++;
+    if (mode == PERF_RECORD_MISC_KERNEL) {
+        uint64_t off = s->ip - d->ktstart;
+        if (d->kernel_ok && s->ip >= d->ktstart && off <= UINT32_MAX)
+            add_count(d, DCPI_AGG_IMAGE_KERNEL, s->event, (uint32_t)off);
+        else
+            count_unknown(d, s->event);
+    } else if (mode == PERF_RECORD_MISC_USER) {
+        user_sample(d, s);
+        if (d->vt && s->event == 0 && s->regs_abi != 0)
+            value_sample(d, s);
+        if (d->vs && s->event == 0)
+            dcpi_vstep_sample(d->vs, s->pid, s->tid);
+    } else {
+        count_unknown(d, s->event);
+    }
+    if (d->stk)
+        dcpi_dstacks_add(d->stk, s);
+}
+
+static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+                     uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path)
+{
+    daemon_t *d = arg;
+    if (d->vt) /* pending value traces of pid resolve with the old mappings */
+        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
+    dcpi_loadmap_mmap(d->lm, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
+}
+
+static void on_exec(void *arg, uint32_t pid)
+{
+    daemon_t *d = arg;
+    if (d->vs) /* step records of the old image (rings mapped so far) */
+        dcpi_vstep_drain(d->vs);
+    if (d->vt)
+        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
+    dcpi_loadmap_exec(d->lm, (pid_t)pid);
+}
+
+static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
+{
+    dcpi_loadmap_fork(((daemon_t *)arg)->lm, (pid_t)ppid, (pid_t)pid);
+}
+
+void dcpi__daemon_apply_exits(daemon_t *d)
+{
+    for (size_t i = 0; i < d->nexits; i++)
+        dcpi_loadmap_exit(d->lm, d->exits[i]);
+    d->nexits = 0;
+}
+
+/* Exits are applied after the drain so that late samples of the process still resolve. */
+static void on_exit_rec(void *arg, uint32_t pid)
+{
+    daemon_t *d = arg;
+    if (d->nexits == MAXEXITS)
+        dcpi__daemon_apply_exits(d);
+    d->exits[d->nexits++] = (pid_t)pid;
+}
+
+static void on_lost(void *arg, int ev, uint64_t n)
+{
+    daemon_t *d = arg;
+    d->st[ev].lost += n;
+    d->st[ev].lost_pending += n;
+}
+
+static void on_throttle(void *arg, int ev)
+{
+    daemon_t *d = arg;
+    d->st[ev].throttled++;
+    if (!d->throttle_logged++)
+        dcpi__log(DCPI_LOG_WARN,
+                  "event %s throttled by the kernel (samples not taken; see "
+                  "\"throttled\" in status)",
+                  d->evs[ev].name);
+}
+
+static const dcpi_sampler_handler_t *handler(daemon_t *d)
+{
+    static dcpi_sampler_handler_t h = {.sample = on_sample,
+                                       .mmap2 = on_mmap2,
+                                       .exec = on_exec,
+                                       .fork = on_fork,
+                                       .exit = on_exit_rec,
+                                       .lost = on_lost,
+                                       .throttle = on_throttle};
+    h.arg = d;
+    return &h;
+}
+
+/* Drain ring i; the value traces it produced go to the plugins before exits are applied. */
+void dcpi__daemon_drain_ring(daemon_t *d, int i)
+{
+    dcpi_sampler_drain(d->smp, i, handler(d));
+    if (d->vt)
+        dcpi_vtrace_end_drain(d->vt);
+}
+
+void dcpi__daemon_drain_all(daemon_t *d)
+{
+    for (int i = 0; i < dcpi_sampler_nrings(d->smp); i++)
+        dcpi__daemon_drain_ring(d, i);
+    if (d->vs) {
+        if (dcpi_vstep_tick(d->vs) && d->mode == DCPI_SAMPLE_PID && !d->quit) {
+            dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
+            d->quit = 1;
+        }
+        dcpi_vtrace_end_drain(d->vt);
+    }
+    dcpi__daemon_apply_exits(d);
+}

@@ -1,0 +1,283 @@
+/*
+ * setup.c - dcpid's set-up and teardown: the database, log and platform lock, the events
+ * (probed), the tables (loadmap, count table, stacks), the value profilers (-vtrace) and the
+ * step backend (-vstep), then the perf events, the first epoch, the /proc scan, the control
+ * socket and the loop's fds (epoll, timerfd, signalfd, pidfd); and freeing all of it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/log.h"
+#include "core/daemon/daemon-int.h"
+#include "core/daemon/daemon.h"
+#include "dcpi/errno.h"
+
+static int absolute(const char *path, char *out, size_t len)
+{
+    char cwd[4096];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return snprintf(out, len, "%s", path) >= (int)len ? -1 : 0;
+    return snprintf(out, len, "%s/%s", cwd, path) >= (int)len ? -1 : 0;
+}
+
+static int setup_db(daemon_t *d, char *err)
+{
+    const char *db = dcpi_db_default(d->o->db);
+    if (absolute(db, d->db, sizeof d->db) < 0)
+        return dcpi__daemon_fail(err, DCPI_EINVAL, "%s: path too long", db);
+    int rc = dcpi__mkdirs(d->db, 0755);
+    if (rc < 0)
+        return dcpi__daemon_fail(err, rc, "%s: %s", d->db, dcpi_strerror(rc));
+    rc = dcpi_db_platform(d->db, d->platform, err);
+    return rc < 0 ? rc : 0;
+}
+
+static int setup_log(daemon_t *d, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    dcpi__log_level(o->verbose ? DCPI_LOG_DEBUG : o->quiet ? DCPI_LOG_WARN : DCPI_LOG_INFO);
+    if (o->log)
+        absolute(o->log, d->log_path, sizeof d->log_path);
+    else if (d->mode != DCPI_SAMPLE_SYSTEM || !o->nodaemon)
+        dcpi_db_daemon_path(d->db, d->platform, "log", d->log_path, sizeof d->log_path);
+    if (d->log_path[0] && dcpi__log_open(d->log_path) < 0)
+        return dcpi__daemon_fail(err, -errno, "%s: %s", d->log_path, strerror(errno));
+    return 0;
+}
+
+static int add_event(daemon_t *d, const char *arg, char *err)
+{
+    dcpi_event_spec_t *e = &d->evs[d->nev];
+    char why[DCPI_ERRLEN];
+    int rc = dcpi_event_parse(arg, d->o->freq, e, err);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < d->nev; i++)
+        if (strcmp(d->evs[i].name, e->name) == 0)
+            return dcpi__daemon_fail(err, DCPI_EINVAL, "event %s: given twice", e->name);
+    rc = dcpi_event_probe(e, why);
+    if (rc < 0 && rc != -EACCES && rc != -EPERM)
+        return dcpi__daemon_fail(err, DCPI_ENOTSUP, "event %s: not supported on this machine (%s)",
+                                 e->name, why);
+    d->nev++;
+    return 0;
+}
+
+static int setup_events(daemon_t *d, char *err)
+{
+    if (d->o->nevents == 0) {
+        char why[DCPI_ERRLEN];
+        if (dcpi_event_parse("cycles", d->o->freq, &d->evs[0], err) < 0)
+            return DCPI_EINVAL;
+        if (dcpi_event_probe(&d->evs[0], why) == 0) {
+            d->nev = 1;
+            return 0;
+        }
+        dcpi__log(DCPI_LOG_INFO, "event cycles not supported here (%s), using cpu-clock", why);
+        return add_event(d, "cpu-clock", err);
+    }
+    for (int i = 0; i < d->o->nevents; i++) {
+        int rc = add_event(d, d->o->events[i], err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int open_sampler(daemon_t *d, pid_t target, char *err)
+{
+    char why[DCPI_ERRLEN] = "";
+    int no_kernel = 0;
+    dcpi_sampler_opts_t x = {0};
+    if (d->vt && !d->o->vstep) { /* -vstep: values come from the bursts */
+        x.regs_user = dcpi_vtrace_regs_mask(d->vt);
+        x.callchain = dcpi_vtrace_contexts(d->vt);
+        x.max_stack = 4;
+    }
+    if (d->o->callgraph) {
+        x.callchain = x.callchain_kernel = 1;
+        x.max_stack = DCPI_DSTACKS_MAX_STACK;
+    }
+    int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
+    if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
+        return dcpi__daemon_fail(err, rc, "-p %d: no such process", (int)target);
+    if ((rc == -EACCES || rc == -EPERM) && d->mode == DCPI_SAMPLE_SYSTEM)
+        return dcpi__daemon_fail(err, rc, "system-wide sampling needs root or CAP_PERFMON (%s)",
+                                 why);
+    if (rc < 0)
+        return dcpi__daemon_fail(err, rc, "%s", why);
+    if (no_kernel)
+        dcpi__log(DCPI_LOG_INFO, "kernel samples not allowed here: sampling user mode only");
+    dcpi__log(DCPI_LOG_INFO, "%d events on %d rings", dcpi_sampler_nfds(d->smp),
+              dcpi_sampler_nrings(d->smp));
+    return 0;
+}
+
+static int epoll_add(daemon_t *d, int fd, uint64_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int setup_fds(daemon_t *d, const sigset_t *sigs, char *err)
+{
+    d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    d->sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (d->mode == DCPI_SAMPLE_PID)
+        d->pidfd = (int)syscall(SYS_pidfd_open, d->o->pid, 0);
+    if (d->epfd < 0 || d->tfd < 0 || d->sfd < 0)
+        return dcpi__daemon_fail(err, -errno, "epoll/timerfd/signalfd: %s", strerror(errno));
+    long ms = d->mode == DCPI_SAMPLE_PID && d->pidfd < 0 ? 100 : 250;
+    struct itimerspec it = {.it_interval = {0, ms * 1000000}, .it_value = {0, ms * 1000000}};
+    int rc = timerfd_settime(d->tfd, 0, &it, NULL);
+    rc = rc ? rc : epoll_add(d, d->tfd, TAG_TIMER);
+    rc = rc ? rc : epoll_add(d, d->sfd, TAG_SIGNAL);
+    rc = rc ? rc : epoll_add(d, d->sock_fd, TAG_SOCK);
+    if (rc == 0 && d->pidfd >= 0)
+        rc = epoll_add(d, d->pidfd, TAG_PIDFD);
+    for (int i = 0; rc == 0 && i < dcpi_sampler_nrings(d->smp); i++)
+        rc = epoll_add(d, dcpi_sampler_ring_fd(d->smp, i), TAG_RING + (uint64_t)i);
+    return rc < 0 ? dcpi__daemon_fail(err, -errno, "epoll_ctl: %s", strerror(errno)) : 0;
+}
+
+static int setup_tables(daemon_t *d, char *err)
+{
+    int cpus[1024];
+    d->cpucount = dcpi_online_cpus(cpus, 1024);
+    d->cpuspeed = dcpi__daemon_cpuspeed();
+    int rc = dcpi_loadmap_new(&d->lm);
+    if (rc == 0)
+        rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
+    if (rc < 0)
+        return dcpi__daemon_fail(err, rc, "setup: %s", dcpi_strerror(rc));
+    dcpi__daemon_kernel_range(d);
+    if (d->o->callgraph) {
+        dcpi_dstacks_kernel_t k = {d->kernel_ok, d->kid, d->ktstart, d->ktsize};
+        if ((rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk)) < 0)
+            return dcpi__daemon_fail(err, rc, "-g: %s", dcpi_strerror(rc));
+    }
+    return 0;
+}
+
+/* -vtrace: load the plugins and ask each what to capture. */
+static int setup_values(daemon_t *d, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    if (o->nvtrace == 0)
+        return 0;
+    int rc = dcpi_vp_set_new(&d->vps);
+    if (rc < 0)
+        return dcpi__daemon_fail(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+    dcpi_vp_set_allow_insecure(d->vps, o->vinsecure);
+    for (int i = 0; i < o->nvtrace; i++) {
+        dcpi_vp_t *vp;
+        if ((rc = dcpi_vp_load(d->vps, o->vtrace[i], &vp, err)) < 0)
+            return rc;
+        dcpi__log(DCPI_LOG_INFO, "value profiler %s loaded from %s", dcpi_vp_name(vp),
+                  dcpi_vp_path(vp));
+    }
+    dcpi_vtrace_opts_t vo = {
+        .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
+    vo.isolate = !o->vinproc;
+    vo.timeout_ms = o->vtimeout_s * 1000u;
+    vo.record = o->vrecord;
+    vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
+                    << 20;
+    if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
+        return rc;
+    if (o->vstep)
+        dcpi__log(DCPI_LOG_INFO,
+                  "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
+                  "thread",
+                  dcpi_vtrace_nplugins(d->vt), o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+                  o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
+    else
+        dcpi__log(DCPI_LOG_INFO,
+                  "value profiling: %u plugins, regs mask 0x%" PRIx64 ", %u traces/s per CPU%s",
+                  dcpi_vtrace_nplugins(d->vt), dcpi_vtrace_regs_mask(d->vt),
+                  dcpi_vtrace_rate(d->vt), o->vcontext ? ", contexts" : "");
+    return 0;
+}
+
+static uint64_t ns_per_sample(const daemon_t *d)
+{
+    const dcpi_event_spec_t *e = &d->evs[0];
+    if (e->type == PERF_TYPE_SOFTWARE && e->period)
+        return e->period; /* cpu-clock, task-clock: nanoseconds */
+    return 1000000000ull / (e->freq ? e->freq : d->o->freq ? d->o->freq : 1000);
+}
+
+/* -vstep: the agent (before the command is spawned) or ptrace (target: the -p process). */
+int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    dcpi_vstep_opts_t so = {.burst = o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+                            .rate = o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE,
+                            .plugin_dirs = o->plugin_dirs,
+                            .ns_per_sample = ns_per_sample(d)};
+    if (d->mode == DCPI_SAMPLE_COMMAND)
+        return dcpi_vstep_agent_new(d->vt, &so, &d->vs, err);
+    return dcpi_vstep_ptrace_new(d->vt, &so, target, &d->vs, err);
+}
+
+/* The part of the setup before the target runs: database, log, lock, events, plugins. */
+int dcpi__daemon_setup_base(daemon_t *d, char *err)
+{
+    int rc = setup_db(d, err);
+    rc = rc < 0 ? rc : setup_log(d, err);
+    rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
+    rc = rc < 0 ? rc : setup_events(d, err);
+    rc = rc < 0 ? rc : setup_tables(d, err);
+    rc = rc < 0 ? rc : setup_values(d, err);
+    if (rc == 0 && d->o->vstep && d->mode == DCPI_SAMPLE_COMMAND)
+        rc = dcpi__daemon_setup_vstep(d, 0, err);
+    return rc;
+}
+
+/* Events, epoch, loadmap scan, socket, fds, enable. */
+int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs, char *err)
+{
+    if (d->mode == DCPI_SAMPLE_PID && kill(target, 0) < 0 && errno == ESRCH)
+        return dcpi__daemon_fail(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
+    int rc = open_sampler(d, target, err);
+    rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
+    if (rc < 0)
+        return rc;
+    if (d->mode != DCPI_SAMPLE_COMMAND)
+        dcpi_loadmap_scan_proc(d->lm, d->mode == DCPI_SAMPLE_SYSTEM ? -1 : target);
+    rc = dcpi__daemon_open_socket(d, err);
+    rc = rc < 0 ? rc : setup_fds(d, sigs, err);
+    if (rc == 0 && d->mode != DCPI_SAMPLE_COMMAND && (rc = dcpi_sampler_enable(d->smp)) < 0)
+        return dcpi__daemon_fail(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
+    d->start = dcpi__daemon_now();
+    d->next_flush = d->start + d->o->flush_s;
+    return rc;
+}
+
+void dcpi__daemon_cleanup(daemon_t *d)
+{
+    if (d->sock_path[0])
+        unlink(d->sock_path);
+    int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    dcpi_sampler_close(d->smp);
+    dcpi_vstep_free(d->vs);  /* before vtrace: its encoders write into vtrace's traces */
+    dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
+    dcpi_vp_set_free(d->vps);
+    dcpi_dstacks_free(d->stk);
+    dcpi_loadmap_free(d->lm);
+    dcpi_agg_free(d->agg);
+}
