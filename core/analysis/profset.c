@@ -5,6 +5,7 @@
 #include "core/analysis/profset.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,4 +489,30 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
         *st = NULL;
     }
     return rc;
+}
+
+int dcpi_profset_select(dcpi_profset_t *set, char *const *names, size_t n, const char *tool,
+                        const char *epoch)
+{
+    if (n == 0)
+        return 0;
+    int matched = 0;
+    for (size_t k = 0; k < n; k++) {
+        int found = 0;
+        for (size_t i = 0; i < set->nimages && !found; i++)
+            found = dcpi_profset_image_matches(&set->images[i], names[k]);
+        if (!found)
+            fprintf(stderr, "%s: no profile of image '%s' in epoch %s\n", tool, names[k], epoch);
+        matched += found;
+    }
+    dcpi_profset_filter(set, names, n);
+    return matched ? 0 : DCPI_ENOENT;
+}
+
+void dcpi_profset_warn_saturated(const dcpi_profset_t *set, const char *tool)
+{
+    for (size_t e = 0; e < set->nevents; e++)
+        if (set->events[e].saturated)
+            fprintf(stderr, "%s: %s: %" PRIu64 " merges saturated a count at 4294967295 samples\n",
+                    tool, set->events[e].name, set->events[e].saturated);
 }

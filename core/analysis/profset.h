@@ -73,6 +73,14 @@ int dcpi_profset_image_matches(const dcpi_profset_image_t *img, const char *name
 /* Keep only the images matching one of names (n > 0; n == 0 keeps all) and recompute the event
  * totals. Returns the number of images kept. */
 size_t dcpi_profset_filter(dcpi_profset_t *set, char *const *names, size_t n);
+/* dcpi_profset_filter by the image names given to a tool, after "TOOL: no profile of image
+ * 'NAME' in epoch EPOCH" on stderr for each name that matches no image. Returns 0 (n == 0: the
+ * set unchanged), or DCPI_ENOENT when none of the names matches. */
+int dcpi_profset_select(dcpi_profset_t *set, char *const *names, size_t n, const char *tool,
+                        const char *epoch);
+/* "TOOL: EVENT: N merges saturated a count at 4294967295 samples" on stderr for every event
+ * whose merges saturated a count. */
+void dcpi_profset_warn_saturated(const dcpi_profset_t *set, const char *tool);
 /* Index of event name in set->events, or -1. */
 int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name);
 /* The event named name (-1 after "TOOL: no samples of event 'NAME' in epoch EPOCH" on stderr
