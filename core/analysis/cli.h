@@ -1,7 +1,7 @@
 /*
  * cli.h - what every analysis tool (dcpiprof, dcpilist, ...) shares: the single-dash flags
- * -db DIR, -epoch NAME|latest|latest-N, -platform P, -h, -V, and the loading of one epoch's PC
- * profiles into memory, grouped by image (the "profile set").
+ * -db DIR, -epoch NAME|latest|latest-N, -platform P, -h, -V, and the loading of the chosen
+ * epoch's profile set (core/analysis/profset.h, included here for the tools).
  *
  * Flow of a tool's main():
  *
@@ -13,25 +13,19 @@
  *
  * Every message written into err (DCPI_ERRLEN bytes, may be NULL) by the dcpi_cli_* functions
  * is one complete line without '\n', starting with the tool's name: "TOOL: reason".
- * dcpi_profset_* functions write "FILE: reason" (no tool name) so other callers can reuse them.
  */
 #ifndef DCPI_CORE_CLI_H
 #define DCPI_CORE_CLI_H
 
-#include <stdint.h>
 #include <stdio.h>
+#include "core/analysis/profset.h"
 #include "core/store/db.h"
-#include "core/image/symbols.h"
-#include "dcpi/profile.h"
 
 /* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
 #pragma GCC visibility push(default)
 
 /* dcpi_cli_parse result when -h or -V was handled (the tool exits 0). */
 #define DCPI_CLI_DONE 1
-
-/* Procedure name for samples outside every known symbol (DCPI's catch-all). */
-#define DCPI_UNKNOWN_ROUTINE "unknown_rou"
 
 /* One tool-specific flag. A table of them ends with an entry whose name is NULL. */
 typedef struct dcpi_cli_flag {
@@ -88,81 +82,9 @@ int dcpi_cli_exit(int rc, const char *err);
  */
 int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);
 
-/* ---- the profile set: one epoch's PC profiles grouped by image ---- */
-
-enum dcpi_pset_kind {
-    DCPI_PSET_FILE = 0,    /* an ELF (or other) file at path */
-    DCPI_PSET_KERNEL = 1,  /* path "[kernel.kallsyms]", symbols from the "kallsyms" file */
-    DCPI_PSET_UNKNOWN = 2, /* samples outside every image: "unknown@<platform>" */
-    DCPI_PSET_PSEUDO = 3,  /* another "[name]" mapping (vdso, ...): no file to read */
-};
-
-typedef struct dcpi_profset_event {
-    char *name;         /* "cpu-clock" */
-    uint64_t total;     /* samples over every image in the set */
-    uint64_t period;    /* the period of the first profile read */
-    int mixed_period;   /* 1 when profiles of this event disagree on the period */
-    uint64_t lost;      /* sum of the "lost" header values (absent = 0) */
-    uint64_t nfiles;    /* profile files merged into this event */
-    uint64_t saturated; /* merges where a count saturated at UINT32_MAX */
-} dcpi_profset_event_t;
-
-typedef struct dcpi_profset_image {
-    char *id;       /* header "image" value (lowercase hex) */
-    int kind;       /* enum dcpi_pset_kind */
-    char *path;     /* header "path" ("" when absent) */
-    char *name;     /* what to show: path, or "unknown@<platform>" for unknown samples */
-    char *dir;      /* image directory of the first profile read (holds "kallsyms") */
-    char *platform; /* platform of the first profile read */
-    int nplatforms; /* how many platforms contributed */
-    uint64_t tstart, tsize;
-    dcpi_profile_t **prof; /* [set->nevents]: merged profile per event, NULL when none */
-} dcpi_profset_image_t;
-
-typedef struct dcpi_profset {
-    dcpi_profset_event_t *events; /* sorted by name */
-    size_t nevents;
-    dcpi_profset_image_t *images; /* sorted by name, then id */
-    size_t nimages;
-} dcpi_profset_t;
-
-/*
- * Read every "*.prof" file of epoch (one platform, or all when platform is NULL) into a new
- * set. Profiles of one image (same id and tstart; unknown samples: same platform) are merged
- * with dcpi_profile_add_all, per event. A file that cannot be read or parsed stops the load:
- * DCPI_E* with "FILE: reason" in err. An epoch without profiles gives an empty set.
- */
-int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
-                      char *err);
 /* dcpi_profset_load of cli's resolved db/epoch/platform (resolving first when cli->epoch is
  * empty), with the tool name in front of every error. */
 int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err);
-void dcpi_profset_free(dcpi_profset_t *set);
-
-/* 1 when name designates img: equal to its path, its name or its path's basename. */
-int dcpi_profset_image_matches(const dcpi_profset_image_t *img, const char *name);
-/* Keep only the images matching one of names (n > 0; n == 0 keeps all) and recompute the event
- * totals. Returns the number of images kept. */
-size_t dcpi_profset_filter(dcpi_profset_t *set, char *const *names, size_t n);
-/* Index of event name in set->events, or -1. */
-int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name);
-/* The event named name (-1 after "TOOL: no samples of event 'NAME' in epoch EPOCH" on stderr
- * when the set has none), or with no name the one with the most samples (ties: the first; 0 when
- * the set has no events). */
-int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const char *tool,
-                            const char *epoch);
-/* Total samples of img over every event. */
-uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_image_t *img);
-
-/*
- * The symbol table that names img's samples (address = tstart + offset): the ELF file at path
- * (only when dcpi_image_probe still gives the profile's image id) or the kernel's kallsyms
- * copy. On failure *st is NULL, a negative DCPI_E* is returned and why (DCPI_ERRLEN) says why
- * in one line, e.g. "PATH changed since it was profiled (id X, profile Y)"; the caller shows
- * the samples as DCPI_UNKNOWN_ROUTINE. Unknown and pseudo images return DCPI_ENOENT with an
- * empty why (nothing to warn about).
- */
-int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why);
 
 #pragma GCC visibility pop
 

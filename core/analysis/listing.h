@@ -3,22 +3,22 @@
  * decoded from the image file, the samples of every event attributed to them, their source
  * lines (core/image/srclines.h) and the value hotlists of each value profile
  * (core/store/vsummary.h); printed as annotated disassembly (-asm), source (-source) or both
- * (-both).
+ * (-both). listing.c holds the model, hotlist.c the hotlist texts, listprint.c the printers.
  *
  * Flow: dcpi_listing_new, dcpi_listing_decode, then dcpi_listing_add_samples /
  * _add_image_total / _set_lines / _set_values as data is found, then a printer.
- * Nothing here reads the profile database; dcpilist does.
+ * Nothing here reads the profile database; core/analysis/listsel.h does.
  *
- * Plugin calls are guarded: every vp_preface / vp_format call runs under handlers for SIGSEGV,
- * SIGBUS, SIGABRT, SIGFPE and SIGILL (on an alternate stack) and a DCPI_LST_PLUGIN_TIMEOUT_MS
- * timer (ITIMER_REAL, SIGALRM), and its answer is copied (at most DCPI_LST_PLUGIN_TEXT_MAX - 1
- * bytes, control characters as '?') under the same guard, so a pointer to memory that cannot
- * be read is caught. A fault ends the hotlist with DCPI_EPLUGIN and one line in err:
- * "PLUGIN: vp_format crashed (SIGSEGV)", "PLUGIN: vp_preface did not return within 2 s",
- * "PLUGIN: vp_format returned an invalid pointer". The plugin's state is unknown afterwards:
- * callers stop using it (dcpilist exits 1 without unloading it). A plugin that calls exit()
- * or blocks SIGALRM is not caught. The guard is process-wide (not thread-safe) and restores
- * the previous handlers, alternate stack and timer when done.
+ * Plugin calls are guarded (core/plugin/guard.h): every vp_preface / vp_format call runs under
+ * handlers for SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL (on an alternate stack) and a
+ * DCPI_LST_PLUGIN_TIMEOUT_MS timer (ITIMER_REAL, SIGALRM), and its answer is copied (at most
+ * DCPI_LST_PLUGIN_TEXT_MAX - 1 bytes, control characters as '?') under the same guard, so a
+ * pointer to memory that cannot be read is caught. A fault ends the hotlist with DCPI_EPLUGIN
+ * and one line in err: "PLUGIN: vp_format crashed (SIGSEGV)", "PLUGIN: vp_preface did not
+ * return within 2 s", "PLUGIN: vp_format returned an invalid pointer". The plugin's state is
+ * unknown afterwards: callers stop using it (dcpilist exits 1 without unloading it). A plugin
+ * that calls exit() or blocks SIGALRM is not caught. The guard is process-wide (not
+ * thread-safe) and restores the previous handlers, alternate stack and timer when done.
  */
 #ifndef DCPI_CORE_LISTING_H
 #define DCPI_CORE_LISTING_H
@@ -29,6 +29,7 @@
 
 #include "core/image/image.h"
 #include "core/image/srclines.h"
+#include "core/plugin/guard.h"
 #include "core/store/vsummary.h"
 #include "dcpi/insn.h"
 #include "dcpi/vprofiler.h"
@@ -60,8 +61,10 @@ typedef struct dcpi_lst_vp {
 } dcpi_lst_vp_t;
 
 /* Longest time one plugin call may take, and the longest answer kept (with its NUL). */
-#define DCPI_LST_PLUGIN_TIMEOUT_MS 2000
-#define DCPI_LST_PLUGIN_TEXT_MAX   256
+#define DCPI_LST_PLUGIN_TIMEOUT_MS DCPI_GUARD_TIMEOUT_MS
+#define DCPI_LST_PLUGIN_TEXT_MAX   DCPI_GUARD_TEXT_MAX
+/* Longest hotlist text kept per instruction and value profile (with its NUL). */
+#define DCPI_LST_HOTLIST_LEN 1024
 
 typedef struct dcpi_listing {
     const char *proc;          /* procedure name (borrowed) */

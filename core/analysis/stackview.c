@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "core/analysis/cli.h"
+#include "core/analysis/profset.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
 

@@ -1,0 +1,176 @@
+/*
+ * hotlist.c - the value hotlist texts of a listing: a plugin's preface, then the value/percentage
+ * pairs sorted by count, each value formatted by the plugin; every plugin call guarded
+ * (core/plugin/guard.h). See listing.h.
+ */
+#include "core/analysis/listing.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plugin/guard.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t len, used;
+} sbuf_t;
+
+static void sb_printf(sbuf_t *b, const char *fmt, ...) DCPI_PRINTF(2, 3);
+static void sb_printf(sbuf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->used < b->len ? b->len - b->used : 0;
+    int n = vsnprintf(room ? b->p + b->used : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        b->used += (size_t)n;
+}
+
+/* The name of vp's plugin in fault messages. */
+static const char *plugin_name(const dcpi_lst_vp_t *vp)
+{
+    return vp->plugin ? vp->plugin : vp->name ? vp->name : "plugin";
+}
+
+/* The text of value v: the plugin's vp_format, else (none, or NULL answer) "0x..." in hex. */
+static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, uint64_t v, char *out,
+                        size_t len, char *err)
+{
+    int rc = 0;
+    if (vp->d && vp->d->vp_format)
+        rc = dcpi_guard_call(vp->d, DCPI_GUARD_FORMAT, inst, v, out, len, plugin_name(vp), err);
+    if (rc == 0)
+        snprintf(out, len, "0x%llx", (unsigned long long)v);
+    return rc < 0 ? rc : 0;
+}
+
+/* The preface into out: 1 with one (possibly ""), 0 when the plugin omits the hotlist. */
+static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, char *out, size_t len,
+                       char *err)
+{
+    out[0] = '\0';
+    if (!vp->d || !vp->d->vp_preface)
+        return 1;
+    return dcpi_guard_call(vp->d, DCPI_GUARD_PREFACE, inst, 0, out, len, plugin_name(vp), err);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const dcpi_ventry_t *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->context0 != y->context0)
+        return x->context0 < y->context0 ? -1 : 1;
+    return x->context1 < y->context1 ? -1 : x->context1 > y->context1;
+}
+
+/* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */
+static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t *s,
+                        const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const dcpi_lst_vopts_t *o, char *err)
+{
+    int dots = 0;
+    for (size_t i = 0; i < s->n && i < o->show; i++) {
+        double pct = 100.0 * (double)e[i].count / (double)s->vtot;
+        if (pct < o->cutoff) {
+            sb_printf(b, "%s.", dots++ || !b->used ? "" : " ");
+            continue;
+        }
+        char v[DCPI_LST_PLUGIN_TEXT_MAX];
+        int rc = format_value(inst, vp, e[i].value, v, sizeof(v), err);
+        if (rc < 0)
+            return rc;
+        sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, v);
+        if (e[i].context0 || e[i].context1)
+            sb_printf(b, " @0x%llx,0x%llx", (unsigned long long)e[i].context0,
+                      (unsigned long long)e[i].context1);
+        sb_printf(b, ")");
+    }
+    return 0;
+}
+
+/* dcpi_listing_hotlist with the guard entered. */
+static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const dcpi_lst_vopts_t *o, char *buf, size_t len, char *err)
+{
+    sbuf_t b = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    if (!s || s->n == 0 || s->vtot == 0)
+        return 0;
+    char preface[DCPI_LST_PLUGIN_TEXT_MAX];
+    int rc = get_preface(inst, vp, preface, sizeof(preface), err);
+    if (rc <= 0)
+        return rc; /* a fault, or the plugin omits this instruction's hotlist */
+    dcpi_ventry_t *e = malloc(s->n * sizeof(*e));
+    if (!e)
+        return 0;
+    memcpy(e, s->e, s->n * sizeof(*e));
+    qsort(e, s->n, sizeof(*e), cmp_entry);
+    sb_printf(&b, "%s", preface);
+    rc = format_pairs(&b, e, s, inst, vp, o, err);
+    free(e);
+    if (rc < 0 && len)
+        buf[0] = '\0';
+    return rc < 0 ? rc : (int)(b.used < INT32_MAX ? b.used : INT32_MAX);
+}
+
+int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                         const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                         char *err)
+{
+    dcpi_guard_t g;
+    dcpi_guard_enter(&g);
+    int rc = hotlist_text(s, inst, vp, o, buf, len, err);
+    dcpi_guard_leave(&g);
+    return rc;
+}
+
+size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
+                                   size_t len)
+{
+    dcpi_lst_vp_t vp = {.name = "plugin", .d = d};
+    int rc = dcpi_listing_hotlist(s, inst, &vp, o, buf, len, NULL);
+    return rc > 0 ? (size_t)rc : 0;
+}
+
+/* The texts of one instruction (its vtext array made here). */
+static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_vopts_t *vo,
+                        char *err)
+{
+    if (in->bad)
+        return 0;
+    if (!in->vtext && !(in->vtext = calloc(ls->nvp + 1, sizeof(*in->vtext))))
+        return DCPI_ENOMEM;
+    for (size_t v = 0; v < ls->nvp; v++) {
+        char text[DCPI_LST_HOTLIST_LEN];
+        if (!in->vs[v] || in->vtext[v])
+            continue;
+        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], vo, text, sizeof(text), err);
+        if (rc < 0)
+            return rc;
+        if (!(in->vtext[v] = strdup(text)))
+            return DCPI_ENOMEM;
+    }
+    return 0;
+}
+
+int dcpi_listing_prepare_values(dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, char *err)
+{
+    dcpi_guard_t g;
+    dcpi_guard_enter(&g);
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && rc == 0; i++)
+        rc = prepare_insn(ls, &ls->insns[i], vo, err);
+    dcpi_guard_leave(&g);
+    if (rc == DCPI_ENOMEM && err)
+        snprintf(err, DCPI_ERRLEN, "%s: %s", ls->proc ? ls->proc : "listing", dcpi_strerror(rc));
+    return rc;
+}

@@ -1,0 +1,248 @@
+/*
+ * listsel.c - dcpilist's selection: the image file and its check against the profile set, the
+ * procedure, the events and samples of the image, the listing built from them, and the view
+ * printed (see listsel.h; value profiles in listvals.c).
+ */
+#include "core/analysis/listsel.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcpi/errno.h"
+
+static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
+
+static void seterr(char *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the image ---- */
+
+/* A profiled image whose path's basename is the operand, preferring one whose file still
+ * has the profiled id. */
+static const dcpi_profset_image_t *image_by_basename(const dcpi_profset_t *set, const char *name)
+{
+    const dcpi_profset_image_t *first = NULL;
+    for (size_t i = 0; i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        if (img->kind != DCPI_PSET_FILE || !dcpi_profset_image_matches(img, name))
+            continue;
+        dcpi_image_info_t info;
+        if (dcpi_image_probe(img->path, &info, NULL) == 0 && !strcmp(info.id, img->id))
+            return img;
+        if (!first)
+            first = img;
+    }
+    return first;
+}
+
+static int resolve_path(dcpi_lstsel_t *s, const char *image, const char *pfile, char *err)
+{
+    const char *file = pfile ? pfile : image;
+    if (!pfile && !strchr(file, '/')) {
+        const dcpi_profset_image_t *img = image_by_basename(s->set, file);
+        if (img && access(file, F_OK) != 0)
+            file = img->path;
+    }
+    snprintf(s->path, sizeof(s->path), "%s", file);
+    int rc = dcpi_image_probe(s->path, &s->info, err);
+    if (rc < 0 && rc != DCPI_EFULL && rc != DCPI_EFORMAT)
+        return rc;
+    err[0] = '\0'; /* the id is there: what the probe said does not matter here */
+    return 0;
+}
+
+/* 1 when img holds samples of the file being listed. */
+static int same_image(const dcpi_lstsel_t *s, const dcpi_profset_image_t *img)
+{
+    return img->kind == DCPI_PSET_FILE && !strcmp(img->id, s->info.id);
+}
+
+static int check_profiled(const dcpi_lstsel_t *s, char *err)
+{
+    for (size_t i = 0; i < s->set->nimages; i++)
+        if (same_image(s, &s->set->images[i]))
+            return 0;
+    const char *base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
+    for (size_t i = 0; i < s->set->nimages; i++) {
+        const dcpi_profset_image_t *img = &s->set->images[i];
+        if (img->kind == DCPI_PSET_FILE && dcpi_profset_image_matches(img, base)) {
+            seterr(err, "%s changed since it was profiled (id %s, profile %s in epoch %s)", s->path,
+                   s->info.id, img->id, s->epoch);
+            return DCPI_EFORMAT;
+        }
+    }
+    seterr(err, "no profile of %s (id %s) in epoch %s", s->path, s->info.id, s->epoch);
+    return DCPI_ENOENT;
+}
+
+/* ---- the procedure ---- */
+
+static uint64_t symbol_end(const dcpi_lstsel_t *s, const dcpi_symbol_t *sym)
+{
+    if (sym->size)
+        return sym->addr + sym->size;
+    size_t n = dcpi_symtab_count(s->st);
+    for (size_t i = 0; i < n; i++) {
+        const dcpi_symbol_t *t = dcpi_symtab_get(s->st, i);
+        if (t->addr > sym->addr)
+            return t->addr;
+    }
+    return s->info.tstart + s->info.tsize;
+}
+
+/* The symbol named a, or containing the address a ("0x..."), or NULL. */
+static const dcpi_symbol_t *lookup_procedure(const dcpi_symtab_t *st, const char *a)
+{
+    const dcpi_symbol_t *sym = NULL;
+    if (!strncmp(a, "0x", 2) || !strncmp(a, "0X", 2)) {
+        char *end = NULL;
+        errno = 0;
+        uint64_t addr = strtoull(a + 2, &end, 16);
+        if (!errno && end != a + 2 && !*end)
+            sym = dcpi_symtab_lookup(st, addr);
+    }
+    return sym ? sym : dcpi_symtab_find(st, a);
+}
+
+static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
+{
+    int rc = dcpi_symtab_open(s->path, &s->st, err);
+    if (rc < 0)
+        return rc;
+    const dcpi_symbol_t *sym = lookup_procedure(s->st, proc);
+    if (!sym) {
+        seterr(err, "no procedure '%s' in %s", proc, s->path);
+        return DCPI_ENOENT;
+    }
+    s->proc = sym->name;
+    s->lo = sym->addr;
+    s->hi = symbol_end(s, sym);
+    return 0;
+}
+
+int dcpi_lstsel_open(dcpi_lstsel_t *s, const char *proc, const char *image, const char *pfile,
+                     char *err)
+{
+    err[0] = '\0';
+    int rc = resolve_path(s, image, pfile, err);
+    if (rc == 0)
+        rc = check_profiled(s, err);
+    if (rc == 0)
+        rc = find_procedure(s, proc, err);
+    return rc;
+}
+
+/* ---- samples ---- */
+
+static int pick_events(dcpi_lstsel_t *s)
+{
+    s->events = calloc(s->set->nevents + 1, sizeof(*s->events));
+    s->event_idx = calloc(s->set->nevents + 1, sizeof(*s->event_idx));
+    if (!s->events || !s->event_idx)
+        return DCPI_ENOMEM;
+    for (size_t e = 0; e < s->set->nevents; e++) {
+        int has = 0;
+        for (size_t i = 0; i < s->set->nimages && !has; i++)
+            has = same_image(s, &s->set->images[i]) && s->set->images[i].prof[e];
+        if (has) {
+            s->events[s->nevents] = s->set->events[e].name;
+            s->event_idx[s->nevents++] = (int)e;
+        }
+    }
+    return 0;
+}
+
+static void add_samples(dcpi_lstsel_t *s)
+{
+    for (size_t i = 0; i < s->set->nimages; i++) {
+        const dcpi_profset_image_t *img = &s->set->images[i];
+        if (!same_image(s, img))
+            continue;
+        for (size_t k = 0; k < s->nevents; k++) {
+            const dcpi_profile_t *p = img->prof[s->event_idx[k]];
+            size_t n = 0;
+            const dcpi_profile_entry_t *ent = p ? dcpi_profile_entries(p, &n) : NULL;
+            for (size_t j = 0; j < n; j++)
+                dcpi_listing_add_samples(s->ls, k, img->tstart + ent[j].offset, ent[j].count);
+            if (p)
+                dcpi_listing_add_image_total(s->ls, k, dcpi_profile_total(p));
+        }
+    }
+}
+
+int dcpi_lstsel_build(dcpi_lstsel_t *s, char *err)
+{
+    err[0] = '\0';
+    if (pick_events(s) < 0 ||
+        dcpi_listing_new(s->proc, s->lo, s->hi, s->events, s->nevents, s->nvp, &s->ls) < 0)
+        return DCPI_ENOMEM;
+    int rc = dcpi_listing_decode(s->ls, s->path, &s->info, err);
+    if (rc < 0)
+        return rc;
+    add_samples(s);
+    return dcpi_lstsel_attach_values(s, err);
+}
+
+/* ---- printing ---- */
+
+/* -best: source when the procedure has line information and a readable source file. */
+static enum dcpi_lst_mode pick_mode(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, int values)
+{
+    enum dcpi_lst_mode m = values && mode == DCPI_LST_BEST ? DCPI_LST_ASM : mode;
+    char err[DCPI_ERRLEN] = "";
+    if (m == DCPI_LST_ASM)
+        return m;
+    int rc = dcpi_srclines_open(s->path, &s->sl, err);
+    size_t found = rc == 0 ? dcpi_listing_set_lines(s->ls, s->sl) : 0;
+    if (m == DCPI_LST_BEST)
+        return found && dcpi_listing_has_source(s->ls) ? DCPI_LST_SOURCE : DCPI_LST_ASM;
+    if (!found)
+        fprintf(stderr, "%s: %s\n", s->tool,
+                rc < 0 ? err : "no line information for this procedure");
+    return m;
+}
+
+void dcpi_lstsel_print(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, const dcpi_lst_vopts_t *vo,
+                       FILE *f)
+{
+    fprintf(f, "%s  %s  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n", s->proc, s->path, s->lo, s->hi,
+            s->epoch);
+    switch (pick_mode(s, mode, vo != NULL)) {
+    case DCPI_LST_SOURCE:
+        dcpi_listing_print_source(s->ls, 0, f);
+        break;
+    case DCPI_LST_BOTH:
+        dcpi_listing_print_source(s->ls, 1, f);
+        break;
+    default:
+        dcpi_listing_print_asm(s->ls, vo, f);
+        break;
+    }
+}
+
+void dcpi_lstsel_free(dcpi_lstsel_t *s)
+{
+    for (size_t v = 0; v < s->nvp; v++) {
+        if (s->vprofs)
+            dcpi_vprof_free(s->vprofs[v]);
+        if (s->vpnames)
+            free(s->vpnames[v]);
+    }
+    free(s->vpnames);
+    free(s->vprofs);
+    dcpi_listing_free(s->ls);
+    dcpi_vp_set_free(s->plugins);
+    dcpi_srclines_free(s->sl);
+    free(s->event_idx);
+    free(s->events);
+    dcpi_symtab_free(s->st);
+}

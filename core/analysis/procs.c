@@ -1,0 +1,537 @@
+/*
+ * procs.c - dcpiprof's views of a profile set: rows per procedure (each image's samples named by
+ * its symbols, plus the children column from the stack profile of the sort event) or per image,
+ * sorted by one event and printed as a table or CSV (see procs.h).
+ */
+#include "core/analysis/procs.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/analysis/stackview.h"
+#include "core/store/stackprof.h"
+#include "dcpi/errno.h"
+
+#define PROC_WIDTH_MAX 50
+
+typedef struct row {
+    const char *proc;
+    const char *image;
+    uint64_t *counts;  /* [set->nevents] */
+    uint64_t children; /* samples of the sort event whose chain passes through the procedure */
+} row_t;
+
+typedef struct rows {
+    row_t *v;
+    size_t n, cap;
+    size_t nevents;
+    int sort;     /* event index rows are sorted by */
+    int children; /* 1: the epoch has stacks for the sort event (a "children" column) */
+} rows_t;
+
+/* A run of samples of one event inside one procedure, before merging by name. */
+typedef struct piece {
+    const char *name;
+    int event;
+    uint64_t count;
+} piece_t;
+
+typedef struct pieces {
+    piece_t *v;
+    size_t n, cap;
+} pieces_t;
+
+/* ---- building rows ---- */
+
+static row_t *row_add(rows_t *r, const char *proc, const char *image)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        row_t *v = realloc(r->v, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        r->v = v;
+        r->cap = cap;
+    }
+    uint64_t *c = calloc(r->nevents ? r->nevents : 1, sizeof(*c));
+    if (!c)
+        return NULL;
+    r->v[r->n] = (row_t){proc, image, c, 0};
+    return &r->v[r->n++];
+}
+
+static void rows_free(rows_t *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->v[i].counts);
+    free(r->v);
+}
+
+static int piece_add(pieces_t *p, const char *name, int event, uint64_t count)
+{
+    if (p->n && p->v[p->n - 1].name == name && p->v[p->n - 1].event == event) {
+        p->v[p->n - 1].count += count;
+        return 0;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        piece_t *v = realloc(p->v, cap * sizeof(*v));
+        if (!v)
+            return DCPI_ENOMEM;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = (piece_t){name, event, count};
+    return 0;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+    return strcmp(((const piece_t *)a)->name, ((const piece_t *)b)->name);
+}
+
+/* Name every sample of img (one symbol lookup per sampled offset) into pieces. */
+static int symbolize(const dcpi_profset_image_t *img, size_t nevents, const dcpi_symtab_t *st,
+                     pieces_t *p)
+{
+    for (size_t e = 0; e < nevents; e++) {
+        size_t n = 0;
+        const dcpi_profile_entry_t *ent =
+            img->prof[e] ? dcpi_profile_entries(img->prof[e], &n) : NULL;
+        for (size_t k = 0; k < n; k++) {
+            const dcpi_symbol_t *s =
+                st ? dcpi_symtab_lookup(st, img->tstart + ent[k].offset) : NULL;
+            const char *name = s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE;
+            if (piece_add(p, name, (int)e, ent[k].count) < 0)
+                return DCPI_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Merge pieces with the same name into rows of img. */
+static int pieces_to_rows(pieces_t *p, const dcpi_profset_image_t *img, rows_t *r)
+{
+    qsort(p->v, p->n, sizeof(*p->v), cmp_piece);
+    row_t *cur = NULL;
+    for (size_t k = 0; k < p->n; k++) {
+        if (!cur || strcmp(cur->proc, p->v[k].name) != 0)
+            cur = row_add(r, p->v[k].name, img->name);
+        if (!cur)
+            return DCPI_ENOMEM;
+        cur->counts[p->v[k].event] += p->v[k].count;
+    }
+    return 0;
+}
+
+static int image_rows(const dcpi_profset_t *set, rows_t *r)
+{
+    for (size_t i = 0; i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        if (dcpi_profset_image_total(set, img) == 0)
+            continue;
+        row_t *row = row_add(r, NULL, img->name);
+        if (!row)
+            return DCPI_ENOMEM;
+        for (size_t e = 0; e < set->nevents; e++)
+            row->counts[e] = img->prof[e] ? dcpi_profile_total(img->prof[e]) : 0;
+    }
+    return 0;
+}
+
+/* Open img's symbols, warning once on stderr when its samples cannot be named. */
+static dcpi_symtab_t *open_symbols(const dcpi_profset_image_t *img, const char *tool)
+{
+    dcpi_symtab_t *st = NULL;
+    char why[DCPI_ERRLEN];
+    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
+        fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
+    return st;
+}
+
+/* Procedure rows; the symbol tables stay open (row names point into them) until freed. */
+static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **tabs,
+                          const char *tool)
+{
+    pieces_t p = {0};
+    int rc = 0;
+    for (size_t i = 0; i < set->nimages && rc == 0; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        if (dcpi_profset_image_total(set, img) == 0)
+            continue;
+        tabs[i] = open_symbols(img, tool);
+        p.n = 0;
+        rc = symbolize(img, set->nevents, tabs[i], &p);
+        if (rc == 0)
+            rc = pieces_to_rows(&p, img, r);
+    }
+    free(p.v);
+    return rc;
+}
+
+/* ---- inclusive samples from the stack profile ---- */
+
+/* One (procedure, chain) occurrence of a frame. */
+typedef struct incl {
+    const char *proc, *image;
+    size_t chain;
+    uint64_t count;
+} incl_t;
+
+static int cmp_incl(const void *a, const void *b)
+{
+    const incl_t *x = a, *y = b;
+    int c = strcmp(x->image, y->image);
+    c = c ? c : strcmp(x->proc, y->proc);
+    return c ? c : (x->chain > y->chain) - (x->chain < y->chain);
+}
+
+static int cmp_row_name(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    int c = strcmp(x->image, y->image);
+    return c ? c : strcmp(x->proc, y->proc);
+}
+
+/* Name every frame of sp whose image is in the set. */
+static int stack_frames(const dcpi_profset_t *set, const dcpi_stackprof_t *sp, const long *pset,
+                        dcpi_symtab_t *const *tabs, incl_t **out, size_t *nout)
+{
+    size_t n = 0, cap = 1024;
+    incl_t *v = malloc(cap * sizeof(*v));
+    for (size_t i = 0; v && i < dcpi_stackprof_count(sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        uint64_t c;
+        dcpi_stackprof_chain(sp, i, &f, &nf, &c);
+        for (unsigned j = 0; v && j < nf; j++) {
+            if (f[j].image == DCPI_STACK_NOIMAGE || pset[f[j].image] < 0)
+                continue;
+            const dcpi_symbol_t *s = dcpi_stackprof_frame_symbol(sp, tabs, f[j], j);
+            if (n == cap) {
+                incl_t *w = realloc(v, 2 * cap * sizeof(*v));
+                if (!w)
+                    free(v);
+                v = w;
+                cap *= 2;
+            }
+            if (v)
+                v[n++] = (incl_t){s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE,
+                                  set->images[pset[f[j].image]].name, i, c};
+        }
+    }
+    *out = v;
+    *nout = n;
+    return v ? 0 : DCPI_ENOMEM;
+}
+
+/* Add the inclusive count of (proc, image) to its row, or to a new row without self samples
+ * (counted in *added, appended after the n0 sorted rows). */
+static int add_children(rows_t *r, size_t n0, const incl_t *k, uint64_t sum)
+{
+    row_t key = {.proc = k->proc, .image = k->image};
+    row_t *row = bsearch(&key, r->v, n0, sizeof(*r->v), cmp_row_name);
+    if (!row && !(row = row_add(r, k->proc, k->image)))
+        return DCPI_ENOMEM;
+    row->children += sum;
+    return 0;
+}
+
+static int children_rows(const dcpi_profset_t *set, const dcpi_stackprof_t *sp,
+                         dcpi_symtab_t **stabs, rows_t *r)
+{
+    size_t ni = dcpi_stackprof_nimages(sp), n = 0;
+    long *pset = calloc(ni ? ni : 1, sizeof(*pset));
+    incl_t *v = NULL;
+    int rc = pset ? 0 : DCPI_ENOMEM;
+    if (rc == 0) {
+        dcpi_stackprof_symbols(sp, set, pset, stabs);
+        rc = stack_frames(set, sp, pset, stabs, &v, &n);
+    }
+    if (rc == 0) {
+        qsort(v, n, sizeof(*v), cmp_incl);
+        qsort(r->v, r->n, sizeof(*r->v), cmp_row_name);
+    }
+    size_t n0 = r->n;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        uint64_t sum = 0;
+        size_t j = i;
+        for (; j < n && !strcmp(v[j].image, v[i].image) && !strcmp(v[j].proc, v[i].proc); j++)
+            if (j == i || v[j].chain != v[j - 1].chain)
+                sum += v[j].count; /* a recursive procedure counts once per chain */
+        rc = add_children(r, n0, &v[i], sum);
+        i = j;
+    }
+    free(v);
+    free(pset);
+    return rc;
+}
+
+/* The children column: when the epoch has a stack profile of the sort event. The stack
+ * profile and its symbol tables stay open (row names point into them) until freed. */
+static int stack_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, rows_t *r,
+                      dcpi_stackprof_t **sp, dcpi_symtab_t ***stabs)
+{
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_stackprof_load(o->db, o->epoch, o->platform, set->events[r->sort].name, sp, err);
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", o->tool, err);
+        return rc;
+    }
+    if (!*sp)
+        return 0;
+    size_t ni = dcpi_stackprof_nimages(*sp);
+    *stabs = calloc(ni ? ni : 1, sizeof(**stabs));
+    if (!*stabs)
+        return DCPI_ENOMEM;
+    r->children = 1;
+    return children_rows(set, *sp, *stabs, r);
+}
+
+/* ---- sorting and printing ---- */
+
+static int g_sort; /* qsort has no context argument in C11 */
+
+static int cmp_row(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    if (x->counts[g_sort] != y->counts[g_sort])
+        return x->counts[g_sort] > y->counts[g_sort] ? -1 : 1;
+    int c = x->proc && y->proc ? strcmp(x->proc, y->proc) : 0;
+    return c ? c : strcmp(x->image, y->image);
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+    return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static int ndigits(uint64_t v)
+{
+    int d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+static void print_summary(const dcpi_profset_t *set, FILE *f)
+{
+    int wn = 6, wt = 5, wp = 6, wl = 4;
+    for (size_t e = 0; e < set->nevents; e++) {
+        const dcpi_profset_event_t *ev = &set->events[e];
+        wn = max_int(wn, (int)strlen(ev->name));
+        wt = max_int(wt, ndigits(ev->total));
+        wp = max_int(wp, ndigits(ev->period));
+        wl = max_int(wl, ndigits(ev->lost));
+    }
+    fprintf(f, "%-*s  %*s  %*s  %*s\n", wn, "Column", wt, "Total", wp, "Period", wl, "Lost");
+    for (size_t e = 0; e < set->nevents; e++) {
+        const dcpi_profset_event_t *ev = &set->events[e];
+        char period[32];
+        snprintf(period, sizeof(period), "%" PRIu64, ev->period);
+        fprintf(f, "%-*s  %*" PRIu64 "  %*s  %*" PRIu64 "\n", wn, ev->name, wt, ev->total, wp,
+                ev->mixed_period ? "mixed" : period, wl, ev->lost);
+    }
+    fprintf(f, "\n");
+}
+
+/* Column order: the sort event, then the others by name. */
+static void event_order(const dcpi_profset_t *set, int sort, int *order)
+{
+    size_t k = 0;
+    order[k++] = sort;
+    for (size_t e = 0; e < set->nevents; e++)
+        if ((int)e != sort)
+            order[k++] = (int)e;
+}
+
+/* Write s as one CSV field (quoted when it holds a comma, quote or newline). */
+static void csv_field(const char *s, FILE *f)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *c = s; *c; c++) {
+        if (*c == '"')
+            fputc('"', f);
+        fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+typedef struct layout {
+    const int *order;
+    size_t nevents;
+    int wcount[64]; /* per displayed event group; more events than that share the last width */
+    int wproc;
+    int by_image, csl, children;
+    FILE *f;
+} layout_t;
+
+static int wcount(const layout_t *l, size_t k)
+{
+    return l->wcount[k < 64 ? k : 63];
+}
+
+static void print_table_header(const dcpi_profset_t *set, const layout_t *l)
+{
+    for (size_t k = 0; k < l->nevents; k++) {
+        const char *name = set->events[l->order[k]].name;
+        if (l->csl)
+            fprintf(l->f, "%s,%s%%,%scum%%,", name, name, name);
+        else
+            fprintf(l->f, "%*s %7s %8s   ", wcount(l, k), name, "%", "cum%");
+        if (k == 0 && l->children)
+            fprintf(l->f, l->csl ? "children,children%%," : "%*s %7s   ", wcount(l, 0), "children",
+                    "%");
+    }
+    if (l->csl)
+        fprintf(l->f, l->by_image ? "image\n" : "procedure,image\n");
+    else if (l->by_image)
+        fprintf(l->f, "image\n");
+    else
+        fprintf(l->f, "%-*s  image\n", l->wproc, "procedure");
+}
+
+static void print_children(const dcpi_profset_t *set, const layout_t *l, const row_t *row)
+{
+    double p = pct(row->children, set->events[l->order[0]].total);
+    if (l->csl) {
+        fprintf(l->f, "%" PRIu64 ",%.2f,", row->children, p);
+        return;
+    }
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%.2f%%", p);
+    fprintf(l->f, "%*" PRIu64 " %7s   ", wcount(l, 0), row->children, ps);
+}
+
+static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t *row, uint64_t *cum)
+{
+    for (size_t k = 0; k < l->nevents; k++) {
+        int e = l->order[k];
+        cum[k] += row->counts[e];
+        double p = pct(row->counts[e], set->events[e].total);
+        double c = pct(cum[k], set->events[e].total);
+        if (l->csl) {
+            fprintf(l->f, "%" PRIu64 ",%.2f,%.2f,", row->counts[e], p, c);
+        } else {
+            char ps[16], cs[16];
+            snprintf(ps, sizeof(ps), "%.2f%%", p);
+            snprintf(cs, sizeof(cs), "%.2f%%", c);
+            fprintf(l->f, "%*" PRIu64 " %7s %8s   ", wcount(l, k), row->counts[e], ps, cs);
+        }
+        if (k == 0 && l->children)
+            print_children(set, l, row);
+    }
+    if (l->csl) {
+        if (!l->by_image) {
+            csv_field(row->proc, l->f);
+            fputc(',', l->f);
+        }
+        csv_field(row->image, l->f);
+        fputc('\n', l->f);
+    } else if (l->by_image) {
+        fprintf(l->f, "%s\n", row->image);
+    } else {
+        fprintf(l->f, "%-*s  %s\n", l->wproc, row->proc, row->image);
+    }
+}
+
+static void compute_layout(const dcpi_profset_t *set, const rows_t *r, layout_t *l)
+{
+    for (size_t k = 0; k < l->nevents && k < 64; k++) {
+        int e = l->order[k];
+        l->wcount[k] =
+            max_int(9, max_int((int)strlen(set->events[e].name), ndigits(set->events[e].total)));
+    }
+    l->wproc = 9;
+    for (size_t i = 0; i < r->n && !l->by_image; i++)
+        l->wproc = max_int(l->wproc, (int)strlen(r->v[i].proc));
+    if (l->wproc > PROC_WIDTH_MAX)
+        l->wproc = PROC_WIDTH_MAX;
+}
+
+static int print_table(const dcpi_profset_t *set, const rows_t *r, const dcpi_procs_opts_t *o,
+                       FILE *f)
+{
+    int *order = calloc(set->nevents, sizeof(*order));
+    uint64_t *cum = calloc(set->nevents, sizeof(*cum));
+    if (!order || !cum) {
+        free(cum);
+        free(order);
+        return DCPI_ENOMEM;
+    }
+    event_order(set, r->sort, order);
+    layout_t l = {.order = order,
+                  .nevents = set->nevents,
+                  .by_image = o->by_image,
+                  .csl = o->csl,
+                  .children = r->children,
+                  .f = f};
+    compute_layout(set, r, &l);
+    print_table_header(set, &l);
+    for (size_t i = 0; i < r->n; i++) {
+        print_row(set, &l, &r->v[i], cum);
+        if (o->keep < 100.0 && pct(cum[0], set->events[r->sort].total) >= o->keep)
+            break;
+    }
+    free(cum);
+    free(order);
+    return 0;
+}
+
+static uint64_t all_samples(const dcpi_profset_t *set)
+{
+    uint64_t t = 0;
+    for (size_t e = 0; e < set->nevents; e++)
+        t += set->events[e].total;
+    return t;
+}
+
+int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FILE *f)
+{
+    if (!o->no_header && !o->csl)
+        print_summary(set, f);
+    if (all_samples(set) == 0) {
+        fprintf(stderr, "no samples\n");
+        return 0;
+    }
+    rows_t r = {.nevents = set->nevents};
+    /* The event to sort by: -s, else the one with the most samples (ties: first by name). */
+    r.sort = dcpi_profset_pick_event(set, o->sort_event, o->tool, o->epoch);
+    if (r.sort < 0)
+        return DCPI_ENOENT;
+    dcpi_symtab_t **tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*tabs));
+    int rc = tabs ? 0 : DCPI_ENOMEM;
+    if (rc == 0)
+        rc = o->by_image ? image_rows(set, &r) : procedure_rows(set, &r, tabs, o->tool);
+    dcpi_stackprof_t *sp = NULL;
+    dcpi_symtab_t **stabs = NULL;
+    if (rc == 0 && !o->by_image)
+        rc = stack_rows(set, o, &r, &sp, &stabs);
+    if (rc == 0) {
+        g_sort = r.sort;
+        qsort(r.v, r.n, sizeof(*r.v), cmp_row);
+        rc = print_table(set, &r, o, f);
+    }
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", o->tool, dcpi_strerror(rc));
+    rows_free(&r);
+    for (size_t i = 0; tabs && i < set->nimages; i++)
+        dcpi_symtab_free(tabs[i]);
+    free(tabs);
+    if (sp)
+        dcpi_stackprof_symbols_free(sp, stabs);
+    free(stabs);
+    dcpi_stackprof_free(sp);
+    return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,518 @@
+/*
+ * profset.c - one epoch's PC profiles loaded into a profile set grouped by image, and the
+ * queries the analysis tools make on it (matching, filtering, events, symbols); see profset.h.
+ */
+#include "core/analysis/profset.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/image/image.h"
+#include "core/store/db.h"
+#include "dcpi/errno.h"
+
+#define KERNEL_PATH "[kernel.kallsyms]"
+
+static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
+
+static void seterr(char *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- loading ---- */
+
+/* Loading state: the set under construction, with events in first-seen order. */
+typedef struct loader {
+    dcpi_profset_t *set;
+    size_t cap_events, cap_images;
+    size_t gen; /* bumped whenever the platform of the files read changes */
+    char platform[DCPI_NAMELEN];
+    size_t *seen; /* [cap_images]: gen at which each image was last seen */
+} loader_t;
+
+static void image_clear(dcpi_profset_image_t *img, size_t nevents)
+{
+    for (size_t e = 0; img->prof && e < nevents; e++)
+        dcpi_profile_free(img->prof[e]);
+    free(img->prof);
+    free(img->id);
+    free(img->path);
+    free(img->name);
+    free(img->dir);
+    free(img->platform);
+}
+
+void dcpi_profset_free(dcpi_profset_t *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->nimages; i++)
+        image_clear(&set->images[i], set->nevents);
+    for (size_t e = 0; e < set->nevents; e++)
+        free(set->events[e].name);
+    free(set->images);
+    free(set->events);
+    free(set);
+}
+
+static int image_kind(const char *path, const char *imagedir)
+{
+    if (!strncmp(imagedir, "unknown@", 8) || !strcmp(path, "unknown"))
+        return DCPI_PSET_UNKNOWN;
+    if (!strcmp(path, KERNEL_PATH))
+        return DCPI_PSET_KERNEL;
+    if (path[0] == '[')
+        return DCPI_PSET_PSEUDO;
+    return DCPI_PSET_FILE;
+}
+
+/* Index of the event, adding it (and a NULL slot in every image) when new; or DCPI_ENOMEM. */
+static int event_slot(loader_t *ld, const char *name)
+{
+    dcpi_profset_t *set = ld->set;
+    for (size_t e = 0; e < set->nevents; e++)
+        if (!strcmp(set->events[e].name, name))
+            return (int)e;
+    if (set->nevents == ld->cap_events) {
+        size_t cap = ld->cap_events ? 2 * ld->cap_events : 4;
+        dcpi_profset_event_t *ev = realloc(set->events, cap * sizeof(*ev));
+        if (!ev)
+            return DCPI_ENOMEM;
+        set->events = ev;
+        for (size_t i = 0; i < set->nimages; i++) {
+            dcpi_profile_t **p = realloc(set->images[i].prof, cap * sizeof(*p));
+            if (!p)
+                return DCPI_ENOMEM;
+            for (size_t e = ld->cap_events; e < cap; e++)
+                p[e] = NULL;
+            set->images[i].prof = p;
+        }
+        ld->cap_events = cap;
+    }
+    dcpi_profset_event_t *ev = &set->events[set->nevents];
+    memset(ev, 0, sizeof(*ev));
+    if (!(ev->name = strdup(name)))
+        return DCPI_ENOMEM;
+    return (int)set->nevents++;
+}
+
+/* What one file's header says about its image. */
+typedef struct header {
+    const char *id, *event, *path;
+    uint64_t period, tstart, tsize, lost;
+} header_t;
+
+static int read_header(const dcpi_profile_t *p, const char *file, header_t *h, char *err)
+{
+    h->id = dcpi_profile_get(p, "image");
+    h->event = dcpi_profile_get(p, "event");
+    h->path = dcpi_profile_get(p, "path");
+    if (!h->path)
+        h->path = "";
+    if (!h->id || !h->event || dcpi_profile_get_u64(p, "period", &h->period) < 0 ||
+        dcpi_profile_get_hex(p, "tstart", &h->tstart) < 0 ||
+        dcpi_profile_get_u64(p, "tsize", &h->tsize) < 0) {
+        seterr(err, "%s: missing or malformed image, event, period, tstart or tsize", file);
+        return DCPI_EFORMAT;
+    }
+    h->lost = 0;
+    int rc = dcpi_profile_get_u64(p, "lost", &h->lost);
+    if (rc < 0 && rc != DCPI_ENOENT) {
+        seterr(err, "%s: malformed lost value '%s'", file, dcpi_profile_get(p, "lost"));
+        return DCPI_EFORMAT;
+    }
+    return 0;
+}
+
+static int same_image(const dcpi_profset_image_t *img, const header_t *h, int kind,
+                      const char *imagedir)
+{
+    if (img->kind != kind)
+        return 0;
+    if (kind == DCPI_PSET_UNKNOWN)
+        return !strcmp(img->name, imagedir);
+    return !strcmp(img->id, h->id) && img->tstart == h->tstart;
+}
+
+static char *dir_of(const char *path)
+{
+    char *d = strdup(path);
+    char *slash = d ? strrchr(d, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    return d;
+}
+
+static char *lowercase(char *s)
+{
+    for (char *c = s; c && *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    return s;
+}
+
+/* Add a new image for this file; returns its index or DCPI_ENOMEM. */
+static int new_image(loader_t *ld, const header_t *h, int kind, const dcpi_db_file_t *f)
+{
+    dcpi_profset_t *set = ld->set;
+    if (set->nimages == ld->cap_images) {
+        size_t cap = ld->cap_images ? 2 * ld->cap_images : 16;
+        dcpi_profset_image_t *im = realloc(set->images, cap * sizeof(*im));
+        if (!im)
+            return DCPI_ENOMEM;
+        set->images = im;
+        size_t *seen = realloc(ld->seen, cap * sizeof(*seen));
+        if (!seen)
+            return DCPI_ENOMEM;
+        ld->seen = seen;
+        ld->cap_images = cap;
+    }
+    dcpi_profset_image_t *img = &set->images[set->nimages];
+    memset(img, 0, sizeof(*img));
+    img->kind = kind;
+    img->tstart = h->tstart;
+    img->tsize = h->tsize;
+    img->nplatforms = 1;
+    img->id = lowercase(strdup(h->id));
+    img->path = strdup(h->path);
+    img->name = strdup(kind == DCPI_PSET_UNKNOWN ? f->imagedir : h->path);
+    img->dir = dir_of(f->path);
+    img->platform = strdup(f->platform);
+    img->prof = calloc(ld->cap_events ? ld->cap_events : 1, sizeof(*img->prof));
+    ld->seen[set->nimages] = ld->gen;
+    set->nimages++;
+    if (!img->id || !img->path || !img->name || !img->dir || !img->platform || !img->prof)
+        return DCPI_ENOMEM;
+    return (int)set->nimages - 1;
+}
+
+static int find_image(loader_t *ld, const header_t *h, const dcpi_db_file_t *f)
+{
+    int kind = image_kind(h->path, f->imagedir);
+    dcpi_profset_t *set = ld->set;
+    if (strcmp(ld->platform, f->platform) != 0) {
+        snprintf(ld->platform, sizeof(ld->platform), "%s", f->platform);
+        ld->gen++;
+    }
+    /* Search backwards: the files of one image directory come one after the other. */
+    for (size_t i = set->nimages; i-- > 0;) {
+        if (same_image(&set->images[i], h, kind, f->imagedir)) {
+            set->images[i].nplatforms += ld->seen[i] != ld->gen;
+            ld->seen[i] = ld->gen;
+            return (int)i;
+        }
+    }
+    return new_image(ld, h, kind, f);
+}
+
+/* Merge one parsed profile (ownership taken) into the set. */
+static int add_profile(loader_t *ld, dcpi_profile_t *p, const dcpi_db_file_t *f, char *err)
+{
+    header_t h;
+    int rc = read_header(p, f->path, &h, err);
+    int ii = rc < 0 ? rc : find_image(ld, &h, f);
+    int ei = ii < 0 ? ii : event_slot(ld, h.event);
+    if (rc < 0 || ii < 0 || ei < 0) {
+        if (rc == 0)
+            seterr(err, "%s: out of memory", f->path);
+        dcpi_profile_free(p);
+        return rc < 0 ? rc : DCPI_ENOMEM;
+    }
+    dcpi_profset_event_t *ev = &ld->set->events[ei];
+    if (ev->nfiles == 0)
+        ev->period = h.period;
+    else if (ev->period != h.period)
+        ev->mixed_period = 1;
+    ev->nfiles++;
+    ev->lost += h.lost;
+    dcpi_profile_t **slot = &ld->set->images[ii].prof[ei];
+    if (!*slot) {
+        *slot = p;
+        return 0;
+    }
+    rc = dcpi_profile_add_all(*slot, p);
+    dcpi_profile_free(p);
+    if (rc == DCPI_ERANGE) {
+        ev->saturated++;
+        return 0;
+    }
+    if (rc < 0)
+        seterr(err, "%s: cannot merge: %s", f->path, dcpi_strerror(rc));
+    return rc;
+}
+
+static void compute_totals(dcpi_profset_t *set)
+{
+    for (size_t e = 0; e < set->nevents; e++) {
+        set->events[e].total = 0;
+        for (size_t i = 0; i < set->nimages; i++)
+            if (set->images[i].prof[e])
+                set->events[e].total += dcpi_profile_total(set->images[i].prof[e]);
+    }
+}
+
+/* The sorts below reorder arrays with a permutation, so qsort needs a global-free comparator:
+ * events are sorted through an index array carrying the names. */
+typedef struct ev_order {
+    const char *name;
+    size_t old;
+} ev_order_t;
+
+static int cmp_ev_order(const void *a, const void *b)
+{
+    return strcmp(((const ev_order_t *)a)->name, ((const ev_order_t *)b)->name);
+}
+
+static int cmp_image(const void *a, const void *b)
+{
+    const dcpi_profset_image_t *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c == 0)
+        c = strcmp(x->id, y->id);
+    if (c == 0)
+        c = x->tstart < y->tstart ? -1 : x->tstart > y->tstart;
+    return c;
+}
+
+/* Sort events by name (permuting every image's prof array) and images by name. */
+static int finish_set(dcpi_profset_t *set)
+{
+    size_t n = set->nevents;
+    ev_order_t *ord = calloc(n ? n : 1, sizeof(*ord));
+    dcpi_profset_event_t *ev = calloc(n ? n : 1, sizeof(*ev));
+    dcpi_profile_t **tmp = calloc(n ? n : 1, sizeof(*tmp));
+    int rc = ord && ev && tmp ? 0 : DCPI_ENOMEM;
+    for (size_t e = 0; rc == 0 && e < n; e++)
+        ord[e] = (ev_order_t){set->events[e].name, e};
+    if (rc == 0) {
+        qsort(ord, n, sizeof(*ord), cmp_ev_order);
+        for (size_t e = 0; e < n; e++)
+            ev[e] = set->events[ord[e].old];
+        memcpy(set->events, ev, n * sizeof(*ev));
+        for (size_t i = 0; i < set->nimages; i++) {
+            for (size_t e = 0; e < n; e++)
+                tmp[e] = set->images[i].prof[ord[e].old];
+            memcpy(set->images[i].prof, tmp, n * sizeof(*tmp));
+        }
+        qsort(set->images, set->nimages, sizeof(*set->images), cmp_image);
+        compute_totals(set);
+    }
+    free(tmp);
+    free(ev);
+    free(ord);
+    return rc;
+}
+
+static int load_files(loader_t *ld, const dcpi_db_file_t *files, size_t n, char *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        dcpi_profile_t *p = NULL;
+        int rc = dcpi_profile_read(files[i].path, &p, err);
+        if (rc < 0) {
+            if (err && !*err)
+                seterr(err, "%s: %s", files[i].path, dcpi_strerror(rc));
+            return rc;
+        }
+        rc = add_profile(ld, p, &files[i], err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
+                      char *err)
+{
+    *out = NULL;
+    if (err)
+        err[0] = '\0';
+    loader_t ld = {.set = calloc(1, sizeof(dcpi_profset_t))};
+    if (!ld.set) {
+        seterr(err, "%s: out of memory", db);
+        return DCPI_ENOMEM;
+    }
+    dcpi_db_file_t *files = NULL;
+    size_t n = 0;
+    int rc = dcpi_db_list_files(db, epoch, platform, ".prof", &files, &n, err);
+    if (rc < 0)
+        goto out_set;
+    rc = load_files(&ld, files, n, err);
+    if (rc < 0)
+        goto out_files;
+    rc = finish_set(ld.set);
+    if (rc < 0) {
+        seterr(err, "%s: out of memory", db);
+        goto out_files;
+    }
+    free(files);
+    free(ld.seen);
+    *out = ld.set;
+    return 0;
+out_files:
+    free(files);
+out_set:
+    free(ld.seen);
+    dcpi_profset_free(ld.set);
+    return rc;
+}
+
+/* ---- queries ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+int dcpi_profset_image_matches(const dcpi_profset_image_t *img, const char *name)
+{
+    return !strcmp(img->path, name) || !strcmp(img->name, name) ||
+           !strcmp(base_name(img->path), name);
+}
+
+static int matches_any(const dcpi_profset_image_t *img, char *const *names, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (dcpi_profset_image_matches(img, names[k]))
+            return 1;
+    return 0;
+}
+
+size_t dcpi_profset_filter(dcpi_profset_t *set, char *const *names, size_t n)
+{
+    if (n == 0)
+        return set->nimages;
+    size_t kept = 0;
+    for (size_t i = 0; i < set->nimages; i++) {
+        if (matches_any(&set->images[i], names, n))
+            set->images[kept++] = set->images[i];
+        else
+            image_clear(&set->images[i], set->nevents);
+    }
+    set->nimages = kept;
+    compute_totals(set);
+    return kept;
+}
+
+int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name)
+{
+    for (size_t e = 0; e < set->nevents; e++)
+        if (!strcmp(set->events[e].name, name))
+            return (int)e;
+    return -1;
+}
+
+int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const char *tool,
+                            const char *epoch)
+{
+    if (name) {
+        int e = dcpi_profset_event_index(set, name);
+        if (e < 0)
+            fprintf(stderr, "%s: no samples of event '%s' in epoch %s\n", tool, name, epoch);
+        return e;
+    }
+    int best = 0;
+    for (size_t e = 1; e < set->nevents; e++)
+        if (set->events[e].total > set->events[best].total)
+            best = (int)e;
+    return best;
+}
+
+uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_image_t *img)
+{
+    uint64_t t = 0;
+    for (size_t e = 0; e < set->nevents; e++)
+        if (img->prof[e])
+            t += dcpi_profile_total(img->prof[e]);
+    return t;
+}
+
+static int open_kernel_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/kallsyms", img->dir);
+    int rc = dcpi_symtab_open_kallsyms(path, st, why);
+    if (rc < 0 && why && !*why)
+        seterr(why, "%s: %s", path, dcpi_strerror(rc));
+    return rc;
+}
+
+/* The probe's id is usable when it succeeded, or failed after filling the info. */
+static int probe_has_id(int rc)
+{
+    return rc == 0 || rc == DCPI_EFULL || rc == DCPI_EFORMAT;
+}
+
+static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    dcpi_image_info_t info;
+    memset(&info, 0, sizeof(info));
+    int rc = dcpi_image_probe(img->path, &info, why);
+    if (!probe_has_id(rc)) {
+        if (why && !*why)
+            seterr(why, "%s: %s", img->path, dcpi_strerror(rc));
+        return rc;
+    }
+    if (strcmp(info.id, img->id) != 0) {
+        seterr(why, "%s changed since it was profiled (id %s, profile %s)", img->path, info.id,
+               img->id);
+        return DCPI_EFORMAT;
+    }
+    if (why)
+        why[0] = '\0';
+    rc = dcpi_symtab_open(img->path, st, why);
+    if (rc < 0 && why && !*why)
+        seterr(why, "%s: %s", img->path, dcpi_strerror(rc));
+    return rc;
+}
+
+int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    *st = NULL;
+    if (why)
+        why[0] = '\0';
+    int rc = DCPI_ENOENT;
+    if (img->kind == DCPI_PSET_KERNEL)
+        rc = open_kernel_symbols(img, st, why);
+    else if (img->kind == DCPI_PSET_FILE)
+        rc = open_file_symbols(img, st, why);
+    if (rc < 0) {
+        dcpi_symtab_free(*st);
+        *st = NULL;
+    }
+    return rc;
+}
+
+int dcpi_profset_select(dcpi_profset_t *set, char *const *names, size_t n, const char *tool,
+                        const char *epoch)
+{
+    if (n == 0)
+        return 0;
+    int matched = 0;
+    for (size_t k = 0; k < n; k++) {
+        int found = 0;
+        for (size_t i = 0; i < set->nimages && !found; i++)
+            found = dcpi_profset_image_matches(&set->images[i], names[k]);
+        if (!found)
+            fprintf(stderr, "%s: no profile of image '%s' in epoch %s\n", tool, names[k], epoch);
+        matched += found;
+    }
+    dcpi_profset_filter(set, names, n);
+    return matched ? 0 : DCPI_ENOENT;
+}
+
+void dcpi_profset_warn_saturated(const dcpi_profset_t *set, const char *tool)
+{
+    for (size_t e = 0; e < set->nevents; e++)
+        if (set->events[e].saturated)
+            fprintf(stderr, "%s: %s: %" PRIu64 " merges saturated a count at 4294967295 samples\n",
+                    tool, set->events[e].name, set->events[e].saturated);
+}
