@@ -16,9 +16,6 @@
 #include "dcpi/trace-parse.h"
 #include "dcpi/trace-vlist.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Format constants (docs/trace-format.md). */
 #define TRACE_MAGIC_BURST  0xD1u /* burst header byte; any other byte >= 0x80 is invalid */
 #define TRACE_TAG_PC       0x01u /* pc delta follows (else pc = previous entry's end) */
@@ -102,7 +99,5 @@ unsigned trace_encoder_entries(const trace_encoder_t *e);
 
 /* Start parsing buf[0..len). */
 void trace_parser_init(trace_parser_t *p, const void *buf, size_t len);
-
-#pragma GCC visibility pop
 
 #endif

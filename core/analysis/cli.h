@@ -21,9 +21,6 @@
 #include "core/analysis/profset.h"
 #include "core/store/db.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* dcpi_cli_parse result when -h or -V was handled (the tool exits 0). */
 #define DCPI_CLI_DONE 1
 
@@ -85,7 +82,5 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);
 /* dcpi_profset_load of cli's resolved db/epoch/platform (resolving first when cli->epoch is
  * empty), with the tool name in front of every error. */
 int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -34,9 +34,6 @@
 #include "dcpi/insn.h"
 #include "dcpi/vprofiler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* One instruction of the procedure. */
 typedef struct dcpi_lst_insn {
     uint64_t addr; /* ELF vaddr */
@@ -150,7 +147,5 @@ void dcpi_listing_print_source(const dcpi_listing_t *ls, int both, FILE *f);
 void dcpi_listing_print_totals(const dcpi_listing_t *ls, FILE *f);
 /* 1 when some instruction has a source position whose file can be read. */
 int dcpi_listing_has_source(const dcpi_listing_t *ls);
-
-#pragma GCC visibility pop
 
 #endif

@@ -31,9 +31,6 @@
 #include "core/plugin/vploader.h"
 #include "core/store/vprof.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* The views of dcpilist: -best (source when possible, else asm), -asm, -source, -both. */
 enum dcpi_lst_mode { DCPI_LST_BEST, DCPI_LST_ASM, DCPI_LST_SOURCE, DCPI_LST_BOTH };
 
@@ -102,7 +99,5 @@ void dcpi_lstsel_print(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, const dcpi_lst
 
 /* Release what the dcpi_lstsel_* functions made (not the borrowed fields). */
 void dcpi_lstsel_free(dcpi_lstsel_t *s);
-
-#pragma GCC visibility pop
 
 #endif

@@ -14,9 +14,6 @@
 #include <stdio.h>
 #include "core/analysis/profset.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_procs_opts {
     const char *tool;       /* the name in front of every message */
     int by_image;           /* 1: one row per image (-i) */
@@ -37,7 +34,5 @@ typedef struct dcpi_procs_opts {
  * o->sort_event in the epoch).
  */
 int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FILE *f);
-
-#pragma GCC visibility pop
 
 #endif

@@ -16,9 +16,6 @@
 #include "core/image/symbols.h"
 #include "dcpi/profile.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Procedure name for samples outside every known symbol (DCPI's catch-all). */
 #define DCPI_UNKNOWN_ROUTINE "unknown_rou"
 
@@ -100,7 +97,5 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
  * empty why (nothing to warn about).
  */
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why);
-
-#pragma GCC visibility pop
 
 #endif

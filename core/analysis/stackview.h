@@ -8,9 +8,6 @@
 
 #include "core/store/stackprof.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 struct dcpi_profset;
 struct dcpi_symtab;
 struct dcpi_symbol;
@@ -27,7 +24,5 @@ void dcpi_stackprof_symbols_free(const dcpi_stackprof_t *sp, struct dcpi_symtab 
 const struct dcpi_symbol *dcpi_stackprof_frame_symbol(const dcpi_stackprof_t *sp,
                                                       struct dcpi_symtab *const *tabs,
                                                       dcpi_frame_t f, unsigned depth);
-
-#pragma GCC visibility pop
 
 #endif

@@ -7,9 +7,6 @@
 
 #include "dcpi/api.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Printf the reason ("NAME: reason", no newline) into err (DCPI_ERRLEN bytes, may be NULL;
  * truncated to fit). Returns code, so a failure reads "return dcpi__errf(err, DCPI_E..., ...)". */
 int dcpi__errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
@@ -24,7 +21,5 @@ int dcpi__errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
  *   anything else                        -> DCPI_EIO
  */
 int dcpi__errno_code(int errnum);
-
-#pragma GCC visibility pop
 
 #endif

@@ -6,9 +6,6 @@
 
 #include <stddef.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /*
  * Replace path with buf atomically: create "<dir>/.<base>.tmp.XXXXXX" with O_EXCL|O_NOFOLLOW,
  * write all, fsync, rename over path, fsync the directory. On any failure the temporary file is
@@ -24,7 +21,5 @@ int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, cha
 
 /* mkdir -p with mode; existing directories are fine. */
 int dcpi__mkdirs(const char *path, unsigned mode);
-
-#pragma GCC visibility pop
 
 #endif

@@ -7,15 +7,10 @@
 
 #include "dcpi/api.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 enum { DCPI_LOG_ERR = 0, DCPI_LOG_WARN = 1, DCPI_LOG_INFO = 2, DCPI_LOG_DEBUG = 3 };
 
 int dcpi__log_open(const char *path);
 void dcpi__log_level(int level);
 void dcpi__log(int level, const char *fmt, ...) DCPI_PRINTF(2, 3);
-
-#pragma GCC visibility pop
 
 #endif

@@ -7,16 +7,11 @@
 
 #include <stddef.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /*
  * Make the array *p (*cap elements of elem bytes) hold at least need elements: when it is too
  * small the capacity doubles (from 16) until it fits and the array is reallocated with
  * reallocarray. Returns 0, or DCPI_ENOMEM (overflow or no memory) with *p and *cap untouched.
  */
 int dcpi__grow(void **p, size_t *cap, size_t need, size_t elem);
-
-#pragma GCC visibility pop
 
 #endif

@@ -37,9 +37,6 @@
 #include "core/capture/regs.h"
 #include "dcpi/trace-vlist.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* The sample_regs_user mask a vlist needs: exactly the registers its kinds read (TRACE_RAX
  * alone: AX only; TRACE_RIP: nothing; TRACE_RFLAGS: FLAGS; REGA/REGB/REGC/EA/BR_*: the 16 GPRs, IP
  * and FLAGS; MEMVAL/LATENCY/NONE: nothing). Unknown kinds add nothing. */
@@ -49,7 +46,5 @@ uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n);
  * for every i; bit i of *missing is set (and values[i] is 0) when value i is not computable. */
 void dcpi_capture_values(const dcpi_insn_t *insn, const dcpi_regs_t *before,
                          const trace_value_t *kinds, int n, uint64_t *values, unsigned *missing);
-
-#pragma GCC visibility pop
 
 #endif

@@ -30,9 +30,6 @@
 #include <stdint.h>
 #include "core/capture/regs.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* rflags status bits. */
 #define DCPI_FLAG_CF      0x001ull
 #define DCPI_FLAG_PF      0x004ull
@@ -55,7 +52,5 @@ int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t 
 int dcpi_interp_cond(int cc, uint64_t rflags);
 /* Condition code of a jcc / cmovcc / setcc mnemonic, or -1. */
 int dcpi_interp_cond_of(ZydisMnemonic m);
-
-#pragma GCC visibility pop
 
 #endif

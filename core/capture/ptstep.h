@@ -21,9 +21,6 @@
 #include <sys/types.h>
 #include "core/capture/stepring.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_ptstep dcpi_ptstep_t;
 
 /* Attach to all threads of pid. 0, DCPI_ESRCH (no such process), DCPI_EPERM (ptrace refused,
@@ -46,7 +43,5 @@ void dcpi_ptstep_counts(const dcpi_ptstep_t *pt, uint64_t *bursts, uint64_t *ste
 /* Detach from every thread (each keeps running; a pending signal is delivered) and free pt.
  * Returns 0 or the first error. NULL is fine. */
 int dcpi_ptstep_detach(dcpi_ptstep_t *pt);
-
-#pragma GCC visibility pop
 
 #endif

@@ -13,9 +13,6 @@
 #include "dcpi/insn.h"
 #include "dcpi/trace-vlist.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* perf's x86-64 user register order (arch/x86/include/uapi/asm/perf_regs.h). */
 enum {
     DCPI_REG_AX = 0,
@@ -82,7 +79,5 @@ int dcpi_capture_ea(const dcpi_insn_t *insn, const ZydisDecodedOperand *op, cons
 
 /* Low `bits` bits set (64: all). */
 uint64_t dcpi_capture_width_mask(unsigned bits);
-
-#pragma GCC visibility pop
 
 #endif

@@ -20,9 +20,6 @@
 #include "dcpi/trace-vlist.h"
 #include "trace/trace-int.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_stepdrain dcpi_stepdrain_t;
 
 typedef struct dcpi_step_stats {
@@ -85,7 +82,5 @@ void dcpi_step_encoder_init(dcpi_step_encoder_t *se, trace_encoder_t *enc, unsig
  * DCPI_EFULL: does not fit (nothing written: flush, re-init, retry), DCPI_EINVAL. */
 int dcpi_step_encode(dcpi_step_encoder_t *se, const trace_vlist_table_t *spec,
                      const step_record_t *rec);
-
-#pragma GCC visibility pop
 
 #endif

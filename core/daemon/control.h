@@ -10,9 +10,6 @@
 
 #include <stddef.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Seconds a client waits for the daemon's answer. */
 #define DCPI_CONTROL_TIMEOUT 60
 
@@ -27,7 +24,5 @@ int dcpi_control_valid(const char *cmd);
  */
 int dcpi_control_request(const char *db, const char *platform, const char *cmd,
                          void (*line)(void *arg, const char *text), void *arg, char *err);
-
-#pragma GCC visibility pop
 
 #endif

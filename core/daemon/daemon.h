@@ -12,9 +12,6 @@
 
 #include "core/sampling/sampler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_DAEMON_DEFAULT_FREQ       1000
 #define DCPI_DAEMON_DEFAULT_FLUSH      600
 #define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
@@ -60,7 +57,5 @@ typedef struct dcpi_daemon_opts {
  * system-wide mode the calling process returns once the daemon is ready (or failed).
  */
 int dcpi_daemon_run(const dcpi_daemon_opts_t *o);
-
-#pragma GCC visibility pop
 
 #endif

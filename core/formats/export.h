@@ -23,9 +23,6 @@
 #include "core/analysis/cli.h"
 #include "core/analysis/stackview.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Load addresses given to images after the first one (the program, kept at its ELF vaddrs). */
 #define DCPI_EXPORT_LIB_BASE   0x7f0000000000ull
 #define DCPI_EXPORT_LIB_STRIDE 0x100000000ull
@@ -101,7 +98,5 @@ uint64_t dcpi_export_frame_pc(const dcpi_export_stacks_t *xs, dcpi_frame_t f);
 uint64_t dcpi_export_text_offset(const dcpi_profset_image_t *img);
 /* Put "TOOL: " in front of the "FILE: reason" message in err. */
 void dcpi_export_prefix_err(const dcpi_cli_t *cli, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -11,9 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_GMON_VERSION 1
 
 typedef struct dcpi_gmon_hist {
@@ -59,7 +56,5 @@ int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t *
 int dcpi_gmon_read(const char *path, dcpi_gmon_t **out, char *err);
 int dcpi_gmon_encode(const dcpi_gmon_t *g, void **buf, size_t *len);
 int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err);
-
-#pragma GCC visibility pop
 
 #endif

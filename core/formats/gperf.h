@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* One record: count samples of the chain pcs[first .. first + npcs - 1] (leaf first). */
 typedef struct dcpi_gperf_rec {
     uint64_t count;
@@ -65,7 +62,5 @@ int dcpi_gperf_write(const char *path, const dcpi_gperf_t *g, char *err);
 
 /* The mapping holding pc, or NULL. */
 const dcpi_gperf_map_t *dcpi_gperf_map_find(const dcpi_gperf_t *g, uint64_t pc);
-
-#pragma GCC visibility pop
 
 #endif

@@ -21,9 +21,6 @@
 #include "core/store/db.h"
 #include "dcpi/profile.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_import_opts {
     const char *tool;      /* program name in front of warnings on stderr */
     const char *format;    /* "gperftools" or "gmon" (recorded in the "imported" header) */
@@ -67,7 +64,5 @@ void dcpi_import_free(dcpi_import_t *im);
  */
 int dcpi_import_save(const dcpi_import_t *im, const char *db, const char *plat,
                      char epoch[DCPI_NAMELEN], char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -13,9 +13,6 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_pprof dcpi_pprof_t;
 
 typedef struct dcpi_pprof_label {
@@ -64,7 +61,5 @@ int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err);
  * protobuf_c_message_free_unpacked(*out, NULL). DCPI_EFORMAT with "NAME: reason" in err. */
 int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMessage **out,
                       char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_IMAGE_MAXSEG 16
 #define DCPI_IMAGE_IDLEN  48 /* hex digits + NUL; a build-id is usually 40 hex digits */
 
@@ -62,7 +59,5 @@ void dcpi_image_dirname(const char *path, const char *id, char *out, size_t len)
 /* Helpers shared by the libelf readers (image.c, symbols.c). */
 /* elf_version(EV_CURRENT), once per process (thread-safe); call before elf_begin. */
 void dcpi__elf_init(void);
-
-#pragma GCC visibility pop
 
 #endif

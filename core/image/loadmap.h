@@ -14,9 +14,6 @@
 #include <sys/types.h>
 #include "core/image/image.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_image {
     unsigned index; /* dense 0.. in order of creation, for per-image tables */
     char *path;     /* as seen in the mapping ("[vdso]" for the vDSO) */
@@ -72,7 +69,5 @@ int dcpi_loadmap_lookup(const dcpi_loadmap_t *lm, pid_t pid, uint64_t ip, dcpi_i
 unsigned dcpi_loadmap_nimages(const dcpi_loadmap_t *lm);
 dcpi_image_t *dcpi_loadmap_image(const dcpi_loadmap_t *lm, unsigned index);
 void dcpi_loadmap_stats(const dcpi_loadmap_t *lm, dcpi_loadmap_stats_t *out);
-
-#pragma GCC visibility pop
 
 #endif

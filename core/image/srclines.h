@@ -9,9 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_srclines dcpi_srclines_t;
 
 /*
@@ -43,7 +40,5 @@ int dcpi_srctext_read(const char *path, dcpi_srctext_t *out);
 void dcpi_srctext_free(dcpi_srctext_t *t);
 /* Line i (1-based) or NULL when out of range. */
 const char *dcpi_srctext_line(const dcpi_srctext_t *t, int i);
-
-#pragma GCC visibility pop
 
 #endif

@@ -9,9 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 typedef struct dcpi_symbol {
     uint64_t addr;    /* ELF vaddr (kernel: absolute address) */
     uint64_t size;    /* 0 when unknown: then it extends to the next symbol */
@@ -40,7 +37,5 @@ const dcpi_symbol_t *dcpi_symtab_get(const dcpi_symtab_t *st, size_t i);
 
 /* Demangle a C++ name into a malloc'd string, or NULL if it is not a mangled name. */
 char *dcpi_demangle(const char *name);
-
-#pragma GCC visibility pop
 
 #endif

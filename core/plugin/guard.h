@@ -26,9 +26,6 @@
 #include "dcpi/insn.h"
 #include "dcpi/vprofiler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Longest time one plugin call may take, and the longest answer worth keeping (with its NUL). */
 #define DCPI_GUARD_TIMEOUT_MS 2000
 #define DCPI_GUARD_TEXT_MAX   256
@@ -59,7 +56,5 @@ void dcpi_guard_leave(dcpi_guard_t *g);
  */
 int dcpi_guard_call(const vp_dispatch_t *d, int entry, const trace_inst_t *inst, uint64_t v,
                     char *out, size_t len, const char *who, char *err);
-
-#pragma GCC visibility pop
 
 #endif

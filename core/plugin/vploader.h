@@ -28,9 +28,6 @@
 #include <stddef.h>
 #include "dcpi/vprofiler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Size of the ABI-1 part of the table: a plugin's struct_size must be at least this. */
 #define DCPI_VP_ABI1_SIZE (offsetof(vp_dispatch_t, vp_format) + sizeof(void *))
 /* Longest profile name accepted (it names a directory of the profile database). */
@@ -103,7 +100,5 @@ int dcpi_vp_resolve_err(const char *name, char *path, size_t len, char *err);
  * or -errno when a component cannot be examined.
  */
 int dcpi_vp_check_secure(const char *path, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -22,9 +22,6 @@
 
 #include "dcpi/vprofiler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_VPWORKER_DEFAULT_TIMEOUT_MS 2000 /* dcpid -vtimeout */
 
 typedef struct dcpi_vpworker dcpi_vpworker_t;
@@ -56,7 +53,5 @@ int dcpi_vpworker_pid(const dcpi_vpworker_t *w);
 
 /* End the worker (it calls vp_prof_done and exits; killed after 1 s), unmap, free. NULL ok. */
 void dcpi_vpworker_free(dcpi_vpworker_t *w);
-
-#pragma GCC visibility pop
 
 #endif

@@ -16,9 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Default number of entries (dcpid -hash). */
 #define DCPI_AGG_DEFAULT_ENTRIES 262144
 /* Reserved image indexes that are not loadmap images. */
@@ -62,7 +59,5 @@ void dcpi_agg_reset(dcpi_agg_t *a);
 /* Double the capacity (allocates: only for the rare case where a flush failed and the table
  * filled up). Returns 0 or DCPI_ENOMEM (the table is then unchanged). */
 int dcpi_agg_grow(dcpi_agg_t *a);
-
-#pragma GCC visibility pop
 
 #endif

@@ -13,9 +13,6 @@
 #include "core/image/loadmap.h"
 #include "core/sampling/sampler.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_DSTACKS_MAX_STACK 64 /* sample_max_stack asked of perf */
 
 typedef struct dcpi_dstacks dcpi_dstacks_t;
@@ -57,7 +54,5 @@ int dcpi_dstacks_needs_flush(const dcpi_dstacks_t *ds);
 int dcpi_dstacks_flush(dcpi_dstacks_t *ds, const dcpi_dstacks_flush_info_t *fi, size_t *failed,
                        char *err);
 void dcpi_dstacks_stats(const dcpi_dstacks_t *ds, dcpi_dstacks_stats_t *out);
-
-#pragma GCC visibility pop
 
 #endif

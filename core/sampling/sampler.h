@@ -11,9 +11,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_SAMPLER_MAXEV      8
 #define DCPI_SAMPLER_DATA_PAGES 64
 
@@ -116,7 +113,5 @@ void dcpi_sampler_stats(const dcpi_sampler_t *s, dcpi_sampler_stats_t *out);
 /* Online CPU numbers from /sys/devices/system/cpu/online (fallback 0..nprocs-1). Returns the
  * count (at most max). */
 int dcpi_online_cpus(int *cpus, int max);
-
-#pragma GCC visibility pop
 
 #endif

@@ -18,9 +18,6 @@
 #include <stddef.h>
 #include <time.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_NAMELEN 256
 
 /* The database directory: dir if not NULL, else $DCPIDB, else "./dcpidb". */
@@ -78,7 +75,5 @@ typedef struct dcpi_db_file {
  * (platform NULL), sorted by platform, imagedir, file. Caller frees *files. */
 int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, const char *suffix,
                        dcpi_db_file_t **files, size_t *n, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -16,9 +16,6 @@
 #include "core/base/err.h"
 #include "dcpi/api.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 enum dcpi_hdr_kind {
     DCPI_HDR_ANY,     /* any non-empty text */
     DCPI_HDR_HEX,     /* hex digits, no 0x */
@@ -94,8 +91,6 @@ size_t dcpi__hdr_encode(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, char *
 /* Fold new's header into old: sum numeric "lost", add known optional keys old lacks, append
  * new's unknown lines that old does not already hold. 0 or DCPI_ENOMEM. */
 int dcpi__hdr_merge(const dcpi_hdr_spec_t *spec, dcpi_hdr_t *old, const dcpi_hdr_t *new_hdr);
-
-#pragma GCC visibility pop
 
 /* The old name of dcpi__errf (core/base/err.h), kept only for the files that still use it
  * (store/stackprof.c, store/tracefile.c, values/, tools/dcpiimport.c); remove with their last use.

@@ -14,9 +14,6 @@
 #include "core/store/header.h"
 #include "core/store/stackprof.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_STK_STR_MAX 4096 /* bound on an image's id and path lengths */
 
 static const dcpi_hdr_key_t dcpi__stackprof_keys[] = {
@@ -56,7 +53,5 @@ int dcpi__stackprof_add_chain(dcpi_stackprof_t *sp, const dcpi_frame_t *f, unsig
                               uint64_t count);
 /* Samples cut to DCPI_STACK_MAXFRAMES since the last reset, plus the "truncated" key. */
 uint64_t dcpi__stackprof_truncated(const dcpi_stackprof_t *sp);
-
-#pragma GCC visibility pop
 
 #endif

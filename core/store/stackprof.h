@@ -25,9 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_STACKPROF_VERSION "stk-0.01"
 /* Frames kept per chain (perf's default kernel.perf_event_max_stack is 127); deeper chains are
  * cut to their innermost DCPI_STACK_MAXFRAMES frames and counted in "truncated". */
@@ -122,7 +119,5 @@ void dcpi_stackprof_path(const char *db, const char *epoch, const char *platform
  * *out is NULL (and 0 returned) when no platform has stacks for that event. */
 int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform, const char *event,
                         dcpi_stackprof_t **out, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -13,9 +13,6 @@
 #include "core/store/header.h"
 #include "core/store/tracefile.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_TF_SEEN_PAIR    16 /* SEEN: pc u64, key u32, count u32 */
 #define DCPI_TF_TRAILER_BODY 40 /* END: maps, traces, seen, refused, refused_bytes u64 */
 #define DCPI_TF_MAP_FIXED    48 /* MAP: pid, zero u32, start, end, delta, tstart, tsize u64 */
@@ -38,7 +35,5 @@ static inline uint32_t dcpi__tracefile_crc32(const uint8_t *p, size_t len)
 {
     return (uint32_t)crc32(0L, p, (uInt)len);
 }
-
-#pragma GCC visibility pop
 
 #endif

@@ -32,9 +32,6 @@
 
 #include "core/image/image.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_TRACEFILE_VERSION "dtr-0.01"
 #define DCPI_TRACEFILE_DIR     "values.trace" /* reserved name inside <epoch>/<platform> */
 #define DCPI_TRACEFILE_SUFFIX  ".dtr"
@@ -164,7 +161,5 @@ void dcpi_tracefile_seen_at(const dcpi_tracefile_record_t *rec, uint32_t i, uint
 /* The segment files of dir (names ending in .dtr), sorted; caller frees with
  * dcpi_db_free_list. DCPI_ENOENT when dir does not exist. */
 int dcpi_tracefile_list(const char *dir, char ***names, size_t *n, char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -22,9 +22,6 @@
 
 #include "core/store/vsummary.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_VPROF_VERSION "vpdb-0.01"
 
 typedef struct dcpi_vprof dcpi_vprof_t;
@@ -79,7 +76,5 @@ int dcpi_vprof_merge_write(const char *path, const dcpi_vprof_t *vp, char *err);
  * appended). vprof, image and tstart must agree when both have them: else DCPI_EINVAL.
  * 0, DCPI_EINVAL or DCPI_ENOMEM. */
 int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src);
-
-#pragma GCC visibility pop
 
 #endif

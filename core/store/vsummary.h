@@ -22,9 +22,6 @@
 
 #include <stdint.h>
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 /* Default hotlist size (dcpid -vhot N). */
 #define DCPI_VSUMMARY_DEFAULT_CAP 16
 /* Largest accepted hotlist size. */
@@ -72,7 +69,5 @@ int dcpi_vsummary_key_cmp(const dcpi_ventry_t *a, const dcpi_ventry_t *b);
 
 /* Count of one key (0 if not listed). */
 uint64_t dcpi_vsummary_count(const dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t c1);
-
-#pragma GCC visibility pop
 
 #endif

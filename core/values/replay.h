@@ -17,9 +17,6 @@
 
 #include "core/plugin/vploader.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_REPLAY_ORIGIN "values.replay" /* value of the "origin" header line */
 
 typedef struct dcpi_replay_opts {
@@ -58,7 +55,5 @@ typedef struct dcpi_replay_stats {
  */
 int dcpi_replay_run(dcpi_vp_set_t *set, const dcpi_replay_opts_t *o, dcpi_replay_stats_t *st,
                     char *err);
-
-#pragma GCC visibility pop
 
 #endif

@@ -18,9 +18,6 @@
 
 #include "core/values/vtrace.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_VSTEP_AGENT        "libdcpi-agent.so"
 #define DCPI_VSTEP_AGENT_ENV    "DCPI_AGENT_PATH" /* the agent library, overriding the search */
 #define DCPI_VSTEP_TICK_MS      10                /* loop period while attached (ptrace) */
@@ -66,7 +63,5 @@ void dcpi_vstep_stop(dcpi_vstep_t *vs);
 void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len);
 /* Stop, close the rings (unlinking their files). NULL is fine. */
 void dcpi_vstep_free(dcpi_vstep_t *vs);
-
-#pragma GCC visibility pop
 
 #endif

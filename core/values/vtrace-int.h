@@ -23,9 +23,6 @@
 #include "dcpi/api.h"
 #include "trace/trace-int.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_VTRACE_BUF_BYTES  (192 * 1024) /* one trace buffer (plugin or recorder) */
 #define DCPI_VTRACE_CODE_SLOTS 4096 /* direct-mapped cache of code bytes read from image files */
 
@@ -125,7 +122,5 @@ void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t s
 
 /* Close the image files opened to read code bytes. */
 void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
-
-#pragma GCC visibility pop
 
 #endif

@@ -35,9 +35,6 @@
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
 
-/* Internal API: exported from libdcpi for dcpi's own tools, no ABI promise. */
-#pragma GCC visibility push(default)
-
 #define DCPI_VTRACE_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
 #define DCPI_VTRACE_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
 #define DCPI_VTRACE_MAXCPU       1024
@@ -165,7 +162,5 @@ struct dcpi_step_encoder;
 struct step_record;
 int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
                      const struct step_record *rec);
-
-#pragma GCC visibility pop
 
 #endif
