@@ -9,6 +9,9 @@
  * into the thread's ring until DCPI_AGENT_BURST instructions (default 16) ran, or until the next
  * instruction is a system call (or int/int3/pushf/...), or a signal of the program arrives.
  * Without DCPI_AGENT_RING it does nothing at all.
+ * One file (~710 lines) on purpose: the agent is injected into arbitrary programs, links libc only
+ * and exports nothing; a single translation unit keeps every function static and async-signal-
+ * safe code reviewable in one place.
  *
  * The program keeps its behaviour: sigaction/signal are wrapped so its handlers are called for
  * its own signals (SIGTRAP included: traps that are not ours are forwarded), sigprocmask and

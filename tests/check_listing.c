@@ -1,7 +1,7 @@
 /*
- * check_listing.c - core/listing: hotlist text (percentages, -vshow, -vcutoff dots, contexts,
- * plugin preface/format and their NULL answers), decoding with branch targets, and sample
- * attribution to the instruction containing an address.
+ * check_listing.c - core/analysis/listing, hotlist, listprint: hotlist text (percentages, -vshow,
+ * -vcutoff dots, contexts, plugin preface/format and their NULL answers), decoding with branch
+ * targets, and sample attribution to the instruction containing an address.
  */
 #include <check.h>
 #include <stdlib.h>

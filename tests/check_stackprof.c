@@ -1,7 +1,7 @@
 /*
- * check_stackprof.c - stack profiles (core/store/stackprof.c): round trip, merge in memory and into
- * a file, limits (lost, truncated, needs_flush), loading from a database, and each malformed-file
- * error by name.
+ * check_stackprof.c - stack profiles (core/store/stackprof-chains.c, stackprof-file.c): round trip,
+ * merge in memory and into a file, limits (lost, truncated, needs_flush), loading from a database,
+ * and each malformed-file error by name.
  */
 #include <check.h>
 #include <stdio.h>

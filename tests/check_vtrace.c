@@ -1,10 +1,10 @@
 /*
- * check_vtrace.c - core/values/vtrace.c without perf: synthetic user-mode samples (registers chosen
- * by the test, code read from this very test binary, where vt_code below holds a known lea
- * and a known load) go through the real plugins vp-classic and vp-addr and the test plugin
- * too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of a
- * plugin that returns too many samples, traces split per pid, the perf register mask, and a
- * flush into a value-profile file read back with dcpi_vprof_read. The worker path (opts.isolate,
+ * check_vtrace.c - core/values/pipeline.c, regs.c, step.c without perf: synthetic user-mode samples
+ * (registers chosen by the test, code read from this very test binary, where vt_code below holds a
+ * known lea and a known load) go through the real plugins vp-classic and vp-addr and the test
+ * plugin too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of
+ * a plugin that returns too many samples, traces split per pid, the perf register mask, and a flush
+ * into a value-profile file read back with dcpi_vprof_read. The worker path (opts.isolate,
  * core/plugin/vpworker.c): the same counts through worker processes, and plugins that crash, hang
  * or return too many samples disabled with their reason while the others go on; the recorder
  * (opts.record): a segment read back with the tracefile reader.

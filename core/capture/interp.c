@@ -2,6 +2,8 @@
  * interp.c - the x86-64 result interpreter of the regs backend (see interp.h): evaluates
  * register/immediate-only integer instructions from the registers before them, with the
  * status flags they write.
+ * One file (~650 lines): one table of instruction semantics (a case per mnemonic family) sharing
+ * the flag helpers; split by family it would be harder to check against the CPU (check_interp).
  */
 #include "core/capture/interp.h"
 

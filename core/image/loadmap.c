@@ -2,6 +2,8 @@
  * loadmap.c - DCPI's loadmap (see loadmap.h): per process a sorted array of executable
  * mappings {start, end, pgoff, image}, processes in a pid hash table, images deduplicated by
  * (maj, min, ino, path) in a second hash table and probed once when first seen.
+ * One file (~630 lines): the two tables and the /proc reader share every structure; split, each
+ * half would need the other's internals.
  */
 #include "core/image/loadmap.h"
 

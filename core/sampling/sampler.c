@@ -4,6 +4,8 @@
  * IDENTIFIER|IP|TID|TIME|CPU|PERIOD with sample_id_all=1, optionally followed (value profiling)
  * by CALLCHAIN (nr, nr entries) and then REGS_USER (abi, one u64 per bit of the mask), in that
  * order.
+ * One file (~650 lines): opening the events, mapping the rings and decoding their records share
+ * the one sample_type layout above; keeping them together keeps that layout in one place.
  */
 #include "core/sampling/sampler.h"
 

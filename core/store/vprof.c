@@ -6,6 +6,7 @@
  * Summaries live in an open-addressing hash keyed by offset; a sorted array of (offset,
  * summary) is kept alongside with room for every entry, valid while offsets are added in
  * increasing order and rebuilt by one sort (no allocation) otherwise.
+ * One file (~600 lines): the file format's parse, encode and merge share the in-memory table.
  */
 #include "core/store/vprof.h"
 

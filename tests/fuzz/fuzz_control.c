@@ -6,8 +6,8 @@
  * DCPI_EIO with a one-line reason, and every line handed to the callback is one input line
  * (no '\n', never more lines than the input has).
  *
- * The daemon's side (command reading in core/daemon/daemon.c) has no separate parser function: its
- * command is compared with strcmp only, so it is not fuzzed here.
+ * The daemon's side (command reading in core/daemon/ctlserver.c) has no separate parser function:
+ * its command is compared with strcmp only, so it is not fuzzed here.
  */
 #include <poll.h>
 #include <pthread.h>

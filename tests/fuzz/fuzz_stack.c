@@ -1,8 +1,8 @@
 /*
  * tests/fuzz/fuzz_stack.c - libFuzzer harness for the stack profile reader
- * (dcpi_stackprof_parse, core/store/stackprof.c, stk-0.01). Checks, for every accepted file: chains
- * have 1..DCPI_STACK_MAXFRAMES frames, a non-zero count and known image indexes, the total is
- * the sum of the counts; encode succeeds and parses back to the same images and chains, and
+ * (dcpi_stackprof_parse, core/store/stackprof-file.c, stk-0.01). Checks, for every accepted file:
+ * chains have 1..DCPI_STACK_MAXFRAMES frames, a non-zero count and known image indexes, the total
+ * is the sum of the counts; encode succeeds and parses back to the same images and chains, and
  * encodes to the same bytes again; merging into an empty profile keeps the total. A rejected
  * file gives one line "NAME: reason" and a documented code.
  */

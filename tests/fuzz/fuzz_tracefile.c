@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_tracefile.c - libFuzzer harness for the recorded value-trace reader
- * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/store/tracefile.c, dtr-0.01), and the
- * trace parser behind it on every TRACE record read. The input is one segment file. Records
+ * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/store/tracefile-read.c, dtr-0.01), and
+ * the trace parser behind it on every TRACE record read. The input is one segment file. Records
  * carry a CRC-32 that random mutation almost never gets right, so each input is read twice:
  * as it is, and with every record's CRC recomputed (so the fuzzer reaches the record bodies).
  * Checks: the iteration ends with 0, DCPI_ETRUNC or DCPI_EFORMAT (sticky, with a one-line
