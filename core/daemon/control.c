@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "core/store/db.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -39,10 +40,8 @@ static int connect_daemon(const char *db, const char *platform, char *err)
         if (fd >= 0)
             close(fd);
     }
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "no dcpid for platform %s in %s (%s: %s)", platform, db, path,
-                 strerror(e));
-    return DCPI_ENOENT;
+    return dcpi__errf(err, DCPI_ENOENT, "no dcpid for platform %s in %s (%s: %s)", platform, db,
+                      path, strerror(e));
 }
 
 static int send_all(int fd, const char *buf, size_t len)
@@ -66,8 +65,7 @@ static int handle_line(char *text, void (*line)(void *, const char *), void *arg
     if (strcmp(text, "ok") == 0)
         return 1;
     if (strncmp(text, "error: ", 7) == 0) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s", text[7] ? text + 7 : "dcpid: error without a reason");
+        dcpi__errf(err, DCPI_EIO, "%s", text[7] ? text + 7 : "dcpid: error without a reason");
         return 2;
     }
     if (line)
@@ -83,14 +81,11 @@ static int read_answer(int fd, void (*line)(void *, const char *), void *arg, ch
         ssize_t r = recv(fd, buf + have, sizeof buf - 1 - have, 0);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0) {
-            if (err)
-                snprintf(err, DCPI_ERRLEN, "dcpid: %s",
-                         r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-                             ? "no answer (timed out)"
-                             : "connection closed without an answer");
-            return DCPI_EIO;
-        }
+        if (r <= 0)
+            return dcpi__errf(err, DCPI_EIO, "dcpid: %s",
+                              r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+                                  ? "no answer (timed out)"
+                                  : "connection closed without an answer");
         have += (size_t)r;
         buf[have] = 0;
         char *nl, *start = buf;
@@ -111,11 +106,9 @@ static int read_answer(int fd, void (*line)(void *, const char *), void *arg, ch
 int dcpi_control_request(const char *db, const char *platform, const char *cmd,
                          void (*line)(void *arg, const char *text), void *arg, char *err)
 {
-    if (!dcpi_control_valid(cmd)) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s: unknown command (flush, epoch, quit, status)", cmd);
-        return DCPI_EINVAL;
-    }
+    if (!dcpi_control_valid(cmd))
+        return dcpi__errf(err, DCPI_EINVAL, "%s: unknown command (flush, epoch, quit, status)",
+                          cmd);
     int fd = connect_daemon(db, platform, err);
     if (fd < 0)
         return fd;
@@ -130,7 +123,7 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
         int e = errno;
         rc = read_answer(fd, line, arg, err);
         if (rc == DCPI_EIO && err && strstr(err, "without an answer"))
-            snprintf(err, DCPI_ERRLEN, "dcpid: %s", strerror(e));
+            dcpi__errf(err, rc, "dcpid: %s", strerror(e));
     } else {
         rc = read_answer(fd, line, arg, err);
     }

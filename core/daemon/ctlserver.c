@@ -234,7 +234,7 @@ int dcpi__daemon_open_socket(daemon_t *d, char *err)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     dcpi_db_daemon_path(d->db, d->platform, "sock", d->sock_path, sizeof d->sock_path);
     if (strlen(d->sock_path) >= sizeof sa.sun_path)
-        return dcpi__daemon_fail(err, DCPI_EINVAL, "%s: path too long for a socket", d->sock_path);
+        return dcpi__errf(err, DCPI_EINVAL, "%s: path too long for a socket", d->sock_path);
     memcpy(sa.sun_path, d->sock_path, strlen(d->sock_path) + 1);
     unlink(d->sock_path); /* a stale socket: we hold the platform lock */
     d->sock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -243,7 +243,7 @@ int dcpi__daemon_open_socket(daemon_t *d, char *err)
     umask(old);
     if (rc < 0 || listen(d->sock_fd, 16) < 0) {
         d->sock_path[0] = 0;
-        return dcpi__daemon_fail(err, -errno, "%s: %s", sa.sun_path, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", sa.sun_path, strerror(errno));
     }
     return 0;
 }

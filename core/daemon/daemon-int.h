@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/base/err.h"
 #include "core/image/image.h"
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
@@ -92,8 +93,6 @@ typedef struct flush_result {
 
 /* daemon.c: helpers. */
 double dcpi__daemon_now(void); /* CLOCK_MONOTONIC in seconds */
-/* "reason" into err (DCPI_ERRLEN, may be NULL); returns rc. */
-int dcpi__daemon_fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
 /* snprintf without the compiler's truncation warnings: paths are checked by their users. */
 void dcpi__daemon_pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
 

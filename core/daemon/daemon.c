@@ -38,16 +38,6 @@ double dcpi__daemon_now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int dcpi__daemon_fail(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err)
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
 void dcpi__daemon_pathf(char *out, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -272,7 +262,7 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     if (rc == 0 && d->mode == DCPI_SAMPLE_COMMAND) {
         d->child = spawn(d->o->argv, orig, d->vs, &go);
         if (d->child < 0)
-            rc = dcpi__daemon_fail(err, -errno, "fork: %s", strerror(errno));
+            rc = dcpi__errf(err, dcpi__errno_code(errno), "fork: %s", strerror(errno));
     }
     pid_t target = d->mode == DCPI_SAMPLE_COMMAND ? d->child : d->o->pid;
     rc = rc < 0 ? rc : dcpi__daemon_setup_sampling(d, target, sigs, err);

@@ -82,9 +82,9 @@ static int write_profile(daemon_t *d, const image_desc_t *im, const char *dirnam
             dcpi__log(DCPI_LOG_WARN, "%s: count saturated at offset 0x%x", file, e[i].offset);
     }
     if (rc < 0)
-        dcpi__daemon_fail(err, rc, "%s: %s", file, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", file, dcpi_strerror(rc));
     else if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
-        dcpi__daemon_fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
     else
         rc = dcpi_profile_merge_write(file, p, err);
     dcpi_profile_free(p);

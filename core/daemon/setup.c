@@ -34,10 +34,10 @@ static int setup_db(daemon_t *d, char *err)
 {
     const char *db = dcpi_db_default(d->o->db);
     if (absolute(db, d->db, sizeof d->db) < 0)
-        return dcpi__daemon_fail(err, DCPI_EINVAL, "%s: path too long", db);
+        return dcpi__errf(err, DCPI_EINVAL, "%s: path too long", db);
     int rc = dcpi__mkdirs(d->db, 0755);
     if (rc < 0)
-        return dcpi__daemon_fail(err, rc, "%s: %s", d->db, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", d->db, dcpi_strerror(rc));
     rc = dcpi_db_platform(d->db, d->platform, err);
     return rc < 0 ? rc : 0;
 }
@@ -51,7 +51,7 @@ static int setup_log(daemon_t *d, char *err)
     else if (d->mode != DCPI_SAMPLE_SYSTEM || !o->nodaemon)
         dcpi_db_daemon_path(d->db, d->platform, "log", d->log_path, sizeof d->log_path);
     if (d->log_path[0] && dcpi__log_open(d->log_path) < 0)
-        return dcpi__daemon_fail(err, -errno, "%s: %s", d->log_path, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", d->log_path, strerror(errno));
     return 0;
 }
 
@@ -64,11 +64,11 @@ static int add_event(daemon_t *d, const char *arg, char *err)
         return rc;
     for (int i = 0; i < d->nev; i++)
         if (strcmp(d->evs[i].name, e->name) == 0)
-            return dcpi__daemon_fail(err, DCPI_EINVAL, "event %s: given twice", e->name);
+            return dcpi__errf(err, DCPI_EINVAL, "event %s: given twice", e->name);
     rc = dcpi_event_probe(e, why);
     if (rc < 0 && rc != -EACCES && rc != -EPERM)
-        return dcpi__daemon_fail(err, DCPI_ENOTSUP, "event %s: not supported on this machine (%s)",
-                                 e->name, why);
+        return dcpi__errf(err, DCPI_ENOTSUP, "event %s: not supported on this machine (%s)",
+                          e->name, why);
     d->nev++;
     return 0;
 }
@@ -110,12 +110,11 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
     }
     int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
     if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
-        return dcpi__daemon_fail(err, rc, "-p %d: no such process", (int)target);
+        return dcpi__errf(err, rc, "-p %d: no such process", (int)target);
     if ((rc == -EACCES || rc == -EPERM) && d->mode == DCPI_SAMPLE_SYSTEM)
-        return dcpi__daemon_fail(err, rc, "system-wide sampling needs root or CAP_PERFMON (%s)",
-                                 why);
+        return dcpi__errf(err, rc, "system-wide sampling needs root or CAP_PERFMON (%s)", why);
     if (rc < 0)
-        return dcpi__daemon_fail(err, rc, "%s", why);
+        return dcpi__errf(err, rc, "%s", why);
     if (no_kernel)
         dcpi__log(DCPI_LOG_INFO, "kernel samples not allowed here: sampling user mode only");
     dcpi__log(DCPI_LOG_INFO, "%d events on %d rings", dcpi_sampler_nfds(d->smp),
@@ -137,7 +136,8 @@ static int setup_fds(daemon_t *d, const sigset_t *sigs, char *err)
     if (d->mode == DCPI_SAMPLE_PID)
         d->pidfd = (int)syscall(SYS_pidfd_open, d->o->pid, 0);
     if (d->epfd < 0 || d->tfd < 0 || d->sfd < 0)
-        return dcpi__daemon_fail(err, -errno, "epoll/timerfd/signalfd: %s", strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "epoll/timerfd/signalfd: %s",
+                          strerror(errno));
     long ms = d->mode == DCPI_SAMPLE_PID && d->pidfd < 0 ? 100 : 250;
     struct itimerspec it = {.it_interval = {0, ms * 1000000}, .it_value = {0, ms * 1000000}};
     int rc = timerfd_settime(d->tfd, 0, &it, NULL);
@@ -148,7 +148,7 @@ static int setup_fds(daemon_t *d, const sigset_t *sigs, char *err)
         rc = epoll_add(d, d->pidfd, TAG_PIDFD);
     for (int i = 0; rc == 0 && i < dcpi_sampler_nrings(d->smp); i++)
         rc = epoll_add(d, dcpi_sampler_ring_fd(d->smp, i), TAG_RING + (uint64_t)i);
-    return rc < 0 ? dcpi__daemon_fail(err, -errno, "epoll_ctl: %s", strerror(errno)) : 0;
+    return rc < 0 ? dcpi__errf(err, dcpi__errno_code(errno), "epoll_ctl: %s", strerror(errno)) : 0;
 }
 
 static int setup_tables(daemon_t *d, char *err)
@@ -160,12 +160,12 @@ static int setup_tables(daemon_t *d, char *err)
     if (rc == 0)
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
     if (rc < 0)
-        return dcpi__daemon_fail(err, rc, "setup: %s", dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "setup: %s", dcpi_strerror(rc));
     dcpi__daemon_kernel_range(d);
     if (d->o->callgraph) {
         dcpi_dstacks_kernel_t k = {d->kernel_ok, d->kid, d->ktstart, d->ktsize};
         if ((rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk)) < 0)
-            return dcpi__daemon_fail(err, rc, "-g: %s", dcpi_strerror(rc));
+            return dcpi__errf(err, rc, "-g: %s", dcpi_strerror(rc));
     }
     return 0;
 }
@@ -178,7 +178,7 @@ static int setup_values(daemon_t *d, char *err)
         return 0;
     int rc = dcpi_vp_set_new(&d->vps);
     if (rc < 0)
-        return dcpi__daemon_fail(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
     dcpi_vp_set_allow_insecure(d->vps, o->vinsecure);
     for (int i = 0; i < o->nvtrace; i++) {
         dcpi_vp_t *vp;
@@ -249,7 +249,7 @@ int dcpi__daemon_setup_base(daemon_t *d, char *err)
 int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs, char *err)
 {
     if (d->mode == DCPI_SAMPLE_PID && kill(target, 0) < 0 && errno == ESRCH)
-        return dcpi__daemon_fail(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
+        return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
@@ -259,7 +259,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     rc = dcpi__daemon_open_socket(d, err);
     rc = rc < 0 ? rc : setup_fds(d, sigs, err);
     if (rc == 0 && d->mode != DCPI_SAMPLE_COMMAND && (rc = dcpi_sampler_enable(d->smp)) < 0)
-        return dcpi__daemon_fail(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
+        return dcpi__errf(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
     d->start = dcpi__daemon_now();
     d->next_flush = d->start + d->o->flush_s;
     return rc;

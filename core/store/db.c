@@ -160,7 +160,7 @@ int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err)
 {
     char host[DCPI_NAMELEN];
     if (gethostname(host, sizeof host) < 0)
-        return dcpi__errf(err, -errno, "DB: gethostname: %s", strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "DB: gethostname: %s", strerror(errno));
     host[sizeof host - 1] = '\0';
     return dcpi_db_platform_for(db, host, out, err);
 }
@@ -175,13 +175,13 @@ static int epoch_claim(const char *db, const char *name, const char *platform, c
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     fmt_path(path, sizeof path, "%s/%s", db, name);
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
     fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform);
     if (mkdir(path, 0755) == 0)
         return 0;
     if (errno == EEXIST)
         return DCPI_EEXIST;
-    return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
+    return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
 }
 
 static int epoch_name(time_t t, int seconds, char name[DCPI_NAMELEN])
@@ -249,7 +249,7 @@ static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, 
 {
     DIR *d = opendir(dir);
     if (!d)
-        return dcpi__errf(err, -errno, "%s: %s", dir, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", dir, strerror(errno));
     char **v = NULL, path[4096];
     size_t cnt = 0, cap = 0;
     int rc = 0;
@@ -391,13 +391,13 @@ int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
     dcpi_db_daemon_path(db, platform, "lock", path, sizeof path);
     int lfd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lfd < 0)
-        return dcpi__errf(err, -errno, "%s: %s", path, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
     if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
         long holder = e == EWOULDBLOCK ? lock_holder(lfd) : 0;
         close(lfd);
         if (e != EWOULDBLOCK)
-            return dcpi__errf(err, -e, "%s: flock: %s", path, strerror(e));
+            return dcpi__errf(err, dcpi__errno_code(e), "%s: flock: %s", path, strerror(e));
         if (holder > 0)
             return dcpi__errf(err, DCPI_EBUSY, "%s: platform %s is locked by dcpid pid %ld", db,
                               platform, holder);
@@ -409,7 +409,7 @@ int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
     if (ftruncate(lfd, 0) < 0 || pwrite(lfd, buf, (size_t)len, 0) != len) {
         int e = errno ? errno : EIO;
         close(lfd);
-        return dcpi__errf(err, -e, "%s: %s", path, strerror(e));
+        return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
     }
     *fd = lfd;
     return 0;
@@ -456,7 +456,7 @@ static int list_image_dir(const char *dir, const char *platform, const char *ima
 {
     DIR *d = opendir(dir);
     if (!d)
-        return dcpi__errf(err, -errno, "%s: %s", dir, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", dir, strerror(errno));
     int rc = 0;
     char path[4096];
     struct dirent *de;

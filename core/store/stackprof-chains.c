@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/mem.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
 
@@ -127,14 +128,8 @@ int dcpi_stackprof_image(dcpi_stackprof_t *sp, const char *id, const char *dir, 
             return (int)i;
     if (sp->nimg >= 0x7fffffff)
         return DCPI_EFULL;
-    if (sp->nimg == sp->capimg) {
-        size_t cap = sp->capimg ? 2 * sp->capimg : 16;
-        dcpi_stack_image_t *v = realloc(sp->img, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        sp->img = v;
-        sp->capimg = cap;
-    }
+    if (dcpi__grow((void **)&sp->img, &sp->capimg, sp->nimg + 1, sizeof(*sp->img)) < 0)
+        return DCPI_ENOMEM;
     dcpi_stack_image_t im = {strdup(id), strdup(dir), strdup(path ? path : ""), tstart, tsize};
     if (!im.id || !im.dir || !im.path) {
         free(im.id);
@@ -173,25 +168,8 @@ static size_t find_slot(const dcpi_stackprof_t *sp, const dcpi_frame_t *f, unsig
 
 static int grow_arrays(dcpi_stackprof_t *sp, unsigned n)
 {
-    if (sp->nch == sp->capch) {
-        size_t cap = sp->capch ? 2 * sp->capch : 256;
-        struct dcpi_stackprof_chain *v = realloc(sp->ch, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        sp->ch = v;
-        sp->capch = cap;
-    }
-    if (sp->nfr + n > sp->capfr) {
-        size_t cap = sp->capfr ? 2 * sp->capfr : 4096;
-        while (cap < sp->nfr + n)
-            cap *= 2;
-        dcpi_frame_t *v = realloc(sp->fr, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        sp->fr = v;
-        sp->capfr = cap;
-    }
-    return 0;
+    int rc = dcpi__grow((void **)&sp->ch, &sp->capch, sp->nch + 1, sizeof(*sp->ch));
+    return rc < 0 ? rc : dcpi__grow((void **)&sp->fr, &sp->capfr, sp->nfr + n, sizeof(*sp->fr));
 }
 
 int dcpi__stackprof_add_chain(dcpi_stackprof_t *sp, const dcpi_frame_t *f, unsigned n,

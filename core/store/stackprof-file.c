@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
@@ -20,30 +22,6 @@
 #define FRAME_SIZE 8  /* image u32, offset u32 */
 #define BODY_HEAD  8  /* nimages u32, nchains u32 */
 #define FOOTER     16 /* total u64, nchains u32, nframes u32 */
-
-/* ---- little-endian helpers ---- */
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t pad4(size_t n)
 {
@@ -109,35 +87,35 @@ static unsigned char *put_str(unsigned char *p, const char *s)
 
 static void encode_body(const dcpi_stackprof_t *sp, const size_t *order, unsigned char *p)
 {
-    put32(p, (uint32_t)sp->nimg);
-    put32(p + 4, (uint32_t)sp->nch);
+    dcpi__put_le32(p, (uint32_t)sp->nimg);
+    dcpi__put_le32(p + 4, (uint32_t)sp->nch);
     p += BODY_HEAD;
     for (size_t i = 0; i < sp->nimg; i++) {
         const dcpi_stack_image_t *im = &sp->img[i];
         size_t len = strlen(im->id) + strlen(im->dir) + strlen(im->path);
-        put64(p, im->tstart);
-        put64(p + 8, im->tsize);
-        put32(p + 16, (uint32_t)strlen(im->id));
-        put32(p + 20, (uint32_t)strlen(im->dir));
-        put32(p + 24, (uint32_t)strlen(im->path));
-        put32(p + 28, 0);
+        dcpi__put_le64(p, im->tstart);
+        dcpi__put_le64(p + 8, im->tsize);
+        dcpi__put_le32(p + 16, (uint32_t)strlen(im->id));
+        dcpi__put_le32(p + 20, (uint32_t)strlen(im->dir));
+        dcpi__put_le32(p + 24, (uint32_t)strlen(im->path));
+        dcpi__put_le32(p + 28, 0);
         unsigned char *s = put_str(put_str(put_str(p + IMG_HEAD, im->id), im->dir), im->path);
         memset(s, 0, pad4(len) - len);
         p += IMG_HEAD + pad4(len);
     }
     for (size_t k = 0; k < sp->nch; k++) {
         const struct dcpi_stackprof_chain *c = &sp->ch[order[k]];
-        put64(p, c->count);
-        put32(p + 8, c->n);
+        dcpi__put_le64(p, c->count);
+        dcpi__put_le32(p + 8, c->n);
         p += CHAIN_HEAD;
         for (uint32_t j = 0; j < c->n; j++, p += FRAME_SIZE) {
-            put32(p, sp->fr[c->first + j].image);
-            put32(p + 4, sp->fr[c->first + j].offset);
+            dcpi__put_le32(p, sp->fr[c->first + j].image);
+            dcpi__put_le32(p + 4, sp->fr[c->first + j].offset);
         }
     }
-    put64(p, sp->total);
-    put32(p + 8, (uint32_t)sp->nch);
-    put32(p + 12, (uint32_t)sp->nfr);
+    dcpi__put_le64(p, sp->total);
+    dcpi__put_le32(p + 8, (uint32_t)sp->nch);
+    dcpi__put_le32(p + 12, (uint32_t)sp->nfr);
 }
 
 int dcpi_stackprof_encode(const dcpi_stackprof_t *sp, void **buf, size_t *len, char *err)
@@ -197,7 +175,7 @@ typedef struct pstate {
 static int need(pstate_t *ps, size_t n, const char *what)
 {
     if ((size_t)(ps->end - ps->p) < n)
-        return dcpi__hdr_errf(ps->err, DCPI_ETRUNC, "%s: truncated %s", ps->name, what);
+        return dcpi__errf(ps->err, DCPI_ETRUNC, "%s: truncated %s", ps->name, what);
     return 0;
 }
 
@@ -207,7 +185,7 @@ static int parse_string(pstate_t *ps, size_t n, char **out)
     if (!*out)
         return DCPI_ENOMEM;
     if (strlen(*out) != n)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: NUL byte in an image string", ps->name);
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: NUL byte in an image string", ps->name);
     ps->p += n;
     return 0;
 }
@@ -217,12 +195,12 @@ static int parse_image(pstate_t *ps, dcpi_stackprof_t *sp, size_t i)
     int rc = need(ps, IMG_HEAD, "image record");
     if (rc < 0)
         return rc;
-    uint64_t tstart = get64(ps->p), tsize = get64(ps->p + 8);
-    uint32_t l[3] = {get32(ps->p + 16), get32(ps->p + 20), get32(ps->p + 24)};
+    uint64_t tstart = dcpi__get_le64(ps->p), tsize = dcpi__get_le64(ps->p + 8);
+    uint32_t l[3] = {dcpi__get_le32(ps->p + 16), dcpi__get_le32(ps->p + 20),
+                     dcpi__get_le32(ps->p + 24)};
     if (l[0] >= DCPI_STK_STR_MAX || l[1] >= DCPI_STK_STR_MAX || l[2] >= DCPI_STK_STR_MAX ||
-        get32(ps->p + 28))
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: image %zu: bad string lengths", ps->name,
-                              i);
+        dcpi__get_le32(ps->p + 28))
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: image %zu: bad string lengths", ps->name, i);
     ps->p += IMG_HEAD;
     size_t tot = (size_t)l[0] + l[1] + l[2];
     if ((rc = need(ps, pad4(tot), "image record")) < 0)
@@ -236,8 +214,8 @@ static int parse_image(pstate_t *ps, dcpi_stackprof_t *sp, size_t i)
         if (idx == DCPI_ENOMEM)
             rc = idx;
         else if (idx < 0 || (size_t)idx != i)
-            rc = dcpi__hdr_errf(ps->err, DCPI_EFORMAT,
-                                "%s: image %zu: bad or repeated id or directory name", ps->name, i);
+            rc = dcpi__errf(ps->err, DCPI_EFORMAT,
+                            "%s: image %zu: bad or repeated id or directory name", ps->name, i);
     }
     for (int k = 0; k < 3; k++)
         free(s[k]);
@@ -251,29 +229,29 @@ static int parse_chain(pstate_t *ps, dcpi_stackprof_t *sp, size_t k, dcpi_frame_
     int rc = need(ps, CHAIN_HEAD, "chain");
     if (rc < 0)
         return rc;
-    uint64_t count = get64(ps->p);
-    uint32_t n = get32(ps->p + 8);
+    uint64_t count = dcpi__get_le64(ps->p);
+    uint32_t n = dcpi__get_le32(ps->p + 8);
     ps->p += CHAIN_HEAD;
     if (n == 0 || n > DCPI_STACK_MAXFRAMES)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: chain %zu: %u frames (1 to %u)", ps->name,
-                              k, n, DCPI_STACK_MAXFRAMES);
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: chain %zu: %u frames (1 to %u)", ps->name, k,
+                          n, DCPI_STACK_MAXFRAMES);
     if (count == 0)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: chain %zu: count 0", ps->name, k);
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: chain %zu: count 0", ps->name, k);
     if ((rc = need(ps, (size_t)n * FRAME_SIZE, "chain")) < 0)
         return rc;
     for (uint32_t j = 0; j < n; j++, ps->p += FRAME_SIZE) {
-        f[j] = (dcpi_frame_t){get32(ps->p), get32(ps->p + 4)};
+        f[j] = (dcpi_frame_t){dcpi__get_le32(ps->p), dcpi__get_le32(ps->p + 4)};
         if (f[j].image != DCPI_STACK_NOIMAGE && f[j].image >= sp->nimg)
-            return dcpi__hdr_errf(ps->err, DCPI_EFORMAT,
-                                  "%s: chain %zu: image index %u out "
-                                  "of range",
-                                  ps->name, k, f[j].image);
+            return dcpi__errf(ps->err, DCPI_EFORMAT,
+                              "%s: chain %zu: image index %u out "
+                              "of range",
+                              ps->name, k, f[j].image);
     }
     if (k > 0 && cmp_frames(prev, prevn, f, n) >= 0)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT,
-                              "%s: chain %zu: chains unsorted or "
-                              "repeated",
-                              ps->name, k);
+        return dcpi__errf(ps->err, DCPI_EFORMAT,
+                          "%s: chain %zu: chains unsorted or "
+                          "repeated",
+                          ps->name, k);
     *nout = n;
     return dcpi__stackprof_add_chain(sp, f, n, count) == DCPI_ENOMEM ? DCPI_ENOMEM : 0;
 }
@@ -303,13 +281,13 @@ static int parse_footer(pstate_t *ps, const dcpi_stackprof_t *sp)
     int rc = need(ps, FOOTER, "footer");
     if (rc < 0)
         return rc;
-    if (get64(ps->p) != sp->total || get32(ps->p + 8) != sp->nch || get32(ps->p + 12) != sp->nfr)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: footer does not match the chains",
-                              ps->name);
+    if (dcpi__get_le64(ps->p) != sp->total || dcpi__get_le32(ps->p + 8) != sp->nch ||
+        dcpi__get_le32(ps->p + 12) != sp->nfr)
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: footer does not match the chains", ps->name);
     ps->p += FOOTER;
     if (ps->p != ps->end)
-        return dcpi__hdr_errf(ps->err, DCPI_EFORMAT, "%s: %zu trailing bytes", ps->name,
-                              (size_t)(ps->end - ps->p));
+        return dcpi__errf(ps->err, DCPI_EFORMAT, "%s: %zu trailing bytes", ps->name,
+                          (size_t)(ps->end - ps->p));
     return 0;
 }
 
@@ -318,12 +296,12 @@ static int parse_body(pstate_t *ps, dcpi_stackprof_t **out)
     int rc = need(ps, BODY_HEAD, "body");
     if (rc < 0)
         return rc;
-    uint32_t nimg = get32(ps->p), nch = get32(ps->p + 4);
+    uint32_t nimg = dcpi__get_le32(ps->p), nch = dcpi__get_le32(ps->p + 4);
     ps->p += BODY_HEAD;
     if ((size_t)nch > (size_t)(ps->end - ps->p) / (CHAIN_HEAD + FRAME_SIZE) ||
         (size_t)nimg > (size_t)(ps->end - ps->p) / IMG_HEAD)
-        return dcpi__hdr_errf(ps->err, DCPI_ETRUNC, "%s: truncated body (%u images, %u chains)",
-                              ps->name, nimg, nch);
+        return dcpi__errf(ps->err, DCPI_ETRUNC, "%s: truncated body (%u images, %u chains)",
+                          ps->name, nimg, nch);
     rc = dcpi_stackprof_new(nch > DCPI_STACKPROF_DEFAULT_CHAINS ? nch : 0, out);
     dcpi_stackprof_t *sp = *out;
     if (rc == 0)
@@ -362,7 +340,7 @@ int dcpi_stackprof_parse(const void *buf, size_t len, const char *name, dcpi_sta
         return 0;
     }
     if (rc == DCPI_ENOMEM)
-        dcpi__hdr_errf(err, rc, "%s: out of memory", name);
+        dcpi__errf(err, rc, "%s: out of memory", name);
     dcpi__hdr_free(&h);
     dcpi_stackprof_free(sp);
     return rc;
@@ -399,14 +377,14 @@ int dcpi_stackprof_merge_write(const char *path, const dcpi_stackprof_t *sp, cha
     if (lstat(path, &st) < 0) {
         int rc = make_parent(path);
         if (rc < 0)
-            return dcpi__hdr_errf(err, rc, "%s: cannot create its directory", path);
+            return dcpi__errf(err, rc, "%s: cannot create its directory", path);
         return dcpi_stackprof_write(path, sp, err);
     }
     int rc = dcpi_stackprof_read(path, &old, err);
     if (rc == 0 && (rc = dcpi_stackprof_merge(old, sp)) < 0)
-        dcpi__hdr_errf(err, rc == DCPI_EINVAL ? DCPI_EFORMAT : rc, "%s: %s", path,
-                       rc == DCPI_EINVAL ? "event or period differ from the file's"
-                                         : dcpi_strerror(rc));
+        dcpi__errf(err, rc == DCPI_EINVAL ? DCPI_EFORMAT : rc, "%s: %s", path,
+                   rc == DCPI_EINVAL ? "event or period differ from the file's"
+                                     : dcpi_strerror(rc));
     if (rc == DCPI_EINVAL)
         rc = DCPI_EFORMAT;
     if (rc == 0)
@@ -438,8 +416,8 @@ static int load_one(const char *path, dcpi_stackprof_t **acc, char *err)
     }
     rc = dcpi_stackprof_merge(*acc, sp);
     if (rc < 0)
-        dcpi__hdr_errf(err, rc, "%s: cannot merge: %s", path,
-                       rc == DCPI_EINVAL ? "period differs" : dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: cannot merge: %s", path,
+                   rc == DCPI_EINVAL ? "period differs" : dcpi_strerror(rc));
     dcpi_stackprof_free(sp);
     return rc;
 }

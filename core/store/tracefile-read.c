@@ -9,30 +9,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "dcpi/errno.h"
-
-/* ---------------------------------------------------------------- little-endian helpers */
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
 
 /* ---------------------------------------------------------------- reader */
 
@@ -49,19 +34,10 @@ struct dcpi_tracefile_reader {
     char str[3][65536 + 1];
 };
 
-static int rerr(dcpi_tracefile_reader_t *r, char *err, int rc, const char *fmt, ...)
-    DCPI_PRINTF(4, 5);
-static int rerr(dcpi_tracefile_reader_t *r, char *err, int rc, const char *fmt, ...)
-{
-    char why[DCPI_ERRLEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    dcpi__hdr_errf(err, rc, "%s: offset %zu: %s", r->name, r->pos, why);
-    r->state = rc;
-    return rc;
-}
+/* "NAME: offset N: reason" into err; rc becomes the reader's sticky result and is returned. */
+#define rerr(r, err, rc, fmt, ...)                                                                 \
+    ((r)->state =                                                                                  \
+         dcpi__errf((err), (rc), "%s: offset %zu: " fmt, (r)->name, (r)->pos, ##__VA_ARGS__))
 
 int dcpi_tracefile_reader_open(const char *path, dcpi_tracefile_reader_t **out, char *err)
 {
@@ -69,7 +45,7 @@ int dcpi_tracefile_reader_open(const char *path, dcpi_tracefile_reader_t **out, 
     size_t len = 0, body = 0;
     dcpi_tracefile_reader_t *r = calloc(1, sizeof *r);
     if (!r)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", path);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
     snprintf(r->name, sizeof r->name, "%s", path);
     int rc = dcpi__read_file(path, 0, &buf, &len, err);
     if (rc < 0)
@@ -105,9 +81,9 @@ const char *dcpi_tracefile_reader_get(const dcpi_tracefile_reader_t *r, const ch
 static int get_str(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len, size_t *o, int i,
                    char *err)
 {
-    if (len - *o < 2 || len - *o - 2 < get_u16(b + *o))
+    if (len - *o < 2 || len - *o - 2 < dcpi__get_le16(b + *o))
         return rerr(r, err, DCPI_EFORMAT, "MAP: string %d runs past the record", i);
-    size_t n = get_u16(b + *o);
+    size_t n = dcpi__get_le16(b + *o);
     memcpy(r->str[i], b + *o + 2, n);
     r->str[i][n] = 0;
     if (memchr(r->str[i], 0, n))
@@ -143,18 +119,18 @@ static int read_map(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
     if (len < DCPI_TF_MAP_FIXED)
         return rerr(r, err, DCPI_EFORMAT, "MAP: %zu bytes, at least %d needed", len,
                     DCPI_TF_MAP_FIXED);
-    rec->pid = get_u32(b);
-    rec->start = get_u64(b + 8);
-    rec->end = get_u64(b + 16);
-    rec->delta = get_u64(b + 24);
-    rec->tstart = get_u64(b + 32);
-    rec->tsize = get_u64(b + 40);
+    rec->pid = dcpi__get_le32(b);
+    rec->start = dcpi__get_le64(b + 8);
+    rec->end = dcpi__get_le64(b + 16);
+    rec->delta = dcpi__get_le64(b + 24);
+    rec->tstart = dcpi__get_le64(b + 32);
+    rec->tsize = dcpi__get_le64(b + 40);
     for (int i = 0; i < 3; i++)
         if (get_str(r, b, len, &o, i, err) < 0)
             return r->state;
     if (o != len)
         return rerr(r, err, DCPI_EFORMAT, "MAP: %zu trailing bytes", len - o);
-    if (get_u32(b + 4) != 0 || rec->start >= rec->end)
+    if (dcpi__get_le32(b + 4) != 0 || rec->start >= rec->end)
         return rerr(r, err, DCPI_EFORMAT, "MAP: bad range 0x%" PRIx64 "-0x%" PRIx64, rec->start,
                     rec->end);
     char id[48], dir[48];
@@ -173,8 +149,8 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
 {
     if (len < 8)
         return rerr(r, err, DCPI_EFORMAT, "TRACE: %zu bytes, at least 8 needed", len);
-    rec->pid = get_u32(b);
-    uint32_t raw = get_u32(b + 4);
+    rec->pid = dcpi__get_le32(b);
+    uint32_t raw = dcpi__get_le32(b + 4);
     rec->was_compressed = (flags & DCPI_TRACEFILE_FLAG_ZLIB) != 0;
     if (!rec->was_compressed) {
         if (raw != len - 8)
@@ -184,13 +160,8 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
     } else {
         if (raw > DCPI_TRACEFILE_MAXREC)
             return rerr(r, err, DCPI_EFORMAT, "TRACE: length %u too large", raw);
-        if (raw > r->outcap) {
-            uint8_t *p = realloc(r->out, raw);
-            if (!p)
-                return rerr(r, err, DCPI_ENOMEM, "out of memory");
-            r->out = p;
-            r->outcap = raw;
-        }
+        if (dcpi__grow((void **)&r->out, &r->outcap, raw, 1) < 0)
+            return rerr(r, err, DCPI_ENOMEM, "out of memory");
         uLongf dlen = raw;
         if (uncompress(r->out, &dlen, b + 8, (uLong)(len - 8)) != Z_OK || dlen != raw)
             return rerr(r, err, DCPI_EFORMAT, "TRACE: bad compressed data");
@@ -204,10 +175,11 @@ static int read_trace(dcpi_tracefile_reader_t *r, unsigned flags, const uint8_t 
 static int read_seen(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
                      dcpi_tracefile_record_t *rec, char *err)
 {
-    if (len < 8 || (len - 8) % DCPI_TF_SEEN_PAIR || (len - 8) / DCPI_TF_SEEN_PAIR != get_u32(b + 4))
+    if (len < 8 || (len - 8) % DCPI_TF_SEEN_PAIR ||
+        (len - 8) / DCPI_TF_SEEN_PAIR != dcpi__get_le32(b + 4))
         return rerr(r, err, DCPI_EFORMAT, "SEEN: %zu bytes do not hold its count", len);
-    rec->pid = get_u32(b);
-    rec->npairs = get_u32(b + 4);
+    rec->pid = dcpi__get_le32(b);
+    rec->npairs = dcpi__get_le32(b + 4);
     rec->pairs = b + 8;
     r->nseen++;
     return 1;
@@ -218,11 +190,13 @@ static int read_end(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len, si
 {
     if (len != DCPI_TF_TRAILER_BODY)
         return rerr(r, err, DCPI_EFORMAT, "END: %zu bytes, %d expected", len, DCPI_TF_TRAILER_BODY);
-    if (get_u64(b) != r->nmaps || get_u64(b + 8) != r->ntraces || get_u64(b + 16) != r->nseen)
+    if (dcpi__get_le64(b) != r->nmaps || dcpi__get_le64(b + 8) != r->ntraces ||
+        dcpi__get_le64(b + 16) != r->nseen)
         return rerr(r, err, DCPI_EFORMAT,
                     "END: counts %" PRIu64 "/%" PRIu64 "/%" PRIu64 " but %" PRIu64 "/%" PRIu64
                     "/%" PRIu64 " records read",
-                    get_u64(b), get_u64(b + 8), get_u64(b + 16), r->nmaps, r->ntraces, r->nseen);
+                    dcpi__get_le64(b), dcpi__get_le64(b + 8), dcpi__get_le64(b + 16), r->nmaps,
+                    r->ntraces, r->nseen);
     if (next != r->len) {
         r->pos = next;
         return rerr(r, err, DCPI_EFORMAT, "%zu bytes after the trailer", r->len - next);
@@ -232,8 +206,8 @@ static int read_end(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len, si
         trailer->maps = r->nmaps;
         trailer->traces = r->ntraces;
         trailer->seen = r->nseen;
-        trailer->refused = get_u64(b + 24);
-        trailer->refused_bytes = get_u64(b + 32);
+        trailer->refused = dcpi__get_le64(b + 24);
+        trailer->refused_bytes = dcpi__get_le64(b + 32);
         trailer->bytes = r->len;
     }
     r->done = 1;
@@ -257,8 +231,8 @@ int dcpi_tracefile_next(dcpi_tracefile_reader_t *r, dcpi_tracefile_record_t *rec
     if (left < DCPI_TRACEFILE_RECHDR)
         return rerr(r, err, DCPI_ETRUNC, "torn tail: %zu bytes of a record header", left);
     const uint8_t *h = r->buf + r->pos;
-    size_t len = get_u32(h + 4);
-    if (h[0] < DCPI_TRACEFILE_MAP || h[0] > DCPI_TRACEFILE_END || get_u16(h + 2) != 0 ||
+    size_t len = dcpi__get_le32(h + 4);
+    if (h[0] < DCPI_TRACEFILE_MAP || h[0] > DCPI_TRACEFILE_END || dcpi__get_le16(h + 2) != 0 ||
         (h[1] & ~(h[0] == DCPI_TRACEFILE_TRACE ? DCPI_TRACEFILE_FLAG_ZLIB : 0u)) ||
         len > DCPI_TRACEFILE_MAXREC)
         return rerr(r, err, DCPI_EFORMAT, "bad record header (type %u, flags 0x%x, %zu bytes)",
@@ -267,7 +241,7 @@ int dcpi_tracefile_next(dcpi_tracefile_reader_t *r, dcpi_tracefile_record_t *rec
         return rerr(r, err, DCPI_ETRUNC, "torn tail: record of %zu bytes, %zu left", len,
                     left - DCPI_TRACEFILE_RECHDR);
     const uint8_t *b = h + DCPI_TRACEFILE_RECHDR;
-    if (dcpi__tracefile_crc32(b, len) != get_u32(h + 8))
+    if (dcpi__tracefile_crc32(b, len) != dcpi__get_le32(h + 8))
         return rerr(r, err, DCPI_EFORMAT, "record checksum mismatch");
     rec->type = h[0];
     rec->offset = r->pos;
@@ -295,9 +269,9 @@ void dcpi_tracefile_seen_at(const dcpi_tracefile_record_t *rec, uint32_t i, uint
                             uint32_t *key, uint32_t *count)
 {
     const uint8_t *p = rec->pairs + (size_t)i * DCPI_TF_SEEN_PAIR;
-    *pc = get_u64(p);
-    *key = get_u32(p + 8);
-    *count = get_u32(p + 12);
+    *pc = dcpi__get_le64(p);
+    *key = dcpi__get_le32(p + 8);
+    *count = dcpi__get_le32(p + 12);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -312,18 +286,13 @@ int dcpi_tracefile_list(const char *dir, char ***names, size_t *n, char *err)
     DIR *d = opendir(dir);
     struct dirent *de;
     if (!d)
-        return dcpi__hdr_errf(err, -errno, "%s: %s", dir, strerror(errno));
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", dir, strerror(errno));
     while ((de = readdir(d)) != NULL) {
         size_t l = strlen(de->d_name);
         if (de->d_name[0] == '.' || l <= 4 || strcmp(de->d_name + l - 4, DCPI_TRACEFILE_SUFFIX))
             continue;
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 8;
-            char **p = realloc(v, cap * sizeof *p);
-            if (!p)
-                goto nomem;
-            v = p;
-        }
+        if (dcpi__grow((void **)&v, &cap, cnt + 1, sizeof *v) < 0)
+            goto nomem;
         if (!(v[cnt] = strdup(de->d_name)))
             goto nomem;
         cnt++;
@@ -338,5 +307,5 @@ nomem:
     while (cnt)
         free(v[--cnt]);
     free(v);
-    return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", dir);
+    return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", dir);
 }

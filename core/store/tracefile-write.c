@@ -10,14 +10,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/bytes.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "dcpi/errno.h"
 
 #define SEEN_MAX     512
@@ -46,54 +48,17 @@ struct dcpi_tracefile {
     size_t reccap;
 };
 
-/* ---------------------------------------------------------------- little-endian helpers */
-
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ---------------------------------------------------------------- writer */
 
-static int werr(dcpi_tracefile_t *w, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
-static int werr(dcpi_tracefile_t *w, int rc, const char *fmt, ...)
-{
-    if (w->error)
-        return rc;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
-    va_end(ap);
-    w->error = rc;
-    return rc;
-}
+/* The writer's first error sticks: its code in w->error, "reason" in w->errmsg (later errors
+ * only return their code). */
+#define werr(w, rc, ...)                                                                           \
+    ((w)->error ? (rc) : ((w)->error = dcpi__errf((w)->errmsg, (rc), __VA_ARGS__)))
 
+/* Room for a record of n bytes in w->rec. */
 static int reserve(dcpi_tracefile_t *w, size_t n)
 {
-    if (n <= w->reccap)
-        return 0;
-    size_t cap = w->reccap ? w->reccap : 4096;
-    while (cap < n)
-        cap *= 2;
-    uint8_t *p = realloc(w->rec, cap);
-    if (!p)
-        return DCPI_ENOMEM;
-    w->rec = p;
-    w->reccap = cap;
-    return 0;
+    return dcpi__grow((void **)&w->rec, &w->reccap, n, 1);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -104,7 +69,7 @@ static int write_all(int fd, const void *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return n < 0 ? -errno : DCPI_EIO;
+            return n < 0 ? dcpi__errno_code(errno) : DCPI_EIO;
         p += n;
         len -= (size_t)n;
     }
@@ -135,9 +100,9 @@ static int emit(dcpi_tracefile_t *w, int type, unsigned flags, size_t len, uint6
     uint8_t *h = w->rec;
     h[0] = (uint8_t)type;
     h[1] = (uint8_t)flags;
-    put_u16(h + 2, 0);
-    put_u32(h + 4, (uint32_t)len);
-    put_u32(h + 8, dcpi__tracefile_crc32(h + DCPI_TRACEFILE_RECHDR, len));
+    dcpi__put_le16(h + 2, 0);
+    dcpi__put_le32(h + 4, (uint32_t)len);
+    dcpi__put_le32(h + 8, dcpi__tracefile_crc32(h + DCPI_TRACEFILE_RECHDR, len));
     int rc = write_all(w->fd, h, DCPI_TRACEFILE_RECHDR + len);
     if (rc < 0)
         return werr(w, rc, "%s: write: %s", w->path, dcpi_strerror(rc));
@@ -199,14 +164,14 @@ static int create_segment(dcpi_tracefile_t *w, const char *dir, char *err)
     for (unsigned n = 0; n < 100000; n++) {
         if (snprintf(w->path, sizeof w->path, "%s/trace-%ld-%u%s", dir, (long)getpid(), n,
                      DCPI_TRACEFILE_SUFFIX) >= (int)sizeof w->path)
-            return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", dir);
+            return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
         w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
         if (w->fd >= 0)
             return 0;
         if (errno != EEXIST)
-            return dcpi__hdr_errf(err, -errno, "%s: %s", w->path, strerror(errno));
+            return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", w->path, strerror(errno));
     }
-    return dcpi__hdr_errf(err, DCPI_EEXIST, "%s: no free segment name", dir);
+    return dcpi__errf(err, DCPI_EEXIST, "%s: no free segment name", dir);
 }
 
 static int check_meta(const dcpi_tracefile_meta_t *m)
@@ -220,26 +185,26 @@ int dcpi_tracefile_open(const char *dir, const dcpi_tracefile_meta_t *meta, uint
     char *hdr = NULL;
     size_t hlen = 0;
     if (!dir || !out || !check_meta(meta))
-        return dcpi__hdr_errf(err, DCPI_EINVAL, "tracefile: missing directory or header data");
+        return dcpi__errf(err, DCPI_EINVAL, "tracefile: missing directory or header data");
     dcpi_tracefile_t *w = calloc(1, sizeof *w);
     if (!w)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "tracefile: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "tracefile: out of memory");
     w->fd = -1;
     w->max = max_bytes;
     int rc = build_header(meta, &hdr, &hlen);
     if (rc < 0) {
-        dcpi__hdr_errf(err, rc, "%s: header: %s", dir, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: header: %s", dir, dcpi_strerror(rc));
         goto fail;
     }
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0) {
-        dcpi__hdr_errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
         goto fail;
     }
     w->st.bytes = dir_bytes(dir);
     if ((rc = create_segment(w, dir, err)) < 0)
         goto fail;
     if ((rc = write_all(w->fd, hdr, hlen)) < 0) {
-        dcpi__hdr_errf(err, rc, "%s: write: %s", w->path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: write: %s", w->path, dcpi_strerror(rc));
         unlink(w->path);
         goto fail;
     }
@@ -267,8 +232,8 @@ static int flush_seen(dcpi_tracefile_t *w)
     if (reserve(w, DCPI_TRACEFILE_RECHDR + len) < 0)
         return werr(w, DCPI_ENOMEM, "%s: out of memory", w->path);
     uint8_t *b = w->rec + DCPI_TRACEFILE_RECHDR;
-    put_u32(b, w->seen_pid);
-    put_u32(b + 4, n);
+    dcpi__put_le32(b, w->seen_pid);
+    dcpi__put_le32(b + 4, n);
     memcpy(b + 8, w->seen, (size_t)n * DCPI_TF_SEEN_PAIR);
     int rc = emit(w, DCPI_TRACEFILE_SEEN, 0, len, len);
     w->st.seen += rc == 0;
@@ -286,9 +251,9 @@ int dcpi_tracefile_seen(dcpi_tracefile_t *w, unsigned pid, uint64_t pc, uint32_t
             return rc;
     }
     uint8_t *p = w->seen + (size_t)w->nseen * DCPI_TF_SEEN_PAIR;
-    put_u64(p, pc);
-    put_u32(p + 8, key);
-    put_u32(p + 12, count);
+    dcpi__put_le64(p, pc);
+    dcpi__put_le32(p + 8, key);
+    dcpi__put_le32(p + 12, count);
     w->seen_pid = pid;
     w->nseen++;
     return 0;
@@ -321,14 +286,8 @@ static int remember(dcpi_tracefile_t *w, const wmap_t *m)
         else
             i++;
     }
-    if (w->nmaps == w->capmaps) {
-        size_t cap = w->capmaps ? w->capmaps * 2 : 64;
-        wmap_t *p = realloc(w->maps, cap * sizeof *p);
-        if (!p)
-            return DCPI_ENOMEM;
-        w->maps = p;
-        w->capmaps = cap;
-    }
+    if (dcpi__grow((void **)&w->maps, &w->capmaps, w->nmaps + 1, sizeof *w->maps) < 0)
+        return DCPI_ENOMEM;
     wmap_t *n = &w->maps[w->nmaps];
     *n = *m;
     n->id = strdup(m->id);
@@ -346,7 +305,7 @@ static int remember(dcpi_tracefile_t *w, const wmap_t *m)
 
 static size_t put_str(uint8_t *p, const char *s, size_t n)
 {
-    put_u16(p, (uint16_t)n);
+    dcpi__put_le16(p, (uint16_t)n);
     memcpy(p + 2, s, n);
     return 2 + n;
 }
@@ -358,13 +317,13 @@ static int write_map(dcpi_tracefile_t *w, const wmap_t *m)
     if (reserve(w, DCPI_TRACEFILE_RECHDR + len) < 0)
         return werr(w, DCPI_ENOMEM, "%s: out of memory", w->path);
     uint8_t *b = w->rec + DCPI_TRACEFILE_RECHDR;
-    put_u32(b, m->pid);
-    put_u32(b + 4, 0);
-    put_u64(b + 8, m->start);
-    put_u64(b + 16, m->end);
-    put_u64(b + 24, m->delta);
-    put_u64(b + 32, m->tstart);
-    put_u64(b + 40, m->tsize);
+    dcpi__put_le32(b, m->pid);
+    dcpi__put_le32(b + 4, 0);
+    dcpi__put_le64(b + 8, m->start);
+    dcpi__put_le64(b + 16, m->end);
+    dcpi__put_le64(b + 24, m->delta);
+    dcpi__put_le64(b + 32, m->tstart);
+    dcpi__put_le64(b + 40, m->tsize);
     size_t o = DCPI_TF_MAP_FIXED;
     o += put_str(b + o, m->id, li);
     o += put_str(b + o, m->imagedir, ld);
@@ -436,8 +395,8 @@ int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, siz
         if (len)
             memcpy(w->rec + DCPI_TRACEFILE_RECHDR + 8, buf, len);
     }
-    put_u32(w->rec + DCPI_TRACEFILE_RECHDR, pid);
-    put_u32(w->rec + DCPI_TRACEFILE_RECHDR + 4, (uint32_t)len);
+    dcpi__put_le32(w->rec + DCPI_TRACEFILE_RECHDR, pid);
+    dcpi__put_le32(w->rec + DCPI_TRACEFILE_RECHDR + 4, (uint32_t)len);
     rc = emit(w, DCPI_TRACEFILE_TRACE, flags, 8 + (clen ? clen : len), len);
     if (rc == 0) {
         w->st.traces++;
@@ -464,11 +423,11 @@ static int write_trailer(dcpi_tracefile_t *w)
     if (reserve(w, TRAILER_SIZE) < 0)
         return werr(w, DCPI_ENOMEM, "%s: out of memory", w->path);
     uint8_t *b = w->rec + DCPI_TRACEFILE_RECHDR;
-    put_u64(b, w->st.maps);
-    put_u64(b + 8, w->st.traces);
-    put_u64(b + 16, w->st.seen);
-    put_u64(b + 24, w->st.refused);
-    put_u64(b + 32, w->st.refused_bytes);
+    dcpi__put_le64(b, w->st.maps);
+    dcpi__put_le64(b + 8, w->st.traces);
+    dcpi__put_le64(b + 16, w->st.seen);
+    dcpi__put_le64(b + 24, w->st.refused);
+    dcpi__put_le64(b + 32, w->st.refused_bytes);
     return emit(w, DCPI_TRACEFILE_END, 0, DCPI_TF_TRAILER_BODY, 0);
 }
 
@@ -479,15 +438,14 @@ int dcpi_tracefile_close(dcpi_tracefile_t *w, char *err)
     flush_seen(w);
     write_trailer(w);
     if (close(w->fd) < 0)
-        werr(w, -errno, "%s: close: %s", w->path, strerror(errno));
+        werr(w, dcpi__errno_code(errno), "%s: close: %s", w->path, strerror(errno));
     int rc = w->error;
     if (rc < 0)
-        dcpi__hdr_errf(err, rc, "%s", w->errmsg);
+        dcpi__errf(err, rc, "%s", w->errmsg);
     else if (w->st.refused)
-        rc = dcpi__hdr_errf(err, DCPI_EFULL,
-                            "%s: bound reached: %" PRIu64 " records (%" PRIu64
-                            " bytes) not recorded",
-                            w->path, w->st.refused, w->st.refused_bytes);
+        rc = dcpi__errf(err, DCPI_EFULL,
+                        "%s: bound reached: %" PRIu64 " records (%" PRIu64 " bytes) not recorded",
+                        w->path, w->st.refused, w->st.refused_bytes);
     for (size_t i = w->nmaps; i-- > 0;)
         drop_map(w, i);
     free(w->maps);

@@ -82,7 +82,8 @@ int dcpi_tracefile_open(const char *dir, const dcpi_tracefile_meta_t *meta, uint
  * tstart. Written only when this exact mapping is not the one remembered for pid already
  * (the writer forgets pid's remembered mappings that the new one overlaps), so calling it for
  * every entry is cheap. image_id: hex; imagedir: dcpi_image_dirname's answer. 0 (written or
- * already known), DCPI_EFULL (refused: bound), DCPI_EINVAL, DCPI_EIO / -errno.
+ * already known), DCPI_EFULL (refused: bound), DCPI_EINVAL, or a failed write's
+ * code (DCPI_EIO, DCPI_ENOSPC, ...).
  */
 int dcpi_tracefile_map(dcpi_tracefile_t *w, unsigned pid, uint64_t start, uint64_t end,
                        uint64_t delta, const char *image_id, const char *imagedir, const char *path,
@@ -93,7 +94,8 @@ int dcpi_tracefile_map(dcpi_tracefile_t *w, unsigned pid, uint64_t start, uint64
 void dcpi_tracefile_forget_pid(dcpi_tracefile_t *w, unsigned pid);
 
 /* Record one whole trace of pid (the bytes handed to vp_prof_process). Pending SEEN pairs
- * are written first. 0, DCPI_EFULL (refused), DCPI_EINVAL, DCPI_EIO / -errno. */
+ * are written first. 0, DCPI_EFULL (refused), DCPI_EINVAL, or a failed write's
+ * code (DCPI_EIO, DCPI_ENOSPC, ...). */
 int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len);
 
 /* count candidate samples of (pid, pc, key) not admitted into a trace. Buffered; written as

@@ -17,25 +17,16 @@
 #include "core/values/vtrace-int.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
 #include "core/image/image.h"
 #include "dcpi/errno.h"
-
-int dcpi__vtrace_fail(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err)
-        vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -65,8 +56,7 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     p->name = dcpi_vp_name(vp);
     p->spec = p->d->vp_prof_init();
     if (!p->spec)
-        return dcpi__vtrace_fail(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification",
-                                 p->name);
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
     if (vt->o.isolate) {
         int rc =
             dcpi_vpworker_new(p->d, p->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
@@ -77,7 +67,7 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
         p->buf = malloc(DCPI_VTRACE_BUF_BYTES);
     }
     if (!p->buf || build_keys(vt, p) < 0)
-        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
     return 0;
 }
@@ -106,7 +96,7 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
     dcpi_vtrace_t *vt = calloc(1, sizeof *vt);
     if (!vt || !(vt->pl = calloc(n ? n : 1, sizeof *vt->pl))) {
         free(vt);
-        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
     }
     vt->lm = lm;
     vt->o = *o;
@@ -125,7 +115,7 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
     }
     if (vt->o.record && dcpi__vtrace_rec_build(vt) < 0) {
         dcpi_vtrace_free(vt);
-        return dcpi__vtrace_fail(err, DCPI_ENOMEM, "vtrace: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
     }
     *out = vt;
     return 0;
@@ -165,8 +155,10 @@ int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt)
 static dcpi_vtrace_vslot_t *slot_of(dcpi_vtrace_plugin_t *p, unsigned image)
 {
     if (image >= p->nslots) {
+        if (image > UINT_MAX - 16)
+            return NULL;
         unsigned n = image + 16;
-        dcpi_vtrace_vslot_t *s = realloc(p->slots, n * sizeof *s);
+        dcpi_vtrace_vslot_t *s = reallocarray(p->slots, n, sizeof *s);
         if (!s)
             return NULL;
         memset(s + p->nslots, 0, (n - p->nslots) * sizeof *s);
@@ -249,12 +241,11 @@ static int process_here(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid
     *n = p->d->vp_prof_process(pid, &vt->parser, &v);
     *vs = v;
     if (*n > VSAMPLE_BUFFER_SIZE)
-        return dcpi__vtrace_fail(why, DCPI_EPLUGIN,
-                                 "vp_prof_process returned %d samples (buffer holds %d)", *n,
-                                 VSAMPLE_BUFFER_SIZE);
+        return dcpi__errf(why, DCPI_EPLUGIN,
+                          "vp_prof_process returned %d samples (buffer holds %d)", *n,
+                          VSAMPLE_BUFFER_SIZE);
     if (*n > 0 && !v)
-        return dcpi__vtrace_fail(why, DCPI_EPLUGIN,
-                                 "vp_prof_process returned samples in a NULL buffer");
+        return dcpi__errf(why, DCPI_EPLUGIN, "vp_prof_process returned samples in a NULL buffer");
     return 0;
 }
 
@@ -359,12 +350,12 @@ static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform, dirname) >=
             (int)sizeof dir ||
         snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
-        return dcpi__vtrace_fail(err, DCPI_ERANGE, "%s: path too long", dir);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
     int rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
     if (rc < 0)
-        return dcpi__vtrace_fail(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
-        return dcpi__vtrace_fail(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
     rc = dcpi_vprof_merge_write(file, sl->vp, err);
     if (rc < 0)
         return rc;
@@ -388,14 +379,14 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
             if (!p->slots[im].vp && !p->slots[im].lost)
                 continue;
             if (!p->slots[im].vp && dcpi_vprof_new(vt->o.hotsize, &p->slots[im].vp) < 0) {
-                last = dcpi__vtrace_fail(why, DCPI_ENOMEM, "vtrace: out of memory");
+                last = dcpi__errf(why, DCPI_ENOMEM, "vtrace: out of memory");
             } else if ((last = write_one(vt, p, im, fi, why)) == 0) {
                 written++;
                 continue;
             }
             nfail++;
             dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
-            dcpi__vtrace_fail(err, last, "%s", why);
+            dcpi__errf(err, last, "%s", why);
         }
     }
     if (failed)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/image/image.h"
 #include "dcpi/errno.h"
@@ -130,7 +131,7 @@ int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi,
     rec_close(vt);
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform,
                  DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
-        return dcpi__vtrace_fail(err, DCPI_ERANGE, "%s: path too long", dir);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
     dcpi_tracefile_meta_t meta = {.epoch = fi->epoch,
                                   .platform = fi->platform,
                                   .event = fi->event,

@@ -16,6 +16,7 @@
 #include "core/values/vtrace-int.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -32,8 +33,10 @@
 static int image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
 {
     if (img->index >= vt->nfds) {
+        if (img->index > UINT_MAX - 16)
+            return FD_FAILED;
         unsigned n = img->index + 16;
-        int *f = realloc(vt->fds, n * sizeof *f);
+        int *f = reallocarray(vt->fds, n, sizeof *f);
         if (!f)
             return FD_FAILED;
         for (unsigned i = vt->nfds; i < n; i++)

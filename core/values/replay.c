@@ -12,6 +12,7 @@
 #include "core/values/replay.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 #include <sys/stat.h>
 
 #include "core/store/db.h"
+#include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/header.h"
 #include "core/image/image.h"
 #include "core/store/tracefile.h"
@@ -61,7 +64,8 @@ typedef struct replay {
     unsigned npl;
     trace_opc_t nkeys;
     rimage_t *img;
-    unsigned nimg, capimg;
+    unsigned nimg;
+    size_t capimg;
     rmap_t *map; /* of the current segment */
     size_t nmap, capmap, lastmap;
     dcpi_hdr_t meta; /* header of the first segment */
@@ -93,13 +97,12 @@ static int init_plugin(replay_t *r, rplugin_t *p, dcpi_vp_t *vp, char *err)
     p->name = dcpi_vp_name(vp);
     p->spec = p->d->vp_prof_init();
     if (!p->spec)
-        return dcpi__hdr_errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification",
-                              p->name);
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
     p->buf = malloc(TRACE_BUF_BYTES);
     p->nval = malloc(r->nkeys);
     p->kinds = calloc(r->nkeys, sizeof *p->kinds);
     if (!p->buf || !p->nval || !p->kinds)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     for (trace_opc_t k = 0; k < r->nkeys; k++) {
         trace_value_t v[TRACE_VLIST_MAX];
         int n = trace_vlist_table_get(p->spec, k, v);
@@ -136,14 +139,9 @@ static int add_image(replay_t *r, const dcpi_tracefile_record_t *m, unsigned *in
             return 0;
         }
     }
-    if (r->nimg == r->capimg) {
-        unsigned cap = r->capimg ? r->capimg * 2 : 16;
-        rimage_t *p = realloc(r->img, cap * sizeof *p);
-        if (!p)
-            return DCPI_ENOMEM;
-        r->img = p;
-        r->capimg = cap;
-    }
+    if (r->nimg == UINT_MAX ||
+        dcpi__grow((void **)&r->img, &r->capimg, (size_t)r->nimg + 1, sizeof *r->img) < 0)
+        return DCPI_ENOMEM;
     rimage_t *im = &r->img[r->nimg];
     im->id = strdup(m->image_id);
     im->imagedir = strdup(m->imagedir);
@@ -174,14 +172,8 @@ static int add_map(replay_t *r, const dcpi_tracefile_record_t *m)
         else
             i++;
     }
-    if (r->nmap == r->capmap) {
-        size_t cap = r->capmap ? r->capmap * 2 : 64;
-        rmap_t *p = realloc(r->map, cap * sizeof *p);
-        if (!p)
-            return DCPI_ENOMEM;
-        r->map = p;
-        r->capmap = cap;
-    }
+    if (dcpi__grow((void **)&r->map, &r->capmap, r->nmap + 1, sizeof *r->map) < 0)
+        return DCPI_ENOMEM;
     r->map[r->nmap++] = (rmap_t){m->pid, image, m->start, m->end, m->delta};
     r->lastmap = 0;
     return 0;
@@ -210,12 +202,14 @@ static int resolve(replay_t *r, unsigned pid, uint64_t pc, unsigned *image, uint
 static dcpi_vsummary_t *summary_at(replay_t *r, rplugin_t *p, unsigned image, uint32_t offset)
 {
     if (image >= p->nvp) {
+        if (image > UINT_MAX - 16)
+            return NULL;
         unsigned n = image + 16;
-        dcpi_vprof_t **v = realloc(p->vp, n * sizeof *v);
+        dcpi_vprof_t **v = reallocarray(p->vp, n, sizeof *v);
         if (!v)
             return NULL;
         p->vp = v;
-        uint64_t *l = realloc(p->lost, n * sizeof *l);
+        uint64_t *l = reallocarray(p->lost, n, sizeof *l);
         if (!l)
             return NULL;
         p->lost = l;
@@ -378,7 +372,7 @@ static int check_meta(replay_t *r, const dcpi_tracefile_reader_t *rd, const char
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             const char *v = dcpi_tracefile_reader_get(rd, keys[i]);
             if (v && dcpi__hdr_append(&r->meta, keys[i], v) < 0)
-                return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
+                return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
         }
         r->have_meta = 1;
         r->hotsize = r->o->hotsize ? r->o->hotsize : rh ? (unsigned)strtoul(rh, NULL, 10) : 0;
@@ -388,9 +382,9 @@ static int check_meta(replay_t *r, const dcpi_tracefile_reader_t *rd, const char
         const char *a = dcpi__hdr_get(&r->meta, same[i]);
         const char *b = dcpi_tracefile_reader_get(rd, same[i]);
         if (!a || !b || strcmp(a, b) != 0)
-            return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                                  "%s: %s '%s' differs from the first segment's '%s'", seg, same[i],
-                                  b ? b : "", a ? a : "");
+            return dcpi__errf(err, DCPI_EFORMAT,
+                              "%s: %s '%s' differs from the first segment's '%s'", seg, same[i],
+                              b ? b : "", a ? a : "");
     }
     return 0;
 }
@@ -405,7 +399,7 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
         if (rec.type == DCPI_TRACEFILE_MAP) {
             r->st->maps++;
             if (add_map(r, &rec) < 0)
-                return dcpi__hdr_errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
+                return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", seg);
         } else if (rec.type == DCPI_TRACEFILE_TRACE) {
             r->st->traces++;
             replay_trace(r, seg, &rec);
@@ -474,16 +468,16 @@ static int write_one(replay_t *r, rplugin_t *p, unsigned image, char *err)
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", r->o->db, r->o->epoch, r->o->platform,
                  im->imagedir) >= (int)sizeof dir ||
         snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", dir);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
     if (!r->o->merge && lstat(file, &sb) == 0)
-        return dcpi__hdr_errf(
-            err, DCPI_EEXIST,
-            "%s: exists (replaying again would count twice; remove it or use -merge)", file);
+        return dcpi__errf(err, DCPI_EEXIST,
+                          "%s: exists (replaying again would count twice; remove it or use -merge)",
+                          file);
     int rc = set_header(r, p, im, p->vp[image], p->lost[image]);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
     return dcpi_vprof_merge_write(file, p->vp[image], err);
 }
 
@@ -503,7 +497,7 @@ static int write_all(replay_t *r, char *err)
             }
             warn(r, "%s", why);
             if (!last)
-                dcpi__hdr_errf(err, rc, "%s", why);
+                dcpi__errf(err, rc, "%s", why);
             last = last ? last : rc;
         }
     }
@@ -518,11 +512,11 @@ static int replay_all(replay_t *r, const char *dir, char *err)
     size_t n = 0;
     int rc = dcpi_tracefile_list(dir, &names, &n, err);
     if (rc == DCPI_ENOENT)
-        return dcpi__hdr_errf(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", dir);
+        return dcpi__errf(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", dir);
     if (rc < 0)
         return rc;
     if (n == 0)
-        rc = dcpi__hdr_errf(err, DCPI_ENOENT, "%s: no segment files", dir);
+        rc = dcpi__errf(err, DCPI_ENOENT, "%s: no segment files", dir);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -530,7 +524,7 @@ static int replay_all(replay_t *r, const char *dir, char *err)
     }
     dcpi_db_free_list(names, n);
     if (rc == 0 && r->fatal_rc)
-        rc = dcpi__hdr_errf(err, r->fatal_rc, "%s", r->fatal);
+        rc = dcpi__errf(err, r->fatal_rc, "%s", r->fatal);
     int wrc = rc == 0 || rc == DCPI_EPLUGIN ? write_all(r, err) : 0;
     return rc ? rc : wrc;
 }
@@ -557,16 +551,15 @@ int dcpi_replay_run(dcpi_vp_set_t *set, const dcpi_replay_opts_t *o, dcpi_replay
     dcpi_replay_stats_t local;
     char dir[4096];
     if (!set || !o || !o->db || !o->epoch || !o->platform)
-        return dcpi__hdr_errf(err, DCPI_EINVAL,
-                              "replay: missing plugins, database, epoch or platform");
+        return dcpi__errf(err, DCPI_EINVAL, "replay: missing plugins, database, epoch or platform");
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", o->db, o->epoch, o->platform,
                  DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
-        return dcpi__hdr_errf(err, DCPI_ERANGE, "%s: path too long", o->db);
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", o->db);
     replay_t *r = calloc(1, sizeof *r);
     unsigned n = dcpi_vp_count(set);
     if (!r || !(r->pl = calloc(n ? n : 1, sizeof *r->pl))) {
         free(r);
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "replay: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "replay: out of memory");
     }
     r->o = o;
     r->st = st ? st : &local;

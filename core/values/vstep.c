@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/store/header.h"
+#include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/capture/ptstep.h"
 #include "core/capture/stepdrain.h"
@@ -85,8 +86,8 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
     const char *env = getenv(DCPI_VSTEP_AGENT_ENV);
     if (env && env[0]) {
         if (access(env, R_OK) < 0)
-            return dcpi__hdr_errf(err, DCPI_ENOENT, "-vstep: %s=%s: %s", DCPI_VSTEP_AGENT_ENV, env,
-                                  strerror(errno));
+            return dcpi__errf(err, DCPI_ENOENT, "-vstep: %s=%s: %s", DCPI_VSTEP_AGENT_ENV, env,
+                              strerror(errno));
         snprintf(vs->agent, sizeof vs->agent, "%s", env);
         return 0;
     }
@@ -101,8 +102,8 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
             return 0;
     }
     vs->agent[0] = 0;
-    return dcpi__hdr_errf(err, DCPI_ENOENT, "-vstep: %s not found (build it, or set %s)",
-                          DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
+    return dcpi__errf(err, DCPI_ENOENT, "-vstep: %s not found (build it, or set %s)",
+                      DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
 }
 
 int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vstep_t **out,
@@ -110,7 +111,7 @@ int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vst
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "-vstep: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "-vstep: out of memory");
     int rc = find_agent(vs, err);
     if (rc == 0) {
         snprintf(vs->prefix, sizeof vs->prefix, "/dev/shm/dcpi-step-%d", (int)getpid());
@@ -160,12 +161,12 @@ int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t p
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
-        return dcpi__hdr_errf(err, DCPI_ENOMEM, "-vstep: out of memory");
+        return dcpi__errf(err, DCPI_ENOMEM, "-vstep: out of memory");
     char why[DCPI_ERRLEN] = "";
     int rc = dcpi_ptstep_attach(pid, &vs->pt, why);
     if (rc < 0) {
         dcpi_vstep_free(vs);
-        return dcpi__hdr_errf(err, rc, "-vstep -p %d: %s", (int)pid, why);
+        return dcpi__errf(err, rc, "-vstep -p %d: %s", (int)pid, why);
     }
     vs->pid = pid;
     vs->credit = (double)o->ns_per_sample * vs->o.rate / 1e9;

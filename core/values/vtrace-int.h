@@ -94,8 +94,6 @@ struct dcpi_vtrace {
 
 /* ---- pipeline.c */
 
-/* fmt into err (when not NULL); returns rc. */
-int dcpi__vtrace_fail(char *err, int rc, const char *fmt, ...) DCPI_PRINTF(3, 4);
 /* The summary of (image, offset) for plugin p, created if needed and allowed (NULL: not). */
 dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
                                          uint32_t offset);
