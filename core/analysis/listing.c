@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -157,10 +158,8 @@ static int read_range(const char *path, const dcpi_image_info_t *info, uint64_t 
     uint64_t last = 0;
     if (dcpi_image_vaddr_to_file(info, lo + len - 1, &last) < 0 ||
         dcpi_image_vaddr_to_file(info, lo, &off) < 0 || last - off != len - 1) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s: 0x%" PRIx64 "..0x%" PRIx64 " is not in the file", path,
-                     lo, lo + len);
-        return DCPI_ERANGE;
+        return dcpi__errf(err, DCPI_ERANGE, "%s: 0x%" PRIx64 "..0x%" PRIx64 " is not in the file",
+                          path, lo, lo + len);
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -172,16 +171,13 @@ static int read_range(const char *path, const dcpi_image_info_t *info, uint64_t 
     if (got < 0)
         goto out_errno;
     if ((size_t)got != len) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s: file ends inside 0x%" PRIx64 "..0x%" PRIx64, path, lo,
-                     lo + len);
-        return DCPI_ETRUNC;
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: file ends inside 0x%" PRIx64 "..0x%" PRIx64, path,
+                          lo, lo + len);
     }
     return 0;
 out_errno:
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, strerror(errno));
-    return -errno;
+    int e = errno;
+    return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
 }
 
 int dcpi_listing_decode(dcpi_listing_t *ls, const char *path, const dcpi_image_info_t *info,
