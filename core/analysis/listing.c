@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/base/err.h"
+#include "core/base/mem.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -62,14 +63,8 @@ void dcpi_listing_free(dcpi_listing_t *ls)
 
 static dcpi_lst_insn_t *insn_append(dcpi_listing_t *ls, size_t *cap)
 {
-    if (ls->n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 64;
-        dcpi_lst_insn_t *v = realloc(ls->insns, ncap * sizeof(*v));
-        if (!v)
-            return NULL;
-        ls->insns = v;
-        *cap = ncap;
-    }
+    if (dcpi__grow((void **)&ls->insns, cap, ls->n + 1, sizeof(*ls->insns)) < 0)
+        return NULL;
     dcpi_lst_insn_t *in = &ls->insns[ls->n];
     *in = (dcpi_lst_insn_t){0};
     in->counts = calloc(ls->nevents + 1, sizeof(uint64_t));

@@ -18,7 +18,7 @@ static int add_vpname(dcpi_lstsel_t *s, const char *name)
     for (size_t v = 0; v < s->nvp; v++)
         if (!strcmp(s->vpnames[v], name))
             return 0;
-    char **nv = realloc(s->vpnames, (s->nvp + 1) * sizeof(*nv));
+    char **nv = reallocarray(s->vpnames, s->nvp + 1, sizeof(*nv));
     if (!nv)
         return DCPI_ENOMEM;
     s->vpnames = nv;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
@@ -71,13 +72,11 @@ static int event_slot(loader_t *ld, const char *name)
         if (!strcmp(set->events[e].name, name))
             return (int)e;
     if (set->nevents == ld->cap_events) {
-        size_t cap = ld->cap_events ? 2 * ld->cap_events : 4;
-        dcpi_profset_event_t *ev = realloc(set->events, cap * sizeof(*ev));
-        if (!ev)
+        size_t cap = ld->cap_events;
+        if (dcpi__grow((void **)&set->events, &cap, set->nevents + 1, sizeof(*set->events)) < 0)
             return DCPI_ENOMEM;
-        set->events = ev;
         for (size_t i = 0; i < set->nimages; i++) {
-            dcpi_profile_t **p = realloc(set->images[i].prof, cap * sizeof(*p));
+            dcpi_profile_t **p = reallocarray(set->images[i].prof, cap, sizeof(*p));
             if (!p)
                 return DCPI_ENOMEM;
             for (size_t e = ld->cap_events; e < cap; e++)
@@ -152,12 +151,10 @@ static int new_image(loader_t *ld, const header_t *h, int kind, const dcpi_db_fi
 {
     dcpi_profset_t *set = ld->set;
     if (set->nimages == ld->cap_images) {
-        size_t cap = ld->cap_images ? 2 * ld->cap_images : 16;
-        dcpi_profset_image_t *im = realloc(set->images, cap * sizeof(*im));
-        if (!im)
+        size_t cap = ld->cap_images;
+        if (dcpi__grow((void **)&set->images, &cap, set->nimages + 1, sizeof(*set->images)) < 0)
             return DCPI_ENOMEM;
-        set->images = im;
-        size_t *seen = realloc(ld->seen, cap * sizeof(*seen));
+        size_t *seen = reallocarray(ld->seen, cap, sizeof(*seen));
         if (!seen)
             return DCPI_ENOMEM;
         ld->seen = seen;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/formats/export.h"
 #include "core/formats/pprof.h"
 #include "core/image/srclines.h"
@@ -103,14 +104,8 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     for (size_t i = 0; i < c->nimg; i++)
         if (c->img[i].tstart == tstart && !strcmp(c->img[i].id, id))
             return (long)i;
-    if (c->nimg == c->capimg) {
-        size_t cap = c->capimg ? 2 * c->capimg : 16;
-        pimg_t *v = realloc(c->img, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        c->img = v;
-        c->capimg = cap;
-    }
+    if (dcpi__grow((void **)&c->img, &c->capimg, c->nimg + 1, sizeof(*c->img)) < 0)
+        return DCPI_ENOMEM;
     pimg_t *im = &c->img[c->nimg];
     *im = (pimg_t){id, path, tstart, tsize, set_idx, NULL, NULL, 0};
     dcpi_profset_image_t fake = {.id = (char *)id,

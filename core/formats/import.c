@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/base/fsutil.h"
 #include "core/formats/gmon.h"
 #include "core/formats/gperf.h"
@@ -41,15 +42,9 @@ static dcpi_import_image_t *image_get(dcpi_import_t *im, const char *path, int *
             free(abs);
             return im->v[i].ok ? &im->v[i] : NULL;
         }
-    if (im->n == im->cap) {
-        size_t cap = im->cap ? 2 * im->cap : 16;
-        dcpi_import_image_t *v = realloc(im->v, cap * sizeof(*v));
-        if (!v) {
-            free(abs);
-            return *rc = DCPI_ENOMEM, NULL;
-        }
-        im->v = v;
-        im->cap = cap;
+    if (dcpi__grow((void **)&im->v, &im->cap, im->n + 1, sizeof(*im->v)) < 0) {
+        free(abs);
+        return *rc = DCPI_ENOMEM, NULL;
     }
     dcpi_import_image_t *m = &im->v[im->n];
     *m = (dcpi_import_image_t){.path = abs ? abs : strdup(path)};
