@@ -4,12 +4,24 @@
  */
 #include "core/analysis/cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "core/base/err.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"
+
+int dcpi_cli_number(const char *v, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !(d >= lo && d <= hi))
+        return DCPI_EINVAL;
+    *out = d;
+    return 0;
+}
 
 void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
 {

@@ -72,6 +72,10 @@ void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);
  */
 int dcpi_cli_exit(int rc, const char *err);
 
+/* The whole of v as a number from lo to hi (strtod). Returns 0, or DCPI_EINVAL (*out untouched)
+ * for anything else. */
+int dcpi_cli_number(const char *v, double lo, double hi, double *out);
+
 /* Put "TOOL: " in front of the message already in err (may be NULL), truncating the message to
  * fit DCPI_ERRLEN. */
 void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err);
