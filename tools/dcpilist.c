@@ -4,7 +4,6 @@
  * value profiles, formatted by their plugins (-vtrace). See docs/dcpilist.md. The flags are
  * read here; the work is core/analysis/listsel.h.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +61,10 @@ static void ctx_free(ctx_t *c)
 
 static int parse_number(const char *flag, const char *v, double lo, double hi, double *out)
 {
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || end == v || *end || !(d >= lo && d <= hi)) {
+    if (dcpi_cli_number(v, lo, hi, out) < 0) {
         fprintf(stderr, TOOL ": %s wants a number from %g to %g, not '%s'\n", flag, lo, hi, v);
         return 2;
     }
-    *out = d;
     return 0;
 }
 

@@ -3,7 +3,6 @@
  * one "samples % cum%" group per event, sorted by one event (docs/dcpiprof.md). The flags are
  * read here; the report is core/analysis/procs.h.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +36,7 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
             o->sort_event = cli->opts[++i];
         else if (!strcmp(f, "-keep")) {
             const char *v = cli->opts[++i];
-            char *end = NULL;
-            errno = 0;
-            o->keep = strtod(v, &end);
-            if (errno || end == v || *end || !(o->keep >= 0.0 && o->keep <= 100.0)) {
+            if (dcpi_cli_number(v, 0.0, 100.0, &o->keep) < 0) {
                 fprintf(stderr, TOOL ": -keep wants a percentage from 0 to 100, not '%s'\n", v);
                 return 2;
             }

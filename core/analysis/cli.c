@@ -4,28 +4,28 @@
  */
 #include "core/analysis/cli.h"
 
-#include <stdarg.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "core/base/err.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"
 
-static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
-
-static void seterr(char *err, const char *fmt, ...)
+int dcpi_cli_number(const char *v, double lo, double hi, double *out)
 {
-    if (!err)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !(d >= lo && d <= hi))
+        return DCPI_EINVAL;
+    *out = d;
+    return 0;
 }
 
-/* Prefix err (already holding a message) with "TOOL: ", truncating the message if needed. */
-static void prefix_tool(char *err, const char *tool)
+void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
 {
+    const char *tool = cli->tool;
     if (!err)
         return;
     size_t tl = strlen(tool) + 2;
@@ -93,12 +93,12 @@ static int set_shared(dcpi_cli_t *cli, enum shared_flag sf, const char *name, co
                       char *err)
 {
     if (!val) {
-        seterr(err, "%s: flag '%s' needs an argument (try -h)", cli->tool, name);
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%s' needs an argument (try -h)", cli->tool,
+                          name);
     }
     if (!*val) {
-        seterr(err, "%s: flag '%s' needs a non-empty argument (try -h)", cli->tool, name);
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%s' needs a non-empty argument (try -h)",
+                          cli->tool, name);
     }
     if (sf == SF_DB)
         cli->db_arg = val;
@@ -131,15 +131,14 @@ static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
     }
     const dcpi_cli_flag_t *tf = tool_flag(cli, a);
     if (!tf) {
-        seterr(err, "%s: unknown flag '%s' (try -h)", cli->tool, a);
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "%s: unknown flag '%s' (try -h)", cli->tool, a);
     }
     cli->opts[cli->nopts++] = argv[*i];
     if (!tf->arg)
         return 0;
     if (!next) {
-        seterr(err, "%s: flag '%s' needs an argument (try -h)", cli->tool, a);
-        return DCPI_EINVAL;
+        return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%s' needs an argument (try -h)", cli->tool,
+                          a);
     }
     cli->opts[cli->nopts++] = argv[++*i];
     return 0;
@@ -158,16 +157,14 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
      * back and reversed into place at the end. */
     char **rest = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*rest));
     if (!rest) {
-        seterr(err, "%s: out of memory", cli->tool);
-        return DCPI_ENOMEM;
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
     }
     cli->opts = rest;
     char **ops = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*ops));
     if (!ops) {
         free(rest);
         cli->opts = NULL;
-        seterr(err, "%s: out of memory", cli->tool);
-        return DCPI_ENOMEM;
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
     }
     int nops = 0, rc = 0, dashdash = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -211,15 +208,15 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
     snprintf(cli->db, sizeof(cli->db), "%s", dcpi_db_default(cli->db_arg));
     struct stat st;
     if (stat(cli->db, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        seterr(err, "%s: %s: no such database directory", cli->tool, cli->db);
-        return DCPI_ENOENT;
+        return dcpi__errf(err, DCPI_ENOENT, "%s: %s: no such database directory", cli->tool,
+                          cli->db);
     }
     int rc = dcpi_db_select_epoch(cli->db, cli->epoch_spec, cli->platform, cli->epoch, err);
     if (rc < 0) {
         if (err && !*err)
-            seterr(err, "%s: %s: %s", cli->tool, cli->db, dcpi_strerror(rc));
+            dcpi__errf(err, rc, "%s: %s: %s", cli->tool, cli->db, dcpi_strerror(rc));
         else
-            prefix_tool(err, cli->tool);
+            dcpi_cli_prefix_err(cli, err);
         cli->epoch[0] = '\0';
         return rc;
     }
@@ -236,6 +233,6 @@ int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
     }
     int rc = dcpi_profset_load(cli->db, cli->epoch, cli->platform, out, err);
     if (rc < 0)
-        prefix_tool(err, cli->tool);
+        dcpi_cli_prefix_err(cli, err);
     return rc;
 }

@@ -72,6 +72,14 @@ void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);
  */
 int dcpi_cli_exit(int rc, const char *err);
 
+/* The whole of v as a number from lo to hi (strtod). Returns 0, or DCPI_EINVAL (*out untouched)
+ * for anything else. */
+int dcpi_cli_number(const char *v, double lo, double hi, double *out);
+
+/* Put "TOOL: " in front of the message already in err (may be NULL), truncating the message to
+ * fit DCPI_ERRLEN. */
+void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err);
+
 /*
  * Resolve cli->db (-db, else $DCPIDB, else ./dcpidb) and cli->epoch (-epoch, default latest,
  * counting only epochs that hold -platform when given). Errors: DCPI_ENOENT "TOOL: DIR: no such

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/plugin/guard.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -171,6 +172,6 @@ int dcpi_listing_prepare_values(dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, 
         rc = prepare_insn(ls, &ls->insns[i], vo, err);
     dcpi_guard_leave(&g);
     if (rc == DCPI_ENOMEM && err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", ls->proc ? ls->proc : "listing", dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", ls->proc ? ls->proc : "listing", dcpi_strerror(rc));
     return rc;
 }

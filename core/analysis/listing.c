@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -61,14 +63,8 @@ void dcpi_listing_free(dcpi_listing_t *ls)
 
 static dcpi_lst_insn_t *insn_append(dcpi_listing_t *ls, size_t *cap)
 {
-    if (ls->n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 64;
-        dcpi_lst_insn_t *v = realloc(ls->insns, ncap * sizeof(*v));
-        if (!v)
-            return NULL;
-        ls->insns = v;
-        *cap = ncap;
-    }
+    if (dcpi__grow((void **)&ls->insns, cap, ls->n + 1, sizeof(*ls->insns)) < 0)
+        return NULL;
     dcpi_lst_insn_t *in = &ls->insns[ls->n];
     *in = (dcpi_lst_insn_t){0};
     in->counts = calloc(ls->nevents + 1, sizeof(uint64_t));
@@ -157,10 +153,8 @@ static int read_range(const char *path, const dcpi_image_info_t *info, uint64_t 
     uint64_t last = 0;
     if (dcpi_image_vaddr_to_file(info, lo + len - 1, &last) < 0 ||
         dcpi_image_vaddr_to_file(info, lo, &off) < 0 || last - off != len - 1) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s: 0x%" PRIx64 "..0x%" PRIx64 " is not in the file", path,
-                     lo, lo + len);
-        return DCPI_ERANGE;
+        return dcpi__errf(err, DCPI_ERANGE, "%s: 0x%" PRIx64 "..0x%" PRIx64 " is not in the file",
+                          path, lo, lo + len);
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -172,16 +166,13 @@ static int read_range(const char *path, const dcpi_image_info_t *info, uint64_t 
     if (got < 0)
         goto out_errno;
     if ((size_t)got != len) {
-        if (err)
-            snprintf(err, DCPI_ERRLEN, "%s: file ends inside 0x%" PRIx64 "..0x%" PRIx64, path, lo,
-                     lo + len);
-        return DCPI_ETRUNC;
+        return dcpi__errf(err, DCPI_ETRUNC, "%s: file ends inside 0x%" PRIx64 "..0x%" PRIx64, path,
+                          lo, lo + len);
     }
     return 0;
 out_errno:
-    if (err)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", path, strerror(errno));
-    return -errno;
+    int e = errno;
+    return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
 }
 
 int dcpi_listing_decode(dcpi_listing_t *ls, const char *path, const dcpi_image_info_t *info,

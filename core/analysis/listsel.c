@@ -7,22 +7,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "dcpi/errno.h"
-
-static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
-
-static void seterr(char *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the image ---- */
 
@@ -75,13 +65,13 @@ static int check_profiled(const dcpi_lstsel_t *s, char *err)
     for (size_t i = 0; i < s->set->nimages; i++) {
         const dcpi_profset_image_t *img = &s->set->images[i];
         if (img->kind == DCPI_PSET_FILE && dcpi_profset_image_matches(img, base)) {
-            seterr(err, "%s changed since it was profiled (id %s, profile %s in epoch %s)", s->path,
-                   s->info.id, img->id, s->epoch);
-            return DCPI_EFORMAT;
+            return dcpi__errf(err, DCPI_EFORMAT,
+                              "%s changed since it was profiled (id %s, profile %s in epoch %s)",
+                              s->path, s->info.id, img->id, s->epoch);
         }
     }
-    seterr(err, "no profile of %s (id %s) in epoch %s", s->path, s->info.id, s->epoch);
-    return DCPI_ENOENT;
+    return dcpi__errf(err, DCPI_ENOENT, "no profile of %s (id %s) in epoch %s", s->path, s->info.id,
+                      s->epoch);
 }
 
 /* ---- the procedure ---- */
@@ -120,8 +110,7 @@ static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
         return rc;
     const dcpi_symbol_t *sym = lookup_procedure(s->st, proc);
     if (!sym) {
-        seterr(err, "no procedure '%s' in %s", proc, s->path);
-        return DCPI_ENOENT;
+        return dcpi__errf(err, DCPI_ENOENT, "no procedure '%s' in %s", proc, s->path);
     }
     s->proc = sym->name;
     s->lo = sym->addr;

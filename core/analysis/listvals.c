@@ -5,22 +5,12 @@
  */
 #include "core/analysis/listsel.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/err.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
-
-static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
-
-static void seterr(char *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-}
 
 /* Add name ("vp-classic") to the value profiles to show, once. */
 static int add_vpname(dcpi_lstsel_t *s, const char *name)
@@ -28,7 +18,7 @@ static int add_vpname(dcpi_lstsel_t *s, const char *name)
     for (size_t v = 0; v < s->nvp; v++)
         if (!strcmp(s->vpnames[v], name))
             return 0;
-    char **nv = realloc(s->vpnames, (s->nvp + 1) * sizeof(*nv));
+    char **nv = reallocarray(s->vpnames, s->nvp + 1, sizeof(*nv));
     if (!nv)
         return DCPI_ENOMEM;
     s->vpnames = nv;
@@ -75,8 +65,8 @@ static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, char *err)
     }
     rc = dcpi_vprof_merge(s->vprofs[v], vp);
     if (rc < 0)
-        seterr(err, "%s: cannot merge with the other platforms' profiles (%s)", path,
-               dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: cannot merge with the other platforms' profiles (%s)", path,
+                   dcpi_strerror(rc));
     dcpi_vprof_free(vp);
     return rc;
 }
@@ -166,8 +156,8 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
     char *end = NULL;
     uint64_t tstart = ts ? strtoull(ts, &end, 16) : 0;
     if (!ts || end == ts || *end) {
-        seterr(err, "value profile %s of %s: bad tstart '%s'", lv->name, s->path, ts ? ts : "");
-        return DCPI_EFORMAT;
+        return dcpi__errf(err, DCPI_EFORMAT, "value profile %s of %s: bad tstart '%s'", lv->name,
+                          s->path, ts ? ts : "");
     }
     size_t n = dcpi_vprof_count(vp);
     for (size_t i = 0; i < n; i++) {

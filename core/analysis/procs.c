@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/analysis/stackview.h"
+#include "core/base/mem.h"
 #include "core/store/stackprof.h"
 #include "dcpi/errno.h"
 
@@ -45,14 +46,8 @@ typedef struct pieces {
 
 static row_t *row_add(rows_t *r, const char *proc, const char *image)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        row_t *v = realloc(r->v, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        r->v = v;
-        r->cap = cap;
-    }
+    if (dcpi__grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)) < 0)
+        return NULL;
     uint64_t *c = calloc(r->nevents ? r->nevents : 1, sizeof(*c));
     if (!c)
         return NULL;
@@ -73,14 +68,8 @@ static int piece_add(pieces_t *p, const char *name, int event, uint64_t count)
         p->v[p->n - 1].count += count;
         return 0;
     }
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 256;
-        piece_t *v = realloc(p->v, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        p->v = v;
-        p->cap = cap;
-    }
+    if (dcpi__grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
+        return DCPI_ENOMEM;
     p->v[p->n++] = (piece_t){name, event, count};
     return 0;
 }
@@ -197,32 +186,32 @@ static int cmp_row_name(const void *a, const void *b)
 static int stack_frames(const dcpi_profset_t *set, const dcpi_stackprof_t *sp, const long *pset,
                         dcpi_symtab_t *const *tabs, incl_t **out, size_t *nout)
 {
-    size_t n = 0, cap = 1024;
-    incl_t *v = malloc(cap * sizeof(*v));
-    for (size_t i = 0; v && i < dcpi_stackprof_count(sp); i++) {
+    size_t n = 0, cap = 0;
+    incl_t *v = NULL;
+    int rc = dcpi__grow((void **)&v, &cap, 1024, sizeof(*v));
+    for (size_t i = 0; rc == 0 && i < dcpi_stackprof_count(sp); i++) {
         const dcpi_frame_t *f;
         unsigned nf;
         uint64_t c;
         dcpi_stackprof_chain(sp, i, &f, &nf, &c);
-        for (unsigned j = 0; v && j < nf; j++) {
+        for (unsigned j = 0; rc == 0 && j < nf; j++) {
             if (f[j].image == DCPI_STACK_NOIMAGE || pset[f[j].image] < 0)
                 continue;
             const dcpi_symbol_t *s = dcpi_stackprof_frame_symbol(sp, tabs, f[j], j);
-            if (n == cap) {
-                incl_t *w = realloc(v, 2 * cap * sizeof(*v));
-                if (!w)
-                    free(v);
-                v = w;
-                cap *= 2;
-            }
-            if (v)
+            rc = dcpi__grow((void **)&v, &cap, n + 1, sizeof(*v));
+            if (rc == 0)
                 v[n++] = (incl_t){s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE,
                                   set->images[pset[f[j].image]].name, i, c};
         }
     }
+    if (rc < 0) {
+        free(v);
+        v = NULL;
+        n = 0;
+    }
     *out = v;
     *nout = n;
-    return v ? 0 : DCPI_ENOMEM;
+    return rc;
 }
 
 /* Add the inclusive count of (proc, image) to its row, or to a new row without self samples

@@ -6,27 +6,16 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
 
 #define KERNEL_PATH "[kernel.kallsyms]"
-
-static void seterr(char *err, const char *fmt, ...) DCPI_PRINTF(2, 3);
-
-static void seterr(char *err, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- loading ---- */
 
@@ -83,13 +72,11 @@ static int event_slot(loader_t *ld, const char *name)
         if (!strcmp(set->events[e].name, name))
             return (int)e;
     if (set->nevents == ld->cap_events) {
-        size_t cap = ld->cap_events ? 2 * ld->cap_events : 4;
-        dcpi_profset_event_t *ev = realloc(set->events, cap * sizeof(*ev));
-        if (!ev)
+        size_t cap = ld->cap_events;
+        if (dcpi__grow((void **)&set->events, &cap, set->nevents + 1, sizeof(*set->events)) < 0)
             return DCPI_ENOMEM;
-        set->events = ev;
         for (size_t i = 0; i < set->nimages; i++) {
-            dcpi_profile_t **p = realloc(set->images[i].prof, cap * sizeof(*p));
+            dcpi_profile_t **p = reallocarray(set->images[i].prof, cap, sizeof(*p));
             if (!p)
                 return DCPI_ENOMEM;
             for (size_t e = ld->cap_events; e < cap; e++)
@@ -121,14 +108,14 @@ static int read_header(const dcpi_profile_t *p, const char *file, header_t *h, c
     if (!h->id || !h->event || dcpi_profile_get_u64(p, "period", &h->period) < 0 ||
         dcpi_profile_get_hex(p, "tstart", &h->tstart) < 0 ||
         dcpi_profile_get_u64(p, "tsize", &h->tsize) < 0) {
-        seterr(err, "%s: missing or malformed image, event, period, tstart or tsize", file);
-        return DCPI_EFORMAT;
+        return dcpi__errf(err, DCPI_EFORMAT,
+                          "%s: missing or malformed image, event, period, tstart or tsize", file);
     }
     h->lost = 0;
     int rc = dcpi_profile_get_u64(p, "lost", &h->lost);
     if (rc < 0 && rc != DCPI_ENOENT) {
-        seterr(err, "%s: malformed lost value '%s'", file, dcpi_profile_get(p, "lost"));
-        return DCPI_EFORMAT;
+        return dcpi__errf(err, DCPI_EFORMAT, "%s: malformed lost value '%s'", file,
+                          dcpi_profile_get(p, "lost"));
     }
     return 0;
 }
@@ -164,12 +151,10 @@ static int new_image(loader_t *ld, const header_t *h, int kind, const dcpi_db_fi
 {
     dcpi_profset_t *set = ld->set;
     if (set->nimages == ld->cap_images) {
-        size_t cap = ld->cap_images ? 2 * ld->cap_images : 16;
-        dcpi_profset_image_t *im = realloc(set->images, cap * sizeof(*im));
-        if (!im)
+        size_t cap = ld->cap_images;
+        if (dcpi__grow((void **)&set->images, &cap, set->nimages + 1, sizeof(*set->images)) < 0)
             return DCPI_ENOMEM;
-        set->images = im;
-        size_t *seen = realloc(ld->seen, cap * sizeof(*seen));
+        size_t *seen = reallocarray(ld->seen, cap, sizeof(*seen));
         if (!seen)
             return DCPI_ENOMEM;
         ld->seen = seen;
@@ -222,7 +207,7 @@ static int add_profile(loader_t *ld, dcpi_profile_t *p, const dcpi_db_file_t *f,
     int ei = ii < 0 ? ii : event_slot(ld, h.event);
     if (rc < 0 || ii < 0 || ei < 0) {
         if (rc == 0)
-            seterr(err, "%s: out of memory", f->path);
+            dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", f->path);
         dcpi_profile_free(p);
         return rc < 0 ? rc : DCPI_ENOMEM;
     }
@@ -245,7 +230,7 @@ static int add_profile(loader_t *ld, dcpi_profile_t *p, const dcpi_db_file_t *f,
         return 0;
     }
     if (rc < 0)
-        seterr(err, "%s: cannot merge: %s", f->path, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: cannot merge: %s", f->path, dcpi_strerror(rc));
     return rc;
 }
 
@@ -318,7 +303,7 @@ static int load_files(loader_t *ld, const dcpi_db_file_t *files, size_t n, char 
         int rc = dcpi_profile_read(files[i].path, &p, err);
         if (rc < 0) {
             if (err && !*err)
-                seterr(err, "%s: %s", files[i].path, dcpi_strerror(rc));
+                dcpi__errf(err, rc, "%s: %s", files[i].path, dcpi_strerror(rc));
             return rc;
         }
         rc = add_profile(ld, p, &files[i], err);
@@ -336,8 +321,7 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, d
         err[0] = '\0';
     loader_t ld = {.set = calloc(1, sizeof(dcpi_profset_t))};
     if (!ld.set) {
-        seterr(err, "%s: out of memory", db);
-        return DCPI_ENOMEM;
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", db);
     }
     dcpi_db_file_t *files = NULL;
     size_t n = 0;
@@ -349,7 +333,7 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, d
         goto out_files;
     rc = finish_set(ld.set);
     if (rc < 0) {
-        seterr(err, "%s: out of memory", db);
+        dcpi__errf(err, rc, "%s: out of memory", db);
         goto out_files;
     }
     free(files);
@@ -441,7 +425,7 @@ static int open_kernel_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **
     snprintf(path, sizeof(path), "%s/kallsyms", img->dir);
     int rc = dcpi_symtab_open_kallsyms(path, st, why);
     if (rc < 0 && why && !*why)
-        seterr(why, "%s: %s", path, dcpi_strerror(rc));
+        dcpi__errf(why, rc, "%s: %s", path, dcpi_strerror(rc));
     return rc;
 }
 
@@ -458,19 +442,18 @@ static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     int rc = dcpi_image_probe(img->path, &info, why);
     if (!probe_has_id(rc)) {
         if (why && !*why)
-            seterr(why, "%s: %s", img->path, dcpi_strerror(rc));
+            dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
         return rc;
     }
     if (strcmp(info.id, img->id) != 0) {
-        seterr(why, "%s changed since it was profiled (id %s, profile %s)", img->path, info.id,
-               img->id);
-        return DCPI_EFORMAT;
+        return dcpi__errf(why, DCPI_EFORMAT, "%s changed since it was profiled (id %s, profile %s)",
+                          img->path, info.id, img->id);
     }
     if (why)
         why[0] = '\0';
     rc = dcpi_symtab_open(img->path, st, why);
     if (rc < 0 && why && !*why)
-        seterr(why, "%s: %s", img->path, dcpi_strerror(rc));
+        dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
     return rc;
 }
 

@@ -7,18 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/base/err.h"
 #include "core/formats/export.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
 #include "dcpi/errno.h"
-
-void dcpi_export_prefix_err(const dcpi_cli_t *cli, char *err)
-{
-    char tmp[DCPI_ERRLEN];
-    size_t room = DCPI_ERRLEN - (strlen(cli->tool) + 3);
-    snprintf(tmp, sizeof(tmp), "%s", err);
-    snprintf(err, DCPI_ERRLEN, "%s: %.*s", cli->tool, (int)room, tmp);
-}
 
 uint64_t dcpi_export_text_offset(const dcpi_profset_image_t *img)
 {
@@ -114,7 +107,7 @@ int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, co
     int rc =
         dcpi_stackprof_load(cli->db, cli->epoch, cli->platform, set->events[ev].name, &xs->sp, err);
     if (rc < 0) {
-        dcpi_export_prefix_err(cli, err);
+        dcpi_cli_prefix_err(cli, err);
         return rc;
     }
     if (!xs->sp)
@@ -125,8 +118,7 @@ int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, co
     xs->tabs = calloc(n, sizeof(*xs->tabs));
     xs->base = calloc(n, sizeof(*xs->base));
     if (!xs->pset || !xs->tabs || !xs->base) {
-        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
-        return DCPI_ENOMEM;
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
     }
     dcpi_stackprof_symbols(xs->sp, set, xs->pset, xs->tabs);
     stack_bases(xs, set, order);
@@ -134,7 +126,7 @@ int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, co
         xs->has_unknown |= set->images[k].kind == DCPI_PSET_UNKNOWN;
     rc = collect_leaves(xs);
     if (rc < 0)
-        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
+        dcpi__errf(err, rc, "%s: out of memory", cli->tool);
     return rc;
 }
 
@@ -178,16 +170,14 @@ int dcpi_export_open(dcpi_export_t *x, const dcpi_cli_t *cli, const dcpi_profset
     *x = (dcpi_export_t){.cli = cli, .set = set, .out = out, .ev = -1};
     err[0] = '\0';
     if (set->nevents == 0) {
-        snprintf(err, DCPI_ERRLEN, "%s: no samples in epoch %s", cli->tool, cli->epoch);
-        return DCPI_ENOENT;
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no samples in epoch %s", cli->tool, cli->epoch);
     }
     x->ev = dcpi_profset_pick_event(set, event, cli->tool, cli->epoch);
     if (x->ev < 0)
         return DCPI_ENOENT;
     x->order = calloc(set->nimages + 1, sizeof(*x->order));
     if (!x->order) {
-        snprintf(err, DCPI_ERRLEN, "%s: out of memory", cli->tool);
-        return DCPI_ENOMEM;
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
     }
     image_order(set, cli, x->order);
     return dcpi_export_stacks_load(cli, set, x->order, x->ev, &x->xs, err);

@@ -96,7 +96,5 @@ int dcpi_export_chain_in_set(const dcpi_export_stacks_t *xs, const dcpi_frame_t 
 uint64_t dcpi_export_frame_pc(const dcpi_export_stacks_t *xs, dcpi_frame_t f);
 /* File offset of tstart in img's file (for mapping lines), tstart when it cannot tell. */
 uint64_t dcpi_export_text_offset(const dcpi_profset_image_t *img);
-/* Put "TOOL: " in front of the "FILE: reason" message in err. */
-void dcpi_export_prefix_err(const dcpi_cli_t *cli, char *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/base/err.h"
 #include "core/formats/export.h"
 #include "core/formats/gmon.h"
 #include "core/image/symbols.h"
@@ -121,8 +122,8 @@ int dcpi_export_gmon(const dcpi_export_t *x, char *err)
     int ev = x->ev;
     const dcpi_profset_image_t *img = set->nimages ? &set->images[x->order[0]] : NULL;
     if (!img || img->kind != DCPI_PSET_FILE || !img->prof[ev]) {
-        snprintf(err, DCPI_ERRLEN, "%s: no program image with samples to export", x->cli->tool);
-        return DCPI_ENOENT;
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no program image with samples to export",
+                          x->cli->tool);
     }
     uint64_t period = set->events[ev].period;
     uint32_t rate = period && period <= 1000000000 ? (uint32_t)(1000000000 / period) : 1;
@@ -132,9 +133,9 @@ int dcpi_export_gmon(const dcpi_export_t *x, char *err)
     if (rc == 0 && x->xs.sp)
         rc = gmon_arcs(g, &x->xs, (long)x->order[0]);
     if (rc < 0)
-        snprintf(err, DCPI_ERRLEN, "%s: %s: %s", x->cli->tool, img->name, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", x->cli->tool, img->name, dcpi_strerror(rc));
     else if ((rc = dcpi_gmon_write(x->out, g, err)) < 0)
-        dcpi_export_prefix_err(x->cli, err);
+        dcpi_cli_prefix_err(x->cli, err);
     dcpi_gmon_free(g);
     return rc;
 }

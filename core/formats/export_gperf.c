@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include "core/base/err.h"
 #include "core/formats/export.h"
 #include "core/formats/gperf.h"
 #include "dcpi/errno.h"
@@ -89,9 +90,9 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
         rc = gperf_image(g, img, (long)x->order[k], x->ev, base, xs, &noimage);
     }
     if (rc < 0)
-        snprintf(err, DCPI_ERRLEN, "%s: %s: %s", x->cli->tool, x->out, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", x->cli->tool, x->out, dcpi_strerror(rc));
     else if ((rc = dcpi_gperf_write(x->out, g, err)) < 0)
-        dcpi_export_prefix_err(x->cli, err);
+        dcpi_cli_prefix_err(x->cli, err);
     dcpi_gperf_free(g);
     return rc;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/formats/export.h"
 #include "core/formats/pprof.h"
 #include "core/image/srclines.h"
@@ -102,14 +104,8 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     for (size_t i = 0; i < c->nimg; i++)
         if (c->img[i].tstart == tstart && !strcmp(c->img[i].id, id))
             return (long)i;
-    if (c->nimg == c->capimg) {
-        size_t cap = c->capimg ? 2 * c->capimg : 16;
-        pimg_t *v = realloc(c->img, cap * sizeof(*v));
-        if (!v)
-            return DCPI_ENOMEM;
-        c->img = v;
-        c->capimg = cap;
-    }
+    if (dcpi__grow((void **)&c->img, &c->capimg, c->nimg + 1, sizeof(*c->img)) < 0)
+        return DCPI_ENOMEM;
     pimg_t *im = &c->img[c->nimg];
     *im = (pimg_t){id, path, tstart, tsize, set_idx, NULL, NULL, 0};
     dcpi_profset_image_t fake = {.id = (char *)id,
@@ -326,7 +322,7 @@ static int pprof_values(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *
         dcpi_vprof_t *vp = NULL;
         rc = dcpi_vprof_read(files[i].path, &vp, err);
         if (rc < 0)
-            dcpi_export_prefix_err(cli, err);
+            dcpi_cli_prefix_err(cli, err);
         else
             rc = pprof_vprof(c, set, vp);
         dcpi_vprof_free(vp);
@@ -390,7 +386,7 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     size_t nfiles = 0;
     int rc = dcpi_db_list_files(cli->db, cli->epoch, cli->platform, ".vprof", &files, &nfiles, err);
     if (rc < 0) {
-        dcpi_export_prefix_err(cli, err);
+        dcpi_cli_prefix_err(cli, err);
         return rc;
     }
     rc = dcpi_pprof_new(&c.pp);
@@ -414,9 +410,9 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     if (rc == 0)
         rc = pprof_values(&c, cli, set, files, nfiles, err);
     if (rc < 0 && !err[0])
-        snprintf(err, DCPI_ERRLEN, "%s: %s: %s", cli->tool, x->out, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", cli->tool, x->out, dcpi_strerror(rc));
     else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)
-        dcpi_export_prefix_err(cli, err);
+        dcpi_cli_prefix_err(cli, err);
     free(files);
     pctx_free(&c);
     return rc;

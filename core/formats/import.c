@@ -13,11 +13,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/base/fsutil.h"
 #include "core/formats/gmon.h"
 #include "core/formats/gperf.h"
 #include "core/formats/import.h"
-#include "core/store/header.h"
 #include "dcpi/errno.h"
 
 /* ---- images ---- */
@@ -41,15 +42,9 @@ static dcpi_import_image_t *image_get(dcpi_import_t *im, const char *path, int *
             free(abs);
             return im->v[i].ok ? &im->v[i] : NULL;
         }
-    if (im->n == im->cap) {
-        size_t cap = im->cap ? 2 * im->cap : 16;
-        dcpi_import_image_t *v = realloc(im->v, cap * sizeof(*v));
-        if (!v) {
-            free(abs);
-            return *rc = DCPI_ENOMEM, NULL;
-        }
-        im->v = v;
-        im->cap = cap;
+    if (dcpi__grow((void **)&im->v, &im->cap, im->n + 1, sizeof(*im->v)) < 0) {
+        free(abs);
+        return *rc = DCPI_ENOMEM, NULL;
     }
     dcpi_import_image_t *m = &im->v[im->n];
     *m = (dcpi_import_image_t){.path = abs ? abs : strdup(path)};
@@ -122,7 +117,7 @@ int dcpi_import_gperf(dcpi_import_t *im, char *err)
             im->unknown += count;
     }
     if (rc < 0)
-        snprintf(err, DCPI_ERRLEN, "%s: %s", im->o->file, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s", im->o->file, dcpi_strerror(rc));
     dcpi_gperf_free(g);
     return rc;
 }
@@ -135,10 +130,10 @@ static int gmon_hist(dcpi_import_t *im, dcpi_import_image_t *m, const dcpi_gmon_
             continue;
         uint64_t pc = dcpi_gmon_bin_addr(h, i);
         if (pc < m->info.tstart || pc - m->info.tstart >= m->info.tsize)
-            return dcpi__hdr_errf(err, DCPI_EFORMAT,
-                                  "%s: histogram out of range: %u samples at %#" PRIx64
-                                  ", outside the text of %s",
-                                  im->o->file, h->bins[i], pc, m->path);
+            return dcpi__errf(err, DCPI_EFORMAT,
+                              "%s: histogram out of range: %u samples at %#" PRIx64
+                              ", outside the text of %s",
+                              im->o->file, h->bins[i], pc, m->path);
         add_vaddr(im, m, pc, h->bins[i]);
     }
     return 0;
@@ -152,8 +147,8 @@ int dcpi_import_gmon(dcpi_import_t *im, char *err)
         return rc;
     dcpi_import_image_t *m = image_get(im, im->o->image, &rc);
     if (!m) {
-        rc = dcpi__hdr_errf(err, rc < 0 ? rc : DCPI_ENOENT, "%s: cannot read the program",
-                            im->o->image);
+        rc =
+            dcpi__errf(err, rc < 0 ? rc : DCPI_ENOENT, "%s: cannot read the program", im->o->image);
     } else {
         im->period = g->nhists && g->hists[0].rate ? 1000000000ull / g->hists[0].rate : 0;
         for (size_t i = 0; rc == 0 && i < g->nhists; i++)
@@ -190,7 +185,7 @@ static int write_one(const char *pdir, const char *dirname, dcpi_profile_t *p, c
     snprintf(file, sizeof(file), "%s/%s.prof", dir, event);
     int rc = dcpi__mkdirs(dir, 0755);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
     return dcpi_profile_write(file, p, err);
 }
 
@@ -209,7 +204,7 @@ static int write_unknown(const dcpi_import_t *im, const char *pdir, const char *
     char dirname[DCPI_NAMELEN + 16];
     snprintf(dirname, sizeof(dirname), "unknown@%s", plat);
     if (rc < 0)
-        dcpi__hdr_errf(err, rc, "unknown profile: %s", dcpi_strerror(rc));
+        dcpi__errf(err, rc, "unknown profile: %s", dcpi_strerror(rc));
     else
         rc = write_one(pdir, dirname, p, im->o->event, err);
     dcpi_profile_free(p);
@@ -231,7 +226,7 @@ static int write_epoch(const dcpi_import_t *im, const char *tmp, const char *epo
         rc = set_header(m->prof, m->info.id, epoch, plat, im, m->info.tstart, m->info.tsize,
                         m->path);
         if (rc < 0)
-            dcpi__hdr_errf(err, rc, "%s: %s", m->path, dcpi_strerror(rc));
+            dcpi__errf(err, rc, "%s: %s", m->path, dcpi_strerror(rc));
         else
             rc = write_one(pdir, dirname, m->prof, im->o->event, err);
     }
@@ -275,16 +270,16 @@ int dcpi_import_save(const dcpi_import_t *im, const char *db, const char *plat,
     char tmp[4400], final[4700];
     int rc = dcpi__mkdirs(db, 0755);
     if (rc < 0)
-        return dcpi__hdr_errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
+        return dcpi__errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
     if ((rc = pick_epoch(db, im->o->new_epoch, epoch)) < 0)
-        return dcpi__hdr_errf(err, rc, "%s: epoch %s already exists", db, epoch);
+        return dcpi__errf(err, rc, "%s: epoch %s already exists", db, epoch);
     snprintf(tmp, sizeof(tmp), "%s/.dcpiimport.XXXXXX", db);
     if (!mkdtemp(tmp))
-        return dcpi__hdr_errf(err, DCPI_EIO, "%s: %s", tmp, strerror(errno));
+        return dcpi__errf(err, DCPI_EIO, "%s: %s", tmp, strerror(errno));
     rc = write_epoch(im, tmp, epoch, plat, err);
     snprintf(final, sizeof(final), "%s/%s", db, epoch);
     if (rc == 0 && rename(tmp, final) != 0)
-        rc = dcpi__hdr_errf(err, DCPI_EIO, "%s: %s", final, strerror(errno));
+        rc = dcpi__errf(err, DCPI_EIO, "%s: %s", final, strerror(errno));
     if (rc < 0)
         nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return rc;

@@ -14,6 +14,7 @@
 
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/hash.h"
 #include "core/base/mem.h"
 #include "core/store/header.h"
 #include "dcpi/errno.h"
@@ -97,10 +98,7 @@ void dcpi_pprof_free(dcpi_pprof_t *p)
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return dcpi__fnv1a(DCPI_FNV64_OFFSET, s, strlen(s));
 }
 
 static int rehash(dcpi_pprof_t *p)

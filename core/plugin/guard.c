@@ -6,10 +6,10 @@
 #include "core/plugin/guard.h"
 
 #include <setjmp.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
 
+#include "core/base/err.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -74,19 +74,17 @@ typedef struct pcall {
     volatile int reading; /* 1 once the plugin returned: a fault now is its pointer's */
 } pcall_t;
 
-static void guard_report(const char *who, int which, int reading, char *err)
+/* Put the reason of the fault in err; returns DCPI_EPLUGIN. */
+static int guard_report(const char *who, int which, int reading, char *err)
 {
-    if (!err)
-        return;
     const char *entry = which == DCPI_GUARD_PREFACE ? "vp_preface" : "vp_format";
     if (guard_sig == SIGALRM)
-        snprintf(err, DCPI_ERRLEN, "%s: %s did not return within %u s", who, entry,
-                 DCPI_GUARD_TIMEOUT_MS / 1000);
-    else if (reading)
-        snprintf(err, DCPI_ERRLEN, "%s: %s returned an invalid pointer", who, entry);
-    else
-        snprintf(err, DCPI_ERRLEN, "%s: %s crashed (SIG%s)", who, entry,
-                 sigabbrev_np(guard_sig) ? sigabbrev_np(guard_sig) : "?");
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: %s did not return within %u s", who, entry,
+                          DCPI_GUARD_TIMEOUT_MS / 1000);
+    if (reading)
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: %s returned an invalid pointer", who, entry);
+    return dcpi__errf(err, DCPI_EPLUGIN, "%s: %s crashed (SIG%s)", who, entry,
+                      sigabbrev_np(guard_sig) ? sigabbrev_np(guard_sig) : "?");
 }
 
 /* Call the plugin and copy its answer (control characters as '?'). 1: answer, 0: NULL. */
@@ -109,8 +107,7 @@ static int guarded_call(pcall_t *pc, const char *who, char *err)
 {
     if (sigsetjmp(guard_jmp, 1)) {
         guard_timer(0);
-        guard_report(who, pc->which, pc->reading, err);
-        return DCPI_EPLUGIN;
+        return guard_report(who, pc->which, pc->reading, err);
     }
     guard_armed = 1;
     guard_timer(DCPI_GUARD_TIMEOUT_MS);

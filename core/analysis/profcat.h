@@ -1,0 +1,25 @@
+/*
+ * profcat.h - PC profile files printed as text, the way DCPI's dcpicat does (dcpicat's
+ * printing): a header block per image, then one row per sampled address with one count column
+ * per file (event).
+ */
+#ifndef DCPI_CORE_ANALYSIS_PROFCAT_H
+#define DCPI_CORE_ANALYSIS_PROFCAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "dcpi/profile.h"
+
+/*
+ * Print the n profiles profs[i] (read from paths[i]; a NULL profile, one that could not be
+ * read, is skipped) to out. Profiles of the same image ("image" value, case-insensitive) are
+ * merged into one table; tables of different images follow in the order the image first
+ * appears, with a blank line between them when header is set. header false prints only the
+ * address rows. Returns 0, or DCPI_ENOMEM when a table could not be printed (the others are).
+ */
+int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *const *paths, size_t n,
+                       bool header);
+
+#endif
