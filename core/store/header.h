@@ -92,8 +92,4 @@ size_t dcpi__hdr_encode(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, char *
  * new's unknown lines that old does not already hold. 0 or DCPI_ENOMEM. */
 int dcpi__hdr_merge(const dcpi_hdr_spec_t *spec, dcpi_hdr_t *old, const dcpi_hdr_t *new_hdr);
 
-/* The old name of dcpi__errf (core/base/err.h), kept only for core/formats/import.c, its last
- * user; remove with that use. */
-#define dcpi__hdr_errf dcpi__errf
-
 #endif
