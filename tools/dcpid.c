@@ -22,7 +22,7 @@ static void usage(FILE *f)
             "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
             "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
             "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
-            "             [-g] [-vstep [-vburst N]]\n"
+            "             [-g] [-vstep [-vburst N] [-vstep-first]]\n"
             "             [-vrecord [-vrecord-max MB]] [-vinproc] [-vtimeout S]\n"
             "             [-vtrace-insecure]\n"
             "             [-p PID | -- command args...]\n"
@@ -46,6 +46,8 @@ static void usage(FILE *f)
             "                   agent preloaded into the command, ptrace with -p; -vrate N is\n"
             "                   then bursts per second of each thread's CPU time (100)\n"
             "  -vburst N        instructions per -vstep burst (16, at most 256)\n"
+            "  -vstep-first     also trace each burst's first instruction, the one the timer\n"
+            "                   interrupted (dropped by default: it over-represents slow ones)\n"
             "  -vrecord         record the value traces for dcpireplay (values.trace)\n"
             "  -vrecord-max MB  bound of the recording (256)\n"
             "  -vinproc         run plugins in dcpid, not one worker process per plugin\n"
@@ -185,6 +187,8 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
             o->callgraph = 1;
         } else if (strcmp(f, "-vstep") == 0) {
             o->vstep = 1;
+        } else if (strcmp(f, "-vstep-first") == 0) {
+            o->vstep_first = 1;
         } else if (strcmp(f, "-vrecord") == 0) {
             o->vrecord = 1;
         } else if (strcmp(f, "-vinproc") == 0) {
@@ -219,6 +223,8 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
         return bad("-vrecord-max needs -vrecord%s", "");
     if (o->vburst && !o->vstep)
         return bad("-vburst needs -vstep%s", "");
+    if (o->vstep_first && !o->vstep)
+        return bad("-vstep-first needs -vstep%s", "");
     return 0;
 }
 

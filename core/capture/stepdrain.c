@@ -32,7 +32,8 @@ struct dcpi_stepdrain {
     char base[128];
     ring_t *rings;
     int nrings, cap;
-    uint64_t drained;
+    uint64_t drained, first_dropped;
+    int keep_first;
     dcpi_step_stats_t gone; /* totals of released rings */
 };
 
@@ -180,6 +181,12 @@ int dcpi_stepdrain_scan(dcpi_stepdrain_t *d, char *err)
     return added;
 }
 
+void dcpi_stepdrain_keep_first(dcpi_stepdrain_t *d, int keep)
+{
+    if (d)
+        d->keep_first = keep != 0;
+}
+
 static long drain_ring(dcpi_stepdrain_t *d, ring_t *r, dcpi_step_record_fn fn, void *arg, int *stop)
 {
     long n = 0;
@@ -189,6 +196,11 @@ static long drain_ring(dcpi_stepdrain_t *d, ring_t *r, dcpi_step_record_fn fn, v
             continue;
         const step_record_t *rec;
         while ((rec = step_ring_peek(r->hdr, i)) != NULL) {
+            if ((rec->flags & STEP_REC_FIRST) && !d->keep_first) {
+                step_ring_consume(s); /* the interrupted instruction: biased, see stepdrain.h */
+                d->first_dropped++;
+                continue;
+            }
             step_record_t copy = *rec; /* the slot is reused once consumed */
             if (fn && fn(r->pid, &copy, arg) != 0) {
                 *stop = 1;
@@ -280,6 +292,7 @@ void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st)
         add_totals(st, d->rings[i].hdr);
     }
     st->drained = d->drained;
+    st->first_dropped = d->first_dropped;
 }
 
 /* ---- values ------------------------------------------------------------------------------- */

@@ -8,6 +8,10 @@
  * children and exec'd images), dcpi_stepdrain_poll (hands every new record to a callback, in
  * order per thread), dcpi_stepdrain_reap (frees drained rings of processes that are gone) and
  * dcpi_stepdrain_stats (bursts, steps, lost bursts for dcpictl status).
+ * The first record of each burst (STEP_REC_FIRST) is the instruction the agent's timer
+ * interrupted; a slow instruction is interrupted more often than its share of executions, so
+ * that record is biased (docs/step-backend.md). The drain consumes it without handing it to the
+ * callback (counted in first_dropped) unless dcpi_stepdrain_keep_first(d, 1).
  * Records become trace entries with dcpi_step_encode: one trace_encoder_t per pid (a trace
  * holds one process), a burst header whenever the thread or burst changes.
  */
@@ -23,13 +27,14 @@
 typedef struct dcpi_stepdrain dcpi_stepdrain_t;
 
 typedef struct dcpi_step_stats {
-    unsigned rings;        /* ring files mapped now */
-    uint64_t bursts;       /* bursts started (all rings, including reaped ones) */
-    uint64_t steps;        /* records written by the agents */
-    uint64_t drained;      /* records handed to callbacks */
-    uint64_t lost_bursts;  /* bursts skipped because a ring was full: lost value traces */
-    uint64_t lost_threads; /* threads that found no free slot */
-    uint64_t no_decoder;   /* steps recorded without memory operand information */
+    unsigned rings;         /* ring files mapped now */
+    uint64_t bursts;        /* bursts started (all rings, including reaped ones) */
+    uint64_t steps;         /* records written by the agents */
+    uint64_t drained;       /* records handed to callbacks */
+    uint64_t first_dropped; /* first records of bursts consumed, not handed to callbacks */
+    uint64_t lost_bursts;   /* bursts skipped because a ring was full: lost value traces */
+    uint64_t lost_threads;  /* threads that found no free slot */
+    uint64_t no_decoder;    /* steps recorded without memory operand information */
     uint64_t end_count[STEP_END_COUNT];
 } dcpi_step_stats_t;
 
@@ -43,10 +48,14 @@ void dcpi_stepdrain_close(dcpi_stepdrain_t *d, int remove_files);
  * skipped. */
 int dcpi_stepdrain_scan(dcpi_stepdrain_t *d, char *err);
 
+/* keep != 0: hand the first record of each burst (the interrupted instruction) to the callback
+ * too; 0 (the default): consume it unseen and count it in first_dropped. */
+void dcpi_stepdrain_keep_first(dcpi_stepdrain_t *d, int keep);
+
 /* Called for each record; a non-zero return stops the poll, leaving that record unread. */
 typedef int (*dcpi_step_record_fn)(unsigned pid, const step_record_t *rec, void *arg);
-/* Hand every published record of every ring to fn (per thread in order). Returns the number of
- * records consumed. */
+/* Hand every published record of every ring to fn (per thread in order; first records of bursts
+ * only with dcpi_stepdrain_keep_first). Returns the number of records handed to fn. */
 long dcpi_stepdrain_poll(dcpi_stepdrain_t *d, dcpi_step_record_fn fn, void *arg);
 /* Free slots of exited threads and unmap (and unlink) rings that are drained and whose process
  * is gone or was replaced by a newer image (exec). Returns the number of rings released. */

@@ -224,6 +224,7 @@ int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
     const dcpi_daemon_opts_t *o = d->o;
     dcpi_vstep_opts_t so = {.burst = o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
                             .rate = o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE,
+                            .keep_first = o->vstep_first,
                             .plugin_dirs = o->plugin_dirs,
                             .ns_per_sample = ns_per_sample(d)};
     if (d->mode == DCPI_SAMPLE_COMMAND)

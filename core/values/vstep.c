@@ -31,6 +31,7 @@ struct dcpi_vstep {
     dcpi_vstep_opts_t o;
     dcpi_step_encoder_t *se; /* one per plugin */
     uint64_t records, entries;
+    uint64_t first_dropped; /* ptrace: first records of bursts dropped (agent: the drain's) */
     /* agent */
     dcpi_stepdrain_t *drain;
     char prefix[128], agent[4096];
@@ -117,12 +118,17 @@ int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vst
         snprintf(vs->prefix, sizeof vs->prefix, "/dev/shm/dcpi-step-%d", (int)getpid());
         rc = dcpi_stepdrain_open(vs->prefix, &vs->drain, err);
     }
+    if (rc == 0)
+        dcpi_stepdrain_keep_first(vs->drain, vs->o.keep_first);
     if (rc < 0) {
         dcpi_vstep_free(vs);
         return rc;
     }
-    dcpi__log(DCPI_LOG_INFO, "vstep: agent %s, rings %s.*, %u-instruction bursts, %u/s per thread",
-              vs->agent, vs->prefix, vs->o.burst, vs->o.rate);
+    dcpi__log(DCPI_LOG_INFO,
+              "vstep: agent %s, rings %s.*, %u-instruction bursts, %u/s per thread, first record "
+              "of each burst %s",
+              vs->agent, vs->prefix, vs->o.burst, vs->o.rate,
+              vs->o.keep_first ? "kept" : "dropped");
     *out = vs;
     return 0;
 }
@@ -230,7 +236,10 @@ static void run_bursts(dcpi_vstep_t *vs)
             vs->refused++; /* the thread exited meanwhile */
             continue;
         }
-        for (int j = 0; j < k; j++)
+        /* the first record is where the burst was admitted: biased, dropped as the drain does */
+        int j = !vs->o.keep_first && k > 0 && (vs->recs[0].flags & STEP_REC_FIRST);
+        vs->first_dropped += (uint64_t)j;
+        for (; j < k; j++)
             on_record((unsigned)vs->pid, &vs->recs[j], vs);
         vs->gone = dcpi_ptstep_poll(vs->pt) == 0;
     }
@@ -294,9 +303,11 @@ void dcpi_vstep_stop(dcpi_vstep_t *vs)
 void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len)
 {
     int n;
+    uint64_t dropped = vs->first_dropped;
     if (vs->drain) {
         dcpi_step_stats_t st;
         dcpi_stepdrain_stats(vs->drain, &st);
+        dropped = st.first_dropped;
         n = snprintf(buf, len,
                      "vstep agent bursts %" PRIu64 " steps %" PRIu64 " lost %" PRIu64 "\n",
                      st.bursts, st.steps, st.lost_bursts);
@@ -309,8 +320,9 @@ void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len)
     }
     if (n < 0 || (size_t)n >= len)
         return;
-    snprintf(buf + n, len - (size_t)n, "vstep records %" PRIu64 " entries %" PRIu64 "\n",
-             vs->records, vs->entries);
+    snprintf(buf + n, len - (size_t)n,
+             "vstep records %" PRIu64 " entries %" PRIu64 " first-dropped %" PRIu64 "\n",
+             vs->records, vs->entries, dropped);
 }
 
 void dcpi_vstep_free(dcpi_vstep_t *vs)

@@ -28,6 +28,9 @@ typedef struct dcpi_vstep dcpi_vstep_t;
 typedef struct dcpi_vstep_opts {
     unsigned burst; /* instructions per burst (1..256) */
     unsigned rate;  /* bursts per second of a thread's CPU time */
+    /* 1: the first record of each burst (the instruction the timer or sample interrupted, which
+     * over-represents slow executions) becomes a trace entry too; 0: it is dropped and counted */
+    int keep_first;
     /* agent: plugin directories (NULL-terminated, may be NULL): the agent is looked up in their
      * parents (<build>/plugins -> <build>/libdcpi-agent.so, <libdir>/dcpi -> <libdir>/...) */
     const char *const *plugin_dirs;
@@ -59,7 +62,7 @@ int dcpi_vstep_timeout_ms(const dcpi_vstep_t *vs);
 /* ptrace: detach (every thread keeps running); agent: a last drain. Idempotent. */
 void dcpi_vstep_stop(dcpi_vstep_t *vs);
 /* The status lines ("vstep agent bursts B steps S lost L" or "vstep ptrace bursts B steps S",
- * then "vstep records R entries E"), each ending in '\n', into buf. */
+ * then "vstep records R entries E first-dropped F"), each ending in '\n', into buf. */
 void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len);
 /* Stop, close the rings (unlinking their files). NULL is fine. */
 void dcpi_vstep_free(dcpi_vstep_t *vs);
