@@ -206,16 +206,25 @@ static int collect_fn(unsigned pid, const step_record_t *rec, void *arg)
     return 0;
 }
 
-static dcpi_stepdrain_t *drain_all(run_t *r, collect_t *c, dcpi_step_stats_t *st)
+/* keep: hand the first record of each burst over too (the agent's records as written); 0 is the
+ * drain's default (dropped, counted in first_dropped). */
+static dcpi_stepdrain_t *drain_keep(run_t *r, collect_t *c, dcpi_step_stats_t *st, int keep)
 {
     dcpi_stepdrain_t *d;
     char err[DCPI_ERRLEN];
     ck_assert_int_eq(dcpi_stepdrain_open(r->prefix, &d, err), 0);
+    if (keep)
+        dcpi_stepdrain_keep_first(d, 1);
     ck_assert_int_ge(dcpi_stepdrain_scan(d, err), 1);
     memset(c, 0, sizeof(*c));
     ck_assert_int_ge(dcpi_stepdrain_poll(d, collect_fn, c), 0);
     dcpi_stepdrain_stats(d, st);
     return d;
+}
+
+static dcpi_stepdrain_t *drain_all(run_t *r, collect_t *c, dcpi_step_stats_t *st)
+{
+    return drain_keep(r, c, st, 1);
 }
 
 static int mnemonic_of(const step_record_t *rec, dcpi_insn_t *in)
@@ -358,6 +367,57 @@ START_TEST(test_agent_encode)
     free(c.recs);
     dcpi_stepdrain_close(d, 1);
     run_done(&r);
+}
+END_TEST
+
+/* Bursts among the records (a change of thread or burst number, or index 0) and the records
+ * flagged as the first of their burst. */
+static void count_bursts(const collect_t *c, long *bursts, long *first)
+{
+    *bursts = *first = 0;
+    for (int i = 0; i < c->n; i++) {
+        const step_record_t *x = &c->recs[i], *p = i ? &c->recs[i - 1] : NULL;
+        *bursts += !p || p->tid != x->tid || p->burst != x->burst || x->index == 0;
+        *first += (x->flags & STEP_REC_FIRST) != 0;
+        ck_assert_int_eq((x->flags & STEP_REC_FIRST) != 0, x->index == 0);
+    }
+}
+
+/* The first record of a burst (the interrupted instruction, biased towards slow executions) is
+ * consumed but not handed over by default, and counted; dcpi_stepdrain_keep_first hands it
+ * over. Either way the burst statistics count it. */
+START_TEST(test_agent_first_dropped)
+{
+    char *args[] = {"work-step", "-n", "100", NULL};
+    for (int keep = 0; keep < 2; keep++) {
+        run_t r;
+        run_init(&r);
+        run_work(&r, 1, "300", args);
+        ck_assert_int_eq(r.status, 0);
+        collect_t c;
+        dcpi_step_stats_t st;
+        dcpi_stepdrain_t *d = drain_keep(&r, &c, &st, keep);
+        ck_assert_int_gt(c.n, 0);
+        long bursts, first;
+        count_bursts(&c, &bursts, &first);
+        ck_assert_uint_eq(st.drained, (uint64_t)c.n);
+        ck_assert_uint_eq(st.steps, (uint64_t)c.n + st.first_dropped); /* nothing else lost */
+        ck_assert_uint_gt(st.bursts, 0);
+        if (keep) {
+            ck_assert_uint_eq(st.first_dropped, 0);
+            ck_assert_int_eq(first, bursts); /* every burst's index 0 record is there */
+        } else {
+            ck_assert_int_eq(first, 0);
+            ck_assert_uint_gt(st.first_dropped, 0);
+            ck_assert_uint_le(st.first_dropped, st.bursts);
+            ck_assert_uint_le((uint64_t)bursts, st.first_dropped); /* every burst lost one */
+            for (int i = 0; i < c.n; i++)
+                ck_assert_uint_ge(c.recs[i].index, 1);
+        }
+        free(c.recs);
+        dcpi_stepdrain_close(d, 1);
+        run_done(&r);
+    }
 }
 END_TEST
 
@@ -504,6 +564,7 @@ int main(void)
     tcase_add_test(tc, test_values_branch_cmp);
     tcase_add_test(tc, test_agent_loads_calls_syscalls);
     tcase_add_test(tc, test_agent_encode);
+    tcase_add_test(tc, test_agent_first_dropped);
     tcase_add_test(tc, test_agent_program_signals);
     tcase_add_test(tc, test_agent_fork_threads_exec);
     tcase_add_test(tc, test_agent_blocked_and_full);
