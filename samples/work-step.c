@@ -14,6 +14,11 @@
  *   -b  block all signals with sigprocmask while working
  *   -x  exec itself once more (without -x) at the end, keeping the environment
  *   -w  print "ready" and run until killed by SIGTERM (for attaching), printing a final line
+ *   -j  instead of the above: branch_loop for ROUNDS rounds of 2^20 iterations; the `je` of
+ *       branch_pass (inline asm, once per iteration) is taken when pattern[i] is 0: 256 of the
+ *       1024 entries, each pass once over all of them, so the je is taken in exactly 25% of its
+ *       executions. The order is random and changes every pass, so the predictor cannot learn
+ *       it (tests/e2e/vstep_agent.sh checks the share of taken executions)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +48,57 @@ __attribute__((noinline)) uint64_t step_loop(long iters)
         sum = step_leaf(sum);
         if ((i & sys_mask) == sys_mask)
             sum ^= (uint64_t)syscall(SYS_getppid) & 0;
+    }
+    return sum;
+}
+
+static uint8_t pattern[1024];
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t xorshift(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static void swap_pattern(int i, int j)
+{
+    uint8_t t = pattern[i];
+    pattern[i] = pattern[j];
+    pattern[j] = t;
+}
+
+/* A new order of the pattern before every pass, so that the predictor cannot learn it: 64
+ * random transpositions keep it uniformly random (Fisher-Yates once at the start). */
+__attribute__((noinline)) static void shuffle_pattern(void)
+{
+    for (int k = 0; k < 64; k++)
+        swap_pattern((int)(xorshift() & 1023), (int)(xorshift() & 1023));
+}
+
+__attribute__((noinline)) static uint64_t branch_pass(uint64_t sum)
+{
+    for (int i = 0; i < 1024; i++)
+        __asm__ volatile("cmpb $0, (%1)\n\t"
+                         "je 1f\n\t"
+                         "add $3, %0\n"
+                         "1:"
+                         : "+r"(sum)
+                         : "r"(&pattern[i])
+                         : "cc", "memory");
+    return sum;
+}
+
+__attribute__((noinline)) uint64_t branch_loop(long passes)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < 1024; i++)
+        pattern[i] = i >= 256; /* 0: the je is taken */
+    for (int i = 1023; i > 0; i--)
+        swap_pattern(i, (int)(xorshift() % (uint64_t)(i + 1)));
+    for (long p = 0; p < passes; p++) {
+        shuffle_pattern();
+        sum = branch_pass(sum);
     }
     return sum;
 }
@@ -126,9 +182,13 @@ int main(int argc, char **argv)
 {
     long rounds = 20;
     int sigs = 0, forks = 0, threads = 0, block = 0, exe = 0, wait = 0;
+    long branch = 0;
     int c;
-    while ((c = getopt(argc, argv, "n:c:sft:bxw")) != -1) {
+    while ((c = getopt(argc, argv, "n:c:sft:bxwj:")) != -1) {
         switch (c) {
+        case 'j':
+            branch = atol(optarg);
+            break;
         case 'n':
             rounds = atol(optarg);
             break;
@@ -155,12 +215,17 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr,
-                    "usage: work-step [-n ROUNDS] [-c LOG2] [-s] [-f] [-t N] [-b] [-x] [-w]\n");
+                    "usage: work-step [-n ROUNDS] [-c LOG2] [-s] [-f] [-t N] [-b] [-x] [-w] "
+                    "[-j ROUNDS]\n");
             return 2;
         }
     }
     for (int i = 0; i < 1024; i++)
         table[i] = (i & 3) == 3 ? 0x2222 : 0x1111;
+    if (branch > 0) {
+        printf("branch sum %llx\n", (unsigned long long)branch_loop(branch << 10));
+        return 0;
+    }
     if (wait) {
         wait_mode();
         return 0;

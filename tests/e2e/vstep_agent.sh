@@ -12,7 +12,12 @@
 #   - vp-classic shows the load's result 0xfff at 100% (the regs backend run shows nothing);
 #   - the program's output is identical to an unprofiled run's;
 #   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run;
-#   - no ring file is left in /dev/shm.
+#   - no ring file is left in /dev/shm;
+#   - vp-taken (built here: TRACE_BR_TAKEN of every jz) on `work-step -j 2000`, whose jz is taken
+#     in exactly 25% of its executions in a random order that changes every pass: at least 1000
+#     value samples, the taken share within the binomial tolerance of that count. The first
+#     record of a burst (the interrupted instruction) would favour slow executions; it is
+#     dropped by default (dcpid -vstep-first keeps it), so the share is per execution.
 # Skips (77) when cpu-clock sampling is not possible here; fails without a C compiler (vp-memval;
 # build-essential is installed by make deps).
 set -u
@@ -104,6 +109,11 @@ PLUGIN
     "$CC" -shared -fPIC -fvisibility=hidden -I"$SRC/include" -I"$BIN/include" -o "$P/vp-memval.so" \
         "$T/vp-memval.c" 2>"$T/cc.err" || fail "building vp-memval: $(cat "$T/cc.err")"
     MEMVAL=(-vtrace "$P/vp-memval.so")
+    sed -e 's/vp-memval/vp-taken/g' -e 's/TRACE_MEMVAL/TRACE_BR_TAKEN/' \
+        -e 's/trace_add_vlist_by_select(table, reads, v)/trace_add_vlist_by_opc(table, trace_opc_lookup("jz", TRACE_MEM_NONE), v)/' \
+        -e '/^static int reads/,/^}/d' "$T/vp-memval.c" >"$T/vp-taken.c"
+    "$CC" -shared -fPIC -fvisibility=hidden -I"$SRC/include" -I"$BIN/include" -o "$P/vp-taken.so" \
+        "$T/vp-taken.c" 2>"$T/cc.err" || fail "building vp-taken: $(cat "$T/cc.err")"
 fi
 
 plain=$(to 60 "$W" -n 1000) || fail "work-step failed"
@@ -150,6 +160,18 @@ if [ ${#MEMVAL[@]} -gt 0 ]; then
         fail "vp-memval: ${add//  / }"
     stat_share "vp-memval: table load 0x2222" "$(share "$add" 0x2222)" 25 "$n" ||
         fail "vp-memval: ${add//  / }"
+fi
+
+# --- a branch taken in 25% of its executions (work-step -j): the share per execution
+if [ ${#MEMVAL[@]} -gt 0 ]; then
+    to 300 "$BIN/dcpid" -db "$T/br" -event cpu-clock -vtrace "$P/vp-taken.so" -vstep -vrate 1000 \
+        -- "$W" -j 2000 >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
+    to 60 "$BIN/dcpilist" -db "$T/br" -asm -vtrace "$P/vp-taken.so" -vshow 8 -vcutoff 0 \
+        branch_pass "$W" >"$T/taken" 2>&1 || fail "dcpilist vp-taken: $(cat "$T/taken")"
+    jz=$(grep -E ' jz +0x' "$T/taken")
+    n=$(vtot "$jz")
+    stat_min "vp-taken: the jz's value samples" "$n" 1000 || fail "too few: ${jz//  / }"
+    stat_share "vp-taken: jz taken" "$(share "$jz" 0x1)" 25 "$n" || fail "vp-taken: ${jz//  / }"
 fi
 
 # --- the regs backend on the same program reports the load's value as missing
