@@ -5,6 +5,7 @@
  */
 #include "core/analysis/listing.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,37 @@ static int cmp_entry(const void *a, const void *b)
     if (x->context0 != y->context0)
         return x->context0 < y->context0 ? -1 : 1;
     return x->context1 < y->context1 ? -1 : x->context1 > y->context1;
+}
+
+const char *dcpi_listing_backend_note(const char *backend)
+{
+    if (!backend)
+        return "written before dcpi recorded backends";
+    if (strcmp(backend, "regs") == 0)
+        return "registers at timer samples: shares are per unit of CPU time and skewed by "
+               "interrupt skid; loaded values missing";
+    if (strcmp(backend, "step") == 0)
+        return "single-stepped bursts: exact values, shares per execution within bursts";
+    if (strcmp(backend, "replay") == 0)
+        return "replayed from a values.trace recording of the regs backend";
+    if (strcmp(backend, "mixed") == 0)
+        return "runs of different backends merged into one profile";
+    return "not known to this dcpilist";
+}
+
+double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
+{
+    if (!s || s->vtot == 0)
+        return 100.0;
+    double n = (double)s->vtot, worst = 0.0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        double p = (double)s->e[i].count / n, d = p > 0.5 ? p - 0.5 : 0.5 - p;
+        if (i == 0 || d < worst)
+            worst = d;
+    }
+    double p = 0.5 - worst, half = 1.96 * sqrt(p * (1.0 - p) / n);
+    double b = 100.0 * (half + (double)s->err / n);
+    return b > 100.0 ? 100.0 : b;
 }
 
 /* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */

@@ -55,6 +55,8 @@ typedef struct dcpi_lst_vp {
     unsigned hotsize;       /* values a hotlist holds at most */
     uint64_t max_err;       /* largest err among this procedure's hotlists */
     const char *plugin;     /* the plugin named in fault messages (its path); NULL: name */
+    const char *backend;    /* the .vprof's "backend" (regs, step, replay, mixed); NULL: not said */
+    uint64_t min_vtot;      /* smallest vtot among this procedure's hotlists (0: none) */
 } dcpi_lst_vp_t;
 
 /* Longest time one plugin call may take, and the longest answer kept (with its NUL). */
@@ -127,6 +129,19 @@ size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t 
  * plugin's faults reported: returns the length wanted, or DCPI_EPLUGIN with err (DCPI_ERRLEN,
  * may be NULL) "PLUGIN: vp_format crashed (SIGSEGV)" and the like (see the top of this file).
  */
+/*
+ * How far any share of s's hotlist may be from the share in the executions the backend sampled,
+ * in percentage points: the 95% binomial half-width z*sqrt(p(1-p)/vtot) (z = 1.96) at the worst p
+ * among the listed counts (p nearest 50%), plus the hotlist's own error bound err/vtot (a listed
+ * count may exceed its truth by err). 100 for an empty hotlist. It says nothing of a backend's
+ * bias (docs/vprofiler.md, "Where values come from").
+ */
+double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
+/* One line on what a backend's shares are worth (docs/vprofiler.md, "Where values come from"). */
+const char *dcpi_listing_backend_note(const char *backend);
+/* A hotlist whose bound exceeds this many points is marked "few" by the printers. */
+#define DCPI_LST_FEW_BOUND 10.0
+
 int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
                          const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
                          char *err);

@@ -63,6 +63,15 @@ static void print_count_header(const dcpi_listing_t *ls, const widths_t *w, FILE
         fprintf(f, "%*s  ", w->count[e], ls->events[e]);
 }
 
+/* After a hotlist: the bound on its shares, and "few" when they mean little. */
+static void print_bound(const dcpi_vsummary_t *s, FILE *f)
+{
+    if (s->vtot == 0)
+        return;
+    double b = dcpi_listing_share_bound(s);
+    fprintf(f, "  +-%.1f%s", b, b > DCPI_LST_FEW_BOUND ? " few" : "");
+}
+
 static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, size_t v,
                          const dcpi_lst_vopts_t *vo, FILE *f)
 {
@@ -76,11 +85,13 @@ static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, si
     if (in->vtext && in->vtext[v]) { /* made by dcpi_listing_prepare_values */
         if (in->vtext[v][0])
             fprintf(f, "  %s", in->vtext[v]);
+        print_bound(s, f);
         return;
     }
     char text[DCPI_LST_HOTLIST_LEN];
     if (dcpi_listing_hotlist(s, &in->inst, &ls->vp[v], vo, text, sizeof(text), NULL) > 0)
         fprintf(f, "  %s", text);
+    print_bound(s, f);
 }
 
 static void print_insn(const dcpi_listing_t *ls, const widths_t *w, const dcpi_lst_insn_t *in,
@@ -137,11 +148,22 @@ void dcpi_listing_print_totals(const dcpi_listing_t *ls, FILE *f)
 
 static void print_vp_footers(const dcpi_listing_t *ls, FILE *f)
 {
-    for (size_t v = 0; v < ls->nvp; v++)
+    for (size_t v = 0; v < ls->nvp; v++) {
         fprintf(f,
                 "%s: hotlists hold at most %u values per instruction; each count may exceed the "
                 "truth by at most err (largest err in this procedure: %" PRIu64 ")\n",
                 ls->vp[v].name, ls->vp[v].hotsize, ls->vp[v].max_err);
+        fprintf(f, "%s: backend %s (%s)\n", ls->vp[v].name,
+                ls->vp[v].backend ? ls->vp[v].backend : "unknown",
+                dcpi_listing_backend_note(ls->vp[v].backend));
+    }
+    if (ls->nvp)
+        fprintf(f,
+                "+-B after a hotlist: any share may be B points from the share in the "
+                "sampled executions (95%% sampling interval + the hotlist's error bound); "
+                "\"few\": B > %.0f, too few value samples (vtot) for the shares to mean "
+                "much\n",
+                DCPI_LST_FEW_BOUND);
 }
 
 void dcpi_listing_print_asm(const dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, FILE *f)

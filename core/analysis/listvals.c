@@ -152,6 +152,7 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
     if (!vp)
         return 0;
     lv->hotsize = dcpi_vprof_hotsize(vp);
+    lv->backend = dcpi_vprof_get(vp, "backend");
     const char *ts = dcpi_vprof_get(vp, "tstart");
     char *end = NULL;
     uint64_t tstart = ts ? strtoull(ts, &end, 16) : 0;

@@ -192,6 +192,7 @@ static int setup_values(daemon_t *d, char *err)
     vo.isolate = !o->vinproc;
     vo.timeout_ms = o->vtimeout_s * 1000u;
     vo.record = o->vrecord;
+    vo.backend = o->vstep ? "step" : "regs";
     vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
                     << 20;
     if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)

@@ -35,6 +35,7 @@ static const dcpi_hdr_key_t known_keys[] = {
     {"contexts", DCPI_HDR_BIT, true},  {"path", DCPI_HDR_ANY, false},
     {"lost", DCPI_HDR_DIGITS, false},  {"cpucount", DCPI_HDR_DIGITS, false},
     {"cpuamask", DCPI_HDR_HEX, false}, {"cpuimplv", DCPI_HDR_DIGITS, false},
+    {"backend", DCPI_HDR_NAME, false},
 };
 
 static const dcpi_hdr_spec_t spec = {DCPI_VPROF_VERSION, "vpdb-", known_keys,
@@ -548,7 +549,12 @@ int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
     for (size_t i = 0; i < NAGREE; i++)
         if (!agree(dst, src, agree_keys[i]))
             return DCPI_EINVAL;
+    /* values of two backends in one hotlist: say so instead of keeping the first one's name */
+    const char *b1 = dcpi_vprof_get(dst, "backend"), *b2 = dcpi_vprof_get(src, "backend");
+    int mixed = b1 && b2 && strcmp(b1, b2) != 0;
     int rc = dcpi__hdr_merge(&spec, &dst->hdr, &src->hdr);
+    if (rc == 0 && mixed)
+        rc = dcpi_vprof_set(dst, "backend", "mixed");
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < src->nused; i++) {

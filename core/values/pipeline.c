@@ -335,6 +335,7 @@ static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
     rc = rc ? rc : dcpi_vprof_set(vp, "path", img->path);
     rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
     rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
+    rc = rc ? rc : dcpi_vprof_set(vp, "backend", vt->o.backend ? vt->o.backend : "regs");
     snprintf(num, sizeof num, "%" PRIu64, lost);
     return rc ? rc : dcpi_vprof_set(vp, "lost", num);
 }

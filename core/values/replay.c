@@ -457,6 +457,7 @@ static int set_header(replay_t *r, const rplugin_t *p, const rimage_t *im, dcpi_
     rc = rc ? rc : dcpi_vprof_set(vp, "contexts", ctx ? ctx : "0");
     snprintf(num, sizeof num, "%" PRIu64, lost);
     rc = rc ? rc : dcpi_vprof_set(vp, "lost", num);
+    rc = rc ? rc : dcpi_vprof_set(vp, "backend", "replay");
     return rc ? rc : dcpi_vprof_set(vp, "origin", DCPI_REPLAY_ORIGIN);
 }
 

@@ -55,6 +55,9 @@ typedef struct dcpi_vtrace_opts {
      * values.trace (opened by dcpi_vtrace_new_epoch); record_max bounds it in bytes (0: none). */
     int record;
     uint64_t record_max;
+    /* The backend feeding this pipeline, written as "backend" into every .vprof header and
+     * shown by dcpilist: "regs" (NULL) or "step". */
+    const char *backend;
 } dcpi_vtrace_opts_t;
 
 /* One user-mode sample as the regs backend sees it. */
