@@ -171,8 +171,8 @@ static int read_range(const char *path, const dcpi_image_info_t *info, uint64_t 
     }
     return 0;
 out_errno:
-    int e = errno;
-    return dcpi__errf(err, dcpi__errno_code(e), "%s: %s", path, strerror(e));
+    saved = errno;
+    return dcpi__errf(err, dcpi__errno_code(saved), "%s: %s", path, strerror(saved));
 }
 
 int dcpi_listing_decode(dcpi_listing_t *ls, const char *path, const dcpi_image_info_t *info,

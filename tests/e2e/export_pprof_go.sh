@@ -6,6 +6,7 @@
 # that dcpilist's hotlist counts (its vtot times its share of 7, to the printed rounding).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 BIN=${DCPI_BIN:?}
 export LC_ALL=C HOME=${HOME:-/tmp}
 e2e_require go golang-go
@@ -40,9 +41,11 @@ awk -v c="$cum" 'BEGIN {exit !(c >= 95)}' || fail "largest cum is $cum%, want >=
 # value hotlists as numeric labels: tagfocus on the lea's result 7 counts what dcpilist shows
 got=$(go tool pprof -sample_index=values -focus=lea_loop -tagfocus=vp-classic=7 -top "$T/p.pb.gz" \
     2>/dev/null | awk '/^Showing nodes accounting for/ {sub(",", "", $5); print $5}')
-line=$("$BIN/dcpilist" -db "$T/db" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 lea_loop \
-    "$BIN/samples/work-values" 2>&1 | awk '$3 == "lea" && / \(/')
-n=$(sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$line")
+# the hottest lea (another lea of lea_loop may hold a sample or two)
+"$BIN/dcpilist" -db "$T/db" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 lea_loop \
+    "$BIN/samples/work-values" >"$T/lea" 2>&1
+line=$(hot_line "$T/lea" '^lea$')
+n=$(vtot "$line")
 p=$(grep -o '([0-9.]*% 0x7)' <<<"$line" | tr -d '(%)' | awk '{print $1}')
 echo "go pprof: tagfocus vp-classic=7 in lea_loop: ${got:-none} value samples; dcpilist: ${p:-none}% of $n"
 awk -v g="${got:-x}" -v n="${n:-0}" -v p="${p:-x}" \

@@ -71,13 +71,6 @@ top2=$(awk '$NF ~ /work-values$/ {print $4}' "$T/prof" | head -2 | sort | tr '\n
 
 # share PCT of VALUE in a dcpilist hotlist line: "(P% V)" pairs
 share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
-# the vtot column of a dcpilist line: the number before thld and nv, ahead of the hotlist
-vtot() { sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$1"; }
-# the line of PROC with the most samples whose instruction matches RE
-hot_line() {
-    awk -v re="$2" '{m = $3 == ":" ? $4 : $3} m ~ re && $1 ~ /^[0-9]+$/' "$1" | sort -k1,1nr |
-        head -1
-}
 
 "$BIN/dcpilist" -db "$T/db" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 lea_loop "$W" \
     >"$T/lea" 2>&1 || fail "dcpilist lea_loop failed: $(cat "$T/lea")"

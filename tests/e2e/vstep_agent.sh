@@ -139,8 +139,6 @@ left=$(ls /dev/shm | grep -c "^dcpi-step-$dpid\." || true)
 [ "$left" -eq 0 ] || fail "$left ring files left in /dev/shm"
 
 share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
-# the vtot column of a dcpilist line: the number before thld and nv, ahead of the hotlist
-vtot() { sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$1"; }
 listing() {
     to 60 "$BIN/dcpilist" -db "$1" -asm -vtrace "$2" -vshow 8 -vcutoff 0 step_loop "$W" 2>&1
 }

@@ -64,3 +64,14 @@ stat_same() {
 stat_scale_ms() {
     awk -v ms="$1" -v f="$2" 'BEGIN { printf "%d", ms * 2000 / f }'
 }
+
+# dcpilist -asm output: hot_line FILE RE: the line of the instruction whose mnemonic matches RE
+# (a branch target's ": " skipped) with the most PC samples (first column); one line at most.
+hot_line() {
+    awk -v re="$2" '{m = $3 == ":" ? $4 : $3} m ~ re && $1 ~ /^[0-9]+$/' "$1" | sort -k1,1nr |
+        head -1
+}
+
+# vtot LINE: the vtot column of a dcpilist line: the number before thld and nv, ahead of the
+# hotlist
+vtot() { sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$1"; }
