@@ -1,8 +1,8 @@
 /*
- * interp-int.h - what the interpreter's files share (internal to it, see interp.h):
- * the evaluation state, the flag helpers and operand reads. Include core/capture/interp.h (the
- * DCPI_FLAG_* bits) first: this header does not, so that interp.c including it makes no include
- * cycle (deps.sh).
+ * interp-int.h - what the interpreter's files share (internal to it, see interp.h): the
+ * evaluation state, the flag helpers and operand reads; the handlers of interp2.c, which interp.c
+ * dispatches to. Include core/capture/interp.h (the DCPI_FLAG_* bits) first: this header does
+ * not, so that interp.c including it makes no include cycle (deps.sh).
  */
 #ifndef DCPI_CORE_INTERP_INT_H
 #define DCPI_CORE_INTERP_INT_H
@@ -88,5 +88,12 @@ static inline int opval2(const ictx_t *c, uint64_t *a, uint64_t *b)
     int rc = opval(c, 0, a);
     return rc ? rc : opval(c, 1, b);
 }
+
+/* interp2.c: div/idiv, bt/bts/btr/btc, lzcnt/tzcnt/bsf/bsr, rcl/rcr, shld/shrd. */
+int dcpi__interp_div(ictx_t *c);
+int dcpi__interp_bt(ictx_t *c);
+int dcpi__interp_bitscan(ictx_t *c);
+int dcpi__interp_rcx(ictx_t *c);
+int dcpi__interp_shxd(ictx_t *c);
 
 #endif
