@@ -3,10 +3,15 @@
  * each instruction is assembled once, inside a native stub that loads the 15 GPRs (all but rsp) and
  * rflags from g_in, runs it and stores them to g_out. The same bytes, copied from between two
  * labels around the instruction, are decoded and interpreted with the same inputs; result and the
- * flags the instruction defines must agree, for 200 random inputs per instruction.
+ * flags the instruction defines must agree, for 200 random inputs per instruction. Where the CPU
+ * faults (div/idiv #DE, caught as SIGFPE) or the result is architecturally undefined (bsf/bsr of
+ * 0, a 16-bit shld/shrd count above 16), the interpreter must say DCPI_ERANGE (missing) instead;
+ * those inputs do not count toward the 200.
  */
 #include <check.h>
 #include <cpuid.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +53,11 @@ uint64_t g_in[DCPI_REG_COUNT], g_out[DCPI_REG_COUNT];
             ".att_syntax prefix\n .popsection\n");
 
 /* Input shaping. */
-enum { GEN_ANY = 0, GEN_COUNT = 1 /* rcx holds interesting shift counts */ };
+enum {
+    GEN_ANY = 0,
+    GEN_COUNT = 1, /* rcx holds interesting shift counts */
+    GEN_DIV = 2,   /* the dividend's high half (ah / dx / edx / rdx) mostly avoids #DE */
+};
 
 /* Flags an instruction class may leave undefined (what the interpreter may report). */
 #define U_NONE  0ull
@@ -56,6 +65,11 @@ enum { GEN_ANY = 0, GEN_COUNT = 1 /* rcx holds interesting shift counts */ };
 #define U_SHIFT (DCPI_FLAG_AF | DCPI_FLAG_OF | DCPI_FLAG_CF)
 #define U_ROT   DCPI_FLAG_OF
 #define U_MUL   (DCPI_FLAG_SF | DCPI_FLAG_ZF | DCPI_FLAG_AF | DCPI_FLAG_PF)
+#define U_DIV   DCPI_FLAGS_STATUS
+#define U_BT    (DCPI_FLAG_OF | DCPI_FLAG_SF | DCPI_FLAG_AF | DCPI_FLAG_PF)
+#define U_CNT   U_BT /* lzcnt / tzcnt */
+#define U_SCAN  (U_BT | DCPI_FLAG_CF)
+#define U_SHXD  (DCPI_FLAG_OF | DCPI_FLAG_AF)
 
 #define FLAGS_DEST (-1)
 
@@ -192,7 +206,77 @@ typedef struct icase {
     X(xchg32, "xchg ecx, edx", DCPI_REG_CX, GEN_ANY, U_NONE)                                       \
     X(xchg8, "xchg cl, dh", DCPI_REG_CX, GEN_ANY, U_NONE)                                          \
     X(bswap64, "bswap rax", DCPI_REG_AX, GEN_ANY, U_NONE)                                          \
-    X(bswap32, "bswap r12d", DCPI_REG_R12, GEN_ANY, U_NONE)
+    X(bswap32, "bswap r12d", DCPI_REG_R12, GEN_ANY, U_NONE)                                        \
+    X(div64, "div rbx", DCPI_REG_AX, GEN_DIV, U_DIV)                                               \
+    X(div32, "div ebx", DCPI_REG_AX, GEN_DIV, U_DIV)                                               \
+    X(div16, "div bx", DCPI_REG_AX, GEN_DIV, U_DIV)                                                \
+    X(div8, "div bl", DCPI_REG_AX, GEN_DIV, U_DIV)                                                 \
+    X(div8h, "div ch", DCPI_REG_AX, GEN_DIV, U_DIV)                                                \
+    X(divr9, "div r9", DCPI_REG_AX, GEN_DIV, U_DIV)                                                \
+    X(idiv64, "idiv rbx", DCPI_REG_AX, GEN_DIV, U_DIV)                                             \
+    X(idiv32, "idiv ecx", DCPI_REG_AX, GEN_DIV, U_DIV)                                             \
+    X(idiv16, "idiv bx", DCPI_REG_AX, GEN_DIV, U_DIV)                                              \
+    X(idiv8, "idiv bl", DCPI_REG_AX, GEN_DIV, U_DIV)                                               \
+    X(idivr10d, "idiv r10d", DCPI_REG_AX, GEN_DIV, U_DIV)                                          \
+    X(bt64, "bt rax, rbx", FLAGS_DEST, GEN_ANY, U_BT)                                              \
+    X(bt32i, "bt eax, 17", FLAGS_DEST, GEN_ANY, U_BT)                                              \
+    X(bt16, "bt cx, dx", FLAGS_DEST, GEN_ANY, U_BT)                                                \
+    X(bt64i, "bt r11, 63", FLAGS_DEST, GEN_ANY, U_BT)                                              \
+    X(bts64, "bts rax, rcx", DCPI_REG_AX, GEN_ANY, U_BT)                                           \
+    X(bts32i, "bts ebx, 31", DCPI_REG_BX, GEN_ANY, U_BT)                                           \
+    X(bts16, "bts si, di", DCPI_REG_SI, GEN_ANY, U_BT)                                             \
+    X(btr64, "btr rdx, rbx", DCPI_REG_DX, GEN_ANY, U_BT)                                           \
+    X(btr32i, "btr eax, 5", DCPI_REG_AX, GEN_ANY, U_BT)                                            \
+    X(btr16i, "btr ax, 15", DCPI_REG_AX, GEN_ANY, U_BT)                                            \
+    X(btc64i, "btc r8, 63", DCPI_REG_R8, GEN_ANY, U_BT)                                            \
+    X(btc32, "btc ecx, edx", DCPI_REG_CX, GEN_ANY, U_BT)                                           \
+    X(btc16i, "btc bx, 3", DCPI_REG_BX, GEN_ANY, U_BT)                                             \
+    X(bsf64, "bsf rax, rbx", DCPI_REG_AX, GEN_ANY, U_SCAN)                                         \
+    X(bsf32, "bsf ecx, edx", DCPI_REG_CX, GEN_ANY, U_SCAN)                                         \
+    X(bsf16, "bsf ax, bx", DCPI_REG_AX, GEN_ANY, U_SCAN)                                           \
+    X(bsr64, "bsr rax, rbx", DCPI_REG_AX, GEN_ANY, U_SCAN)                                         \
+    X(bsr32, "bsr esi, edi", DCPI_REG_SI, GEN_ANY, U_SCAN)                                         \
+    X(bsr16, "bsr dx, cx", DCPI_REG_DX, GEN_ANY, U_SCAN)                                           \
+    X(rcl64, "rcl rax, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                         \
+    X(rcl32, "rcl ebx, cl", DCPI_REG_BX, GEN_COUNT, U_ROT)                                         \
+    X(rcl16, "rcl dx, cl", DCPI_REG_DX, GEN_COUNT, U_ROT)                                          \
+    X(rcl8, "rcl al, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                           \
+    X(rcl8h, "rcl ah, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                          \
+    X(rcl1q, "rcl r9, 1", DCPI_REG_R9, GEN_ANY, U_ROT)                                             \
+    X(rcl1d, "rcl eax, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                            \
+    X(rcl1w, "rcl cx, 1", DCPI_REG_CX, GEN_ANY, U_ROT)                                             \
+    X(rcl1b, "rcl al, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(rclib, "rcl al, 9", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(rcliw, "rcl si, 13", DCPI_REG_SI, GEN_ANY, U_ROT)                                            \
+    X(rclid, "rcl eax, 7", DCPI_REG_AX, GEN_ANY, U_ROT)                                            \
+    X(rcliq, "rcl rax, 40", DCPI_REG_AX, GEN_ANY, U_ROT)                                           \
+    X(rcr64, "rcr rax, cl", DCPI_REG_AX, GEN_COUNT, U_ROT)                                         \
+    X(rcr32, "rcr edi, cl", DCPI_REG_DI, GEN_COUNT, U_ROT)                                         \
+    X(rcr16, "rcr bx, cl", DCPI_REG_BX, GEN_COUNT, U_ROT)                                          \
+    X(rcr8, "rcr dl, cl", DCPI_REG_DX, GEN_COUNT, U_ROT)                                           \
+    X(rcr1q, "rcr rax, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                            \
+    X(rcr1d, "rcr r12d, 1", DCPI_REG_R12, GEN_ANY, U_ROT)                                          \
+    X(rcr1w, "rcr ax, 1", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(rcr1b, "rcr bh, 1", DCPI_REG_BX, GEN_ANY, U_ROT)                                             \
+    X(rcrib, "rcr al, 3", DCPI_REG_AX, GEN_ANY, U_ROT)                                             \
+    X(rcriw, "rcr dx, 16", DCPI_REG_DX, GEN_ANY, U_ROT)                                            \
+    X(rcrid, "rcr eax, 31", DCPI_REG_AX, GEN_ANY, U_ROT)                                           \
+    X(rcriq, "rcr r8, 63", DCPI_REG_R8, GEN_ANY, U_ROT)                                            \
+    X(shld64, "shld rax, rbx, cl", DCPI_REG_AX, GEN_COUNT, U_SHXD)                                 \
+    X(shld32, "shld esi, edi, cl", DCPI_REG_SI, GEN_COUNT, U_SHXD)                                 \
+    X(shld16, "shld ax, bx, cl", DCPI_REG_AX, GEN_COUNT, U_SHXD)                                   \
+    X(shld1, "shld rax, rbx, 1", DCPI_REG_AX, GEN_ANY, U_SHXD)                                     \
+    X(shldid, "shld edx, eax, 13", DCPI_REG_DX, GEN_ANY, U_SHXD)                                   \
+    X(shldiw, "shld r8w, r9w, 16", DCPI_REG_R8, GEN_ANY, U_SHXD)                                   \
+    X(shldiq, "shld rbx, rdx, 63", DCPI_REG_BX, GEN_ANY, U_SHXD)                                   \
+    X(shld0, "shld eax, ebx, 0", DCPI_REG_AX, GEN_ANY, U_SHXD)                                     \
+    X(shrd64, "shrd rax, rbx, cl", DCPI_REG_AX, GEN_COUNT, U_SHXD)                                 \
+    X(shrd32, "shrd ebx, edx, cl", DCPI_REG_BX, GEN_COUNT, U_SHXD)                                 \
+    X(shrd16, "shrd si, di, cl", DCPI_REG_SI, GEN_COUNT, U_SHXD)                                   \
+    X(shrd1, "shrd eax, ebx, 1", DCPI_REG_AX, GEN_ANY, U_SHXD)                                     \
+    X(shrdiw, "shrd ax, bx, 7", DCPI_REG_AX, GEN_ANY, U_SHXD)                                      \
+    X(shrdiq, "shrd r10, r11, 40", DCPI_REG_R10, GEN_ANY, U_SHXD)                                  \
+    X(shrd0, "shrd r8d, r9d, 0", DCPI_REG_R8, GEN_ANY, U_SHXD)
 
 #define X_NATIVE(name, text, dest, gen, u) NATIVE(name, text)
 CASES(X_NATIVE)
@@ -207,6 +291,24 @@ NATIVE(popcnt16, "popcnt cx, dx")
 static const icase_t popcnt_cases[] = {
     {"popcnt rax, rbx", popcnt64_run, popcnt64_s, popcnt64_e, DCPI_REG_AX, GEN_ANY, U_NONE},
     {"popcnt cx, dx", popcnt16_run, popcnt16_s, popcnt16_e, DCPI_REG_CX, GEN_ANY, U_NONE},
+};
+
+/* lzcnt (cpuid ABM/LZCNT) and tzcnt (BMI1) likewise: without them the CPU runs bsr / bsf. */
+NATIVE(lzcnt64, "lzcnt rax, rbx")
+NATIVE(lzcnt32, "lzcnt ecx, edx")
+NATIVE(lzcnt16, "lzcnt ax, bx")
+static const icase_t lzcnt_cases[] = {
+    {"lzcnt rax, rbx", lzcnt64_run, lzcnt64_s, lzcnt64_e, DCPI_REG_AX, GEN_ANY, U_CNT},
+    {"lzcnt ecx, edx", lzcnt32_run, lzcnt32_s, lzcnt32_e, DCPI_REG_CX, GEN_ANY, U_CNT},
+    {"lzcnt ax, bx", lzcnt16_run, lzcnt16_s, lzcnt16_e, DCPI_REG_AX, GEN_ANY, U_CNT},
+};
+NATIVE(tzcnt64, "tzcnt rax, rbx")
+NATIVE(tzcnt32, "tzcnt esi, edi")
+NATIVE(tzcnt16, "tzcnt dx, cx")
+static const icase_t tzcnt_cases[] = {
+    {"tzcnt rax, rbx", tzcnt64_run, tzcnt64_s, tzcnt64_e, DCPI_REG_AX, GEN_ANY, U_CNT},
+    {"tzcnt esi, edi", tzcnt32_run, tzcnt32_s, tzcnt32_e, DCPI_REG_SI, GEN_ANY, U_CNT},
+    {"tzcnt dx, cx", tzcnt16_run, tzcnt16_s, tzcnt16_e, DCPI_REG_DX, GEN_ANY, U_CNT},
 };
 
 /* ---- random inputs ----------------------------------------------------------------------------
@@ -269,7 +371,47 @@ static uint64_t pick_count(void)
     return (rng() & ~0xffull) | low;
 }
 
-static void make_inputs(const icase_t *k, dcpi_regs_t *regs)
+/* The dividend's high half (ah for 8 bits, else the low w bits of rdx): mostly one for which the
+ * quotient fits (0, the sign of the low half, high mod divisor), sometimes left random (#DE); and
+ * the quotient's edges: min / -1 (#DE for idiv), min / -2, min / 1 (idiv's most negative). */
+static void shape_div(const dcpi_insn_t *insn, dcpi_regs_t *regs)
+{
+    unsigned w = insn->ops[0].size;
+    ZydisRegister dreg = insn->ops[0].reg.value;
+    uint64_t m = w == 64 ? ~0ull : (1ull << w) - 1, v = 0;
+    (void)dcpi_capture_read_reg(regs, dreg, &v);
+    uint64_t *hip = w == 8 ? &regs->r[DCPI_REG_AX] : &regs->r[DCPI_REG_DX];
+    unsigned sh = w == 8 ? 8 : 0;
+    uint64_t lo = regs->r[DCPI_REG_AX] & m, hi = (*hip >> sh) & m, r = rng() % 8;
+    switch (r) {
+    case 0:
+        return;
+    case 1:
+        hi = 0;
+        break;
+    case 2:
+    case 3:
+        hi = (lo >> (w - 1)) & 1 ? m : 0;
+        break;
+    case 4:
+    case 5:
+        hi = (v & m) ? hi % (v & m) : hi;
+        break;
+    default: { /* min / -1, min / -2, min / 1 */
+        lo = 1ull << (w - 1);
+        hi = m;
+        regs->r[DCPI_REG_AX] = (regs->r[DCPI_REG_AX] & ~m) | lo;
+        int idx = dcpi_capture_perf_index(dreg);
+        ck_assert_int_ge(idx, 0);
+        v = r == 6 ? m : (rng() & 1) ? m - 1 : 1;
+        regs->r[idx] = dcpi_capture_merge_reg(dreg, regs->r[idx], v);
+        break;
+    }
+    }
+    *hip = (*hip & ~(m << sh)) | (hi << sh);
+}
+
+static void make_inputs(const icase_t *k, const dcpi_insn_t *insn, dcpi_regs_t *regs)
 {
     memset(regs, 0, sizeof(*regs));
     for (int i = 0; i < DCPI_REG_COUNT; i++)
@@ -282,13 +424,61 @@ static void make_inputs(const icase_t *k, dcpi_regs_t *regs)
     for (int i = DCPI_REG_CS; i <= DCPI_REG_GS; i++)
         regs->r[i] = 0;
     regs->valid = DCPI_REGS_FULL_MASK;
+    if (k->gen == GEN_DIV)
+        shape_div(insn, regs);
 }
 
-static void run_native(const icase_t *k, const dcpi_regs_t *regs)
+static sigjmp_buf fpe_jmp;
+
+static void on_fpe(int sig)
+{
+    (void)sig;
+    siglongjmp(fpe_jmp, 1);
+}
+
+/* Runs the stub; 1 when the instruction raised #DE (SIGFPE; the stub is abandoned, sigsetjmp
+ * restores the callee-saved registers it had pushed). */
+static int run_native(const icase_t *k, const dcpi_regs_t *regs)
 {
     memcpy(g_in, regs->r, sizeof(g_in));
     memset(g_out, 0, sizeof(g_out));
-    k->run();
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fpe;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGFPE, &sa, &old), 0);
+    int faulted = 1;
+    if (sigsetjmp(fpe_jmp, 1) == 0) {
+        k->run();
+        faulted = 0;
+    }
+    sigaction(SIGFPE, &old, NULL);
+    return faulted;
+}
+
+/* Whether these inputs must leave the result missing (DCPI_ERANGE): the CPU faulted, or the SDM
+ * leaves the destination undefined (bsf/bsr of 0; shld/shrd of a 16-bit register by 17..31). */
+static int must_be_missing(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int faulted)
+{
+    uint64_t v = 0;
+    switch (insn->zi.mnemonic) {
+    case ZYDIS_MNEMONIC_DIV:
+    case ZYDIS_MNEMONIC_IDIV:
+        return faulted;
+    case ZYDIS_MNEMONIC_BSF:
+    case ZYDIS_MNEMONIC_BSR:
+        ck_assert_int_eq(dcpi_capture_read_reg(regs, insn->ops[1].reg.value, &v), 0);
+        return v == 0;
+    case ZYDIS_MNEMONIC_SHLD:
+    case ZYDIS_MNEMONIC_SHRD:
+        if (insn->ops[2].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+            v = insn->ops[2].imm.value.u;
+        else
+            v = regs->r[DCPI_REG_CX];
+        return insn->ops[0].size == 16 && (v & 31) > 16;
+    default:
+        return 0;
+    }
 }
 
 /* ---- the comparison ----------------------------------------------------------------------------
@@ -301,12 +491,26 @@ static void check_case(const icase_t *k, int iterations, uint64_t seed)
     uint64_t pc = (uint64_t)(uintptr_t)k->start;
     ck_assert_int_eq(dcpi_capture_decode(k->start, len, pc, &insn), (int)len);
     rng_state = seed;
-    for (int it = 0; it < iterations; it++) {
+    int compared = 0, missing = 0;
+    for (int tries = 0; compared < iterations && tries < 20 * iterations; tries++) {
         dcpi_regs_t regs;
-        make_inputs(k, &regs);
-        run_native(k, &regs);
+        make_inputs(k, &insn, &regs);
+        int faulted = run_native(k, &regs);
         uint64_t result = 0, nf = 0, und = ~0ull;
         int rc = dcpi_interp_ex(&insn, &regs, &result, &nf, &und);
+        if (must_be_missing(&insn, &regs, faulted)) {
+            ck_assert_msg(rc == DCPI_ERANGE,
+                          "%s: interp returned %d for inputs it cannot evaluate"
+                          " (rax %#llx rbx %#llx rcx %#llx rdx %#llx)",
+                          k->name, rc, (unsigned long long)regs.r[DCPI_REG_AX],
+                          (unsigned long long)regs.r[DCPI_REG_BX],
+                          (unsigned long long)regs.r[DCPI_REG_CX],
+                          (unsigned long long)regs.r[DCPI_REG_DX]);
+            missing++;
+            continue;
+        }
+        ck_assert_msg(!faulted, "%s: the CPU faulted", k->name);
+        compared++;
         ck_assert_msg(rc == 0, "%s: interp returned %d", k->name, rc);
         ck_assert_msg((und & ~k->may_undef) == 0, "%s: undefined flags %#llx beyond %#llx", k->name,
                       (unsigned long long)und, (unsigned long long)k->may_undef);
@@ -330,6 +534,10 @@ static void check_case(const icase_t *k, int iterations, uint64_t seed)
             (unsigned long long)regs.r[DCPI_REG_BX], (unsigned long long)regs.r[DCPI_REG_CX],
             (unsigned long long)regs.r[DCPI_REG_DX], (unsigned long long)regs.r[DCPI_REG_FLAGS]);
     }
+    ck_assert_msg(compared == iterations, "%s: only %d of %d inputs evaluable", k->name, compared,
+                  iterations);
+    if (k->gen == GEN_DIV) /* both sides of #DE were seen */
+        ck_assert_msg(missing > 0, "%s: no input raised #DE", k->name);
 }
 
 START_TEST(test_native)
@@ -347,6 +555,39 @@ static const char *popcnt_missing(void)
                "interpreter with the instruction run natively";
     return NULL;
 }
+
+/* cpuid 0x80000001:ecx bit 5 (lzcnt) and 7:ebx bit 3 (BMI1, tzcnt). */
+static const char *lzcnt_missing(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(c & bit_LZCNT))
+        return "this CPU has no lzcnt (cpuid 0x80000001:ecx bit 5; it would run bsr): the lzcnt "
+               "cases compare the interpreter with the instruction run natively";
+    return NULL;
+}
+
+static const char *tzcnt_missing(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_BMI))
+        return "this CPU has no BMI1 tzcnt (cpuid 7:ebx bit 3; it would run bsf): the tzcnt "
+               "cases compare the interpreter with the instruction run natively";
+    return NULL;
+}
+
+START_TEST(test_native_lzcnt)
+{
+    for (size_t i = 0; i < sizeof(lzcnt_cases) / sizeof(lzcnt_cases[0]); i++)
+        check_case(&lzcnt_cases[i], 200, 0x4321 + i);
+}
+END_TEST
+
+START_TEST(test_native_tzcnt)
+{
+    for (size_t i = 0; i < sizeof(tzcnt_cases) / sizeof(tzcnt_cases[0]); i++)
+        check_case(&tzcnt_cases[i], 200, 0x5678 + i);
+}
+END_TEST
 
 START_TEST(test_native_popcnt)
 {
@@ -421,11 +662,35 @@ START_TEST(test_not_interpretable)
     ck_assert_int_eq(INTERP(&regs, 0x5b), DCPI_ENOTSUP);                   /* pop rbx */
     ck_assert_int_eq(INTERP(&regs, 0xff, 0xe0), DCPI_ENOTSUP);             /* jmp rax */
     ck_assert_int_eq(INTERP(&regs, 0x74, 0x05), DCPI_ENOTSUP);             /* jz */
-    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), DCPI_ENOTSUP);       /* div rbx */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0x33), DCPI_ENOTSUP);       /* div qword [rbx] */
+    ck_assert_int_eq(INTERP(&regs, 0x0f, 0xa3, 0x03), DCPI_ENOTSUP);       /* bt [rbx], eax */
     ck_assert_int_eq(INTERP(&regs, 0xa4), DCPI_ENOTSUP);                   /* movsb */
     ck_assert_int_eq(INTERP(&regs, 0x90), DCPI_ENOTSUP);                   /* nop */
     ck_assert_int_eq(INTERP(&regs, 0x66, 0x0f, 0xc8), DCPI_ENOTSUP);       /* bswap ax */
     ck_assert_int_eq(INTERP(&regs, 0x8c, 0xd8), DCPI_ENOTSUP);             /* mov eax,ds */
+}
+END_TEST
+
+/* Inputs that fault or leave the result undefined: missing (DCPI_ERANGE), outputs untouched. */
+START_TEST(test_undefined_inputs)
+{
+    dcpi_regs_t regs = {.valid = DCPI_REGS_FULL_MASK};
+    regs.r[DCPI_REG_FLAGS] = 0x202;
+    regs.r[DCPI_REG_AX] = 10;
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), DCPI_ERANGE);       /* div rbx (rbx 0) */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0x0f, 0xbc, 0xc3), DCPI_ERANGE); /* bsf rax, rbx */
+    regs.r[DCPI_REG_BX] = 3;
+    regs.r[DCPI_REG_DX] = 3; /* quotient 2^64 * 3 / 3: past 64 bits */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), DCPI_ERANGE);
+    regs.r[DCPI_REG_DX] = 2;
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), 0);
+    regs.r[DCPI_REG_CX] = 17;
+    ck_assert_int_eq(INTERP(&regs, 0x66, 0x0f, 0xa5, 0xd8), DCPI_ERANGE); /* shld ax, bx, cl */
+    regs.r[DCPI_REG_CX] = 16;
+    ck_assert_int_eq(INTERP(&regs, 0x66, 0x0f, 0xa5, 0xd8), 0);
+    regs.valid &= ~(1ull << DCPI_REG_DX); /* div needs rdx, div bl does not */
+    ck_assert_int_eq(INTERP(&regs, 0x48, 0xf7, 0xf3), DCPI_ENOENT);
+    ck_assert_int_eq(INTERP(&regs, 0xf6, 0xf3), 0);
 }
 END_TEST
 
@@ -469,13 +734,23 @@ int main(void)
     tcase_set_timeout(tp, 60);
     tcase_add_test(tp, test_native_popcnt);
     suite_add_tcase(s, tp);
+    TCase *tl = dcpi_check_tcase("lzcnt");
+    tcase_set_timeout(tl, 60);
+    tcase_add_test(tl, test_native_lzcnt);
+    suite_add_tcase(s, tl);
+    TCase *tz = dcpi_check_tcase("tzcnt");
+    tcase_set_timeout(tz, 60);
+    tcase_add_test(tz, test_native_tzcnt);
+    suite_add_tcase(s, tz);
     TCase *tu = tcase_create("unit");
     tcase_add_test(tu, test_case_decoding);
     tcase_add_test(tu, test_shift_count_zero);
     tcase_add_test(tu, test_not_interpretable);
+    tcase_add_test(tu, test_undefined_inputs);
     tcase_add_test(tu, test_missing_registers);
     tcase_add_test(tu, test_conditions);
     suite_add_tcase(s, tu);
-    static const struct dcpi_check_need needs[] = {{"popcnt", popcnt_missing}};
+    static const struct dcpi_check_need needs[] = {
+        {"popcnt", popcnt_missing}, {"lzcnt", lzcnt_missing}, {"tzcnt", tzcnt_missing}};
     return dcpi_check_run(s, needs, sizeof needs / sizeof needs[0]);
 }

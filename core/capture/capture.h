@@ -16,8 +16,10 @@
  *     missing; `imul rax, rbx, 7`: REGA = rbx, REGB = 7; `mul rbx`: REGA = rbx, REGB = rax.
  *   TRACE_REGC: the result, from the interpreter (core/capture/interp.h): the full 64-bit
  * destination register after the instruction (32-bit writes zero-extend, 8/16-bit writes merge into
- * the old value); cmp/test: the new rflags; one-operand mul/imul: rax. Missing for everything the
- * interpreter does not evaluate (memory sources or destinations, stores, branches...). TRACE_EA:
+ * the old value); cmp/test/bt: the new rflags; one-operand mul/imul and div/idiv: rax (the
+ * quotient; 8-bit: ax, remainder in ah). Missing for everything the interpreter does not evaluate
+ * (memory sources or destinations, stores, branches...) and where the instruction would fault or
+ * leave its result undefined (div by 0 or quotient overflow, bsf/bsr of 0). TRACE_EA:
  * the address of the instruction's memory operand (visible operands first; lea: the computed
  * address; push/call: rsp - size; pop/ret: rsp). Missing when there is none, for fs:/gs: operands
  * (the segment base is not in perf's registers) and for the other implicit rsp-based forms (enter,

@@ -1,0 +1,203 @@
+/*
+ * interp2.c - the x86-64 result interpreter's less common families (see interp.h): div/idiv,
+ * bt/bts/btr/btc, lzcnt/tzcnt/bsf/bsr, rcl/rcr, shld/shrd. interp.c dispatches to them and
+ * owns the shared state and flag helpers (interp-int.h).
+ * A file of its own because interp.c, with these, would pass 800 lines; each family here is
+ * self-contained (a handler with its own width rules) and checked against the CPU by
+ * check_interp like the rest. Inputs for which the CPU faults (#DE) or the result is undefined
+ * give DCPI_ERANGE: the value is missing, never invented.
+ */
+#include "core/capture/interp.h"
+
+#include "core/capture/interp-int.h"
+
+/* ---- division -------------------------------------------------------------------------------- */
+
+/* All ones in the low bits bits of a 128-bit value (bits 1..128). */
+static unsigned __int128 mask128(unsigned bits)
+{
+    return bits >= 128 ? ~(unsigned __int128)0 : ((unsigned __int128)1 << bits) - 1;
+}
+
+/* div / idiv with a register divisor: the dividend is ax (8 bits) or dx:ax, edx:eax, rdx:rax;
+ * the quotient goes to al / ax / eax / rax, the remainder to ah / dx / edx / rdx. The result is
+ * rax (as for one-operand mul: for 8 bits ax holds both). #DE (divisor 0, quotient out of
+ * range): DCPI_ERANGE. All six status flags are undefined. */
+int dcpi__interp_div(ictx_t *c)
+{
+    uint64_t v, rax, rdx = 0;
+    unsigned w = c->w;
+    int rc = opval(c, 0, &v);
+    if (!rc)
+        rc = dcpi_capture_read_reg(c->regs, ZYDIS_REGISTER_RAX, &rax);
+    if (!rc && w > 8)
+        rc = dcpi_capture_read_reg(c->regs, ZYDIS_REGISTER_RDX, &rdx);
+    if (rc)
+        return rc;
+    uint64_t m = mask_w(w);
+    uint64_t lo = rax & m, hi = w == 8 ? (rax >> 8) & 0xff : rdx & m;
+    unsigned __int128 d = ((unsigned __int128)hi << w) | lo, md = d, mv = v & m;
+    int is_signed = c->insn->zi.mnemonic == ZYDIS_MNEMONIC_IDIV;
+    int sd = is_signed && msb(hi, w), sv = is_signed && msb(v, w);
+    if (sd)
+        md = (0 - d) & mask128(2 * w);
+    if (sv)
+        mv = (0 - v) & m;
+    if (mv == 0)
+        return DCPI_ERANGE;
+    unsigned __int128 uq = md / mv, ur = md % mv;
+    unsigned __int128 limit = is_signed ? ((unsigned __int128)1 << (w - 1)) - (sd == sv) : m;
+    if (uq > limit)
+        return DCPI_ERANGE;
+    uint64_t q = (uint64_t)(sd != sv ? 0 - uq : uq) & m, r = (uint64_t)(sd ? 0 - ur : ur) & m;
+    if (w == 8)
+        c->res = dcpi_capture_merge_reg(ZYDIS_REGISTER_AX, rax, q | (r << 8));
+    else
+        c->res = dcpi_capture_merge_reg(w == 16   ? ZYDIS_REGISTER_AX
+                                        : w == 32 ? ZYDIS_REGISTER_EAX
+                                                  : ZYDIS_REGISTER_RAX,
+                                        rax, q);
+    c->dest = DEST_RAX64;
+    undef(c, DCPI_FLAGS_STATUS);
+    return 0;
+}
+
+/* ---- bit test ---------------------------------------------------------------------------------
+ */
+
+/* bt / bts / btr / btc with a register base: the offset (register or imm8) is taken modulo the
+ * width. CF = the bit before; OF, SF, AF, PF undefined; ZF kept. bt: the result is the new
+ * rflags; the others: the register with the bit set / cleared / flipped. */
+int dcpi__interp_bt(ictx_t *c)
+{
+    uint64_t a, b;
+    int rc = opval2(c, &a, &b);
+    if (rc)
+        return rc;
+    unsigned n = (unsigned)(b & (c->w - 1));
+    uint64_t bit = 1ull << n;
+    setf(c, DCPI_FLAG_CF, (a >> n) & 1);
+    undef(c, DCPI_FLAG_OF | DCPI_FLAG_SF | DCPI_FLAG_AF | DCPI_FLAG_PF);
+    switch (c->insn->zi.mnemonic) {
+    case ZYDIS_MNEMONIC_BTS:
+        c->res = a | bit;
+        break;
+    case ZYDIS_MNEMONIC_BTR:
+        c->res = a & ~bit;
+        break;
+    case ZYDIS_MNEMONIC_BTC:
+        c->res = a ^ bit;
+        break;
+    default: /* BT */
+        c->res = a;
+        c->dest = DEST_FLAGS;
+        break;
+    }
+    return 0;
+}
+
+/* ---- bit scans ------------------------------------------------------------------------------- */
+
+/* lzcnt / tzcnt: the count (the width for a zero source); CF = source is 0, ZF = count is 0,
+ * OF, SF, AF, PF undefined. bsf / bsr: the index of the lowest / highest set bit, ZF = 0, the
+ * others undefined; a zero source leaves the destination undefined: DCPI_ERANGE. */
+int dcpi__interp_bitscan(ictx_t *c)
+{
+    uint64_t s;
+    int rc = opval(c, 1, &s);
+    if (rc)
+        return rc;
+    unsigned w = c->w;
+    s &= mask_w(w);
+    ZydisMnemonic mn = c->insn->zi.mnemonic;
+    if (mn == ZYDIS_MNEMONIC_BSF || mn == ZYDIS_MNEMONIC_BSR) {
+        if (s == 0)
+            return DCPI_ERANGE;
+        c->res = mn == ZYDIS_MNEMONIC_BSF ? (uint64_t)__builtin_ctzll(s)
+                                          : (uint64_t)(63 - __builtin_clzll(s));
+        setf(c, DCPI_FLAG_ZF, 0);
+        undef(c, DCPI_FLAG_CF | DCPI_FLAG_OF | DCPI_FLAG_SF | DCPI_FLAG_AF | DCPI_FLAG_PF);
+        return 0;
+    }
+    if (s == 0)
+        c->res = w;
+    else if (mn == ZYDIS_MNEMONIC_LZCNT)
+        c->res = (uint64_t)(__builtin_clzll(s) - (64 - (int)w));
+    else
+        c->res = (uint64_t)__builtin_ctzll(s);
+    setf(c, DCPI_FLAG_CF, s == 0);
+    setf(c, DCPI_FLAG_ZF, c->res == 0);
+    undef(c, DCPI_FLAG_OF | DCPI_FLAG_SF | DCPI_FLAG_AF | DCPI_FLAG_PF);
+    return 0;
+}
+
+/* ---- rotates through carry ------------------------------------------------------------------- */
+
+/* rcl / rcr by 1, imm8 or cl: the count is masked to 5 bits (6 for 64-bit), then taken modulo 9
+ * (8-bit) or 17 (16-bit); the w + 1 bits of the register and CF rotate. Masked count 0: no flag
+ * changes. CF = the last bit rotated into it; OF for a masked count of 1 only (rcl: msb ^ CF
+ * after; rcr: msb ^ CF before); SF, ZF, AF, PF kept. */
+int dcpi__interp_rcx(ictx_t *c)
+{
+    uint64_t a, cnt = 1;
+    int rc = opval(c, 0, &a);
+    if (!rc && nops(c) > 1)
+        rc = opval(c, 1, &cnt);
+    if (rc)
+        return rc;
+    unsigned w = c->w, n = (unsigned)(cnt & (w == 64 ? 63 : 31));
+    c->res = a;
+    if (n == 0)
+        return 0;
+    unsigned k = w == 8 ? n % 9 : w == 16 ? n % 17 : n;
+    uint64_t cf = (c->flags & DCPI_FLAG_CF) != 0, m = mask_w(w);
+    int left = c->insn->zi.mnemonic == ZYDIS_MNEMONIC_RCL;
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t out = left ? msb(a, w) : a & 1;
+        a = left ? ((a << 1) | cf) & m : (a >> 1) | (cf << (w - 1));
+        cf = out;
+    }
+    c->res = a;
+    setf(c, DCPI_FLAG_CF, cf);
+    setf(c, DCPI_FLAG_OF, left ? msb(a, w) ^ cf : msb(a, w) ^ ((a >> (w - 2)) & 1));
+    if (n != 1)
+        undef(c, DCPI_FLAG_OF);
+    return 0;
+}
+
+/* ---- double shifts --------------------------------------------------------------------------- */
+
+/* shld / shrd dst, src, imm8 or cl: the count is masked to 5 bits (6 for 64-bit); 0 changes no
+ * flag. dst shifts, src's bits fill in. CF = the last bit shifted out of dst; SF, ZF, PF from the
+ * result; OF (sign change) for a count of 1 only; AF undefined. A count above the width (16-bit
+ * only: 17..31) leaves result and flags undefined: DCPI_ERANGE. */
+int dcpi__interp_shxd(ictx_t *c)
+{
+    uint64_t a, b, cnt;
+    int rc = opval2(c, &a, &b);
+    if (!rc)
+        rc = opval(c, 2, &cnt);
+    if (rc)
+        return rc;
+    unsigned w = c->w, n = (unsigned)(cnt & (w == 64 ? 63 : 31));
+    c->res = a;
+    if (n == 0)
+        return 0;
+    if (n > w)
+        return DCPI_ERANGE;
+    uint64_t m = mask_w(w), cf;
+    if (c->insn->zi.mnemonic == ZYDIS_MNEMONIC_SHLD) {
+        c->res = n == w ? b : ((a << n) | (b >> (w - n))) & m;
+        cf = (a >> (w - n)) & 1;
+    } else {
+        c->res = n == w ? b : ((a >> n) | (b << (w - n))) & m;
+        cf = (a >> (n - 1)) & 1;
+    }
+    setf(c, DCPI_FLAG_CF, cf);
+    set_szp(c, c->res);
+    setf(c, DCPI_FLAG_OF, msb(c->res, w) ^ msb(a, w));
+    if (n != 1)
+        undef(c, DCPI_FLAG_OF);
+    undef(c, DCPI_FLAG_AF);
+    return 0;
+}
