@@ -8,6 +8,7 @@
 #include "core/base/fsutil.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -265,4 +266,13 @@ int dcpi__mkdirs(const char *path, unsigned mode)
 out:
     free(copy);
     return rc;
+}
+
+int dcpi__pathf(char *out, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, len, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= len ? DCPI_ERANGE : 0;
 }

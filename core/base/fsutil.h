@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "dcpi/api.h"
+
 /*
  * Replace path with buf atomically: create "<dir>/.<base>.tmp.XXXXXX" with O_EXCL|O_NOFOLLOW,
  * write all, fsync, rename over path, fsync the directory. On any failure the temporary file is
@@ -18,6 +20,9 @@ int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
  * symlink at path when nofollow is set. Returns 0 or a negative DCPI_E* (an errno through
  * dcpi__errno_code, DCPI_EINVAL for a directory); err gets "PATH: reason". */
 int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, char *err);
+
+/* snprintf of a path into out[len]: 0, or DCPI_ERANGE when it did not fit (out is then cut). */
+int dcpi__pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
 
 /* mkdir -p with mode; existing directories are fine. */
 int dcpi__mkdirs(const char *path, unsigned mode);

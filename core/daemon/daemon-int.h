@@ -94,7 +94,6 @@ typedef struct flush_result {
 /* daemon.c: helpers. */
 double dcpi__daemon_now(void); /* CLOCK_MONOTONIC in seconds */
 /* snprintf without the compiler's truncation warnings: paths are checked by their users. */
-void dcpi__daemon_pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
 
 /* setup.c: the part before the target runs (database, log, lock, events, tables, plugins,
  * -vstep's agent), then sampling (perf events, epoch, /proc scan, socket, fds, enable); the

@@ -38,14 +38,6 @@ double dcpi__daemon_now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void dcpi__daemon_pathf(char *out, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, len, fmt, ap);
-    va_end(ap);
-}
-
 /* ---------------------------------------------------------------- the loop */
 
 static void child_exited(daemon_t *d)

@@ -62,8 +62,8 @@ static int set_header(const daemon_t *d, dcpi_profile_t *p, const image_desc_t *
 static void profile_path(const daemon_t *d, const char *dirname, int ev, char *dir, size_t dlen,
                          char *file, size_t flen)
 {
-    dcpi__daemon_pathf(dir, dlen, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
-    dcpi__daemon_pathf(file, flen, "%s/%s.prof", dir, d->evs[ev].name);
+    (void)dcpi__pathf(dir, dlen, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
+    (void)dcpi__pathf(file, flen, "%s/%s.prof", dir, d->evs[ev].name);
 }
 
 /* Write (merge) one profile into the current epoch. */
@@ -102,7 +102,7 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
         samples += e[i].count;
     if (write_profile(d, &im, dirname, e[0].event, e, n, 0, err) < 0) {
         dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
-        dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+        (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
         r->failures++;
         return;
     }
@@ -125,7 +125,7 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     if (write_profile(d, &im, dirname, ev, &e, s->unknown_pending ? 1 : 0, s->lost_pending, err) <
         0) {
         dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
-        dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+        (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
         r->failures++;
         return;
     }
@@ -141,7 +141,7 @@ static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed,
         r->profiles += (size_t)rc;
         return;
     }
-    dcpi__daemon_pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
     r->failures += failed;
 }
 

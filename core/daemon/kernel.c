@@ -90,8 +90,8 @@ static size_t keep_text_lines(char *buf, size_t len)
 void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
 {
     char path[4400];
-    dcpi__daemon_pathf(path, sizeof path, "%s/%s/%s/%s/kallsyms", d->db, d->epoch, d->platform,
-                       dirname);
+    (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/kallsyms", d->db, d->epoch, d->platform,
+                      dirname);
     if (access(path, F_OK) == 0) {
         d->kallsyms_done = 1;
         return;

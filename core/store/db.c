@@ -26,17 +26,6 @@
 #define EPOCH_SECOND_TRIES 3600 /* how many later seconds new_epoch tries before giving up */
 
 /* snprintf into a path buffer: DCPI_ERANGE when it does not fit. */
-static int fmt_path(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
-
-static int fmt_path(char *out, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out, len, fmt, ap);
-    va_end(ap);
-    return n < 0 || (size_t)n >= len ? DCPI_ERANGE : 0;
-}
-
 /* A name usable as one directory component. */
 static int name_ok(const char *s)
 {
@@ -134,7 +123,7 @@ int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAM
         return dcpi__errf(err, DCPI_EINVAL, "DB: no database or hostname given");
     char path[4096], *text = NULL, why[DCPI_ERRLEN];
     size_t len = 0;
-    if (fmt_path(path, sizeof path, "%s/hosts", db) < 0)
+    if (dcpi__pathf(path, sizeof path, "%s/hosts", db) < 0)
         return dcpi__errf(err, DCPI_ERANGE, "DB: database path too long");
     char rerr[DCPI_ERRLEN];
     int rc = dcpi__read_file(path, 0, (void **)&text, &len, rerr);
@@ -171,12 +160,12 @@ int dcpi_db_platform(const char *db, char out[DCPI_NAMELEN], char *err)
 static int epoch_claim(const char *db, const char *name, const char *platform, char *err)
 {
     char path[4096];
-    if (fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform) < 0)
+    if (dcpi__pathf(path, sizeof path, "%s/%s/%s", db, name, platform) < 0)
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
-    fmt_path(path, sizeof path, "%s/%s", db, name);
+    dcpi__pathf(path, sizeof path, "%s/%s", db, name);
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
         return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
-    fmt_path(path, sizeof path, "%s/%s/%s", db, name, platform);
+    dcpi__pathf(path, sizeof path, "%s/%s/%s", db, name, platform);
     if (mkdir(path, 0755) == 0)
         return 0;
     if (errno == EEXIST)
@@ -255,7 +244,7 @@ static int list_dirs(const char *dir, int (*keep)(const char *), char ***names, 
     int rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (!keep(de->d_name) || fmt_path(path, sizeof path, "%s/%s", dir, de->d_name) < 0 ||
+        if (!keep(de->d_name) || dcpi__pathf(path, sizeof path, "%s/%s", dir, de->d_name) < 0 ||
             !is_dir(path))
             continue;
         if (dcpi__grow((void **)&v, &cap, cnt + 1, sizeof *v) < 0)
@@ -289,7 +278,7 @@ int dcpi_db_platforms(const char *db, const char *epoch, char ***names, size_t *
     if (!db || !epoch || !names || !n)
         return dcpi__errf(err, DCPI_EINVAL, "DB: no database or epoch given");
     char path[4096];
-    if (fmt_path(path, sizeof path, "%s/%s", db, epoch) < 0)
+    if (dcpi__pathf(path, sizeof path, "%s/%s", db, epoch) < 0)
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     return list_dirs(path, is_visible_name, names, n, err);
 }
@@ -300,7 +289,7 @@ static void filter_platform(const char *db, const char *platform, char **v, size
     size_t k = 0;
     char path[4096];
     for (size_t i = 0; i < *n; i++) {
-        if (fmt_path(path, sizeof path, "%s/%s/%s", db, v[i], platform) == 0 && is_dir(path))
+        if (dcpi__pathf(path, sizeof path, "%s/%s/%s", db, v[i], platform) == 0 && is_dir(path))
             v[k++] = v[i];
         else
             free(v[i]);
@@ -464,7 +453,7 @@ static int list_image_dir(const char *dir, const char *platform, const char *ima
         struct stat st;
         if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix))
             continue;
-        if (fmt_path(path, sizeof path, "%s/%s", dir, de->d_name) < 0 || stat(path, &st) < 0 ||
+        if (dcpi__pathf(path, sizeof path, "%s/%s", dir, de->d_name) < 0 || stat(path, &st) < 0 ||
             !S_ISREG(st.st_mode))
             continue;
         rc = files_push(fl, platform, imagedir, de->d_name, path);
@@ -479,13 +468,13 @@ static int list_platform(const char *db, const char *epoch, const char *platform
     char dir[4096], sub[4096];
     char **dirs;
     size_t n;
-    if (fmt_path(dir, sizeof dir, "%s/%s/%s", db, epoch, platform) < 0)
+    if (dcpi__pathf(dir, sizeof dir, "%s/%s/%s", db, epoch, platform) < 0)
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
     int rc = list_dirs(dir, is_visible_name, &dirs, &n, err);
     if (rc < 0)
         return rc;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (fmt_path(sub, sizeof sub, "%s/%s", dir, dirs[i]) < 0) {
+        if (dcpi__pathf(sub, sizeof sub, "%s/%s", dir, dirs[i]) < 0) {
             rc = dcpi__errf(err, DCPI_ERANGE, "%s/%s: path too long", dir, dirs[i]);
             break;
         }
