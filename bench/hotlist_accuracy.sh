@@ -6,8 +6,12 @@
 # measured instruction's hotlist is read with dcpilist and compared with the truth:
 #   vtot        value samples of the instruction (lib/stats.sh's vtot)
 #   top shares  the listed shares, largest first, values named by the workload's labels
+#   +-B         dcpilist's bound after the hotlist (95% sampling interval + error bound; "few"
+#               when over 10 points)
 #   max|error|  the largest |listed share - true share| over the true values, in points
-#               (a true value missing from the hotlist counts as 0%)
+#               (a true value missing from the hotlist counts as 0%; "(vtot<30)" marks
+#               figures from fewer than 30 value samples, whose bound dcpilist may print as
+#               +-0.0 when one value holds them all)
 #   CPU ratios  the workload's CPU time per round (it runs for CPU time, so the ratio is of CPU
 #               per unit of work) against an unprofiled run and a PC-sampling-only run (dcpid
 #               without -vtrace) of BASE_SECONDS each, run just before, side by side
@@ -16,7 +20,9 @@
 # one value of every instruction with one mnemonic, both given by environment variables:
 # ACC_MNEM (jbe, call, div, mov) and ACC_VALUE (taken, target, rsi, rcx, memval, ea); a missing
 # value becomes one vsample of a reserved value that vp-acc formats as "missing", so that missing
-# values are counted, not dropped.
+# values are counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not
+# reported): the regs backend asks perf for no registers when no value needs one, and then writes
+# no entries at all instead of entries whose MEMVAL is missing.
 # Usage: bench/hotlist_accuracy.sh BUILD_DIR [SECONDS (6)] [BASE_SECONDS (2)]
 #        (MODES="branch stride" limits the modes)
 set -u
@@ -68,7 +74,8 @@ static trace_vlist_table_t *init(void)
     table = trace_vlist_table_alloc();
     for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
         if (v && strcmp(val, vals[k].name) == 0 && trace_add_value_to_vlist(v, vals[k].v) >= 0 &&
-            table && trace_add_vlist_by_select(table, pick, v) >= 0) {
+            (vals[k].v != TRACE_MEMVAL || trace_add_value_to_vlist(v, TRACE_EA) >= 0) && table &&
+            trace_add_vlist_by_select(table, pick, v) >= 0) {
             trace_vlist_free(v);
             return table;
         }
@@ -148,7 +155,7 @@ run() {
 
 # row MODE BACKEND: reads the hotlist of the run in $T/MODE.BACKEND.db, prints the table row
 row() {
-    local mode=$1 be=$2 proc re line pc n top err note=""
+    local mode=$1 be=$2 proc re line pc n top err note="" bound=-
     read -r proc _ _ re <<<"$(spec "$mode")"
     DCPI_PLUGIN_PATH= "$B/dcpilist" -db "$T/$mode.$be.db" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
         "$proc" "$W" >"$T/$mode.$be.list" 2>&1 || note="dcpilist failed: $(tail -1 "$T/$mode.$be.list")"
@@ -163,6 +170,7 @@ row() {
         n=0 top="no value samples ($pc PC samples on it)" err=-
     else
         n=$(vtot "$line")
+        bound=$(sed -nE 's/.*  \+-([0-9.]+)( few)?$/\1\2/p' <<<"$line")
         # pairs "(P% V)" -> "P LABEL" with the truth's labels; then the error over true values
         grep -oE '\([0-9.]+% [^)]+\)' <<<"$line" | tr -d '()%' >"$T/pairs"
         top=$(awk -v truth="$truth" 'BEGIN { n = split(truth, t, " ")
@@ -174,6 +182,7 @@ row() {
                     for (i = 1; i <= n; i++) { split(t[i], a, "[=:]"); d = got[a[2]] - a[3]
                         if (d < 0) d = -d; if (d > m) m = d }
                     printf "%.1f", m }' "$T/pairs")
+        [ "$n" -ge 30 ] || err="$err (vtot<30)"
         grep -q ' missing' "$T/pairs" && note="missing"
         [ "$note" = missing ] && err="- (missing)"
         [ "$note" = missing ] && [ "$(awk '$2 == "missing" {print $1}' "$T/pairs")" = 100.0 ] &&
@@ -182,16 +191,16 @@ row() {
     truth_pct=$(awk -v truth="$truth" 'BEGIN { n = split(truth, t, " ")
         for (i = 1; i <= n; i++) { split(t[i], a, "[=:]"); s = s (s ? " " : "") a[3] "% " a[1] }
         print s }')
-    printf '%-9s %-7s %6s  %-44s %-44s %-11s %8s %8s\n' "$mode" "$be" "$n" "$top" "$truth_pct" \
-        "$err" "$(awk -v a="${cpu[$be]}" -v b="${cpu[base]}" 'BEGIN {printf "%.3fx", a / b}')" \
+    printf '%-9s %-7s %6s  %-56s %-9s %-56s %-11s %8s %8s\n' "$mode" "$be" "$n" "$top" \
+        "${bound:--}" "$truth_pct" "$err" "$(awk -v a="${cpu[$be]}" -v b="${cpu[base]}" 'BEGIN {printf "%.3fx", a / b}')" \
         "$(awk -v a="${cpu[$be]}" -v b="${cpu[pc]}" 'BEGIN {printf "%.3fx", a / b}')"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); stress-ng running: $(pgrep -c stress-ng || true) processes"
 printf 'work-accuracy MODE %s ms per profiled run (%s ms unprofiled and PC-only), cpu-clock at dcpid'"'"'s default rate, %s CPUs\n' \
     "$((SECS * 1000))" "$((BASE_SECS * 1000))" "$(nproc)"
-printf '%-9s %-7s %6s  %-44s %-44s %-11s %8s %8s\n' workload backend vtot "top shares" truth \
-    "max|error|" "CPU/unpr" "CPU/PC"
+printf '%-9s %-7s %6s  %-56s %-9s %-56s %-11s %8s %8s\n' workload backend vtot "top shares" \
+    "+-B" truth "max|error|" "CPU/unpr" "CPU/PC"
 declare -A cpu
 for mode in $MODES; do
     spec "$mode" >/dev/null || exit 2
