@@ -88,18 +88,28 @@ const char *dcpi_listing_backend_note(const char *backend)
     return "not known to this dcpilist";
 }
 
+/* The farther end of the 95% Wilson score interval of share p among n samples, as a distance
+ * from p (it stays wide at p = 0 or 1 and small n, where p(1-p)/n would say 0). */
+static double wilson_reach(double p, double n)
+{
+    const double z = 1.96, z2 = z * z;
+    double c = (p + z2 / (2 * n)) / (1 + z2 / n);
+    double h = z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+    double lo = c - h, hi = c + h;
+    return p - lo > hi - p ? p - lo : hi - p;
+}
+
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
 {
     if (!s || s->vtot == 0)
         return 100.0;
     double n = (double)s->vtot, worst = 0.0;
     for (uint32_t i = 0; i < s->n; i++) {
-        double p = (double)s->e[i].count / n, d = p > 0.5 ? p - 0.5 : 0.5 - p;
-        if (i == 0 || d < worst)
-            worst = d;
+        double r = wilson_reach((double)s->e[i].count / n, n);
+        if (r > worst)
+            worst = r;
     }
-    double p = 0.5 - worst, half = 1.96 * sqrt(p * (1.0 - p) / n);
-    double b = 100.0 * (half + (double)s->err / n);
+    double b = 100.0 * (worst + (double)s->err / n);
     return b > 100.0 ? 100.0 : b;
 }
 

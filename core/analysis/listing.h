@@ -131,10 +131,10 @@ size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t 
  */
 /*
  * How far any share of s's hotlist may be from the share in the executions the backend sampled,
- * in percentage points: the 95% binomial half-width z*sqrt(p(1-p)/vtot) (z = 1.96) at the worst p
- * among the listed counts (p nearest 50%), plus the hotlist's own error bound err/vtot (a listed
- * count may exceed its truth by err). 100 for an empty hotlist. It says nothing of a backend's
- * bias (docs/vprofiler.md, "Where values come from").
+ * in percentage points: the largest distance from a listed share p to the ends of its 95% Wilson
+ * score interval over vtot samples (z = 1.96), plus the hotlist's own error bound err/vtot (a
+ * listed count may exceed its truth by err); at most 100. It says nothing of a backend's bias
+ * (docs/vprofiler.md, "Where values come from").
  */
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
 /* One line on what a backend's shares are worth (docs/vprofiler.md, "Where values come from"). */

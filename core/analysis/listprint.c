@@ -160,7 +160,7 @@ static void print_vp_footers(const dcpi_listing_t *ls, FILE *f)
     if (ls->nvp)
         fprintf(f,
                 "+-B after a hotlist: any share may be B points from the share in the "
-                "sampled executions (95%% sampling interval + the hotlist's error bound); "
+                "sampled executions (95%% Wilson interval + the hotlist's error bound); "
                 "\"few\": B > %.0f, too few value samples (vtot) for the shares to mean "
                 "much\n",
                 DCPI_LST_FEW_BOUND);
