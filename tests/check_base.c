@@ -1,0 +1,145 @@
+/*
+ * check_base.c - core/base: the one error formatter and errno mapping, checked growth, byte
+ * order, the FNV-1a hash, the path formatter and the whole-file reader.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/bytes.h"
+#include "core/base/err.h"
+#include "core/base/fsutil.h"
+#include "core/base/hash.h"
+#include "core/base/mem.h"
+#include "dcpi/errno.h"
+
+START_TEST(test_errf)
+{
+    char err[DCPI_ERRLEN];
+    ck_assert_int_eq(dcpi__errf(err, DCPI_EFORMAT, "%s: bad %d", "f.prof", 7), DCPI_EFORMAT);
+    ck_assert_str_eq(err, "f.prof: bad 7");
+    ck_assert_int_eq(dcpi__errf(NULL, DCPI_EIO, "nothing written"), DCPI_EIO);
+    char big[2 * DCPI_ERRLEN];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    dcpi__errf(err, DCPI_EINVAL, "%s", big); /* cut to the buffer, NUL-terminated */
+    ck_assert_uint_eq(strlen(err), DCPI_ERRLEN - 1);
+}
+END_TEST
+
+START_TEST(test_errno_code)
+{
+    static const struct {
+        int e, code;
+    } map[] = {
+        {ENOENT, DCPI_ENOENT},       {ENOTDIR, DCPI_ENOENT}, {ELOOP, DCPI_ENOENT},
+        {ENAMETOOLONG, DCPI_ENOENT}, {ENOSPC, DCPI_ENOSPC},  {EDQUOT, DCPI_ENOSPC},
+        {EPERM, DCPI_EPERM},         {EROFS, DCPI_EPERM},    {EINVAL, DCPI_EINVAL},
+        {EISDIR, DCPI_EINVAL},       {ENOMEM, DCPI_ENOMEM},  {EEXIST, DCPI_EEXIST},
+        {EACCES, DCPI_EACCES},       {EBUSY, DCPI_EBUSY},    {ESRCH, DCPI_ESRCH},
+        {EMFILE, DCPI_EIO},          {EPIPE, DCPI_EIO},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        ck_assert_msg(dcpi__errno_code(map[i].e) == map[i].code, "errno %d -> %d, expected %d",
+                      map[i].e, dcpi__errno_code(map[i].e), map[i].code);
+}
+END_TEST
+
+START_TEST(test_grow)
+{
+    uint32_t *a = NULL;
+    size_t cap = 0;
+    ck_assert_int_eq(dcpi__grow((void **)&a, &cap, 1, sizeof *a), 0);
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(dcpi__grow((void **)&a, &cap, 16, sizeof *a), 0); /* fits: unchanged */
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(dcpi__grow((void **)&a, &cap, 100, sizeof *a), 0);
+    ck_assert_uint_eq(cap, 128);
+    a[99] = 7; /* the memory is there */
+    uint32_t *keep = a;
+    /* a size that overflows size_t fails like an allocation failure, leaving the array alone */
+    ck_assert_int_eq(dcpi__grow((void **)&a, &cap, SIZE_MAX / 2 + 2, sizeof *a), DCPI_ENOMEM);
+    ck_assert_ptr_eq(a, keep);
+    ck_assert_uint_eq(cap, 128);
+    ck_assert_int_eq(dcpi__grow((void **)&a, &cap, SIZE_MAX / 4, 1u << 20), DCPI_ENOMEM);
+    ck_assert_uint_eq(cap, 128);
+    free(a);
+}
+END_TEST
+
+START_TEST(test_bytes)
+{
+    unsigned char b[8];
+    ck_assert_ptr_eq(dcpi__put_le32(b, 0x11223344u), b + 4);
+    ck_assert_uint_eq(b[0], 0x44);
+    ck_assert_uint_eq(b[3], 0x11);
+    ck_assert_uint_eq(dcpi__get_le32(b), 0x11223344u);
+    dcpi__put_le64(b, 0x0102030405060708ull);
+    ck_assert_uint_eq(b[0], 0x08);
+    ck_assert_uint_eq(b[7], 0x01);
+    ck_assert_uint_eq(dcpi__get_le64(b), 0x0102030405060708ull);
+    dcpi__put_le16(b + 1, 0xbeef); /* unaligned */
+    ck_assert_uint_eq(dcpi__get_le16(b + 1), 0xbeef);
+    ck_assert_uint_eq(b[1], 0xef);
+}
+END_TEST
+
+START_TEST(test_fnv1a)
+{
+    /* the published 64-bit FNV-1a test vectors */
+    ck_assert_uint_eq(dcpi__fnv1a(DCPI_FNV64_OFFSET, "", 0), 0xcbf29ce484222325ull);
+    ck_assert_uint_eq(dcpi__fnv1a(DCPI_FNV64_OFFSET, "a", 1), 0xaf63dc4c8601ec8cull);
+    ck_assert_uint_eq(dcpi__fnv1a(DCPI_FNV64_OFFSET, "foobar", 6), 0x85944171f73967e8ull);
+    /* continuing a hash is hashing the concatenation */
+    ck_assert_uint_eq(dcpi__fnv1a(dcpi__fnv1a(DCPI_FNV64_OFFSET, "foo", 3), "bar", 3),
+                      0x85944171f73967e8ull);
+}
+END_TEST
+
+START_TEST(test_pathf)
+{
+    char p[8];
+    ck_assert_int_eq(dcpi__pathf(p, sizeof p, "%s/%d", "ab", 12), 0);
+    ck_assert_str_eq(p, "ab/12");
+    ck_assert_int_eq(dcpi__pathf(p, sizeof p, "%s/%s", "abcd", "efgh"), DCPI_ERANGE);
+    ck_assert_uint_eq(strlen(p), sizeof p - 1);
+}
+END_TEST
+
+START_TEST(test_read_file)
+{
+    char err[DCPI_ERRLEN] = "";
+    void *buf = NULL;
+    size_t len = 0;
+    /* /proc files report size 0: the reader reads to the end anyway */
+    ck_assert_int_eq(dcpi__read_file("/proc/self/status", 0, &buf, &len, err), 0);
+    ck_assert_uint_gt(len, 0);
+    ck_assert_ptr_nonnull(memmem(buf, len, "Name:", 5));
+    free(buf);
+    buf = NULL;
+    ck_assert_int_eq(dcpi__read_file("/nonexistent/dcpi-check", 0, &buf, &len, err), DCPI_ENOENT);
+    ck_assert_ptr_null(buf);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/dcpi-check"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("base");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_errf);
+    tcase_add_test(tc, test_errno_code);
+    tcase_add_test(tc, test_grow);
+    tcase_add_test(tc, test_bytes);
+    tcase_add_test(tc, test_fnv1a);
+    tcase_add_test(tc, test_pathf);
+    tcase_add_test(tc, test_read_file);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
