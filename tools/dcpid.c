@@ -236,7 +236,8 @@ int main(int argc, char **argv)
     int rc = parse(&o, argc, argv);
     if (rc)
         return rc == 1 ? 0 : 2;
-    static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    const char *const *dirs =
+        dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
     o.plugin_dirs = dirs;
     if (dcpi_vp_set_search_dirs(dirs) < 0) {
         fprintf(stderr, "dcpid: out of memory\n");

@@ -12,6 +12,7 @@
 #include "core/analysis/cli.h"
 #include "core/analysis/listing.h"
 #include "core/analysis/listsel.h"
+#include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpilist"
@@ -133,7 +134,8 @@ static int parse_opts(ctx_t *c)
 /* The listing up to the point where it can be printed; 0, or 1 after its message. */
 static int prepare(ctx_t *c)
 {
-    static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    const char *const *dirs =
+        dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
     char err[DCPI_ERRLEN] = "";
     dcpi_lstsel_t *s = &c->sel;
     *s = (dcpi_lstsel_t){.tool = TOOL,

@@ -79,7 +79,8 @@ static void print_warning(void *arg, const char *line)
 
 static int load_plugins(const opts_t *o, dcpi_vp_set_t **set)
 {
-    static const char *const dirs[] = {DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR, NULL};
+    const char *const *dirs =
+        dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
     char err[DCPI_ERRLEN];
     if (dcpi_vp_set_search_dirs(dirs) < 0 || dcpi_vp_set_new(set) < 0) {
         fprintf(stderr, TOOL ": out of memory\n");

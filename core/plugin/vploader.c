@@ -72,6 +72,39 @@ int dcpi_vp_set_search_dirs(const char *const *dirs)
     return 0;
 }
 
+/* The folder of path (no trailing slash) into out; 0, or -1 when it has none or is too long. */
+static int dir_of(const char *path, char *out, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= len)
+        return -1;
+    memcpy(out, path, (size_t)(slash - path));
+    out[slash - path] = '\0';
+    return 0;
+}
+
+const char *const *dcpi_vp_program_dirs(const char *build_plugins, const char *rel,
+                                        const char *installed)
+{
+    static char exe[4096], bin[4096], bdir[4096], own[4096 + 256];
+    static const char *dirs[3];
+    size_t n = 0;
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        if (dir_of(exe, bin, sizeof bin) == 0) {
+            if (dir_of(build_plugins, bdir, sizeof bdir) == 0 && strcmp(bdir, bin) == 0)
+                dirs[n++] = build_plugins; /* run from the build tree */
+            else if (snprintf(own, sizeof own, "%s/%s", bin, rel) < (int)sizeof own)
+                dirs[n++] = own;
+        }
+    }
+    if (n == 0 || strcmp(dirs[0], installed) != 0)
+        dirs[n++] = installed;
+    dirs[n] = NULL;
+    return dirs;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t ls = strlen(s), lx = strlen(suffix);

@@ -83,6 +83,17 @@ dcpi_vp_t *dcpi_vp_find(const dcpi_vp_set_t *set, const char *name);
 int dcpi_vp_set_search_dirs(const char *const *dirs);
 
 /*
+ * The plugin directories of the running program (a NULL-terminated list in static storage, for
+ * dcpi_vp_set_search_dirs and the step agent's search): when the program runs from the build
+ * tree (build_plugins is a folder beside its executable), {build_plugins, installed}; otherwise
+ * {<executable's folder>/rel, installed}, rel being the plugin folder relative to the bin folder
+ * (DCPI_PLUGIN_DIR_REL, e.g. "../lib/dcpi"), so that an installed copy that was moved finds its
+ * own plugins, and never looks into a build tree. Without /proc/self/exe: {installed}.
+ */
+const char *const *dcpi_vp_program_dirs(const char *build_plugins, const char *rel,
+                                        const char *installed);
+
+/*
  * Resolve a -vtrace argument into path (len bytes). A value containing '/' is copied as is.
  * Otherwise "NAME" or "NAME.so" is looked for (NAME.so first unless NAME already ends in .so)
  * in each directory of $DCPI_PLUGIN_PATH, then the search dirs, then ".": the first regular

@@ -38,6 +38,15 @@ declared=$(grep -hv '^ *\(/\*\|\*\|#\)' "$P"/include/dcpi/*.h | tr '\n' ' ' | gr
     fail "DCPI_API declarations differ from core/dcpi.map: $(diff <(echo "$declared") <(echo "$mapped") | grep '^[<>]' | head -c 300)"
 echo "ok: libdcpi exports the $(echo "$mapped" | wc -l) functions of its API, nothing else"
 
+# Installed programs run from the prefix (relative RPATH) and look for plugins in the prefix
+# (then the configured plugin dir), never in the build tree.
+"$P/bin/dcpiprof" -V >/dev/null 2>&1 || fail "installed dcpiprof does not start: $("$P/bin/dcpiprof" -V 2>&1 | head -1)"
+out=$("$P/bin/dcpid" -db "$T/db" -vtrace no-such-plugin -- true 2>&1) &&
+    fail "installed dcpid accepted a missing plugin"
+echo "$out" | grep -q "plugin not found (searched: $P/bin/\.\./lib[^,]*/dcpi, " ||
+    fail "installed dcpid does not search its own prefix first: $out"
+case "$out" in *"$B/plugins"*) fail "installed dcpid searches the build tree: $out" ;; esac
+
 # A sanitizer build of libdcpi (DCPI_SANITIZE) needs its users built with the same runtime.
 SAN=""
 ldd "$LIB" | grep -q libasan && SAN="-fsanitize=address,undefined"
