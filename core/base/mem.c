@@ -21,6 +21,8 @@ int dcpi__grow(void **p, size_t *cap, size_t need, size_t elem)
             return DCPI_ENOMEM;
         c *= 2;
     }
+    if (elem && c > SIZE_MAX / elem) /* checked here: sanitizers abort on reallocarray's own */
+        return DCPI_ENOMEM;
     void *n = reallocarray(*p, c, elem);
     if (!n)
         return DCPI_ENOMEM;
