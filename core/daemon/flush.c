@@ -145,16 +145,22 @@ static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed,
     r->failures += failed;
 }
 
-/* The value profiles (vtrace.c keeps what it could not write). */
+/* What the value profiles' headers and the recording need of the current epoch. */
+static dcpi_vtrace_flush_info_t flush_info(const daemon_t *d)
+{
+    return (dcpi_vtrace_flush_info_t){.db = d->db,
+                                      .epoch = d->epoch,
+                                      .platform = d->platform,
+                                      .event = d->evs[0].name,
+                                      .period = event_period(d, 0),
+                                      .cpuspeed = d->cpuspeed,
+                                      .cpucount = d->cpucount};
+}
+
+/* The value profiles (pipeline.c keeps what it could not write). */
 static void flush_values(daemon_t *d, flush_result_t *r)
 {
-    dcpi_vtrace_flush_info_t fi = {.db = d->db,
-                                   .epoch = d->epoch,
-                                   .platform = d->platform,
-                                   .event = d->evs[0].name,
-                                   .period = event_period(d, 0),
-                                   .cpuspeed = d->cpuspeed,
-                                   .cpucount = d->cpucount};
+    dcpi_vtrace_flush_info_t fi = flush_info(d);
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
     account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
@@ -237,13 +243,7 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
 /* -vrecord: the recording goes on in the new epoch's values.trace. */
 static int new_epoch_values(daemon_t *d, char *err)
 {
-    dcpi_vtrace_flush_info_t fi = {.db = d->db,
-                                   .epoch = d->epoch,
-                                   .platform = d->platform,
-                                   .event = d->evs[0].name,
-                                   .period = event_period(d, 0),
-                                   .cpuspeed = d->cpuspeed,
-                                   .cpucount = d->cpucount};
+    dcpi_vtrace_flush_info_t fi = flush_info(d);
     return dcpi_vtrace_new_epoch(d->vt, &fi, err);
 }
 

@@ -129,6 +129,18 @@ static int append(dcpi_vtrace_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn
                                     values, missing);
 }
 
+/* The n values of a vlist (kinds as stored per key) for the sample: kinds[] and values[] filled,
+ * the missing bits returned. */
+static unsigned capture(const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
+                        const uint8_t *stored, int n, trace_value_t *kinds, uint64_t *values)
+{
+    unsigned missing = 0;
+    for (int i = 0; i < n; i++)
+        kinds[i] = (trace_value_t)stored[i];
+    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
+    return missing;
+}
+
 /* Append the sample's entry to p's trace, handing the trace over first if needed. */
 static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t *insn,
                    const dcpi_vtrace_sample_t *s, unsigned image)
@@ -137,10 +149,7 @@ static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t
     int n = p->nval[k];
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
-    unsigned missing = 0;
-    for (int i = 0; i < n; i++)
-        kinds[i] = (trace_value_t)p->kinds[k][i];
-    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
+    unsigned missing = capture(insn, s, p->kinds[k], n, kinds, values);
     if (must_hand_over(&p->enc, s->pid))
         dcpi__vtrace_hand_over(vt, p);
     for (int tries = 0; tries < 2; tries++) {
@@ -162,10 +171,7 @@ static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vt
     int n = r->nval[k];
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
-    unsigned missing = 0;
-    for (int i = 0; i < n; i++)
-        kinds[i] = (trace_value_t)r->kinds[k][i];
-    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
+    unsigned missing = capture(insn, s, r->kinds[k], n, kinds, values);
     if (must_hand_over(&r->enc, s->pid))
         dcpi__vtrace_rec_hand_over(vt);
     dcpi__vtrace_rec_map(vt, img, start, pgoff, s);
