@@ -96,4 +96,10 @@ int dcpi__interp_bitscan(ictx_t *c);
 int dcpi__interp_rcx(ictx_t *c);
 int dcpi__interp_shxd(ictx_t *c);
 
+/* The count a shift or rotate uses: cnt masked to 6 bits for 64-bit operands, else 5 (SDM). */
+static inline unsigned dcpi__interp_count(const ictx_t *c, uint64_t cnt)
+{
+    return (unsigned)(cnt & (c->w == 64 ? 63 : 31));
+}
+
 #endif

@@ -328,7 +328,7 @@ static int do_shift(ictx_t *c)
         rc = opval(c, 1, &cnt);
     if (rc)
         return rc;
-    unsigned n = (unsigned)(cnt & (c->w == 64 ? 63 : 31));
+    unsigned n = dcpi__interp_count(c, cnt);
     c->res = a;
     if (n == 0)
         return 0; /* no flag changes; the register is still written */

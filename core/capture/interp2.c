@@ -145,7 +145,7 @@ int dcpi__interp_rcx(ictx_t *c)
         rc = opval(c, 1, &cnt);
     if (rc)
         return rc;
-    unsigned w = c->w, n = (unsigned)(cnt & (w == 64 ? 63 : 31));
+    unsigned w = c->w, n = dcpi__interp_count(c, cnt);
     c->res = a;
     if (n == 0)
         return 0;
@@ -179,7 +179,7 @@ int dcpi__interp_shxd(ictx_t *c)
         rc = opval(c, 2, &cnt);
     if (rc)
         return rc;
-    unsigned w = c->w, n = (unsigned)(cnt & (w == 64 ? 63 : 31));
+    unsigned w = c->w, n = dcpi__interp_count(c, cnt);
     c->res = a;
     if (n == 0)
         return 0;
