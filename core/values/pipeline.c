@@ -14,6 +14,7 @@
  * shared with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or
  * breaks the buffer contract is disabled with one log line (its data so far stays and is flushed).
  */
+#include "core/values/keys.h"
 #include "core/values/vtrace-int.h"
 
 #include <inttypes.h>
@@ -33,18 +34,15 @@
 /* Per-key tables of one plugin's specification, and its registers. */
 static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
 {
-    p->nval = malloc(vt->nkeys);
-    p->kinds = calloc(vt->nkeys, sizeof *p->kinds);
-    if (!p->nval || !p->kinds)
-        return DCPI_ENOMEM;
+    int rc = dcpi_values_key_tables(p->spec, vt->nkeys, &p->nval, &p->kinds);
+    if (rc < 0)
+        return rc;
     for (trace_opc_t k = 0; k < vt->nkeys; k++) {
         trace_value_t v[TRACE_VLIST_MAX];
-        int n = trace_vlist_table_get(p->spec, k, v);
-        p->nval[k] = (int8_t)(n < 0 ? -1 : n);
-        for (int i = 0; i < n; i++)
-            p->kinds[k][i] = (uint8_t)v[i];
-        if (n >= 0)
-            vt->regs_mask |= dcpi_capture_perf_mask(v, n);
+        for (int i = 0; i < p->nval[k]; i++)
+            v[i] = (trace_value_t)p->kinds[k][i];
+        if (p->nval[k] >= 0)
+            vt->regs_mask |= dcpi_capture_perf_mask(v, p->nval[k]);
     }
     return 0;
 }

@@ -9,6 +9,7 @@
  * does. vsamples are resolved with the MAP records of the segment and counted into
  * per-(image, plugin) value profiles, written at the end with dcpi_vprof_merge_write.
  */
+#include "core/values/keys.h"
 #include "core/values/replay.h"
 
 #include <inttypes.h>
@@ -99,17 +100,8 @@ static int init_plugin(replay_t *r, rplugin_t *p, dcpi_vp_t *vp, char *err)
     if (!p->spec)
         return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
     p->buf = malloc(TRACE_BUF_BYTES);
-    p->nval = malloc(r->nkeys);
-    p->kinds = calloc(r->nkeys, sizeof *p->kinds);
-    if (!p->buf || !p->nval || !p->kinds)
+    if (!p->buf || dcpi_values_key_tables(p->spec, r->nkeys, &p->nval, &p->kinds) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
-    for (trace_opc_t k = 0; k < r->nkeys; k++) {
-        trace_value_t v[TRACE_VLIST_MAX];
-        int n = trace_vlist_table_get(p->spec, k, v);
-        p->nval[k] = (int8_t)(n < 0 ? -1 : n);
-        for (int i = 0; i < n; i++)
-            p->kinds[k][i] = (uint8_t)v[i];
-    }
     trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
     return 0;
 }
