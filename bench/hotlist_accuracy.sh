@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench/hotlist_accuracy.sh - how far value hotlists are from the truth, per backend, and what
 # they cost. For each mode of samples/work-accuracy (one instruction form each, exact truth
-# printed by the workload, see its top comment) and each backend (regs: dcpid -vtrace, the
-# default; step: dcpid -vtrace -vstep), one run of SECONDS of the workload's CPU time; the
+# printed by the workload, see its top comment) and each backend (bp: dcpid -vtrace, the
+# default where execute breakpoints work; regs: dcpid -vtrace -vregs; step: dcpid -vtrace
+# -vstep; BACKENDS="bp regs" limits them), one run of SECONDS of the workload's CPU time; the
 # measured instruction's hotlist is read with dcpilist and compared with the truth:
 #   vtot        value samples of the instruction (lib/stats.sh's vtot)
 #   top shares  the listed shares, largest first, values named by the workload's labels
@@ -16,13 +17,10 @@
 #               per unit of work) against an unprofiled run and a PC-sampling-only run (dcpid
 #               without -vtrace) of BASE_SECONDS each, run just before, side by side
 # A backend that gives the instruction no value samples, or only missing values, says so in its
-# row. The plugin (vp-acc, built here from a heredoc against the build tree's headers) captures
-# one value of every instruction with one mnemonic, both given by environment variables:
-# ACC_MNEM (jbe, call, div, mov) and ACC_VALUE (taken, target, rsi, rcx, memval, ea); a missing
-# value becomes one vsample of a reserved value that vp-acc formats as "missing", so that missing
-# values are counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not
-# reported): the regs backend asks perf for no registers when no value needs one, and then writes
-# no entries at all instead of entries whose MEMVAL is missing.
+# row. The plugin (samples/vp-acc.c) captures one value of every instruction with one mnemonic,
+# both given by environment variables: ACC_MNEM (jbe, call, div, mov) and ACC_VALUE (taken,
+# target, rsi, rcx, memval, ea); a missing value becomes one vsample of a reserved value that
+# vp-acc formats as "missing", so that missing values are counted, not dropped.
 # Usage: bench/hotlist_accuracy.sh BUILD_DIR [SECONDS (6)] [BASE_SECONDS (2)]
 #        (MODES="branch stride" limits the modes)
 set -u
@@ -31,99 +29,17 @@ B=$(cd "${1:?usage: hotlist_accuracy.sh BUILD_DIR [SECONDS] [BASE_SECONDS]}" && 
 SECS=${2:-6}
 BASE_SECS=${3:-2}
 MODES=${MODES:-branch icall-reg icall-mem size-arg div-reg div-mem chase stride}
+BACKENDS=${BACKENDS:-bp regs step}
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/tests/e2e/lib/stats.sh"
 W=$B/samples/work-accuracy
-for f in dcpid dcpilist samples/work-accuracy libdcpi-agent.so; do
+for f in dcpid dcpilist samples/work-accuracy samples/vp-acc.so libdcpi-agent.so; do
     [ -e "$B/$f" ] || { echo "bench: $B/$f not built" >&2; exit 1; }
 done
 T=$(mktemp -d /tmp/dcpi-accuracy.XXXXXX)
-# plugins in a directory writable by others (/tmp) are refused: the built one goes here
-P=$(mktemp -d "$B/bench-accuracy-plugin.XXXXXX") || exit 1
-trap 'rm -rf "$T" "$P"' EXIT
+trap 'rm -rf "$T"' EXIT
 
-cat >"$T/vp-acc.c" <<'PLUGIN'
-/* vp-acc: one value (ACC_VALUE) of every instruction whose mnemonic is ACC_MNEM; a missing value
- * is kept as ACC_MISSING (formatted "missing"). */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <dcpi/errno.h>
-#include <dcpi/vprofiler.h>
-#define ACC_MISSING 0xfeedfacecafe0001ull
-static vsample_t buf[VSAMPLE_BUFFER_SIZE];
-static trace_vlist_table_t *table;
-static const char *mnem;
-static int pick(const trace_opc_info_t *i)
-{
-    return strcmp(i->mnemonic, mnem) == 0;
-}
-static trace_vlist_table_t *init(void)
-{
-    static const struct {
-        const char *name;
-        trace_value_t v;
-    } vals[] = {{"taken", TRACE_BR_TAKEN}, {"target", TRACE_BR_TARGET}, {"rsi", TRACE_RSI},
-                {"rcx", TRACE_RCX},        {"memval", TRACE_MEMVAL},    {"ea", TRACE_EA}};
-    const char *val = getenv("ACC_VALUE");
-    trace_vlist_t *v;
-    mnem = getenv("ACC_MNEM");
-    if (!mnem || !val)
-        return NULL;
-    v = trace_vlist_alloc();
-    table = trace_vlist_table_alloc();
-    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
-        if (v && strcmp(val, vals[k].name) == 0 && trace_add_value_to_vlist(v, vals[k].v) >= 0 &&
-            (vals[k].v != TRACE_MEMVAL || trace_add_value_to_vlist(v, TRACE_EA) >= 0) && table &&
-            trace_add_vlist_by_select(table, pick, v) >= 0) {
-            trace_vlist_free(v);
-            return table;
-        }
-    trace_vlist_free(v);
-    trace_vlist_table_free(table);
-    return table = NULL;
-}
-static void done(void)
-{
-    trace_vlist_table_free(table);
-}
-static int process(unsigned pid, trace_parser_t *p, vsample_t **out)
-{
-    int n = 0, k = 0;
-    uint64_t pc, v;
-    (void)pid;
-    while (n < VSAMPLE_BUFFER_SIZE && (k = trace_parser_next(p, NULL, &pc, NULL, NULL, 1, &v)) >= 0) {
-        if (k < 1 || (trace_parser_missing(p) & 1u))
-            v = ACC_MISSING;
-        buf[n++] = (vsample_t){.pc = pc, .value = v};
-    }
-    *out = buf;
-    return k == TRACE_PARSE_ERROR ? DCPI_EFORMAT : n;
-}
-static const char *name(void)
-{
-    return "vp-acc";
-}
-static const char *preface(const trace_inst_t *i)
-{
-    (void)i;
-    return "value:";
-}
-static const char *format(const trace_inst_t *i, uint64_t v)
-{
-    static char s[32];
-    (void)i;
-    if (v == ACC_MISSING)
-        return "missing";
-    snprintf(s, sizeof s, "0x%llx", (unsigned long long)v);
-    return s;
-}
-VP_EXPORT vp_dispatch_t _dispatch = {VP_DISPATCH_HEADER, .vp_name = name, .vp_prof_init = init,
-    .vp_prof_done = done, .vp_prof_process = process, .vp_preface = preface, .vp_format = format};
-PLUGIN
-cc -O2 -shared -fPIC -fvisibility=hidden -I"$SRC/include" -I"$B/include" -o "$P/vp-acc.so" \
-    "$T/vp-acc.c" 2>"$T/cc.err" || { echo "bench: building vp-acc: $(cat "$T/cc.err")" >&2; exit 1; }
-VP=$P/vp-acc.so
+VP=$B/samples/vp-acc.so
 
 # mode -> procedure, mnemonic, value, the measured instruction in dcpilist -asm (an ERE on the line)
 spec() {
@@ -209,12 +125,12 @@ for mode in $MODES; do
     cpu[base]=$(run "$mode.base" $((BASE_SECS * 1000)) "$W" "$mode") || exit 1
     cpu[pc]=$(run "$mode.pc" $((BASE_SECS * 1000)) "$B/dcpid" -db "$T/$mode.pc.db" -event cpu-clock \
         -quiet -- "$W" "$mode") || exit 1
-    cpu[regs]=$(run "$mode.regs" $((SECS * 1000)) "$B/dcpid" -db "$T/$mode.regs.db" \
-        -event cpu-clock -quiet -vtrace "$VP" -- "$W" "$mode") || exit 1
-    cpu[step]=$(run "$mode.step" $((SECS * 1000)) "$B/dcpid" -db "$T/$mode.step.db" \
-        -event cpu-clock -quiet -vtrace "$VP" -vstep -- "$W" "$mode") || exit 1
-    row "$mode" regs
-    row "$mode" step
+    for be in $BACKENDS; do
+        case $be in bp) flag= ;; regs) flag=-vregs ;; step) flag=-vstep ;; *) exit 2 ;; esac
+        cpu[$be]=$(run "$mode.$be" $((SECS * 1000)) "$B/dcpid" -db "$T/$mode.$be.db" \
+            -event cpu-clock -quiet -vtrace "$VP" $flag -- "$W" "$mode") || exit 1
+    done
+    for be in $BACKENDS; do row "$mode" "$be"; done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${KEEP:-}" ] || { cp -r "$T" "$KEEP"; echo "kept in $KEEP"; }

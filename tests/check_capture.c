@@ -70,6 +70,43 @@ static void expect_missing(const dcpi_insn_t *insn, const dcpi_regs_t *regs, tra
                   insn->inst.mnemonic, trace_value_name(k), (unsigned long long)v);
 }
 
+/* ---- memory read at the sample (the bp backend's BPF) ------------------------------------ */
+
+/* Memory read at the sample: used where the address the capture computes is the one read. */
+START_TEST(test_memory_read)
+{
+    dcpi_regs_t r = base_regs();
+    dcpi_insn_t in;
+    r.mem_ok = 1;
+    r.mem_ea = 0x10008;
+    r.mem_val = 0x1122334455667788ull;
+    DECODE(&in, 0x48, 0x03, 0x43, 0x08); /* add rax,[rbx+8]: the memory source and the result */
+    expect(&in, &r, TRACE_MEMVAL, 0x1122334455667788ull);
+    expect(&in, &r, TRACE_REGB, 0x1122334455667788ull);
+    DECODE(&in, 0x8b, 0x43, 0x08); /* mov eax,[rbx+8]: 4 bytes of the 8 read */
+    expect(&in, &r, TRACE_MEMVAL, 0x55667788);
+    DECODE(&in, 0x0f, 0xb6, 0x43, 0x08); /* movzx eax, byte [rbx+8] */
+    expect(&in, &r, TRACE_MEMVAL, 0x88);
+    DECODE(&in, 0x48, 0x8b, 0x03); /* mov rax,[rbx]: read at another address: missing */
+    expect_missing(&in, &r, TRACE_MEMVAL);
+    expect_missing(&in, &r, TRACE_REGA);
+    DECODE(&in, 0xff, 0x53, 0x08); /* call qword [rbx+8]: the target is the memory */
+    expect(&in, &r, TRACE_BR_TARGET, 0x1122334455667788ull);
+    DECODE(&in, 0xff, 0x63, 0x08); /* jmp qword [rbx+8] */
+    expect(&in, &r, TRACE_BR_TARGET, 0x1122334455667788ull);
+    DECODE(&in, 0x48, 0xf7, 0x73, 0x08); /* div qword [rbx+8]: the divisor */
+    expect(&in, &r, TRACE_MEMVAL, 0x1122334455667788ull);
+    DECODE(&in, 0x48, 0x8d, 0x43, 0x08); /* lea rax,[rbx+8]: no memory is read */
+    expect_missing(&in, &r, TRACE_MEMVAL);
+    r.mem_ok = 0; /* the read failed (or there was none) */
+    DECODE(&in, 0x48, 0x03, 0x43, 0x08);
+    expect_missing(&in, &r, TRACE_MEMVAL);
+    expect_missing(&in, &r, TRACE_REGB);
+    DECODE(&in, 0xff, 0x53, 0x08);
+    expect_missing(&in, &r, TRACE_BR_TARGET);
+}
+END_TEST
+
 /* ---- perf mask --------------------------------------------------------------------------- */
 
 static uint64_t mask_of(int n, const trace_value_t *k)
@@ -88,7 +125,9 @@ START_TEST(test_perf_mask)
     ck_assert_uint_eq(MASK(TRACE_R8, TRACE_R15), BIT(DCPI_REG_R8) | BIT(DCPI_REG_R15));
     ck_assert_uint_eq(MASK(TRACE_RBX, TRACE_RFLAGS), BIT(DCPI_REG_BX) | BIT(DCPI_REG_FLAGS));
     ck_assert_uint_eq(MASK(TRACE_RIP), 0); /* the sample's pc */
-    ck_assert_uint_eq(MASK(TRACE_MEMVAL, TRACE_LATENCY, TRACE_NONE), 0);
+    ck_assert_uint_eq(MASK(TRACE_LATENCY, TRACE_NONE), 0);
+    /* a read memory value is checked against its address: the registers of the address */
+    ck_assert_uint_eq(MASK(TRACE_MEMVAL), DCPI_REGS_FULL_MASK);
     ck_assert_uint_eq(MASK(TRACE_REGA), DCPI_REGS_FULL_MASK);
     ck_assert_uint_eq(MASK(TRACE_RAX, TRACE_EA), DCPI_REGS_FULL_MASK);
     ck_assert_uint_eq(MASK(TRACE_BR_TAKEN), DCPI_REGS_FULL_MASK);
@@ -430,6 +469,7 @@ int main(void)
     tcase_add_test(tc, test_ea_stack);
     tcase_add_test(tc, test_roles_alu);
     tcase_add_test(tc, test_roles_memory);
+    tcase_add_test(tc, test_memory_read);
     tcase_add_test(tc, test_branches);
     tcase_add_test(tc, test_branches_counted);
     tcase_add_test(tc, test_never_invented);

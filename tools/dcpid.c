@@ -22,7 +22,7 @@ static void usage(FILE *f)
             "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
             "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
             "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
-            "             [-g] [-vstep [-vburst N] [-vstep-first]]\n"
+            "             [-g] [-vstep [-vburst N] [-vstep-first] | -vregs | -vbp-first]\n"
             "             [-vrecord [-vrecord-max MB]] [-vinproc] [-vtimeout S]\n"
             "             [-vtrace-insecure]\n"
             "             [-p PID | -- command args...]\n"
@@ -38,9 +38,14 @@ static void usage(FILE *f)
             "  -verbose, -quiet more or less logging\n"
             "  -vtrace PLUGIN   value-profile with PLUGIN (name or path); repeatable\n"
             "  -vcontext        value samples carry the return addresses of two callers\n"
-            "  -vrate N         at most N value traces per second per CPU (%d)\n"
+            "  -vrate N         at most N value samples per second per CPU (%d)\n"
             "  -vhot N          hotlist size per instruction (%d)\n"
             "  -vhash N         value summaries in memory (%d); flushed early at 75%%\n"
+            "  -vregs           values from the PC samples' registers (the regs backend)\n"
+            "                   instead of execute breakpoints (the bp backend, the default\n"
+            "                   where perf_event breakpoints work): biased by interrupt skid\n"
+            "  -vbp-first       keep each breakpoint's first sample (dropped by default: it is\n"
+            "                   the execution right after the interrupt, skid-biased)\n"
             "  -g               record the call chain of every sample (stack profiles)\n"
             "  -vstep           value traces by single-stepping bursts (exact values): an\n"
             "                   agent preloaded into the command, ptrace with -p; -vrate N is\n"
@@ -187,6 +192,10 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
             o->callgraph = 1;
         } else if (strcmp(f, "-vstep") == 0) {
             o->vstep = 1;
+        } else if (strcmp(f, "-vregs") == 0) {
+            o->vregs = 1;
+        } else if (strcmp(f, "-vbp-first") == 0) {
+            o->vbp_first = 1;
         } else if (strcmp(f, "-vstep-first") == 0) {
             o->vstep_first = 1;
         } else if (strcmp(f, "-vrecord") == 0) {
@@ -223,6 +232,12 @@ static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
         return bad("-vrecord-max needs -vrecord%s", "");
     if (o->vburst && !o->vstep)
         return bad("-vburst needs -vstep%s", "");
+    if ((o->vregs || o->vbp_first) && o->nvtrace == 0)
+        return bad("-vregs and -vbp-first need -vtrace%s", "");
+    if (o->vstep && (o->vregs || o->vbp_first))
+        return bad("-vregs and -vbp-first do not combine with -vstep%s", "");
+    if (o->vregs && o->vbp_first)
+        return bad("-vbp-first does not combine with -vregs%s", "");
     if (o->vstep_first && !o->vstep)
         return bad("-vstep-first needs -vstep%s", "");
     return 0;

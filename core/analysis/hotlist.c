@@ -79,10 +79,14 @@ const char *dcpi_listing_backend_note(const char *backend)
     if (strcmp(backend, "regs") == 0)
         return "registers at timer samples: shares are per unit of CPU time and skewed by "
                "interrupt skid; loaded values missing";
+    if (strcmp(backend, "bp") == 0)
+        return "execute breakpoints at executions after timer samples: shares per execution, "
+               "the skid-biased first execution dropped; memory values read by BPF where "
+               "allowed, else missing";
     if (strcmp(backend, "step") == 0)
         return "single-stepped bursts: exact values, shares per execution within bursts";
     if (strcmp(backend, "replay") == 0)
-        return "replayed from a values.trace recording of the regs backend";
+        return "replayed from a values.trace recording (regs or bp backend)";
     if (strcmp(backend, "mixed") == 0)
         return "runs of different backends merged into one profile";
     return "not known to this dcpilist";

@@ -25,8 +25,8 @@ uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n)
         else if (k == TRACE_RFLAGS)
             mask |= 1ull << DCPI_REG_FLAGS;
         else if (k == TRACE_REGA || k == TRACE_REGB || k == TRACE_REGC || k == TRACE_EA ||
-                 k == TRACE_BR_TAKEN || k == TRACE_BR_TARGET)
-            mask |= DCPI_REGS_FULL_MASK;
+                 k == TRACE_BR_TAKEN || k == TRACE_BR_TARGET || k == TRACE_MEMVAL)
+            mask |= DCPI_REGS_FULL_MASK; /* MEMVAL: its address, to check a read value */
         /* TRACE_RIP is the sample's pc (PERF_SAMPLE_IP): no register needed. */
     }
     return mask;
@@ -75,6 +75,30 @@ static int imm_value(const dcpi_insn_t *insn, const ZydisDecodedOperand *op, uin
     return 0;
 }
 
+/* The contents of memory operand op when the backend read them at this address (see
+ * dcpi_regs_t.mem_ok), truncated to the operand's width; DCPI_ENOTSUP when it did not. */
+static int mem_value(const dcpi_insn_t *insn, const ZydisDecodedOperand *op,
+                     const dcpi_regs_t *regs, uint64_t *v)
+{
+    uint64_t ea;
+    if (!regs->mem_ok || op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+        op->mem.type != ZYDIS_MEMOP_TYPE_MEM || dcpi_capture_ea(insn, op, regs, &ea) != 0 ||
+        ea != regs->mem_ea)
+        return DCPI_ENOTSUP;
+    *v = regs->mem_val & dcpi_capture_width_mask(op->size && op->size < 64 ? op->size : 64);
+    return 0;
+}
+
+/* The first MEM operand's contents (TRACE_MEMVAL). */
+static int first_mem_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t *v)
+{
+    for (int i = 0; i < insn->zi.operand_count; i++)
+        if (insn->ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+            insn->ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
+            return mem_value(insn, &insn->ops[i], regs, v);
+    return DCPI_ENOTSUP;
+}
+
 /* Value of source number k (0: REGA, 1: REGB). */
 static int source_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int k, uint64_t *v)
 {
@@ -88,7 +112,7 @@ static int source_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int k,
             return imm_value(insn, op, v);
         if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
             return dcpi_capture_ea(insn, op, regs, v);
-        return DCPI_ENOTSUP; /* memory contents: not in this backend */
+        return mem_value(insn, op, regs, v); /* missing unless the backend read it */
     }
     return DCPI_ENOENT;
 }
@@ -165,7 +189,9 @@ static int br_target(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t 
         return imm_value(insn, op, target);
     if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
         return dcpi_capture_read_reg(regs, op->reg.value, target);
-    return DCPI_ENOTSUP; /* memory-indirect or far */
+    if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->size == 64)
+        return mem_value(insn, op, regs, target); /* memory-indirect: when read */
+    return DCPI_ENOTSUP;                          /* far, or memory not read */
 }
 
 /* ---- values ------------------------------------------------------------------------------- */
@@ -212,8 +238,10 @@ static int one_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, trace_val
         return br_taken(insn, regs, v);
     case TRACE_BR_TARGET:
         return br_target(insn, regs, v);
+    case TRACE_MEMVAL:
+        return first_mem_value(insn, regs, v);
     default:
-        return DCPI_ENOTSUP; /* MEMVAL, LATENCY, NONE, unknown */
+        return DCPI_ENOTSUP; /* LATENCY, NONE, unknown */
     }
 }
 

@@ -11,7 +11,8 @@
  *     as rax of a one-operand mul), skipping rflags and rip. A register source gives its
  *     sub-register value (eax, ax, al, ah: zero-extended to 64 bits), an immediate its value
  *     truncated to the operand's width (relative immediates: the absolute target), a lea's
- *     address operand its computed address; a memory source is missing (no memory here).
+ *     address operand its computed address; a memory source is missing unless the backend read
+ *     it at the sample (dcpi_regs_t.mem_ok at the address computed here: the bp backend with BPF).
  *     Examples: `add rax, rbx`: REGA = rax, REGB = rbx; `mov rax, rbx`: REGA = rbx, REGB
  *     missing; `imul rax, rbx, 7`: REGA = rbx, REGB = 7; `mul rbx`: REGA = rbx, REGB = rax.
  *   TRACE_REGC: the result, from the interpreter (core/capture/interp.h): the full 64-bit
@@ -23,13 +24,14 @@
  * the address of the instruction's memory operand (visible operands first; lea: the computed
  * address; push/call: rsp - size; pop/ret: rsp). Missing when there is none, for fs:/gs: operands
  * (the segment base is not in perf's registers) and for the other implicit rsp-based forms (enter,
- * pushf, popf...; leave's [rbp] is given). TRACE_MEMVAL, TRACE_LATENCY: always missing in this
- * backend. TRACE_BR_TAKEN: jcc / jrcxz / jecxz / loop / loope / loopne from flags and rcx; 1 for
- *     jmp / call / ret; missing for any other instruction.
- *   TRACE_BR_TARGET: direct jumps, jcc (whether taken or not) and calls: pc + length + rel;
- *     register-indirect jmp/call: the register; memory-indirect, far and ret: missing.
- * A value that cannot be computed (including one that needs a register perf did not deliver,
- * see dcpi_regs_t.valid) is set to 0 and its missing bit is set: nothing is ever invented.
+ * pushf, popf...; leave's [rbp] is given). TRACE_MEMVAL: the first memory operand's contents, when
+ * the backend read them (as for memory sources above); TRACE_LATENCY: always missing.
+ * TRACE_BR_TAKEN: jcc / jrcxz / jecxz / loop / loope / loopne from flags and rcx; 1 for jmp / call
+ * / ret; missing for any other instruction. TRACE_BR_TARGET: direct jumps, jcc (whether taken or
+ * not) and calls: pc + length + rel; register-indirect jmp/call: the register; memory-indirect: the
+ * memory read by the backend (else missing); far and ret: missing. A value that cannot be computed
+ * (including one that needs a register perf did not deliver, see dcpi_regs_t.valid) is set to 0 and
+ * its missing bit is set: nothing is ever invented.
  */
 #ifndef DCPI_CORE_CAPTURE_H
 #define DCPI_CORE_CAPTURE_H
@@ -40,8 +42,9 @@
 #include "dcpi/trace-vlist.h"
 
 /* The sample_regs_user mask a vlist needs: exactly the registers its kinds read (TRACE_RAX
- * alone: AX only; TRACE_RIP: nothing; TRACE_RFLAGS: FLAGS; REGA/REGB/REGC/EA/BR_*: the 16 GPRs, IP
- * and FLAGS; MEMVAL/LATENCY/NONE: nothing). Unknown kinds add nothing. */
+ * alone: AX only; TRACE_RIP: nothing; TRACE_RFLAGS: FLAGS;
+ * REGA/REGB/REGC/EA/BR_TAKEN/BR_TARGET/MEMVAL: the 16 GPRs, IP and FLAGS (MEMVAL: to check the
+ * address of a read value); LATENCY/NONE: nothing). Unknown kinds add nothing. */
 uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n);
 
 /* Compute n (<= 32) values of kinds for insn with the registers before it: values[i] is set

@@ -46,10 +46,15 @@ enum {
 #define DCPI_REGS_GPR_MASK  0x00ff00ffull
 #define DCPI_REGS_FULL_MASK (DCPI_REGS_GPR_MASK | (1ull << DCPI_REG_IP) | (1ull << DCPI_REG_FLAGS))
 
-/* Registers at a sample, indexed by DCPI_REG_*; bit i of valid: r[i] was captured. */
+/* Registers at a sample, indexed by DCPI_REG_*; bit i of valid: r[i] was captured. With mem_ok,
+ * a backend also read memory at the moment of the sample (the bp backend's BPF program,
+ * core/capture/bpfmem.h): mem_val holds the (up to 8) bytes at address mem_ea, little-endian;
+ * the capture uses them for a memory operand only when its own address for it is mem_ea. */
 typedef struct dcpi_regs {
     uint64_t r[DCPI_REG_COUNT];
     uint64_t valid;
+    uint64_t mem_ea, mem_val;
+    int mem_ok;
 } dcpi_regs_t;
 
 /* A decoded instruction (fill with dcpi_capture_decode; read-only afterwards). */

@@ -19,10 +19,12 @@
 #include <time.h>
 
 #include "core/base/err.h"
+#include "core/capture/bpfmem.h"
 #include "core/image/image.h"
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
 #include "core/sampling/aggregate.h"
+#include "core/sampling/bpslots.h"
 #include "core/sampling/dstacks.h"
 #include "core/sampling/sampler.h"
 #include "core/store/db.h"
@@ -48,6 +50,12 @@ typedef struct ev_stats {
     uint64_t unknown_pending, lost_pending; /* not yet in a written unknown@ profile */
 } ev_stats_t;
 
+/* The bp backend (bparm.c): arms and what became of them (status "vbp"). */
+typedef struct bp_stats {
+    uint64_t arms, failed, expired, nocand, first, samples, memread;
+    int failed_logged;
+} bp_stats_t;
+
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
     enum dcpi_sampler_mode mode;
@@ -63,8 +71,17 @@ typedef struct daemon {
     /* value profiling: NULL without -vtrace */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
-    dcpi_dstacks_t *stk; /* -g, else NULL */
-    dcpi_vstep_t *vs;    /* -vstep, else NULL */
+    dcpi_dstacks_t *stk;         /* -g, else NULL */
+    dcpi_vstep_t *vs;            /* -vstep, else NULL */
+    dcpi_bpslots_t *bps;         /* the bp backend (-vtrace where breakpoints work), else NULL */
+    int use_bp;                  /* chosen at setup, the slots made once the rings exist */
+    char bp_why[DCPI_ERRLEN];    /* why the bp backend is not used ("" when it is) */
+    double *bp_tokens, *bp_last; /* per ring: arm budget */
+    bp_stats_t bp;
+    dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
+    char bpm_why[DCPI_ERRLEN]; /* why not */
+    int cur_ring;              /* the ring being drained */
+    pid_t self;                /* dcpid's own pid (no breakpoint there) */
     /* kernel image */
     int kernel_ok, kallsyms_done;
     uint64_t ktstart, ktsize;
@@ -107,6 +124,21 @@ void dcpi__daemon_cleanup(daemon_t *d);
 void dcpi__daemon_drain_ring(daemon_t *d, int i);
 void dcpi__daemon_drain_all(daemon_t *d);
 void dcpi__daemon_apply_exits(daemon_t *d);
+
+/* records.c: the value-pipeline sample of a user-mode perf sample with registers. */
+void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
+
+/* bparm.c: the bp backend: after a user-mode PC sample of event 0, arm the ring's breakpoint
+ * when it is free; a DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the
+ * value pipeline or was counted), 0 when it is not ours. Set-up (the slots, once the rings
+ * exist) and teardown. */
+#define DCPI_DAEMON_BP_COUNT    9  /* samples per arm, the first dropped */
+#define DCPI_DAEMON_BP_MAXAGE   20 /* ms an arm may wait for its samples */
+#define DCPI_DAEMON_BP_DRAIN_MS 4  /* the loop drains the rings this often */
+void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s);
+int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s);
+int dcpi__daemon_bp_setup(daemon_t *d, char *err);
+void dcpi__daemon_bp_free(daemon_t *d);
 
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */

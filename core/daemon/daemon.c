@@ -120,7 +120,7 @@ static void loop(daemon_t *d)
 {
     struct epoll_event evs[64];
     while (!d->quit) {
-        int timeout = d->vs ? dcpi_vstep_timeout_ms(d->vs) : -1;
+        int timeout = d->vs ? dcpi_vstep_timeout_ms(d->vs) : d->bps ? DCPI_DAEMON_BP_DRAIN_MS : -1;
         int n = epoll_wait(d->epfd, evs, 64, timeout);
         if (n < 0 && errno != EINTR) {
             dcpi__log(DCPI_LOG_ERR, "epoll_wait: %s", strerror(errno));
@@ -131,7 +131,7 @@ static void loop(daemon_t *d)
             dispatch_event(d, &evs[i]);
         /* -vstep -p: samples admit bursts, run them soon; -vstep: the step records of exited
          * processes are drained (with every ring's mappings applied) before they are forgotten */
-        if (d->vs && !d->quit && (timeout >= 0 || d->nexits))
+        if ((d->vs || d->bps) && !d->quit && (timeout >= 0 || d->nexits))
             dcpi__daemon_drain_all(d);
         dcpi__daemon_apply_exits(d);
         dcpi__daemon_flush_if_full(d);

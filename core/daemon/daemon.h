@@ -40,6 +40,8 @@ typedef struct dcpi_daemon_opts {
     char **argv;     /* -- command args (NULL: none), NULL-terminated */
     int callgraph;   /* -g: call chains of every sample into stack profiles */
     int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
+    int vregs;       /* -vregs: the regs backend even where execute breakpoints work */
+    int vbp_first;   /* -vbp-first: keep each breakpoint arm's first (skid-biased) sample */
     int vstep_first; /* -vstep-first: keep each burst's first (interrupted) instruction */
     unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
     const char *const *plugin_dirs; /* NULL-terminated; -vstep finds the agent in their parents */

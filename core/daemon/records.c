@@ -65,23 +65,49 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s)
         count_unknown(d, s->event);
 }
 
-/* A user-mode sample with user registers: to the value profilers. */
-static void value_sample(daemon_t *d, const dcpi_sample_t *s)
+void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
 {
-    dcpi_vtrace_sample_t v = {
+    *v = (dcpi_vtrace_sample_t){
         .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = s->time, .ip = s->ip};
     if (s->nchain > 1) /* chain[0] is the ip itself */
-        v.context0 = s->chain[1];
+        v->context0 = s->chain[1];
     if (s->nchain > 2)
-        v.context1 = s->chain[2];
-    v.regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
-    memcpy(v.regs.r, s->regs, sizeof v.regs.r);
+        v->context1 = s->chain[2];
+    v->regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
+    memcpy(v->regs.r, s->regs, sizeof v->regs.r);
+}
+
+/* A user-mode sample with user registers: to the value profilers (regs backend) or, with the
+ * bp backend, a reason to arm a breakpoint. */
+static void value_sample(daemon_t *d, const dcpi_sample_t *s)
+{
+    if (d->bps) {
+        dcpi__daemon_bp_pc(d, s);
+        return;
+    }
+    dcpi_vtrace_sample_t v;
+    dcpi__daemon_vsample(s, &v);
     dcpi_vtrace_sample(d->vt, &v);
 }
+
+static void pc_sample(daemon_t *d, const dcpi_sample_t *s);
 
 static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
+    if (s->event == DCPI_SAMPLER_EV_OTHER) {
+        if (d->bps && dcpi__daemon_bp_sample(d, s))
+            return;
+        dcpi_sample_t c = *s; /* an id of none of our events: count it for the first */
+        c.event = 0;
+        pc_sample(d, &c);
+        return;
+    }
+    pc_sample(d, s);
+}
+
+static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
+{
     int mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
     d->st[s->event].samples++;
     d->total_samples++;
@@ -178,6 +204,7 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
 /* Drain ring i; the value traces it produced go to the plugins before exits are applied. */
 void dcpi__daemon_drain_ring(daemon_t *d, int i)
 {
+    d->cur_ring = i;
     dcpi_sampler_drain(d->smp, i, handler(d));
     if (d->vt)
         dcpi_vtrace_end_drain(d->vt);

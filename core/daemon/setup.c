@@ -192,7 +192,18 @@ static int setup_values(daemon_t *d, char *err)
     vo.isolate = !o->vinproc;
     vo.timeout_ms = o->vtimeout_s * 1000u;
     vo.record = o->vrecord;
-    vo.backend = o->vstep ? "step" : "regs";
+    d->use_bp = 0;
+    if (!o->vstep && !o->vregs) {
+        d->use_bp = dcpi_bp_probe(d->bp_why) == 0;
+        if (!d->use_bp)
+            dcpi__log(DCPI_LOG_WARN,
+                      "value profiling: execute breakpoints unavailable (%s): using the regs "
+                      "backend, whose shares are biased by interrupt skid (see status)",
+                      d->bp_why);
+    } else {
+        snprintf(d->bp_why, sizeof d->bp_why, "%s", o->vstep ? "-vstep" : "-vregs");
+    }
+    vo.backend = o->vstep ? "step" : d->use_bp ? "bp" : "regs";
     vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
                     << 20;
     if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
@@ -205,8 +216,9 @@ static int setup_values(daemon_t *d, char *err)
                   o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
     else
         dcpi__log(DCPI_LOG_INFO,
-                  "value profiling: %u plugins, regs mask 0x%" PRIx64 ", %u traces/s per CPU%s",
-                  dcpi_vtrace_nplugins(d->vt), dcpi_vtrace_regs_mask(d->vt),
+                  "value profiling: %u plugins, %s backend, regs mask 0x%" PRIx64
+                  ", %u value samples/s per CPU%s",
+                  dcpi_vtrace_nplugins(d->vt), vo.backend, dcpi_vtrace_regs_mask(d->vt),
                   dcpi_vtrace_rate(d->vt), o->vcontext ? ", contexts" : "");
     return 0;
 }
@@ -253,6 +265,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     if (d->mode == DCPI_SAMPLE_PID && kill(target, 0) < 0 && errno == ESRCH)
         return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
+    rc = rc < 0 ? rc : dcpi__daemon_bp_setup(d, err);
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
@@ -275,6 +288,7 @@ void dcpi__daemon_cleanup(daemon_t *d)
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
+    dcpi__daemon_bp_free(d); /* its events write into the sampler's rings */
     dcpi_sampler_close(d->smp);
     dcpi_vstep_free(d->vs);  /* before vtrace: its encoders write into vtrace's traces */
     dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */

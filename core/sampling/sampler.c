@@ -33,7 +33,7 @@
 #define MAXREC 65536 /* header.size is 16 bits */
 
 typedef struct ring {
-    int fd;
+    int fd, cpu;
     void *base;
     size_t map_len;
     unsigned char *data;
@@ -270,6 +270,7 @@ typedef struct open_ctx {
     enum dcpi_sampler_mode mode;
     int no_kernel;
     int cpu_ring[MAXCPU]; /* ring index of each CPU slot, -1 before */
+    int cpu_of_slot;      /* the CPU of the slot being opened */
     char *err;
 } open_ctx_t;
 
@@ -303,14 +304,17 @@ static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
         return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target) < 0 ? -errno : 0;
     }
     int rc = map_ring(&s->rings[s->nrings], fd);
-    if (rc == 0)
+    if (rc == 0) {
+        s->rings[s->nrings].cpu = c->cpu_of_slot;
         c->cpu_ring[slot] = s->nrings++;
+    }
     return rc;
 }
 
 /* All events of one target (pid or -1) on one CPU. */
 static int open_target_cpu(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
+    c->cpu_of_slot = cpu;
     for (int e = 0; e < c->s->nev; e++) {
         int fd = open_one(c, e, e == 0, pid, cpu);
         if (fd < 0)
@@ -437,6 +441,18 @@ int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i)
     return s->rings[i].fd;
 }
 
+int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i)
+{
+    return s->rings[i].cpu;
+}
+
+void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a)
+{
+    a->sample_type = SAMPLE_TYPE;
+    a->sample_id_all = 1;
+    fill_extra(a, &s->x);
+}
+
 int dcpi_sampler_nfds(const dcpi_sampler_t *s)
 {
     return (int)s->nfds;
@@ -518,8 +534,12 @@ static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
 {
     if (size < 8 + 6 * 8)
         return -1;
+    uint64_t id = dcpi__get_host64(r + 8);
+    id_map_t key = {.id = id};
+    const id_map_t *m = bsearch(&key, s->ids, s->nfds, sizeof *s->ids, id_cmp);
     dcpi_sample_t smp = {
-        .event = (uint16_t)event_of(s, dcpi__get_host64(r + 8)),
+        .event = m ? (uint16_t)m->event : DCPI_SAMPLER_EV_OTHER,
+        .id = id,
         .ip = dcpi__get_host64(r + 16),
         .pid = dcpi__get_host32(r + 24),
         .tid = dcpi__get_host32(r + 28),

@@ -64,16 +64,29 @@ int dcpi_sampler_nrings(const dcpi_sampler_t *s);
 /* The fd to poll for ring i (EPOLLIN at the watermark, EPOLLHUP when its task exited). */
 int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i);
 int dcpi_sampler_nfds(const dcpi_sampler_t *s); /* events opened in all */
+/* The CPU whose events ring i holds. */
+int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i);
+/* Set a's sample_type, sample_id_all and the value-profiling fields to the sampler's own
+ * layout, so that records of another event redirected into a ring (PERF_EVENT_IOC_SET_OUTPUT)
+ * decode like the sampler's (their event is DCPI_SAMPLER_EV_OTHER). */
+struct perf_event_attr;
+void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a);
 
 #define DCPI_SAMPLER_MAXCHAIN 8  /* user callchain entries kept per sample */
 #define DCPI_SAMPLER_MAXREGS  64 /* bits of sample_regs_user */
 
+/* dcpi_sample_t.event of a sample whose id is none of the sampler's events: an event of the
+ * caller's written into a ring (dcpi_sampler_layout), e.g. a breakpoint (core/sampling/bpslots.h).
+ */
+#define DCPI_SAMPLER_EV_OTHER 0xffff
+
 /* One decoded sample. */
 typedef struct dcpi_sample {
     uint64_t ip, time, period;
+    uint64_t id; /* the kernel's event id (PERF_SAMPLE_IDENTIFIER) */
     uint32_t pid, tid, cpu;
     uint16_t misc;  /* header.misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
-    uint16_t event; /* index into the evs given to dcpi_sampler_open_ex */
+    uint16_t event; /* index into the evs given to dcpi_sampler_open_ex, or _EV_OTHER */
     /* With dcpi_sampler_opts_t.callchain: the user entries after PERF_CONTEXT_USER (chain[0]
      * is the ip itself, then return addresses), at most DCPI_SAMPLER_MAXCHAIN. */
     uint32_t nchain;

@@ -30,7 +30,7 @@
 
 /* ---------------------------------------------------------------- reading code */
 
-static int image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
 {
     if (img->index >= vt->nfds) {
         if (img->index > UINT_MAX - 16)
@@ -64,7 +64,7 @@ static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t st
         memcpy(buf, c->bytes, c->len);
         return c->len;
     }
-    int fd = image_fd(vt, img);
+    int fd = dcpi__vtrace_image_fd(vt, img);
     if (fd >= 0) {
         ssize_t n = pread(fd, buf, 15, (off_t)off);
         if (n > 0) { /* files do not change under a mapping: cache them */
@@ -184,6 +184,11 @@ static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vt
 
 void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
 {
+    dcpi__vtrace_take(vt, s, 0);
+}
+
+void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always)
+{
     dcpi_image_t *img;
     uint64_t start, pgoff;
     uint32_t off;
@@ -205,7 +210,7 @@ void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
     }
     int admitted = -1; /* decided at the first candidate (the recorder is one for all) */
     if (vt->rec.tf) {
-        admitted = admit(vt, s);
+        admitted = always || admit(vt, s);
         if (admitted)
             rec_encode(vt, &insn, s, img, start, pgoff);
         else
@@ -217,7 +222,7 @@ void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
             continue;
         p->st.seen++;
         if (admitted < 0)
-            admitted = admit(vt, s);
+            admitted = always || admit(vt, s);
         if (admitted) {
             encode(vt, p, &insn, s, img->index);
             continue;

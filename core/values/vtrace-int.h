@@ -6,7 +6,8 @@
  *   record.c    the recorder (-vrecord): its trace, MAP records, segments per epoch;
  *   regs.c      the regs backend: code bytes, admission (rate), decode + capture + encode of a
  *               user-mode sample (dcpi_vtrace_sample);
- *   step.c      the step backend's entry (dcpi_vtrace_step).
+ *   step.c      the step backend's entry (dcpi_vtrace_step);
+ *   bp.c        the bp backend's half: which instruction a breakpoint arms, its samples in.
  * Not part of the API: only core/values/ includes it.
  */
 #ifndef DCPI_CORE_VTRACE_INT_H
@@ -89,6 +90,7 @@ struct dcpi_vtrace {
     uint64_t nocode, unresolved;
     trace_parser_t parser;
     dcpi_vtrace_recorder_t rec;
+    struct dcpi_vtrace_bp *bp; /* bp.c's tables, created at the first choice */
     dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
 };
 
@@ -120,5 +122,13 @@ void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t s
 
 /* Close the image files opened to read code bytes. */
 void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
+/* The fd (kept open) to read img's code from, or a negative value when it cannot be read. */
+int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img);
+/* One user-mode sample into the traces: admitted by the per-CPU rate (always == 0) or always. */
+void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always);
+
+/* ---- bp.c */
+
+void dcpi__vtrace_bp_free(dcpi_vtrace_t *vt);
 
 #endif

@@ -153,6 +153,17 @@ uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
 struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
 
+/* ---- bp backend (bp.c; the breakpoints: core/sampling/bpslots.h) ----
+ * The instruction a breakpoint should arm after a PC sample of pid at ip: 1 with its runtime
+ * address, a cookie for dcpi_vtrace_bp_done and (insn not NULL) the instruction decoded, 0 when
+ * the sampled function has no instruction any plugin wants (or ip is in no known image). */
+int dcpi_vtrace_bp_choose(dcpi_vtrace_t *vt, uint32_t pid, uint64_t ip, uint64_t *addr,
+                          uint32_t *cookie, dcpi_insn_t *insn);
+/* The arm of cookie ended after giving got value samples (0: it expired unfired). */
+void dcpi_vtrace_bp_done(dcpi_vtrace_t *vt, uint32_t cookie, unsigned got);
+/* A breakpoint's sample (registers before the armed instruction) into the traces, admitted. */
+void dcpi_vtrace_bp_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
+
 /* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
  * (core/capture/stepring.h) instead of samples: each goes into every enabled plugin's trace with

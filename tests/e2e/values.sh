@@ -80,8 +80,11 @@ n=$(vtot "$line")
 stat_min "lea value samples" "$n" $NMIN || fail "too few samples: $line"
 # honest output: the backend is named, and the bound printed after the hotlist is the one its
 # vtot gives: at least 1.96 * sqrt(p (1 - p) / vtot) with p <= 70% (the top share, truth 60%)
-grep -q '^vp-classic: backend regs (registers at timer samples' "$T/lea" ||
-    fail "no 'backend regs' footer: $(tail -3 "$T/lea")"
+# (bp where execute breakpoints work, else regs, as dcpid's log says)
+be=bp
+grep -q 'execute breakpoints unavailable' "$T"/db/dcpid-*.log && be=regs
+grep -q "^vp-classic: backend $be (" "$T/lea" ||
+    fail "no 'backend $be' footer: $(tail -3 "$T/lea")"
 b=$(sed -nE 's/.*  \+-([0-9.]+)( few)?$/\1/p' <<<"$line")
 [ -n "$b" ] && awk -v b="$b" -v n="$n" 'BEGIN { exit !(b + 0.05 >= 100 * 1.96 * sqrt(0.3 * 0.7 / n)) }' ||
     fail "lea hotlist bound '$b' below its sampling interval (vtot $n): $line"

@@ -1,0 +1,47 @@
+/*
+ * bpfmem-abi.h - what the BPF program core/capture/bpfmem.bpf.c and its loader
+ * core/capture/bpfmem.c share: the per-CPU memory operand to read (written by dcpid before it arms
+ * the CPU's breakpoint) and the per-CPU log of what was read (one entry per breakpoint sample, in
+ * the order of the samples). Both maps are arrays indexed by CPU number, mmap'd by dcpid.
+ * Plain C types only: the header is compiled for the BPF target too.
+ */
+#ifndef DCPI_CORE_BPFMEM_ABI_H
+#define DCPI_CORE_BPFMEM_ABI_H
+
+#define DCPI_BPFMEM_NOREG   0xff /* no base / index register */
+#define DCPI_BPFMEM_ENTRIES 16   /* log entries per CPU (a ring; n counts them all) */
+#define DCPI_BPFMEM_MAXCPU  1024
+
+/* The memory operand: ea = disp + reg[base] + (reg[index] << shift), size bytes (1..8) read
+ * there; regs are perf's numbering (core/capture/regs.h). on == 0: read nothing. */
+struct dcpi_bpfmem_op {
+    long long disp;
+    unsigned char base, index, shift, size;
+    unsigned char on, pad[3];
+};
+
+struct dcpi_bpfmem_entry {
+    unsigned long long key;         /* dcpi_bpfmem_key of the sample's registers */
+    unsigned long long ea, val, ok; /* ok: 1 when the read succeeded */
+};
+
+/* The key pairing a log entry with its sample: a hash of the 16 GPRs and rip, g[32] indexed by
+ * perf's numbering; the same function on both sides. */
+static inline unsigned long long dcpi_bpfmem_key(const unsigned long long *g)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+#ifdef __clang__
+#pragma unroll
+#endif
+    for (int i = 0; i < 24; i++)
+        if (i < 9 || i >= 16)
+            h = (h ^ g[i]) * 0x100000001b3ull;
+    return h;
+}
+
+struct dcpi_bpfmem_log {
+    unsigned long long n; /* entries written so far; entry i is e[i % DCPI_BPFMEM_ENTRIES] */
+    struct dcpi_bpfmem_entry e[DCPI_BPFMEM_ENTRIES];
+};
+
+#endif
