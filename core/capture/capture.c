@@ -89,13 +89,27 @@ static int mem_value(const dcpi_insn_t *insn, const ZydisDecodedOperand *op,
     return 0;
 }
 
-/* The first MEM operand's contents (TRACE_MEMVAL). */
+static int source_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int k, uint64_t *v);
+
+/* TRACE_MEMVAL: what the first MEM operand loads (its contents, when the backend read them)
+ * or, for a plain store (mov [m], reg/imm), what it stores: the source. A read-modify-write
+ * stores a result this backend does not compute: missing. */
 static int first_mem_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t *v)
 {
-    for (int i = 0; i < insn->zi.operand_count; i++)
-        if (insn->ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-            insn->ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
-            return mem_value(insn, &insn->ops[i], regs, v);
+    for (int i = 0; i < insn->zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &insn->ops[i];
+        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.type != ZYDIS_MEMOP_TYPE_MEM)
+            continue;
+        if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+            return mem_value(insn, op, regs, v);
+        if (insn->zi.mnemonic != ZYDIS_MNEMONIC_MOV ||
+            (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ))
+            return DCPI_ENOTSUP;
+        int rc = source_value(insn, regs, 0, v);
+        if (rc == 0)
+            *v &= dcpi_capture_width_mask(op->size && op->size < 64 ? op->size : 64);
+        return rc;
+    }
     return DCPI_ENOTSUP;
 }
 

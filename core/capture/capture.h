@@ -24,8 +24,9 @@
  * the address of the instruction's memory operand (visible operands first; lea: the computed
  * address; push/call: rsp - size; pop/ret: rsp). Missing when there is none, for fs:/gs: operands
  * (the segment base is not in perf's registers) and for the other implicit rsp-based forms (enter,
- * pushf, popf...; leave's [rbp] is given). TRACE_MEMVAL: the first memory operand's contents, when
- * the backend read them (as for memory sources above); TRACE_LATENCY: always missing.
+ * pushf, popf...; leave's [rbp] is given). TRACE_MEMVAL: what the first memory operand loads, when
+ * the backend read it (as for memory sources above), or what a plain store (mov [m], src)
+ * stores: its source; a read-modify-write's: missing; TRACE_LATENCY: always missing.
  * TRACE_BR_TAKEN: jcc / jrcxz / jecxz / loop / loope / loopne from flags and rcx; 1 for jmp / call
  * / ret; missing for any other instruction. TRACE_BR_TARGET: direct jumps, jcc (whether taken or
  * not) and calls: pc + length + rel; register-indirect jmp/call: the register; memory-indirect: the

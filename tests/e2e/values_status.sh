@@ -1,7 +1,7 @@
 #!/bin/bash
 # values_status.sh - a system-wide dcpid -vtrace vp-classic -vrate 50 shows its value profiler in
-# dcpictl status: "vtrace vp-classic traces T values V seen S lost L errors 0" and "vrate 50/s
-# per CPU" (split from values.sh, which ran this part only as root and passed without it).
+# dcpictl status: "vtrace vp-classic traces T values V seen S lost L errors 0", "vrate 50/s
+# per CPU" and the bp backend's "vbp arms ..." (or "vbp off: REASON") (split from values.sh, which ran this part only as root and passed without it).
 # Skips (77) when system-wide cpu-clock sampling with user registers is not possible here (not
 # root and perf_event_paranoid > 0, or perf_event_open refused).
 set -u
@@ -33,5 +33,8 @@ for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
 grep -q '^vtrace vp-classic traces [0-9]* values [0-9]* seen [0-9]* lost [0-9]* errors 0$' \
     <<<"$st" || fail "status has no vtrace line: $st"
 grep -q '^vrate 50/s per CPU$' <<<"$st" || fail "status has no vrate line: $st"
-echo "$st" | grep -E '^(vtrace|vrate) '
+# system-wide too the backend says what it does: the bp backend's counters, or why it is off
+grep -Eq '^vbp (arms [0-9]+ failed [0-9]+ expired [0-9]+ nothing-to-arm [0-9]+ first-dropped [0-9]+ samples [0-9]+ memory-read [0-9]+|off: .+)' \
+    <<<"$st" || fail "status has no vbp line: $st"
+echo "$st" | grep -E '^(vtrace|vrate|vbp) '
 echo "PASS"
