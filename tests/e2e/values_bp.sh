@@ -5,7 +5,8 @@
 #   icall-mem  `call qword ptr [...]` to targets a / b / c in 60 / 30 / 10% (read from memory)
 #   div-mem    `div qword ptr [...]` by 10 / 7 / 3 in 70 / 20 / 10% (the memory operand)
 # the regs backend gives the memory forms no sample at all (their instruction is never the
-# sampled pc) and the jbe a skid-biased share. For each: at least NMIN value samples, then every
+# sampled pc) and the jbe a skid-biased share. The jbe again with a system-wide daemon (root
+# only). For each: at least NMIN value samples, then every
 # true share within the binomial tolerance of that count (lib/stats.sh). The first sample of
 # each breakpoint arm, the skid-biased one, is dropped: status counts them (first-dropped). Where
 # BPF cannot be loaded the memory forms must be all "missing" (flagged, never invented), and the
@@ -81,6 +82,28 @@ for mode in icall-mem div-mem; do
         grep -q '(100.0% missing)' "$T/$mode.line" || fail "$mode: without BPF, values not all missing: $(cat "$T/$mode.line")"
     fi
 done
+
+# system-wide (root or perf_event_paranoid <= 0): the daemon reaches a process it did not start
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$(id -u)" = 0 ] || [ "$paranoid" -le 0 ]; then
+    export ACC_MNEM=jbe ACC_VALUE=taken
+    out=$(to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -vtrace "$VP" 2>&1) ||
+        fail "system-wide dcpid did not start: $out"
+    to 120 "$W" branch "$MS" >"$T/branch-sys.out" 2>&1 || fail "work-accuracy failed: $(cat "$T/branch-sys.out")"
+    dpid=$(to 30 "$BIN/dcpictl" -db "$T/sys" status | awk '/^pid / {print $2}')
+    to 30 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null || fail "system-wide quit failed"
+    for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$dpid" 2>/dev/null && fail "system-wide dcpid $dpid did not exit"
+    mv "$T/branch-sys.out" "$T/branch.out"
+    rm -rf "$T/branch" && mv "$T/sys" "$T/branch"
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/branch" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
+        acc_branch "$W" >"$T/branch.list" 2>&1 || fail "system-wide: dcpilist: $(cat "$T/branch.list")"
+    grep -E ' jbe ' "$T/branch.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/branch.line"
+    [ -s "$T/branch.line" ] || fail "system-wide: no hotlist for the jbe: $(cat "$T/branch.list")"
+    check branch
+else
+    echo "system-wide part not run: needs root or perf_event_paranoid <= 0 (it is $paranoid)"
+fi
 
 # status: the backend's counters, first-dropped among them
 export ACC_MNEM=jbe ACC_VALUE=taken
