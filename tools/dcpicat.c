@@ -4,7 +4,8 @@
  *
  * Files of the same image (same "image" value) are merged into one table; files of different
  * images are printed one after the other, in the order the image first appears on the command
- * line. A file that cannot be read is reported on stderr and skipped (exit status 1).
+ * line. Value profiles (.vprof) are printed as their hotlists (DCPI's dcpivcat), after the PC
+ * profiles. A file that cannot be read is reported on stderr and skipped (exit status 1).
  * Flags and dispatch only; the printing is in core/analysis/profcat.c.
  */
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "core/analysis/profcat.h"
+#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
 #include "dcpi/version.h"
@@ -21,12 +23,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " TOOL " [-no_header] FILE...\n"
-               "       " TOOL " -h | -V\n"
-               "Print dcpi profile files (dcpiformat) as text.\n"
-               "  -no_header  print only the address rows\n"
-               "  -h          this help\n"
-               "  -V          version\n");
+    fprintf(f,
+            "usage: " TOOL " [-no_header] FILE...\n"
+            "       " TOOL " -h | -V\n"
+            "Print dcpi profile files (dcpiformat: .prof PC profiles, .vprof value profiles) as\n"
+            "text.\n"
+            "  -no_header  print only the address rows\n"
+            "  -h          this help\n"
+            "  -V          version\n");
 }
 
 /* Parse flags; returns the index of the first file, or -1 (exit 0) / -2 (usage error). */
@@ -55,6 +59,31 @@ static int parse_flags(int argc, char **argv, bool *header)
     return i;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Read path as a value profile (.vprof, or a file the PC-profile reader refuses that reads as
+ * one) or a PC profile; 0, or 1 with the reason on stderr. */
+static int read_one(const char *path, dcpi_profile_t **prof, dcpi_vprof_t **vprof)
+{
+    char err[DCPI_ERRLEN] = "", verr[DCPI_ERRLEN] = "";
+    if (ends_with(path, ".vprof")) {
+        if (dcpi_vprof_read(path, vprof, verr) == 0)
+            return 0;
+        fprintf(stderr, TOOL ": %s\n", verr);
+        return 1;
+    }
+    if (dcpi_profile_read(path, prof, err) == 0)
+        return 0;
+    if (dcpi_vprof_read(path, vprof, verr) == 0)
+        return 0;
+    fprintf(stderr, TOOL ": %s\n", err);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     bool header = true;
@@ -74,20 +103,22 @@ int main(int argc, char **argv)
         fprintf(stderr, TOOL ": out of memory\n");
         return 1;
     }
-    int status = 0;
-    for (size_t i = 0; i < nin; i++) {
-        char err[DCPI_ERRLEN] = "";
-        if (dcpi_profile_read(paths[i], &profs[i], err) < 0) {
-            fprintf(stderr, TOOL ": %s\n", err);
-            status = 1;
-        }
-    }
-    if (dcpi_profcat_print(stdout, profs, paths, nin, header) < 0) {
+    dcpi_vprof_t **vprofs = calloc(nin, sizeof(*vprofs));
+    int status = vprofs ? 0 : 1;
+    for (size_t i = 0; i < nin && vprofs; i++)
+        status |= read_one(paths[i], &profs[i], &vprofs[i]);
+    if (vprofs && dcpi_profcat_print(stdout, profs, paths, nin, header) < 0) {
         fprintf(stderr, TOOL ": out of memory\n");
         status = 1;
     }
-    for (size_t i = 0; i < nin; i++)
+    for (size_t i = 0; i < nin && vprofs; i++) {
+        if (vprofs[i]) {
+            dcpi_profcat_print_vprof(stdout, vprofs[i], paths[i], header);
+            dcpi_vprof_free(vprofs[i]);
+        }
         dcpi_profile_free(profs[i]);
+    }
+    free(vprofs);
     free(profs);
     if (fflush(stdout) != 0) {
         fprintf(stderr, TOOL ": write error on standard output\n");

@@ -78,6 +78,28 @@ static int is_vprof_of(const dcpi_lstsel_t *s, const dcpi_db_file_t *f, const ch
     return dir_is_image(s, f->imagedir) && strlen(name) == len && !strncmp(f->file, name, len);
 }
 
+/* The names of the image's value profiles in files, "a, b" (or "none"), into out. */
+static void existing_names(const dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, char *out,
+                           size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        if (!dir_is_image(s, files[i].imagedir))
+            continue;
+        int dup = 0; /* one file per platform: name each profile once */
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = dir_is_image(s, files[j].imagedir) && !strcmp(files[j].file, files[i].file);
+        if (dup)
+            continue;
+        size_t k = strlen(files[i].file) - strlen(".vprof");
+        int w = snprintf(out + used, len - used, "%s%.*s", used ? ", " : "", (int)k, files[i].file);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (!out[0])
+        snprintf(out, len, "none");
+}
+
 static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, char *err)
 {
     s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs));
@@ -91,9 +113,13 @@ static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, 
             if (rc < 0)
                 return rc;
         }
-        if (!s->vprofs[v])
-            fprintf(stderr, "%s: no value profile '%s' of %s in epoch %s\n", s->tool, s->vpnames[v],
-                    s->path, s->epoch);
+        if (!s->vprofs[v]) { /* a name that matches nothing: say what there is */
+            char names[512];
+            existing_names(s, files, n, names, sizeof names);
+            return dcpi__errf(err, DCPI_ENOENT,
+                              "no value profile '%s' of %s in epoch %s (value profiles there: %s)",
+                              s->vpnames[v], s->path, s->epoch, names);
+        }
     }
     return 0;
 }

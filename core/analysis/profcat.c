@@ -190,3 +190,33 @@ int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *cons
     free(printed);
     return rc;
 }
+
+void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *path, bool header)
+{
+    const char *ctx = dcpi_vprof_get(vp, "contexts");
+    int contexts = ctx && strcmp(ctx, "1") == 0;
+    if (header) {
+        fprintf(out, "# %s\n", path);
+        for (size_t i = 0; i < dcpi_vprof_nlines(vp); i++) {
+            const char *k, *v;
+            dcpi_vprof_line(vp, i, &k, &v);
+            fprintf(out, "%s %s\n", k, v);
+        }
+        fprintf(out, "\n");
+    }
+    for (size_t i = 0; i < dcpi_vprof_count(vp); i++) {
+        uint32_t off = 0;
+        const dcpi_vsummary_t *s = NULL;
+        dcpi_vprof_entry(vp, i, &off, &s);
+        fprintf(out, "0x%" PRIx32 " vtot %" PRIu64 " seen %" PRIu64 " err %" PRIu64 "\n", off,
+                s->vtot, s->seen, s->err);
+        for (uint32_t j = 0; j < s->n; j++) {
+            const dcpi_ventry_t *e = &s->e[j];
+            fprintf(out, "  0x%" PRIx64 " %" PRIu64 " %.1f%%", e->value, e->count,
+                    s->vtot ? 100.0 * (double)e->count / (double)s->vtot : 0.0);
+            if (contexts)
+                fprintf(out, " ctx 0x%" PRIx64 " 0x%" PRIx64, e->context0, e->context1);
+            fputc('\n', out);
+        }
+    }
+}

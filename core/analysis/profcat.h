@@ -1,7 +1,7 @@
 /*
  * profcat.h - PC profile files printed as text, the way DCPI's dcpicat does (dcpicat's
  * printing): a header block per image, then one row per sampled address with one count column
- * per file (event).
+ * per file (event); value profiles (.vprof) as their hotlists, the way DCPI's dcpivcat did.
  */
 #ifndef DCPI_CORE_ANALYSIS_PROFCAT_H
 #define DCPI_CORE_ANALYSIS_PROFCAT_H
@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/store/vprof.h"
 #include "dcpi/profile.h"
 
 /*
@@ -21,5 +22,14 @@
  */
 int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *const *paths, size_t n,
                        bool header);
+
+/*
+ * Print a value profile (.vprof, DCPI's dcpivcat) read from path to out: with header, its header
+ * lines ("key value") and a blank line; then one block per instruction offset, "OFFSET vtot V
+ * seen S err E" (OFFSET from tstart, hex), then one line per hotlist entry: the value (hex),
+ * its count, its share of vtot, and with contexts the two return addresses. Values are raw: the
+ * plugin's formatting is dcpilist's.
+ */
+void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *path, bool header);
 
 #endif

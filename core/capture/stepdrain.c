@@ -499,5 +499,6 @@ int dcpi_step_encode(dcpi_step_encoder_t *se, const trace_vlist_table_t *spec,
         return rc;
     }
     se->entries++;
+    se->missing += missing != 0;
     return 1;
 }

@@ -79,6 +79,7 @@ typedef struct dcpi_step_encoder {
     uint64_t burst;
     int open;           /* a burst header for (tid, burst) was written */
     uint64_t entries;   /* entries written */
+    uint64_t missing;   /* of them, entries with a missing value */
     uint64_t skipped;   /* records whose key has no vlist */
     uint64_t undecoded; /* records whose bytes do not decode */
 } dcpi_step_encoder_t;

@@ -72,9 +72,10 @@ static void status_values(const daemon_t *d, answer_t *a)
         dcpi_vtrace_plugin_stats(d->vt, i, &st);
         say(a,
             "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64 " lost %" PRIu64
-            " errors %" PRIu64 "%s%s",
+            " errors %" PRIu64 " missing %" PRIu64 "%s%s",
             dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost, st.errors,
-            st.disabled ? " disabled: " : "", st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
+            st.missing, st.disabled ? " disabled: " : "",
+            st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
     }
     dcpi_tracefile_stats_t rs;
     if (dcpi_vtrace_record_stats(d->vt, &rs) == 0)

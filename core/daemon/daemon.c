@@ -14,6 +14,7 @@
 #include "core/daemon/daemon.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -138,6 +139,29 @@ static void loop(daemon_t *d)
     }
 }
 
+/* -- command / -p: one line per value profiler on stderr (where the user looks; the log has
+ * the details), a disabled one with its reason; every one disabled fails the run. */
+static void report_values(daemon_t *d)
+{
+    unsigned n = dcpi_vtrace_nplugins(d->vt), dead = 0;
+    for (unsigned i = 0; i < n; i++) {
+        dcpi_vtrace_stats_t st;
+        dcpi_vtrace_plugin_stats(d->vt, i, &st);
+        dead += st.disabled != 0;
+        fprintf(stderr,
+                "dcpid: value profiler %s: %" PRIu64 " traces, %" PRIu64 " vsamples, %" PRIu64
+                " entries with missing values, %" PRIu64 " lost, %" PRIu64 " errors%s%s\n",
+                dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.missing, st.lost,
+                st.errors, st.disabled ? "; DISABLED: " : "",
+                st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
+    }
+    if (n && dead == n) {
+        fprintf(stderr, "dcpid: every value profiler was disabled: no value profile is complete\n");
+        if (d->exit_code == 0)
+            d->exit_code = 1;
+    }
+}
+
 /* The final drain and flush at exit. */
 static void finish(daemon_t *d)
 {
@@ -147,6 +171,8 @@ static void finish(daemon_t *d)
     dcpi__daemon_drain_all(d);
     if (dcpi__daemon_flush(d, &r) < 0 && d->exit_code == 0)
         d->exit_code = 1;
+    if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
+        report_values(d);
     dcpi__log(DCPI_LOG_INFO, "exiting with status %d", d->exit_code);
 }
 

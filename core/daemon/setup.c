@@ -100,7 +100,9 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
     int no_kernel = 0;
     dcpi_sampler_opts_t x = {0};
     if (d->vt && !d->o->vstep) { /* -vstep: values come from the bursts */
-        x.regs_user = dcpi_vtrace_regs_mask(d->vt);
+        /* at least one register: a sample without REGS_USER never reaches the value pipeline,
+         * so vlists that need no register (TRACE_RIP, TRACE_NONE) would get no entries */
+        x.regs_user = dcpi_vtrace_regs_mask(d->vt) | 1ull << DCPI_REG_IP;
         x.callchain = dcpi_vtrace_contexts(d->vt);
         x.max_stack = 4;
     }

@@ -154,8 +154,10 @@ static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t
         dcpi__vtrace_hand_over(vt, p);
     for (int tries = 0; tries < 2; tries++) {
         int rc = append(vt, &p->enc, insn, s, kinds, n, values, missing);
-        if (rc == 0)
+        if (rc == 0) {
+            p->st.missing += missing != 0;
             return;
+        }
         if (rc != DCPI_EFULL || tries)
             break;
         dcpi__vtrace_hand_over(vt, p); /* full: a burst left without its entry is harmless */

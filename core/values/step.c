@@ -20,7 +20,9 @@ static int step_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_step_encode
         /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
         if (trace_encoder_size(e) == 0 || se->enc != e || se->pid != pid)
             dcpi_step_encoder_init(se, e, pid);
+        uint64_t missing = se->missing;
         int rc = dcpi_step_encode(se, p->spec, rec);
+        p->st.missing += se->missing - missing;
         if (rc >= 0)
             return rc;
         if (rc != DCPI_EFULL || tries)

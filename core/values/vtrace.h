@@ -71,11 +71,12 @@ typedef struct dcpi_vtrace_sample {
 
 /* Per-plugin counters (status). */
 typedef struct dcpi_vtrace_stats {
-    uint64_t traces; /* traces handed to vp_prof_process */
-    uint64_t values; /* vsamples merged */
-    uint64_t seen;   /* candidate samples (admitted or not) */
-    uint64_t lost;   /* entries or vsamples lost (plugin error, table full, unresolved pc) */
-    uint64_t errors; /* vp_prof_process calls that failed */
+    uint64_t traces;  /* traces handed to vp_prof_process */
+    uint64_t values;  /* vsamples merged */
+    uint64_t seen;    /* candidate samples (admitted or not) */
+    uint64_t missing; /* trace entries with at least one missing value */
+    uint64_t lost;    /* entries or vsamples lost (plugin error, table full, unresolved pc) */
+    uint64_t errors;  /* vp_prof_process calls that failed */
     int disabled;
 } dcpi_vtrace_stats_t;
 

@@ -3,7 +3,10 @@
 # test plugin misbehaving in vp_prof_process after its first calls (tests/plugins/*_process.c:
 # SIGSEGV, abort, never returns, 5000 samples, bad pointer), dcpid -vtrace vp-classic -vtrace
 # X -- work-values keeps the command's exit status, writes PC profiles with a plausible total
-# and vp-classic's value profile, and logs exactly one "disabled" line naming X with the reason.
+# and vp-classic's value profile, and logs exactly one "disabled" line naming X with the reason;
+# on stderr a summary line per plugin, X's with DISABLED and the reason. With X alone dcpid
+# exits 1 (every plugin disabled). dcpilist -vtrace vp-addr, a profile that does not exist,
+# exits 1 naming the ones that do.
 # Then a system-wide daemon with the SIGSEGV plugin and -vrecord: dcpictl status shows it
 # disabled, the recording goes on, and dcpictl epoch starts a new values.trace segment.
 # Skips (77) when cpu-clock sampling with user registers is not available.
@@ -58,8 +61,28 @@ for x in segv abort hang too_many badptr; do
     [ -n "$total" ] && [ "$total" -ge 500 ] && [ "$total" -le 20000 ] ||
         fail "$x: PC profile total '$total' is not plausible"
     find "$db" -name vp-classic.vprof | grep -q work-values || fail "$x: no vp-classic.vprof"
+    # stderr, where the user looks: one summary line per plugin, the dead one with its reason
+    line=$(grep -E "^dcpid: value profiler $name: [0-9]+ traces, [0-9]+ vsamples, [0-9]+ entries with missing values, [0-9]+ lost, [0-9]+ errors; DISABLED: " "$T/$x.err")
+    [ "${line#*; DISABLED: }" = "${WHY[$x]}" ] || fail "$x: no DISABLED summary on stderr: $(cat "$T/$x.err")"
+    grep -Eq '^dcpid: value profiler vp-classic: [1-9][0-9]* traces, [1-9][0-9]* vsamples, [0-9]+ entries with missing values, [0-9]+ lost, 0 errors$' \
+        "$T/$x.err" || fail "$x: no vp-classic summary on stderr: $(cat "$T/$x.err")"
     echo "ok $x: total $total, ${WHY[$x]}"
 done
+
+# --- the only plugin disabled: named on stderr, dcpid exits 1 although the command exited 0
+to 120 "$BIN/dcpid" -db "$T/db-alone" -event cpu-clock -vtrace "$P/too_many_process.so" \
+    -- "$W" 2000 >/dev/null 2>"$T/alone.err"
+rc=$?
+[ $rc -eq 1 ] || fail "every plugin disabled: dcpid exited $rc, expected 1: $(cat "$T/alone.err")"
+grep -q '^dcpid: every value profiler was disabled' "$T/alone.err" ||
+    fail "every plugin disabled: not said on stderr: $(cat "$T/alone.err")"
+
+# --- dcpilist with a plugin whose profile does not exist: the ones that do, exit 1
+out=$("$BIN/dcpilist" -db "$T/db-segv" -vtrace vp-addr lea_loop "$W" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "dcpilist -vtrace vp-addr (no such profile): exit $rc: $out"
+grep -q "^dcpilist: no value profile 'vp-addr' of .*work-values in epoch [0-9]* (value profiles there: .*vp-classic" \
+    <<<"$out" || fail "dcpilist -vtrace vp-addr: message does not name the existing profiles: $out"
 
 # --- system-wide daemon: status entry, recording goes on, epoch
 D=$T/daemon
@@ -75,7 +98,7 @@ for _ in $(seq 1 20); do
 done
 echo "$st" | grep -q 'tp-segv-process .* disabled: vp_prof_process crashed (SIGSEGV)' ||
     fail "status shows no disabled tp-segv-process: $st"
-echo "$st" | grep -q '^vtrace vp-classic .* errors 0$' || fail "vp-classic not healthy: $st"
+echo "$st" | grep -q '^vtrace vp-classic .* errors 0 missing [0-9]*$' || fail "vp-classic not healthy: $st"
 echo "$st" | grep -Eq '^vrecord bytes [1-9][0-9]* traces [1-9][0-9]* refused 0$' ||
     fail "no vrecord status line: $st"
 out=$(to 70 "$BIN/dcpictl" -db "$D" epoch 2>&1) || fail "epoch failed: $out"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # values_status.sh - a system-wide dcpid -vtrace vp-classic -vrate 50 shows its value profiler in
-# dcpictl status: "vtrace vp-classic traces T values V seen S lost L errors 0", "vrate 50/s
+# dcpictl status: "vtrace vp-classic traces T values V seen S lost L errors 0 missing M", "vrate 50/s
 # per CPU" and the bp backend's "vbp arms ..." (or "vbp off: REASON") (split from values.sh, which ran this part only as root and passed without it).
 # Skips (77) when system-wide cpu-clock sampling with user registers is not possible here (not
 # root and perf_event_paranoid > 0, or perf_event_open refused).
@@ -30,7 +30,7 @@ st=$(to 30 "$BIN/dcpictl" -db "$T/sys" status)
 dpid=$(awk '/^pid / {print $2}' <<<"$st")
 to 30 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null || fail "quit failed"
 for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
-grep -q '^vtrace vp-classic traces [0-9]* values [0-9]* seen [0-9]* lost [0-9]* errors 0$' \
+grep -q '^vtrace vp-classic traces [0-9]* values [0-9]* seen [0-9]* lost [0-9]* errors 0 missing [0-9]*$' \
     <<<"$st" || fail "status has no vtrace line: $st"
 grep -q '^vrate 50/s per CPU$' <<<"$st" || fail "status has no vrate line: $st"
 # system-wide too the backend says what it does: the bp backend's counters, or why it is off
