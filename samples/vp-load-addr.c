@@ -95,7 +95,7 @@ static int vp_prof_process(unsigned pid, trace_parser_t *parser, vsample_t **vsa
 
     *vsamples = vsample_buffer;
     if (nvalues == TRACE_PARSE_ERROR)
-        return -1; /* a corrupt trace: tell dcpid (trace_parser_error says why) */
+        return DCPI_EFORMAT; /* a corrupt trace: tell dcpid (trace_parser_error says why) */
     return n;
 }
 

@@ -12,12 +12,35 @@
  * vp_preface once and vp_format once per value shown, then vp_unload.
  *
  * Everything in a plugin but `_dispatch` should be static.
+ *
+ * Processes: vp_name, vp_load and vp_prof_init run in dcpid; vp_prof_process runs in a worker
+ * process of its own, forked from dcpid after vp_prof_init (so it sees the state vp_prof_init
+ * built, but what it changes stays in the worker: keep per-trace state there, not results
+ * dcpid should see); vp_prof_done and vp_unload run in dcpid. A worker that crashes, hangs
+ * (watchdog, -vtimeout) or returns more than VSAMPLE_BUFFER_SIZE vsamples disables its plugin
+ * only. dcpilist, dcpireplay and `dcpid -vinproc` call everything in their own process.
+ *
+ * Lifetimes: the string of vp_name is copied by the loader once; the strings of vp_preface and
+ * vp_format must stay valid until the next call of the same entry (static buffers are fine).
+ * The vsample buffer returned by vp_prof_process must stay valid until the next call; the
+ * parser and the instructions it returns are valid during the call only.
+ *
+ * What ABI 1 freezes (a plugin built against it loads and behaves the same in every later
+ * dcpi): the first ten fields of vp_dispatch_t and their signatures, vsample_t,
+ * VSAMPLE_BUFFER_SIZE, the numbering of trace_value_t and of the keys' classes, the values of
+ * TRACE_PARSE_END (-1) and TRACE_PARSE_ERROR (-2) - which equal DCPI_EPERM and DCPI_ENOENT
+ * numerically; they are trace_parser_next's own codes, never dcpi_strerror's - and the
+ * functions of trace-vlist.h, trace-parse.h and insn.h. Later ABIs only append.
+ *
+ * Errors: vp_prof_process returns a negative DCPI_E* code (dcpi/errno.h, e.g. DCPI_EFORMAT
+ * for a trace it cannot read) to report a failure: counted, logged once, not fatal.
  */
 #ifndef DCPI_VPROFILER_H
 #define DCPI_VPROFILER_H
 
 #include <stdint.h>
 #include "api.h"
+#include "errno.h"
 #include "insn.h"
 #include "trace-parse.h"
 #include "trace-vlist.h"

@@ -51,10 +51,15 @@ case "$out" in *"$B/plugins"*) fail "installed dcpid searches the build tree: $o
 SAN=""
 ldd "$LIB" | grep -q libasan && SAN="-fsanitize=address,undefined"
 
-# A plugin built the way samples/README.md says, against the installed SDK only.
+# A plugin built the way samples/README.md says, from the installed samples, against the
+# installed SDK only.
 export PKG_CONFIG_PATH=$PCDIR
+SD=$(ls -d "$P"/share/doc/*/samples 2>/dev/null | head -1)
+for f in README.md vp-load-addr.c vp-acc.c; do
+    [ -f "$SD/$f" ] || fail "samples/$f not installed (under $P/share/doc/*/samples)"
+done
 cc $SAN -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
-    "$S/samples/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"
+    "$SD/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"
 exported=$(nm -D --defined-only "$T/vp-load-addr.so" | awk '$2 ~ /[TDBR]/ && $3 !~ /^__odr_asan/ {print $3}')
 [ "$exported" = "_dispatch" ] || fail "sample plugin exports '$exported', expected only _dispatch"
 ldd "$T/vp-load-addr.so" | grep -q "$P" || fail "sample plugin does not link the installed libdcpi"
