@@ -11,6 +11,7 @@
 #include "trace-vlist.h"
 #include "trace-parse.h"
 #include "vprofiler.h"
+#include "trace-test.h"
 #include "profile.h"
 
 #endif

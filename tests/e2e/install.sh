@@ -60,6 +60,13 @@ for f in README.md vp-load-addr.c vp-acc.c; do
 done
 cc $SAN -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
     "$SD/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"
+# The sample with its unit test (samples/vp-divisor), copied from the installation and built
+# out of tree by its own Makefile against the installed SDK: the test passes.
+cp -r "$SD/vp-divisor" "$T/vpd" || fail "samples/vp-divisor not installed"
+make -s -C "$T/vpd" CFLAGS="$SAN -O2 -Wall -Wextra -Werror" all check >"$T/vpd.out" 2>&1 ||
+    fail "samples/vp-divisor: make check failed: $(tail -5 "$T/vpd.out")"
+grep -q '^ok: 0 checks failed' "$T/vpd.out" || fail "samples/vp-divisor: $(cat "$T/vpd.out")"
+[ -f "$T/vpd/vp-divisor.so" ] || fail "samples/vp-divisor: no plugin built"
 exported=$(nm -D --defined-only "$T/vp-load-addr.so" | awk '$2 ~ /[TDBR]/ && $3 !~ /^__odr_asan/ {print $3}')
 [ "$exported" = "_dispatch" ] || fail "sample plugin exports '$exported', expected only _dispatch"
 ldd "$T/vp-load-addr.so" | grep -q "$P" || fail "sample plugin does not link the installed libdcpi"
