@@ -16,8 +16,11 @@
 #define DCPI_DAEMON_DEFAULT_FLUSH      600
 #define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
 #define DCPI_DAEMON_DEFAULT_VRECORD_MB 256 /* -vrecord-max */
-#define DCPI_DAEMON_DEFAULT_VBURST     16  /* -vburst */
-#define DCPI_DAEMON_DEFAULT_VSTEP_RATE 100 /* -vrate with -vstep: bursts/s per thread */
+/* -vburst defaults: the agent's 32 give >= 1000 value samples per hot instruction of a loop in
+ * 6 s at 100 bursts/s (bench/hotlist_accuracy.sh); ptrace steps cost ~4x more: 16 */
+#define DCPI_DAEMON_DEFAULT_VBURST        32
+#define DCPI_DAEMON_DEFAULT_VBURST_PTRACE 16
+#define DCPI_DAEMON_DEFAULT_VSTEP_RATE    100 /* -vrate with -vstep: bursts/s per thread */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -43,7 +46,7 @@ typedef struct dcpi_daemon_opts {
     int vregs;       /* -vregs: the regs backend even where execute breakpoints work */
     int vbp_first;   /* -vbp-first: keep each breakpoint arm's first (skid-biased) sample */
     int vstep_first; /* -vstep-first: keep each burst's first (interrupted) instruction */
-    unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST) */
+    unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST[_PTRACE]) */
     const char *const *plugin_dirs; /* NULL-terminated; -vstep finds the agent in their parents */
     /* plugin isolation and recording (docs/vprofiler.md, docs/dcpireplay.md) */
     int vinproc;          /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */

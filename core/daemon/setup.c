@@ -172,6 +172,15 @@ static int setup_tables(daemon_t *d, char *err)
     return 0;
 }
 
+/* Instructions per -vstep burst: -vburst, else the agent's or ptrace's default. */
+static unsigned vburst(const daemon_t *d)
+{
+    if (d->o->vburst)
+        return d->o->vburst;
+    return d->mode == DCPI_SAMPLE_COMMAND ? DCPI_DAEMON_DEFAULT_VBURST
+                                          : DCPI_DAEMON_DEFAULT_VBURST_PTRACE;
+}
+
 /* -vtrace: load the plugins and ask each what to capture. */
 static int setup_values(daemon_t *d, char *err)
 {
@@ -214,7 +223,7 @@ static int setup_values(daemon_t *d, char *err)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
                   "thread",
-                  dcpi_vtrace_nplugins(d->vt), o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+                  dcpi_vtrace_nplugins(d->vt), vburst(d),
                   o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
     else
         dcpi__log(DCPI_LOG_INFO,
@@ -237,7 +246,7 @@ static uint64_t ns_per_sample(const daemon_t *d)
 int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
 {
     const dcpi_daemon_opts_t *o = d->o;
-    dcpi_vstep_opts_t so = {.burst = o->vburst ? o->vburst : DCPI_DAEMON_DEFAULT_VBURST,
+    dcpi_vstep_opts_t so = {.burst = vburst(d),
                             .rate = o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE,
                             .keep_first = o->vstep_first,
                             .plugin_dirs = o->plugin_dirs,
