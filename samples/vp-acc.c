@@ -1,7 +1,8 @@
 /*
  * vp-acc.c - the accuracy plugin of bench/hotlist_accuracy.sh and tests/e2e/values_bp.sh: one
  * value (ACC_VALUE) of every instruction whose mnemonic is ACC_MNEM, both from the environment:
- * ACC_MNEM jbe, call, div, mov...; ACC_VALUE taken, target, rsi, rcx, memval, ea. A missing
+ * ACC_MNEM jbe, call, div, mov...; ACC_VALUE taken, target, rsi, rcx, memval, ea, or backend
+ * (the name trace_parser_backend gives, as a little-endian number: "bp" is 0x7062). A missing
  * value becomes one vsample of ACC_MISSING, formatted "missing", so that missing values are
  * counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not reported).
  * Built like a user's plugin: public headers only.
@@ -15,6 +16,7 @@
 static vsample_t buf[VSAMPLE_BUFFER_SIZE];
 static trace_vlist_table_t *table;
 static const char *mnem;
+static int backend; /* ACC_VALUE=backend: the value is trace_parser_backend's name */
 static int pick(const trace_opc_info_t *i)
 {
     return strcmp(i->mnemonic, mnem) == 0;
@@ -25,10 +27,12 @@ static trace_vlist_table_t *init(void)
         const char *name;
         trace_value_t v;
     } vals[] = {{"taken", TRACE_BR_TAKEN}, {"target", TRACE_BR_TARGET}, {"rsi", TRACE_RSI},
-                {"rcx", TRACE_RCX},        {"memval", TRACE_MEMVAL},    {"ea", TRACE_EA}};
+                {"rcx", TRACE_RCX},        {"memval", TRACE_MEMVAL},    {"ea", TRACE_EA},
+                {"backend", TRACE_RIP}};
     const char *val = getenv("ACC_VALUE");
     trace_vlist_t *v;
     mnem = getenv("ACC_MNEM");
+    backend = val && strcmp(val, "backend") == 0;
     if (!mnem || !val)
         return NULL;
     v = trace_vlist_alloc();
@@ -57,6 +61,10 @@ static int process(unsigned pid, trace_parser_t *p, vsample_t **out)
            (k = trace_parser_next(p, NULL, &pc, NULL, NULL, 1, &v)) >= 0) {
         if (k < 1 || (trace_parser_missing(p) & 1u))
             v = ACC_MISSING;
+        if (backend) { /* the backend's name, up to 8 bytes, as the value */
+            v = 0;
+            memcpy(&v, trace_parser_backend(p), strnlen(trace_parser_backend(p), 8));
+        }
         buf[n++] = (vsample_t){.pc = pc, .value = v};
     }
     *out = buf;

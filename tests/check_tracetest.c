@@ -41,7 +41,10 @@ START_TEST(test_round_trip)
     ck_assert_uint_eq(trace_parser_get_pid(p), 77);
     ck_assert_uint_eq(trace_parser_get_tid(p), 78);
     ck_assert_uint_eq(trace_parser_get_time(p), 1000);
+    ck_assert_uint_eq(trace_parser_burst_index(p), 0);
+    ck_assert_str_eq(trace_parser_backend(p), ""); /* not set */
     ck_assert_int_eq(trace_parser_next(p, &inst, &pc, &c0, &c1, 2, &a, &b), 2);
+    ck_assert_uint_eq(trace_parser_burst_index(p), 1);
     ck_assert_str_eq(inst.mnemonic, "mov");
     ck_assert_uint_eq(trace_parser_missing(p), 1);
     ck_assert_uint_eq(a, 0);
@@ -54,6 +57,23 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(trace_parser_next(p, NULL, &pc, &c0, &c1, 0), 0);
     ck_assert_uint_eq(c0, 0); /* no contexts in the implicit burst */
     ck_assert_uint_eq(trace_parser_get_tid(p), 77);
+    /* a second burst starts its index again; the backend as set */
+    ck_assert_int_eq(trace_test_backend(t, "step"), 0);
+    ck_assert_int_eq(trace_test_backend(t, "nope"), DCPI_EINVAL);
+    ck_assert_int_eq(trace_test_entry(t, div_rcx, 3, 0x401003, 0, 0, 0, NULL, NULL, 0), 0);
+    ck_assert_int_eq(trace_test_burst(t, 79, 2000, 0), 0);
+    ck_assert_int_eq(trace_test_entry(t, div_rcx, 3, 0x401000, 0, 0, 0, NULL, NULL, 0), 0);
+    p = trace_test_parser(t);
+    ck_assert_str_eq(trace_parser_backend(p), "step");
+    unsigned idx[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(trace_parser_next(p, NULL, &pc, NULL, NULL, 0), 0);
+        idx[i] = trace_parser_burst_index(p);
+    }
+    ck_assert_uint_eq(idx[0], 0);
+    ck_assert_uint_eq(idx[1], 1);
+    ck_assert_uint_eq(idx[2], 0);
+    ck_assert_uint_eq(trace_parser_get_tid(p), 79);
     trace_test_free(t);
 }
 END_TEST

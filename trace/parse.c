@@ -21,6 +21,7 @@ static int parse_burst(trace_parser_t *p, const uint8_t **qp);
 void trace_parser_init(trace_parser_t *p, const void *buf, size_t len)
 {
     memset(p, 0, sizeof(*p));
+    p->backend = "";
     p->start = p->pos = buf;
     p->end = buf != NULL ? p->start + len : p->start;
     /* Read the first burst header now, so that pid and contexts are known before the first
@@ -123,6 +124,7 @@ static int parse_burst(trace_parser_t *p, const uint8_t **qp)
     p->tid = (unsigned)tid;
     p->time = time;
     p->have_pid = p->in_burst = 1;
+    p->in_burst_entries = 0;
     p->has_context = (flags & TRACE_FLAG_CONTEXT) != 0;
     p->prev_end = p->c0 = p->c1 = 0;
     *qp = q;
@@ -316,6 +318,7 @@ int trace_parser_next(trace_parser_t *p, trace_inst_t *inst, uint64_t *pc, uint6
     p->pos = q;
     p->prev_end = epc + s->inst.length;
     p->last = s;
+    p->burst_index = p->in_burst_entries++;
     if (inst != NULL) {
         *inst = s->inst;
     }
@@ -377,4 +380,19 @@ uint64_t trace_parser_get_time(const trace_parser_t *parser)
 const char *trace_parser_error(const trace_parser_t *parser)
 {
     return parser->error;
+}
+
+void trace_parser_set_backend(trace_parser_t *p, const char *backend)
+{
+    p->backend = backend ? backend : "";
+}
+
+const char *trace_parser_backend(const trace_parser_t *parser)
+{
+    return parser->backend ? parser->backend : "";
+}
+
+unsigned trace_parser_burst_index(const trace_parser_t *parser)
+{
+    return parser->burst_index;
 }

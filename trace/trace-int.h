@@ -64,6 +64,9 @@ struct trace_parser {
     int state;                       /* 0, TRACE_PARSE_END or TRACE_PARSE_ERROR (sticky) */
     int in_burst;                    /* a burst header was read */
     int have_pid;                    /* the trace's pid is known (first burst) */
+    unsigned in_burst_entries;       /* entries of the current burst returned so far */
+    unsigned burst_index;            /* the last returned entry's index in its burst */
+    const char *backend;             /* trace_parser_backend ("" unknown) */
     const trace_icache_slot_t *last; /* slot of the entry last returned */
     uint64_t values[TRACE_VLIST_MAX];
     char error[160];
@@ -99,5 +102,8 @@ unsigned trace_encoder_entries(const trace_encoder_t *e);
 
 /* Start parsing buf[0..len). */
 void trace_parser_init(trace_parser_t *p, const void *buf, size_t len);
+/* The backend that captured the trace, as trace_parser_backend reports it (a static string:
+ * "bp", "regs", "step", "replay"); "" when not set. */
+void trace_parser_set_backend(trace_parser_t *p, const char *backend);
 
 #endif

@@ -4,6 +4,7 @@
  * vp_prof_process.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "dcpi/errno.h"
 #include "dcpi/trace-test.h"
@@ -13,6 +14,7 @@
 
 struct trace_test {
     unsigned pid;
+    const char *backend;
     int burst;
     trace_encoder_t enc;
     trace_parser_t parser;
@@ -67,6 +69,17 @@ int trace_test_entry(trace_test_t *t, const void *code, int codelen, uint64_t pc
     return trace_encoder_entry(&t->enc, &inst, pc, c0, c1, n, kinds, values, missing);
 }
 
+int trace_test_backend(trace_test_t *t, const char *backend)
+{
+    static const char *const known[] = {"bp", "regs", "step", "replay"};
+    for (size_t i = 0; backend && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(backend, known[i]) == 0) {
+            t->backend = known[i];
+            return 0;
+        }
+    return DCPI_EINVAL;
+}
+
 unsigned trace_test_entries(const trace_test_t *t)
 {
     return trace_encoder_entries(&t->enc);
@@ -75,6 +88,7 @@ unsigned trace_test_entries(const trace_test_t *t)
 trace_parser_t *trace_test_parser(trace_test_t *t)
 {
     trace_parser_init(&t->parser, t->buf, trace_encoder_size(&t->enc));
+    trace_parser_set_backend(&t->parser, t->backend);
     return &t->parser;
 }
 

@@ -42,6 +42,7 @@ struct dcpi_vpworker {
     pid_t pid;
     int sock; /* dcpid's end, -1 when no worker runs */
     int started, dead;
+    const char *backend;   /* trace_parser_backend in the worker */
     char why[DCPI_ERRLEN]; /* once dead: why */
 };
 
@@ -93,6 +94,7 @@ static void serve_one(dcpi_vpworker_t *w)
     trace_parser_t parser;
     vsample_t *vs = NULL;
     trace_parser_init(&parser, w->in, w->head->len);
+    trace_parser_set_backend(&parser, w->backend);
     int n = w->d->vp_prof_process(w->head->pid, &parser, &vs);
     if (n > 0 && n <= VSAMPLE_BUFFER_SIZE) {
         if (!vs)
@@ -147,6 +149,11 @@ static void worker_main(dcpi_vpworker_t *w, pid_t parent)
 }
 
 /* ---------------------------------------------------------------- dcpid's side */
+
+void dcpi_vpworker_set_backend(dcpi_vpworker_t *w, const char *backend)
+{
+    w->backend = backend;
+}
 
 static int start(dcpi_vpworker_t *w)
 {

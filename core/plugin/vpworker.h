@@ -31,6 +31,10 @@ typedef struct dcpi_vpworker dcpi_vpworker_t;
 int dcpi_vpworker_new(const vp_dispatch_t *d, const char *name, size_t in_cap, unsigned timeout_ms,
                       dcpi_vpworker_t **out, char *err);
 
+/* The backend name the worker's parser reports (trace_parser_backend; a static string), set
+ * before the worker starts. */
+void dcpi_vpworker_set_backend(dcpi_vpworker_t *w, const char *backend);
+
 /* The shared input buffer (in_cap bytes) the caller encodes traces into. */
 uint8_t *dcpi_vpworker_inbuf(dcpi_vpworker_t *w);
 

@@ -47,6 +47,12 @@ static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
     return 0;
 }
 
+/* The backend feeding the pipeline, as plugins see it (trace_parser_backend). */
+static const char *backend_of(const dcpi_vtrace_t *vt)
+{
+    return vt->o.backend ? vt->o.backend : "regs";
+}
+
 static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp, char *err)
 {
     p->vp = vp;
@@ -60,6 +66,7 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
             dcpi_vpworker_new(p->d, p->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
         if (rc < 0)
             return rc;
+        dcpi_vpworker_set_backend(p->w, backend_of(vt));
         p->buf = dcpi_vpworker_inbuf(p->w);
     } else {
         p->buf = malloc(DCPI_VTRACE_BUF_BYTES);
@@ -237,6 +244,7 @@ static int process_here(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid
 {
     vsample_t *v = NULL;
     trace_parser_init(&vt->parser, p->buf, trace_encoder_size(&p->enc));
+    trace_parser_set_backend(&vt->parser, backend_of(vt));
     *n = p->d->vp_prof_process(pid, &vt->parser, &v);
     *vs = v;
     if (*n > VSAMPLE_BUFFER_SIZE)
@@ -334,7 +342,7 @@ static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
     rc = rc ? rc : dcpi_vprof_set(vp, "path", img->path);
     rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
     rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
-    rc = rc ? rc : dcpi_vprof_set(vp, "backend", vt->o.backend ? vt->o.backend : "regs");
+    rc = rc ? rc : dcpi_vprof_set(vp, "backend", backend_of(vt));
     snprintf(num, sizeof num, "%" PRIu64, lost);
     return rc ? rc : dcpi_vprof_set(vp, "lost", num);
 }

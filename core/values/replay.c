@@ -241,6 +241,7 @@ static void hand_over(replay_t *r, rplugin_t *p)
         return;
     vsample_t *vs = NULL;
     trace_parser_init(&r->out, p->buf, len);
+    trace_parser_set_backend(&r->out, "replay");
     int n = p->d->vp_prof_process(pid, &r->out, &vs);
     r->st->fed += entries;
     if (n < 0) {

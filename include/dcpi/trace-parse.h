@@ -54,4 +54,15 @@ DCPI_API uint64_t trace_parser_get_time(const trace_parser_t *parser);
 /* A one-line description of the corruption after TRACE_PARSE_ERROR ("" otherwise). */
 DCPI_API const char *trace_parser_error(const trace_parser_t *parser);
 
+/* SDK 2 (libdcpi symbol version DCPI_0.2). The backend that captured the trace: "bp" (execute
+ * breakpoints: registers before the instruction, memory read at the sample), "regs" (the
+ * registers of timer samples: skid-biased), "step" (single-stepped bursts: values after the
+ * instruction), "replay" (dcpireplay of a recording), "" when unknown (e.g. a test kit trace
+ * without trace_test_backend). Static storage. */
+DCPI_API const char *trace_parser_backend(const trace_parser_t *parser);
+/* The index of the entry last returned within its burst: 0 for a burst's first entry. A bp or
+ * regs burst is one sample (always 0); a step burst's entries are consecutive instructions (the
+ * interrupted one, skid-biased, is left out unless dcpid -vstep-first). */
+DCPI_API unsigned trace_parser_burst_index(const trace_parser_t *parser);
+
 #endif

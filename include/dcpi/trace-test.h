@@ -43,6 +43,9 @@ DCPI_API int trace_test_burst(trace_test_t *t, unsigned tid, uint64_t time_ns, i
 DCPI_API int trace_test_entry(trace_test_t *t, const void *code, int codelen, uint64_t pc,
                               uint64_t c0, uint64_t c1, int n, const trace_value_t *kinds,
                               const uint64_t *values, unsigned missing);
+/* The backend the plugin's parser reports (trace_parser_backend): "bp", "regs", "step" or
+ * "replay"; "" until set. 0, or DCPI_EINVAL for another name. */
+DCPI_API int trace_test_backend(trace_test_t *t, const char *backend);
 /* Entries appended so far. */
 DCPI_API unsigned trace_test_entries(const trace_test_t *t);
 /* A parser at the start of the trace (valid until the next call with t). */

@@ -105,6 +105,14 @@ else
     echo "system-wide part not run: needs root or perf_event_paranoid <= 0 (it is $paranoid)"
 fi
 
+# the plugin sees its backend (trace_parser_backend, in its worker process): "bp" = 0x7062
+export ACC_MNEM=jbe ACC_VALUE=backend
+to 60 "$BIN/dcpid" -db "$T/be" -event cpu-clock -vtrace "$VP" -- "$W" branch 1000 >/dev/null 2>&1 ||
+    fail "backend run failed"
+DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/be" -asm -vtrace "$VP" -vcutoff 0 acc_branch "$W" >"$T/be.list" 2>&1
+grep -E ' jbe ' "$T/be.list" | grep -q '(100.0% 0x7062)' ||
+    fail "the plugin did not see backend 'bp': $(grep -E ' jbe ' "$T/be.list")"
+
 # status: the backend's counters, first-dropped among them
 export ACC_MNEM=jbe ACC_VALUE=taken
 "$BIN/dcpid" -db "$T/st" -event cpu-clock -vtrace "$VP" -- "$W" branch 3000 >/dev/null 2>&1 &
