@@ -75,6 +75,8 @@ row() {
     read -r proc _ _ re <<<"$(spec "$mode")"
     DCPI_PLUGIN_PATH= "$B/dcpilist" -db "$T/$mode.$be.db" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
         "$proc" "$W" >"$T/$mode.$be.list" 2>&1 || note="dcpilist failed: $(tail -1 "$T/$mode.$be.list")"
+    # no value sample at all: dcpid wrote no value profile, which dcpilist refuses to list
+    grep -q "no value profile 'vp-acc'" "$T/$mode.$be.list" && note="no value samples (no value profile written)"
     # the measured instruction: the matching line with the most PC samples
     line=$(grep -E "$re" "$T/$mode.$be.list" | awk '$1 ~ /^[0-9]+$/' | sort -k1,1nr | head -1)
     [ -n "$line" ] || line=$(grep -E "$re" "$T/$mode.$be.list" | head -1)

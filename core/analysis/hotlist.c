@@ -38,26 +38,28 @@ static const char *plugin_name(const dcpi_lst_vp_t *vp)
     return vp->plugin ? vp->plugin : vp->name ? vp->name : "plugin";
 }
 
-/* The text of value v: the plugin's vp_format, else (none, or NULL answer) "0x..." in hex. */
-static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, uint64_t v, char *out,
-                        size_t len, char *err)
+/* The text of value v: the plugin's vp_format2 / vp_format, else (none, or NULL answer) "0x..."
+ * in hex. */
+static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                        uint64_t v, char *out, size_t len, char *err)
 {
     int rc = 0;
-    if (vp->d && vp->d->vp_format)
-        rc = dcpi_guard_call(vp->d, DCPI_GUARD_FORMAT, inst, v, out, len, plugin_name(vp), err);
+    if (dcpi_guard_has(vp->d, DCPI_GUARD_FORMAT, ctx))
+        rc =
+            dcpi_guard_call(vp->d, DCPI_GUARD_FORMAT, inst, ctx, v, out, len, plugin_name(vp), err);
     if (rc == 0)
         snprintf(out, len, "0x%llx", (unsigned long long)v);
     return rc < 0 ? rc : 0;
 }
 
 /* The preface into out: 1 with one (possibly ""), 0 when the plugin omits the hotlist. */
-static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, char *out, size_t len,
-                       char *err)
+static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                       char *out, size_t len, char *err)
 {
     out[0] = '\0';
-    if (!vp->d || !vp->d->vp_preface)
+    if (!dcpi_guard_has(vp->d, DCPI_GUARD_PREFACE, ctx))
         return 1;
-    return dcpi_guard_call(vp->d, DCPI_GUARD_PREFACE, inst, 0, out, len, plugin_name(vp), err);
+    return dcpi_guard_call(vp->d, DCPI_GUARD_PREFACE, inst, ctx, 0, out, len, plugin_name(vp), err);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -119,7 +121,7 @@ double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
 
 /* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */
 static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t *s,
-                        const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
                         const dcpi_lst_vopts_t *o, char *err)
 {
     int dots = 0;
@@ -130,7 +132,7 @@ static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t
             continue;
         }
         char v[DCPI_LST_PLUGIN_TEXT_MAX];
-        int rc = format_value(inst, vp, e[i].value, v, sizeof(v), err);
+        int rc = format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
         if (rc < 0)
             return rc;
         sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, v);
@@ -142,9 +144,10 @@ static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t
     return 0;
 }
 
-/* dcpi_listing_hotlist with the guard entered. */
+/* dcpi_listing_hotlist with the guard entered; ctx NULL: no context (ABI-1 entries). */
 static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
-                        const dcpi_lst_vopts_t *o, char *buf, size_t len, char *err)
+                        const vp_context_t *ctx, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                        char *err)
 {
     sbuf_t b = {buf, len, 0};
     if (len)
@@ -152,7 +155,7 @@ static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, cons
     if (!s || s->n == 0 || s->vtot == 0)
         return 0;
     char preface[DCPI_LST_PLUGIN_TEXT_MAX];
-    int rc = get_preface(inst, vp, preface, sizeof(preface), err);
+    int rc = get_preface(inst, vp, ctx, preface, sizeof(preface), err);
     if (rc <= 0)
         return rc; /* a fault, or the plugin omits this instruction's hotlist */
     dcpi_ventry_t *e = malloc(s->n * sizeof(*e));
@@ -161,7 +164,7 @@ static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, cons
     memcpy(e, s->e, s->n * sizeof(*e));
     qsort(e, s->n, sizeof(*e), cmp_entry);
     sb_printf(&b, "%s", preface);
-    rc = format_pairs(&b, e, s, inst, vp, o, err);
+    rc = format_pairs(&b, e, s, inst, vp, ctx, o, err);
     free(e);
     if (rc < 0 && len)
         buf[0] = '\0';
@@ -174,7 +177,7 @@ int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
 {
     dcpi_guard_t g;
     dcpi_guard_enter(&g);
-    int rc = hotlist_text(s, inst, vp, o, buf, len, err);
+    int rc = hotlist_text(s, inst, vp, NULL, o, buf, len, err);
     dcpi_guard_leave(&g);
     return rc;
 }
@@ -200,7 +203,11 @@ static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_
         char text[DCPI_LST_HOTLIST_LEN];
         if (!in->vs[v] || in->vtext[v])
             continue;
-        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], vo, text, sizeof(text), err);
+        vp_context_t ctx = ls->vp[v].ctx; /* this instruction's */
+        ctx.pc = in->addr;
+        ctx.offset = in->addr - ls->vp[v].tstart;
+        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], ctx.size ? &ctx : NULL, vo, text,
+                              sizeof(text), err);
         if (rc < 0)
             return rc;
         if (!(in->vtext[v] = strdup(text)))

@@ -57,6 +57,10 @@ typedef struct dcpi_lst_vp {
     const char *plugin;     /* the plugin named in fault messages (its path); NULL: name */
     const char *backend;    /* the .vprof's "backend" (regs, step, replay, mixed); NULL: not said */
     uint64_t min_vtot;      /* smallest vtot among this procedure's hotlists (0: none) */
+    /* ABI-2 hooks (vp_preface2 / vp_format2): the context of every call, pc and offset filled
+     * per instruction (offset = pc - tstart); size 0: no context, the ABI-1 entries are used. */
+    vp_context_t ctx;
+    uint64_t tstart;
 } dcpi_lst_vp_t;
 
 /* Longest time one plugin call may take, and the longest answer kept (with its NUL). */

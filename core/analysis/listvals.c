@@ -5,6 +5,7 @@
  */
 #include "core/analysis/listsel.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +166,21 @@ int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *co
     return rc;
 }
 
+/* vp_context_t.symbolize: "symbol+0xoff" of an ELF address of the listed image. */
+static const char *symbolize(const vp_context_t *ctx, uint64_t vaddr)
+{
+    static char buf[512];
+    const dcpi_lstsel_t *s = ctx ? ctx->dcpi_private : NULL;
+    const dcpi_symbol_t *sym = s && s->st ? dcpi_symtab_lookup(s->st, vaddr) : NULL;
+    if (!sym)
+        return NULL;
+    if (vaddr == sym->addr)
+        snprintf(buf, sizeof buf, "%s", sym->name);
+    else
+        snprintf(buf, sizeof buf, "%s+0x%llx", sym->name, (unsigned long long)(vaddr - sym->addr));
+    return buf;
+}
+
 /* Hand the hotlists of value profile v to the listing. */
 static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
 {
@@ -186,6 +202,14 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
         return dcpi__errf(err, DCPI_EFORMAT, "value profile %s of %s: bad tstart '%s'", lv->name,
                           s->path, ts ? ts : "");
     }
+    lv->tstart = tstart;
+    lv->ctx = (vp_context_t){.size = sizeof(vp_context_t),
+                             .image = s->path,
+                             .build_id = s->info.id,
+                             .epoch = s->epoch,
+                             .backend = lv->backend ? lv->backend : "",
+                             .symbolize = symbolize,
+                             .dcpi_private = s};
     size_t n = dcpi_vprof_count(vp);
     for (size_t i = 0; i < n; i++) {
         uint32_t off = 0;

@@ -68,6 +68,7 @@ typedef struct pcall {
     const vp_dispatch_t *d;
     int which; /* DCPI_GUARD_PREFACE or DCPI_GUARD_FORMAT */
     const trace_inst_t *inst;
+    const vp_context_t *ctx; /* NULL: the ABI-1 entries */
     uint64_t v;
     char *out;
     size_t len;
@@ -78,6 +79,7 @@ typedef struct pcall {
 static int guard_report(const char *who, int which, int reading, char *err)
 {
     const char *entry = which == DCPI_GUARD_PREFACE ? "vp_preface" : "vp_format";
+    /* (vp_preface2 / vp_format2 are reported under the same names: one hook each) */
     if (guard_sig == SIGALRM)
         return dcpi__errf(err, DCPI_EPLUGIN, "%s: %s did not return within %u s", who, entry,
                           DCPI_GUARD_TIMEOUT_MS / 1000);
@@ -91,8 +93,12 @@ static int guard_report(const char *who, int which, int reading, char *err)
 static int call_and_copy(pcall_t *pc)
 {
     const vp_dispatch_t *d = pc->d;
-    const char *s =
-        pc->which == DCPI_GUARD_PREFACE ? d->vp_preface(pc->inst) : d->vp_format(pc->inst, pc->v);
+    const char *s;
+    if (pc->which == DCPI_GUARD_PREFACE)
+        s = pc->ctx && d->vp_preface2 ? d->vp_preface2(pc->ctx, pc->inst) : d->vp_preface(pc->inst);
+    else
+        s = pc->ctx && d->vp_format2 ? d->vp_format2(pc->ctx, pc->inst, pc->v)
+                                     : d->vp_format(pc->inst, pc->v);
     pc->reading = 1;
     size_t n = 0;
     for (; s && n + 1 < pc->len && s[n]; n++)
@@ -117,9 +123,19 @@ static int guarded_call(pcall_t *pc, const char *who, char *err)
     return rc;
 }
 
-int dcpi_guard_call(const vp_dispatch_t *d, int entry, const trace_inst_t *inst, uint64_t v,
-                    char *out, size_t len, const char *who, char *err)
+int dcpi_guard_call(const vp_dispatch_t *d, int entry, const trace_inst_t *inst,
+                    const vp_context_t *ctx, uint64_t v, char *out, size_t len, const char *who,
+                    char *err)
 {
-    pcall_t pc = {.d = d, .which = entry, .inst = inst, .v = v, .out = out, .len = len};
+    pcall_t pc = {.d = d, .which = entry, .inst = inst, .ctx = ctx, .v = v, .out = out, .len = len};
     return guarded_call(&pc, who, err);
+}
+
+int dcpi_guard_has(const vp_dispatch_t *d, int entry, const vp_context_t *ctx)
+{
+    if (!d)
+        return 0;
+    if (entry == DCPI_GUARD_PREFACE)
+        return (ctx && d->vp_preface2) || d->vp_preface;
+    return (ctx && d->vp_format2) || d->vp_format;
 }

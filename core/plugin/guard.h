@@ -50,11 +50,16 @@ void dcpi_guard_leave(dcpi_guard_t *g);
 
 /*
  * Inside the guard: call d->vp_preface(inst) (entry DCPI_GUARD_PREFACE; v unused) or
- * d->vp_format(inst, v) (DCPI_GUARD_FORMAT), which must be non-NULL, and copy its answer into
- * out (len >= 1 bytes). Returns 1 (an answer), 0 (the plugin returned NULL; out is "") or
- * DCPI_EPLUGIN with "WHO: reason" in err (DCPI_ERRLEN, may be NULL), who naming the plugin.
+ * d->vp_format(inst, v) (DCPI_GUARD_FORMAT) - with a context ctx (not NULL) and the plugin's
+ * ABI-2 entry present, d->vp_preface2(ctx, inst) / d->vp_format2(ctx, inst, v) instead - which
+ * must be non-NULL, and copy its answer into out (len >= 1 bytes). Returns 1 (an answer), 0
+ * (the plugin returned NULL; out is "") or DCPI_EPLUGIN with "WHO: reason" in err (DCPI_ERRLEN,
+ * may be NULL), who naming the plugin.
  */
-int dcpi_guard_call(const vp_dispatch_t *d, int entry, const trace_inst_t *inst, uint64_t v,
-                    char *out, size_t len, const char *who, char *err);
+int dcpi_guard_call(const vp_dispatch_t *d, int entry, const trace_inst_t *inst,
+                    const vp_context_t *ctx, uint64_t v, char *out, size_t len, const char *who,
+                    char *err);
+/* Whether d has the entry dcpi_guard_call would call for this entry (with a context or not). */
+int dcpi_guard_has(const vp_dispatch_t *d, int entry, const vp_context_t *ctx);
 
 #endif

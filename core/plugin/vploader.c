@@ -332,13 +332,14 @@ static int fetch_table(dcpi_vp_t *vp, char *err)
                           "%s: no _dispatch symbol (is it exported? build with VP_EXPORT / "
                           "default visibility)",
                           vp->path);
-    if (d->abi_version != VP_ABI_VERSION) {
-        return dcpi__errf(err, DCPI_EVERSION, "%s: plugin ABI version %u, this dcpi knows %d",
-                          vp->path, d->abi_version, VP_ABI_VERSION);
+    if (d->abi_version < 1 || d->abi_version > VP_ABI_LATEST) {
+        return dcpi__errf(err, DCPI_EVERSION, "%s: plugin ABI version %u, this dcpi knows 1 to %d",
+                          vp->path, d->abi_version, VP_ABI_LATEST);
     }
-    if (d->struct_size < DCPI_VP_ABI1_SIZE) {
-        return dcpi__errf(err, DCPI_EPLUGIN, "%s: _dispatch is %u bytes, ABI %d needs at least %zu",
-                          vp->path, d->struct_size, VP_ABI_VERSION, (size_t)DCPI_VP_ABI1_SIZE);
+    size_t need = d->abi_version >= 2 ? DCPI_VP_ABI2_SIZE : DCPI_VP_ABI1_SIZE;
+    if (d->struct_size < need) {
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: _dispatch is %u bytes, ABI %u needs at least %zu",
+                          vp->path, d->struct_size, d->abi_version, need);
     }
     size_t n = d->struct_size < sizeof(vp->table) ? d->struct_size : sizeof(vp->table);
     memset(&vp->table, 0, sizeof(vp->table));

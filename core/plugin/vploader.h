@@ -30,6 +30,8 @@
 
 /* Size of the ABI-1 part of the table: a plugin's struct_size must be at least this. */
 #define DCPI_VP_ABI1_SIZE (offsetof(vp_dispatch_t, vp_format) + sizeof(void *))
+/* ... and of ABI 2 (vp_preface2, vp_format2 appended). */
+#define DCPI_VP_ABI2_SIZE (offsetof(vp_dispatch_t, vp_format2) + sizeof(void *))
 /* Longest profile name accepted (it names a directory of the profile database). */
 #define DCPI_VP_NAME_MAX 255
 /* Environment variable: colon-separated directories searched first for short names. */

@@ -12,6 +12,7 @@
 #include "trace-parse.h"
 #include "vprofiler.h"
 #include "trace-test.h"
+#include "resolve.h"
 #include "profile.h"
 
 #endif

@@ -30,7 +30,10 @@
  * VSAMPLE_BUFFER_SIZE, the numbering of trace_value_t and of the keys' classes, the values of
  * TRACE_PARSE_END (-1) and TRACE_PARSE_ERROR (-2) - which equal DCPI_EPERM and DCPI_ENOENT
  * numerically; they are trace_parser_next's own codes, never dcpi_strerror's - and the
- * functions of trace-vlist.h, trace-parse.h and insn.h. Later ABIs only append.
+ * functions of trace-vlist.h, trace-parse.h and insn.h. Later ABIs only append, and only for a
+ * plugin that asks for them with VP_WANT_ABI: ABI 2 adds vp_context_t, vp_preface2 and
+ * vp_format2 to this header, and to libdcpi (symbol version DCPI_0.2) dcpi/trace-test.h,
+ * dcpi/resolve.h, trace_parser_backend and trace_parser_burst_index, usable by any plugin.
  *
  * Errors: vp_prof_process returns a negative DCPI_E* code (dcpi/errno.h, e.g. DCPI_EFORMAT
  * for a trace it cannot read) to report a failure: counted, logged once, not fatal.
@@ -45,7 +48,18 @@
 #include "trace-parse.h"
 #include "trace-vlist.h"
 
-#define VP_ABI_VERSION 1
+/* The newest ABI this header describes; dcpi loads plugins of every ABI from 1 to it. */
+#define VP_ABI_LATEST 2
+/* The ABI a plugin is written against: 1 unless the plugin defines VP_WANT_ABI (e.g. 2, for
+ * vp_preface2 / vp_format2) before including this header, so that a plugin written for ABI 1
+ * compiles unchanged, without warnings, and declares ABI 1. */
+#ifndef VP_WANT_ABI
+#define VP_WANT_ABI 1
+#endif
+#if VP_WANT_ABI < 1 || VP_WANT_ABI > VP_ABI_LATEST
+#error "VP_WANT_ABI: this dcpi knows plugin ABIs 1 to 2"
+#endif
+#define VP_ABI_VERSION VP_WANT_ABI
 
 /* One reduced value: which instruction (pc: its run-time address), the value, two contexts. */
 typedef struct vsample {
@@ -58,6 +72,26 @@ typedef struct vsample {
 /* vp_prof_process returns at most this many vsamples per call; the trace it is given never
  * holds more entries than this. */
 #define VSAMPLE_BUFFER_SIZE 4096
+
+/*
+ * ABI 2: what dcpilist knows about the instruction whose hotlist it prints, for vp_preface2 and
+ * vp_format2. Valid during the call only. size is sizeof(vp_context_t) as dcpi built it: fields
+ * are only ever appended, so check size before reading a field a later ABI adds.
+ */
+typedef struct vp_context {
+    uint32_t size;
+    uint64_t pc;          /* the instruction's address in the listing (its image's ELF vaddr) */
+    uint64_t offset;      /* bytes from the image's text start (tstart) */
+    const char *image;    /* the image's path */
+    const char *build_id; /* its id (lower-case hex) */
+    const char *epoch;    /* the profile's epoch */
+    const char *backend;  /* as trace_parser_backend; "" when the profile does not say */
+    /* "symbol+0xoff" (or "symbol") of an ELF address vaddr of this image, e.g. a value stored
+     * image-relative with dcpi_resolve (dcpi/resolve.h); NULL when no symbol holds it. The
+     * string is valid until the next symbolize call. */
+    const char *(*symbolize)(const struct vp_context *ctx, uint64_t vaddr);
+    void *dcpi_private; /* dcpi's */
+} vp_context_t;
 
 typedef struct vp_dispatch {
     uint32_t abi_version; /* VP_ABI_VERSION the plugin was built against */
@@ -81,6 +115,14 @@ typedef struct vp_dispatch {
     const char *(*vp_preface)(const trace_inst_t *inst);
     /* Optional. One value formatted for printing (NULL entry: dcpilist prints hex). */
     const char *(*vp_format)(const trace_inst_t *inst, uint64_t value);
+#if VP_WANT_ABI >= 2
+    /* ABI 2 (#define VP_WANT_ABI 2) */
+    /* Optional. vp_preface / vp_format with the instruction's context (pc, image, epoch,
+     * backend, a symbolizer): dcpilist calls them instead of the ABI-1 pair when present. The
+     * same string lifetimes. */
+    const char *(*vp_preface2)(const vp_context_t *ctx, const trace_inst_t *inst);
+    const char *(*vp_format2)(const vp_context_t *ctx, const trace_inst_t *inst, uint64_t value);
+#endif
 } vp_dispatch_t;
 
 /* Initializer for the two header fields: vp_dispatch_t _dispatch = { VP_DISPATCH_HEADER, ... } */

@@ -2,6 +2,7 @@
  * newer_struct.c - loader test plugin: a table from a newer dcpi: struct_size covers one more entry
  * (accepted; the extra entry is ignored).
  */
+#define VP_WANT_ABI 2 /* the newest table this dcpi knows, plus one entry */
 #include "tp-common.h"
 
 TP_HOOKS("tp-newer")
@@ -18,5 +19,5 @@ struct newer_dispatch {
 
 VP_EXPORT struct newer_dispatch _dispatch = {
     {VP_ABI_VERSION, (uint32_t)sizeof(struct newer_dispatch), tp_name, tp_load, tp_unload,
-     tp_prof_init, NULL, tp_prof_process, tp_preface, NULL},
+     tp_prof_init, NULL, tp_prof_process, tp_preface, NULL, NULL, NULL},
     future_entry};

@@ -5,5 +5,5 @@
 
 TP_HOOKS("tp-small-struct")
 
-VP_EXPORT vp_dispatch_t _dispatch = {VP_ABI_VERSION, 24,   tp_name,         tp_load,    tp_unload,
-                                     tp_prof_init,   NULL, tp_prof_process, tp_preface, NULL};
+VP_EXPORT vp_dispatch_t _dispatch = {
+    1, 24, tp_name, tp_load, tp_unload, tp_prof_init, NULL, tp_prof_process, tp_preface, NULL};
