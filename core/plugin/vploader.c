@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "core/base/err.h"
+#include "core/base/fsutil.h"
+#include "core/plugin/declare.h"
 #include "dcpi/errno.h"
 
 #define INSECURE_HINT "(use -vtrace-insecure to override)"
@@ -24,7 +26,8 @@
 struct dcpi_vp {
     char *path;
     char *name;
-    void *handle;
+    void *handle;        /* a .so's */
+    dcpi_decl_t *decl;   /* a declarative plugin's (core/plugin/declare.h) */
     vp_dispatch_t table; /* private copy, zero past the plugin's struct_size */
 };
 
@@ -415,10 +418,11 @@ static int set_grow(dcpi_vp_set_t *set)
     return 0;
 }
 
-/* Everything after dlopen; on failure the caller dlcloses. */
+/* Everything after dlopen (or after a declarative plugin was built, table set); on failure the
+ * caller dlcloses / frees it. */
 static int check_and_load(dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
 {
-    int rc = fetch_table(vp, err);
+    int rc = vp->decl ? check_required(vp, err) : fetch_table(vp, err);
     if (rc == 0)
         rc = check_name(set, vp, err);
     if (rc == 0)
@@ -430,11 +434,57 @@ static int check_and_load(dcpi_vp_set_t *set, dcpi_vp_t *vp, char *err)
     return rc;
 }
 
+static void vp_release(dcpi_vp_t *vp)
+{
+    if (vp->handle)
+        dlclose(vp->handle);
+    dcpi_decl_free(vp->decl);
+    vp_free(vp);
+}
+
+/* A declarative plugin (core/plugin/declare.h): inline text, or a .vp file (as root: owned by
+ * root and not writable by others, as a .so). */
+static int load_decl(dcpi_vp_set_t *set, const char *arg, dcpi_vp_t **out, char *err)
+{
+    int inline_spec = strstr(arg, "name=") != NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (!inline_spec) {
+        if (geteuid() == 0 && !set->allow_insecure && (rc = dcpi_vp_check_secure(arg, err)) < 0)
+            return rc;
+        if ((rc = dcpi__read_file(arg, 0, (void **)&text, &len, err)) < 0)
+            return rc;
+    }
+    dcpi_vp_t *vp = calloc(1, sizeof(*vp));
+    const vp_dispatch_t *table = NULL;
+    if (!vp || !(vp->path = strdup(inline_spec ? "vtrace spec" : arg)))
+        rc = dcpi__errf(err, DCPI_ENOMEM, "%s: %s", arg, dcpi_strerror(DCPI_ENOMEM));
+    if (rc == 0)
+        rc = dcpi_decl_new(inline_spec ? arg : text, vp->path, &vp->decl, &table, err);
+    free(text);
+    if (rc == 0) {
+        vp->table = *table;
+        rc = check_and_load(set, vp, err);
+    }
+    if (rc < 0) {
+        if (vp)
+            vp_release(vp);
+        return rc;
+    }
+    set->vps[set->n++] = vp;
+    if (out)
+        *out = vp;
+    return 0;
+}
+
 int dcpi_vp_load(dcpi_vp_set_t *set, const char *path_or_name, dcpi_vp_t **out, char *err)
 {
     if (!set || !path_or_name) {
         return dcpi__errf(err, DCPI_EINVAL, "vtrace: no plugin given");
     }
+    if (dcpi_decl_is(path_or_name))
+        return load_decl(set, path_or_name, out, err);
     char path[4096];
     int rc = dcpi_vp_resolve_err(path_or_name, path, sizeof(path), err);
     if (rc < 0)
@@ -486,8 +536,7 @@ void dcpi_vp_set_free(dcpi_vp_set_t *set)
         dcpi_vp_t *vp = set->vps[i];
         if (vp->table.vp_unload)
             vp->table.vp_unload();
-        dlclose(vp->handle);
-        vp_free(vp);
+        vp_release(vp);
     }
     free(set->vps);
     free(set);

@@ -1,0 +1,40 @@
+/*
+ * declare.h - declarative value profilers: plugins without C (docs/vprofiler.md, DECLARATIVE
+ * PLUGINS). A specification, inline (`-vtrace 'name=vp-div select=mnemonic:div,idiv
+ * capture=ra format=dec'`) or in a file `NAME.vp` (the same pairs, on any number of lines, `#`
+ * comments), becomes a real vp_dispatch_t (ABI 2) whose entries are libffi closures bound to it,
+ * so several coexist in one process, pass the loader's checks and run in worker processes like
+ * any .so, and write the same .vprof files.
+ *
+ * Keys (one each; name and select required):
+ *   name=NAME              the profile's name (the loader's name rules)
+ *   select=mnemonic:A,B..  instructions with these mnemonics, or class:C,.. (alu muldiv load
+ *                          store branch call return fpsimd string other)
+ *   memform=F              only keys of this memory form (none read write rw)
+ *   capture=V[,V2]         one or two trace values by name (rax..r15 rip rflags ra rb rc ea
+ *                          memval taken target); default ra
+ *   reduce=R               value (default) | relative (a code address of the traced process as
+ *                          its image-relative ELF address when in the instruction's own image,
+ *                          dcpi_resolve) | bits:LO:N (N bits from bit LO) | diff (V - V2)
+ *   format=F               hex (default) | dec | signed | symbol (relative values by name) |
+ *                          float (the value's bits as a double)
+ *   preface=TEXT           the text before each hotlist (default the name; no spaces)
+ * Entries whose captured values are missing are skipped.
+ */
+#ifndef DCPI_CORE_PLUGIN_DECLARE_H
+#define DCPI_CORE_PLUGIN_DECLARE_H
+
+#include "dcpi/vprofiler.h"
+
+typedef struct dcpi_decl dcpi_decl_t;
+
+/* Whether arg names a declarative plugin: inline (contains "name=") or a file ending in ".vp". */
+int dcpi_decl_is(const char *arg);
+/* Parse text (label names it in messages) into a plugin whose table *table points to (owned by
+ * the plugin). 0, or DCPI_EINVAL ("LABEL: reason" in err) / DCPI_ENOMEM / DCPI_ENOTSUP (no
+ * libffi closures here). */
+int dcpi_decl_new(const char *text, const char *label, dcpi_decl_t **out,
+                  const vp_dispatch_t **table, char *err);
+void dcpi_decl_free(dcpi_decl_t *d);
+
+#endif

@@ -1,0 +1,96 @@
+#!/bin/bash
+# plugin_declarative.sh - plugins without C (core/plugin/declare.h, docs/vprofiler.md
+# DECLARATIVE PLUGINS): the four plugins of the SDK issue as declarative specifications, loaded
+# by dcpid and dcpilist like a .so (libffi closures in a real plugin table, worker processes),
+# each against the exact truth of samples/work-accuracy with binomial tolerances (lib/stats.sh):
+#   divisors       div [mem]          select=mnemonic:div,idiv capture=ra format=dec (a .vp file)
+#   branch         jbe taken          select=mnemonic:jbe capture=taken format=dec
+#   call targets   call rdx, by name  capture=target reduce=relative format=symbol
+#   size argument  rsi at calls       select=mnemonic:call capture=rsi format=dec
+# Two declarative plugins in one run coexist; a bad specification is one line naming the
+# problem, exit 1, nothing sampled. The C forms of the same plugins are checked against the
+# same truth by values_bp.sh (vp-acc) and plugin_sdk2.sh (vp-icall). Skips (77) without cpu-clock.
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+W=$BIN/samples/work-accuracy
+T=$(mktemp -d /tmp/dcpi-e2e-decl.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+MS=${DCPI_TEST_MS:-4000}
+NMIN=500
+
+for f in dcpid dcpilist samples/work-accuracy; do
+    [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+
+# --- bad specifications: one line each, exit 1, no database
+bad() {
+    local spec=$1 want=$2 out rc
+    out=$(to 30 "$BIN/dcpid" -db "$T/bad" -vtrace "$spec" -- true 2>&1)
+    rc=$?
+    [ $rc -eq 1 ] || fail "bad spec '$spec': exit $rc: $out"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -qF "$want" <<<"$out" || fail "bad spec '$spec': '$out' (wanted '$want')"
+    [ -z "$(find "$T/bad" -name '*.prof' 2>/dev/null)" ] || fail "bad spec '$spec' still sampled"
+}
+bad 'name=x select=mnemonic:div colour=red' "unknown key 'colour'"
+bad 'name=x capture=ra' 'needs name= and select='
+bad 'name=x select=mnemonic:div capture=nosuch' "bad value for capture: 'nosuch'"
+bad 'name=x select=mnemonic:div reduce=diff' 'reduce=diff needs capture=V,V2'
+bad 'name=a/b select=mnemonic:div' 'a/b'
+
+# run TAG MODE PROC RE SPEC...: dcpid with the specs, then the hotlist line of the measured
+# instruction of the first spec in $T/TAG.line
+run() {
+    local tag=$1 mode=$2 proc=$3 re=$4
+    shift 4
+    local args=()
+    for s in "$@"; do args+=(-vtrace "$s"); done
+    to 120 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock "${args[@]}" -- "$W" "$mode" "$MS" \
+        >"$T/$tag.out" 2>"$T/$tag.err" || fail "$tag: dcpid failed: $(cat "$T/$tag.err")"
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \
+        >"$T/$tag.list" 2>&1 || fail "$tag: dcpilist failed: $(cat "$T/$tag.list")"
+    grep -E "$re" "$T/$tag.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$tag.line"
+    [ -s "$T/$tag.line" ] || fail "$tag: no hotlist: $(cat "$T/$tag.list")"
+}
+
+# check TAG LABELS: every truth value against the hotlist; LABELS 1: values are shown by label
+check() {
+    local tag=$1 by_label=$2 line n lab val pct got
+    line=$(cat "$T/$tag.line")
+    n=$(vtot "$line")
+    stat_min "$tag value samples" "$n" $NMIN || fail "$tag: too few: $line"
+    for t in $(sed -n 's/^truth //p' "$T/$tag.out"); do
+        lab=${t%%=*} val=${t#*=} pct=${val#*:} val=${val%%:*}
+        [ "$by_label" = 1 ] && val=$lab || val=$((val))
+        got=$(grep -o "([0-9.]*% $val)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1)
+        stat_share "$tag $lab ($val)" "${got:-0}" "$pct" "$n" || fail "$tag: $line"
+    done
+}
+
+cat >"$T/vp-div.vp" <<'VP'
+# the divisors of div/idiv, in decimal
+name=vp-div
+select=mnemonic:div,idiv   capture=ra
+format=dec preface=divisor
+VP
+run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp"
+check div 0
+grep -q 'divisor (' "$T/div.line" || fail "div: preface not used: $(cat "$T/div.line")"
+
+run branch branch acc_branch ' jbe ' 'name=vp-br select=mnemonic:jbe capture=taken format=dec'
+check branch 0
+
+# call targets by name, with the size-argument plugin in the same run (two declarative plugins)
+CALLS='name=vp-calls select=mnemonic:call capture=target reduce=relative format=symbol'
+SIZE='name=vp-size select=mnemonic:call capture=rsi format=dec'
+run calls icall-reg acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' "$CALLS" "$SIZE"
+check calls 1
+grep -q '^dcpid: value profiler vp-size: ' "$T/calls.err" || fail "second plugin not reported: $(cat "$T/calls.err")"
+
+run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE"
+check size 0
+echo "PASS: four declarative plugins against the truth"
