@@ -52,12 +52,15 @@ rc=$?
 want="dcpilist: $P/open/good.so: refusing plugin: $P/open is writable by group/others (use -vtrace-insecure to override)"
 [ $rc = 1 ] && [ "$(cat "$T/lst.err")" = "$want" ] ||
     fail "(3) dcpilist, plugin in a 0777 dir: exit $rc, '$(cat "$T/lst.err")' (want '$want')"
+# loaded: the listing runs, or stops only because the database has no tp-good profile (a loaded
+# plugin whose profile does not exist is an error naming the ones that do)
+loaded() { ! grep -q refusing "$T/lst.err" && { [ "$1" = 0 ] || grep -q "no value profile 'tp-good'" "$T/lst.err"; }; }
 lst -vtrace-insecure -vtrace "$P/open/good.so"
 rc=$?
-[ $rc = 0 ] && ! grep -q refusing "$T/lst.err" || fail "(3) -vtrace-insecure: exit $rc, '$(cat "$T/lst.err")'"
+loaded $rc || fail "(3) -vtrace-insecure: exit $rc, '$(cat "$T/lst.err")'"
 lst -vtrace "$P/safe/good.so"
 rc=$?
-[ $rc = 0 ] && ! grep -q refusing "$T/lst.err" || fail "(3) plugin in a 0755 dir: exit $rc, '$(cat "$T/lst.err")'"
+loaded $rc || fail "(3) plugin in a 0755 dir: exit $rc, '$(cat "$T/lst.err")'"
 echo "ok (3) dcpilist: $want"
 if "$BIN/dcpid" -h 2>&1 | grep -q -- -vtrace-insecure; then
     out=$(to 30 "$BIN/dcpid" -db "$T/pdb" -vtrace "$P/open/good.so" -- true 2>&1)
