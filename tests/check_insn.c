@@ -25,6 +25,51 @@ static trace_iclass_t class_of(const trace_inst_t *inst)
     return info->iclass;
 }
 
+/* SDK 2: operands and conditional instructions, what instruction filters see. */
+START_TEST(test_operands)
+{
+    static const uint8_t call_rel[] = {0xe8, 0x10, 0x00, 0x00, 0x00}; /* call rel32 */
+    static const uint8_t call_rdx[] = {0xff, 0xd2};                   /* call rdx */
+    static const uint8_t call_mem[] = {0xff, 0x13};                   /* call qword [rbx] */
+    static const uint8_t add_eax[] = {0x01, 0xd8};                    /* add eax, ebx */
+    static const uint8_t lea[] = {0x48, 0x8d, 0x43, 0x08};            /* lea rax, [rbx+8] */
+    static const uint8_t jbe[] = {0x76, 0x02};                        /* jbe +2 */
+    static const uint8_t cmovz[] = {0x48, 0x0f, 0x44, 0xc3};          /* cmovz rax, rbx */
+    trace_operand_t o[4];
+    trace_inst_t i = decode(call_rel, sizeof call_rel);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 4), 1);
+    ck_assert_int_eq(o[0].kind, TRACE_OPERAND_IMM);
+    i = decode(call_rdx, sizeof call_rdx);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 4), 1);
+    ck_assert_int_eq(o[0].kind, TRACE_OPERAND_REG);
+    ck_assert_str_eq(o[0].reg, "rdx");
+    ck_assert_uint_eq(o[0].size, 64);
+    ck_assert_int_eq(o[0].read, 1);
+    i = decode(call_mem, sizeof call_mem);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 4), 1);
+    ck_assert_int_eq(o[0].kind, TRACE_OPERAND_MEM);
+    ck_assert_ptr_null(o[0].reg);
+    i = decode(add_eax, sizeof add_eax);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 4), 2);
+    ck_assert_str_eq(o[0].reg, "eax");
+    ck_assert_uint_eq(o[0].size, 32);
+    ck_assert_int_eq(o[0].write, 1);
+    ck_assert_int_eq(o[1].write, 0);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 1), 2); /* the count, only max written */
+    i = decode(lea, sizeof lea);
+    ck_assert_int_eq(trace_inst_operands(&i, o, 4), 2);
+    ck_assert_int_eq(o[1].kind, TRACE_OPERAND_ADDR);
+    ck_assert_int_eq(trace_inst_is_conditional(&i), 0);
+    i = decode(jbe, sizeof jbe);
+    ck_assert_int_eq(trace_inst_is_conditional(&i), 1);
+    i = decode(cmovz, sizeof cmovz);
+    ck_assert_int_eq(trace_inst_is_conditional(&i), 1);
+    i = decode(call_rdx, sizeof call_rdx);
+    ck_assert_int_eq(trace_inst_is_conditional(&i), 0);
+    ck_assert_int_eq(trace_inst_operands(NULL, o, 4), DCPI_EINVAL);
+}
+END_TEST
+
 START_TEST(test_mov_forms)
 {
     static const uint8_t load[] = {0x48, 0x8b, 0x43, 0x08};  /* mov rax, [rbx+8] */
@@ -150,6 +195,7 @@ int main(void)
     Suite *s = suite_create("insn");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_mov_forms);
+    tcase_add_test(tc, test_operands);
     tcase_add_test(tc, test_stack_and_control);
     tcase_add_test(tc, test_other_classes);
     tcase_add_test(tc, test_lookup);

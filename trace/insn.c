@@ -286,6 +286,62 @@ int trace_inst_decode(const void *bytes, int len, trace_inst_t *inst)
     return in.length;
 }
 
+int trace_inst_operands(const trace_inst_t *inst, trace_operand_t *ops, int max)
+{
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand zo[ZYDIS_MAX_OPERAND_COUNT];
+    if (inst == NULL || inst->length == 0 || inst->length > 15 || (max > 0 && ops == NULL)) {
+        return DCPI_EINVAL;
+    }
+    if (decode_full(inst->bytes, inst->length, &in, zo) < 0) {
+        return DCPI_EFORMAT;
+    }
+    int n = 0;
+    for (int i = 0; i < in.operand_count_visible; i++, n++) {
+        if (n >= max) {
+            continue;
+        }
+        const ZydisDecodedOperand *o = &zo[i];
+        trace_operand_t t = {.size = o->size,
+                             .read = (o->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0,
+                             .write = (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0};
+        switch (o->type) {
+        case ZYDIS_OPERAND_TYPE_REGISTER:
+            t.kind = TRACE_OPERAND_REG;
+            t.reg = ZydisRegisterGetString(o->reg.value);
+            break;
+        case ZYDIS_OPERAND_TYPE_MEMORY:
+            t.kind = o->mem.type == ZYDIS_MEMOP_TYPE_MEM ? TRACE_OPERAND_MEM : TRACE_OPERAND_ADDR;
+            break;
+        case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+            t.kind = TRACE_OPERAND_IMM;
+            break;
+        default:
+            t.kind = TRACE_OPERAND_ADDR; /* far pointer */
+            break;
+        }
+        ops[n] = t;
+    }
+    return n;
+}
+
+int trace_inst_is_conditional(const trace_inst_t *inst)
+{
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand zo[ZYDIS_MAX_OPERAND_COUNT];
+    if (inst == NULL || inst->length == 0 || inst->length > 15 ||
+        decode_full(inst->bytes, inst->length, &in, zo) < 0) {
+        return 0;
+    }
+    if (in.meta.category == ZYDIS_CATEGORY_COND_BR || in.meta.category == ZYDIS_CATEGORY_CMOV) {
+        return 1;
+    }
+    ZydisMnemonic m = in.mnemonic;
+    return (m >= ZYDIS_MNEMONIC_SETB && m <= ZYDIS_MNEMONIC_SETZ) || m == ZYDIS_MNEMONIC_LOOP ||
+           m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE || m == ZYDIS_MNEMONIC_JRCXZ ||
+           m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
+}
+
 int trace_inst_format(const trace_inst_t *inst, uint64_t pc, char *buf, int buflen)
 {
     ZydisDecodedInstruction in;

@@ -100,6 +100,11 @@ int trace_encoder_entry(trace_encoder_t *e, const trace_inst_t *inst, uint64_t p
 size_t trace_encoder_size(const trace_encoder_t *e);
 unsigned trace_encoder_entries(const trace_encoder_t *e);
 
+/* A specification's SDK-2 selection: its instruction filter (NULL: none) and symbol (NULL:
+ * anywhere). */
+trace_inst_filter_fn trace__vlist_filter(const trace_vlist_table_t *spec);
+const char *trace__vlist_symbol(const trace_vlist_table_t *spec);
+
 /* Start parsing buf[0..len). */
 void trace_parser_init(trace_parser_t *p, const void *buf, size_t len);
 /* The backend that captured the trace, as trace_parser_backend reports it (a static string:

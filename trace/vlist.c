@@ -5,6 +5,7 @@
  * A table is one fixed 8-byte vlist per key slot (trace_opc_count() slots, about 56 KB); a slot
  * whose count is VLIST_IGNORED is an ignored key.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,6 +22,8 @@ struct trace_vlist {
 
 struct trace_vlist_table {
     trace_opc_t count;
+    trace_inst_filter_fn filter; /* SDK 2: NULL none */
+    char symbol[128];            /* SDK 2: "" anywhere */
     struct trace_vlist keys[];
 };
 
@@ -42,6 +45,8 @@ trace_vlist_table_t *trace_vlist_table_alloc(void)
         return NULL;
     }
     t->count = count;
+    t->filter = NULL;
+    t->symbol[0] = '\0';
     memset(t->keys, 0, (size_t)count * sizeof(struct trace_vlist));
     for (trace_opc_t i = 0; i < count; i++) {
         t->keys[i].n = VLIST_IGNORED;
@@ -211,4 +216,30 @@ int trace_value_from_name(const char *name, trace_value_t *out)
         }
     }
     return DCPI_EINVAL;
+}
+
+int trace_vlist_table_set_filter(trace_vlist_table_t *spec, trace_inst_filter_fn fn)
+{
+    if (!spec)
+        return DCPI_EINVAL;
+    spec->filter = fn;
+    return 0;
+}
+
+int trace_vlist_table_set_symbol(trace_vlist_table_t *spec, const char *symbol)
+{
+    if (!spec || (symbol && strlen(symbol) >= sizeof spec->symbol))
+        return DCPI_EINVAL;
+    snprintf(spec->symbol, sizeof spec->symbol, "%s", symbol ? symbol : "");
+    return 0;
+}
+
+trace_inst_filter_fn trace__vlist_filter(const trace_vlist_table_t *spec)
+{
+    return spec ? spec->filter : NULL;
+}
+
+const char *trace__vlist_symbol(const trace_vlist_table_t *spec)
+{
+    return spec && spec->symbol[0] ? spec->symbol : NULL;
 }

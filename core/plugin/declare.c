@@ -20,12 +20,15 @@
 
 enum { R_VALUE, R_RELATIVE, R_BITS, R_DIFF };
 enum { F_HEX, F_DEC, F_SIGNED, F_SYMBOL, F_FLOAT };
-enum { E_NAME, E_INIT, E_DONE, E_PROCESS, E_PREFACE, E_FORMAT2, E_SELECT, E_COUNT };
+enum { E_NAME, E_INIT, E_DONE, E_PROCESS, E_PREFACE, E_FORMAT2, E_SELECT, E_FILTER, E_COUNT };
 
 struct dcpi_decl {
     char name[256], preface[64];
     char sel[MAXSEL][32];
     int nsel, by_class, memform; /* memform -1: any */
+    int operand;                 /* the first operand's trace_operand_kind_t, 0: any */
+    int conditional;             /* -1 any, 0 not, 1 conditional only */
+    char symbol[128];            /* "" anywhere */
     trace_value_t kinds[2];
     int nkinds, reduce, format;
     unsigned bit_lo, bit_n;
@@ -51,6 +54,15 @@ static int selected(const dcpi_decl_t *d, const trace_opc_info_t *info)
             return 1;
     }
     return 0;
+}
+
+/* The instruction filter (operand=, conditional=). */
+static int filtered(const dcpi_decl_t *d, const trace_inst_t *inst)
+{
+    trace_operand_t o[1];
+    if (d->operand && (trace_inst_operands(inst, o, 1) < 1 || o[0].kind != d->operand))
+        return 0;
+    return d->conditional < 0 || trace_inst_is_conditional(inst) == d->conditional;
 }
 
 static uint64_t reduce(const dcpi_decl_t *d, unsigned pid, uint64_t pc, const uint64_t *v)
@@ -121,6 +133,10 @@ static trace_vlist_table_t *init(dcpi_decl_t *d)
     int ok = v && d->spec;
     for (int i = 0; ok && i < d->nkinds; i++)
         ok = trace_add_value_to_vlist(v, d->kinds[i]) >= 0;
+    if (ok && d->symbol[0])
+        ok = trace_vlist_table_set_symbol(d->spec, d->symbol) == 0;
+    if (ok && (d->operand || d->conditional >= 0))
+        ok = trace_vlist_table_set_filter(d->spec, (trace_inst_filter_fn)d->code[E_FILTER]) == 0;
     if (!ok || trace_add_vlist_by_select(d->spec, (trace_selector_fn)d->code[E_SELECT], v) < 0) {
         trace_vlist_table_free(d->spec);
         d->spec = NULL;
@@ -158,6 +174,9 @@ static void entry(ffi_cif *cif, void *ret, void **args, void *user)
     case E_SELECT:
         *(ffi_sarg *)ret = selected(d, *(const trace_opc_info_t **)args[0]);
         break;
+    case E_FILTER:
+        *(ffi_sarg *)ret = filtered(d, *(const trace_inst_t **)args[0]);
+        break;
     }
 }
 
@@ -181,7 +200,7 @@ static int make_closures(dcpi_decl_t *d)
     d->args[E_PREFACE][0] = &ffi_type_pointer;
     d->args[E_FORMAT2][0] = d->args[E_FORMAT2][1] = &ffi_type_pointer;
     d->args[E_FORMAT2][2] = &ffi_type_uint64;
-    d->args[E_SELECT][0] = &ffi_type_pointer;
+    d->args[E_SELECT][0] = d->args[E_FILTER][0] = &ffi_type_pointer;
     int rc = make_closure(d, E_NAME, &ffi_type_pointer, 0);
     rc = rc ? rc : make_closure(d, E_INIT, &ffi_type_pointer, 0);
     rc = rc ? rc : make_closure(d, E_DONE, &ffi_type_void, 0);
@@ -189,6 +208,7 @@ static int make_closures(dcpi_decl_t *d)
     rc = rc ? rc : make_closure(d, E_PREFACE, &ffi_type_pointer, 1);
     rc = rc ? rc : make_closure(d, E_FORMAT2, &ffi_type_pointer, 3);
     rc = rc ? rc : make_closure(d, E_SELECT, &ffi_type_sint, 1);
+    rc = rc ? rc : make_closure(d, E_FILTER, &ffi_type_sint, 1);
     if (rc)
         return rc;
     d->table = (vp_dispatch_t){.abi_version = 2, .struct_size = sizeof(vp_dispatch_t)};
@@ -273,6 +293,16 @@ static int set_key(dcpi_decl_t *d, const char *k, const char *v)
         return (d->format = pick(v, formats, 5)) < 0 ? -1 : 0;
     if (strcmp(k, "memform") == 0)
         return (d->memform = pick(v, memforms, 4)) < 0 ? -1 : 0;
+    if (strcmp(k, "symbol") == 0)
+        return snprintf(d->symbol, sizeof d->symbol, "%s", v) < (int)sizeof d->symbol ? 0 : -1;
+    if (strcmp(k, "operand") == 0) { /* the first operand's kind */
+        static const char *const kinds[] = {"any", "reg", "mem", "imm"};
+        return (d->operand = pick(v, kinds, 4)) < 0 ? -1 : 0;
+    }
+    if (strcmp(k, "conditional") == 0) {
+        static const char *const yn[] = {"no", "yes"};
+        return (d->conditional = pick(v, yn, 2)) < 0 ? -1 : 0;
+    }
     return -2;
 }
 
@@ -300,8 +330,8 @@ static int parse(dcpi_decl_t *d, const char *text, const char *label, char *err)
         int rc = set_key(d, word, eq + 1);
         if (rc == -2)
             return dcpi__errf(err, DCPI_EINVAL,
-                              "%s: unknown key '%s' (name select memform capture reduce format "
-                              "preface)",
+                              "%s: unknown key '%s' (name select memform operand conditional "
+                              "symbol capture reduce format preface)",
                               label, word);
         if (rc < 0)
             return dcpi__errf(err, DCPI_EINVAL, "%s: bad value for %s: '%s'", label, word, eq + 1);
@@ -332,6 +362,7 @@ int dcpi_decl_new(const char *text, const char *label, dcpi_decl_t **out,
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", label);
     }
     d->memform = -1;
+    d->conditional = -1;
     d->kinds[0] = TRACE_REGA;
     d->nkinds = 1;
     int rc = parse(d, text, label, err);

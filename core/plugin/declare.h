@@ -11,6 +11,10 @@
  *   select=mnemonic:A,B..  instructions with these mnemonics, or class:C,.. (alu muldiv load
  *                          store branch call return fpsimd string other)
  *   memform=F              only keys of this memory form (none read write rw)
+ *   operand=K              only instructions whose first operand is a reg, mem or imm (the
+ *                          `call rdx` of `call rel32` / `call rdx` / `call [m]`)
+ *   conditional=yes|no     only conditional instructions (jcc, cmovcc, setcc, loop), or none
+ *   symbol=NAME            only inside functions of this name (every backend honours it)
  *   capture=V[,V2]         one or two trace values by name (rax..r15 rip rflags ra rb rc ea
  *                          memval taken target); default ra
  *   reduce=R               value (default) | relative (a code address of the traced process as

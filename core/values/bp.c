@@ -60,9 +60,6 @@ struct dcpi_vtrace_bp {
     unsigned nfn;
     bp_cand_t *cand;
     size_t ncand, cap;
-    dcpi_symtab_t **syms; /* by image index; NULL: not tried */
-    unsigned char *tried; /* by image index */
-    size_t nsyms;
     uint8_t *code; /* FN_MAX_BYTES */
 };
 
@@ -90,46 +87,27 @@ void dcpi__vtrace_bp_free(dcpi_vtrace_t *vt)
     struct dcpi_vtrace_bp *b = vt->bp;
     if (!b)
         return;
-    for (size_t i = 0; i < b->nsyms; i++)
-        dcpi_symtab_free(b->syms[i]);
-    free(b->syms);
-    free(b->tried);
     free(b->cand);
     free(b->code);
     free(b);
     vt->bp = NULL;
 }
 
-static const dcpi_symtab_t *symtab_of(struct dcpi_vtrace_bp *b, const dcpi_image_t *img)
+/* Whether some plugin (or the recorder) wants the instruction at (img, off): a vlist for its
+ * key, and its specification's filter and symbol admit it. */
+static int wanted(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint32_t off,
+                  const trace_inst_t *inst)
 {
-    if (img->index >= b->nsyms) {
-        size_t n = (size_t)img->index + 16, cs = b->nsyms, ct = b->nsyms;
-        if (dcpi__grow((void **)&b->syms, &cs, n, sizeof *b->syms) < 0 ||
-            dcpi__grow((void **)&b->tried, &ct, n, 1) < 0)
-            return NULL;
-        size_t cap = cs < ct ? cs : ct;
-        memset(b->syms + b->nsyms, 0, (cap - b->nsyms) * sizeof *b->syms);
-        memset(b->tried + b->nsyms, 0, cap - b->nsyms);
-        b->nsyms = cap;
-    }
-    if (!b->tried[img->index]) {
-        b->tried[img->index] = 1;
-        if (img->probed_ok && img->path[0] == '/')
-            dcpi_symtab_open(img->path, &b->syms[img->index], NULL);
-    }
-    return b->syms[img->index];
-}
-
-/* Whether some plugin (or the recorder) has a vlist for key k. */
-static int wanted(const dcpi_vtrace_t *vt, trace_opc_t k)
-{
+    trace_opc_t k = inst->opc;
     if (k >= vt->nkeys)
         return 0;
     if (vt->rec.tf && vt->rec.nval[k] >= 0)
         return 1;
-    for (unsigned i = 0; i < vt->npl; i++)
-        if (!vt->pl[i].st.disabled && vt->pl[i].nval[k] >= 0)
+    for (unsigned i = 0; i < vt->npl; i++) {
+        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        if (!p->st.disabled && p->nval[k] >= 0 && dcpi__vtrace_admits(vt, p, img, off, inst))
             return 1;
+    }
     return 0;
 }
 
@@ -150,7 +128,8 @@ static void decode_fn(dcpi_vtrace_t *vt, struct dcpi_vtrace_bp *b, const dcpi_im
         int len = dcpi_capture_decode(b->code + pos, (size_t)got - pos, f->lo + pos, &insn);
         if (len <= 0)
             break;
-        if (wanted(vt, insn.inst.opc) && b->ncand < MAX_CANDS &&
+        uint32_t off = (uint32_t)(f->lo + pos - img->info.tstart);
+        if (wanted(vt, img, off, &insn.inst) && b->ncand < MAX_CANDS &&
             dcpi__grow((void **)&b->cand, &b->cap, b->ncand + 1, sizeof *b->cand) == 0) {
             b->cand[b->ncand++] = (bp_cand_t){.delta = (uint32_t)pos};
             f->ncand++;
@@ -164,7 +143,7 @@ static bp_fn_t *fn_at(dcpi_vtrace_t *vt, struct dcpi_vtrace_bp *b, const dcpi_im
                       uint64_t vaddr)
 {
     uint64_t lo = vaddr, hi = vaddr + NOSYM_BYTES;
-    const dcpi_symtab_t *st = symtab_of(b, img);
+    const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
     if (sym && sym->size && vaddr - sym->addr < FN_MAX_BYTES) {
         lo = sym->addr;

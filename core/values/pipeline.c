@@ -71,7 +71,7 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     } else {
         p->buf = malloc(DCPI_VTRACE_BUF_BYTES);
     }
-    if (!p->buf || build_keys(vt, p) < 0)
+    if (!p->buf || build_keys(vt, p) < 0 || dcpi__vtrace_select_init(p) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
     return 0;
@@ -136,6 +136,7 @@ void dcpi_vtrace_free(dcpi_vtrace_t *vt)
         free_plugin(&vt->pl[i]);
     dcpi__vtrace_close_code(vt);
     dcpi__vtrace_bp_free(vt);
+    dcpi__vtrace_select_free(vt);
     free(vt->pl);
     free(vt);
 }

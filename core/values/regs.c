@@ -220,7 +220,8 @@ void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int alw
     }
     for (unsigned i = 0; i < vt->npl; i++) {
         dcpi_vtrace_plugin_t *p = &vt->pl[i];
-        if (p->st.disabled || p->nval[insn.inst.opc] < 0)
+        if (p->st.disabled || p->nval[insn.inst.opc] < 0 ||
+            !dcpi__vtrace_admits(vt, p, img, off, &insn.inst))
             continue;
         p->st.seen++;
         if (admitted < 0)

@@ -9,10 +9,28 @@
 #include "core/capture/stepdrain.h"
 #include "dcpi/errno.h"
 
-/* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key). */
+/* Whether p's filter and symbol (select.c) admit the record's instruction (always without). */
+static int admitted(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
+                    const step_record_t *rec)
+{
+    dcpi_image_t *img;
+    uint32_t off;
+    trace_inst_t inst;
+    if (!p->sel)
+        return 1;
+    if (rec->insn_len == 0 || trace_inst_decode(rec->insn, rec->insn_len, &inst) < 0 ||
+        dcpi_loadmap_resolve(vt->lm, (pid_t)pid, rec->before[DCPI_REG_IP], &img, &off) < 0)
+        return 0;
+    return dcpi__vtrace_admits(vt, p, img, off, &inst);
+}
+
+/* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key, or
+ * its specification does not admit the instruction). */
 static int step_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_step_encoder_t *se,
                     unsigned pid, const step_record_t *rec)
 {
+    if (!admitted(vt, p, pid, rec))
+        return 0;
     trace_encoder_t *e = &p->enc;
     if (e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE))
         dcpi__vtrace_hand_over(vt, p);

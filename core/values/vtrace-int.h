@@ -7,7 +7,8 @@
  *   regs.c      the regs backend: code bytes, admission (rate), decode + capture + encode of a
  *               user-mode sample (dcpi_vtrace_sample);
  *   step.c      the step backend's entry (dcpi_vtrace_step);
- *   bp.c        the bp backend's half: which instruction a breakpoint arms, its samples in.
+ *   bp.c        the bp backend's half: which instruction a breakpoint arms, its samples in;
+ *   select.c    the specification's instruction filter and symbol, and images' symbol tables.
  * Not part of the API: only core/values/ includes it.
  */
 #ifndef DCPI_CORE_VTRACE_INT_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "core/image/loadmap.h"
+#include "core/image/symbols.h"
 #include "core/plugin/vpworker.h"
 #include "core/store/tracefile.h"
 #include "core/store/vprof.h"
@@ -52,6 +54,9 @@ typedef struct dcpi_vtrace_plugin {
     uint8_t *buf;
     dcpi_vtrace_vslot_t *slots; /* by image index */
     unsigned nslots;
+    trace_inst_filter_fn filter; /* SDK 2 selection (select.c): NULL none */
+    const char *symbol;          /* NULL: anywhere */
+    struct dcpi_vtrace_sel *sel; /* decisions per (image, offset); NULL without selection */
     dcpi_vtrace_stats_t st;
     int error_logged;
     dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
@@ -91,6 +96,9 @@ struct dcpi_vtrace {
     trace_parser_t parser;
     dcpi_vtrace_recorder_t rec;
     struct dcpi_vtrace_bp *bp; /* bp.c's tables, created at the first choice */
+    dcpi_symtab_t **syms;      /* select.c: symbol tables by image index (NULL: none) */
+    unsigned char *syms_tried; /* by image index */
+    size_t nsyms;
     dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
 };
 
@@ -126,6 +134,17 @@ void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
 int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img);
 /* One user-mode sample into the traces: admitted by the per-CPU rate (always == 0) or always. */
 void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always);
+
+/* ---- select.c */
+
+/* The plugin's filter and symbol from its specification (after vp_prof_init). 0 or ENOMEM. */
+int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p);
+/* Whether p's specification admits the instruction at (img, off) (bytes from tstart). */
+int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
+                        uint32_t off, const trace_inst_t *inst);
+/* img's symbol table (opened on first use), NULL when it has none. */
+const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img);
+void dcpi__vtrace_select_free(dcpi_vtrace_t *vt);
 
 /* ---- bp.c */
 

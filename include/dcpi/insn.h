@@ -84,4 +84,27 @@ DCPI_API int trace_inst_decode(const void *bytes, int len, trace_inst_t *inst);
  * formatted length or a negative DCPI_E*. */
 DCPI_API int trace_inst_format(const trace_inst_t *inst, uint64_t pc, char *buf, int buflen);
 
+/* ---- SDK 2 (libdcpi DCPI_0.2): operands, for instruction filters (dcpi/trace-vlist.h) ---- */
+
+/* Operand kinds of trace_operand_t. */
+typedef enum trace_operand_kind {
+    TRACE_OPERAND_REG = 1,
+    TRACE_OPERAND_MEM = 2, /* a memory access (not lea's address computation) */
+    TRACE_OPERAND_IMM = 3, /* an immediate, a relative branch target included */
+    TRACE_OPERAND_ADDR = 4 /* lea's address computation, a far pointer */
+} trace_operand_kind_t;
+
+typedef struct trace_operand {
+    uint8_t kind;        /* trace_operand_kind_t */
+    uint8_t read, write; /* 1 when the instruction reads / writes it */
+    uint16_t size;       /* bits */
+    const char *reg;     /* TRACE_OPERAND_REG: the register's name ("rdx", "ecx"), else NULL */
+} trace_operand_t;
+
+/* The visible operands of inst, in Intel order (destination first), into ops[0..max): returns
+ * their count (which may exceed max), or DCPI_EFORMAT when inst does not decode. */
+DCPI_API int trace_inst_operands(const trace_inst_t *inst, trace_operand_t *ops, int max);
+/* 1 when inst's effect depends on the flags or rcx (jcc, jrcxz, loop*, cmovcc, setcc), else 0. */
+DCPI_API int trace_inst_is_conditional(const trace_inst_t *inst);
+
 #endif

@@ -88,6 +88,22 @@ typedef int (*trace_selector_fn)(const trace_opc_info_t *info);
 DCPI_API int trace_add_vlist_by_select(trace_vlist_table_t *spec, trace_selector_fn selector,
                                        const trace_vlist_t *vlist);
 
+/* ---- SDK 2 (libdcpi symbol version DCPI_0.2): instruction-level selection ----
+ * A key is a mnemonic and a memory form: `call rel32` and `call rdx` share one. A filter sees
+ * each instruction (its bytes, through trace_inst_operands / trace_inst_is_conditional) and a
+ * symbol restriction its function (operands: trace_inst_operands in dcpi/insn.h); every backend
+ * honours both: an instruction they exclude gets
+ * no entries (the bp backend does not arm it; the step backend still steps through it). */
+
+/* Keep only instructions for which fn returns non-zero (NULL: no filter). dcpid calls fn in its
+ * own process, once per instruction address it meets (the answer is cached): keep it to
+ * decisions on the instruction. 0 or DCPI_EINVAL. */
+typedef int (*trace_inst_filter_fn)(const trace_inst_t *inst);
+DCPI_API int trace_vlist_table_set_filter(trace_vlist_table_t *spec, trace_inst_filter_fn fn);
+/* Keep only instructions inside functions of this name (ELF symbol of their image, e.g.
+ * "copy_driver"; NULL or "": anywhere). 0, or DCPI_EINVAL for a name over 127 bytes. */
+DCPI_API int trace_vlist_table_set_symbol(trace_vlist_table_t *spec, const char *symbol);
+
 /* Reading a specification (used by dcpid and by tests). */
 /* Number of values of the key's vlist, or -1 when the key is ignored. If values is not NULL it
  * receives them (TRACE_VLIST_MAX entries). */

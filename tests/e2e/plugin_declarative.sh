@@ -7,7 +7,8 @@
 #   branch         jbe taken          select=mnemonic:jbe capture=taken format=dec
 #   call targets   call rdx, by name  capture=target reduce=relative format=symbol
 #   size argument  rsi at calls       select=mnemonic:call capture=rsi format=dec
-# Two declarative plugins in one run coexist; a bad specification is one line naming the
+# Selection beyond keys: operand=imm / operand=reg tell the direct call from `call rdx`, and
+# symbol=acc_chase keeps a mov plugin out of swap(). Two declarative plugins in one run coexist; a bad specification is one line naming the
 # problem, exit 1, nothing sampled. The C forms of the same plugins are checked against the
 # same truth by values_bp.sh (vp-acc) and plugin_sdk2.sh (vp-icall). Skips (77) without cpu-clock.
 set -u
@@ -91,6 +92,24 @@ run calls icall-reg acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' "$CAL
 check calls 1
 grep -q '^dcpid: value profiler vp-size: ' "$T/calls.err" || fail "second plugin not reported: $(cat "$T/calls.err")"
 
-run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE"
+# the direct call of acc_size_arg: operand=imm admits it, operand=reg (a `call rdx` only) not
+IMM='name=vp-imm select=mnemonic:call operand=imm capture=rsi format=dec'
+REG='name=vp-reg select=mnemonic:call operand=reg capture=rsi format=dec'
+run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE" "$IMM" "$REG"
 check size 0
+hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vcutoff 0 "$3" "$W" 2>/dev/null |
+        awk '$1 ~ /^[0-9]+$/ && /\(/' | wc -l
+}
+[ "$(hotlists size "$IMM" acc_size_arg)" -ge 1 ] || fail "operand=imm: no hotlist on the direct call"
+[ "$(hotlists size "$REG" acc_size_arg)" = 0 ] || fail "operand=reg: a hotlist on the direct call"
+
+# symbol=: the movs of acc_chase only; the same plugin without it also sees swap's
+M1='name=vp-m1 select=mnemonic:mov capture=ea symbol=acc_chase'
+M2='name=vp-m2 select=mnemonic:mov capture=ea'
+to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -- "$W" chase "$MS" \
+    >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
+[ "$(hotlists sym "$M1" acc_chase)" -ge 1 ] || fail "symbol=acc_chase: no hotlist in acc_chase"
+[ "$(hotlists sym "$M1" swap)" = 0 ] || fail "symbol=acc_chase: hotlists in swap"
+[ "$(hotlists sym "$M2" swap)" -ge 1 ] || fail "no symbol: no hotlist in swap (the check above proves nothing)"
 echo "PASS: four declarative plugins against the truth"

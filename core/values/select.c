@@ -1,0 +1,86 @@
+/*
+ * select.c - which instructions a plugin's specification admits beyond its keys (SDK 2,
+ * dcpi/trace-vlist.h): its instruction filter and its symbol restriction, decided once per
+ * (image, offset) and cached per plugin (a direct-mapped table; a collision only decides again);
+ * and the images' symbol tables, opened on first use, that the symbol restriction and the bp
+ * backend's chooser (bp.c) share.
+ */
+#include "core/values/vtrace-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/mem.h"
+#include "core/image/image.h"
+#include "dcpi/errno.h"
+
+#define SEL_SLOTS 4096
+
+typedef struct dcpi_vtrace_sel {
+    uint32_t image_plus1; /* 0: empty */
+    uint32_t off;
+    int ok;
+} sel_t;
+
+const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+{
+    if (img->index >= vt->nsyms) {
+        size_t want = (size_t)img->index + 16, cs = vt->nsyms, ct = vt->nsyms;
+        if (dcpi__grow((void **)&vt->syms, &cs, want, sizeof *vt->syms) < 0 ||
+            dcpi__grow((void **)&vt->syms_tried, &ct, want, 1) < 0)
+            return NULL;
+        size_t cap = cs < ct ? cs : ct;
+        memset(vt->syms + vt->nsyms, 0, (cap - vt->nsyms) * sizeof *vt->syms);
+        memset(vt->syms_tried + vt->nsyms, 0, cap - vt->nsyms);
+        vt->nsyms = cap;
+    }
+    if (!vt->syms_tried[img->index]) {
+        vt->syms_tried[img->index] = 1;
+        if (img->probed_ok && img->path[0] == '/')
+            dcpi_symtab_open(img->path, &vt->syms[img->index], NULL);
+    }
+    return vt->syms[img->index];
+}
+
+void dcpi__vtrace_select_free(dcpi_vtrace_t *vt)
+{
+    for (size_t i = 0; i < vt->nsyms; i++)
+        dcpi_symtab_free(vt->syms[i]);
+    free(vt->syms);
+    free(vt->syms_tried);
+    for (unsigned i = 0; i < vt->npl; i++)
+        free(vt->pl[i].sel);
+}
+
+int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
+{
+    p->filter = trace__vlist_filter(p->spec);
+    p->symbol = trace__vlist_symbol(p->spec);
+    if ((p->filter || p->symbol) && !(p->sel = calloc(SEL_SLOTS, sizeof *p->sel)))
+        return DCPI_ENOMEM;
+    return 0;
+}
+
+static int decide(dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
+                  uint32_t off, const trace_inst_t *inst)
+{
+    if (p->filter && !p->filter(inst))
+        return 0;
+    if (!p->symbol)
+        return 1;
+    const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+    const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, img->info.tstart + off) : NULL;
+    return sym && strcmp(sym->name, p->symbol) == 0;
+}
+
+int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
+                        uint32_t off, const trace_inst_t *inst)
+{
+    if (!p->sel)
+        return 1;
+    sel_t *s = &p->sel[(off ^ (off >> 11) ^ img->index * 0x9e37u) % SEL_SLOTS];
+    if (s->image_plus1 != img->index + 1 || s->off != off)
+        *s =
+            (sel_t){.image_plus1 = img->index + 1, .off = off, .ok = decide(vt, p, img, off, inst)};
+    return s->ok;
+}
