@@ -3,16 +3,15 @@
  * value (ACC_VALUE) of every instruction whose mnemonic is ACC_MNEM, both from the environment:
  * ACC_MNEM jbe, call, div, mov...; ACC_VALUE taken, target, rsi, rcx, memval, ea, or backend
  * (the name trace_parser_backend gives, as a little-endian number: "bp" is 0x7062). A missing
- * value becomes one vsample of ACC_MISSING, formatted "missing", so that missing values are
- * counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not reported).
- * Built like a user's plugin: public headers only.
+ * value becomes a vp_missing() vsample (SDK 2), which dcpilist shows as "missing", so that
+ * missing values are counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not
+ * reported). Built like a user's plugin: public headers only.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dcpi/errno.h>
 #include <dcpi/vprofiler.h>
-#define ACC_MISSING 0xfeedfacecafe0001ull
 static vsample_t buf[VSAMPLE_BUFFER_SIZE];
 static trace_vlist_table_t *table;
 static const char *mnem;
@@ -59,11 +58,12 @@ static int process(unsigned pid, trace_parser_t *p, vsample_t **out)
     (void)pid;
     while (n < VSAMPLE_BUFFER_SIZE &&
            (k = trace_parser_next(p, NULL, &pc, NULL, NULL, 1, &v)) >= 0) {
-        if (k < 1 || (trace_parser_missing(p) & 1u))
-            v = ACC_MISSING;
         if (backend) { /* the backend's name, up to 8 bytes, as the value */
             v = 0;
             memcpy(&v, trace_parser_backend(p), strnlen(trace_parser_backend(p), 8));
+        } else if (k < 1 || (trace_parser_missing(p) & 1u)) {
+            buf[n++] = vp_missing(pc); /* counted, shown by dcpilist as "missing" */
+            continue;
         }
         buf[n++] = (vsample_t){.pc = pc, .value = v};
     }
@@ -83,8 +83,6 @@ static const char *format(const trace_inst_t *i, uint64_t v)
 {
     static char s[32];
     (void)i;
-    if (v == ACC_MISSING)
-        return "missing";
     snprintf(s, sizeof s, "0x%llx", (unsigned long long)v);
     return s;
 }

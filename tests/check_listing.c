@@ -58,6 +58,13 @@ START_TEST(contexts_and_empty)
     dcpi_vsummary_add(s, 6, 0, 0, 2);
     ck_assert_str_eq(fmt(s, NULL, &defaults), "(66.7% 0x6) (33.3% 0x5 @0xa,0x0)");
     free(s);
+    /* SDK 2: vp_missing() entries are "missing", a share like any value, no plugin call */
+    s = dcpi_vsummary_new(4);
+    vsample_t m = vp_missing(0x401000);
+    dcpi_vsummary_add(s, m.value, m.context0, m.context1, 2);
+    dcpi_vsummary_add(s, 6, 0, 0, 3);
+    ck_assert_str_eq(fmt(s, NULL, &defaults), "(60.0% 0x6) (40.0% missing)");
+    free(s);
 }
 END_TEST
 

@@ -132,11 +132,12 @@ static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t
             continue;
         }
         char v[DCPI_LST_PLUGIN_TEXT_MAX];
-        int rc = format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
+        int missing = e[i].context0 == VP_CONTEXT_MISSING && e[i].value == 0 && !e[i].context1;
+        int rc = missing ? 0 : format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
         if (rc < 0)
             return rc;
-        sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, v);
-        if (e[i].context0 || e[i].context1)
+        sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, missing ? "missing" : v);
+        if (!missing && (e[i].context0 || e[i].context1))
             sb_printf(b, " @0x%llx,0x%llx", (unsigned long long)e[i].context0,
                       (unsigned long long)e[i].context1);
         sb_printf(b, ")");

@@ -31,6 +31,7 @@ struct dcpi_decl {
     char symbol[128];            /* "" anywhere */
     trace_value_t kinds[2];
     int nkinds, reduce, format;
+    int show_missing; /* missing=show: a vp_missing() vsample instead of nothing */
     unsigned bit_lo, bit_n;
     trace_vlist_table_t *spec;
     vsample_t *out;
@@ -90,8 +91,11 @@ static int process(dcpi_decl_t *d, unsigned pid, trace_parser_t *p, vsample_t **
     unsigned need = d->nkinds == 2 ? 3u : 1u;
     while (n < VSAMPLE_BUFFER_SIZE &&
            (k = trace_parser_next(p, NULL, &pc, &c0, &c1, 2, &v[0], &v[1])) >= 0) {
-        if (k < d->nkinds || (trace_parser_missing(p) & need))
+        if (k < d->nkinds || (trace_parser_missing(p) & need)) {
+            if (d->show_missing)
+                d->out[n++] = vp_missing(pc);
             continue;
+        }
         d->out[n++] =
             (vsample_t){.pc = pc, .value = reduce(d, pid, pc, v), .context0 = c0, .context1 = c1};
     }
@@ -293,6 +297,10 @@ static int set_key(dcpi_decl_t *d, const char *k, const char *v)
         return (d->format = pick(v, formats, 5)) < 0 ? -1 : 0;
     if (strcmp(k, "memform") == 0)
         return (d->memform = pick(v, memforms, 4)) < 0 ? -1 : 0;
+    if (strcmp(k, "missing") == 0) {
+        static const char *const ms[] = {"skip", "show"};
+        return (d->show_missing = pick(v, ms, 2)) < 0 ? -1 : 0;
+    }
     if (strcmp(k, "symbol") == 0)
         return snprintf(d->symbol, sizeof d->symbol, "%s", v) < (int)sizeof d->symbol ? 0 : -1;
     if (strcmp(k, "operand") == 0) { /* the first operand's kind */
@@ -331,7 +339,7 @@ static int parse(dcpi_decl_t *d, const char *text, const char *label, char *err)
         if (rc == -2)
             return dcpi__errf(err, DCPI_EINVAL,
                               "%s: unknown key '%s' (name select memform operand conditional "
-                              "symbol capture reduce format preface)",
+                              "symbol capture reduce format preface missing)",
                               label, word);
         if (rc < 0)
             return dcpi__errf(err, DCPI_EINVAL, "%s: bad value for %s: '%s'", label, word, eq + 1);

@@ -23,7 +23,8 @@
  *   format=F               hex (default) | dec | signed | symbol (relative values by name) |
  *                          float (the value's bits as a double)
  *   preface=TEXT           the text before each hotlist (default the name; no spaces)
- * Entries whose captured values are missing are skipped.
+ *   missing=skip|show      entries whose captured values are missing: skipped (default), or
+ *                          counted as a "missing" share (vp_missing)
  */
 #ifndef DCPI_CORE_PLUGIN_DECLARE_H
 #define DCPI_CORE_PLUGIN_DECLARE_H

@@ -69,6 +69,20 @@ typedef struct vsample {
     uint64_t context1;
 } vsample_t;
 
+/*
+ * SDK 2: "missing" as a value. A vsample whose context0 is VP_CONTEXT_MISSING (an address no
+ * code has) and whose value is 0 counts an execution whose value the backend could not capture:
+ * it takes its share of the hotlist like any value, and dcpilist prints it as "missing" (the
+ * plugin's vp_format is not asked). vp_missing(pc) makes one. Plugins built before SDK 2 never
+ * produce it (their contexts are return addresses or 0).
+ */
+#define VP_CONTEXT_MISSING 1ull
+static inline vsample_t vp_missing(uint64_t pc)
+{
+    vsample_t v = {pc, 0, VP_CONTEXT_MISSING, 0};
+    return v;
+}
+
 /* vp_prof_process returns at most this many vsamples per call; the trace it is given never
  * holds more entries than this. */
 #define VSAMPLE_BUFFER_SIZE 4096

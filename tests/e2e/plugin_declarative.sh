@@ -8,7 +8,8 @@
 #   call targets   call rdx, by name  capture=target reduce=relative format=symbol
 #   size argument  rsi at calls       select=mnemonic:call capture=rsi format=dec
 # Selection beyond keys: operand=imm / operand=reg tell the direct call from `call rdx`, and
-# symbol=acc_chase keeps a mov plugin out of swap(). Two declarative plugins in one run coexist; a bad specification is one line naming the
+# symbol=acc_chase keeps a mov plugin out of swap(), missing=show counts missing values as a
+# share. Two declarative plugins in one run coexist; a bad specification is one line naming the
 # problem, exit 1, nothing sampled. The C forms of the same plugins are checked against the
 # same truth by values_bp.sh (vp-acc) and plugin_sdk2.sh (vp-icall). Skips (77) without cpu-clock.
 set -u
@@ -107,9 +108,15 @@ hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
 # symbol=: the movs of acc_chase only; the same plugin without it also sees swap's
 M1='name=vp-m1 select=mnemonic:mov capture=ea symbol=acc_chase'
 M2='name=vp-m2 select=mnemonic:mov capture=ea'
-to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -- "$W" chase "$MS" \
+M3='name=vp-m3 select=mnemonic:mov capture=ea symbol=acc_chase missing=show'
+to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" -- "$W" chase "$MS" \
     >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
 [ "$(hotlists sym "$M1" acc_chase)" -ge 1 ] || fail "symbol=acc_chase: no hotlist in acc_chase"
 [ "$(hotlists sym "$M1" swap)" = 0 ] || fail "symbol=acc_chase: hotlists in swap"
 [ "$(hotlists sym "$M2" swap)" -ge 1 ] || fail "no symbol: no hotlist in swap (the check above proves nothing)"
+# missing=show: a register-to-register mov has no address: all of its hotlist is "missing"
+DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/sym" -asm -vtrace "$M3" -vcutoff 0 acc_chase "$W" >"$T/m3" 2>&1
+grep -E 'mov +r[a-z0-9]+, r[a-z0-9]+ ' "$T/m3" | grep -q '(100.0% missing)' ||
+    fail "missing=show: no missing share on a register mov: $(cat "$T/m3")"
+grep -E 'qword ptr' "$T/m3" | grep -q '(100.0% missing)' && fail "missing=show: a load's address missing: $(cat "$T/m3")"
 echo "PASS: four declarative plugins against the truth"
