@@ -1,9 +1,6 @@
 /*
- * vp-icall.c - call targets by name (SDK 2): the target of every call (TRACE_BR_TARGET), stored
- * image-relative when it is in the caller's own image (dcpi_resolve, from vp_prof_process) and
- * printed by dcpilist as symbol+offset (vp_format2's context: ctx->symbolize), so the hotlist of
- * `call rdx` reads "(60.1% acc_t0) (29.9% acc_t1)" whatever the run's load address. Targets in
- * another image (a library) stay run-time addresses, printed in hex.
+ * vp-icall.c - call targets by name (SDK 2): a target in the caller's own image is stored as its
+ * ELF address (dcpi_resolve) and printed with the listing context's symbolize (vp_format2).
  */
 #define VP_WANT_ABI 2 /* vp_format2 and its context */
 #include <stdio.h>
@@ -18,20 +15,12 @@ static trace_vlist_table_t *spec;
 
 static int is_call(const trace_opc_info_t *info)
 {
-    return strcmp(info->mnemonic, "call") == 0;
+    return info->iclass == TRACE_CLASS_CALL;
 }
 
 static trace_vlist_table_t *init(void)
 {
-    trace_vlist_t *v = trace_vlist_alloc();
-    spec = trace_vlist_table_alloc();
-    if (!v || !spec || trace_add_value_to_vlist(v, TRACE_BR_TARGET) < 0 ||
-        trace_add_vlist_by_select(spec, is_call, v) < 0) {
-        trace_vlist_table_free(spec);
-        spec = NULL;
-    }
-    trace_vlist_free(v);
-    return spec;
+    return spec = trace_vlist_table_select1(is_call, TRACE_BR_TARGET);
 }
 
 static void done(void)
@@ -41,30 +30,19 @@ static void done(void)
 
 static int process(unsigned pid, trace_parser_t *p, vsample_t **vsamples)
 {
-    int n = 0, k;
-    uint64_t pc, target;
     dcpi_resolved_t at, to;
-    while (n < VSAMPLE_BUFFER_SIZE &&
-           (k = trace_parser_next(p, NULL, &pc, NULL, NULL, 1, &target)) >= 0) {
-        if (k < 1 || (trace_parser_missing(p) & 1u))
-            continue;
-        if (dcpi_resolve(pid, pc, &at) == 0 && dcpi_resolve(pid, target, &to) == 0 &&
+    int n = trace_parser_collect(p, out, VSAMPLE_BUFFER_SIZE, 0);
+    for (int i = 0; i < n; i++) /* a target in the caller's image: its ELF address, marked */
+        if (dcpi_resolve(pid, out[i].pc, &at) == 0 && dcpi_resolve(pid, out[i].value, &to) == 0 &&
             strcmp(at.path, to.path) == 0)
-            target = to.vaddr | RELATIVE;
-        out[n++] = (vsample_t){.pc = pc, .value = target};
-    }
+            out[i].value = to.vaddr | RELATIVE;
     *vsamples = out;
-    return k == TRACE_PARSE_ERROR ? DCPI_EFORMAT : n;
+    return n;
 }
 
 static const char *name(void)
 {
     return "vp-icall";
-}
-static const char *preface(const trace_inst_t *inst)
-{
-    (void)inst;
-    return "target";
 }
 
 static const char *format2(const vp_context_t *ctx, const trace_inst_t *inst, uint64_t v)
@@ -72,12 +50,10 @@ static const char *format2(const vp_context_t *ctx, const trace_inst_t *inst, ui
     static char s[32];
     const char *sym = (v & RELATIVE) ? ctx->symbolize(ctx, v & ~RELATIVE) : NULL;
     (void)inst;
-    if (sym)
-        return sym;
     snprintf(s, sizeof s, "0x%llx", (unsigned long long)(v & ~RELATIVE));
-    return s;
+    return sym ? sym : s;
 }
 
-VP_EXPORT vp_dispatch_t _dispatch = {
-    VP_DISPATCH_HEADER,         .vp_name = name,       .vp_prof_init = init, .vp_prof_done = done,
-    .vp_prof_process = process, .vp_preface = preface, .vp_format2 = format2};
+VP_EXPORT vp_dispatch_t _dispatch = {VP_DISPATCH_HEADER,         .vp_name = name,
+                                     .vp_prof_init = init,       .vp_prof_done = done,
+                                     .vp_prof_process = process, .vp_format2 = format2};

@@ -95,6 +95,41 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* trace_parser_collect and trace_vlist_table_select1 (SDK 2), the loop and spec of most
+ * plugins. */
+static int is_div(const trace_opc_info_t *info)
+{
+    return strcmp(info->mnemonic, "div") == 0;
+}
+
+START_TEST(test_collect_and_select1)
+{
+    trace_test_t *t = trace_test_new(9);
+    trace_value_t k = TRACE_REGA;
+    uint64_t v = 7, zero = 0;
+    ck_assert_int_eq(trace_test_burst(t, 9, 0, 1), 0);
+    ck_assert_int_eq(trace_test_entry(t, div_rcx, 3, 0x401000, 0x10, 0x20, 1, &k, &v, 0), 0);
+    ck_assert_int_eq(trace_test_entry(t, div_rcx, 3, 0x401000, 0x10, 0x20, 1, &k, &zero, 1u), 0);
+    vsample_t out[4];
+    ck_assert_int_eq(trace_parser_collect(trace_test_parser(t), out, 4, 0), 1);
+    ck_assert_uint_eq(out[0].value, 7);
+    ck_assert_uint_eq(out[0].context0, 0x10);
+    ck_assert_int_eq(trace_parser_collect(trace_test_parser(t), out, 4, TRACE_COLLECT_MISSING), 2);
+    ck_assert_uint_eq(out[1].context0, VP_CONTEXT_MISSING);
+    ck_assert_uint_eq(out[1].value, 0);
+    ck_assert_int_eq(trace_parser_collect(trace_test_parser(t), out, 1, TRACE_COLLECT_MISSING), 1);
+    trace_test_free(t);
+    trace_vlist_table_t *spec = trace_vlist_table_select1(is_div, TRACE_REGA);
+    ck_assert_ptr_nonnull(spec);
+    trace_value_t got[TRACE_VLIST_MAX];
+    ck_assert_int_eq(trace_vlist_table_get(spec, trace_opc_lookup("div", TRACE_MEM_NONE), got), 1);
+    ck_assert_int_eq(got[0], TRACE_REGA);
+    ck_assert_int_eq(trace_vlist_table_get(spec, trace_opc_lookup("mov", TRACE_MEM_NONE), got), -1);
+    trace_vlist_table_free(spec);
+    ck_assert_ptr_null(trace_vlist_table_select1(is_div, (trace_value_t)999));
+}
+END_TEST
+
 static vsample_t buf[VSAMPLE_BUFFER_SIZE];
 static int ret;
 static int fake_process(unsigned pid, trace_parser_t *p, vsample_t **out)
@@ -149,6 +184,7 @@ int main(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_run_rules);
+    tcase_add_test(tc, test_collect_and_select1);
     tcase_add_test(tc, test_sample_unit_test);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

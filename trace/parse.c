@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dcpi/errno.h"
+#include "dcpi/vprofiler.h"
 #include "trace/trace-int.h"
 
 #define LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -395,4 +396,17 @@ const char *trace_parser_backend(const trace_parser_t *parser)
 unsigned trace_parser_burst_index(const trace_parser_t *parser)
 {
     return parser->burst_index;
+}
+
+int trace_parser_collect(trace_parser_t *parser, struct vsample *out, int max, unsigned flags)
+{
+    int n = 0, k = 0;
+    uint64_t pc, c0, c1, v;
+    while (n < max && (k = trace_parser_next(parser, NULL, &pc, &c0, &c1, 1, &v)) >= 0) {
+        if (k >= 1 && !(parser->missing & 1u))
+            out[n++] = (vsample_t){.pc = pc, .value = v, .context0 = c0, .context1 = c1};
+        else if (flags & TRACE_COLLECT_MISSING)
+            out[n++] = vp_missing(pc);
+    }
+    return k == TRACE_PARSE_ERROR ? DCPI_EFORMAT : n;
 }

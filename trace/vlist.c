@@ -243,3 +243,16 @@ const char *trace__vlist_symbol(const trace_vlist_table_t *spec)
 {
     return spec && spec->symbol[0] ? spec->symbol : NULL;
 }
+
+trace_vlist_table_t *trace_vlist_table_select1(trace_selector_fn selector, trace_value_t value)
+{
+    trace_vlist_t *v = trace_vlist_alloc();
+    trace_vlist_table_t *spec = trace_vlist_table_alloc();
+    if (!v || !spec || trace_add_value_to_vlist(v, value) < 0 ||
+        trace_add_vlist_by_select(spec, selector, v) < 0) {
+        trace_vlist_table_free(spec);
+        spec = NULL;
+    }
+    trace_vlist_free(v);
+    return spec;
+}

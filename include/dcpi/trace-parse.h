@@ -54,7 +54,15 @@ DCPI_API uint64_t trace_parser_get_time(const trace_parser_t *parser);
 /* A one-line description of the corruption after TRACE_PARSE_ERROR ("" otherwise). */
 DCPI_API const char *trace_parser_error(const trace_parser_t *parser);
 
-/* SDK 2 (libdcpi symbol version DCPI_0.2). The backend that captured the trace: "bp" (execute
+/* SDK 2 (libdcpi symbol version DCPI_0.2). The loop of most plugins: a vsample of each entry's
+ * first value (pc, value, contexts) into out[0..max); an entry whose first value is missing
+ * becomes vp_missing(pc) with TRACE_COLLECT_MISSING in flags, else is skipped. Returns the
+ * count, or DCPI_EFORMAT on a corrupt trace (trace_parser_error says why). */
+#define TRACE_COLLECT_MISSING 1u
+struct vsample;
+DCPI_API int trace_parser_collect(trace_parser_t *parser, struct vsample *out, int max,
+                                  unsigned flags);
+/* SDK 2. The backend that captured the trace: "bp" (execute
  * breakpoints: registers before the instruction, memory read at the sample), "regs" (the
  * registers of timer samples: skid-biased), "step" (single-stepped bursts: values after the
  * instruction), "replay" (dcpireplay of a recording), "" when unknown (e.g. a test kit trace

@@ -104,6 +104,11 @@ DCPI_API int trace_vlist_table_set_filter(trace_vlist_table_t *spec, trace_inst_
  * "copy_driver"; NULL or "": anywhere). 0, or DCPI_EINVAL for a name over 127 bytes. */
 DCPI_API int trace_vlist_table_set_symbol(trace_vlist_table_t *spec, const char *symbol);
 
+/* SDK 2: the specification of most plugins in one call: value captured for every key selector
+ * picks. NULL when out of memory or value is not a value. Free with trace_vlist_table_free. */
+DCPI_API trace_vlist_table_t *trace_vlist_table_select1(trace_selector_fn selector,
+                                                        trace_value_t value);
+
 /* Reading a specification (used by dcpid and by tests). */
 /* Number of values of the key's vlist, or -1 when the key is ignored. If values is not NULL it
  * receives them (TRACE_VLIST_MAX entries). */

@@ -11,7 +11,8 @@
 # symbol=acc_chase keeps a mov plugin out of swap(), missing=show counts missing values as a
 # share. Two declarative plugins in one run coexist; a bad specification is one line naming the
 # problem, exit 1, nothing sampled. The C forms of the same plugins are checked against the
-# same truth by values_bp.sh (vp-acc) and plugin_sdk2.sh (vp-icall). Skips (77) without cpu-clock.
+# same truth in the same runs: samples/vp-divisor, vp-taken, vp-icall, vp-sizearg (each under 60
+# lines of C with the SDK). Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-accuracy
@@ -59,6 +60,16 @@ run() {
     [ -s "$T/$tag.line" ] || fail "$tag: no hotlist: $(cat "$T/$tag.list")"
 }
 
+# cform TAG PLUGIN PROC RE: the same run's hotlist line of a C plugin, as TAG-c (same truth)
+cform() {
+    local tag=$1 so=$BIN/samples/$2.so
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$so" -vshow 8 -vcutoff 0 "$3" "$W" \
+        >"$T/$tag-c.list" 2>&1 || fail "$tag: dcpilist with $2 failed: $(cat "$T/$tag-c.list")"
+    grep -E "$4" "$T/$tag-c.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$tag-c.line"
+    [ -s "$T/$tag-c.line" ] || fail "$tag: no hotlist from $2: $(cat "$T/$tag-c.list")"
+    cp "$T/$tag.out" "$T/$tag-c.out"
+}
+
 # check TAG LABELS: every truth value against the hotlist; LABELS 1: values are shown by label
 check() {
     local tag=$1 by_label=$2 line n lab val pct got
@@ -79,25 +90,36 @@ name=vp-div
 select=mnemonic:div,idiv   capture=ra
 format=dec preface=divisor
 VP
-run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp"
+run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp" "$BIN/samples/vp-divisor.so"
 check div 0
+cform div vp-divisor acc_div_mem 'div +qword ptr'
+check div-c 0
 grep -q 'divisor (' "$T/div.line" || fail "div: preface not used: $(cat "$T/div.line")"
 
-run branch branch acc_branch ' jbe ' 'name=vp-br select=mnemonic:jbe capture=taken format=dec'
+run branch branch acc_branch ' jbe ' 'name=vp-br select=mnemonic:jbe capture=taken format=dec' \
+    "$BIN/samples/vp-taken.so"
 check branch 0
+cform branch vp-taken acc_branch ' jbe '
+check branch-c 1 # vp-taken prints taken / not-taken, the truth's labels
 
 # call targets by name, with the size-argument plugin in the same run (two declarative plugins)
 CALLS='name=vp-calls select=mnemonic:call capture=target reduce=relative format=symbol'
 SIZE='name=vp-size select=mnemonic:call capture=rsi format=dec'
-run calls icall-reg acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' "$CALLS" "$SIZE"
+run calls icall-reg acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' "$CALLS" "$SIZE" \
+    "$BIN/samples/vp-icall.so"
 check calls 1
+cform calls vp-icall acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)'
+check calls-c 1
 grep -q '^dcpid: value profiler vp-size: ' "$T/calls.err" || fail "second plugin not reported: $(cat "$T/calls.err")"
 
 # the direct call of acc_size_arg: operand=imm admits it, operand=reg (a `call rdx` only) not
 IMM='name=vp-imm select=mnemonic:call operand=imm capture=rsi format=dec'
 REG='name=vp-reg select=mnemonic:call operand=reg capture=rsi format=dec'
-run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE" "$IMM" "$REG"
+run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE" "$IMM" "$REG" \
+    "$BIN/samples/vp-sizearg.so"
 check size 0
+cform size vp-sizearg acc_size_arg 'call +0x[0-9A-Fa-f]+'
+check size-c 0
 hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vcutoff 0 "$3" "$W" 2>/dev/null |
         awk '$1 ~ /^[0-9]+$/ && /\(/' | wc -l
@@ -119,4 +141,4 @@ DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/sym" -asm -vtrace "$M3" -vcutoff 0 acc
 grep -E 'mov +r[a-z0-9]+, r[a-z0-9]+ ' "$T/m3" | grep -q '(100.0% missing)' ||
     fail "missing=show: no missing share on a register mov: $(cat "$T/m3")"
 grep -E 'qword ptr' "$T/m3" | grep -q '(100.0% missing)' && fail "missing=show: a load's address missing: $(cat "$T/m3")"
-echo "PASS: four declarative plugins against the truth"
+echo "PASS: the four plugins, declarative and in C (samples/, each under 60 lines), against the truth"

@@ -73,5 +73,5 @@ hot_line() {
 }
 
 # vtot LINE: the vtot column of a dcpilist line: the number before thld and nv, ahead of the
-# hotlist
-vtot() { sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +[^ ]+ +\(.*/\1/' <<<"$1"; }
+# plugin's preface (if any) and the hotlist
+vtot() { sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +([^ (]+ +)?\(.*/\1/' <<<"$1"; }
