@@ -4,7 +4,8 @@
 # remove the live vp-addr.vprof files from the copy, replay vp-addr into the copy with
 # dcpireplay, and compare the hotlists dcpilist prints for both: the replay must equal the live
 # run (the issue: "replay with a second plugin equals running that plugin live on the same
-# traces"). Skips (77) when cpu-clock sampling with user registers is not available.
+# traces"). A declarative plugin (-vtrace 'name=... select=...') replays the recording too. Skips
+# (77) when cpu-clock sampling with user registers is not available.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-values
@@ -61,4 +62,11 @@ for proc in stride_loop lea_loop; do
         fail "replayed vp-addr hotlists of $proc differ from the live ones: $(head -20 "$T/diff")"
     grep -q '%' "$T/db.$proc" || fail "no hotlist in the live listing of $proc"
 done
-echo "PASS: replayed vp-addr equals live ($(cat "$T/rout"))"
+# a declarative plugin (no .so: libffi closures) replays the same recording too
+SPEC='name=vp-lea select=mnemonic:lea capture=rc format=dec'
+"$BIN/dcpireplay" -db "$T/copy" -vtrace "$SPEC" >"$T/dout" 2>&1 || fail "dcpireplay of a declarative plugin failed: $(cat "$T/dout")"
+"$BIN/dcpilist" -db "$T/copy" -asm -vtrace "$SPEC" -vcutoff 0 lea_loop "$W" >"$T/decl" 2>&1 ||
+    fail "dcpilist with the declarative plugin failed: $(cat "$T/decl")"
+grep -E 'lea +r[a-z0-9]+, \[r[a-z0-9]+\+r[a-z0-9]+\*1\]' "$T/decl" | grep -q 'vp-lea ([0-9.]*% 7)' ||
+    fail "replayed declarative lea hotlist does not lead with 7 (the 60% result): $(grep 'vp-lea (' "$T/decl")"
+echo "PASS: replayed vp-addr equals live ($(cat "$T/rout")); a declarative plugin replays too"
