@@ -104,6 +104,8 @@ unsigned trace_encoder_entries(const trace_encoder_t *e);
  * anywhere). */
 trace_inst_filter_fn trace__vlist_filter(const trace_vlist_table_t *spec);
 const char *trace__vlist_symbol(const trace_vlist_table_t *spec);
+/* Its ELF address range: 1 with [*lo, *hi), 0 when it has none. */
+int trace__vlist_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *hi);
 
 /* Start parsing buf[0..len). */
 void trace_parser_init(trace_parser_t *p, const void *buf, size_t len);

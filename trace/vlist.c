@@ -24,6 +24,7 @@ struct trace_vlist_table {
     trace_opc_t count;
     trace_inst_filter_fn filter; /* SDK 2: NULL none */
     char symbol[128];            /* SDK 2: "" anywhere */
+    uint64_t lo, hi;             /* SDK 2: ELF address range, lo == hi anywhere */
     struct trace_vlist keys[];
 };
 
@@ -47,6 +48,7 @@ trace_vlist_table_t *trace_vlist_table_alloc(void)
     t->count = count;
     t->filter = NULL;
     t->symbol[0] = '\0';
+    t->lo = t->hi = 0;
     memset(t->keys, 0, (size_t)count * sizeof(struct trace_vlist));
     for (trace_opc_t i = 0; i < count; i++) {
         t->keys[i].n = VLIST_IGNORED;
@@ -232,6 +234,24 @@ int trace_vlist_table_set_symbol(trace_vlist_table_t *spec, const char *symbol)
         return DCPI_EINVAL;
     snprintf(spec->symbol, sizeof spec->symbol, "%s", symbol ? symbol : "");
     return 0;
+}
+
+int trace_vlist_table_set_range(trace_vlist_table_t *spec, uint64_t lo, uint64_t hi)
+{
+    if (!spec || lo > hi)
+        return DCPI_EINVAL;
+    spec->lo = lo;
+    spec->hi = hi;
+    return 0;
+}
+
+int trace__vlist_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *hi)
+{
+    if (!spec || spec->lo == spec->hi)
+        return 0;
+    *lo = spec->lo;
+    *hi = spec->hi;
+    return 1;
 }
 
 trace_inst_filter_fn trace__vlist_filter(const trace_vlist_table_t *spec)

@@ -29,6 +29,7 @@ struct dcpi_decl {
     int operand;                 /* the first operand's trace_operand_kind_t, 0: any */
     int conditional;             /* -1 any, 0 not, 1 conditional only */
     char symbol[128];            /* "" anywhere */
+    unsigned long long lo, hi;   /* range=LO-HI (ELF addresses), lo == hi anywhere */
     trace_value_t kinds[2];
     int nkinds, reduce, format;
     int show_missing; /* missing=show: a vp_missing() vsample instead of nothing */
@@ -139,6 +140,8 @@ static trace_vlist_table_t *init(dcpi_decl_t *d)
         ok = trace_add_value_to_vlist(v, d->kinds[i]) >= 0;
     if (ok && d->symbol[0])
         ok = trace_vlist_table_set_symbol(d->spec, d->symbol) == 0;
+    if (ok && d->hi > d->lo)
+        ok = trace_vlist_table_set_range(d->spec, d->lo, d->hi) == 0;
     if (ok && (d->operand || d->conditional >= 0))
         ok = trace_vlist_table_set_filter(d->spec, (trace_inst_filter_fn)d->code[E_FILTER]) == 0;
     if (!ok || trace_add_vlist_by_select(d->spec, (trace_selector_fn)d->code[E_SELECT], v) < 0) {
@@ -301,6 +304,12 @@ static int set_key(dcpi_decl_t *d, const char *k, const char *v)
         static const char *const ms[] = {"skip", "show"};
         return (d->show_missing = pick(v, ms, 2)) < 0 ? -1 : 0;
     }
+    if (strcmp(k, "range") == 0) {
+        int used = 0;
+        return sscanf(v, "%llx-%llx%n", &d->lo, &d->hi, &used) == 2 && !v[used] && d->lo < d->hi
+                   ? 0
+                   : -1;
+    }
     if (strcmp(k, "symbol") == 0)
         return snprintf(d->symbol, sizeof d->symbol, "%s", v) < (int)sizeof d->symbol ? 0 : -1;
     if (strcmp(k, "operand") == 0) { /* the first operand's kind */
@@ -339,7 +348,7 @@ static int parse(dcpi_decl_t *d, const char *text, const char *label, char *err)
         if (rc == -2)
             return dcpi__errf(err, DCPI_EINVAL,
                               "%s: unknown key '%s' (name select memform operand conditional "
-                              "symbol capture reduce format preface missing)",
+                              "symbol range capture reduce format preface missing)",
                               label, word);
         if (rc < 0)
             return dcpi__errf(err, DCPI_EINVAL, "%s: bad value for %s: '%s'", label, word, eq + 1);

@@ -15,6 +15,7 @@
  *                          `call rdx` of `call rel32` / `call rdx` / `call [m]`)
  *   conditional=yes|no     only conditional instructions (jcc, cmovcc, setcc, loop), or none
  *   symbol=NAME            only inside functions of this name (every backend honours it)
+ *   range=LO-HI            only at ELF addresses [LO, HI) of the image (hex, as dcpilist shows)
  *   capture=V[,V2]         one or two trace values by name (rax..r15 rip rflags ra rb rc ea
  *                          memval taken target); default ra
  *   reduce=R               value (default) | relative (a code address of the traced process as

@@ -56,7 +56,8 @@ int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
 {
     p->filter = trace__vlist_filter(p->spec);
     p->symbol = trace__vlist_symbol(p->spec);
-    if ((p->filter || p->symbol) && !(p->sel = calloc(SEL_SLOTS, sizeof *p->sel)))
+    p->has_range = trace__vlist_range(p->spec, &p->lo, &p->hi);
+    if ((p->filter || p->symbol || p->has_range) && !(p->sel = calloc(SEL_SLOTS, sizeof *p->sel)))
         return DCPI_ENOMEM;
     return 0;
 }
@@ -64,12 +65,15 @@ int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
 static int decide(dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
                   uint32_t off, const trace_inst_t *inst)
 {
+    uint64_t vaddr = img->info.tstart + off;
+    if (p->has_range && (vaddr < p->lo || vaddr >= p->hi))
+        return 0;
     if (p->filter && !p->filter(inst))
         return 0;
     if (!p->symbol)
         return 1;
     const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
-    const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, img->info.tstart + off) : NULL;
+    const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
     return sym && strcmp(sym->name, p->symbol) == 0;
 }
 

@@ -56,6 +56,8 @@ typedef struct dcpi_vtrace_plugin {
     unsigned nslots;
     trace_inst_filter_fn filter; /* SDK 2 selection (select.c): NULL none */
     const char *symbol;          /* NULL: anywhere */
+    int has_range;               /* ELF address range [lo, hi) of the image */
+    uint64_t lo, hi;
     struct dcpi_vtrace_sel *sel; /* decisions per (image, offset); NULL without selection */
     dcpi_vtrace_stats_t st;
     int error_logged;

@@ -103,6 +103,10 @@ DCPI_API int trace_vlist_table_set_filter(trace_vlist_table_t *spec, trace_inst_
 /* Keep only instructions inside functions of this name (ELF symbol of their image, e.g.
  * "copy_driver"; NULL or "": anywhere). 0, or DCPI_EINVAL for a name over 127 bytes. */
 DCPI_API int trace_vlist_table_set_symbol(trace_vlist_table_t *spec, const char *symbol);
+/* Keep only instructions at ELF addresses [lo, hi) of their image (the addresses dcpilist and
+ * objdump show; lo == hi: anywhere). With a symbol too, both must hold. 0 or DCPI_EINVAL
+ * (lo > hi). */
+DCPI_API int trace_vlist_table_set_range(trace_vlist_table_t *spec, uint64_t lo, uint64_t hi);
 
 /* SDK 2: the specification of most plugins in one call: value captured for every key selector
  * picks. NULL when out of memory or value is not a value. Free with trace_vlist_table_free. */

@@ -131,11 +131,19 @@ hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
 M1='name=vp-m1 select=mnemonic:mov capture=ea symbol=acc_chase'
 M2='name=vp-m2 select=mnemonic:mov capture=ea'
 M3='name=vp-m3 select=mnemonic:mov capture=ea symbol=acc_chase missing=show'
-to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" -- "$W" chase "$MS" \
+# range=: acc_chase's ELF address range (nm), the same selection by address
+e2e_require nm binutils
+read -r lo size <<<"$(nm -S "$W" | awk '$4 == "acc_chase" {print $1, $2}')"
+[ -n "$lo" ] || fail "nm finds no acc_chase in $W"
+M4=$(printf 'name=vp-m4 select=mnemonic:mov capture=ea range=%x-%x' $((0x$lo)) $((0x$lo + 0x$size)))
+to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" \
+    -vtrace "$M4" -- "$W" chase "$MS" \
     >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
 [ "$(hotlists sym "$M1" acc_chase)" -ge 1 ] || fail "symbol=acc_chase: no hotlist in acc_chase"
 [ "$(hotlists sym "$M1" swap)" = 0 ] || fail "symbol=acc_chase: hotlists in swap"
 [ "$(hotlists sym "$M2" swap)" -ge 1 ] || fail "no symbol: no hotlist in swap (the check above proves nothing)"
+[ "$(hotlists sym "$M4" acc_chase)" -ge 1 ] || fail "$M4: no hotlist in acc_chase"
+[ "$(hotlists sym "$M4" swap)" = 0 ] || fail "$M4: hotlists in swap"
 # missing=show: a register-to-register mov has no address: all of its hotlist is "missing"
 DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/sym" -asm -vtrace "$M3" -vcutoff 0 acc_chase "$W" >"$T/m3" 2>&1
 grep -E 'mov +r[a-z0-9]+, r[a-z0-9]+ ' "$T/m3" | grep -q '(100.0% missing)' ||
