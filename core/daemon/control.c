@@ -128,5 +128,9 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
         rc = read_answer(fd, line, arg, err);
     }
     close(fd);
+    /* quit: return once the daemon has flushed, exited and released the database, so that a
+     * new dcpid on it can start at once */
+    if (rc == 0 && strcmp(cmd, "quit") == 0)
+        rc = dcpi_db_wait_unlocked(db, platform, DCPI_CONTROL_TIMEOUT * 1000u, err);
     return rc;
 }

@@ -372,6 +372,29 @@ static long lock_holder(int fd)
     return 0;
 }
 
+int dcpi_db_wait_unlocked(const char *db, const char *platform, unsigned timeout_ms, char *err)
+{
+    char path[4096];
+    if (!db || !name_ok(platform))
+        return dcpi__errf(err, DCPI_EINVAL, "DB: bad platform name '%s'", platform ? platform : "");
+    dcpi_db_daemon_path(db, platform, "lock", path, sizeof path);
+    for (unsigned waited = 0;; waited += 10) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            return 0; /* no lock file: nobody holds it */
+        int free_now = flock(fd, LOCK_SH | LOCK_NB) == 0;
+        long holder = free_now ? 0 : lock_holder(fd);
+        close(fd); /* (also drops the shared lock just taken) */
+        if (free_now)
+            return 0;
+        if (waited >= timeout_ms)
+            return dcpi__errf(err, DCPI_EBUSY,
+                              "%s: dcpid pid %ld still holds platform %s after %u s", db, holder,
+                              platform, timeout_ms / 1000);
+        usleep(10000);
+    }
+}
+
 int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
 {
     if (!db || !fd || !name_ok(platform))

@@ -58,6 +58,9 @@ int dcpi_db_select_epoch(const char *db, const char *spec, const char *platform,
 /* Take the per-platform lock; DCPI_EBUSY (with the holder's pid in err) when another daemon
  * holds it. *fd is the lock fd to close on exit. */
 int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err);
+/* Wait until no daemon holds the platform's lock (dcpictl quit returns only then): 0, or
+ * DCPI_EBUSY with the reason in err after timeout_ms. */
+int dcpi_db_wait_unlocked(const char *db, const char *platform, unsigned timeout_ms, char *err);
 
 /* Paths of the per-platform daemon files: kind is "lock", "log" or "sock". */
 void dcpi_db_daemon_path(const char *db, const char *platform, const char *kind, char *out,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # daemon_basic.sh - dcpid end to end: profile a command, a system-wide daemon driven by dcpictl
-# (status, flush, epoch, quit), the platform lock, SIGTERM of a -nodaemon daemon, exec failure.
+# (status, flush, epoch, quit), the platform lock, SIGTERM of a -nodaemon daemon, exec failure,
+# and a daemon started again right after dcpictl quit (quit waits for the lock's release).
 # Skips (77) when perf_event_open of cpu-clock is not possible here.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -111,4 +112,13 @@ rc=$?
 [ "$OUT" = "dcpid: /nonexistent: No such file or directory" ] || fail "(5) message: $OUT"
 [ -z "$(find "$T/db5" -name '*.prof')" ] || fail "(5) profiles written"
 echo "ok (5) exec failure"
+
+# --- (6) dcpictl quit returns once the database is released: a new daemon starts at once
+for i in 1 2 3; do
+    to 30 "$BIN/dcpid" -db "$T/db6" -event cpu-clock >"$T/err6" 2>&1 || fail "(6) start $i: $(cat "$T/err6")"
+    to 90 "$BIN/dcpictl" -db "$T/db6" quit >/dev/null 2>"$T/err6q" || fail "(6) quit $i: $(cat "$T/err6q")"
+done
+to 30 "$BIN/dcpid" -db "$T/db6" -event cpu-clock >"$T/err6" 2>&1 || fail "(6) restart after quit: $(cat "$T/err6")"
+to 90 "$BIN/dcpictl" -db "$T/db6" quit >/dev/null 2>&1 || fail "(6) last quit"
+echo "ok (6) quit, then start again at once, 4 times"
 exit 0
