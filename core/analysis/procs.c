@@ -328,6 +328,15 @@ static void print_summary(const dcpi_profset_t *set, FILE *f)
         fprintf(f, "%-*s  %*" PRIu64 "  %*s  %*" PRIu64 "\n", wn, ev->name, wt, ev->total, wp,
                 ev->mixed_period ? "mixed" : period, wl, ev->lost);
     }
+    for (size_t e = 0; e < set->nevents; e++) { /* a loss over 1% is said, not only counted */
+        const dcpi_profset_event_t *ev = &set->events[e];
+        uint64_t all = ev->total + ev->lost;
+        if (all && ev->lost * 100 > all)
+            fprintf(f,
+                    "warning: %s lost %.1f%% of its samples (%" PRIu64 " of %" PRIu64
+                    "): the shares below are of the samples kept\n",
+                    ev->name, 100.0 * (double)ev->lost / (double)all, ev->lost, all);
+    }
     fprintf(f, "\n");
 }
 

@@ -65,6 +65,21 @@ static void status_events(const daemon_t *d, answer_t *a)
         say(a, "bad records %" PRIu64, ss.bad_records);
 }
 
+int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len)
+{
+    const ev_stats_t *st = &d->st[ev];
+    uint64_t all = st->samples + st->lost;
+    if (all == 0 || (st->lost + st->unknown) * 100 <= all) /* up to 1%: no warning */
+        return 0;
+    snprintf(buf, len,
+             "warning: event %s lost %.1f%% of its samples (%" PRIu64 " of %" PRIu64
+             ": ring overflow or throttling, %" PRIu64 " throttle records) and left %.1f%% "
+             "unattributed (%" PRIu64 " outside every known image)",
+             d->evs[ev].name, 100.0 * (double)st->lost / (double)all, st->lost, all, st->throttled,
+             100.0 * (double)st->unknown / (double)all, st->unknown);
+    return 1;
+}
+
 static void status_values(const daemon_t *d, answer_t *a)
 {
     for (unsigned i = 0; i < dcpi_vtrace_nplugins(d->vt); i++) {
@@ -118,6 +133,11 @@ static void status(daemon_t *d, answer_t *a)
     say(a, "images %lu", ls.images);
     say(a, "processes %lu", ls.processes);
     say(a, "unknown %" PRIu64, unknown);
+    for (int i = 0; i < d->nev; i++) {
+        char w[512];
+        if (dcpi__daemon_loss_warning(d, i, w, sizeof w))
+            say(a, "%s", w);
+    }
     say(a, "rate %.0f samples/s", current_rate(d));
     say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     if (d->vt)

@@ -146,6 +146,10 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
 void dcpi__daemon_flush_if_full(daemon_t *d);
 int dcpi__daemon_new_epoch(daemon_t *d, char *err);
 
+/* ctlserver.c: a warning line for event ev when over 1% of its samples were lost or left
+ * unattributed (1, into buf), else 0: status shows it, and dcpid -- cmd prints it at exit. */
+int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len);
+
 /* ctlserver.c: open the control socket; answer one client. */
 int dcpi__daemon_open_socket(daemon_t *d, char *err);
 void dcpi__daemon_serve_client(daemon_t *d);

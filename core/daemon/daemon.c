@@ -173,6 +173,11 @@ static void finish(daemon_t *d)
         d->exit_code = 1;
     if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
         report_values(d);
+    for (int i = 0; d->mode != DCPI_SAMPLE_SYSTEM && i < d->nev; i++) {
+        char w[512];
+        if (dcpi__daemon_loss_warning(d, i, w, sizeof w))
+            fprintf(stderr, "dcpid: %s\n", w);
+    }
     dcpi__log(DCPI_LOG_INFO, "exiting with status %d", d->exit_code);
 }
 

@@ -120,6 +120,12 @@ expect_line def '^Column +Total +Period +Lost$' "no summary header line"
 expect_line def '^cpu-clock +1000 +1000000 +7$' \
     "cpu-clock summary is not total 1000, period 1000000, lost 3+4"
 expect_line def '^task-clock +10 +1000000 +0$' "task-clock summary is not total 10"
+grep -q '^warning:' "$T/def.out" && fail "a loss of 0.7% warned: $(grep '^warning' "$T/def.out")"
+# a loss over 1% is a warning line, not only a number
+mkprof "$T/lossy/$E/p1/$IMG/cpu-clock.prof" "$ID" $E p1 cpu-clock "$TSTART" "$PROG" 250 $OA:750
+run lossy -db "$T/lossy"
+expect_line lossy '^warning: cpu-clock lost 25\.0% of its samples \(250 of 1000\): the shares below are of the samples kept$' \
+    "no warning for a 25% loss"
 first=$(awk '/procedure/ {getline; print; exit}' "$T/def.out")
 echo "$first" | grep -Eq "^ +500 +50\.00% +50\.00% +0 +0\.00% +0\.00% +alpha +$PROG$" ||
     fail "first row is not alpha with 500 samples, 50.00% (p1+p2 merged): '$first'"

@@ -1,0 +1,44 @@
+/*
+ * work-jit.c - a "JIT": copies a small loop into an anonymous executable mapping and runs it for
+ * MS milliseconds of CPU (default 1000), so that its samples fall outside every file-backed
+ * image, as a JIT's do. Used by tests/e2e/loss_warning.sh (samples left unattributed are
+ * warned about, not only counted).
+ *   work-jit [MS]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+/* mov rax, rdi; 1: dec rax; jnz 1; ret (counts rdi down) */
+static const unsigned char code[] = {0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3};
+
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    double ms = argc > 1 ? atof(argv[1]) : 1000;
+    void *p =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("work-jit: mmap");
+        return 1;
+    }
+    memcpy(p, code, sizeof code);
+    uint64_t (*loop)(uint64_t) = (uint64_t(*)(uint64_t))p;
+    double t0 = cpu_ms();
+    unsigned long rounds = 0;
+    while (cpu_ms() - t0 < ms) {
+        loop(1000000);
+        rounds++;
+    }
+    printf("rounds %lu\n", rounds);
+    return 0;
+}
