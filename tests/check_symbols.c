@@ -112,6 +112,53 @@ static void check_named(const dcpi_symtab_t *st, const char *bin, const char *na
         ck_assert_ptr_eq(dcpi_symtab_lookup(st, want.addr + want.size - 1), s);
 }
 
+/* Every NAME@plt objdump shows in bin, dcpi names the same at that address (16 bytes); returns
+ * how many. */
+static int check_plt(const dcpi_symtab_t *st, const char *bin)
+{
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd, "objdump -d '%s' 2>/dev/null | grep -E '^[0-9a-f]+ <[^>]+@plt>:$'",
+             bin);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    int n = 0;
+    while (fgets(line, sizeof line, p)) {
+        unsigned long long addr;
+        char name[256];
+        if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2)
+            continue;
+        const dcpi_symbol_t *sym = dcpi_symtab_lookup(st, addr + 4);
+        ck_assert_msg(sym && strcmp(sym->name, name) == 0, "%s: %#llx is %s, objdump says %s", bin,
+                      addr, sym ? sym->name : "(nothing)", name);
+        n++;
+    }
+    pclose(p);
+    return n;
+}
+
+START_TEST(test_plt)
+{
+    /* a program of ours and one from a Debian package (coreutils, stripped: .dynsym only) */
+    const char *bins[] = {DCPI_TEST_BIN "/samples/work-demo", "/usr/bin/sort"};
+    for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++) {
+        dcpi_symtab_t *st = NULL;
+        char err[DCPI_ERRLEN] = "";
+        ck_assert_int_eq(dcpi_symtab_open(bins[i], &st, err), 0);
+        ck_assert_int_ge(check_plt(st, bins[i]), 3);
+        dcpi_symtab_free(st);
+    }
+    /* _init has no size: it ends with .init, before the PLT */
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open(DCPI_TEST_BIN "/samples/work-demo", &st, NULL), 0);
+    const dcpi_symbol_t *init = dcpi_symtab_find(st, "_init");
+    ck_assert_ptr_nonnull(init);
+    ck_assert_uint_gt(init->size, 0);
+    const dcpi_symbol_t *after = dcpi_symtab_lookup(st, init->addr + init->size);
+    ck_assert(after == NULL || strcmp(after->name, "_init") != 0);
+    dcpi_symtab_free(st);
+}
+END_TEST
+
 START_TEST(test_c_program)
 {
     make_tmpdir();
@@ -127,12 +174,13 @@ START_TEST(test_c_program)
     ck_assert_uint_gt(h.size, 0);
     ck_assert_msg(nm_next_text(bin, h.addr) > h.addr + h.size, "no gap after helper_static");
     ck_assert_ptr_null(dcpi_symtab_lookup(st, h.addr + h.size));
-    /* A function without size extends to the next symbol. */
+    /* A function without size extends to the next symbol (its size says so), never past its
+     * section's end. */
     nm_sym_t a = nm_lookup(bin, "asm_nosize", "");
     const dcpi_symbol_t *s = dcpi_symtab_lookup(st, a.addr + 3);
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s->name, "asm_nosize");
-    ck_assert_uint_eq(s->size, 0);
+    ck_assert_uint_eq(s->size, nm_next_text(bin, a.addr) - a.addr);
     /* Sorted, one symbol per address. */
     size_t n = dcpi_symtab_count(st);
     ck_assert_uint_ge(n, 4);
@@ -360,6 +408,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_c_program);
+    tcase_add_test(tc, test_plt);
     tcase_add_test(tc, test_cxx_demangle);
     tcase_add_test(tc, test_debug_file);
     tcase_add_test(tc, test_open_errors);

@@ -33,6 +33,7 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 /* One candidate symbol while a table is built; names are offsets into the builder's pool. */
 typedef struct ent {
     uint64_t addr, size;
+    uint64_t limit;   /* size 0: the end of its section (0: unknown) */
     size_t name, raw; /* raw is NO_RAW when the name was not demangled */
     int rank;         /* lower wins at one address: global 0, weak 1, local 2 */
 } ent_t;
@@ -144,18 +145,36 @@ static int finish(builder_t *b, dcpi_symtab_t **out)
         dcpi_symtab_free(st);
         return DCPI_ENOMEM;
     }
+    uint64_t *limit = calloc(n ? n : 1, sizeof *limit);
+    if (!limit) {
+        dcpi_symtab_free(st);
+        return DCPI_ENOMEM;
+    }
     for (size_t i = 0; i < b->n; i++) {
         const ent_t *e = &b->v[i];
         if (i > 0 && e->addr == b->v[i - 1].addr) {
             dcpi_symbol_t *last = &st->syms[st->n - 1];
             if (last->size == 0 && e->size > last->size)
                 last->size = e->size;
+            if (!limit[st->n - 1])
+                limit[st->n - 1] = e->limit;
             continue;
         }
         st->syms[st->n] = (dcpi_symbol_t){e->addr, e->size, b->pool + e->name};
         st->raw[st->n] = e->raw == NO_RAW ? NULL : b->pool + e->raw;
+        limit[st->n] = e->limit;
         st->n++;
     }
+    /* A symbol without size covers up to the next symbol, never past its section's end (as
+     * perf: a zero-size _init does not swallow the PLT after .init). */
+    for (size_t i = 0; i < st->n; i++)
+        if (st->syms[i].size == 0 && limit[i]) {
+            uint64_t end = limit[i];
+            if (i + 1 < st->n && st->syms[i + 1].addr < end)
+                end = st->syms[i + 1].addr;
+            st->syms[i].size = end - st->syms[i].addr;
+        }
+    free(limit);
     st->pool = b->pool;
     b->pool = NULL;
     *out = st;
@@ -202,6 +221,11 @@ static int add_section_syms(builder_t *b, Elf *e, Elf_Scn *scn, const GElf_Shdr 
             continue;
         int rc =
             add_named(b, sym.st_value, sym.st_size, bind_rank(GELF_ST_BIND(sym.st_info)), name);
+        GElf_Shdr in;
+        Elf_Scn *home = sym.st_shndx < SHN_LORESERVE ? elf_getscn(e, sym.st_shndx) : NULL;
+        if (rc == 0 && sym.st_size == 0 && home && gelf_getshdr(home, &in) &&
+            sym.st_value >= in.sh_addr && sym.st_value < in.sh_addr + in.sh_size)
+            b->v[b->n - 1].limit = in.sh_addr + in.sh_size; /* _init does not cover the PLT */
         if (rc < 0)
             return rc;
     }
@@ -224,6 +248,108 @@ static int add_elf_syms(builder_t *b, Elf *e, int want_dynsym, int *has_symtab)
         int rc = add_section_syms(b, e, scn, &sh);
         if (rc < 0)
             return rc;
+    }
+    return 0;
+}
+
+/* The section named name, or NULL. */
+static Elf_Scn *section_named(Elf *e, const char *name, GElf_Shdr *sh)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        return NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        const char *n;
+        if (gelf_getshdr(scn, sh) && (n = elf_strptr(e, shstrndx, sh->sh_name)) && !strcmp(n, name))
+            return scn;
+    }
+    return NULL;
+}
+
+/* NAME@plt for every PLT entry, from the .rela.plt relocations, as perf names them: entry i at
+ * .plt.sec + 16 i (IBT binaries) or .plt + 16 (i + 1) (after the PLT0 header). */
+static int add_plt_syms(builder_t *b, Elf *e)
+{
+    GElf_Shdr rsh, psh, dsh;
+    Elf_Scn *rel = section_named(e, ".rela.plt", &rsh);
+    Elf_Scn *plt = section_named(e, ".plt.sec", &psh);
+    uint64_t first = 0;
+    if (!plt) {
+        plt = section_named(e, ".plt", &psh);
+        first = 16;
+    }
+    Elf_Scn *dyn = rel ? elf_getscn(e, rsh.sh_link) : NULL;
+    Elf_Data *rd = rel ? elf_getdata(rel, NULL) : NULL, *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
+    if (!plt || !rd || !dd || !gelf_getshdr(dyn, &dsh) || rsh.sh_type != SHT_RELA ||
+        rsh.sh_entsize == 0)
+        return 0;
+    size_t n = rsh.sh_size / rsh.sh_entsize;
+    for (size_t i = 0; i < n && first + 16 * (i + 1) <= psh.sh_size; i++) {
+        GElf_Rela r;
+        GElf_Sym sym;
+        if (!gelf_getrela(rd, (int)i, &r) || GELF_R_SYM(r.r_info) == 0 ||
+            !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+            continue; /* IRELATIVE and the like name nothing */
+        const char *name = elf_strptr(e, dsh.sh_link, sym.st_name);
+        char buf[512];
+        if (!name || !*name || snprintf(buf, sizeof buf, "%s@plt", name) >= (int)sizeof buf)
+            continue;
+        int rc = add_named(b, psh.sh_addr + first + 16 * i, 16, 2, buf);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The GOT slot an entry of .plt.got jumps through: `[endbr64] [bnd] jmp *disp32(%rip)`. */
+static int got_slot(const unsigned char *p, size_t len, uint64_t at, uint64_t *slot)
+{
+    size_t i = 0;
+    if (len >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        i = 4; /* endbr64 */
+    if (i < len && p[i] == 0xf2)
+        i++; /* bnd */
+    if (i + 6 > len || p[i] != 0xff || p[i + 1] != 0x25)
+        return 0;
+    int32_t disp = (int32_t)((uint32_t)p[i + 2] | (uint32_t)p[i + 3] << 8 |
+                             (uint32_t)p[i + 4] << 16 | (uint32_t)p[i + 5] << 24);
+    *slot = at + i + 6 + (uint64_t)(int64_t)disp;
+    return 1;
+}
+
+/* NAME@plt for the entries of .plt.got (calls through GOT slots the dynamic relocations of
+ * .rela.dyn fill, e.g. __cxa_finalize), as objdump and perf name them. */
+static int add_plt_got_syms(builder_t *b, Elf *e)
+{
+    GElf_Shdr gsh, rsh, dsh;
+    Elf_Scn *got = section_named(e, ".plt.got", &gsh);
+    Elf_Scn *rel = section_named(e, ".rela.dyn", &rsh);
+    Elf_Data *gd = got ? elf_getdata(got, NULL) : NULL, *rd = rel ? elf_getdata(rel, NULL) : NULL;
+    Elf_Scn *dyn = rel ? elf_getscn(e, rsh.sh_link) : NULL;
+    Elf_Data *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
+    size_t step = gsh.sh_entsize ? gsh.sh_entsize : 8;
+    if (!gd || !gd->d_buf || !rd || !dd || !gelf_getshdr(dyn, &dsh) || rsh.sh_entsize == 0)
+        return 0;
+    for (size_t off = 0; off + step <= gd->d_size; off += step) {
+        uint64_t slot;
+        if (!got_slot((const unsigned char *)gd->d_buf + off, step, gsh.sh_addr + off, &slot))
+            continue;
+        for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize; i++) {
+            GElf_Rela r;
+            GElf_Sym sym;
+            if (!gelf_getrela(rd, (int)i, &r) || r.r_offset != slot || GELF_R_SYM(r.r_info) == 0 ||
+                !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+                continue;
+            const char *name = elf_strptr(e, dsh.sh_link, sym.st_name);
+            char buf[512];
+            if (name && *name && snprintf(buf, sizeof buf, "%s@plt", name) < (int)sizeof buf) {
+                int rc = add_named(b, gsh.sh_addr + off, step, 2, buf);
+                if (rc < 0)
+                    return rc;
+            }
+            break;
+        }
     }
     return 0;
 }
@@ -360,6 +486,10 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
         rc = add_elf_syms(&b, f.elf, 1, &has_symtab);
         if (rc == 0 && !has_symtab)
             rc = add_debug_syms(&b, path, &f);
+        if (rc == 0)
+            rc = add_plt_syms(&b, f.elf);
+        if (rc == 0)
+            rc = add_plt_got_syms(&b, f.elf);
     }
     if (rc == 0)
         rc = finish(&b, out);
