@@ -457,6 +457,14 @@ static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     return rc;
 }
 
+/* [vdso]: the copy dcpid saved next to its profiles (its offsets are its ELF addresses). */
+static int open_vdso_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/vdso.so", img->dir);
+    return dcpi_symtab_open(path, st, why);
+}
+
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     *st = NULL;
@@ -467,6 +475,8 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
         rc = open_kernel_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_FILE)
         rc = open_file_symbols(img, st, why);
+    else if (img->kind == DCPI_PSET_PSEUDO && strcmp(img->path, "[vdso]") == 0)
+        rc = open_vdso_symbols(img, st, why);
     if (rc < 0) {
         dcpi_symtab_free(*st);
         *st = NULL;

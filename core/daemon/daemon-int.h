@@ -83,7 +83,7 @@ typedef struct daemon {
     int cur_ring;              /* the ring being drained */
     pid_t self;                /* dcpid's own pid (no breakpoint there) */
     /* kernel image */
-    int kernel_ok, kallsyms_done;
+    int kernel_ok, kallsyms_done, vdso_done;
     uint64_t ktstart, ktsize;
     char kid[DCPI_IMAGE_IDLEN];
     /* deferred exits and the negative cache of /proc rescans */
@@ -159,5 +159,8 @@ void dcpi__daemon_serve_client(daemon_t *d);
 unsigned dcpi__daemon_cpuspeed(void);
 void dcpi__daemon_kernel_range(daemon_t *d);
 void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
+/* The vDSO's bytes (dcpid's own: one image per kernel) as vdso.so in the epoch's [vdso] image
+ * directory dirname, once per epoch, so the analysis tools name its functions. */
+void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
 
 #endif

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/base/fsutil.h"
@@ -108,6 +109,8 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
     }
     if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kallsyms_done)
         dcpi__daemon_write_kallsyms(d, dirname);
+    if (!d->vdso_done && strcmp(im.path, "[vdso]") == 0)
+        dcpi__daemon_write_vdso(d, dirname);
     dcpi_agg_clear(d->agg, e, n);
     r->profiles++;
     r->samples += samples;
@@ -255,6 +258,7 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
         return rc;
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     d->kallsyms_done = 0;
+    d->vdso_done = 0;
     dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
     return d->vt ? new_epoch_values(d, err) : 0;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/auxv.h>
+
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
@@ -106,4 +108,41 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
     free(text);
+}
+
+/* The vDSO of this process (every process of one kernel maps the same image): its bytes from
+ * AT_SYSINFO_EHDR over the [vdso] mapping's length (/proc/self/maps). */
+static int own_vdso(const void **bytes, size_t *len)
+{
+    const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    *len = 0;
+    while (base && f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+            lo == (unsigned long)(uintptr_t)base)
+            *len = hi - lo;
+    }
+    if (f)
+        fclose(f);
+    *bytes = base;
+    return base && *len ? 0 : DCPI_ENOENT;
+}
+
+void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
+{
+    char path[4400], err[DCPI_ERRLEN];
+    const void *bytes;
+    size_t len;
+    (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/vdso.so", d->db, d->epoch, d->platform,
+                      dirname);
+    if (access(path, F_OK) == 0 || own_vdso(&bytes, &len) < 0) {
+        d->vdso_done = 1;
+        return;
+    }
+    if (dcpi__write_atomic(path, bytes, len, err) == 0)
+        d->vdso_done = 1;
+    else
+        dcpi__log(DCPI_LOG_ERR, "%s", err);
 }
