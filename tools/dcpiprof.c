@@ -18,6 +18,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT"},
     {"-no_header", NULL, "omit the event summary block"},
     {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
+    {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)"},
     {NULL, NULL, NULL},
 };
 
@@ -32,6 +33,8 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
             o->no_header = 1;
         else if (!strcmp(f, "-csl"))
             o->csl = 1;
+        else if (!strcmp(f, "-wide"))
+            o->wide = 1;
         else if (!strcmp(f, "-s"))
             o->sort_event = cli->opts[++i];
         else if (!strcmp(f, "-keep")) {

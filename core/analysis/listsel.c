@@ -89,8 +89,61 @@ static uint64_t symbol_end(const dcpi_lstsel_t *s, const dcpi_symbol_t *sym)
     return s->info.tstart + s->info.tsize;
 }
 
-/* The symbol named a, or containing the address a ("0x..."), or NULL. */
-static const dcpi_symbol_t *lookup_procedure(const dcpi_symtab_t *st, const char *a)
+/* Whether the demangled C++ name full is a's function: without its parameter list, its template
+ * arguments and its return type, it is a or ends with "::a" (a short name: "bitmap_set_bit",
+ * "geo::norm2", "tally" for "long tally<std::string, double>(...)"). */
+static int short_name_is(const char *full, const char *a)
+{
+    const char *paren = strchr(full, '(');
+    size_t n = paren ? (size_t)(paren - full) : 0, k = strlen(a);
+    if (!paren || k == 0)
+        return 0;
+    if (n > 0 && full[n - 1] == '>') { /* drop the template arguments */
+        int depth = 0;
+        while (n > 0) {
+            char c = full[--n];
+            depth += c == '>' ? 1 : c == '<' ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+    }
+    if (n < k || strncmp(full + n - k, a, k) != 0)
+        return 0;
+    if (n == k || full[n - k - 1] == ' ') /* the whole name, or after the return type */
+        return 1;
+    return n > k + 1 && full[n - k - 1] == ':' && full[n - k - 2] == ':';
+}
+
+/* The one function whose short name is a; DCPI_ENOENT when none, DCPI_EINVAL (naming up to 4 in
+ * err) when several. */
+static int lookup_short(const dcpi_symtab_t *st, const char *a, const char *path,
+                        const dcpi_symbol_t **out, char *err)
+{
+    size_t n = dcpi_symtab_count(st), found = 0;
+    char names[768] = "";
+    for (size_t i = 0; i < n; i++) {
+        const dcpi_symbol_t *t = dcpi_symtab_get(st, i);
+        if (!short_name_is(t->name, a))
+            continue;
+        if (found < 4) {
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s'%.150s'", found ? ", " : "", t->name);
+        }
+        if (found++ == 0)
+            *out = t;
+    }
+    if (found > 1)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "procedure '%s' is ambiguous in %s: %zu functions match (%s%s); give "
+                          "the full name or an address",
+                          a, path, found, names, found > 4 ? ", ..." : "");
+    return found ? 0 : DCPI_ENOENT;
+}
+
+/* The symbol named a, or containing the address a ("0x..."), or the one function whose C++
+ * short name is a: 0, DCPI_ENOENT, or DCPI_EINVAL with the candidates in err. */
+static int lookup_procedure(const dcpi_symtab_t *st, const char *a, const char *path,
+                            const dcpi_symbol_t **out, char *err)
 {
     const dcpi_symbol_t *sym = NULL;
     if (!strncmp(a, "0x", 2) || !strncmp(a, "0X", 2)) {
@@ -100,7 +153,13 @@ static const dcpi_symbol_t *lookup_procedure(const dcpi_symtab_t *st, const char
         if (!errno && end != a + 2 && !*end)
             sym = dcpi_symtab_lookup(st, addr);
     }
-    return sym ? sym : dcpi_symtab_find(st, a);
+    if (!sym)
+        sym = dcpi_symtab_find(st, a);
+    if (sym) {
+        *out = sym;
+        return 0;
+    }
+    return lookup_short(st, a, path, out, err);
 }
 
 static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
@@ -108,10 +167,12 @@ static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
     int rc = dcpi_symtab_open(s->path, &s->st, err);
     if (rc < 0)
         return rc;
-    const dcpi_symbol_t *sym = lookup_procedure(s->st, proc);
-    if (!sym) {
+    const dcpi_symbol_t *sym = NULL;
+    rc = lookup_procedure(s->st, proc, s->path, &sym, err);
+    if (rc == DCPI_ENOENT)
         return dcpi__errf(err, DCPI_ENOENT, "no procedure '%s' in %s", proc, s->path);
-    }
+    if (rc < 0)
+        return rc;
     s->proc = sym->name;
     s->lo = sym->addr;
     s->hi = symbol_end(s, sym);

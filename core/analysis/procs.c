@@ -371,6 +371,7 @@ typedef struct layout {
     size_t nevents;
     int wcount[64]; /* per displayed event group; more events than that share the last width */
     int wproc;
+    int wide; /* -wide: long names printed whole */
     int by_image, csl, children;
     FILE *f;
 } layout_t;
@@ -439,6 +440,9 @@ static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t 
         fputc('\n', l->f);
     } else if (l->by_image) {
         fprintf(l->f, "%s\n", row->image);
+    } else if ((int)strlen(row->proc) > l->wproc && !l->wide) {
+        /* cut to the column (C++ signatures reach hundreds of columns); -wide keeps them */
+        fprintf(l->f, "%.*s...  %s\n", l->wproc - 3, row->proc, row->image);
     } else {
         fprintf(l->f, "%-*s  %s\n", l->wproc, row->proc, row->image);
     }
@@ -472,6 +476,7 @@ static int print_table(const dcpi_profset_t *set, const rows_t *r, const dcpi_pr
     layout_t l = {.order = order,
                   .nevents = set->nevents,
                   .by_image = o->by_image,
+                  .wide = o->wide,
                   .csl = o->csl,
                   .children = r->children,
                   .f = f};

@@ -19,6 +19,7 @@ typedef struct dcpi_procs_opts {
     int by_image;           /* 1: one row per image (-i) */
     int no_header;          /* 1: no event summary block (-no_header) */
     int csl;                /* 1: comma-separated output (-csl; no summary block either) */
+    int wide;               /* 1: procedure names printed whole (-wide), else cut to 50 columns */
     const char *sort_event; /* the event rows are sorted by; NULL: the one with most samples */
     double keep;            /* print rows until the sort event's cum% reaches it (100: all) */
     const char *db;         /* where the stack profile of the sort event is looked for */
