@@ -354,6 +354,75 @@ static int add_plt_got_syms(builder_t *b, Elf *e)
     return 0;
 }
 
+/* An .eh_frame_hdr pointer of encoding enc (DW_EH_PE_*: udata4/sdata4/udata8/sdata8, absolute
+ * or datarel / pcrel against the section) at p; 0 when the encoding is not one of those. */
+static int ehhdr_value(const unsigned char *p, const unsigned char *end, unsigned enc,
+                       uint64_t hdr_addr, uint64_t at_addr, uint64_t *v, size_t *used)
+{
+    size_t n = (enc & 0x0f) == 0x03 || (enc & 0x0f) == 0x0b   ? 4
+               : (enc & 0x0f) == 0x04 || (enc & 0x0f) == 0x0c ? 8
+                                                              : 0;
+    if (n == 0 || p + n > end)
+        return 0;
+    uint64_t raw = 0;
+    for (size_t i = 0; i < n; i++)
+        raw |= (uint64_t)p[i] << (8 * i);
+    if ((enc & 0x0f) == 0x0b && (raw & 0x80000000u))
+        raw |= 0xffffffff00000000ull; /* sdata4 */
+    switch (enc & 0x70) {
+    case 0x00:
+        *v = raw;
+        break;
+    case 0x10: /* pcrel */
+        *v = at_addr + raw;
+        break;
+    case 0x30: /* datarel: from .eh_frame_hdr */
+        *v = hdr_addr + raw;
+        break;
+    default:
+        return 0;
+    }
+    *used = n;
+    return 1;
+}
+
+/* The function starts of .eh_frame_hdr's search table (sorted), malloc'd into *starts. */
+static size_t eh_frame_starts(Elf *e, uint64_t **starts)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = section_named(e, ".eh_frame_hdr", &sh);
+    Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+    *starts = NULL;
+    if (!d || !d->d_buf || d->d_size < 4)
+        return 0;
+    const unsigned char *p = d->d_buf, *end = p + d->d_size;
+    if (p[0] != 1 || p[2] == 0xff || p[3] == 0xff)
+        return 0; /* version 1 with a count and a table */
+    uint64_t v, count;
+    size_t used, at = 4;
+    if (!ehhdr_value(p + at, end, p[1], sh.sh_addr, sh.sh_addr + at, &v, &used))
+        return 0;
+    at += used;
+    if (!ehhdr_value(p + at, end, p[2], sh.sh_addr, sh.sh_addr + at, &count, &used) ||
+        count > d->d_size)
+        return 0;
+    at += used;
+    uint64_t *s = malloc((count ? count : 1) * sizeof *s);
+    size_t n = 0;
+    for (uint64_t i = 0; s && i < count; i++) {
+        uint64_t fde;
+        if (!ehhdr_value(p + at, end, p[3], sh.sh_addr, sh.sh_addr + at, &s[n], &used))
+            break;
+        at += used;
+        if (!ehhdr_value(p + at, end, p[3], sh.sh_addr, sh.sh_addr + at, &fde, &used))
+            break;
+        at += used;
+        n++;
+    }
+    *starts = s;
+    return s ? n : 0;
+}
+
 static int elf_has_symtab(Elf *e)
 {
     Elf_Scn *scn = NULL;
@@ -469,6 +538,50 @@ static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main
     return rc;
 }
 
+/* Functions no symbol covers (stripped code) named from .eh_frame's function starts,
+ * "BASENAME+0xADDR" up to the next start: *st is rebuilt with them when there are any. */
+static int add_unnamed_functions(dcpi_symtab_t **st, Elf *e, const char *path)
+{
+    uint64_t *starts = NULL;
+    size_t n = eh_frame_starts(e, &starts), extra = 0;
+    for (size_t i = 0; i < n; i++)
+        extra += dcpi_symtab_lookup(*st, starts[i]) == NULL;
+    if (extra == 0) {
+        free(starts);
+        return 0;
+    }
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    builder_t b = {0};
+    int rc = 0;
+    for (size_t i = 0; i < (*st)->n && rc == 0; i++) {
+        const dcpi_symbol_t *sym = &(*st)->syms[i];
+        rc = add_named(&b, sym->addr, sym->size, 0, (*st)->raw[i] ? (*st)->raw[i] : sym->name);
+    }
+    size_t j = 0; /* the first real symbol after starts[i] (both sorted) */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        while (j < (*st)->n && (*st)->syms[j].addr <= starts[i])
+            j++;
+        if (dcpi_symtab_lookup(*st, starts[i]))
+            continue;
+        uint64_t end = i + 1 < n ? starts[i + 1] : starts[i] + 1;
+        if (j < (*st)->n && (*st)->syms[j].addr < end)
+            end = (*st)->syms[j].addr; /* never past the next real symbol */
+        char name[512];
+        snprintf(name, sizeof name, "%s+0x%llx", base, (unsigned long long)starts[i]);
+        rc = add_named(&b, starts[i], end - starts[i], 3, name);
+    }
+    dcpi_symtab_t *built = NULL;
+    if (rc == 0)
+        rc = finish(&b, &built);
+    builder_free(&b);
+    free(starts);
+    if (rc == 0) {
+        dcpi_symtab_free(*st);
+        *st = built;
+    }
+    return rc;
+}
+
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
 {
     if (!path || !out)
@@ -493,6 +606,8 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
     }
     if (rc == 0)
         rc = finish(&b, out);
+    if (rc == 0 && f.elf)
+        rc = add_unnamed_functions(out, f.elf, path);
     if (rc < 0)
         dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     builder_free(&b);

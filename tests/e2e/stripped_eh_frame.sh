@@ -1,0 +1,48 @@
+#!/bin/bash
+# stripped_eh_frame.sh - stripped code gets function boundaries from .eh_frame (issue 13 item 5):
+# Debian's xz spends nearly all its time in liblzma, stripped to .dynsym (a hundred exported
+# entry points, none of them hot). dcpiprof must name the hot code by function ranges taken from
+# .eh_frame_hdr ("liblzma.so.5.4.1+0x15ae0"), not one unknown_rou; dcpilist -asm accepts an
+# address inside such a range and lists the whole range. perf, on a run of the same command,
+# gives liblzma the same share of the samples (--sort dso), within the binomial tolerance.
+# Skips (77) without cpu-clock, xz or perf.
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+T=$(mktemp -d /tmp/dcpi-e2e-ehframe.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+e2e_need xz "xz (xz-utils) is not installed"
+head -c 12000000 /dev/urandom | base64 >"$T/in.txt"
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/err" ||
+    fail "dcpid -- xz failed: $(cat "$T/err")"
+"$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+lib=$(awk '$5 ~ /liblzma/ {print $5; exit}' "$T/prof")
+[ -n "$lib" ] || fail "no liblzma row: $(head -12 "$T/prof")"
+base=${lib##*/}
+named=$(awk -v l="$lib" -v b="$base" '$5 == l && index($4, b "+0x") == 1 {s += $1} END {print s + 0}' "$T/prof")
+unk=$(awk -v l="$lib" '$5 == l && $4 == "unknown_rou" {s += $1} END {print s + 0}' "$T/prof")
+all=$(awk -v l="$lib" '$5 == l {s += $1} END {print s + 0}' "$T/prof")
+stat_min "liblzma samples" "$all" 500 || fail "too few samples in liblzma"
+awk -v n="$named" -v a="$all" 'BEGIN { exit !(n >= 0.9 * a) }' ||
+    fail "only $named of $all liblzma samples in .eh_frame ranges ($unk unknown_rou): $(head -12 "$T/prof")"
+top=$(awk -v l="$lib" '$5 == l {print $4; exit}' "$T/prof")
+addr=$(printf '0x%x' $((${top#*+} + 9)))
+"$BIN/dcpilist" -db "$T/db" -asm "$addr" "$lib" >"$T/list" 2>&1 || fail "dcpilist -asm $addr $lib: $(cat "$T/list")"
+grep -q "^$top " "$T/list" || fail "dcpilist $addr did not list $top: $(head -3 "$T/list")"
+
+# perf on a run of the same command: liblzma's share of the samples
+e2e_require perf linux-perf
+to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/perr" ||
+    e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
+pn=$(perf script -i "$T/perf.data" -F ip 2>/dev/null | wc -l)
+pl=$(perf script -i "$T/perf.data" -F ip,dso 2>/dev/null | grep -c liblzma)
+total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/prof")
+ours=$(awk -v a="$all" -v t="$total" 'BEGIN {printf "%.2f", 100 * a / t}')
+theirs=$(awk -v a="$pl" -v t="$pn" 'BEGIN {printf "%.2f", 100 * a / t}')
+stat_same "liblzma share, dcpi vs perf" "$ours" "$total" "$theirs" "$pn" || fail "liblzma share differs"
+echo "PASS: $named of $all liblzma samples named by .eh_frame ranges, top $top; share dcpi $ours%, perf $theirs%"
