@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 
 #include "core/base/fsutil.h"
+#include "core/base/hash.h"
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
 #include "core/image/image.h"
@@ -89,6 +90,23 @@ static size_t keep_text_lines(char *buf, size_t len)
     return n;
 }
 
+/* The snapshot into path as a hard link to one copy per content in DB/.symcache (kallsyms-
+ * KERNELID-HASH): epochs of one kernel with the same modules share one file (5 MB each before).
+ * A filesystem without hard links gets a copy. 0 or a negative DCPI_E* with err. */
+static int shared_copy(daemon_t *d, const char *path, const char *text, size_t len, char *err)
+{
+    char dir[4200], cached[4400];
+    (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
+    (void)dcpi__pathf(cached, sizeof cached, "%s/kallsyms-%.40s-%016" PRIx64, dir, d->kid,
+                      dcpi__fnv1a(DCPI_FNV64_OFFSET, text, len));
+    if (access(cached, F_OK) != 0 &&
+        (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic(cached, text, len, err) < 0))
+        return dcpi__write_atomic(path, text, len, err);
+    if (link(cached, path) == 0)
+        return 0;
+    return dcpi__write_atomic(path, text, len, err);
+}
+
 void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
 {
     char path[4400];
@@ -100,10 +118,10 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
     }
     void *text = NULL;
     size_t len = 0;
-    char err[DCPI_ERRLEN];
+    char err[DCPI_ERRLEN] = "";
     /* /proc files report size 0: dcpi__read_file reads to EOF whatever the size says. */
     if (dcpi__read_file("/proc/kallsyms", 0, &text, &len, err) == 0 &&
-        dcpi__write_atomic(path, text, keep_text_lines(text, len), err) == 0)
+        shared_copy(d, path, text, keep_text_lines(text, len), err) == 0)
         d->kallsyms_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
