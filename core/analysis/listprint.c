@@ -258,7 +258,11 @@ static void print_source_line(srcview_t *sv, const char *file, int line, const u
         fprintf(sv->f, "%6d  %s:%d\n", line, file, line);
 }
 
-/* Lines without code between two lines with code (-source with the text: shown blank). */
+#define GAP_CONTEXT 3 /* lines of context kept on each side of a run of lines without code */
+
+/* Lines without code between two lines with code (-source with the text: shown blank). A long
+ * run (inlined code spreads a function over a whole file) keeps GAP_CONTEXT lines on each side
+ * and says how many it left out. */
 static void print_gap(srcview_t *sv, const char *file, int from, int to)
 {
     if (sv->both || !sv->have_text) {
@@ -266,7 +270,15 @@ static void print_gap(srcview_t *sv, const char *file, int from, int to)
             fprintf(sv->f, "....\n");
         return;
     }
-    for (int l = from; l < to; l++)
+    if (to - from <= 2 * GAP_CONTEXT + 1) {
+        for (int l = from; l < to; l++)
+            print_source_line(sv, file, l, NULL);
+        return;
+    }
+    for (int l = from; l < from + GAP_CONTEXT; l++)
+        print_source_line(sv, file, l, NULL);
+    fprintf(sv->f, "%6s  .... (%d lines without code)\n", "", to - from - 2 * GAP_CONTEXT);
+    for (int l = to - GAP_CONTEXT; l < to; l++)
         print_source_line(sv, file, l, NULL);
 }
 
