@@ -1,8 +1,8 @@
 #!/bin/bash
 # cxx_names.sh - C++ names as a user types them (issue 13 item 6): dcpilist selects a function by
 # its short name (no parameter list, template arguments or return type: `norm2`, `geo::norm2`,
-# `tally`, and Debian's libstdc++ `_Rb_tree_increment`), refuses an ambiguous one naming the
-# candidates (exit 1), and dcpiprof cuts long signatures to its column unless -wide.
+# `tally`), refuses an ambiguous one naming the candidates (exit 1: `work`, and Debian's
+# libstdc++ `_Rb_tree_increment`, overloaded), and dcpiprof cuts long signatures to its column unless -wide.
 # Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -52,11 +52,14 @@ rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
     grep -q "procedure 'work' is ambiguous in .*: 2 functions match ('work(int)', 'work(double)')\|procedure 'work' is ambiguous in .*: 2 functions match ('work(double)', 'work(int)')" <<<"$out" ||
     fail "ambiguous 'work': exit $rc, '$out'"
-# Debian's libstdc++: its map iteration (std::_Rb_tree_increment) by short name
-lib=$("$BIN/dcpiprof" -db "$T/db" -wide | awk '$4 ~ /^std::_Rb_tree_increment\(/ {print $5; exit}')
+# Debian's libstdc++ (when its map iteration was sampled): std::_Rb_tree_increment is overloaded
+# (node_base* and node_base const*): the short name names both; the full name selects
+lib=$("$BIN/dcpiprof" -db "$T/db" -wide | awk '$4 ~ /^std::_Rb_tree_increment\(/ {print $NF; exit}')
 if [ -n "$lib" ]; then
-    head1 _Rb_tree_increment "$lib" | grep -q '^std::_Rb_tree_increment(' ||
+    head1 _Rb_tree_increment "$lib" | grep -q "is ambiguous in .*: 2 functions match ('std::_Rb_tree_increment(" ||
         fail "'_Rb_tree_increment' in $lib: $(head1 _Rb_tree_increment "$lib")"
+    head1 'std::_Rb_tree_increment(std::_Rb_tree_node_base*)' "$lib" | grep -q '^std::_Rb_tree_increment(std::_Rb_tree_node_base\*)' ||
+        fail "the full name does not select: $(head1 'std::_Rb_tree_increment(std::_Rb_tree_node_base*)' "$lib")"
 fi
 # dcpiprof: the tally row is cut to the 50-column procedure field; -wide keeps it whole
 "$BIN/dcpiprof" -db "$T/db" >"$T/prof" || fail "dcpiprof failed"
