@@ -146,7 +146,33 @@ uint64_t dcpi_export_frame_pc(const dcpi_export_stacks_t *xs, dcpi_frame_t f)
 
 /* ---- the driver ---- */
 
-/* Image order: the first image named by an operand (the program), then the others. */
+/* Whether a file image looks like a program rather than a library or a transient mapping. */
+static int looks_like_program(const dcpi_profset_image_t *img)
+{
+    const char *base = strrchr(img->path, '/') ? strrchr(img->path, '/') + 1 : img->path;
+    return img->kind == DCPI_PSET_FILE && !strstr(base, ".so") && strncmp(base, "ld-linux", 8) &&
+           !strstr(img->path, "memfd:") && !strstr(img->path, "(deleted)");
+}
+
+/* The image pprof shows as the main binary when no operand names it: the most sampled program
+ * (not a library, the dynamic loader or a memfd), else the most sampled file image. */
+static size_t main_image(const dcpi_profset_t *set)
+{
+    size_t best = set->nimages, best_lib = set->nimages;
+    uint64_t n = 0, n_lib = 0;
+    for (size_t i = 0; i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        uint64_t t = dcpi_profset_image_total(set, img);
+        if (looks_like_program(img) && (best == set->nimages || t > n))
+            best = i, n = t;
+        if (img->kind == DCPI_PSET_FILE && (best_lib == set->nimages || t > n_lib))
+            best_lib = i, n_lib = t;
+    }
+    return best < set->nimages ? best : best_lib;
+}
+
+/* Image order: the first image named by an operand (the program), else main_image, then the
+ * others. */
 static void image_order(const dcpi_profset_t *set, const dcpi_cli_t *cli, size_t *order)
 {
     size_t k = 0, first = set->nimages;
@@ -154,9 +180,8 @@ static void image_order(const dcpi_profset_t *set, const dcpi_cli_t *cli, size_t
         for (size_t i = 0; i < set->nimages && first == set->nimages; i++)
             if (dcpi_profset_image_matches(&set->images[i], cli->args[a]))
                 first = i;
-    for (size_t i = 0; first == set->nimages && i < set->nimages; i++)
-        if (set->images[i].kind == DCPI_PSET_FILE)
-            first = i;
+    if (first == set->nimages)
+        first = main_image(set);
     if (first < set->nimages)
         order[k++] = first;
     for (size_t i = 0; i < set->nimages; i++)

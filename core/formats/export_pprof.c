@@ -120,10 +120,12 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     if (src->kind == DCPI_PSET_FILE && im->st)
         dcpi_srclines_open(path, &im->sl, NULL);
     if (src->kind != DCPI_PSET_UNKNOWN) {
-        int64_t m =
-            dcpi_pprof_mapping(c->pp, tstart, tstart + (tsize ? tsize : 1),
-                               src->kind == DCPI_PSET_FILE ? dcpi_export_text_offset(src) : 0, path,
-                               id, im->sl != NULL);
+        uint64_t limit = tstart + (tsize ? tsize : 1);
+        if (limit < tstart)
+            limit = UINT64_MAX; /* the kernel's text reaches the top of the address space */
+        int64_t m = dcpi_pprof_mapping(
+            c->pp, tstart, limit, src->kind == DCPI_PSET_FILE ? dcpi_export_text_offset(src) : 0,
+            path, id, im->sl != NULL);
         if (m < 0)
             return (long)m;
         im->mapping = (uint64_t)m;

@@ -21,6 +21,16 @@ to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq 2000 -g -vtrace vp-classi
 go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>&1 || fail "go tool pprof -raw: $(head -5 "$T/raw.txt")"
 grep -q "cpu-clock/count" "$T/raw.txt" || fail "no cpu-clock/count sample type: $(head -12 "$T/raw.txt")"
 grep -q "values/count" "$T/raw.txt" || fail "no values/count sample type"
+# mappings: the profiled program is pprof's main binary (the first), and no limit is below its
+# start (the kernel's text reaches the top of the address space)
+sed -n '/^Mappings/,$p' "$T/raw.txt" >"$T/maps.txt"
+sed -n 2p "$T/maps.txt" | grep -q '^1: .*/samples/work-values ' || fail "first mapping is not the program: $(head -4 "$T/maps.txt")"
+while read -r n range _; do
+    lo=${range%%/*} rest=${range#*/} hi=${rest%%/*}
+    [[ $lo == 0x* && $hi == 0x* ]] || continue
+    awk -v a="$lo" -v b="$hi" 'BEGIN { exit !(length(b) > length(a) || (length(b) == length(a) && b > a)) }' ||
+        fail "mapping $n: limit $hi not above start $lo"
+done < <(tail -n +2 "$T/maps.txt")
 
 # flat counts per procedure: Go's pprof vs dcpiprof (work-values image)
 go tool pprof -sample_index=0 -top -nodecount=3 "$T/p.pb.gz" 2>/dev/null |
