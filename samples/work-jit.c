@@ -1,9 +1,10 @@
 /*
  * work-jit.c - a "JIT": copies a small loop into an anonymous executable mapping and runs it for
  * MS milliseconds of CPU (default 1000), so that its samples fall outside every file-backed
- * image, as a JIT's do. Used by tests/e2e/loss_warning.sh (samples left unattributed are
- * warned about, not only counted).
- *   work-jit [MS]
+ * image, as a JIT's do. With "map", it also writes /tmp/perf-PID.map naming the loop
+ * "jit_countdown" (what LuaJIT, node or a JVM agent write for perf). Used by
+ * tests/e2e/loss_warning.sh (samples left unattributed are warned about) and jit_perf_map.sh.
+ *   work-jit [MS] [map]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* mov rax, rdi; 1: dec rax; jnz 1; ret (counts rdi down) */
 static const unsigned char code[] = {0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3};
@@ -32,6 +34,13 @@ int main(int argc, char **argv)
         return 1;
     }
     memcpy(p, code, sizeof code);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+    FILE *map = argc > 2 && strcmp(argv[2], "map") == 0 ? fopen(path, "w") : NULL;
+    if (map) {
+        fprintf(map, "%lx %zx jit_countdown\n", (unsigned long)(uintptr_t)p, sizeof code);
+        fclose(map);
+    }
     uint64_t (*loop)(uint64_t) = (uint64_t(*)(uint64_t))p;
     double t0 = cpu_ms();
     unsigned long rounds = 0;
@@ -40,5 +49,7 @@ int main(int argc, char **argv)
         rounds++;
     }
     printf("rounds %lu\n", rounds);
+    if (map && getenv("WORK_JIT_KEEP_MAP") == NULL)
+        unlink(path);
     return 0;
 }

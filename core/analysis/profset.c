@@ -465,6 +465,14 @@ static int open_vdso_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     return dcpi_symtab_open(path, st, why);
 }
 
+/* [jit pid N]: the perf map dcpid saved as jitsyms (kallsyms format, offsets as addresses). */
+static int open_jit_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/jitsyms", img->dir);
+    return dcpi_symtab_open_kallsyms(path, st, why);
+}
+
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     *st = NULL;
@@ -477,6 +485,8 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
         rc = open_file_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_PSEUDO && strcmp(img->path, "[vdso]") == 0)
         rc = open_vdso_symbols(img, st, why);
+    else if (img->kind == DCPI_PSET_PSEUDO && strncmp(img->path, "[jit pid ", 9) == 0)
+        rc = open_jit_symbols(img, st, why);
     if (rc < 0) {
         dcpi_symtab_free(*st);
         *st = NULL;

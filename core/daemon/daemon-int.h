@@ -56,6 +56,14 @@ typedef struct bp_stats {
     int failed_logged;
 } bp_stats_t;
 
+/* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
+#define DCPI_DAEMON_MAXJIT 64
+typedef struct jit_proc {
+    pid_t pid; /* 0: free */
+    double checked;
+    uint64_t lo; /* the map's lowest address (the [jit pid N] mapping's start) */
+} jit_proc_t;
+
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
     enum dcpi_sampler_mode mode;
@@ -78,10 +86,11 @@ typedef struct daemon {
     char bp_why[DCPI_ERRLEN];    /* why the bp backend is not used ("" when it is) */
     double *bp_tokens, *bp_last; /* per ring: arm budget */
     bp_stats_t bp;
-    dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
-    char bpm_why[DCPI_ERRLEN]; /* why not */
-    int cur_ring;              /* the ring being drained */
-    pid_t self;                /* dcpid's own pid (no breakpoint there) */
+    dcpi_bpfmem_t *bpm;                 /* memory values at breakpoint samples (BPF), else NULL */
+    char bpm_why[DCPI_ERRLEN];          /* why not */
+    int cur_ring;                       /* the ring being drained */
+    pid_t self;                         /* dcpid's own pid (no breakpoint there) */
+    jit_proc_t jit[DCPI_DAEMON_MAXJIT]; /* jit.c: processes with a perf map */
     /* kernel image */
     int kernel_ok, kallsyms_done, vdso_done;
     uint64_t ktstart, ktsize;
@@ -139,6 +148,12 @@ void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_setup(daemon_t *d, char *err);
 void dcpi__daemon_bp_free(daemon_t *d);
+
+/* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
+ * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the
+ * directory of image path "[jit pid N]" (flush). */
+int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip);
+void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname);
 
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */

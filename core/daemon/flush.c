@@ -111,6 +111,8 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
         dcpi__daemon_write_kallsyms(d, dirname);
     if (!d->vdso_done && strcmp(im.path, "[vdso]") == 0)
         dcpi__daemon_write_vdso(d, dirname);
+    if (strncmp(im.path, "[jit pid ", 9) == 0)
+        dcpi__daemon_write_jitsyms(d, im.path, dirname);
     dcpi_agg_clear(d->agg, e, n);
     r->profiles++;
     r->samples += samples;

@@ -59,6 +59,8 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s)
         dcpi_loadmap_scan_proc(d->lm, (pid_t)s->pid);
         rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off);
     }
+    if (rc == DCPI_ENOENT && s->pid > 0 && dcpi__daemon_jit_map(d, (pid_t)s->pid, s->ip))
+        rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off); /* JIT code */
     if (rc == 0)
         add_count(d, img->index, s->event, off);
     else

@@ -240,8 +240,8 @@ static int path_is_image(const char *path)
 {
     if (!path || !*path)
         return 0;
-    if (path[0] == '[')
-        return strcmp(path, "[vdso]") == 0;
+    if (path[0] == '[') /* the vDSO, and JIT code named by a perf map (core/daemon/jit.c) */
+        return strcmp(path, "[vdso]") == 0 || strncmp(path, "[jit pid ", 9) == 0;
     return strncmp(path, "//anon", 6) != 0 && strncmp(path, "memfd:", 6) != 0;
 }
 
@@ -284,6 +284,12 @@ static void image_probe(dcpi_loadmap_t *lm, image_rec_t *r, pid_t pid, uint64_t 
     if (strcmp(r->img.path, "[vdso]") == 0) {
         image_info_vdso(info, end - start);
         r->img.probed_ok = 1;
+        return;
+    }
+    if (strncmp(r->img.path, "[jit pid ", 9) == 0) { /* no file: an id from the name */
+        memset(info, 0, sizeof *info);
+        hex16(dcpi__fnv1a(DCPI_FNV64_OFFSET, r->img.path, strlen(r->img.path)), info->id);
+        info->tsize = end - start;
         return;
     }
     char mf[64], err[DCPI_ERRLEN];
