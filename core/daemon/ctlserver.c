@@ -100,9 +100,11 @@ static void status_values(const daemon_t *d, answer_t *a)
     if (d->bps)
         say(a,
             "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64 " nothing-to-arm %" PRIu64
-            " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 "%s%s",
+            " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 " late %" PRIu64
+            "%s%s",
             d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first, d->bp.samples,
-            d->bp.memread, d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
+            d->bp.memread, d->bp.late,
+            d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
     else if (!d->vs)
         say(a, "vbp off: %s", d->bp_why);
     say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64, dcpi_vtrace_nocode(d->vt),

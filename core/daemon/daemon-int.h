@@ -52,7 +52,7 @@ typedef struct ev_stats {
 
 /* The bp backend (bparm.c): arms and what became of them (status "vbp"). */
 typedef struct bp_stats {
-    uint64_t arms, failed, expired, nocand, first, samples, memread;
+    uint64_t arms, failed, expired, nocand, first, samples, memread, late;
     int failed_logged;
 } bp_stats_t;
 

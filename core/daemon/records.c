@@ -100,6 +100,10 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
     if (s->event == DCPI_SAMPLER_EV_OTHER) {
         if (d->bps && dcpi__daemon_bp_sample(d, s))
             return;
+        if (d->bps) { /* a breakpoint's sample read after its arm was forgotten: not a PC sample */
+            d->bp.late++;
+            return;
+        }
         dcpi_sample_t c = *s; /* an id of none of our events: count it for the first */
         c.event = 0;
         pc_sample(d, &c);

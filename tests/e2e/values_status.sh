@@ -34,7 +34,7 @@ grep -q '^vtrace vp-classic traces [0-9]* values [0-9]* seen [0-9]* lost [0-9]* 
     <<<"$st" || fail "status has no vtrace line: $st"
 grep -q '^vrate 50/s per CPU$' <<<"$st" || fail "status has no vrate line: $st"
 # system-wide too the backend says what it does: the bp backend's counters, or why it is off
-grep -Eq '^vbp (arms [0-9]+ failed [0-9]+ expired [0-9]+ nothing-to-arm [0-9]+ first-dropped [0-9]+ samples [0-9]+ memory-read [0-9]+|off: .+)' \
+grep -Eq '^vbp (arms [0-9]+ failed [0-9]+ expired [0-9]+ nothing-to-arm [0-9]+ first-dropped [0-9]+ samples [0-9]+ memory-read [0-9]+ late [0-9]+|off: .+)' \
     <<<"$st" || fail "status has no vbp line: $st"
 echo "$st" | grep -E '^(vtrace|vrate|vbp) '
 echo "PASS"
