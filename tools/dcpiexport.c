@@ -16,18 +16,25 @@ static const dcpi_cli_flag_t flags[] = {
     {"-format", "FMT", "gperftools, gmon or pprof"},
     {"-o", "FILE", "output file (required)"},
     {"-e", "EVENT", "event to export (default: the event with the most samples)"},
+    {"-symbols", NULL, "gperftools: carry dcpi's symbols (google-pprof then needs no binary)"},
     {NULL, NULL, NULL},
 };
 
 typedef struct opts {
     const char *format, *out, *event;
+    int symbols;
 } opts_t;
 
 static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 {
     *o = (opts_t){0};
-    for (int i = 0; i < cli->nopts; i += 2) {
-        const char *f = cli->opts[i], *v = cli->opts[i + 1];
+    for (int i = 0; i < cli->nopts; i++) {
+        const char *f = cli->opts[i];
+        if (!strcmp(f, "-symbols")) {
+            o->symbols = 1;
+            continue;
+        }
+        const char *v = cli->opts[++i];
         if (!strcmp(f, "-format"))
             o->format = v;
         else if (!strcmp(f, "-o"))
@@ -42,6 +49,10 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     }
     if (!o->out) {
         fprintf(stderr, TOOL ": -o FILE is required (try -h)\n");
+        return 2;
+    }
+    if (o->symbols && strcmp(o->format, "gperftools")) {
+        fprintf(stderr, TOOL ": -symbols is for -format gperftools (try -h)\n");
         return 2;
     }
     return 0;
@@ -63,6 +74,7 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
     }
     dcpi_export_t x;
     rc = dcpi_export_open(&x, cli, set, o->event, o->out, err);
+    x.symbolized = o->symbols;
     if (rc == 0)
         rc = !strcmp(o->format, "gmon")    ? dcpi_export_gmon(&x, err)
              : !strcmp(o->format, "pprof") ? dcpi_export_pprof(&x, err)

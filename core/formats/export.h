@@ -57,6 +57,7 @@ typedef struct dcpi_export {
     int ev;                    /* index of the exported event in set->events */
     size_t *order;             /* image order: the program first (its place k = 0) */
     dcpi_export_stacks_t xs;   /* the event's stacks */
+    int symbolized;            /* gperftools: a "--- symbol" section first (-symbols) */
 } dcpi_export_t;
 
 /*

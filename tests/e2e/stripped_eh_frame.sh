@@ -4,7 +4,8 @@
 # entry points, none of them hot). dcpiprof must name the hot code by function ranges taken from
 # .eh_frame_hdr ("liblzma.so.5.4.1+0x15ae0"), not one unknown_rou; dcpilist -asm accepts an
 # address inside such a range and lists the whole range. perf, on a run of the same command,
-# gives liblzma the same share of the samples (--sort dso), within the binomial tolerance.
+# gives liblzma the same share of the samples (--sort dso), within the binomial tolerance; and
+# google-pprof reading dcpiexport -format gperftools -symbols names the same top functions.
 # Skips (77) without cpu-clock, xz or perf.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -34,6 +35,16 @@ top=$(awk -v l="$lib" '$5 == l {print $4; exit}' "$T/prof")
 addr=$(printf '0x%x' $((${top#*+} + 9)))
 "$BIN/dcpilist" -db "$T/db" -asm "$addr" "$lib" >"$T/list" 2>&1 || fail "dcpilist -asm $addr $lib: $(cat "$T/list")"
 grep -q "^$top " "$T/list" || fail "dcpilist $addr did not list $top: $(head -3 "$T/list")"
+
+# gperftools export with dcpi's symbols: google-pprof (no binary given) names the same top
+# functions with the same counts as dcpiprof (issue 13 item 14: without them it names the
+# nearest exported symbol of the stripped library)
+e2e_require google-pprof google-perftools
+"$BIN/dcpiexport" -db "$T/db" -format gperftools -symbols -o "$T/g.prof" || fail "dcpiexport -symbols failed"
+head -1 "$T/g.prof" | grep -q '^--- symbol$' || fail "no symbol section"
+google-pprof --text "$T/g.prof" 2>/dev/null | awk 'NF == 6 && $2 ~ /%$/ {print $6, $1}' | head -3 >"$T/gp.txt"
+awk -v l="$lib" '$5 == l {print $4, $1}' "$T/prof" | head -3 >"$T/dp.txt"
+diff "$T/dp.txt" "$T/gp.txt" >/dev/null || fail "google-pprof's top 3 differ from dcpiprof's: $(cat "$T/gp.txt") vs $(cat "$T/dp.txt")"
 
 # perf on a run of the same command: liblzma's share of the samples
 e2e_require perf linux-perf
