@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/base/err.h"
 #include "core/base/mem.h"
 #include "core/image/image.h"
@@ -435,17 +436,30 @@ static int probe_has_id(int rc)
     return rc == 0 || rc == DCPI_EFULL || rc == DCPI_EFORMAT;
 }
 
+/* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID, kallsyms format,
+ * ELF addresses), for a file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
+static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
+{
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s", img->dir, img->id);
+    return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, NULL) : DCPI_ENOENT;
+}
+
 static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     dcpi_image_info_t info;
     memset(&info, 0, sizeof(info));
     int rc = dcpi_image_probe(img->path, &info, why);
     if (!probe_has_id(rc)) {
+        if (open_cached_symbols(img, st) == 0)
+            return 0; /* deleted or unreadable since: the names dcpid kept */
         if (why && !*why)
             dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
         return rc;
     }
     if (strcmp(info.id, img->id) != 0) {
+        if (open_cached_symbols(img, st) == 0)
+            return 0; /* upgraded or rebuilt since: the names of the build profiled */
         return dcpi__errf(why, DCPI_EFORMAT, "%s changed since it was profiled (id %s, profile %s)",
                           img->path, info.id, img->id);
     }

@@ -177,5 +177,7 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
 /* The vDSO's bytes (dcpid's own: one image per kernel) as vdso.so in the epoch's [vdso] image
  * directory dirname, once per epoch, so the analysis tools name its functions. */
 void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
+/* img's symbols into DB/.symcache/syms-BUILDID once (names survive upgrades and rebuilds). */
+void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
 
 #endif

@@ -113,6 +113,8 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
         dcpi__daemon_write_vdso(d, dirname);
     if (strncmp(im.path, "[jit pid ", 9) == 0)
         dcpi__daemon_write_jitsyms(d, im.path, dirname);
+    if (e[0].image != DCPI_AGG_IMAGE_KERNEL)
+        dcpi__daemon_cache_symbols(d, dcpi_loadmap_image(d->lm, e[0].image));
     dcpi_agg_clear(d->agg, e, n);
     r->profiles++;
     r->samples += samples;

@@ -17,6 +17,7 @@
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
 #include "core/image/image.h"
+#include "core/image/symbols.h"
 
 unsigned dcpi__daemon_cpuspeed(void)
 {
@@ -167,4 +168,35 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
         d->vdso_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
+}
+
+/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID (kallsyms format,
+ * ELF addresses), so its profiles stay named after the file is upgraded, rebuilt or deleted
+ * (core/analysis/profset.c reads them when the file's id no longer matches). */
+void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+{
+    char dir[4200], path[4400], err[DCPI_ERRLEN];
+    if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
+        return;
+    (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
+    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s", dir, img->info.id);
+    if (access(path, F_OK) == 0)
+        return;
+    dcpi_symtab_t *st = NULL;
+    if (dcpi_symtab_open(img->path, &st, NULL) < 0)
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    for (size_t i = 0; m && i < dcpi_symtab_count(st); i++) {
+        const dcpi_symbol_t *sym = dcpi_symtab_get(st, i);
+        if (sym->addr && !strchr(sym->name, '\n') && !strchr(sym->name, '\t'))
+            fprintf(m, "%" PRIx64 " t %s\n", sym->addr, sym->name);
+    }
+    if (m)
+        fclose(m);
+    if (text && (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic(path, text, len, err) < 0))
+        dcpi__log(DCPI_LOG_WARN, "symbol cache: %s", err);
+    free(text);
+    dcpi_symtab_free(st);
 }
