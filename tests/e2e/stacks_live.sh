@@ -1,7 +1,8 @@
 #!/bin/bash
 # stacks_live.sh - dcpid -g end to end: `dcpid -g -- work-demo 1500` writes a stack profile
 # (DB/<epoch>/<platform>/stacks/cpu-clock.stk); dcpiprof's children column gives main >= 95% of
-# the samples and hot_mul (a leaf) as many children as self samples (within 2%); dcpiexport
+# the samples and hot_mul (a leaf) as many children as self samples plus at most the kernel's
+# (interrupts taken while it ran); dcpiexport
 # -format gperftools read by google-pprof --text --cum gives main ~100% cumulative (google-pprof
 # is installed by make deps). The system-wide "stacks" status line is stacks_status.sh.
 # Skips (77) when cpu-clock sampling with call chains is not possible here.
@@ -37,9 +38,13 @@ awk -v p="$main" 'BEGIN {exit !(p != "" && p >= 95)}' ||
     fail "main's children ${main:-none}% of $n samples, want >= 95: $(cat "$T/prof.csv")"
 read -r self children <<<"$(awk -F, '$6 == "hot_mul" {print $1, $4}' "$T/prof.csv")"
 [ -n "${self:-}" ] && [ "$self" -gt 100 ] || fail "hot_mul has ${self:-no} self samples"
-awk -v s="$self" -v c="$children" 'BEGIN {exit !(c >= s && c <= s * 1.02 + 2)}' ||
-    fail "hot_mul self $self, children $children: not equal within 2%"
-echo "dcpiprof: main children $main%, hot_mul self $self children $children"
+# A leaf's children are its self samples plus the kernel samples taken while it ran (their user
+# chain starts at hot_mul): at most all of the kernel's samples, never a fixed share of self
+# (under a sanitizer or a competing load the kernel's time grows: 1064 self, 1094 children once)
+kern=$(awk -F, '$NF == "[kernel.kallsyms]" {s += $1} END {print s + 0}' "$T/prof.csv")
+awk -v s="$self" -v c="$children" -v k="$kern" 'BEGIN {exit !(c >= s && c <= s + k + 2)}' ||
+    fail "hot_mul self $self, children $children: more than self + the kernel's $kern samples"
+echo "dcpiprof: main children $main%, hot_mul self $self children $children (kernel $kern)"
 
 "$BIN/dcpiexport" -db "$T/db" -format gperftools -o "$T/out.prof" ||
     fail "dcpiexport -format gperftools failed"
