@@ -59,9 +59,10 @@ typedef struct bp_stats {
 /* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
 #define DCPI_DAEMON_MAXJIT 64
 typedef struct jit_proc {
-    pid_t pid; /* 0: free */
-    double checked;
-    uint64_t lo; /* the map's lowest address (the [jit pid N] mapping's start) */
+    pid_t pid;              /* 0: free */
+    uint64_t size, mtime_s; /* the map file as last read */
+    long mtime;             /* (nanoseconds) */
+    uint64_t lo;            /* the map's lowest address (the [jit pid N] mapping's start) */
 } jit_proc_t;
 
 typedef struct daemon {

@@ -6,12 +6,13 @@
  * "[jit pid PID]" over the map's whole range is added to the loadmap (so the samples keep their
  * process and their address), and at each flush the map is written into that image's directory
  * as `jitsyms` (kallsyms format, addresses as the image's offsets) for dcpiprof and dcpilist.
- * A process is looked at again at most once a second (its map grows as it compiles).
+ * A map is read again only when its size or mtime changed (it grows as the JIT compiles).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
@@ -56,11 +57,19 @@ static jit_proc_t *jit_slot(daemon_t *d, pid_t pid)
 
 int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip)
 {
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)pid);
+    if (stat(path, &st) != 0)
+        return 0; /* no map (yet): nothing is remembered, the next sample looks again */
     jit_proc_t *j = jit_slot(d, pid);
-    double now = dcpi__daemon_now();
-    if (j->pid == pid && now - j->checked < 1.0)
-        return 0;
-    *j = (jit_proc_t){.pid = pid, .checked = now};
+    if (j->pid == pid && j->size == (uint64_t)st.st_size && j->mtime == st.st_mtim.tv_nsec &&
+        j->mtime_s == (uint64_t)st.st_mtim.tv_sec)
+        return 0; /* read already, unchanged: it does not cover ip */
+    *j = (jit_proc_t){.pid = pid,
+                      .size = (uint64_t)st.st_size,
+                      .mtime = st.st_mtim.tv_nsec,
+                      .mtime_s = (uint64_t)st.st_mtim.tv_sec};
     uint64_t lo, hi;
     if (!map_range(pid, &lo, &hi) || ip < lo || ip >= hi)
         return 0;
