@@ -420,10 +420,13 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
     return t;
 }
 
-static int open_kernel_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+/* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms", a JIT's
+ * "jitsyms" (its perf map, offsets as addresses). */
+static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file,
+                               dcpi_symtab_t **st, char *why)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/kallsyms", img->dir);
+    snprintf(path, sizeof(path), "%s/%s", img->dir, file);
     int rc = dcpi_symtab_open_kallsyms(path, st, why);
     if (rc < 0 && why && !*why)
         dcpi__errf(why, rc, "%s: %s", path, dcpi_strerror(rc));
@@ -479,14 +482,6 @@ static int open_vdso_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     return dcpi_symtab_open(path, st, why);
 }
 
-/* [jit pid N]: the perf map dcpid saved as jitsyms (kallsyms format, offsets as addresses). */
-static int open_jit_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/jitsyms", img->dir);
-    return dcpi_symtab_open_kallsyms(path, st, why);
-}
-
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     *st = NULL;
@@ -494,13 +489,13 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
         why[0] = '\0';
     int rc = DCPI_ENOENT;
     if (img->kind == DCPI_PSET_KERNEL)
-        rc = open_kernel_symbols(img, st, why);
+        rc = open_saved_kallsyms(img, "kallsyms", st, why);
     else if (img->kind == DCPI_PSET_FILE)
         rc = open_file_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_PSEUDO && strcmp(img->path, "[vdso]") == 0)
         rc = open_vdso_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_PSEUDO && strncmp(img->path, "[jit pid ", 9) == 0)
-        rc = open_jit_symbols(img, st, why);
+        rc = open_saved_kallsyms(img, "jitsyms", st, why);
     if (rc < 0) {
         dcpi_symtab_free(*st);
         *st = NULL;

@@ -23,6 +23,7 @@
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
 #include "core/base/log.h"
+#include "core/image/symbols.h"
 
 typedef struct mapping {
     uint64_t start, end, pgoff;
@@ -639,4 +640,35 @@ int dcpi_loadmap_scan_proc(dcpi_loadmap_t *lm, pid_t pid)
     if (!lm)
         return DCPI_EINVAL;
     return pid < 0 ? scan_all(lm) : scan_pid(lm, pid);
+}
+
+/* ---- symbol tables of images ------------------------------------------------------------ */
+
+const dcpi_symtab_t *dcpi_image_symtab(dcpi_image_symtabs_t *c, const dcpi_image_t *img)
+{
+    if (img->index >= c->n) {
+        size_t want = (size_t)img->index + 16, cs = c->n, ct = c->n;
+        if (dcpi__grow((void **)&c->tabs, &cs, want, sizeof *c->tabs) < 0 ||
+            dcpi__grow((void **)&c->tried, &ct, want, 1) < 0)
+            return NULL;
+        size_t cap = cs < ct ? cs : ct;
+        memset(c->tabs + c->n, 0, (cap - c->n) * sizeof *c->tabs);
+        memset(c->tried + c->n, 0, cap - c->n);
+        c->n = cap;
+    }
+    if (!c->tried[img->index]) {
+        c->tried[img->index] = 1;
+        if (img->probed_ok && img->path[0] == '/')
+            dcpi_symtab_open(img->path, &c->tabs[img->index], NULL);
+    }
+    return c->tabs[img->index];
+}
+
+void dcpi_image_symtabs_free(dcpi_image_symtabs_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        dcpi_symtab_free(c->tabs[i]);
+    free(c->tabs);
+    free(c->tried);
+    *c = (dcpi_image_symtabs_t){0};
 }

@@ -70,4 +70,15 @@ unsigned dcpi_loadmap_nimages(const dcpi_loadmap_t *lm);
 dcpi_image_t *dcpi_loadmap_image(const dcpi_loadmap_t *lm, unsigned index);
 void dcpi_loadmap_stats(const dcpi_loadmap_t *lm, dcpi_loadmap_stats_t *out);
 
+/* The symbol tables of a loadmap's images, opened on first use (files read whole, with a probed
+ * id; NULL for the others), kept until dcpi_image_symtabs_free. Zero-initialize. */
+struct dcpi_symtab;
+typedef struct dcpi_image_symtabs {
+    struct dcpi_symtab **tabs; /* by image index */
+    unsigned char *tried;      /* by image index: opened (or failed) */
+    size_t n;
+} dcpi_image_symtabs_t;
+const struct dcpi_symtab *dcpi_image_symtab(dcpi_image_symtabs_t *c, const dcpi_image_t *img);
+void dcpi_image_symtabs_free(dcpi_image_symtabs_t *c);
+
 #endif

@@ -8,48 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/mem.h"
 #include "core/image/loadmap.h"
 #include "core/image/symbols.h"
 #include "dcpi/errno.h"
 #include "dcpi/resolve.h"
 
 static dcpi_loadmap_t *lm;
-static dcpi_symtab_t **syms; /* by image index */
-static unsigned char *tried; /* by image index: symbols opened (or failed) */
-static size_t nsyms;
+static dcpi_image_symtabs_t tabs;
 
 void dcpi_resolve_reset(void)
 {
-    for (size_t i = 0; i < nsyms; i++)
-        dcpi_symtab_free(syms[i]);
-    free(syms);
-    free(tried);
-    syms = NULL;
-    tried = NULL;
-    nsyms = 0;
+    dcpi_image_symtabs_free(&tabs);
     dcpi_loadmap_free(lm);
     lm = NULL;
-}
-
-static const dcpi_symtab_t *symtab_of(const dcpi_image_t *img)
-{
-    if (img->index >= nsyms) {
-        size_t want = (size_t)img->index + 16, cs = nsyms, ct = nsyms;
-        if (dcpi__grow((void **)&syms, &cs, want, sizeof *syms) < 0 ||
-            dcpi__grow((void **)&tried, &ct, want, 1) < 0)
-            return NULL;
-        size_t cap = cs < ct ? cs : ct;
-        memset(syms + nsyms, 0, (cap - nsyms) * sizeof *syms);
-        memset(tried + nsyms, 0, cap - nsyms);
-        nsyms = cap;
-    }
-    if (!tried[img->index]) {
-        tried[img->index] = 1;
-        if (img->probed_ok && img->path[0] == '/')
-            dcpi_symtab_open(img->path, &syms[img->index], NULL);
-    }
-    return syms[img->index];
 }
 
 int dcpi_resolve(unsigned pid, uint64_t addr, dcpi_resolved_t *out)
@@ -71,7 +42,7 @@ int dcpi_resolve(unsigned pid, uint64_t addr, dcpi_resolved_t *out)
     out->path = img->path;
     out->build_id = img->info.id;
     out->vaddr = dcpi_image_file_to_vaddr(&img->info, addr - start + pgoff);
-    const dcpi_symtab_t *st = symtab_of(img);
+    const dcpi_symtab_t *st = dcpi_image_symtab(&tabs, img);
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, out->vaddr) : NULL;
     if (sym) {
         out->symbol = sym->name;

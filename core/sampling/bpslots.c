@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/base/err.h"
@@ -55,17 +54,11 @@ static void bp_attr(struct perf_event_attr *a, uint64_t addr)
     a->wakeup_events = 0;
 }
 
-static int bp_open(struct perf_event_attr *a, pid_t tid, int cpu)
-{
-    long fd = syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-    return fd < 0 ? -errno : (int)fd;
-}
-
 int dcpi_bp_probe(char *err)
 {
     struct perf_event_attr a;
     bp_attr(&a, (uint64_t)(uintptr_t)&dcpi_bp_probe);
-    int fd = bp_open(&a, 0, -1);
+    int fd = dcpi__perf_open(&a, 0, -1);
     if (fd < 0)
         return dcpi__errf(err, fd, "perf_event_open(breakpoint): %s", strerror(-fd));
     close(fd);
@@ -133,7 +126,7 @@ int dcpi_bpslots_arm(dcpi_bpslots_t *b, int ring, pid_t tid, uint64_t addr, unsi
     struct perf_event_attr a;
     bp_attr(&a, addr);
     dcpi_sampler_layout(b->s, &a);
-    int fd = bp_open(&a, tid, dcpi_sampler_ring_cpu(b->s, ring));
+    int fd = dcpi__perf_open(&a, tid, dcpi_sampler_ring_cpu(b->s, ring));
     if (fd < 0)
         return fd;
     uint64_t id = 0;

@@ -159,7 +159,7 @@ static void fill_attr(struct perf_event_attr *a, const dcpi_event_spec_t *ev, in
     }
 }
 
-static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+int dcpi__perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
     long fd = syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
@@ -169,7 +169,7 @@ int dcpi_event_probe(const dcpi_event_spec_t *ev, char *err)
 {
     struct perf_event_attr a;
     fill_attr(&a, ev, 0, 0, 0, 1);
-    int fd = perf_open(&a, 0, -1);
+    int fd = dcpi__perf_open(&a, 0, -1);
     if (fd < 0)
         return dcpi__errf(err, fd, "perf_event_open: %s", strerror(-fd));
     close(fd);
@@ -281,12 +281,12 @@ static int open_one(open_ctx_t *c, int e, int tracking, pid_t pid, int cpu)
     int inherit = c->mode != DCPI_SAMPLE_SYSTEM, on_exec = c->mode == DCPI_SAMPLE_COMMAND;
     fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, c->no_kernel);
     fill_extra(&a, &c->s->x);
-    int fd = perf_open(&a, pid, cpu);
+    int fd = dcpi__perf_open(&a, pid, cpu);
     if ((fd == -EACCES || fd == -EPERM) && !c->no_kernel) {
         c->no_kernel = 1;
         fill_attr(&a, &c->evs[e], tracking, inherit, on_exec, 1);
         fill_extra(&a, &c->s->x);
-        fd = perf_open(&a, pid, cpu);
+        fd = dcpi__perf_open(&a, pid, cpu);
     }
     return fd;
 }

@@ -71,6 +71,8 @@ int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i);
  * decode like the sampler's (their event is DCPI_SAMPLER_EV_OTHER). */
 struct perf_event_attr;
 void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a);
+/* perf_event_open(a, pid, cpu, no group, CLOEXEC): the fd, or the negative errno. */
+int dcpi__perf_open(struct perf_event_attr *a, pid_t pid, int cpu);
 
 #define DCPI_SAMPLER_MAXCHAIN 8  /* user callchain entries kept per sample */
 #define DCPI_SAMPLER_MAXREGS  64 /* bits of sample_regs_user */

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/mem.h"
 #include "core/image/image.h"
 #include "dcpi/errno.h"
 
@@ -24,30 +23,12 @@ typedef struct dcpi_vtrace_sel {
 
 const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img)
 {
-    if (img->index >= vt->nsyms) {
-        size_t want = (size_t)img->index + 16, cs = vt->nsyms, ct = vt->nsyms;
-        if (dcpi__grow((void **)&vt->syms, &cs, want, sizeof *vt->syms) < 0 ||
-            dcpi__grow((void **)&vt->syms_tried, &ct, want, 1) < 0)
-            return NULL;
-        size_t cap = cs < ct ? cs : ct;
-        memset(vt->syms + vt->nsyms, 0, (cap - vt->nsyms) * sizeof *vt->syms);
-        memset(vt->syms_tried + vt->nsyms, 0, cap - vt->nsyms);
-        vt->nsyms = cap;
-    }
-    if (!vt->syms_tried[img->index]) {
-        vt->syms_tried[img->index] = 1;
-        if (img->probed_ok && img->path[0] == '/')
-            dcpi_symtab_open(img->path, &vt->syms[img->index], NULL);
-    }
-    return vt->syms[img->index];
+    return dcpi_image_symtab(&vt->syms, img);
 }
 
 void dcpi__vtrace_select_free(dcpi_vtrace_t *vt)
 {
-    for (size_t i = 0; i < vt->nsyms; i++)
-        dcpi_symtab_free(vt->syms[i]);
-    free(vt->syms);
-    free(vt->syms_tried);
+    dcpi_image_symtabs_free(&vt->syms);
     for (unsigned i = 0; i < vt->npl; i++)
         free(vt->pl[i].sel);
 }

@@ -98,9 +98,7 @@ struct dcpi_vtrace {
     trace_parser_t parser;
     dcpi_vtrace_recorder_t rec;
     struct dcpi_vtrace_bp *bp; /* bp.c's tables, created at the first choice */
-    dcpi_symtab_t **syms;      /* select.c: symbol tables by image index (NULL: none) */
-    unsigned char *syms_tried; /* by image index */
-    size_t nsyms;
+    dcpi_image_symtabs_t syms; /* select.c: the images' symbol tables */
     dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
 };
 
