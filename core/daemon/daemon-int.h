@@ -131,7 +131,6 @@ int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err);
 void dcpi__daemon_cleanup(daemon_t *d);
 
 /* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
-void dcpi__daemon_drain_ring(daemon_t *d, int i);
 void dcpi__daemon_drain_all(daemon_t *d);
 void dcpi__daemon_apply_exits(daemon_t *d);
 

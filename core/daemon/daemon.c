@@ -95,7 +95,8 @@ static void on_timer(daemon_t *d)
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)
 {
-    dcpi__daemon_drain_ring(d, ring);
+    /* every ring, in time order (see records.c) */
+    dcpi__daemon_drain_all(d);
     if (events & (EPOLLHUP | EPOLLERR))
         epoll_ctl(d->epfd, EPOLL_CTL_DEL, dcpi_sampler_ring_fd(d->smp, ring), NULL);
 }

@@ -194,6 +194,11 @@ static void on_throttle(void *arg, int ev)
                   d->evs[ev].name);
 }
 
+static void on_ring(void *arg, int i)
+{
+    ((daemon_t *)arg)->cur_ring = i;
+}
+
 static const dcpi_sampler_handler_t *handler(daemon_t *d)
 {
     static dcpi_sampler_handler_t h = {.sample = on_sample,
@@ -202,24 +207,20 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
                                        .fork = on_fork,
                                        .exit = on_exit_rec,
                                        .lost = on_lost,
-                                       .throttle = on_throttle};
+                                       .throttle = on_throttle,
+                                       .ring = on_ring};
     h.arg = d;
     return &h;
 }
 
-/* Drain ring i; the value traces it produced go to the plugins before exits are applied. */
-void dcpi__daemon_drain_ring(daemon_t *d, int i)
-{
-    d->cur_ring = i;
-    dcpi_sampler_drain(d->smp, i, handler(d));
-    if (d->vt)
-        dcpi_vtrace_end_drain(d->vt);
-}
-
+/* Every ring in time order (an exec's mappings before the samples of the new program on
+ * another CPU, a process's exit after its last samples); the value traces produced go to the
+ * plugins before exits are applied. */
 void dcpi__daemon_drain_all(daemon_t *d)
 {
-    for (int i = 0; i < dcpi_sampler_nrings(d->smp); i++)
-        dcpi__daemon_drain_ring(d, i);
+    dcpi_sampler_drain_merged(d->smp, handler(d));
+    if (d->vt)
+        dcpi_vtrace_end_drain(d->vt);
     if (d->vs) {
         if (dcpi_vstep_tick(d->vs) && d->mode == DCPI_SAMPLE_PID && !d->quit) {
             dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);

@@ -37,7 +37,10 @@ typedef struct ring {
     void *base;
     size_t map_len;
     unsigned char *data;
-    uint64_t size; /* data bytes, power of two */
+    uint64_t size;       /* data bytes, power of two */
+    uint64_t head, tail; /* a merged drain's cursor */
+    uint64_t next_time;  /* the time of the record at tail, when have_time */
+    int have_time;
 } ring_t;
 
 typedef struct id_map {
@@ -593,6 +596,9 @@ static int on_misc_record(dcpi_sampler_t *s, uint32_t type, uint16_t misc, const
             return -1;
         if ((misc & PERF_RECORD_MISC_COMM_EXEC) && h->exec)
             h->exec(h->arg, dcpi__get_host32(r + 8));
+        if (h->comm && memchr(r + 16, 0, size - 16))
+            h->comm(h->arg, dcpi__get_host32(r + 8), dcpi__get_host32(r + 12), (const char *)r + 16,
+                    (misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
         return 0;
     case PERF_RECORD_LOST:
         if (size < 24)
@@ -643,6 +649,33 @@ static void dispatch(dcpi_sampler_t *s, const unsigned char *r, size_t size,
         s->stats.bad_records++;
 }
 
+/* The record at tail (copied into s->copy when it wraps the ring's end), or NULL when the
+ * ring holds a corrupt header (what is left is then skipped). */
+static const unsigned char *ring_record(dcpi_sampler_t *s, ring_t *rg, uint64_t tail, uint64_t head,
+                                        size_t *size)
+{
+    uint64_t off = tail & (rg->size - 1);
+    struct perf_event_header hdr;
+    if (off + sizeof hdr <= rg->size)
+        memcpy(&hdr, rg->data + off, sizeof hdr);
+    else { /* the header itself wraps (the kernel keeps records 8-aligned: never, in practice) */
+        size_t first = (size_t)(rg->size - off);
+        memcpy(&hdr, rg->data + off, first);
+        memcpy((unsigned char *)&hdr + first, rg->data, sizeof hdr - first);
+    }
+    if (hdr.size < sizeof hdr || hdr.size > head - tail) {
+        s->stats.bad_records++;
+        return NULL;
+    }
+    *size = hdr.size;
+    if (off + hdr.size <= rg->size)
+        return rg->data + off;
+    size_t first = (size_t)(rg->size - off);
+    memcpy(s->copy, rg->data + off, first);
+    memcpy(s->copy + first, rg->data, hdr.size - first);
+    return s->copy;
+}
+
 long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h)
 {
     ring_t *rg = &s->rings[ring];
@@ -651,25 +684,84 @@ long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_
     uint64_t tail = m->data_tail;
     long n = 0;
     while (tail < head) {
-        uint64_t off = tail & (rg->size - 1);
-        struct perf_event_header hdr;
-        memcpy(&hdr, rg->data + off, sizeof hdr);
-        if (hdr.size < sizeof hdr || hdr.size > head - tail) {
-            s->stats.bad_records++; /* corrupt ring: skip what is there */
+        size_t size;
+        const unsigned char *rec = ring_record(s, rg, tail, head, &size);
+        if (!rec) {
             tail = head;
             break;
         }
-        const unsigned char *rec = rg->data + off;
-        if (off + hdr.size > rg->size) {
-            size_t first = (size_t)(rg->size - off);
-            memcpy(s->copy, rg->data + off, first);
-            memcpy(s->copy + first, rg->data, hdr.size - first);
-            rec = s->copy;
-        }
-        dispatch(s, rec, hdr.size, h);
-        tail += hdr.size;
+        dispatch(s, rec, size, h);
+        tail += size;
         n++;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    return n;
+}
+
+/* A record's time: a sample's TIME field, else sample_id_all's (time, cpu, identifier last);
+ * 0 (first) when the record is too short to hold one. */
+static uint64_t record_time(const unsigned char *r, size_t size)
+{
+    const struct perf_event_header *hdr = (const void *)r;
+    if (hdr->type == PERF_RECORD_SAMPLE)
+        return size >= 40 ? dcpi__get_host64(r + 32) : 0;
+    return size >= 8 + 24 ? dcpi__get_host64(r + size - 24) : 0;
+}
+
+/* The ring whose next record is the oldest (-1: all drained); its record in *rec, *size. */
+static int oldest_ring(dcpi_sampler_t *s, const unsigned char **rec, size_t *size)
+{
+    int best = -1;
+    uint64_t best_time = 0;
+    for (int i = 0; i < s->nrings; i++) {
+        ring_t *rg = &s->rings[i];
+        if (rg->tail >= rg->head)
+            continue;
+        if (!rg->have_time) {
+            size_t sz;
+            const unsigned char *r = ring_record(s, rg, rg->tail, rg->head, &sz);
+            if (!r) {
+                rg->tail = rg->head; /* corrupt: skip what is there */
+                continue;
+            }
+            rg->next_time = record_time(r, sz);
+            rg->have_time = 1;
+        }
+        if (best < 0 || rg->next_time < best_time) {
+            best = i;
+            best_time = rg->next_time;
+        }
+    }
+    if (best >= 0) /* read again: s->copy may hold another ring's record */
+        *rec = ring_record(s, &s->rings[best], s->rings[best].tail, s->rings[best].head, size);
+    return best;
+}
+
+long dcpi_sampler_drain_merged(dcpi_sampler_t *s, const dcpi_sampler_handler_t *h)
+{
+    for (int i = 0; i < s->nrings; i++) {
+        ring_t *rg = &s->rings[i];
+        struct perf_event_mmap_page *m = rg->base;
+        rg->head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+        rg->tail = m->data_tail;
+        rg->have_time = 0;
+    }
+    long n = 0;
+    int cur = -1, i;
+    const unsigned char *rec;
+    size_t size;
+    while ((i = oldest_ring(s, &rec, &size)) >= 0) {
+        if (i != cur && h->ring)
+            h->ring(h->arg, i);
+        cur = i;
+        dispatch(s, rec, size, h);
+        s->rings[i].tail += size;
+        s->rings[i].have_time = 0;
+        n++;
+    }
+    for (i = 0; i < s->nrings; i++) {
+        struct perf_event_mmap_page *m = s->rings[i].base;
+        __atomic_store_n(&m->data_tail, s->rings[i].tail, __ATOMIC_RELEASE);
+    }
     return n;
 }

@@ -110,14 +110,26 @@ typedef struct dcpi_sampler_handler {
     void (*mmap2)(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
                   uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path);
     void (*exec)(void *arg, uint32_t pid);
+    /* every COMM record: the thread's new name (exec: the program's, after exec's callback) */
+    void (*comm)(void *arg, uint32_t pid, uint32_t tid, const char *comm, int exec);
     void (*fork)(void *arg, uint32_t ppid, uint32_t pid);
     void (*exit)(void *arg, uint32_t pid);
     void (*lost)(void *arg, int event, uint64_t n);
     void (*throttle)(void *arg, int event);
+    /* the records that follow come from ring i (dcpi_sampler_drain_merged) */
+    void (*ring)(void *arg, int i);
 } dcpi_sampler_handler_t;
 
 /* Read every record now in ring i. Returns the number of records read. */
 long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h);
+/*
+ * Read every record now in every ring, in time order: a k-way merge on the records' times
+ * (TIME of samples, sample_id_all's time of the others) over what each ring held when the drain
+ * began. A process's MMAP2, COMM, FORK and EXIT records then reach the handler before or after
+ * its samples taken on other CPUs as they happened, not ring after ring. Returns the number of
+ * records read. No allocation.
+ */
+long dcpi_sampler_drain_merged(dcpi_sampler_t *s, const dcpi_sampler_handler_t *h);
 
 /* Records the sampler could not decode (malformed or of a type it does not handle). */
 typedef struct dcpi_sampler_stats {
