@@ -454,6 +454,116 @@ START_TEST(test_export_fields)
 }
 END_TEST
 
+/* ---- Go's pprof symbolizes the export from the files ---- */
+
+static const char *no_go(void)
+{
+    if (system("go tool -n pprof >/dev/null 2>&1") != 0)
+        return "no `go tool pprof` (Debian golang-go): the case has Go's pprof symbolize the "
+               "export";
+    const char *libs[] = {DCPI_TEST_BIN "/libdcpi.so", DCPI_TEST_BIN "/libdcpi-agent.so"};
+    for (size_t i = 0; i < 2; i++) {
+        dcpi_srclines_t *sl = NULL;
+        if (dcpi_srclines_open(libs[i], &sl, NULL) < 0)
+            return "libdcpi.so or libdcpi-agent.so has no DWARF (a build without -g): Go's pprof "
+                   "symbolizes C code from DWARF only";
+        dcpi_srclines_free(sl);
+    }
+    return NULL;
+}
+
+/* Empty the repeated field name of m (its messages freed). */
+static void clear_msgs(ProtobufCMessage *m, const char *name)
+{
+    const ProtobufCFieldDescriptor *f = field(m, name);
+    ProtobufCMessage **v = *(ProtobufCMessage ***)((char *)m + f->offset);
+    size_t *n = (size_t *)((char *)m + f->quantifier_offset);
+    for (size_t i = 0; i < *n; i++)
+        protobuf_c_message_free_unpacked(v[i], NULL);
+    free(v);
+    *(ProtobufCMessage ***)((char *)m + f->offset) = NULL;
+    *n = 0;
+}
+
+/* Leave out dcpi's names (every location's lines, the functions, the mappings' has_* flags)
+ * and write the profile uncompressed to path. */
+static void write_stripped(ProtobufCMessage *prof, const char *path)
+{
+    for (size_t i = 0; i < count(prof, "location"); i++)
+        clear_msgs((ProtobufCMessage *)msg_at(prof, "location", i), "line");
+    clear_msgs(prof, "function");
+    const char *flags[] = {"has_functions", "has_filenames", "has_line_numbers",
+                           "has_inline_frames"};
+    for (size_t i = 0; i < count(prof, "mapping"); i++) {
+        ProtobufCMessage *m = (ProtobufCMessage *)msg_at(prof, "mapping", i);
+        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+            *(protobuf_c_boolean *)((char *)m + field(m, flags[k])->offset) = 0;
+    }
+    size_t len = protobuf_c_message_get_packed_size(prof);
+    uint8_t *buf = malloc(len ? len : 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(protobuf_c_message_pack(prof, buf), len);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_msg(dcpi__write_atomic(path, buf, len, err) == 0, "%s", err);
+    free(buf);
+}
+
+/* The function Go's pprof names at address addr in `go tool pprof -raw` output (its location
+ * lines: "ID: 0xADDR M=MAPPING FUNCTION FILE:LINE ..."), "" when it names none. */
+static void go_function(const char *raw, uint64_t addr, char *out, size_t len)
+{
+    char want[64];
+    snprintf(want, sizeof(want), ": 0x%" PRIx64 " M=", addr);
+    const char *p = strstr(raw, want);
+    ck_assert_msg(p != NULL, "go tool pprof -raw shows no location at 0x%" PRIx64, addr);
+    p = strchr(p + strlen(want), ' ');
+    size_t n = p && p[1] != '\n' ? strcspn(p + 1, " \n") : 0;
+    snprintf(out, len, "%.*s", (int)n, n ? p + 1 : "");
+}
+
+START_TEST(test_go_symbolize)
+{
+    fx_t x;
+    fixture(&x);
+    ProtobufCMessage *prof = export_and_decode(&x);
+    const ProtobufCMessage *lm = mapping_of(prof, x.lib.path), *am = mapping_of(prof, x.agent.path);
+    ck_assert_ptr_nonnull(lm);
+    ck_assert_ptr_nonnull(am);
+    uint64_t at[3] = {x.f2_addr + 1,
+                      (uint64_t)num(lm, "memory_start") + x.lib.fn + 1 - x.lib.info.tstart,
+                      (uint64_t)num(am, "memory_start") + x.agent.fn + 5 - x.agent.info.tstart};
+    char dcpi_name[3][256], stripped[200], cmd[600], go_name[256];
+    for (int i = 0; i < 3; i++) {
+        uint64_t id = 0;
+        for (size_t j = 0; j < count(prof, "location"); j++)
+            if ((uint64_t)num(msg_at(prof, "location", j), "address") == at[i])
+                id = (uint64_t)num(msg_at(prof, "location", j), "id");
+        ck_assert_uint_ne(id, 0);
+        snprintf(dcpi_name[i], sizeof(dcpi_name[i]), "%s", loc_func(prof, id));
+    }
+    snprintf(stripped, sizeof(stripped), "%s/stripped.pb", x.dir);
+    write_stripped(prof, stripped);
+    protobuf_c_message_free_unpacked(prof, NULL);
+    /* HOME: where Go's pprof looks for binaries by build id ($HOME/pprof/binaries): none */
+    snprintf(cmd, sizeof(cmd), "HOME=%s go tool pprof -raw -symbolize=local %s 2>&1", x.dir,
+             stripped);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static char raw[1 << 20];
+    size_t n = fread(raw, 1, sizeof(raw) - 1, f);
+    raw[n] = '\0';
+    ck_assert_msg(pclose(f) == 0, "%s: %s", cmd, raw);
+    for (int i = 0; i < 3; i++) {
+        go_function(raw, at[i], go_name, sizeof(go_name));
+        ck_assert_msg(!strcmp(go_name, dcpi_name[i]),
+                      "0x%" PRIx64 ": dcpi names %s, go tool pprof from the file: '%s'\n%s", at[i],
+                      dcpi_name[i], go_name, raw);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", x.dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_builder)
 {
     dcpi_pprof_t *p = NULL;
@@ -496,14 +606,15 @@ static Suite *pprof_suite(void)
     tcase_add_test(tc, test_builder);
     tcase_add_test(tc, test_export_fields);
     suite_add_tcase(s, tc);
+    tc = dcpi_check_tcase("go_symbolize");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_go_symbolize);
+    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(pprof_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    static const struct dcpi_check_need needs[] = {{"go_symbolize", no_go}};
+    return dcpi_check_run(pprof_suite(), needs, sizeof(needs) / sizeof(needs[0]));
 }
