@@ -79,7 +79,9 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err);
  * stacks inside it. DCPI_ENOENT when it is no file image with samples of the event. */
 int dcpi_export_gmon(const dcpi_export_t *x, char *err);
 /* pprof: every event (count and count x period), stacks and PC samples, and the epoch's value
- * profiles as "values" samples labelled with the value. */
+ * profiles as "values" samples labelled with the value. Mappings do not overlap: the program
+ * (first) and the kernel keep their addresses, the other images are shifted by page multiples
+ * from DCPI_EXPORT_LIB_BASE up (docs/dcpiexport.md). */
 int dcpi_export_pprof(const dcpi_export_t *x, char *err);
 
 /* ---- shared by the exporters ---- */

@@ -3,7 +3,15 @@
  * with core/formats/pprof.h): two sample types per event (count, and count x period), a sample
  * per stack chain and per PC sample no chain accounts for, locations named from the images'
  * symbols and source lines, and the epoch's value profiles as samples of "values" labelled
- * with the plugin's value (and its contexts). The program's mapping comes first.
+ * with the plugin's value (and its contexts).
+ *
+ * Mappings do not overlap (pprof finds a location's mapping by address): every exported image
+ * is registered first (the set's, then the stack images of the exported chains), then laid out
+ * (pprof_layout): the program keeps its ELF addresses and comes first (pprof's main binary),
+ * the kernel keeps its own, and every other image is shifted by a multiple of the page size to
+ * the next free page from DCPI_EXPORT_LIB_BASE up, so that address - memory_start + file_offset
+ * is still the file offset of the code (memory_start is the text segment's, file_offset its
+ * p_offset); the other mappings follow in ascending memory_start.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +28,8 @@
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
 
+#define PAGE 0x1000ull
+
 /* An exported image: a set image, or a stack image the set does not hold. */
 typedef struct pimg {
     const char *id, *path;
@@ -27,7 +37,10 @@ typedef struct pimg {
     long set_idx; /* -1: stack only */
     dcpi_symtab_t *st;
     dcpi_srclines_t *sl;
-    uint64_t mapping; /* 0: none */
+    int mapped, kernel;   /* gets a mapping (not the unknown image); the kernel's text */
+    uint64_t file_offset; /* of tstart in the file */
+    uint64_t delta;       /* exported address = tstart + offset + delta */
+    uint64_t mapping;     /* 0: none */
 } pimg_t;
 
 /* uint64 -> uint64 open-addressing map (key 0 unused). */
@@ -75,6 +88,9 @@ typedef struct pctx {
     dcpi_pprof_t *pp;
     pimg_t *img;
     size_t nimg, capimg;
+    int laid_out;    /* mappings made: an image registered later is placed on its own */
+    uint64_t next;   /* the shifted images go at or above it */
+    int kernel_kept; /* a kernel image kept its addresses */
     u64map_t locs, funcs;
     uint64_t unknown_loc;
     size_t ntypes, values_type; /* values_type: index of "values/count" or ntypes */
@@ -97,7 +113,84 @@ static void pctx_free(pctx_t *c)
     dcpi_pprof_free(c->pp);
 }
 
-/* The exported image with id and tstart, added (symbols, lines, mapping) when new. */
+static uint64_t page_up(uint64_t a)
+{
+    return a > UINT64_MAX - (PAGE - 1) ? UINT64_MAX : (a + PAGE - 1) & ~(PAGE - 1);
+}
+
+/* [start, limit) of im once placed; the limit saturates (the kernel's text reaches the top of
+ * the address space). */
+static uint64_t pimg_start(const pimg_t *im)
+{
+    return im->tstart + im->delta;
+}
+
+static uint64_t pimg_limit(const pimg_t *im)
+{
+    uint64_t start = pimg_start(im), limit = start + (im->tsize ? im->tsize : 1);
+    return limit < start ? UINT64_MAX : limit;
+}
+
+/* Give im its addresses: the program (first) and the kernel keep theirs (a second kernel
+ * image is shifted like the others), every other image goes to the next free page at or above
+ * DCPI_EXPORT_LIB_BASE and above the program, at the same page offset as its ELF address (delta
+ * is a multiple of the page size). */
+static void pimg_place(pctx_t *c, pimg_t *im, int first)
+{
+    int keep = first || (im->kernel && !c->kernel_kept);
+    im->delta = keep ? 0 : page_up(c->next) + (im->tstart & (PAGE - 1)) - im->tstart;
+    c->kernel_kept |= keep && im->kernel;
+    if (!im->kernel && pimg_limit(im) > c->next)
+        c->next = pimg_limit(im);
+}
+
+static int pimg_map(pctx_t *c, pimg_t *im)
+{
+    int64_t m = dcpi_pprof_mapping(c->pp, pimg_start(im), pimg_limit(im), im->file_offset, im->path,
+                                   im->id, im->sl != NULL);
+    if (m < 0)
+        return (int)m;
+    im->mapping = (uint64_t)m;
+    return 0;
+}
+
+typedef struct placed {
+    uint64_t start;
+    size_t i;
+} placed_t;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Place every registered image and make the mappings: the first image's (the program), then
+ * the others in ascending memory_start. */
+static int pprof_layout(pctx_t *c)
+{
+    placed_t *p = malloc((c->nimg ? c->nimg : 1) * sizeof(*p));
+    size_t n = 0;
+    if (!p)
+        return DCPI_ENOMEM;
+    c->next = DCPI_EXPORT_LIB_BASE;
+    for (size_t i = 0; i < c->nimg; i++)
+        if (c->img[i].mapped) {
+            pimg_place(c, &c->img[i], n == 0);
+            p[n++] = (placed_t){pimg_start(&c->img[i]), i};
+        }
+    if (n > 1)
+        qsort(p + 1, n - 1, sizeof(*p), cmp_placed);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        rc = pimg_map(c, &c->img[p[k].i]);
+    free(p);
+    c->laid_out = 1;
+    return rc;
+}
+
+/* The exported image with id and tstart, added (symbols, lines; placed and mapped when the
+ * layout is done) when new. */
 static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstart, uint64_t tsize,
                      const dcpi_profset_image_t *setimg, long set_idx)
 {
@@ -107,7 +200,7 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     if (dcpi__grow((void **)&c->img, &c->capimg, c->nimg + 1, sizeof(*c->img)) < 0)
         return DCPI_ENOMEM;
     pimg_t *im = &c->img[c->nimg];
-    *im = (pimg_t){id, path, tstart, tsize, set_idx, NULL, NULL, 0};
+    *im = (pimg_t){.id = id, .path = path, .tstart = tstart, .tsize = tsize, .set_idx = set_idx};
     dcpi_profset_image_t fake = {.id = (char *)id,
                                  .kind = DCPI_PSET_FILE,
                                  .path = (char *)path,
@@ -119,16 +212,15 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     dcpi_profset_open_symbols(src, &im->st, NULL);
     if (src->kind == DCPI_PSET_FILE && im->st)
         dcpi_srclines_open(path, &im->sl, NULL);
-    if (src->kind != DCPI_PSET_UNKNOWN) {
-        uint64_t limit = tstart + (tsize ? tsize : 1);
-        if (limit < tstart)
-            limit = UINT64_MAX; /* the kernel's text reaches the top of the address space */
-        int64_t m = dcpi_pprof_mapping(
-            c->pp, tstart, limit, src->kind == DCPI_PSET_FILE ? dcpi_export_text_offset(src) : 0,
-            path, id, im->sl != NULL);
-        if (m < 0)
-            return (long)m;
-        im->mapping = (uint64_t)m;
+    im->mapped = src->kind != DCPI_PSET_UNKNOWN;
+    im->kernel = src->kind == DCPI_PSET_KERNEL ||
+                 (!setimg && path[0] == '[' && strstr(path, "kernel") != NULL);
+    im->file_offset = src->kind == DCPI_PSET_FILE ? dcpi_export_text_offset(src) : 0;
+    if (c->laid_out && im->mapped) {
+        pimg_place(c, im, 0);
+        int rc = pimg_map(c, im);
+        if (rc < 0)
+            return rc;
     }
     return (long)c->nimg++;
 }
@@ -160,14 +252,16 @@ static int64_t plocation(pctx_t *c, long i, uint32_t offset, unsigned depth)
     if (*slot)
         return (int64_t)*slot;
     const pimg_t *im = &c->img[i];
-    uint64_t addr = im->tstart + offset, at = depth && addr ? addr - 1 : addr;
+    uint64_t addr = im->tstart + offset, at = depth && addr ? addr - 1 : addr; /* ELF address */
     const dcpi_symbol_t *sym = im->st ? dcpi_symtab_lookup(im->st, at) : NULL;
     int64_t fid = sym && sym->name && *sym->name ? pfunction(c, im, sym) : 0;
     const char *file = NULL;
     int line = 0;
     if (fid > 0 && im->sl)
         dcpi_srclines_lookup(im->sl, at, &file, &line);
-    int64_t id = fid < 0 ? fid : dcpi_pprof_location(c->pp, im->mapping, addr, (uint64_t)fid, line);
+    int64_t id =
+        fid < 0 ? fid
+                : dcpi_pprof_location(c->pp, im->mapping, addr + im->delta, (uint64_t)fid, line);
     if (id > 0)
         *slot = (uint64_t)id;
     return id;
@@ -199,6 +293,32 @@ static const int64_t *pvalues(pctx_t *c, const dcpi_profset_t *set, int e, uint6
     return c->vals;
 }
 
+/* The exported image of stack frame f (not DCPI_STACK_NOIMAGE), registered when new. */
+static long frame_image(pctx_t *c, const dcpi_profset_t *set, const dcpi_export_stacks_t *xs,
+                        dcpi_frame_t f)
+{
+    const dcpi_stack_image_t *si = dcpi_stackprof_image_get(xs->sp, f.image);
+    long pi = xs->pset[f.image];
+    return pimg_get(c, si->id, si->path, si->tstart, si->tsize, pi >= 0 ? &set->images[pi] : NULL,
+                    pi);
+}
+
+/* Register the images of the chains pprof_chains exports (before the layout). */
+static int pprof_chain_images(pctx_t *c, const dcpi_profset_t *set, const dcpi_export_stacks_t *xs)
+{
+    long rc = 0;
+    for (size_t i = 0; rc >= 0 && xs->sp && i < dcpi_stackprof_count(xs->sp); i++) {
+        const dcpi_frame_t *f;
+        unsigned n;
+        uint64_t cnt;
+        dcpi_stackprof_chain(xs->sp, i, &f, &n, &cnt);
+        for (unsigned j = 0; rc >= 0 && dcpi_export_chain_in_set(xs, f) && j < n; j++)
+            if (f[j].image != DCPI_STACK_NOIMAGE)
+                rc = frame_image(c, set, xs, f[j]);
+    }
+    return rc < 0 ? (int)rc : 0;
+}
+
 static int pprof_chains(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
 {
     uint64_t locs[DCPI_STACK_MAXFRAMES];
@@ -211,16 +331,10 @@ static int pprof_chains(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_
         if (!dcpi_export_chain_in_set(xs, f))
             continue;
         for (unsigned j = 0; rc == 0 && j < n; j++) {
-            int64_t id;
-            if (f[j].image == DCPI_STACK_NOIMAGE) {
-                id = punknown(c);
-            } else {
-                const dcpi_stack_image_t *si = dcpi_stackprof_image_get(xs->sp, f[j].image);
-                long pi = xs->pset[f[j].image];
-                long k = pimg_get(c, si->id, si->path, si->tstart, si->tsize,
-                                  pi >= 0 ? &set->images[pi] : NULL, pi);
-                id = k < 0 ? k : plocation(c, k, f[j].offset, j);
-            }
+            long k = f[j].image == DCPI_STACK_NOIMAGE ? 0 : frame_image(c, set, xs, f[j]);
+            int64_t id = k < 0                              ? k
+                         : f[j].image == DCPI_STACK_NOIMAGE ? punknown(c)
+                                                            : plocation(c, k, f[j].offset, j);
             rc = id < 0 ? (int)id : 0;
             locs[j] = (uint64_t)id;
         }
@@ -263,17 +377,10 @@ static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_exp
     return rc;
 }
 
-static int pprof_event(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
-                       const size_t *order, int e, char *err)
+static int pprof_event(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
 {
-    dcpi_export_stacks_t xs = {0};
-    int rc = dcpi_export_stacks_load(cli, set, order, e, &xs, err);
-    if (rc == 0 && xs.sp)
-        rc = pprof_chains(c, set, e, &xs);
-    if (rc == 0)
-        rc = pprof_pcs(c, set, e, &xs);
-    dcpi_export_stacks_free(&xs);
-    return rc;
+    int rc = xs->sp ? pprof_chains(c, set, e, xs) : 0;
+    return rc ? rc : pprof_pcs(c, set, e, xs);
 }
 
 /* Hotlist entries of one value profile as samples of "values" with a numeric label (key = the
@@ -378,11 +485,30 @@ static int64_t epoch_nanos(const char *epoch)
     return (int64_t)timegm(&tm) * 1000000000;
 }
 
+/* Every event's stacks (xs[e]), and every exported image registered (the set's in order: the
+ * program first; then the chains'), then laid out. */
+static int pprof_images(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+                        const size_t *order, dcpi_export_stacks_t *xs, char *err)
+{
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        const dcpi_profset_image_t *img = &set->images[order[k]];
+        if (img->kind != DCPI_PSET_UNKNOWN) {
+            long i = pimg_get(c, img->id, img->path, img->tstart, img->tsize, img, (long)order[k]);
+            rc = i < 0 ? (int)i : 0;
+        }
+    }
+    for (size_t e = 0; rc == 0 && e < set->nevents; e++) {
+        rc = dcpi_export_stacks_load(cli, set, order, (int)e, &xs[e], err);
+        rc = rc ? rc : pprof_chain_images(c, set, &xs[e]);
+    }
+    return rc ? rc : pprof_layout(c);
+}
+
 int dcpi_export_pprof(const dcpi_export_t *x, char *err)
 {
     const dcpi_cli_t *cli = x->cli;
     const dcpi_profset_t *set = x->set;
-    const size_t *order = x->order;
     pctx_t c = {0};
     dcpi_db_file_t *files = NULL;
     size_t nfiles = 0;
@@ -391,30 +517,27 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
         dcpi_cli_prefix_err(cli, err);
         return rc;
     }
-    rc = dcpi_pprof_new(&c.pp);
+    dcpi_export_stacks_t *xs = calloc(set->nevents ? set->nevents : 1, sizeof(*xs));
+    rc = xs ? dcpi_pprof_new(&c.pp) : DCPI_ENOMEM;
     rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
     if (rc == 0) {
         dcpi_pprof_time(c.pp, epoch_nanos(cli->epoch));
         rc = dcpi_pprof_comment(c.pp, "dcpi epoch");
         rc = rc ? rc : dcpi_pprof_comment(c.pp, cli->epoch);
     }
-    /* the program's mapping first (pprof's main binary) */
-    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
-        const dcpi_profset_image_t *img = &set->images[order[k]];
-        if (img->kind != DCPI_PSET_UNKNOWN) {
-            long i = pimg_get(&c, img->id, img->path, img->tstart, img->tsize, img, (long)order[k]);
-            rc = i < 0 ? (int)i : 0;
-        }
-    }
     err[0] = '\0';
+    rc = rc ? rc : pprof_images(&c, cli, set, x->order, xs, err);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++)
-        rc = pprof_event(&c, cli, set, order, (int)e, err);
+        rc = pprof_event(&c, set, (int)e, &xs[e]);
     if (rc == 0)
         rc = pprof_values(&c, cli, set, files, nfiles, err);
     if (rc < 0 && !err[0])
         dcpi__errf(err, rc, "%s: %s: %s", cli->tool, x->out, dcpi_strerror(rc));
     else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)
         dcpi_cli_prefix_err(cli, err);
+    for (size_t e = 0; xs && e < set->nevents; e++)
+        dcpi_export_stacks_free(&xs[e]);
+    free(xs);
     free(files);
     pctx_free(&c);
     return rc;

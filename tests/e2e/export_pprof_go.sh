@@ -1,6 +1,7 @@
 #!/bin/bash
 # e2e: dcpiexport -format pprof read by Go's own pprof (`go tool pprof`, Debian golang-go):
-# the sample types are there, the top procedures and their counts equal dcpiprof's, call chains
+# the sample types are there, the mappings follow pprof's model (the program first, disjoint,
+# every location inside its mapping), the top procedures and their counts equal dcpiprof's, call chains
 # from dcpid -g give cumulative counts, and value hotlists are numeric labels so that
 # `-tagfocus=vp-classic=7 -focus=lea_loop` selects exactly the lea's value samples of result 7
 # that dcpilist's hotlist counts (its vtot times its share of 7, to the printed rounding).
@@ -21,16 +22,35 @@ to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq 2000 -g -vtrace vp-classi
 go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>&1 || fail "go tool pprof -raw: $(head -5 "$T/raw.txt")"
 grep -q "cpu-clock/count" "$T/raw.txt" || fail "no cpu-clock/count sample type: $(head -12 "$T/raw.txt")"
 grep -q "values/count" "$T/raw.txt" || fail "no values/count sample type"
-# mappings: the profiled program is pprof's main binary (the first), and no limit is below its
-# start (the kernel's text reaches the top of the address space)
+# mappings, pprof's address model: the profiled program is pprof's main binary (the first), no
+# limit is below its start (the kernel's text reaches the top of the address space), no two
+# mappings overlap and every location lies inside its own mapping. (Go's pprof merges the
+# profile as it reads it, keeping the first mapping first and the others in order of first use,
+# so the file's ascending memory_start order is checked by check_pprof instead.)
 sed -n '/^Mappings/,$p' "$T/raw.txt" >"$T/maps.txt"
 sed -n 2p "$T/maps.txt" | grep -q '^1: .*/samples/work-values ' || fail "first mapping is not the program: $(head -4 "$T/maps.txt")"
-while read -r n range _; do
-    lo=${range%%/*} rest=${range#*/} hi=${rest%%/*}
-    [[ $lo == 0x* && $hi == 0x* ]] || continue
-    awk -v a="$lo" -v b="$hi" 'BEGIN { exit !(length(b) > length(a) || (length(b) == length(a) && b > a)) }' ||
-        fail "mapping $n: limit $hi not above start $lo"
-done < <(tail -n +2 "$T/maps.txt")
+awk '
+    function hex(h) { h = tolower(substr(h, 3)); return substr("0000000000000000", 1, 16 - length(h)) h }
+    /^Locations/ { inloc = 1; next }
+    /^Mappings/ { inloc = 0; inmap = 1; next }
+    inmap && $1 ~ /^[0-9]+:$/ { split($2, r, "/"); id = $1 + 0; lo[id] = hex(r[1]); hi[id] = hex(r[2]); ids[++n] = id }
+    inloc && $2 ~ /^0x/ && $3 ~ /^M=/ { nl++; at[nl] = hex($2); of[nl] = substr($3, 3) + 0; lid[nl] = $1 }
+    END {
+        for (i = 1; i <= n; i++) {
+            a = ids[i]
+            if (!(lo[a] < hi[a])) { print "mapping " a ": limit 0x" hi[a] " not above start 0x" lo[a]; bad++ }
+            for (j = i + 1; j <= n; j++)
+                if (lo[a] < hi[ids[j]] && lo[ids[j]] < hi[a]) { print "mappings " a " and " ids[j] " overlap"; bad++ }
+        }
+        for (k = 1; k <= nl; k++)
+            if (!(of[k] in lo) || at[k] < lo[of[k]] || at[k] >= hi[of[k]]) {
+                print "location " lid[k] " 0x" at[k] " outside its mapping " of[k]; bad++
+            }
+        if (!bad)
+            printf "%d mappings, disjoint; %d locations, each inside its mapping\n", n, nl
+        exit bad > 0
+    }' "$T/raw.txt" >"$T/layout.txt" || fail "mappings: $(head -5 "$T/layout.txt")"
+cat "$T/layout.txt"
 
 # flat counts per procedure: Go's pprof vs dcpiprof (work-values image)
 go tool pprof -sample_index=0 -top -nodecount=3 "$T/p.pb.gz" 2>/dev/null |
