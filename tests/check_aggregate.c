@@ -1,7 +1,7 @@
 /*
  * check_aggregate.c - dcpid's in-memory count table (core/sampling/aggregate.c): counting,
  * collisions, the 75% threshold, the hard limit, sorted iteration grouped per (image, event),
- * clear, reset and growth.
+ * clear, reset and growth, and the process key (samples of one offset kept per process).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -132,6 +132,34 @@ START_TEST(test_grow)
 }
 END_TEST
 
+/* The same offset in three processes: three keys, sorted by process inside the offset, and
+ * growth keeps the process of each key. */
+START_TEST(test_process_key)
+{
+    dcpi_agg_t *a = NULL;
+    ck_assert_int_eq(dcpi_agg_new(16, &a), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 7, 2), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 3, 5), 0);
+    ck_assert_int_eq(dcpi_agg_add(a, 1, 0, 0x40, 1), 0); /* process 0 */
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 7, 1), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x20, 9, 4), 0);
+    ck_assert_uint_eq(dcpi_agg_used(a), 4);
+    ck_assert_uint_eq(dcpi_agg_get(a, 1, 0, 0x40), 9); /* every process */
+    ck_assert_int_eq(dcpi_agg_grow(a), 0);
+    size_t n = 0;
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(a, &n);
+    ck_assert_uint_eq(n, 4);
+    uint32_t off[] = {0x20, 0x40, 0x40, 0x40}, proc[] = {9, 0, 3, 7};
+    uint64_t cnt[] = {4, 1, 5, 3};
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(e[i].offset, off[i]);
+        ck_assert_uint_eq(e[i].proc, proc[i]);
+        ck_assert_uint_eq(e[i].count, cnt[i]);
+    }
+    dcpi_agg_free(a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("aggregate");
@@ -142,6 +170,7 @@ int main(void)
     tcase_add_test(tc, test_sorted_groups);
     tcase_add_test(tc, test_clear_and_reset);
     tcase_add_test(tc, test_grow);
+    tcase_add_test(tc, test_process_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -89,7 +89,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {.tool = TOOL, .operands = "[image-names...]", .flags = flags};
+    dcpi_cli_t cli = {
+        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);

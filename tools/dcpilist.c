@@ -174,7 +174,8 @@ static int run(ctx_t *c)
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {.cli = {.tool = TOOL, .operands = "procedure image", .flags = flags}};
+    ctx_t c = {
+        .cli = {.tool = TOOL, .operands = "procedure image", .flags = flags, .process_flags = 1}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {

@@ -14,6 +14,7 @@
 
 static const dcpi_cli_flag_t flags[] = {
     {"-i", NULL, "one row per image instead of per procedure"},
+    {"-procs", NULL, "one row per process (pid and command) instead of per procedure"},
     {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
     {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT"},
     {"-no_header", NULL, "omit the event summary block"},
@@ -29,6 +30,8 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
         const char *f = cli->opts[i];
         if (!strcmp(f, "-i"))
             o->by_image = 1;
+        else if (!strcmp(f, "-procs"))
+            o->by_process = 1;
         else if (!strcmp(f, "-no_header"))
             o->no_header = 1;
         else if (!strcmp(f, "-csl"))
@@ -54,6 +57,7 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
+    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
     dcpi_profset_warn_saturated(set, TOOL);
@@ -63,7 +67,8 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {.tool = TOOL, .operands = "[image-names...]", .flags = flags};
+    dcpi_cli_t cli = {
+        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);
@@ -73,6 +78,7 @@ int main(int argc, char **argv)
     int status = parse_opts(&cli, &o);
     dcpi_profset_t *set = NULL;
     if (status == 0) {
+        cli.load_flags = o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
         rc = dcpi_cli_load(&cli, &set, err);
         if (rc < 0)
             fprintf(stderr, "%s\n", err); /* database and file errors: exit 1 */

@@ -42,10 +42,14 @@ void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
 
 /* ---- flag parsing ---- */
 
-enum shared_flag { SF_NONE, SF_DB, SF_EPOCH, SF_PLATFORM, SF_HELP, SF_VERSION };
+enum shared_flag { SF_NONE, SF_DB, SF_EPOCH, SF_PLATFORM, SF_HELP, SF_VERSION, SF_PID, SF_COMM };
 
-static enum shared_flag shared_flag(const char *a)
+static enum shared_flag shared_flag(const dcpi_cli_t *cli, const char *a)
 {
+    if (cli->process_flags && !strcmp(a, "-pid"))
+        return SF_PID;
+    if (cli->process_flags && !strcmp(a, "-comm"))
+        return SF_COMM;
     if (!strcmp(a, "-db"))
         return SF_DB;
     if (!strcmp(a, "-epoch"))
@@ -69,7 +73,8 @@ static const dcpi_cli_flag_t *tool_flag(const dcpi_cli_t *cli, const char *a)
 
 void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f)
 {
-    fprintf(f, "usage: %s [-db DIR] [-epoch NAME|latest|latest-N] [-platform P]", cli->tool);
+    fprintf(f, "usage: %s [-db DIR] [-epoch NAME|latest|latest-N] [-platform P]%s", cli->tool,
+            cli->process_flags ? " [-pid PID] [-comm NAME]" : "");
     for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++)
         fprintf(f, fl->arg ? " [%s %s]" : " [%s]", fl->name, fl->arg);
     fprintf(f, "%s%s\n", cli->operands ? " " : "", cli->operands ? cli->operands : "");
@@ -78,6 +83,10 @@ void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f)
     fprintf(f, "  %-22s %s\n", "-epoch E",
             "epoch: a name, latest (default) or latest-N (N before the newest)");
     fprintf(f, "  %-22s %s\n", "-platform P", "only this platform (default: all platforms)");
+    if (cli->process_flags) {
+        fprintf(f, "  %-22s %s\n", "-pid PID", "only the samples of process PID");
+        fprintf(f, "  %-22s %s\n", "-comm NAME", "only the samples of processes named NAME");
+    }
     for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++) {
         char left[64];
         snprintf(left, sizeof(left), "%s%s%s", fl->name, fl->arg ? " " : "",
@@ -100,7 +109,15 @@ static int set_shared(dcpi_cli_t *cli, enum shared_flag sf, const char *name, co
         return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%s' needs a non-empty argument (try -h)",
                           cli->tool, name);
     }
-    if (sf == SF_DB)
+    if (sf == SF_PID) {
+        double pid;
+        if (dcpi_cli_number(val, 0, 4194304, &pid) < 0 || pid != (long)pid)
+            return dcpi__errf(err, DCPI_EINVAL, "%s: -pid wants a process id, not '%s'", cli->tool,
+                              val);
+        cli->procsel.pid = (long)pid;
+    } else if (sf == SF_COMM)
+        cli->procsel.comm = val;
+    else if (sf == SF_DB)
         cli->db_arg = val;
     else if (sf == SF_EPOCH)
         cli->epoch_spec = val;
@@ -114,7 +131,7 @@ static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
 {
     const char *a = argv[*i];
     const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
-    enum shared_flag sf = shared_flag(a);
+    enum shared_flag sf = shared_flag(cli, a);
     FILE *out = cli->out ? cli->out : stdout;
     if (sf == SF_HELP) {
         dcpi_cli_usage(cli, out);
@@ -151,6 +168,7 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     if (!cli->tool)
         cli->tool = argc > 0 && argv[0] ? argv[0] : "dcpi";
     cli->db_arg = cli->epoch_spec = cli->platform = NULL;
+    cli->procsel = (dcpi_procsel_t){.pid = -1};
     cli->nopts = cli->nargs = 0;
     cli->db[0] = cli->epoch[0] = '\0';
     /* One array: the tool's flags fill it from the front, operands are collected from the
@@ -231,8 +249,33 @@ int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
         if (rc < 0)
             return rc;
     }
-    int rc = dcpi_profset_load(cli->db, cli->epoch, cli->platform, out, err);
-    if (rc < 0)
+    int by_process = cli->procsel.pid >= 0 || cli->procsel.comm;
+    int flags = cli->load_flags | (by_process ? DCPI_PSET_LOAD_PROCS : 0);
+    int rc = dcpi_profset_load_ex(cli->db, cli->epoch, cli->platform, flags, out, err);
+    size_t missing = 0;
+    if (rc == 0 && by_process && (rc = dcpi_profset_by_process(*out, &cli->procsel, &missing)) < 0)
+        dcpi__errf(err, rc, "%s: out of memory", cli->db);
+    if (rc < 0) {
         dcpi_cli_prefix_err(cli, err);
-    return rc;
+        dcpi_profset_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (by_process && (*out)->nimages == 0) {
+        char who[64] = "";
+        if (cli->procsel.pid >= 0)
+            snprintf(who, sizeof who, " %ld", cli->procsel.pid);
+        dcpi__errf(err, DCPI_ENOENT, "%s: no samples of process%s%s%s in epoch %s", cli->tool, who,
+                   cli->procsel.comm ? " named " : "", cli->procsel.comm ? cli->procsel.comm : "",
+                   cli->epoch);
+        dcpi_profset_free(*out);
+        *out = NULL;
+        return DCPI_ENOENT;
+    }
+    if (missing)
+        fprintf(stderr,
+                "%s: %zu profiles have no split by process (written before dcpid kept one, or "
+                "imported): their samples are left out by -pid/-comm\n",
+                cli->tool, missing);
+    return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * cli.h - what every analysis tool (dcpiprof, dcpilist, ...) shares: the single-dash flags
- * -db DIR, -epoch NAME|latest|latest-N, -platform P, -h, -V, and the loading of the chosen
+ * -db DIR, -epoch NAME|latest|latest-N, -platform P, -h, -V, for the tools that ask for them
+ * -pid PID and -comm NAME (only the samples of those processes), and the loading of the chosen
  * epoch's profile set (core/analysis/profset.h, included here for the tools).
  *
  * Flow of a tool's main():
@@ -37,11 +38,14 @@ typedef struct dcpi_cli {
     const char *operands;         /* operand synopsis for -h, e.g. "[image-names...]"; NULL: none */
     const dcpi_cli_flag_t *flags; /* the tool's own flags (NULL: none) */
     FILE *out;                    /* where -h and -V print (NULL: stdout) */
+    int process_flags;            /* 1: accept -pid and -comm */
+    int load_flags;               /* DCPI_PSET_LOAD_* for dcpi_cli_load */
 
     /* Filled by dcpi_cli_parse (pointers into argv). */
     const char *db_arg;     /* -db value, or NULL */
     const char *epoch_spec; /* -epoch value, or NULL (= latest) */
     const char *platform;   /* -platform value, or NULL (= every platform) */
+    dcpi_procsel_t procsel; /* -pid / -comm (pid -1, comm NULL: every process) */
     char **opts;            /* the tool's flags in command-line order, each followed by its value */
     int nopts;              /*   when it takes one (the value is always there) */
     char **args;            /* operands in order (everything after "--" is an operand) */

@@ -113,6 +113,81 @@ static int pieces_to_rows(pieces_t *p, const dcpi_profset_image_t *img, rows_t *
     return 0;
 }
 
+/* ---- by process (-procs) ---- */
+
+typedef struct proc_count {
+    uint32_t pid;
+    const char *comm;
+    int event;
+    uint64_t count;
+} proc_count_t;
+
+static int cmp_proc_count(const void *a, const void *b)
+{
+    const proc_count_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return strcmp(x->comm, y->comm);
+}
+
+/* Every image's per-process counts, one entry per (process, event, sampled offset). */
+static int collect_procs(const dcpi_profset_t *set, proc_count_t **out, size_t *n, uint64_t *split)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < set->nimages; i++) {
+        const dcpi_profset_image_t *img = &set->images[i];
+        for (size_t e = 0; img->procs && e < set->nevents; e++) {
+            const dcpi_procprof_t *pp = img->procs[e];
+            for (size_t k = 0; pp && k < pp->n; k++) {
+                if (dcpi__grow((void **)out, &cap, *n + 1, sizeof(**out)) < 0)
+                    return DCPI_ENOMEM;
+                (*out)[(*n)++] =
+                    (proc_count_t){pp->e[k].pid, pp->e[k].comm, (int)e, pp->e[k].count};
+                split[e] += pp->e[k].count;
+            }
+        }
+    }
+    return 0;
+}
+
+/* One row per (pid, command); the samples of profiles without a split in one more row. Row
+ * names are "PID COMMAND" strings kept in *labels (freed by the caller). */
+static int process_rows(const dcpi_profset_t *set, rows_t *r, char ***labels, size_t *nlabels)
+{
+    proc_count_t *pc = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t *split = calloc(set->nevents ? set->nevents : 1, sizeof(*split));
+    int rc = split ? collect_procs(set, &pc, &n, split) : DCPI_ENOMEM;
+    if (rc == 0)
+        qsort(pc, n, sizeof(*pc), cmp_proc_count);
+    row_t *cur = NULL;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        if (!cur || cmp_proc_count(&pc[k - 1], &pc[k]) != 0) {
+            char *label = NULL;
+            if (dcpi__grow((void **)labels, &cap, *nlabels + 1, sizeof(**labels)) < 0 ||
+                asprintf(&label, "%" PRIu32 " %s", pc[k].pid, pc[k].comm) < 0 ||
+                !(cur = row_add(r, NULL, label))) {
+                free(label);
+                rc = DCPI_ENOMEM;
+                break;
+            }
+            (*labels)[(*nlabels)++] = label;
+        }
+        cur->counts[pc[k].event] += pc[k].count;
+    }
+    row_t *rest = NULL;
+    for (size_t e = 0; rc == 0 && e < set->nevents; e++) {
+        uint64_t unsplit = set->events[e].total - split[e];
+        if (unsplit && !rest && !(rest = row_add(r, NULL, "(profiles without a split by process)")))
+            rc = DCPI_ENOMEM;
+        if (rest)
+            rest->counts[e] = unsplit;
+    }
+    free(pc);
+    free(split);
+    return rc;
+}
+
 static int image_rows(const dcpi_profset_t *set, rows_t *r)
 {
     for (size_t i = 0; i < set->nimages; i++) {
@@ -371,8 +446,9 @@ typedef struct layout {
     size_t nevents;
     int wcount[64]; /* per displayed event group; more events than that share the last width */
     int wproc;
-    int wide; /* -wide: long names printed whole */
-    int by_image, csl, children;
+    int wide;                    /* -wide: long names printed whole */
+    int by_image, csl, children; /* by_image: one name column (an image or a process) */
+    const char *what;            /* that column's title: "image" or "process" */
     FILE *f;
 } layout_t;
 
@@ -393,10 +469,12 @@ static void print_table_header(const dcpi_profset_t *set, const layout_t *l)
             fprintf(l->f, l->csl ? "children,children%%," : "%*s %7s   ", wcount(l, 0), "children",
                     "%");
     }
-    if (l->csl)
-        fprintf(l->f, l->by_image ? "image\n" : "procedure,image\n");
+    if (l->csl && l->by_image)
+        fprintf(l->f, "%s\n", l->what);
+    else if (l->csl)
+        fprintf(l->f, "procedure,image\n");
     else if (l->by_image)
-        fprintf(l->f, "image\n");
+        fprintf(l->f, "%s\n", l->what);
     else
         fprintf(l->f, "%-*s  image\n", l->wproc, "procedure");
 }
@@ -475,7 +553,8 @@ static int print_table(const dcpi_profset_t *set, const rows_t *r, const dcpi_pr
     event_order(set, r->sort, order);
     layout_t l = {.order = order,
                   .nevents = set->nevents,
-                  .by_image = o->by_image,
+                  .by_image = o->by_image || o->by_process,
+                  .what = o->by_process ? "process" : "image",
                   .wide = o->wide,
                   .csl = o->csl,
                   .children = r->children,
@@ -515,11 +594,15 @@ int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FIL
         return DCPI_ENOENT;
     dcpi_symtab_t **tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*tabs));
     int rc = tabs ? 0 : DCPI_ENOMEM;
-    if (rc == 0)
+    char **labels = NULL;
+    size_t nlabels = 0;
+    if (rc == 0 && o->by_process)
+        rc = process_rows(set, &r, &labels, &nlabels);
+    else if (rc == 0)
         rc = o->by_image ? image_rows(set, &r) : procedure_rows(set, &r, tabs, o->tool);
     dcpi_stackprof_t *sp = NULL;
     dcpi_symtab_t **stabs = NULL;
-    if (rc == 0 && !o->by_image)
+    if (rc == 0 && !o->by_image && !o->by_process && !o->no_children)
         rc = stack_rows(set, o, &r, &sp, &stabs);
     if (rc == 0) {
         g_sort = r.sort;
@@ -529,6 +612,9 @@ int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FIL
     if (rc < 0)
         fprintf(stderr, "%s: %s\n", o->tool, dcpi_strerror(rc));
     rows_free(&r);
+    for (size_t i = 0; i < nlabels; i++)
+        free(labels[i]);
+    free(labels);
     for (size_t i = 0; tabs && i < set->nimages; i++)
         dcpi_symtab_free(tabs[i]);
     free(tabs);

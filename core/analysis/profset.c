@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/base/err.h"
+#include "core/base/fsutil.h"
 #include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/store/db.h"
@@ -23,17 +24,28 @@
 /* Loading state: the set under construction, with events in first-seen order. */
 typedef struct loader {
     dcpi_profset_t *set;
+    int flags; /* DCPI_PSET_LOAD_* */
     size_t cap_events, cap_images;
     size_t gen; /* bumped whenever the platform of the files read changes */
     char platform[DCPI_NAMELEN];
     size_t *seen; /* [cap_images]: gen at which each image was last seen */
 } loader_t;
 
+static void free_procs(dcpi_procprof_t *pp)
+{
+    if (pp)
+        dcpi_procprof_free(pp);
+    free(pp);
+}
+
 static void image_clear(dcpi_profset_image_t *img, size_t nevents)
 {
     for (size_t e = 0; img->prof && e < nevents; e++)
         dcpi_profile_free(img->prof[e]);
+    for (size_t e = 0; img->procs && e < nevents; e++)
+        free_procs(img->procs[e]);
     free(img->prof);
+    free(img->procs);
     free(img->id);
     free(img->path);
     free(img->name);
@@ -83,6 +95,12 @@ static int event_slot(loader_t *ld, const char *name)
             for (size_t e = ld->cap_events; e < cap; e++)
                 p[e] = NULL;
             set->images[i].prof = p;
+            dcpi_procprof_t **pp = reallocarray(set->images[i].procs, cap, sizeof(*pp));
+            if (!pp)
+                return DCPI_ENOMEM;
+            for (size_t e = ld->cap_events; e < cap; e++)
+                pp[e] = NULL;
+            set->images[i].procs = pp;
         }
         ld->cap_events = cap;
     }
@@ -173,9 +191,11 @@ static int new_image(loader_t *ld, const header_t *h, int kind, const dcpi_db_fi
     img->dir = dir_of(f->path);
     img->platform = strdup(f->platform);
     img->prof = calloc(ld->cap_events ? ld->cap_events : 1, sizeof(*img->prof));
+    img->procs = calloc(ld->cap_events ? ld->cap_events : 1, sizeof(*img->procs));
     ld->seen[set->nimages] = ld->gen;
     set->nimages++;
-    if (!img->id || !img->path || !img->name || !img->dir || !img->platform || !img->prof)
+    if (!img->id || !img->path || !img->name || !img->dir || !img->platform || !img->prof ||
+        !img->procs)
         return DCPI_ENOMEM;
     return (int)set->nimages - 1;
 }
@@ -199,6 +219,27 @@ static int find_image(loader_t *ld, const header_t *h, const dcpi_db_file_t *f)
     return new_image(ld, h, kind, f);
 }
 
+/* The split by process next to the profile file prof_path ("X.prof" -> "X.procs"), added to
+ * img's for event ei; a profile without one is counted in img->procs_missing. */
+static int load_procs(dcpi_profset_image_t *img, int ei, const char *prof_path, char *err)
+{
+    char path[4200];
+    size_t n = strlen(prof_path);
+    if (n < 5 ||
+        dcpi__pathf(path, sizeof path, "%.*s" DCPI_PROCPROF_SUFFIX, (int)(n - 5), prof_path) < 0)
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", prof_path);
+    if (!img->procs[ei] && !(img->procs[ei] = calloc(1, sizeof(dcpi_procprof_t))))
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
+    int rc = dcpi_procprof_read(path, img->procs[ei], err);
+    if (rc == DCPI_ENOENT) {
+        img->procs_missing++;
+        return 0;
+    }
+    if (rc == 0)
+        dcpi_procprof_normalize(img->procs[ei]);
+    return rc;
+}
+
 /* Merge one parsed profile (ownership taken) into the set. */
 static int add_profile(loader_t *ld, dcpi_profile_t *p, const dcpi_db_file_t *f, char *err)
 {
@@ -219,6 +260,11 @@ static int add_profile(loader_t *ld, dcpi_profile_t *p, const dcpi_db_file_t *f,
         ev->mixed_period = 1;
     ev->nfiles++;
     ev->lost += h.lost;
+    if ((ld->flags & DCPI_PSET_LOAD_PROCS) &&
+        (rc = load_procs(&ld->set->images[ii], ei, f->path, err)) < 0) {
+        dcpi_profile_free(p);
+        return rc;
+    }
     dcpi_profile_t **slot = &ld->set->images[ii].prof[ei];
     if (!*slot) {
         *slot = p;
@@ -275,7 +321,8 @@ static int finish_set(dcpi_profset_t *set)
     ev_order_t *ord = calloc(n ? n : 1, sizeof(*ord));
     dcpi_profset_event_t *ev = calloc(n ? n : 1, sizeof(*ev));
     dcpi_profile_t **tmp = calloc(n ? n : 1, sizeof(*tmp));
-    int rc = ord && ev && tmp ? 0 : DCPI_ENOMEM;
+    dcpi_procprof_t **ptmp = calloc(n ? n : 1, sizeof(*ptmp));
+    int rc = ord && ev && tmp && ptmp ? 0 : DCPI_ENOMEM;
     for (size_t e = 0; rc == 0 && e < n; e++)
         ord[e] = (ev_order_t){set->events[e].name, e};
     if (rc == 0) {
@@ -287,10 +334,14 @@ static int finish_set(dcpi_profset_t *set)
             for (size_t e = 0; e < n; e++)
                 tmp[e] = set->images[i].prof[ord[e].old];
             memcpy(set->images[i].prof, tmp, n * sizeof(*tmp));
+            for (size_t e = 0; e < n; e++)
+                ptmp[e] = set->images[i].procs[ord[e].old];
+            memcpy(set->images[i].procs, ptmp, n * sizeof(*ptmp));
         }
         qsort(set->images, set->nimages, sizeof(*set->images), cmp_image);
         compute_totals(set);
     }
+    free(ptmp);
     free(tmp);
     free(ev);
     free(ord);
@@ -317,10 +368,16 @@ static int load_files(loader_t *ld, const dcpi_db_file_t *files, size_t n, char 
 int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
                       char *err)
 {
+    return dcpi_profset_load_ex(db, epoch, platform, 0, out, err);
+}
+
+int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
+                         dcpi_profset_t **out, char *err)
+{
     *out = NULL;
     if (err)
         err[0] = '\0';
-    loader_t ld = {.set = calloc(1, sizeof(dcpi_profset_t))};
+    loader_t ld = {.set = calloc(1, sizeof(dcpi_profset_t)), .flags = flags};
     if (!ld.set) {
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", db);
     }
@@ -347,6 +404,72 @@ out_set:
     free(ld.seen);
     dcpi_profset_free(ld.set);
     return rc;
+}
+
+/* ---- per-process selection ---- */
+
+int dcpi_procsel_matches(const dcpi_procsel_t *sel, uint32_t pid, const char *comm)
+{
+    if (sel->pid >= 0 && (long)pid != sel->pid)
+        return 0;
+    return !sel->comm || strncmp(comm, sel->comm, DCPI_PROCPROF_COMMLEN - 1) == 0;
+}
+
+/* A profile with p's header and the samples of pp's selected processes (NULL when none). */
+static int select_profile(const dcpi_profile_t *p, const dcpi_procprof_t *pp,
+                          const dcpi_procsel_t *sel, dcpi_profile_t **out)
+{
+    *out = NULL;
+    dcpi_profile_t *q = NULL;
+    int rc = dcpi_profile_new(&q);
+    for (size_t i = 0; rc == 0 && i < dcpi_profile_nlines(p); i++) {
+        const char *key, *value;
+        dcpi_profile_line(p, i, &key, &value);
+        rc = dcpi_profile_set(q, key, value);
+    }
+    for (size_t i = 0; rc == 0 && pp && i < pp->n; i++) {
+        const dcpi_procprof_entry_t *e = &pp->e[i];
+        if (dcpi_procsel_matches(sel, e->pid, e->comm)) {
+            rc = dcpi_profile_add(q, e->offset,
+                                  e->count > UINT32_MAX ? UINT32_MAX : (uint32_t)e->count);
+            rc = rc == DCPI_ERANGE ? 0 : rc;
+        }
+    }
+    if (rc < 0 || dcpi_profile_total(q) == 0) {
+        dcpi_profile_free(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+int dcpi_profset_by_process(dcpi_profset_t *set, const dcpi_procsel_t *sel, size_t *missing)
+{
+    size_t keep = 0;
+    *missing = 0;
+    for (size_t i = 0; i < set->nimages; i++) {
+        dcpi_profset_image_t *img = &set->images[i];
+        int any = 0;
+        *missing += img->procs_missing;
+        for (size_t e = 0; e < set->nevents; e++) {
+            if (!img->prof[e])
+                continue;
+            dcpi_profile_t *q;
+            int rc = select_profile(img->prof[e], img->procs ? img->procs[e] : NULL, sel, &q);
+            if (rc < 0)
+                return rc;
+            dcpi_profile_free(img->prof[e]);
+            img->prof[e] = q;
+            any |= q != NULL;
+        }
+        if (any)
+            set->images[keep++] = *img;
+        else
+            image_clear(img, set->nevents);
+    }
+    set->nimages = keep;
+    compute_totals(set);
+    return 0;
 }
 
 /* ---- queries ---- */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/image/symbols.h"
+#include "core/store/procprof.h"
 #include "dcpi/profile.h"
 
 /* Procedure name for samples outside every known symbol (DCPI's catch-all). */
@@ -46,6 +47,11 @@ typedef struct dcpi_profset_image {
     int nplatforms; /* how many platforms contributed */
     uint64_t tstart, tsize;
     dcpi_profile_t **prof; /* [set->nevents]: merged profile per event, NULL when none */
+    /* Loaded with DCPI_PSET_LOAD_PROCS: [set->nevents] the profiles' split by process (NULL:
+     * none), and how many of the image's profile files had no split (written before dcpid kept
+     * one, or imported). */
+    dcpi_procprof_t **procs;
+    size_t procs_missing;
 } dcpi_profset_image_t;
 
 typedef struct dcpi_profset {
@@ -63,6 +69,23 @@ typedef struct dcpi_profset {
  */
 int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
                       char *err);
+/* With DCPI_PSET_LOAD_PROCS, also each profile's "<event>.procs" (core/store/procprof.h). */
+#define DCPI_PSET_LOAD_PROCS 1
+int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
+                         dcpi_profset_t **out, char *err);
+
+/* Which processes a tool looks at: -pid and -comm (both must match when both are given). */
+typedef struct dcpi_procsel {
+    long pid;         /* -1: any */
+    const char *comm; /* NULL: any; compared on its first 15 bytes (the kernel's length) */
+} dcpi_procsel_t;
+/* 1 when pid/comm is selected by sel. */
+int dcpi_procsel_matches(const dcpi_procsel_t *sel, uint32_t pid, const char *comm);
+/* Replace every profile of a set loaded with DCPI_PSET_LOAD_PROCS by the samples of the
+ * selected processes; images left without samples are dropped, event totals recomputed (lost
+ * counts stay the epoch's). *missing gets the number of profile files without a split by
+ * process (their samples are left out). 0 or DCPI_ENOMEM. */
+int dcpi_profset_by_process(dcpi_profset_t *set, const dcpi_procsel_t *sel, size_t *missing);
 void dcpi_profset_free(dcpi_profset_t *set);
 
 /* 1 when name designates img: equal to its path, its name or its path's basename. */

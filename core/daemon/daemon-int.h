@@ -26,6 +26,7 @@
 #include "core/sampling/aggregate.h"
 #include "core/sampling/bpslots.h"
 #include "core/sampling/dstacks.h"
+#include "core/sampling/proctab.h"
 #include "core/sampling/sampler.h"
 #include "core/store/db.h"
 #include "core/values/vstep.h"
@@ -77,6 +78,7 @@ typedef struct daemon {
     dcpi_sampler_t *smp;
     dcpi_loadmap_t *lm;
     dcpi_agg_t *agg;
+    dcpi_proctab_t *procs; /* pid -> (pid, command) ids the count table keys samples by */
     /* value profiling: NULL without -vtrace */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;

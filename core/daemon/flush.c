@@ -1,8 +1,9 @@
 /*
  * flush.c - dcpid's flush and epochs: the count table sorted by image and event into one
- * PC profile per group (merged into the current epoch's files), the unknown@<platform>
- * profiles, the value profiles (vtrace.c) and the stack profiles (dstacks.c). What could not be
- * written stays in memory for the next flush; the error is kept for status.
+ * PC profile per group (merged into the current epoch's files) and its split by process
+ * (<event>.procs, core/store/procprof.h), the unknown@<platform> profiles, the value profiles
+ * (vtrace.c) and the stack profiles (dstacks.c). What could not be written stays in memory for the
+ * next flush; the error is kept for status.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
+#include "core/store/procprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
 
@@ -92,21 +94,68 @@ static int write_profile(daemon_t *d, const image_desc_t *im, const char *dirnam
     return rc;
 }
 
+/* Write (merge) the split by process of one profile: "<event>.procs" in its directory. */
+static int write_procs(daemon_t *d, const char *dirname, int ev, const dcpi_agg_entry_t *e,
+                       size_t n, char *err)
+{
+    char dir[4096], file[4200];
+    profile_path(d, dirname, ev, dir, sizeof dir, file, sizeof file);
+    (void)dcpi__pathf(file, sizeof file, "%s/%s" DCPI_PROCPROF_SUFFIX, dir, d->evs[ev].name);
+    dcpi_procprof_t pp = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = dcpi_procprof_add(&pp, (uint32_t)dcpi_proctab_pid(d->procs, e[i].proc),
+                               dcpi_proctab_name(d->procs, e[i].proc), e[i].offset, e[i].count);
+    if (rc < 0)
+        dcpi__errf(err, rc, "%s: out of memory", file);
+    else if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
+        dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+    else
+        rc = dcpi_procprof_merge_write(file, &pp, err);
+    dcpi_procprof_free(&pp);
+    return rc;
+}
+
+static void flush_failed(daemon_t *d, const char *err, flush_result_t *r)
+{
+    dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
+    (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
+    r->failures++;
+}
+
+/* The unknown samples' split by process (their counts went to unknown@ by flush_unknown). */
+static void flush_unknown_procs(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_result_t *r)
+{
+    char dirname[DCPI_NAMELEN + 16], err[DCPI_ERRLEN];
+    snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
+    if (write_procs(d, dirname, e[0].event, e, n, err) < 0) {
+        flush_failed(d, err, r);
+        return;
+    }
+    dcpi_agg_clear(d->agg, e, n);
+}
+
 static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_result_t *r)
 {
     image_desc_t im;
     char dirname[512], err[DCPI_ERRLEN];
+    if (e[0].image == DCPI_AGG_IMAGE_UNKNOWN) {
+        flush_unknown_procs(d, e, n, r);
+        return;
+    }
     describe_image(d, e[0].image, &im);
     dcpi_image_dirname(im.path, im.id, dirname, sizeof dirname);
     uint64_t samples = 0;
     for (size_t i = 0; i < n; i++)
         samples += e[i].count;
     if (write_profile(d, &im, dirname, e[0].event, e, n, 0, err) < 0) {
-        dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
-        (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
-        r->failures++;
+        flush_failed(d, err, r);
         return;
     }
+    /* The profile is written: its samples are cleared even when their split by process
+     * cannot be (they would count twice); the failure is reported like any other. */
+    if (write_procs(d, dirname, e[0].event, e, n, err) < 0)
+        flush_failed(d, err, r);
     if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kallsyms_done)
         dcpi__daemon_write_kallsyms(d, dirname);
     if (!d->vdso_done && strcmp(im.path, "[vdso]") == 0)
@@ -221,6 +270,7 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         return DCPI_EIO;
     }
     dcpi_agg_reset(d->agg);
+    dcpi_proctab_compact(d->procs); /* no count refers to a process any more */
     d->flush_error[0] = 0;
     d->last_flush_wall = time(NULL);
     d->flushed_profiles = r->profiles;

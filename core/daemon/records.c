@@ -13,10 +13,14 @@
 #include "core/daemon/daemon.h"
 #include "dcpi/errno.h"
 
-static void count_unknown(daemon_t *d, int ev)
+static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off, uint32_t proc);
+
+/* Outside every image: counted per event (unknown@ profile) and per process. */
+static void count_unknown(daemon_t *d, int ev, uint32_t proc)
 {
     d->st[ev].unknown++;
     d->st[ev].unknown_pending++;
+    add_count(d, DCPI_AGG_IMAGE_UNKNOWN, ev, 0, proc);
 }
 
 static int tried_before(daemon_t *d, pid_t pid)
@@ -36,21 +40,24 @@ static int tried_before(daemon_t *d, pid_t pid)
     return 0;
 }
 
-static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off)
+static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off, uint32_t proc)
 {
-    if (dcpi_agg_add(d->agg, image, (uint16_t)ev, off, 1) == 0)
+    if (dcpi_agg_add_proc(d->agg, image, (uint16_t)ev, off, proc, 1) == 0)
         return;
     /* The table is full (a flush failed or -hash is tiny): grow rather than drop. */
-    if (dcpi_agg_grow(d->agg) == 0 && dcpi_agg_add(d->agg, image, (uint16_t)ev, off, 1) == 0) {
+    if (dcpi_agg_grow(d->agg) == 0 &&
+        dcpi_agg_add_proc(d->agg, image, (uint16_t)ev, off, proc, 1) == 0) {
         dcpi__log(DCPI_LOG_WARN, "hash table full, grown to %zu entries",
                   dcpi_agg_capacity(d->agg));
         return;
     }
+    if (image == DCPI_AGG_IMAGE_UNKNOWN)
+        return; /* already counted in unknown@ (only its split by process is lost) */
     d->st[ev].lost++;
     d->st[ev].lost_pending++;
 }
 
-static void user_sample(daemon_t *d, const dcpi_sample_t *s)
+static void user_sample(daemon_t *d, const dcpi_sample_t *s, uint32_t proc)
 {
     dcpi_image_t *img;
     uint32_t off;
@@ -62,9 +69,9 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s)
     if (rc == DCPI_ENOENT && s->pid > 0 && dcpi__daemon_jit_map(d, (pid_t)s->pid, s->ip))
         rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off); /* JIT code */
     if (rc == 0)
-        add_count(d, img->index, s->event, off);
+        add_count(d, img->index, s->event, off, proc);
     else
-        count_unknown(d, s->event);
+        count_unknown(d, s->event, proc);
 }
 
 void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
@@ -115,22 +122,23 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
 static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
 {
     int mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    uint32_t proc = dcpi_proctab_id(d->procs, (pid_t)s->pid);
     d->st[s->event].samples++;
     d->total_samples++;
     if (mode == PERF_RECORD_MISC_KERNEL) {
         uint64_t off = s->ip - d->ktstart;
         if (d->kernel_ok && s->ip >= d->ktstart && off <= UINT32_MAX)
-            add_count(d, DCPI_AGG_IMAGE_KERNEL, s->event, (uint32_t)off);
+            add_count(d, DCPI_AGG_IMAGE_KERNEL, s->event, (uint32_t)off, proc);
         else
-            count_unknown(d, s->event);
+            count_unknown(d, s->event, proc);
     } else if (mode == PERF_RECORD_MISC_USER) {
-        user_sample(d, s);
+        user_sample(d, s, proc);
         if (d->vt && s->event == 0 && s->regs_abi != 0)
             value_sample(d, s);
         if (d->vs && s->event == 0)
             dcpi_vstep_sample(d->vs, s->pid, s->tid);
     } else {
-        count_unknown(d, s->event);
+        count_unknown(d, s->event, proc);
     }
     if (d->stk)
         dcpi_dstacks_add(d->stk, s);
@@ -155,15 +163,25 @@ static void on_exec(void *arg, uint32_t pid)
     dcpi_loadmap_exec(d->lm, (pid_t)pid);
 }
 
+static void on_comm(void *arg, uint32_t pid, uint32_t tid, const char *comm, int exec)
+{
+    if (pid == tid || exec) /* the process's name is its main thread's */
+        dcpi_proctab_comm(((daemon_t *)arg)->procs, (pid_t)pid, comm);
+}
+
 static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
 {
-    dcpi_loadmap_fork(((daemon_t *)arg)->lm, (pid_t)ppid, (pid_t)pid);
+    daemon_t *d = arg;
+    dcpi_loadmap_fork(d->lm, (pid_t)ppid, (pid_t)pid);
+    dcpi_proctab_fork(d->procs, (pid_t)ppid, (pid_t)pid);
 }
 
 void dcpi__daemon_apply_exits(daemon_t *d)
 {
-    for (size_t i = 0; i < d->nexits; i++)
+    for (size_t i = 0; i < d->nexits; i++) {
         dcpi_loadmap_exit(d->lm, d->exits[i]);
+        dcpi_proctab_exit(d->procs, d->exits[i]);
+    }
     d->nexits = 0;
 }
 
@@ -204,6 +222,7 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
     static dcpi_sampler_handler_t h = {.sample = on_sample,
                                        .mmap2 = on_mmap2,
                                        .exec = on_exec,
+                                       .comm = on_comm,
                                        .fork = on_fork,
                                        .exit = on_exit_rec,
                                        .lost = on_lost,

@@ -161,6 +161,8 @@ static int setup_tables(daemon_t *d, char *err)
     int rc = dcpi_loadmap_new(&d->lm);
     if (rc == 0)
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
+    if (rc == 0)
+        rc = dcpi_proctab_new(&d->procs);
     if (rc < 0)
         return dcpi__errf(err, rc, "setup: %s", dcpi_strerror(rc));
     dcpi__daemon_kernel_range(d);
@@ -307,4 +309,5 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
+    dcpi_proctab_free(d->procs);
 }

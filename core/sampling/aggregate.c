@@ -1,6 +1,6 @@
 /*
  * aggregate.c - open-addressing (linear probing) hash table of sample counts, see
- * aggregate.h. Slots are 24 bytes; an empty slot has used == 0.
+ * aggregate.h. Slots are 32 bytes; an empty slot has used == 0.
  */
 #include "core/sampling/aggregate.h"
 
@@ -14,6 +14,7 @@ typedef struct slot {
     uint32_t offset;
     uint16_t event;
     uint16_t used;
+    uint32_t proc;
     uint64_t count;
 } slot_t;
 
@@ -25,9 +26,10 @@ struct dcpi_agg {
     dcpi_agg_entry_t *sorted; /* cap entries, for dcpi_agg_sort */
 };
 
-static uint64_t key_hash(uint32_t image, uint16_t event, uint32_t offset)
+static uint64_t key_hash(uint32_t image, uint16_t event, uint32_t offset, uint32_t proc)
 {
-    uint64_t x = ((uint64_t)image << 32 | offset) ^ ((uint64_t)event * 0x9e3779b97f4a7c15ULL);
+    uint64_t x =
+        ((uint64_t)image << 32 | offset) ^ (((uint64_t)proc << 16 | event) * 0x9e3779b97f4a7c15ULL);
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
@@ -81,13 +83,15 @@ void dcpi_agg_free(dcpi_agg_t *a)
 }
 
 /* The slot holding key, or the empty slot where it would go. Requires one empty slot. */
-static slot_t *find_slot(const dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset)
+static slot_t *find_slot(const dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset,
+                         uint32_t proc)
 {
     size_t mask = a->cap - 1;
-    size_t i = (size_t)key_hash(image, event, offset) & mask;
+    size_t i = (size_t)key_hash(image, event, offset, proc) & mask;
     for (;;) {
         slot_t *s = &a->slots[i];
-        if (!s->used || (s->image == image && s->offset == offset && s->event == event))
+        if (!s->used ||
+            (s->image == image && s->offset == offset && s->event == event && s->proc == proc))
             return s;
         i = (i + 1) & mask;
     }
@@ -95,7 +99,13 @@ static slot_t *find_slot(const dcpi_agg_t *a, uint32_t image, uint16_t event, ui
 
 int dcpi_agg_add(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint64_t count)
 {
-    slot_t *s = find_slot(a, image, event, offset);
+    return dcpi_agg_add_proc(a, image, event, offset, 0, count);
+}
+
+int dcpi_agg_add_proc(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint32_t proc,
+                      uint64_t count)
+{
+    slot_t *s = find_slot(a, image, event, offset, proc);
     if (!s->used) {
         if (a->used + 1 >= a->cap)
             return DCPI_EFULL;
@@ -103,6 +113,7 @@ int dcpi_agg_add(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset,
         s->image = image;
         s->event = event;
         s->offset = offset;
+        s->proc = proc;
         s->count = 0;
         a->used++;
     }
@@ -113,8 +124,13 @@ int dcpi_agg_add(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset,
 
 uint64_t dcpi_agg_get(const dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset)
 {
-    const slot_t *s = find_slot(a, image, event, offset);
-    return s->used ? s->count : 0;
+    uint64_t n = 0; /* every process's count */
+    for (size_t i = 0; i < a->cap; i++) {
+        const slot_t *s = &a->slots[i];
+        if (s->used && s->image == image && s->event == event && s->offset == offset)
+            n += s->count;
+    }
+    return n;
 }
 
 size_t dcpi_agg_used(const dcpi_agg_t *a)
@@ -146,6 +162,8 @@ static int entry_cmp(const void *x, const void *y)
         return a->event < b->event ? -1 : 1;
     if (a->offset != b->offset)
         return a->offset < b->offset ? -1 : 1;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
     return 0;
 }
 
@@ -159,6 +177,7 @@ const dcpi_agg_entry_t *dcpi_agg_sort(dcpi_agg_t *a, size_t *n)
         a->sorted[k++] = (dcpi_agg_entry_t){.image = s->image,
                                             .event = s->event,
                                             .offset = s->offset,
+                                            .proc = s->proc,
                                             .count = s->count,
                                             .slot = i};
     }
@@ -193,7 +212,7 @@ int dcpi_agg_grow(dcpi_agg_t *a)
     for (size_t i = 0; i < a->cap; i++) {
         const slot_t *s = &a->slots[i];
         if (s->used && s->count)
-            dcpi_agg_add(&b, s->image, s->event, s->offset, s->count);
+            dcpi_agg_add_proc(&b, s->image, s->event, s->offset, s->proc, s->count);
     }
     free(a->slots);
     free(a->sorted);
