@@ -10,7 +10,8 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev check libffi-dev \
            linux-perf google-perftools binutils clang libclang-rt-14-dev \
-           protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go libbpf-dev
+           protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go libbpf-dev \
+           libdebuginfod1 libdebuginfod-dev debuginfod
 
 .PHONY: all deps build demo test test-asan test-stress fuzz install clean format
 

@@ -1,9 +1,11 @@
 /*
  * check_symbols.c - function symbol tables: a gcc-built program (static, global and
  * size-less assembly functions), a g++-built one (demangling), a stripped binary with a
- * separate debug file, libc's dynamic symbols, and kallsyms files (synthetic and the live one).
+ * separate debug file (beside it, or from debuginfod: a file:// URL, no server), libc's dynamic
+ * symbols, and kallsyms files (synthetic and the live one).
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 #include "check_skip.h"
+#include "core/base/log.h"
+#include "core/image/debuginfod.h"
 #include "core/image/symbols.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -46,6 +50,14 @@ static void sh(const char *fmt, const char *a, const char *b)
 static void remove_tmpdir(void)
 {
     sh("rm -rf '%s'%s", tmpdir, "");
+}
+
+/* tmpdir/name (a static buffer). */
+static const char *tmpdir_bin(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
 }
 
 /* Write src to tmpdir/name.<ext> and compile it with cc into tmpdir/name. */
@@ -246,6 +258,113 @@ START_TEST(test_debug_file)
 }
 END_TEST
 
+/* ---- debuginfod: DEBUGINFOD_URLS=file://DIR reads DIR/buildid/ID/debuginfo, no server ---- */
+
+/* tmpdir/dbg stripped (no .symtab); tmpdir/mock/buildid/ID/debuginfo holds its unstripped build,
+ * or with other set, the same source built as other.c: the same code and symbols under another
+ * build-id. DEBUGINFOD_CACHE_PATH is tmpdir/cache. Returns helper_static's address. */
+static unsigned long long debuginfod_setup(int other)
+{
+    make_tmpdir();
+    const char *bin = build("dbg", c_src, "gcc -g", "c");
+    unsigned long long addr = nm_lookup(bin, "helper_static", "").addr;
+    if (other) {
+        ck_assert_uint_eq(nm_lookup(build("other", c_src, "gcc -g", "c"), "helper_static", "").addr,
+                          addr);
+        sh("cd '%s' && test \"$(readelf -n dbg | grep 'Build ID')\" != "
+           "\"$(readelf -n other | grep 'Build ID')\"%s",
+           tmpdir, "");
+    }
+    sh("cd '%s' && d=mock/buildid/$(readelf -n dbg | sed -n 's/.*Build ID: //p') && "
+       "mkdir -p $d && cp %s $d/debuginfo && strip dbg && ! readelf -SW dbg | grep -q ' .symtab '",
+       tmpdir, other ? "other" : "dbg");
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+    setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+    unsetenv("DEBUGINFOD_URLS");
+    return addr;
+}
+
+static void set_urls(const char *scheme, const char *where)
+{
+    char urls[400];
+    snprintf(urls, sizeof urls, "%s%s", scheme, where);
+    setenv("DEBUGINFOD_URLS", urls, 1);
+}
+
+/* Whether libdebuginfod.so.1 is in the process at all (dcpi's dlopen or anyone else's). */
+static int libdebuginfod_in_process(void)
+{
+    void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+/* Without DEBUGINFOD_URLS (or with a blank one) nothing is asked and the library never loaded. */
+START_TEST(test_debuginfod_unset)
+{
+    unsigned long long addr = debuginfod_setup(0);
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    setenv("DEBUGINFOD_URLS", " \t", 1);
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    ck_assert(!dcpi_debuginfod_loaded());
+    ck_assert(!libdebuginfod_in_process());
+    sh("test ! -e '%s/cache'%s", tmpdir, "");
+    remove_tmpdir();
+}
+END_TEST
+
+/* With it, the debug file comes through libdebuginfod (loaded by dlopen) into its cache. */
+START_TEST(test_debuginfod_found)
+{
+    unsigned long long addr = debuginfod_setup(0);
+    char mock[300];
+    snprintf(mock, sizeof mock, "%s/mock", tmpdir);
+    set_urls("file://", mock);
+    ck_assert(has_static(tmpdir_bin("dbg"), addr));
+    ck_assert(dcpi_debuginfod_loaded());
+    sh("cd '%s' && test -s cache/$(readelf -n dbg | sed -n 's/.*Build ID: //p')/debuginfo%s",
+       tmpdir, "");
+    ck_assert(has_static(tmpdir_bin("dbg"), addr)); /* the same client again, from the cache */
+    remove_tmpdir();
+}
+END_TEST
+
+/* A file of another build-id under this one's is refused; no server answering is no error, and
+ * the log says so once. */
+START_TEST(test_debuginfod_refused)
+{
+    unsigned long long addr = debuginfod_setup(1);
+    char mock[300], log[300];
+    snprintf(mock, sizeof mock, "%s/mock", tmpdir);
+    snprintf(log, sizeof log, "%s/log", tmpdir);
+    set_urls("file://", mock);
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    ck_assert_int_eq(dcpi__log_open(log), 0);
+    set_urls("http://127.0.0.1:1", ""); /* port 1: nothing listens (refused) */
+    sh("rm -rf '%s/cache'%s", tmpdir, "");
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    sh("test $(grep -c 'debuginfod: no debug file for %s/dbg' '%s/log') = 1", tmpdir, tmpdir);
+    remove_tmpdir();
+}
+END_TEST
+
+/* dcpid turns it off: nothing is asked even with DEBUGINFOD_URLS set. */
+START_TEST(test_debuginfod_off)
+{
+    unsigned long long addr = debuginfod_setup(0);
+    char mock[300];
+    snprintf(mock, sizeof mock, "%s/mock", tmpdir);
+    set_urls("file://", mock);
+    dcpi_debuginfod_off();
+    ck_assert(!has_static(tmpdir_bin("dbg"), addr));
+    ck_assert(!dcpi_debuginfod_loaded());
+    remove_tmpdir();
+}
+END_TEST
+
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 /* Debian's libc path: another layout (or an unreadable libc) is this machine's, not a bug. */
@@ -411,6 +530,10 @@ int main(void)
     tcase_add_test(tc, test_plt);
     tcase_add_test(tc, test_cxx_demangle);
     tcase_add_test(tc, test_debug_file);
+    tcase_add_test(tc, test_debuginfod_unset);
+    tcase_add_test(tc, test_debuginfod_found);
+    tcase_add_test(tc, test_debuginfod_refused);
+    tcase_add_test(tc, test_debuginfod_off);
     tcase_add_test(tc, test_open_errors);
     tcase_add_test(tc, test_kallsyms_synthetic);
     suite_add_tcase(s, tc);

@@ -4,6 +4,7 @@
  */
 #include "core/base/log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@ void dcpi__log(int level, const char *fmt, ...)
     struct tm tm;
     gmtime_r(&now, &tm);
     size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%SZ ", &tm);
-    n += (size_t)snprintf(line + n, sizeof line - n, "dcpid[%d] %s: ", (int)getpid(),
+    n += (size_t)snprintf(line + n, sizeof line - n, "%s[%d] %s: ", program_invocation_short_name,
+                          (int)getpid(),
                           names[level < 0   ? 0
                                 : level > 3 ? 3
                                             : level]);

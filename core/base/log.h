@@ -1,5 +1,5 @@
 /*
- * log.h - the daemon's and tools' log: one line per message, "time level: text".
+ * log.h - the daemon's and tools' log: one line per message, "time PROGRAM[PID] level: text".
  * Goes to stderr until dcpi__log_open() names a file.
  */
 #ifndef DCPI_CORE_LOG_H

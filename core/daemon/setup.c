@@ -20,6 +20,7 @@
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
 #include "core/daemon/daemon.h"
+#include "core/image/debuginfod.h"
 #include "dcpi/errno.h"
 
 static int absolute(const char *path, char *out, size_t len)
@@ -262,6 +263,9 @@ int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
 int dcpi__daemon_setup_base(daemon_t *d, char *err)
 {
     int rc = setup_db(d, err);
+    /* The symbols dcpid reads (values, DB/.symcache) never wait on a debuginfod server: a fetch
+     * would stall the loop. The analysis tools ask it; the workload keeps DEBUGINFOD_URLS. */
+    dcpi_debuginfod_off();
     rc = rc < 0 ? rc : setup_log(d, err);
     rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
     rc = rc < 0 ? rc : setup_events(d, err);

@@ -1,7 +1,10 @@
 /*
  * srclines.c - ELF vaddr to (source file, line) through libdwfl: the file is reported offline,
- * libdwfl finds its DWARF (in the file, by build-id under the debug directories, or through
- * .gnu_debuglink) and answers lookups from the CU line tables. Source files are read whole.
+ * libdwfl finds its DWARF (in the file, by build-id under the debug directories, through
+ * .gnu_debuglink, or, with DEBUGINFOD_URLS set, from debuginfod: libdw's own client, loaded by
+ * libdw as core/image/debuginfod.c loads dcpi's, with the same cache, so a debug file fetched
+ * for the symbols is not fetched again) and answers lookups from the CU line tables. Source
+ * files are read whole.
  */
 #include "core/image/srclines.h"
 

@@ -1,7 +1,8 @@
 /*
  * srclines.h - source line information of an ELF image: the DWARF line tables (libdw/libdwfl),
- * read from the file itself or from its separate debug file (build-id under /usr/lib/debug, or
- * .gnu_debuglink), so that an ELF virtual address becomes (source file, line).
+ * read from the file itself or from its separate debug file (build-id under /usr/lib/debug,
+ * .gnu_debuglink, or debuginfod with DEBUGINFOD_URLS set), so that an ELF virtual address
+ * becomes (source file, line).
  */
 #ifndef DCPI_CORE_SRCLINES_H
 #define DCPI_CORE_SRCLINES_H

@@ -1,7 +1,7 @@
 /*
  * symbols.c - function symbol tables: ELF .symtab/.dynsym read with libelf (with a separate
- * debug file found by build-id or .gnu_debuglink when the file has no .symtab) and kallsyms
- * files. Entries are sorted by address and collapsed to one per address; C++ names are
+ * debug file found by build-id, .gnu_debuglink or debuginfod when the file has no .symtab) and
+ * kallsyms files. Entries are sorted by address and collapsed to one per address; C++ names are
  * demangled with the C++ runtime's __cxa_demangle and the raw name is kept for dcpi_symtab_find.
  */
 #include "core/image/symbols.h"
@@ -21,6 +21,7 @@
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/mem.h"
+#include "core/image/debuginfod.h"
 #include "core/image/image.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -527,10 +528,24 @@ static int try_debuglink(const char *path, const elf_file_t *main, elf_file_t *d
     return found;
 }
 
+/* The debug file of the build-id from the debuginfod servers of DEBUGINFOD_URLS (cached). */
+static int try_debuginfod(const char *path, const elf_file_t *main, elf_file_t *dbg)
+{
+    const void *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(main->elf, &id);
+    char *cached = NULL;
+    if (n <= 0 || dcpi__debuginfod_find(id, (size_t)n, path, &cached) < 0)
+        return 0;
+    int found = try_debug_file(cached, main, dbg);
+    free(cached);
+    return found;
+}
+
 static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main)
 {
     elf_file_t dbg = {.fd = -1};
-    if (!try_build_id_path(main, &dbg) && !try_debuglink(path, main, &dbg))
+    if (!try_build_id_path(main, &dbg) && !try_debuglink(path, main, &dbg) &&
+        !try_debuginfod(path, main, &dbg))
         return 0;
     int has = 0;
     int rc = add_elf_syms(b, dbg.elf, 0, &has);

@@ -1,6 +1,7 @@
 /*
  * symbols.h - function symbols of an image (ELF .symtab and .dynsym via libelf, with a
- * separate debug file found by build-id or .gnu_debuglink when present) or of the kernel
+ * separate debug file found by build-id, .gnu_debuglink or, with DEBUGINFOD_URLS set, from
+ * debuginfod when the file has no .symtab) or of the kernel
  * (/proc/kallsyms or a saved copy of it). Names are demangled when they are C++.
  */
 #ifndef DCPI_CORE_SYMBOLS_H
