@@ -56,8 +56,12 @@ img_total() { awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$1"; }
 "${P[@]}" -pid "$A" -i >"$T/pa" 2>&1 || fail "-pid $A failed: $(cat "$T/pa")"
 "${P[@]}" -pid "$B" -i >"$T/pb" 2>&1 || fail "-pid $B failed: $(cat "$T/pb")"
 "${P[@]}" -comm sha256sum -i >"$T/pc" 2>&1 || fail "-comm failed: $(cat "$T/pc")"
-[ "$(img_total "$T/pa")" = "$na" ] || fail "-pid $A total $(img_total "$T/pa"), -procs says $na"
-[ "$(img_total "$T/pb")" = "$nb" ] || fail "-pid $B total $(img_total "$T/pb"), -procs says $nb"
+# a pid's rows: sha256sum, and the forked shell before its exec (another command name)
+pid_rows() { awk -v p="$1" '/% +[0-9.]+% +[0-9]+ / && $4 == p {s += $1} END {print s + 0}' "$T/procs"; }
+[ "$(img_total "$T/pa")" = "$(pid_rows "$A")" ] ||
+    fail "-pid $A total $(img_total "$T/pa"), -procs rows of pid $A $(pid_rows "$A")"
+[ "$(img_total "$T/pb")" = "$(pid_rows "$B")" ] ||
+    fail "-pid $B total $(img_total "$T/pb"), -procs rows of pid $B $(pid_rows "$B")"
 n_sha=$(awk '/% +[0-9.]+% +.*\/sha256sum$/ {print $1}' "$T/pc")
 a_sha=$(awk '/% +[0-9.]+% +.*\/sha256sum$/ {print $1}' "$T/pa")
 b_sha=$(awk '/% +[0-9.]+% +.*\/sha256sum$/ {print $1}' "$T/pb")
