@@ -325,7 +325,7 @@ static int finish_set(dcpi_profset_t *set)
     int rc = ord && ev && tmp && ptmp ? 0 : DCPI_ENOMEM;
     for (size_t e = 0; rc == 0 && e < n; e++)
         ord[e] = (ev_order_t){set->events[e].name, e};
-    if (rc == 0) {
+    if (rc == 0 && n > 0) {
         qsort(ord, n, sizeof(*ord), cmp_ev_order);
         for (size_t e = 0; e < n; e++)
             ev[e] = set->events[ord[e].old];

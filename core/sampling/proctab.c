@@ -139,7 +139,10 @@ void dcpi_proctab_fork(dcpi_proctab_t *pt, pid_t ppid, pid_t pid)
     if (pid <= 0)
         return;
     uint32_t parent = dcpi_proctab_id(pt, ppid);
-    (void)add(pt, pid, parent ? pt->e[parent - 1].comm : "?");
+    char comm[DCPI_COMMLEN] = "?"; /* a copy: add() may move the entries */
+    if (parent)
+        memcpy(comm, pt->e[parent - 1].comm, sizeof comm);
+    (void)add(pt, pid, comm);
 }
 
 void dcpi_proctab_exit(dcpi_proctab_t *pt, pid_t pid)
