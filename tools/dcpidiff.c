@@ -201,8 +201,8 @@ static void print_sets(const side_t sd[2], const dcpi_diff_t *d, const opts_t *o
     }
     fprintf(stdout,
             "test: exact conditional binomial test of two Poisson rates, Benjamini-Hochberg over "
-            "%zu rows, level %g\n\n",
-            nrows, o->p.alpha);
+            "%zu row%s, level %g\n\n",
+            nrows, nrows == 1 ? "" : "s", o->p.alpha);
 }
 
 /* Build, finish and print the comparison. Returns the exit status. */
