@@ -98,6 +98,8 @@ double dcpi_diffstat_pvalue(uint64_t a, uint64_t na, uint64_t b, uint64_t nb)
     double p0 = (double)na / ((double)na + (double)nb);
     double lo = dcpi_diffstat_binom_cdf(a, n, p0), hi = dcpi_diffstat_binom_sf(a, n, p0);
     double p = 2.0 * (lo < hi ? lo : hi);
+    if (p < DCPI_DIFFSTAT_PMIN)
+        return 0.0; /* no subnormals: readers such as awk take them for out of range */
     return p > 1.0 ? 1.0 : p;
 }
 

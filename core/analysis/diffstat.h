@@ -28,8 +28,9 @@ double dcpi_diffstat_binom_sf(uint64_t k, uint64_t n, double p);
 /*
  * Two-sided p-value that a of na and b of nb come from the same share: 2 min(P(X <= a),
  * P(X >= a)) for X ~ Binomial(a + b, na / (na + nb)), at most 1. 1 when a + b == 0 or a total
- * is 0 (nothing to compare).
+ * is 0 (nothing to compare). Below DCPI_DIFFSTAT_PMIN the p-value is 0 (printed "0" in CSV).
  */
+#define DCPI_DIFFSTAT_PMIN 1e-300
 double dcpi_diffstat_pvalue(uint64_t a, uint64_t na, uint64_t b, uint64_t nb);
 
 /*
