@@ -1,0 +1,297 @@
+/*
+ * dcpidiff - what changed between two profile sets (two epochs of one database, two databases,
+ * or two builds of one program), by image (-i), procedure (default), source line (-source) or
+ * instruction (-asm) of one procedure, or value of its instructions' hotlists (-vprof); each
+ * difference of shares with its significance against the sampling noise (docs/dcpidiff.md).
+ * The flags and the two sets are read here; the comparison is core/analysis/diff.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/analysis/cli.h"
+#include "core/analysis/diff.h"
+#include "core/plugin/vploader.h"
+#include "dcpi/errno.h"
+
+#define TOOL "dcpidiff"
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-i", NULL, "one row per image instead of per procedure"},
+    {"-source", "PROC", "one row per source line of procedure PROC (one image operand)"},
+    {"-asm", "PROC", "one row per instruction of PROC (same build in both sets)"},
+    {"-vprof", "PROC", "one row per value of PROC's value hotlists (same build in both sets)"},
+    {"-vtrace", "NAME", "-vprof: only the value profile NAME (e.g. vp-classic)"},
+    {"-within", NULL, "-source/-asm: shares of the procedure's samples, not of the set's"},
+    {"-s", "EVENT", "compare EVENT (default: the event with the most samples in set A)"},
+    {"-threshold", "P", "significance level of the adjusted p-values (default 0.001)"},
+    {"-all", NULL, "print the rows within the noise too"},
+    {"-keep", "PCT", "print rows until they hold PCT % of the sum of the absolute differences"},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
+    {"-wide", NULL, "print long names whole (they are cut to 50 columns)"},
+    {NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    int by_image;
+    enum dcpi_diff_view view;
+    const char *proc; /* NULL: a view of whole sets */
+    const char *vpname;
+    int within;
+    const char *event;
+    dcpi_diff_popts_t p;
+} opts_t;
+
+static int bad_number(const char *flag, const char *what, const char *v)
+{
+    fprintf(stderr, TOOL ": %s wants %s, not '%s'\n", flag, what, v);
+    return 2;
+}
+
+static int set_view(opts_t *o, enum dcpi_diff_view v, const char *proc)
+{
+    if (o->proc) {
+        fprintf(stderr, TOOL ": -source, -asm and -vprof exclude each other\n");
+        return 2;
+    }
+    o->view = v;
+    o->proc = proc;
+    return 0;
+}
+
+static int parse_opt(opts_t *o, const char *f, const char *v)
+{
+    if (!strcmp(f, "-i"))
+        o->by_image = 1;
+    else if (!strcmp(f, "-source"))
+        return set_view(o, DCPI_DIFF_SOURCE, v);
+    else if (!strcmp(f, "-asm"))
+        return set_view(o, DCPI_DIFF_ASM, v);
+    else if (!strcmp(f, "-vprof"))
+        return set_view(o, DCPI_DIFF_VPROF, v);
+    else if (!strcmp(f, "-vtrace"))
+        o->vpname = v;
+    else if (!strcmp(f, "-within"))
+        o->within = 1;
+    else if (!strcmp(f, "-s"))
+        o->event = v;
+    else if (!strcmp(f, "-all"))
+        o->p.all = 1;
+    else if (!strcmp(f, "-csl"))
+        o->p.csl = 1;
+    else if (!strcmp(f, "-wide"))
+        o->p.wide = 1;
+    else if (!strcmp(f, "-threshold") &&
+             (dcpi_cli_number(v, 0.0, 1.0, &o->p.alpha) < 0 || o->p.alpha <= 0.0))
+        return bad_number(f, "a significance level above 0 and at most 1", v);
+    else if (!strcmp(f, "-keep") && dcpi_cli_number(v, 0.0, 100.0, &o->p.keep) < 0)
+        return bad_number(f, "a percentage from 0 to 100", v);
+    return 0;
+}
+
+static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
+{
+    *o = (opts_t){.p = {.alpha = 0.001, .keep = 100.0}};
+    for (int i = 0; i < cli->nopts; i++) {
+        const dcpi_cli_flag_t *fl = flags;
+        while (strcmp(fl->name, cli->opts[i]) != 0)
+            fl++;
+        if (parse_opt(o, fl->name, fl->arg ? cli->opts[++i] : NULL))
+            return 2;
+    }
+    if (cli->nargs < 2) {
+        fprintf(stderr, TOOL ": expected two sets, SET_A SET_B (try -h)\n");
+        return 2;
+    }
+    if (o->proc && (cli->nargs != 3 || o->by_image)) {
+        fprintf(stderr, TOOL ": -source, -asm and -vprof take one image operand after the sets, "
+                             "and no -i\n");
+        return 2;
+    }
+    if ((o->vpname && o->view != DCPI_DIFF_VPROF) || (o->within && !o->proc)) {
+        fprintf(stderr, TOOL ": %s\n",
+                o->vpname ? "-vtrace goes with -vprof" : "-within goes with -source or -asm");
+        return 2;
+    }
+    o->p.what = o->by_image ? "image" : "procedure";
+    o->p.group = o->by_image ? NULL : "image";
+    if (o->proc) {
+        const char *what[] = {"line", "instruction", "value"};
+        o->p.what = what[o->view];
+        o->p.group = o->view == DCPI_DIFF_VPROF ? "instruction" : NULL;
+    }
+    return 0;
+}
+
+/* ---- the two sets ---- */
+
+typedef struct side {
+    const char *label; /* "A" or "B" */
+    char *spec;        /* the operand, copied (split at '@') */
+    dcpi_cli_t cli;    /* the shared flags with this set's -db and -epoch */
+    dcpi_profset_t *set;
+    int event;
+} side_t;
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* SET is DB, DB@EPOCH or @EPOCH (the database of -db, $DCPIDB or ./dcpidb); a DB alone is read
+ * at -epoch (default latest). */
+static int load_side(side_t *s, const dcpi_cli_t *cli, const char *arg)
+{
+    char err[DCPI_ERRLEN] = "";
+    s->cli = *cli;
+    s->cli.db[0] = s->cli.epoch[0] = '\0';
+    if (!(s->spec = strdup(arg)))
+        return 1;
+    char *at = is_dir(s->spec) ? NULL : strrchr(s->spec, '@');
+    if (at) {
+        *at = '\0';
+        s->cli.epoch_spec = at[1] ? at + 1 : NULL;
+    }
+    if (s->spec[0])
+        s->cli.db_arg = s->spec;
+    int rc = dcpi_cli_load(&s->cli, &s->set, err);
+    if (rc < 0) {
+        fprintf(stderr, "%s (set %s, '%s')\n", err, s->label, arg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The compared event: -s, else the one with the most samples in A; it must be in both. */
+static int pick_event(side_t sd[2], const opts_t *o)
+{
+    sd[0].event = dcpi_profset_pick_event(sd[0].set, o->event, TOOL, sd[0].cli.epoch);
+    if (sd[0].event < 0)
+        return 1;
+    if (sd[0].set->nevents == 0) {
+        fprintf(stderr, TOOL ": set A (%s, epoch %s) has no samples\n", sd[0].cli.db,
+                sd[0].cli.epoch);
+        return 1;
+    }
+    const char *name = sd[0].set->events[sd[0].event].name;
+    sd[1].event = dcpi_profset_event_index(sd[1].set, name);
+    for (int k = 0; k < 2; k++) {
+        if (sd[k].event < 0 || sd[k].set->events[sd[k].event].total == 0) {
+            fprintf(stderr, TOOL ": set %s (%s, epoch %s) has no samples of %s\n", sd[k].label,
+                    sd[k].cli.db, sd[k].cli.epoch, name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void print_sets(const side_t sd[2], const dcpi_diff_t *d, const opts_t *o, size_t nrows)
+{
+    const char *ev = sd[0].set->events[sd[0].event].name;
+    for (int k = 0; k < 2; k++) {
+        uint64_t tot = sd[k].set->events[sd[k].event].total;
+        fprintf(stdout, "set %s: %s epoch %s: %llu samples of %s", sd[k].label, sd[k].cli.db,
+                sd[k].cli.epoch, (unsigned long long)tot, ev);
+        if (o->proc && o->view != DCPI_DIFF_VPROF)
+            fprintf(stdout, " (shares of %llu%s)", (unsigned long long)(k ? d->nb : d->na),
+                    o->within ? " in the procedure" : "");
+        fputc('\n', stdout);
+    }
+    fprintf(stdout,
+            "test: exact conditional binomial test of two Poisson rates, Benjamini-Hochberg over "
+            "%zu row%s, level %g\n\n",
+            nrows, nrows == 1 ? "" : "s", o->p.alpha);
+}
+
+/* Build, finish and print the comparison. Returns the exit status. */
+static int compare(side_t sd[2], const dcpi_cli_t *cli, const opts_t *o)
+{
+    dcpi_diff_t d = {.na = sd[0].set->events[sd[0].event].total,
+                     .nb = sd[1].set->events[sd[1].event].total};
+    int rc = 0;
+    char err[DCPI_ERRLEN] = "";
+    if (o->proc) {
+        const char *const *dirs =
+            dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
+        dcpi_diff_proc_t po = {.tool = TOOL,
+                               .view = o->view,
+                               .proc = o->proc,
+                               .image = cli->args[2],
+                               .within = o->within,
+                               .vpname = o->vpname,
+                               .plugin_dirs = dirs};
+        dcpi_diff_set_t ds[2];
+        for (int k = 0; k < 2; k++)
+            ds[k] = (dcpi_diff_set_t){sd[k].set, sd[k].cli.db, sd[k].cli.epoch, cli->platform,
+                                      sd[k].event};
+        rc = dcpi_diff_add_proc(&d, &po, ds, err);
+    } else {
+        const char **ka = calloc(sd[0].set->nimages + 1, sizeof(*ka));
+        const char **kb = calloc(sd[1].set->nimages + 1, sizeof(*kb));
+        rc = ka && kb ? 0 : DCPI_ENOMEM;
+        if (rc == 0) {
+            dcpi_diff_image_keys(sd[0].set, sd[1].set, ka, kb);
+            rc = dcpi_diff_add_set(&d, DCPI_DIFF_A, sd[0].set, sd[0].event, ka, o->by_image, TOOL);
+        }
+        if (rc == 0)
+            rc = dcpi_diff_add_set(&d, DCPI_DIFF_B, sd[1].set, sd[1].event, kb, o->by_image, TOOL);
+        free(ka);
+        free(kb);
+    }
+    if (rc == 0)
+        rc = dcpi_diff_finish(&d);
+    if (rc == 0) {
+        if (!o->p.csl)
+            print_sets(sd, &d, o, d.n);
+        dcpi_diff_print(&d, &o->p, stdout);
+    } else {
+        fprintf(stderr, TOOL ": %s\n", err[0] ? err : dcpi_strerror(rc));
+    }
+    dcpi_diff_free(&d);
+    return rc < 0 ? 1 : fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int run(const dcpi_cli_t *cli, const opts_t *o)
+{
+    side_t sd[2] = {{.label = "A"}, {.label = "B"}};
+    int status = load_side(&sd[0], cli, cli->args[0]);
+    if (status == 0)
+        status = load_side(&sd[1], cli, cli->args[1]);
+    /* image operands restrict both sets (shares are then of those images' samples); -source,
+     * -asm and -vprof find their image themselves */
+    for (int k = 0; k < 2 && status == 0 && !o->proc; k++)
+        if (cli->nargs > 2 && dcpi_profset_select(sd[k].set, cli->args + 2, (size_t)cli->nargs - 2,
+                                                  TOOL, sd[k].cli.epoch) < 0)
+            status = 1;
+    for (int k = 0; k < 2 && status == 0; k++)
+        dcpi_profset_warn_saturated(sd[k].set, TOOL);
+    if (status == 0)
+        status = pick_event(sd, o);
+    if (status == 0)
+        status = compare(sd, cli, o);
+    for (int k = 0; k < 2; k++) {
+        dcpi_profset_free(sd[k].set);
+        free(sd[k].spec);
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_cli_t cli = {.tool = TOOL,
+                      .operands = "SET_A SET_B [image-names...]   (SET: DB, DB@EPOCH or @EPOCH)",
+                      .flags = flags,
+                      .process_flags = 1};
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err);
+    opts_t o;
+    int status = parse_opts(&cli, &o);
+    if (status == 0)
+        status = run(&cli, &o);
+    dcpi_cli_free(&cli);
+    return status;
+}
