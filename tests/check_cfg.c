@@ -235,6 +235,18 @@ START_TEST(printers)
 }
 END_TEST
 
+START_TEST(noreturn_names)
+{
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("abort@plt"), 1);
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("__stack_chk_fail@GLIBC_2.4"), 1);
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("std::__throw_length_error(char const*)"), 1);
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("exit"), 1);
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("exit_group_helper"), 0);
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("error@plt"), 0); /* returns when status is 0 */
+    ck_assert_int_eq(dcpi_cfg_noreturn_name("printf"), 0);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     dcpi_listing_t *ls = NULL;
@@ -258,6 +270,7 @@ int main(void)
     tcase_add_test(tc, frequencies_by_flow);
     tcase_add_test(tc, per_call_when_entry_sampled);
     tcase_add_test(tc, printers);
+    tcase_add_test(tc, noreturn_names);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -297,3 +297,47 @@ int dcpi_cfg_block_at(const dcpi_cfg_t *g, uint64_t vaddr)
     }
     return a < g->nblocks && g->blocks[a].lo <= vaddr ? (int)a : -1;
 }
+
+/* ---- calls that do not return ---- */
+
+int dcpi_cfg_noreturn_name(const char *name)
+{
+    static const char *const names[] = {"abort",
+                                        "exit",
+                                        "_exit",
+                                        "_Exit",
+                                        "quick_exit",
+                                        "pthread_exit",
+                                        "__stack_chk_fail",
+                                        "__assert_fail",
+                                        "__assert_perror_fail",
+                                        "__chk_fail",
+                                        "__fortify_fail",
+                                        "err",
+                                        "errx",
+                                        "verr",
+                                        "verrx",
+                                        "longjmp",
+                                        "siglongjmp",
+                                        "__longjmp_chk",
+                                        "__cxa_throw",
+                                        "__cxa_rethrow",
+                                        "__cxa_bad_cast",
+                                        "__cxa_bad_typeid",
+                                        "__cxa_throw_bad_array_new_length",
+                                        "_Unwind_Resume",
+                                        NULL};
+    size_t n = strcspn(name, "@");
+    if (!strncmp(name, "std::__throw_", 13))
+        return 1;
+    for (size_t i = 0; names[i]; i++)
+        if (strlen(names[i]) == n && !strncmp(name, names[i], n))
+            return 1;
+    return 0;
+}
+
+int dcpi_cfg_symtab_noreturn(void *symtab, uint64_t target)
+{
+    const dcpi_symbol_t *sym = dcpi_symtab_lookup(symtab, target);
+    return sym && sym->addr == target && dcpi_cfg_noreturn_name(sym->name);
+}

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/analysis/listing.h"
+#include "core/image/symbols.h"
 
 /* The ends of edges that are no block (the values of dcpi_cfg_edge_t.from / .to). */
 #define DCPI_CFG_ENTRY   (-1) /* from outside: the calls (into block 0), or code not seen */
@@ -89,6 +90,19 @@ typedef struct dcpi_cfg {
 /* The caller's answer whether a call to target never returns (NULL callback: every call
  * returns). */
 typedef int (*dcpi_cfg_noreturn_fn)(void *arg, uint64_t target);
+
+/*
+ * A dcpi_cfg_noreturn_fn over a symbol table (arg: a dcpi_symtab_t): 1 when a symbol starts at
+ * target and its name (without "@plt" and a version "@...") is one of the C library's and C++
+ * runtime's functions that never return: abort, exit, _exit, _Exit, quick_exit, pthread_exit,
+ * __stack_chk_fail, __assert_fail, __assert_perror_fail, __chk_fail, __fortify_fail, err, errx,
+ * verr, verrx, longjmp, siglongjmp, __longjmp_chk, __cxa_throw, __cxa_rethrow,
+ * __cxa_bad_cast, __cxa_bad_typeid, __cxa_throw_bad_array_new_length, _Unwind_Resume and the
+ * std::__throw_* functions.
+ */
+int dcpi_cfg_symtab_noreturn(void *symtab, uint64_t target);
+/* 1 when name (as above) is one of those functions. */
+int dcpi_cfg_noreturn_name(const char *name);
 
 /*
  * The graph of ls's instructions (decoded, samples attributed) with the samples of event e.

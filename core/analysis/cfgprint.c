@@ -122,12 +122,13 @@ static void print_block_row(const dcpi_cfg_t *g, size_t k, FILE *f)
     fputc('\n', f);
 }
 
+/* The edges with at least one end shown. */
 static void print_edges(const dcpi_cfg_t *g, const dcpi_cfg_popts_t *o, FILE *f)
 {
     fprintf(f, "\nedge   from      to        kind       freq\n");
     for (size_t e = 0; e < g->nedges; e++) {
         const dcpi_cfg_edge_t *ed = &g->edges[e];
-        if (!shown(g, o, ed->from) || !shown(g, o, ed->to))
+        if (!shown(g, o, ed->from) && !shown(g, o, ed->to))
             continue;
         char a[24], b[24], fq[32];
         fmt_freq(ed->freq, fq, sizeof fq);
