@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/base/err.h"
@@ -162,11 +163,35 @@ static int lookup_procedure(const dcpi_symtab_t *st, const char *a, const char *
     return lookup_short(st, a, path, out, err);
 }
 
+/* A range "0xA:0xB" (ELF addresses, A < B): 1 with [*lo, *hi), 0 when proc is no range. */
+static int parse_range(const char *proc, uint64_t *lo, uint64_t *hi)
+{
+    const char *colon = strchr(proc, ':');
+    if (!colon || strncasecmp(proc, "0x", 2) != 0 || strncasecmp(colon + 1, "0x", 2) != 0)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    *lo = strtoull(proc + 2, &end, 16);
+    if (errno || end != colon || end == proc + 2)
+        return 0;
+    *hi = strtoull(colon + 3, &end, 16);
+    return !errno && end != colon + 3 && !*end;
+}
+
 static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
 {
     int rc = dcpi_symtab_open(s->path, &s->st, err);
     if (rc < 0)
         return rc;
+    if (parse_range(proc, &s->lo, &s->hi)) {
+        if (s->lo >= s->hi || s->hi - s->lo > DCPI_LSTSEL_RANGE_MAX)
+            return dcpi__errf(err, DCPI_EINVAL,
+                              "bad range '%s': want 0xLO:0xHI with LO < HI, at most %d bytes", proc,
+                              DCPI_LSTSEL_RANGE_MAX);
+        const dcpi_symbol_t *sym = dcpi_symtab_lookup(s->st, s->lo);
+        s->proc = sym ? sym->name : proc;
+        return 0;
+    }
     const dcpi_symbol_t *sym = NULL;
     rc = lookup_procedure(s->st, proc, s->path, &sym, err);
     if (rc == DCPI_ENOENT)

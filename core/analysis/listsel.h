@@ -64,10 +64,15 @@ typedef struct dcpi_lstsel {
     dcpi_srclines_t *sl;
 } dcpi_lstsel_t;
 
+/* The longest address range a procedure operand "0xA:0xB" may name (bytes). */
+#define DCPI_LSTSEL_RANGE_MAX (16 << 20)
+
 /*
  * Find the image file (pfile, else the image operand) and check that the set has samples of it
  * (else "PATH changed since it was profiled (id X, profile Y in epoch E)" or "no profile of
- * PATH (id X) in epoch E"), then the procedure proc ("no procedure 'P' in PATH").
+ * PATH (id X) in epoch E"), then the procedure proc ("no procedure 'P' in PATH"): a symbol
+ * name, an address inside one ("0x..."), or a range "0xA:0xB" of ELF addresses (the range
+ * [A, B), named after the symbol holding A, else after the operand; "bad range ..." when A >= B).
  */
 int dcpi_lstsel_open(dcpi_lstsel_t *s, const char *proc, const char *image, const char *pfile,
                      char *err);

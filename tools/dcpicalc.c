@@ -1,0 +1,271 @@
+/*
+ * dcpicalc - one procedure's control-flow graph with the samples of its basic blocks and their
+ * estimated execution frequencies, as text or Graphviz dot (rendered to SVG with dot(1) when
+ * -o names a .svg file). See docs/dcpicalc.md. The flags are read here; the procedure is
+ * selected as dcpilist does (core/analysis/listsel.h), the graph and the estimate are
+ * core/analysis/cfg.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/analysis/cfg.h"
+#include "core/analysis/cli.h"
+#include "core/analysis/listsel.h"
+#include "core/base/fsutil.h"
+#include "dcpi/errno.h"
+
+#define TOOL "dcpicalc"
+
+extern char **environ;
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-cutoff", "PCT", "leave out blocks with less than PCT % of the procedure's samples"},
+    {"-dot", NULL, "write Graphviz dot instead of text"},
+    {"-o", "FILE", "write to FILE (FILE.svg: render the dot with dot -Tsvg; implies -dot)"},
+    {"-s", "EVENT", "the event whose samples are used (default: cpu-clock, else the first)"},
+    {"-model", "M", "cost of a block: latency (per instruction class, default) or insns"},
+    {"-p", "FILE", "the image file to read (the image operand may then be omitted)"},
+    {NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    dcpi_cfg_popts_t po;
+    int dot;
+    const char *out, *event, *pfile;
+    enum dcpi_cfg_model model;
+} opts_t;
+
+typedef struct ctx {
+    dcpi_cli_t cli;
+    opts_t o;
+    const char *proc_arg, *image_arg;
+    dcpi_profset_t *set;
+    dcpi_lstsel_t sel;
+    dcpi_cfg_t *g;
+} ctx_t;
+
+static void ctx_free(ctx_t *c)
+{
+    dcpi_cfg_free(c->g);
+    dcpi_lstsel_free(&c->sel);
+    dcpi_profset_free(c->set);
+    dcpi_cli_free(&c->cli);
+}
+
+static int is_svg(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    return n > 4 && !strcmp(path + n - 4, ".svg");
+}
+
+/* ---- flags ---- */
+
+static int parse_opt(opts_t *o, const char *f, const char *v)
+{
+    double d = 0;
+    if (!strcmp(f, "-cutoff")) {
+        if (dcpi_cli_number(v, 0, 100, &d) < 0) {
+            fprintf(stderr, TOOL ": -cutoff wants a number from 0 to 100, not '%s'\n", v);
+            return 2;
+        }
+        o->po.cutoff = d;
+    } else if (!strcmp(f, "-dot")) {
+        o->dot = 1;
+    } else if (!strcmp(f, "-o")) {
+        o->out = v;
+    } else if (!strcmp(f, "-s")) {
+        o->event = v;
+    } else if (!strcmp(f, "-p")) {
+        o->pfile = v;
+    } else if (!strcmp(f, "-model")) {
+        if (strcmp(v, "latency") && strcmp(v, "insns")) {
+            fprintf(stderr, TOOL ": -model wants latency or insns, not '%s'\n", v);
+            return 2;
+        }
+        o->model = !strcmp(v, "insns") ? DCPI_CFG_INSNS : DCPI_CFG_LATENCY;
+    }
+    return 0;
+}
+
+static int parse_opts(ctx_t *c)
+{
+    opts_t *o = &c->o;
+    *o = (opts_t){.model = DCPI_CFG_LATENCY};
+    for (int i = 0; i < c->cli.nopts; i++) {
+        const dcpi_cli_flag_t *fl = flags;
+        while (strcmp(fl->name, c->cli.opts[i]) != 0)
+            fl++;
+        const char *v = fl->arg ? c->cli.opts[++i] : NULL;
+        if (parse_opt(o, fl->name, v))
+            return 2;
+    }
+    o->dot |= is_svg(o->out);
+    int want = o->pfile ? 1 : 2;
+    if (c->cli.nargs < 1 || c->cli.nargs > 2 || (c->cli.nargs != want && !o->pfile)) {
+        fprintf(stderr, TOOL ": expected a procedure and an image (try -h)\n");
+        return 2;
+    }
+    c->proc_arg = c->cli.args[0];
+    c->image_arg = c->cli.nargs > 1 ? c->cli.args[1] : o->pfile;
+    return 0;
+}
+
+/* ---- main flow ---- */
+
+/* The event column of the listing: -s, else cpu-clock, else the first; -1 after a message. */
+static long pick_event(const ctx_t *c)
+{
+    const dcpi_listing_t *ls = c->sel.ls;
+    const char *want = c->o.event ? c->o.event : "cpu-clock";
+    for (size_t e = 0; e < ls->nevents; e++)
+        if (!strcmp(ls->events[e], want))
+            return (long)e;
+    if (!c->o.event && ls->nevents > 0)
+        return 0;
+    if (c->o.event)
+        fprintf(stderr, TOOL ": no samples of event '%s' in %s\n", want, c->sel.path);
+    else
+        fprintf(stderr, TOOL ": no samples of %s in epoch %s\n", c->sel.path, c->cli.epoch);
+    return -1;
+}
+
+static int prepare(ctx_t *c)
+{
+    char err[DCPI_ERRLEN] = "";
+    dcpi_lstsel_t *s = &c->sel;
+    *s = (dcpi_lstsel_t){.tool = TOOL,
+                         .set = c->set,
+                         .db = c->cli.db,
+                         .epoch = c->cli.epoch,
+                         .platform = c->cli.platform};
+    int rc = dcpi_lstsel_open(s, c->proc_arg, c->image_arg, c->o.pfile, err);
+    if (rc == 0)
+        rc = dcpi_lstsel_build(s, err);
+    if (rc < 0) {
+        if (err[0])
+            fprintf(stderr, TOOL ": %s\n", err);
+        return rc == DCPI_EINVAL ? 2 : 1;
+    }
+    if (s->ls->n == 0) {
+        fprintf(stderr, TOOL ": %s has no instructions\n", s->proc);
+        return 1;
+    }
+    long e = pick_event(c);
+    if (e < 0)
+        return 1;
+    if (dcpi_cfg_build(s->ls, (size_t)e, dcpi_cfg_symtab_noreturn, s->st, &c->g) < 0) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return 1;
+    }
+    dcpi_cfg_estimate(c->g, c->o.model);
+    return 0;
+}
+
+/* The output into a buffer: the text view or dot. */
+static int render(ctx_t *c, char **buf, size_t *len)
+{
+    FILE *f = open_memstream(buf, len);
+    if (!f)
+        return DCPI_ENOMEM;
+    const dcpi_lstsel_t *s = &c->sel;
+    if (c->o.dot) {
+        dcpi_cfg_print_dot(c->g, &c->o.po, f);
+    } else {
+        fprintf(f, "%s  %s  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n", s->proc, s->path, s->lo,
+                s->hi, s->epoch);
+        dcpi_cfg_print_text(c->g, &c->o.po, f);
+    }
+    return fclose(f) == 0 ? 0 : DCPI_ENOMEM;
+}
+
+/* dot -Tsvg -o path, fed buf on its standard input. */
+static int render_svg(const char *path, const char *buf, size_t len)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return fprintf(stderr, TOOL ": pipe: %s\n", strerror(errno)), 1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    char *argv[] = {"dot", "-Tsvg", "-o", (char *)path, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[0]);
+    if (rc != 0) {
+        close(fds[1]);
+        fprintf(stderr, TOOL ": cannot render %s: dot (graphviz) %s\n", path,
+                rc == ENOENT ? "is not installed" : strerror(rc));
+        return 1;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fds[1], buf + off, len - off);
+        if (n <= 0 && errno != EINTR)
+            break;
+        off += n > 0 ? (size_t)n : 0;
+    }
+    close(fds[1]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (off != len || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, TOOL ": dot -Tsvg failed to write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+static int emit(ctx_t *c)
+{
+    char *buf = NULL, err[DCPI_ERRLEN] = "";
+    size_t len = 0;
+    int rc = 1;
+    if (render(c, &buf, &len) < 0) {
+        fprintf(stderr, TOOL ": out of memory\n");
+    } else if (is_svg(c->o.out)) {
+        rc = render_svg(c->o.out, buf, len);
+    } else if (c->o.out) {
+        rc = dcpi__write_atomic(c->o.out, buf, len, err) < 0 ? 1 : 0;
+        if (rc)
+            fprintf(stderr, TOOL ": %s\n", err);
+    } else {
+        rc = fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : 1;
+    }
+    free(buf);
+    return rc;
+}
+
+static int run(ctx_t *c)
+{
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_cli_load(&c->cli, &c->set, err);
+    if (rc < 0)
+        return dcpi_cli_exit(rc, err);
+    rc = prepare(c);
+    return rc ? rc : emit(c);
+}
+
+int main(int argc, char **argv)
+{
+    ctx_t c = {
+        .cli = {.tool = TOOL, .operands = "procedure image", .flags = flags, .process_flags = 1}};
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
+    if (rc == 0) {
+        rc = parse_opts(&c);
+        if (rc == 0)
+            rc = run(&c);
+    } else {
+        rc = dcpi_cli_exit(rc, err);
+    }
+    ctx_free(&c);
+    return rc;
+}
