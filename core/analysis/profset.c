@@ -543,16 +543,22 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
     return t;
 }
 
-/* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms", a JIT's
- * "jitsyms" (its perf map, offsets as addresses). */
+/* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms.gz" (a
+ * database written before the symbol cache was compressed has "kallsyms"), a JIT's "jitsyms"
+ * (its perf map, offsets as addresses). Plain and gzip files are read alike. */
 static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file,
                                dcpi_symtab_t **st, char *why)
 {
-    char path[4096];
+    char path[4096], gz[4100];
     snprintf(path, sizeof(path), "%s/%s", img->dir, file);
-    int rc = dcpi_symtab_open_kallsyms(path, st, why);
+    snprintf(gz, sizeof(gz), "%s.gz", path);
+    int rc = DCPI_ENOENT;
+    if (access(gz, F_OK) == 0)
+        rc = dcpi_symtab_open_kallsyms(gz, st, why);
+    else if (access(path, F_OK) == 0)
+        rc = dcpi_symtab_open_kallsyms(path, st, why);
     if (rc < 0 && why && !*why)
-        dcpi__errf(why, rc, "%s: %s", path, dcpi_strerror(rc));
+        dcpi__errf(why, rc, "%s: %s", strcmp(file, "kallsyms") == 0 ? gz : path, dcpi_strerror(rc));
     return rc;
 }
 
@@ -562,12 +568,15 @@ static int probe_has_id(int rc)
     return rc == 0 || rc == DCPI_EFULL || rc == DCPI_EFORMAT;
 }
 
-/* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID, kallsyms format,
- * ELF addresses), for a file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
+/* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID.gz, or syms-ID in
+ * a database written before the cache was compressed; kallsyms format, ELF addresses), for a
+ * file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
 static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
 {
     char path[4400];
-    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s", img->dir, img->id);
+    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s.gz", img->dir, img->id);
+    if (access(path, R_OK) != 0)
+        path[strlen(path) - 3] = '\0';
     return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, NULL) : DCPI_ENOENT;
 }
 

@@ -27,6 +27,7 @@
 #include "dcpi/errno.h"
 
 #define TMP_ATTEMPTS 100
+#define GUNZIP_MAX   ((size_t)1 << 30) /* 1 GiB: more is no file of dcpi's, but a gzip bomb */
 
 static int fail_errno(char *err, const char *path, int e)
 {
@@ -299,11 +300,17 @@ int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const 
             left -= z.avail_in;
         }
         size_t room = cap - n - 1; /* one byte kept for the NUL */
+        if (room > GUNZIP_MAX + 1 - n)
+            room = GUNZIP_MAX + 1 - n;
         z.next_out = o + n;
         z.avail_out = (uInt)(room > UINT_MAX ? UINT_MAX : room);
         uInt before = z.avail_out;
         int zr = inflate(&z, Z_NO_FLUSH);
         n += before - z.avail_out;
+        if (n > GUNZIP_MAX) {
+            rc = DCPI_ERANGE;
+            break;
+        }
         if (zr == Z_STREAM_END) {
             rc = next_member(&z, left);
             if (rc == DCPI_EFORMAT && why)
@@ -354,6 +361,8 @@ int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, 
         return dcpi__errf(err, rc, "%s: truncated gzip data", path);
     if (rc == DCPI_EFORMAT)
         return dcpi__errf(err, rc, "%s: corrupt gzip data (%s)", path, why);
+    if (rc == DCPI_ERANGE)
+        return dcpi__errf(err, rc, "%s: over 1 GiB once gunzipped", path);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     return 0;

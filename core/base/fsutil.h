@@ -27,14 +27,14 @@ int dcpi__gzip(const void *buf, size_t len, void **out, size_t *outlen);
 
 /* Inflate a gzip stream (or several concatenated, as gzip -c a b > c writes; a zlib stream too)
  * into a malloc'd, NUL-terminated *out (*outlen excludes the NUL). 0, DCPI_ENOMEM, DCPI_ETRUNC
- * (the stream ends early) or DCPI_EFORMAT (corrupt; *why, when why is not NULL, gets zlib's
- * static reason). */
+ * (the stream ends early), DCPI_ERANGE (over 1 GiB inflated: a gzip bomb) or DCPI_EFORMAT
+ * (corrupt; *why, when why is not NULL, gets zlib's static reason). */
 int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const char **why);
 
 /* dcpi__read_file, gunzipped when the file starts with the gzip magic (1f 8b): readers of files
  * dcpid may have compressed read plain and compressed copies alike. A corrupt or truncated one
- * gives DCPI_EFORMAT or DCPI_ETRUNC with "PATH: corrupt gzip data (REASON)" or "PATH: truncated
- * gzip data" in err. */
+ * gives DCPI_EFORMAT, DCPI_ETRUNC or DCPI_ERANGE with "PATH: corrupt gzip data (REASON)", "PATH:
+ * truncated gzip data" or "PATH: over 1 GiB once gunzipped" in err. */
 int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, char *err);
 
 /* dcpi__write_atomic of buf gzip-compressed (the compressed bytes are built in memory first). */

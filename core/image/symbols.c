@@ -1,8 +1,9 @@
 /*
  * symbols.c - function symbol tables: ELF .symtab/.dynsym read with libelf (with a separate
  * debug file found by build-id, .gnu_debuglink or debuginfod when the file has no .symtab) and
- * kallsyms files. Entries are sorted by address and collapsed to one per address; C++ names are
- * demangled with the C++ runtime's __cxa_demangle and the raw name is kept for dcpi_symtab_find.
+ * kallsyms files (plain or gzip). Entries are sorted by address and collapsed to one per address;
+ * C++ names are demangled with the C++ runtime's __cxa_demangle and the raw name is kept for
+ * dcpi_symtab_find.
  */
 #include "core/image/symbols.h"
 
@@ -683,7 +684,7 @@ int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
     *out = NULL;
     builder_t b = {0};
     void *text = NULL;
-    int rc = dcpi__read_file(path, 0, &text, &b.plen, err);
+    int rc = dcpi__read_file_gz(path, 0, &text, &b.plen, err);
     if (rc < 0)
         return rc;
     b.pool = text;

@@ -23,8 +23,8 @@ typedef struct dcpi_symtab dcpi_symtab_t;
  * DCPI_E* with "PATH: reason" in err. A file with no symbols gives an empty table, not an error. */
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err);
 
-/* Text symbols (types t, T, w, W) of a kallsyms-format file; module names "[mod]" kept as a
- * suffix " [mod]". */
+/* Text symbols (types t, T, w, W) of a kallsyms-format file, plain or gzip-compressed; module
+ * names "[mod]" kept as a suffix " [mod]". */
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err);
 
 void dcpi_symtab_free(dcpi_symtab_t *st);
