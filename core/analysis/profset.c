@@ -580,20 +580,56 @@ static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **
     return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, NULL) : DCPI_ENOENT;
 }
 
+/* Whether st names some code only by its .eh_frame range ("BASENAME+0xADDR", dcpi_symtab_open
+ * on a stripped file): a debug file would name it. */
+static int names_stripped_code(const dcpi_symtab_t *st, const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t n = strlen(base);
+    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
+        const char *name = dcpi_symtab_get(st, i)->name;
+        if (strncmp(name, base, n) == 0 && strncmp(name + n, "+0x", 3) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The symbols of the build profiled, its file changed or gone: the cache dcpid kept, unless it
+ * names stripped code only by .eh_frame ranges, or is missing, and a debug file of the
+ * profile's build-id is found (/usr/lib/debug, or debuginfod with DEBUGINFOD_URLS set). An id of
+ * 16 digits with no cache is a hash of path, size and mtime, no build-id: not asked for. */
+static int open_old_build(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
+{
+    dcpi_symtab_t *cached = NULL;
+    if (open_cached_symbols(img, &cached) == 0 && !names_stripped_code(cached, img->path)) {
+        *st = cached;
+        return 0;
+    }
+    dcpi_symtab_t *dbg = NULL;
+    if ((cached || strlen(img->id) > 16) &&
+        dcpi_symtab_open_buildid(img->id, img->path, &dbg, NULL) == 0) {
+        dcpi_symtab_free(cached);
+        *st = dbg;
+        return 0;
+    }
+    *st = cached;
+    return cached ? 0 : DCPI_ENOENT;
+}
+
 static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     dcpi_image_info_t info;
     memset(&info, 0, sizeof(info));
     int rc = dcpi_image_probe(img->path, &info, why);
     if (!probe_has_id(rc)) {
-        if (open_cached_symbols(img, st) == 0)
+        if (open_old_build(img, st) == 0)
             return 0; /* deleted or unreadable since: the names dcpid kept */
         if (why && !*why)
             dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
         return rc;
     }
     if (strcmp(info.id, img->id) != 0) {
-        if (open_cached_symbols(img, st) == 0)
+        if (open_old_build(img, st) == 0)
             return 0; /* upgraded or rebuilt since: the names of the build profiled */
         return dcpi__errf(why, DCPI_EFORMAT, "%s changed since it was profiled (id %s, profile %s)",
                           img->path, info.id, img->id);
