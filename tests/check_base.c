@@ -1,12 +1,15 @@
 /*
  * check_base.c - core/base: the one error formatter and errno mapping, checked growth, byte
- * order, the FNV-1a hash, the path formatter and the whole-file reader.
+ * order, the FNV-1a hash, the path formatter, the whole-file reader and its gunzipping twin.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "core/base/bytes.h"
 #include "core/base/err.h"
@@ -125,6 +128,128 @@ START_TEST(test_read_file)
 }
 END_TEST
 
+/* A text of n lines "LINE i", malloc'd, its length in *len. */
+static char *lines_text(int n, size_t *len)
+{
+    char *text = NULL;
+    FILE *m = open_memstream(&text, len);
+    for (int i = 0; i < n; i++)
+        fprintf(m, "ffffffff8100%04x T func_%d\n", i, i);
+    fclose(m);
+    return text;
+}
+
+static void put_file(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    fclose(f);
+}
+
+/* plain and gzip files read alike; the gzip one is what zlib's own gzread reads too */
+START_TEST(test_read_file_gz)
+{
+    char dir[] = "/tmp/dcpi-check-gz.XXXXXX", plain[64], gz[64], err[DCPI_ERRLEN] = "";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    snprintf(gz, sizeof gz, "%s/text.gz", dir);
+    size_t tlen = 0, len = 0;
+    char *text = lines_text(5000, &tlen);
+    void *buf = NULL;
+    put_file(plain, text, tlen);
+    ck_assert_int_eq(dcpi__read_file_gz(plain, 0, &buf, &len, err), 0);
+    ck_assert_uint_eq(len, tlen);
+    ck_assert_mem_eq(buf, text, tlen);
+    free(buf);
+
+    ck_assert_int_eq(dcpi__write_atomic_gz(gz, text, tlen, err), 0);
+    void *raw = NULL;
+    size_t rlen = 0;
+    ck_assert_int_eq(dcpi__read_file(gz, 0, &raw, &rlen, err), 0);
+    ck_assert_uint_lt(rlen, tlen / 4); /* compressed */
+    ck_assert_int_eq(((unsigned char *)raw)[0], 0x1f);
+    ck_assert_int_eq(((unsigned char *)raw)[1], 0x8b);
+    gzFile zf = gzopen(gz, "rb");
+    ck_assert_ptr_nonnull(zf);
+    char *back = malloc(tlen + 1);
+    ck_assert_int_eq(gzread(zf, back, (unsigned)tlen + 1), (int)tlen);
+    gzclose(zf);
+    ck_assert_mem_eq(back, text, tlen);
+    free(back);
+    ck_assert_int_eq(dcpi__read_file_gz(gz, 0, &buf, &len, err), 0);
+    ck_assert_uint_eq(len, tlen);
+    ck_assert_mem_eq(buf, text, tlen);
+    ck_assert_int_eq(((char *)buf)[len], '\0');
+    free(buf);
+
+    /* two members, as gzip -c a b > c writes: one text */
+    char *two = malloc(2 * rlen);
+    memcpy(two, raw, rlen);
+    memcpy(two + rlen, raw, rlen);
+    ck_assert_int_eq(dcpi__gunzip(two, 2 * rlen, &buf, &len, NULL), 0);
+    ck_assert_uint_eq(len, 2 * tlen);
+    ck_assert_mem_eq((char *)buf + tlen, text, tlen);
+    free(buf);
+    free(two);
+    free(raw);
+    free(text);
+    remove(plain);
+    remove(gz);
+    rmdir(dir);
+}
+END_TEST
+
+/* corrupt or truncated gzip data: one line naming the file and the reason, nothing returned */
+START_TEST(test_read_file_gz_bad)
+{
+    char dir[] = "/tmp/dcpi-check-gz.XXXXXX", path[64], want[128], err[DCPI_ERRLEN] = "";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bad.gz", dir);
+    size_t tlen = 0, zlen = 0, len = 0;
+    char *text = lines_text(2000, &tlen);
+    void *z = NULL, *buf = NULL;
+    ck_assert_int_eq(dcpi__gzip(text, tlen, &z, &zlen), 0);
+    unsigned char *zb = z;
+
+    zb[zlen - 6] ^= 0xff; /* the CRC-32 of the trailer */
+    put_file(path, z, zlen);
+    ck_assert_int_eq(dcpi__read_file_gz(path, 0, &buf, &len, err), DCPI_EFORMAT);
+    ck_assert_ptr_null(buf);
+    snprintf(want, sizeof want, "%s: corrupt gzip data (incorrect data check)", path);
+    ck_assert_str_eq(err, want);
+    zb[zlen - 6] ^= 0xff;
+
+    zb[2] = 7; /* compression method: not deflate */
+    put_file(path, z, zlen);
+    ck_assert_int_eq(dcpi__read_file_gz(path, 0, &buf, &len, err), DCPI_EFORMAT);
+    snprintf(want, sizeof want, "%s: corrupt gzip data (unknown compression method)", path);
+    ck_assert_str_eq(err, want);
+    zb[2] = 8;
+
+    put_file(path, z, zlen / 2);
+    ck_assert_int_eq(dcpi__read_file_gz(path, 0, &buf, &len, err), DCPI_ETRUNC);
+    snprintf(want, sizeof want, "%s: truncated gzip data", path);
+    ck_assert_str_eq(err, want);
+
+    char *junk = malloc(zlen + 4);
+    memcpy(junk, z, zlen);
+    memcpy(junk + zlen, "junk", 4);
+    put_file(path, junk, zlen + 4);
+    ck_assert_int_eq(dcpi__read_file_gz(path, 0, &buf, &len, err), DCPI_EFORMAT);
+    snprintf(want, sizeof want, "%s: corrupt gzip data (data after the end of the gzip stream)",
+             path);
+    ck_assert_str_eq(err, want);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    ck_assert_ptr_null(buf);
+    free(junk);
+    free(z);
+    free(text);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("base");
@@ -136,6 +261,8 @@ int main(void)
     tcase_add_test(tc, test_fnv1a);
     tcase_add_test(tc, test_pathf);
     tcase_add_test(tc, test_read_file);
+    tcase_add_test(tc, test_read_file_gz);
+    tcase_add_test(tc, test_read_file_gz_bad);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

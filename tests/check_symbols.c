@@ -16,6 +16,7 @@
 #include "check_skip.h"
 #include "core/base/log.h"
 #include "core/image/debuginfod.h"
+#include "core/image/image.h"
 #include "core/image/symbols.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
@@ -419,6 +420,15 @@ START_TEST(test_libc_debug)
     ck_assert_int_eq(dcpi_symtab_open(LIBC, &st, NULL), 0);
     ck_assert_ptr_nonnull(dcpi_symtab_find(st, "_int_malloc"));
     dcpi_symtab_free(st);
+    /* by its build-id alone, as for a profile of a libc upgraded since */
+    dcpi_image_info_t info;
+    memset(&info, 0, sizeof info);
+    ck_assert_int_eq(dcpi_image_probe(LIBC, &info, NULL), 0);
+    ck_assert_int_eq(info.id_is_buildid, 1);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_symtab_open_buildid(info.id, "/old/libc.so.6", &st, err), 0);
+    ck_assert_ptr_nonnull(dcpi_symtab_find(st, "_int_malloc"));
+    dcpi_symtab_free(st);
 }
 END_TEST
 
@@ -431,6 +441,16 @@ START_TEST(test_open_errors)
     ck_assert_str_eq(err, "/nonexistent/x.so: No such file or directory");
     ck_assert_int_eq(dcpi_symtab_open_kallsyms("/nonexistent/kallsyms", &st, err), DCPI_ENOENT);
     ck_assert_str_eq(err, "/nonexistent/kallsyms: No such file or directory");
+    /* a debug file by build-id: none (no debuginfod asked), or not a build-id */
+    unsetenv("DEBUGINFOD_URLS");
+    ck_assert_int_eq(dcpi_symtab_open_buildid("00112233445566778899aabbccddeeff00112233",
+                                              "/gone/prog", &st, err),
+                     DCPI_ENOENT);
+    ck_assert_ptr_null(st);
+    ck_assert_str_eq(err, "/gone/prog: no debug file for build-id "
+                          "00112233445566778899aabbccddeeff00112233");
+    ck_assert_int_eq(dcpi_symtab_open_buildid("../x", "/gone/prog", &st, err), DCPI_EINVAL);
+    ck_assert_str_eq(err, "../x: not a build-id");
     /* A file that is not ELF: an empty table. */
     make_tmpdir();
     char path[512];

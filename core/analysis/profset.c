@@ -543,16 +543,22 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
     return t;
 }
 
-/* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms", a JIT's
- * "jitsyms" (its perf map, offsets as addresses). */
+/* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms.gz" (a
+ * database written before the symbol cache was compressed has "kallsyms"), a JIT's "jitsyms"
+ * (its perf map, offsets as addresses). Plain and gzip files are read alike. */
 static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file,
                                dcpi_symtab_t **st, char *why)
 {
-    char path[4096];
+    char path[4096], gz[4100];
     snprintf(path, sizeof(path), "%s/%s", img->dir, file);
-    int rc = dcpi_symtab_open_kallsyms(path, st, why);
+    snprintf(gz, sizeof(gz), "%s.gz", path);
+    int rc = DCPI_ENOENT;
+    if (access(gz, F_OK) == 0)
+        rc = dcpi_symtab_open_kallsyms(gz, st, why);
+    else if (access(path, F_OK) == 0)
+        rc = dcpi_symtab_open_kallsyms(path, st, why);
     if (rc < 0 && why && !*why)
-        dcpi__errf(why, rc, "%s: %s", path, dcpi_strerror(rc));
+        dcpi__errf(why, rc, "%s: %s", strcmp(file, "kallsyms") == 0 ? gz : path, dcpi_strerror(rc));
     return rc;
 }
 
@@ -562,13 +568,52 @@ static int probe_has_id(int rc)
     return rc == 0 || rc == DCPI_EFULL || rc == DCPI_EFORMAT;
 }
 
-/* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID, kallsyms format,
- * ELF addresses), for a file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
+/* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID.gz, or syms-ID in
+ * a database written before the cache was compressed; kallsyms format, ELF addresses), for a
+ * file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
 static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
 {
     char path[4400];
-    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s", img->dir, img->id);
+    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s.gz", img->dir, img->id);
+    if (access(path, R_OK) != 0)
+        path[strlen(path) - 3] = '\0';
     return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, NULL) : DCPI_ENOENT;
+}
+
+/* Whether st names some code only by its .eh_frame range ("BASENAME+0xADDR", dcpi_symtab_open
+ * on a stripped file): a debug file would name it. */
+static int names_stripped_code(const dcpi_symtab_t *st, const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t n = strlen(base);
+    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
+        const char *name = dcpi_symtab_get(st, i)->name;
+        if (strncmp(name, base, n) == 0 && strncmp(name + n, "+0x", 3) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The symbols of the build profiled, its file changed or gone: the cache dcpid kept, unless it
+ * names stripped code only by .eh_frame ranges, or is missing, and a debug file of the
+ * profile's build-id is found (/usr/lib/debug, or debuginfod with DEBUGINFOD_URLS set). An id of
+ * 16 digits with no cache is a hash of path, size and mtime, no build-id: not asked for. */
+static int open_old_build(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
+{
+    dcpi_symtab_t *cached = NULL;
+    if (open_cached_symbols(img, &cached) == 0 && !names_stripped_code(cached, img->path)) {
+        *st = cached;
+        return 0;
+    }
+    dcpi_symtab_t *dbg = NULL;
+    if ((cached || strlen(img->id) > 16) &&
+        dcpi_symtab_open_buildid(img->id, img->path, &dbg, NULL) == 0) {
+        dcpi_symtab_free(cached);
+        *st = dbg;
+        return 0;
+    }
+    *st = cached;
+    return cached ? 0 : DCPI_ENOENT;
 }
 
 static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
@@ -577,14 +622,14 @@ static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     memset(&info, 0, sizeof(info));
     int rc = dcpi_image_probe(img->path, &info, why);
     if (!probe_has_id(rc)) {
-        if (open_cached_symbols(img, st) == 0)
+        if (open_old_build(img, st) == 0)
             return 0; /* deleted or unreadable since: the names dcpid kept */
         if (why && !*why)
             dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
         return rc;
     }
     if (strcmp(info.id, img->id) != 0) {
-        if (open_cached_symbols(img, st) == 0)
+        if (open_old_build(img, st) == 0)
             return 0; /* upgraded or rebuilt since: the names of the build profiled */
         return dcpi__errf(why, DCPI_EFORMAT, "%s changed since it was profiled (id %s, profile %s)",
                           img->path, info.id, img->id);

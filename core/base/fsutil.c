@@ -1,5 +1,6 @@
 /*
- * fsutil.c - atomic file replacement, whole-file reads and mkdir -p for every database writer.
+ * fsutil.c - atomic file replacement, whole-file reads (gunzipped when the file is gzip: the
+ * symbol cache dcpid writes compressed), gzip in memory, and mkdir -p for every database writer.
  *
  * dcpi__write_atomic never leaves a half-written file at the target: the data goes to a fresh
  * temporary file in the same directory, is fsync'd, and is renamed over the target, after which
@@ -8,8 +9,9 @@
 #include "core/base/fsutil.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/base/err.h"
 #include "core/base/mem.h"
@@ -24,6 +27,7 @@
 #include "dcpi/errno.h"
 
 #define TMP_ATTEMPTS 100
+#define GUNZIP_MAX   ((size_t)1 << 30) /* 1 GiB: more is no file of dcpi's, but a gzip bomb */
 
 static int fail_errno(char *err, const char *path, int e)
 {
@@ -230,6 +234,149 @@ int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, cha
         *buf = data;
 out_fd:
     close(fd);
+    return rc;
+}
+
+/* ---- gzip ---------------------------------------------------------------------------- */
+
+int dcpi__gzip(const void *buf, size_t len, void **out, size_t *outlen)
+{
+    if (len > UINT_MAX / 2)
+        return DCPI_ERANGE;
+    z_stream z = {0};
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return DCPI_ENOMEM;
+    size_t cap = deflateBound(&z, (uLong)len) + 32;
+    unsigned char *o = malloc(cap);
+    int rc = o ? 0 : DCPI_ENOMEM;
+    if (rc == 0) {
+        z.next_in = (Bytef *)buf;
+        z.avail_in = (uInt)len;
+        z.next_out = o;
+        z.avail_out = (uInt)cap;
+        rc = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : DCPI_ENOMEM;
+    }
+    if (rc == 0) {
+        *out = o;
+        *outlen = cap - z.avail_out;
+        o = NULL;
+    }
+    free(o);
+    deflateEnd(&z);
+    return rc;
+}
+
+/* After one member's end: 0 to go on with the next member, 1 at the end of the input, or
+ * DCPI_EFORMAT for bytes that do not start another member. */
+static int next_member(z_stream *z, size_t left)
+{
+    if (z->avail_in == 0 && left == 0)
+        return 1;
+    if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b)
+        return inflateReset(z) == Z_OK ? 0 : DCPI_EFORMAT;
+    return DCPI_EFORMAT;
+}
+
+int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const char **why)
+{
+    z_stream z = {0};
+    if (why)
+        *why = NULL;
+    if (inflateInit2(&z, 15 + 32) != Z_OK)
+        return DCPI_ENOMEM;
+    const unsigned char *in = buf;
+    unsigned char *o = NULL;
+    size_t cap = 0, n = 0, left = len;
+    int rc = 0;
+    for (;;) {
+        if (n + 1 >= cap && dcpi__grow((void **)&o, &cap, n + 4096 + left, 1) < 0) {
+            rc = DCPI_ENOMEM;
+            break;
+        }
+        if (z.avail_in == 0 && left) {
+            z.next_in = (Bytef *)in;
+            z.avail_in = (uInt)(left > UINT_MAX ? UINT_MAX : left);
+            in += z.avail_in;
+            left -= z.avail_in;
+        }
+        size_t room = cap - n - 1; /* one byte kept for the NUL */
+        if (room > GUNZIP_MAX + 1 - n)
+            room = GUNZIP_MAX + 1 - n;
+        z.next_out = o + n;
+        z.avail_out = (uInt)(room > UINT_MAX ? UINT_MAX : room);
+        uInt before = z.avail_out;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        n += before - z.avail_out;
+        if (n > GUNZIP_MAX) {
+            rc = DCPI_ERANGE;
+            break;
+        }
+        if (zr == Z_STREAM_END) {
+            rc = next_member(&z, left);
+            if (rc == DCPI_EFORMAT && why)
+                *why = "data after the end of the gzip stream";
+            if (rc != 0)
+                break;
+        } else if (zr == Z_BUF_ERROR && z.avail_in == 0 && left == 0) {
+            rc = DCPI_ETRUNC; /* it wants more input: there is none */
+            break;
+        } else if (zr == Z_MEM_ERROR) {
+            rc = DCPI_ENOMEM;
+            break;
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            if (why)
+                *why = z.msg ? z.msg : "invalid deflate data";
+            rc = DCPI_EFORMAT;
+            break;
+        }
+    }
+    inflateEnd(&z);
+    if (rc < 0) {
+        free(o);
+        return rc;
+    }
+    o[n] = '\0';
+    *out = o;
+    *outlen = n;
+    return 0;
+}
+
+int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, char *err)
+{
+    void *raw = NULL;
+    size_t n = 0;
+    int rc = dcpi__read_file(path, nofollow, &raw, &n, err);
+    if (rc < 0)
+        return rc;
+    const unsigned char *b = raw;
+    if (n < 2 || b[0] != 0x1f || b[1] != 0x8b) {
+        *buf = raw;
+        *len = n;
+        return 0;
+    }
+    const char *why = NULL;
+    rc = dcpi__gunzip(raw, n, buf, len, &why);
+    free(raw);
+    if (rc == DCPI_ETRUNC)
+        return dcpi__errf(err, rc, "%s: truncated gzip data", path);
+    if (rc == DCPI_EFORMAT)
+        return dcpi__errf(err, rc, "%s: corrupt gzip data (%s)", path, why);
+    if (rc == DCPI_ERANGE)
+        return dcpi__errf(err, rc, "%s: over 1 GiB once gunzipped", path);
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    return 0;
+}
+
+int dcpi__write_atomic_gz(const char *path, const void *buf, size_t len, char *err)
+{
+    void *z = NULL;
+    size_t zlen = 0;
+    int rc = dcpi__gzip(buf, len, &z, &zlen);
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    rc = dcpi__write_atomic(path, z, zlen, err);
+    free(z);
     return rc;
 }
 

@@ -21,6 +21,25 @@ int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
  * dcpi__errno_code, DCPI_EINVAL for a directory); err gets "PATH: reason". */
 int dcpi__read_file(const char *path, int nofollow, void **buf, size_t *len, char *err);
 
+/* buf[0..len) gzip-compressed (deflate with a gzip header: zcat reads it) into a malloc'd
+ * *out[0..*outlen). 0, DCPI_ENOMEM, or DCPI_ERANGE for an input over 4 GiB. */
+int dcpi__gzip(const void *buf, size_t len, void **out, size_t *outlen);
+
+/* Inflate a gzip stream (or several concatenated, as gzip -c a b > c writes; a zlib stream too)
+ * into a malloc'd, NUL-terminated *out (*outlen excludes the NUL). 0, DCPI_ENOMEM, DCPI_ETRUNC
+ * (the stream ends early), DCPI_ERANGE (over 1 GiB inflated: a gzip bomb) or DCPI_EFORMAT
+ * (corrupt; *why, when why is not NULL, gets zlib's static reason). */
+int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const char **why);
+
+/* dcpi__read_file, gunzipped when the file starts with the gzip magic (1f 8b): readers of files
+ * dcpid may have compressed read plain and compressed copies alike. A corrupt or truncated one
+ * gives DCPI_EFORMAT, DCPI_ETRUNC or DCPI_ERANGE with "PATH: corrupt gzip data (REASON)", "PATH:
+ * truncated gzip data" or "PATH: over 1 GiB once gunzipped" in err. */
+int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, char *err);
+
+/* dcpi__write_atomic of buf gzip-compressed (the compressed bytes are built in memory first). */
+int dcpi__write_atomic_gz(const char *path, const void *buf, size_t len, char *err);
+
 /* snprintf of a path into out[len]: 0, or DCPI_ERANGE when it did not fit (out is then cut). */
 int dcpi__pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
 

@@ -172,14 +172,15 @@ int dcpi__daemon_open_socket(daemon_t *d, char *err);
 void dcpi__daemon_serve_client(daemon_t *d);
 
 /* kernel.c: the nominal CPU clock in MHz; the kernel's text range and id; the text symbols of
- * /proc/kallsyms into the epoch's kernel image directory dirname. */
+ * /proc/kallsyms into the epoch's kernel image directory dirname (kallsyms.gz, a hard link into
+ * DB/.symcache). */
 unsigned dcpi__daemon_cpuspeed(void);
 void dcpi__daemon_kernel_range(daemon_t *d);
 void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
 /* The vDSO's bytes (dcpid's own: one image per kernel) as vdso.so in the epoch's [vdso] image
  * directory dirname, once per epoch, so the analysis tools name its functions. */
 void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
-/* img's symbols into DB/.symcache/syms-BUILDID once (names survive upgrades and rebuilds). */
+/* img's symbols into DB/.symcache/syms-BUILDID.gz once (names survive upgrades and rebuilds). */
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * kernel.c - what dcpid knows of the kernel and the machine: the nominal CPU clock, the
- * kernel's text range and identity (kernel samples are offsets from its start), and the text
- * symbols of /proc/kallsyms written into each epoch once it has a kernel profile.
+ * kernel's text range and identity (kernel samples are offsets from its start), the text
+ * symbols of /proc/kallsyms written into each epoch once it has a kernel profile, and the
+ * database's symbol cache (DB/.symcache: gzip files, one per build-id or kernel snapshot).
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -95,32 +96,45 @@ static size_t keep_text_lines(char *buf, size_t len)
     return n;
 }
 
-/* The snapshot into path as a hard link to one copy per content in DB/.symcache (kallsyms-
- * KERNELID-HASH): epochs of one kernel with the same modules share one file (5 MB each before).
- * A filesystem without hard links gets a copy. 0 or a negative DCPI_E* with err. */
+/* The snapshot, gzip-compressed, into path as a hard link to one copy per content in
+ * DB/.symcache (kallsyms-KERNELID-HASH.gz, HASH of the uncompressed text): epochs of one kernel
+ * with the same modules share one file (5 MB each, uncompressed, before). A filesystem without
+ * hard links gets a copy. 0 or a negative DCPI_E* with err. */
 static int shared_copy(daemon_t *d, const char *path, const char *text, size_t len, char *err)
 {
     char dir[4200], cached[4400];
     (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
-    (void)dcpi__pathf(cached, sizeof cached, "%s/kallsyms-%.40s-%016" PRIx64, dir, d->kid,
+    (void)dcpi__pathf(cached, sizeof cached, "%s/kallsyms-%.40s-%016" PRIx64 ".gz", dir, d->kid,
                       dcpi__fnv1a(DCPI_FNV64_OFFSET, text, len));
     if (access(cached, F_OK) != 0 &&
-        (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic(cached, text, len, err) < 0))
-        return dcpi__write_atomic(path, text, len, err);
+        (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz(cached, text, len, err) < 0))
+        return dcpi__write_atomic_gz(path, text, len, err);
     if (link(cached, path) == 0)
         return 0;
-    return dcpi__write_atomic(path, text, len, err);
+    return dcpi__write_atomic_gz(path, text, len, err);
+}
+
+/* Whether DIR/NAME or DIR/NAME.gz exists (a database written before the cache was compressed
+ * has NAME). */
+static int exists_plain_or_gz(const char *dir, const char *name)
+{
+    char path[4400];
+    (void)dcpi__pathf(path, sizeof path, "%s/%s.gz", dir, name);
+    if (access(path, F_OK) == 0)
+        return 1;
+    (void)dcpi__pathf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
 }
 
 void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
 {
-    char path[4400];
-    (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/kallsyms", d->db, d->epoch, d->platform,
-                      dirname);
-    if (access(path, F_OK) == 0) {
+    char dir[4200], path[4400];
+    (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
+    if (exists_plain_or_gz(dir, "kallsyms")) {
         d->kallsyms_done = 1;
         return;
     }
+    (void)dcpi__pathf(path, sizeof path, "%s/kallsyms.gz", dir);
     void *text = NULL;
     size_t len = 0;
     char err[DCPI_ERRLEN] = "";
@@ -170,18 +184,19 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
         dcpi__log(DCPI_LOG_ERR, "%s", err);
 }
 
-/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID (kallsyms format,
- * ELF addresses), so its profiles stay named after the file is upgraded, rebuilt or deleted
- * (core/analysis/profset.c reads them when the file's id no longer matches). */
+/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
+ * format, ELF addresses, gzip), so its profiles stay named after the file is upgraded, rebuilt
+ * or deleted (core/analysis/profset.c reads them when the file's id no longer matches). */
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];
     if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
         return;
     (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
-    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s", dir, img->info.id);
-    if (access(path, F_OK) == 0)
+    (void)dcpi__pathf(path, sizeof path, "syms-%s", img->info.id);
+    if (exists_plain_or_gz(dir, path))
         return;
+    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s.gz", dir, img->info.id);
     dcpi_symtab_t *st = NULL;
     if (dcpi_symtab_open(img->path, &st, NULL) < 0)
         return;
@@ -195,7 +210,7 @@ void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
     }
     if (m)
         fclose(m);
-    if (text && (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic(path, text, len, err) < 0))
+    if (text && (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz(path, text, len, err) < 0))
         dcpi__log(DCPI_LOG_WARN, "symbol cache: %s", err);
     free(text);
     dcpi_symtab_free(st);

@@ -8,7 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "profile.pb-c.h"
 
@@ -372,31 +371,6 @@ static int build(dcpi_pprof_t *p, pb_profile_t *m, ptrs_t *q)
     return 0;
 }
 
-static int gzip_buf(const uint8_t *in, size_t len, void **buf, size_t *outlen)
-{
-    z_stream z = {0};
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return DCPI_ENOMEM;
-    size_t cap = deflateBound(&z, (uLong)len) + 32;
-    uint8_t *out = malloc(cap);
-    int rc = out ? 0 : DCPI_ENOMEM;
-    if (rc == 0) {
-        z.next_in = (Bytef *)in;
-        z.avail_in = (uInt)len;
-        z.next_out = out;
-        z.avail_out = (uInt)cap;
-        rc = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : DCPI_EIO;
-    }
-    if (rc == 0) {
-        *buf = out;
-        *outlen = cap - z.avail_out;
-        out = NULL;
-    }
-    free(out);
-    deflateEnd(&z);
-    return rc;
-}
-
 int dcpi_pprof_encode(const dcpi_pprof_t *cp, void **buf, size_t *len)
 {
     if (!cp || !buf || !len)
@@ -411,7 +385,7 @@ int dcpi_pprof_encode(const dcpi_pprof_t *cp, void **buf, size_t *len)
         raw = malloc(n ? n : 1);
         rc = raw ? 0 : DCPI_ENOMEM;
         if (rc == 0)
-            rc = gzip_buf(raw, perftools__profiles__profile__pack(&m, raw), buf, len);
+            rc = dcpi__gzip(raw, perftools__profiles__profile__pack(&m, raw), buf, len);
     }
     free(raw);
     ptrs_free(&q);
@@ -432,46 +406,15 @@ int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err)
 
 /* ---- decoding ---- */
 
-static int gunzip_buf(const void *in, size_t len, uint8_t **out, size_t *outlen)
-{
-    z_stream z = {0};
-    if (inflateInit2(&z, 15 + 32) != Z_OK)
-        return DCPI_ENOMEM;
-    size_t cap = len * 4 + 1024, n = 0;
-    uint8_t *buf = malloc(cap);
-    int zr = Z_OK, rc = buf ? 0 : DCPI_ENOMEM;
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)len;
-    while (rc == 0 && zr == Z_OK) {
-        if (n == cap && dcpi__grow((void **)&buf, &cap, n + 1, 1) < 0) {
-            rc = DCPI_ENOMEM;
-            break;
-        }
-        z.next_out = buf + n;
-        z.avail_out = (uInt)(cap - n);
-        zr = inflate(&z, Z_NO_FLUSH);
-        n = cap - z.avail_out;
-        if (zr != Z_OK && zr != Z_STREAM_END)
-            rc = DCPI_EFORMAT;
-    }
-    inflateEnd(&z);
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *outlen = n;
-    return 0;
-}
-
 int dcpi_pprof_decode(const void *buf, size_t len, const char *name, ProtobufCMessage **out,
                       char *err)
 {
-    uint8_t *raw = NULL;
+    void *raw = NULL;
     size_t n = 0;
-    int rc = gunzip_buf(buf, len, &raw, &n);
+    int rc = dcpi__gunzip(buf, len, &raw, &n, NULL);
     if (rc < 0)
-        return dcpi__errf(err, rc, "%s: not a gzip stream", name);
+        return dcpi__errf(err, rc == DCPI_ENOMEM ? rc : DCPI_EFORMAT, "%s: not a gzip stream",
+                          name);
     *out = protobuf_c_message_unpack(&perftools__profiles__profile__descriptor, NULL, n, raw);
     free(raw);
     if (!*out)

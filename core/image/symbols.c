@@ -1,8 +1,9 @@
 /*
  * symbols.c - function symbol tables: ELF .symtab/.dynsym read with libelf (with a separate
  * debug file found by build-id, .gnu_debuglink or debuginfod when the file has no .symtab) and
- * kallsyms files. Entries are sorted by address and collapsed to one per address; C++ names are
- * demangled with the C++ runtime's __cxa_demangle and the raw name is kept for dcpi_symtab_find.
+ * kallsyms files (plain or gzip). Entries are sorted by address and collapsed to one per address;
+ * C++ names are demangled with the C++ runtime's __cxa_demangle and the raw name is kept for
+ * dcpi_symtab_find.
  */
 #include "core/image/symbols.h"
 
@@ -630,6 +631,76 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
     return rc;
 }
 
+/* ---- by build-id, the file gone --------------------------------------------------------- */
+
+/* The hex build-id into id[cap]: its length in bytes, or 0 when it is not one. */
+static size_t parse_hex_id(const char *hex, unsigned char *id, size_t cap)
+{
+    size_t n = strlen(hex);
+    if (n < 4 || n % 2 || n / 2 > cap || strspn(hex, "0123456789abcdef") != n)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v = 0;
+        sscanf(hex + 2 * i, "%2x", &v);
+        id[i] = (unsigned char)v;
+    }
+    return n / 2;
+}
+
+/* Open cand into dbg when it is ELF with a .symtab and build-id id[n]. */
+static int open_debug_with_id(const char *cand, const unsigned char *id, size_t n, elf_file_t *dbg)
+{
+    if (elf_file_open(cand, dbg) != 0)
+        return 0;
+    const void *did = NULL;
+    ssize_t dn = dbg->elf ? dwelf_elf_gnu_build_id(dbg->elf, &did) : -1;
+    if (dn == (ssize_t)n && memcmp(did, id, n) == 0 && elf_has_symtab(dbg->elf))
+        return 1;
+    elf_file_close(dbg);
+    return 0;
+}
+
+/* The debug file of build-id id[n]: DEBUG_ROOT/.build-id, then debuginfod (DEBUGINFOD_URLS). */
+static int find_debug_by_id(const char *hex, const unsigned char *id, size_t n, const char *path,
+                            elf_file_t *dbg)
+{
+    char cand[PATH_MAX];
+    snprintf(cand, sizeof cand, DEBUG_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2);
+    if (open_debug_with_id(cand, id, n, dbg))
+        return 1;
+    char *cached = NULL;
+    if (dcpi__debuginfod_find(id, n, path, &cached) < 0)
+        return 0;
+    int found = open_debug_with_id(cached, id, n, dbg);
+    free(cached);
+    return found;
+}
+
+int dcpi_symtab_open_buildid(const char *hexid, const char *path, dcpi_symtab_t **out, char *err)
+{
+    if (!hexid || !out)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
+    *out = NULL;
+    unsigned char id[64];
+    size_t n = parse_hex_id(hexid, id, sizeof id);
+    if (n == 0)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: not a build-id", hexid);
+    dcpi__elf_init();
+    elf_file_t dbg = {.fd = -1};
+    if (!find_debug_by_id(hexid, id, n, path, &dbg))
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no debug file for build-id %s", path, hexid);
+    builder_t b = {0};
+    int has = 0;
+    int rc = add_elf_syms(&b, dbg.elf, 0, &has);
+    if (rc == 0)
+        rc = finish(&b, out);
+    if (rc < 0)
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    builder_free(&b);
+    elf_file_close(&dbg);
+    return rc;
+}
+
 /* ---- kallsyms --------------------------------------------------------------------------- */
 
 static int kallsyms_rank(char type)
@@ -683,7 +754,7 @@ int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
     *out = NULL;
     builder_t b = {0};
     void *text = NULL;
-    int rc = dcpi__read_file(path, 0, &text, &b.plen, err);
+    int rc = dcpi__read_file_gz(path, 0, &text, &b.plen, err);
     if (rc < 0)
         return rc;
     b.pool = text;

@@ -23,9 +23,15 @@ typedef struct dcpi_symtab dcpi_symtab_t;
  * DCPI_E* with "PATH: reason" in err. A file with no symbols gives an empty table, not an error. */
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err);
 
-/* Text symbols (types t, T, w, W) of a kallsyms-format file; module names "[mod]" kept as a
- * suffix " [mod]". */
+/* Text symbols (types t, T, w, W) of a kallsyms-format file, plain or gzip-compressed; module
+ * names "[mod]" kept as a suffix " [mod]". */
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err);
+
+/* Function symbols of the debug file of build-id hexid (lowercase hex) for an image whose file
+ * no longer has that build-id (rebuilt, upgraded, deleted): /usr/lib/debug/.build-id, then
+ * debuginfod when DEBUGINFOD_URLS is set. path (the image's file) only names it in messages.
+ * 0, DCPI_ENOENT when no debug file is found, DCPI_EINVAL for a malformed id; "PATH: reason". */
+int dcpi_symtab_open_buildid(const char *hexid, const char *path, dcpi_symtab_t **out, char *err);
 
 void dcpi_symtab_free(dcpi_symtab_t *st);
 

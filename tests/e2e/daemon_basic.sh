@@ -87,12 +87,30 @@ P2=$(demo_prof "$D/$E2")
 [ -n "$P2" ] || fail "(2) second epoch has no work-demo profile: $(find "$D/$E2")"
 TO=$(to 70 "$BIN/dcpictl" -db "$D" status 2>&1)
 [ $? = 1 ] && echo "$TO" | grep -q "^dcpictl: no dcpid for platform" || fail "(2) dcpictl without daemon: $TO"
-# identical kernel symbol snapshots are one file (a hard link into DB/.symcache); they differ
-# only when a module was loaded or removed between the epochs
-K1=$(find "$D/$E1" -name kallsyms | head -1) K2=$(find "$D/$E2" -name kallsyms | head -1)
+# the symbol cache is gzip (zcat reads it); identical kernel symbol snapshots are one file, each
+# epoch's kallsyms.gz a hard link into DB/.symcache; they differ only when a module was loaded or
+# removed between the epochs
+K1=$(find "$D/$E1" -name kallsyms.gz | head -1) K2=$(find "$D/$E2" -name kallsyms.gz | head -1)
+[ -z "$(find "$D" -name kallsyms)" ] || fail "(2) an uncompressed kallsyms: $(find "$D" -name kallsyms)"
+for f in $K1 $K2 "$D"/.symcache/*; do
+    [ -e "$f" ] || continue
+    case $f in *.gz) gzip -t "$f" 2>"$T/gzt" || fail "(2) $f: gzip -t: $(cat "$T/gzt")" ;;
+    *) fail "(2) $f: not compressed" ;; esac
+done
 if [ -n "$K1" ] && [ -n "$K2" ] && cmp -s "$K1" "$K2"; then
     [ "$(stat -c %i "$K1")" = "$(stat -c %i "$K2")" ] ||
         fail "(2) identical kallsyms snapshots are two files ($(du -ch "$K1" "$K2" | tail -1))"
+fi
+if [ -n "$K1" ]; then
+    zcat "$K1" | head -1 | grep -Eq '^[0-9a-f]+ [tTwW] [^ ]' || fail "(2) $K1: not kallsyms: $(zcat "$K1" | head -1)"
+    # an epoch of a database written before the cache was compressed (kallsyms, plain) names
+    # the same kernel functions
+    "$BIN/dcpiprof" -db "$D" -epoch "$E1" >"$T/kgz" 2>&1 || fail "(2) dcpiprof: $(cat "$T/kgz")"
+    awk '$NF == "[kernel.kallsyms]" && $(NF - 1) != "unknown_rou" {k = 1} END {exit !k}' "$T/kgz" ||
+        fail "(2) no kernel function named: $(head -20 "$T/kgz")"
+    zcat "$K1" >"${K1%.gz}" && rm "$K1"
+    "$BIN/dcpiprof" -db "$D" -epoch "$E1" >"$T/kplain" 2>&1 || fail "(2) dcpiprof: $(cat "$T/kplain")"
+    cmp -s "$T/kgz" "$T/kplain" || fail "(2) kallsyms vs kallsyms.gz: $(diff "$T/kgz" "$T/kplain" | head)"
 fi
 echo "ok (2) daemon: epochs $E1 $E2, $(prof_total "$P2") samples in the second"
 

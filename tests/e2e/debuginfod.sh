@@ -9,7 +9,9 @@
 # dcpid itself never asks the server. With the server gone the run is no error: names are
 # missing and stderr says so once. The truth is CPU time, so the machine's speed does not matter.
 # dcpiprof is given the program's image only (other stripped images, libc without libc6-dbg,
-# would be asked for too). Skips (77) without cpu-clock.
+# would be asked for too). Then the program is rebuilt: the profile is still named through the
+# debug file of the build-id profiled (dcpid's symbol cache of a stripped file names only
+# .eh_frame ranges). Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 T=$(mktemp -d /tmp/dcpi-e2e-debuginfod.XXXXXX)
@@ -121,6 +123,29 @@ listed=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^0x/ {s += $1} END {print s + 0}' "$T/asm
 "$BIN/dcpilist" -db "$T/db" -source alpha "$T/prog" >"$T/src" 2>&1 || fail "dcpilist -source alpha: $(cat "$T/src")"
 grep -q 'prog\.c:' "$T/src" && grep -q 's += i % 7' "$T/src" ||
     fail "dcpilist -source alpha has no lines of prog.c: $(head -5 "$T/src")"
+
+# the program rebuilt (other code, another build-id, stripped too): DB/.symcache names the
+# profiled build's code only by .eh_frame ranges (prog+0x...), so dcpiprof asks debuginfod for
+# the profiled build-id's debug file (a fresh client cache: fetched now) and names alpha and
+# beta with the counts above; without DEBUGINFOD_URLS the cache's names stay
+sed 's/i % 7/i % 13/' "$T/prog.c" >"$T/prog2.c"
+gcc -O1 -fno-inline -fno-ipa-icf -o "$T/prog2" "$T/prog2.c" && strip -s -o "$T/prog" "$T/prog2" ||
+    fail "rebuild failed"
+id2=$(readelf -n "$T/prog" | sed -n 's/.*Build ID: //p')
+[ -n "$id2" ] && [ "$id2" != "$id" ] || fail "the rebuild's build-id: '$id2' (profiled: $id)"
+zcat "$T/db/.symcache/syms-$id.gz" | grep -q ' t prog+0x' ||
+    fail "syms-$id.gz has no .eh_frame names: $(zcat "$T/db/.symcache/syms-$id.gz" | head -3)"
+DEBUGINFOD_CACHE_PATH=$T/cache3 "$BIN/dcpiprof" -db "$T/db" "$T/prog" >"$T/rebuilt" 2>"$T/rebuilt.err" ||
+    fail "dcpiprof after the rebuild: $(cat "$T/rebuilt.err")"
+[ -s "$T/rebuilt.err" ] && fail "dcpiprof after the rebuild wrote: $(cat "$T/rebuilt.err")"
+ab() { rows "$1" | grep -E '^(alpha|beta) ' | sort; }
+[ "$(ab "$T/rebuilt")" = "$(ab "$T/named")" ] ||
+    fail "after the rebuild: '$(ab "$T/rebuilt")', before: '$(ab "$T/named")'"
+[ -s "$T/cache3/$id/debuginfo" ] || fail "the profiled build's debug file was not fetched: $(ls -R "$T/cache3")"
+env -u DEBUGINFOD_URLS "$BIN/dcpiprof" -db "$T/db" "$T/prog" >"$T/rebuilt0" 2>&1 ||
+    fail "dcpiprof after the rebuild, no debuginfod: $(cat "$T/rebuilt0")"
+[ -z "$(ab "$T/rebuilt0")" ] && rows "$T/rebuilt0" | grep -q '^prog+0x' ||
+    fail "after the rebuild, no debuginfod: not the cache's names: $(rows "$T/rebuilt0")"
 
 # the server gone, a fresh cache: no names, no error, one line on stderr
 kill "$SRV_PID"

@@ -139,6 +139,22 @@ expect_line def '^ +50 +5\.00% +95\.00% .* do_work +\[kernel\.kallsyms\]$' \
 expect_line def '^ +50 +5\.00% +100\.00% .* unknown_rou +unknown@p1$' "unknown@p1 samples missing"
 [ "$(grep -c . "$T/def.err" || true)" -eq 0 ] || fail "unexpected stderr: $(cat "$T/def.err")"
 
+# ---- the kernel's symbols as dcpid writes them now: kallsyms.gz, gzip (the plain kallsyms above
+# is what a database written before has): the same output; a corrupt one is one line naming it
+gzip -c "$KDIR/kallsyms" >"$KDIR/kallsyms.gz"
+mv "$KDIR/kallsyms" "$T/kallsyms.plain"
+run gz -db "$DB"
+cmp -s "$T/def.out" "$T/gz.out" || fail "kallsyms.gz: not the output of kallsyms: $(diff "$T/def.out" "$T/gz.out")"
+[ "$(grep -c . "$T/gz.err" || true)" -eq 0 ] || fail "kallsyms.gz: stderr: $(cat "$T/gz.err")"
+{ printf '\037\213\007\000\000\000\000\000\000\003'; head -c 40 /dev/zero; } >"$KDIR/kallsyms.gz"
+run gzbad -db "$DB"
+[ $rc -eq 0 ] || fail "a corrupt kallsyms.gz: exit $rc: $(cat "$T/gzbad.err")"
+[ "$(cat "$T/gzbad.err")" = "dcpiprof: $KDIR/kallsyms.gz: corrupt gzip data (unknown compression method); its samples are shown as unknown_rou" ] ||
+    fail "a corrupt kallsyms.gz: stderr '$(cat "$T/gzbad.err")'"
+expect_line gzbad '^ +50 +5\.00% .* unknown_rou +\[kernel\.kallsyms\]$' "a corrupt kallsyms.gz: kernel row"
+rm "$KDIR/kallsyms.gz"
+mv "$T/kallsyms.plain" "$KDIR/kallsyms"
+
 # ---- -s: sort by the other event; -no_header ----
 run s -db "$DB" -s task-clock -no_header
 first=$(head -1 "$T/s.out")

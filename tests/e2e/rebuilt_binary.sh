@@ -1,10 +1,11 @@
 #!/bin/bash
 # rebuilt_binary.sh - profiles stay named after their binary is rebuilt, upgraded or deleted
 # (issue 13 item 7): dcpid keeps the symbols of every profiled image with a build-id once per
-# database (DB/.symcache/syms-BUILDID); dcpiprof uses them when the file on disk no longer
-# matches the profile's build-id. A program is profiled, rebuilt with different code, then
-# deleted: dcpiprof names alpha and beta with the same counts each time (before: unknown_rou).
-# Skips (77) without cpu-clock.
+# database (DB/.symcache/syms-BUILDID.gz, gzip: zcat reads it); dcpiprof uses them when the
+# file on disk no longer matches the profile's build-id. A program is profiled, rebuilt with
+# different code, then deleted: dcpiprof names alpha and beta with the same counts each time
+# (before: unknown_rou), and again once the database is turned into the layout written before
+# the cache was compressed (syms-BUILDID, kallsyms: plain text). Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 T=$(mktemp -d /tmp/dcpi-e2e-rebuilt.XXXXXX)
@@ -14,6 +15,8 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+e2e_require gcc build-essential
+e2e_require readelf binutils
 src() { # MOD: a program whose alpha and beta loop on i % MOD
     printf '#include <stdio.h>\n'
     printf '__attribute__((noinline)) long alpha(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += i %% %s; return s; }\n' "$1"
@@ -23,7 +26,15 @@ src() { # MOD: a program whose alpha and beta loop on i % MOD
 src 7 >"$T/p.c"
 gcc -O1 -o "$T/prog" "$T/p.c" || fail "gcc failed"
 to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$T/prog" >/dev/null 2>"$T/err" || fail "dcpid failed: $(cat "$T/err")"
-[ -n "$(ls "$T"/db/.symcache/syms-* 2>/dev/null)" ] || fail "no symbols cached: $(ls -a "$T/db")"
+id=$(readelf -n "$T/prog" | sed -n 's/.*Build ID: //p')
+[ -n "$id" ] || fail "gcc made no build-id"
+[ -f "$T/db/.symcache/syms-$id.gz" ] || fail "no symbols cached for $id: $(ls -a "$T/db/.symcache")"
+for f in "$T"/db/.symcache/*; do
+    case $f in *.gz) gzip -t "$f" 2>"$T/gzt" || fail "$f: gzip -t: $(cat "$T/gzt")" ;;
+    *) fail "$f: not compressed" ;; esac
+done
+zcat "$T/db/.symcache/syms-$id.gz" | grep -Eq '^[0-9a-f]+ t alpha$' ||
+    fail "alpha not in syms-$id.gz: $(zcat "$T/db/.symcache/syms-$id.gz" | head -5)"
 rows() { "$BIN/dcpiprof" -db "$T/db" | awk -v p="$T/prog" '$5 == p {print $4, $1}' | sort; }
 before=$(rows)
 grep -q '^alpha ' <<<"$before" && grep -q '^beta ' <<<"$before" || fail "alpha/beta not named: $before"
@@ -34,4 +45,14 @@ after=$(rows)
 rm -f "$T/prog"
 gone=$(rows)
 [ "$gone" = "$before" ] || fail "after deleting the binary: '$gone', before: '$before'"
+all=$("$BIN/dcpiprof" -db "$T/db" 2>&1)
+# the database as the previous version wrote it: every .gz file gunzipped in place
+find "$T/db" -name '*.gz' | while read -r f; do
+    gzip -dc "$f" >"${f%.gz}" && rm "$f" || fail "gunzip $f"
+done || exit 1
+[ -z "$(find "$T/db" -name '*.gz')" ] && [ -f "$T/db/.symcache/syms-$id" ] || fail "not converted: $(ls -R "$T/db")"
+old=$(rows)
+[ "$old" = "$before" ] || fail "plain syms-$id (older database): '$old', before: '$before'"
+all_old=$("$BIN/dcpiprof" -db "$T/db" 2>&1)
+[ "$all_old" = "$all" ] || fail "older database layout: dcpiprof differs: $(diff <(echo "$all") <(echo "$all_old"))"
 echo "PASS: named after rebuild and deletion: $(tr '\n' ' ' <<<"$before")"

@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for h in profile vprof trace hosts kallsyms elf control gperf gmon stack tracefile; do mkdir -p "$out/$h"; done
-rm -f "$out"/*/gen-* "$out"/*/golden-* "$out"/*/text-* "$out"/*/elf-*
+rm -f "$out"/*/gen-* "$out"/*/golden-* "$out"/*/text-* "$out"/*/elf-* "$out"/*/gz-*
 
 # Golden files of the Check suites.
 cp "$src/tests/data/golden-0.07.prof" "$out/profile/golden-0.07.prof"
@@ -42,6 +42,7 @@ printf '%s\n' 'ffffffff81000000 T _stext' 'ffffffff81000100 t do_one_initcall' \
     'ffffffff81000300 T _ZN3foo3barEv' >"$out/kallsyms/text-mixed"
 printf 'ffffffff81000000 T a\nffffffff81000010 T b\nnot a line\nffffffff81000020 T' \
     >"$out/kallsyms/text-broken"
+gzip -n -c "$out/kallsyms/text-mixed" >"$out/kallsyms/gz-mixed" # as dcpid writes it now
 
 # control-socket answers.
 printf 'ok\n' >"$out/control/text-ok"
