@@ -102,7 +102,12 @@ int dcpi_event_parse(const char *arg, unsigned hz, dcpi_event_spec_t *ev, char *
         } else if (hz == 0 || hz > 1000000) {
             return dcpi__errf(err, DCPI_EINVAL, "event %s: bad frequency", ev->name);
         } else if (ev->type == PERF_TYPE_SOFTWARE) {
-            ev->period = 1000000000ULL / hz;
+            /* 1e9/HZ lengthened by ~0.1% (an odd number of ns): an exact divisor of the kernel's
+             * tick (1, 4, 10 ms) locks the samples to a phase of the tick's interrupt, and a run
+             * whose phase sits there sees the kernel's tick work many times too often; with the
+             * offset the phase sweeps the whole tick every ~4 s. */
+            uint64_t p = 1000000000ULL / hz;
+            ev->period = p + ((p / 997) | 1);
         } else {
             ev->freq = hz;
         }
