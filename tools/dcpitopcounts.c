@@ -54,32 +54,16 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     return 0;
 }
 
-/* The map file (-m) applied to the set: 0, or the exit status after its message. */
-static int apply_map(dcpi_profset_t *set, const char *mapfile)
-{
-    if (!mapfile)
-        return 0;
-    char err[DCPI_ERRLEN] = "";
-    dcpi_imagemap_t map;
-    int rc = dcpi_imagemap_read(mapfile, &map, err);
-    if (rc == 0 && dcpi_imagemap_apply(&map, set, TOOL) < 0) {
-        snprintf(err, sizeof err, "out of memory");
-        rc = DCPI_ENOMEM;
-    }
-    dcpi_imagemap_free(&map);
-    if (rc < 0)
-        fprintf(stderr, TOOL ": %s\n", err);
-    return rc < 0 ? 1 : 0;
-}
-
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, opts_t *o)
 {
     o->top.epoch = cli->epoch;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
-    int status = apply_map(set, o->mapfile);
-    if (status)
-        return status;
+    char err[DCPI_ERRLEN];
+    if (o->mapfile && dcpi_imagemap_use(o->mapfile, set, TOOL, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
     dcpi_profset_warn_saturated(set, TOOL);
     return dcpi_top_report(set, &o->top, stdout) < 0 ? 1 : 0;
 }

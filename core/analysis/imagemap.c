@@ -151,3 +151,13 @@ int dcpi_imagemap_apply(const dcpi_imagemap_t *m, dcpi_profset_t *set, const cha
     }
     return n;
 }
+
+int dcpi_imagemap_use(const char *path, dcpi_profset_t *set, const char *tool, char *err)
+{
+    dcpi_imagemap_t map;
+    int rc = dcpi_imagemap_read(path, &map, err);
+    if (rc == 0 && (rc = dcpi_imagemap_apply(&map, set, tool)) < 0)
+        dcpi__errf(err, rc, "%s: out of memory", path);
+    dcpi_imagemap_free(&map);
+    return rc < 0 ? rc : 0;
+}

@@ -44,4 +44,8 @@ const char *dcpi_imagemap_lookup(const dcpi_imagemap_t *m, const char *id);
  */
 int dcpi_imagemap_apply(const dcpi_imagemap_t *m, dcpi_profset_t *set, const char *tool);
 
+/* Read the map file at path and apply it to set (the tools' -m). 0, or a negative DCPI_E* with
+ * "PATH:LINE: reason" (or "PATH: reason") in err. */
+int dcpi_imagemap_use(const char *path, dcpi_profset_t *set, const char *tool, char *err);
+
 #endif
