@@ -21,10 +21,10 @@ static volatile uint64_t sink;
 __attribute__((noinline)) static uint64_t cover_me(int mode, uint64_t x, long n)
 {
     if (mode == 'a') {
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < n; i++)                                 /* LOOP_A */
             x = x * 6364136223846793005ULL + 1442695040888963407ULL; /* LOOP_A */
     } else if (mode == 'b') {
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < n; i++)                    /* LOOP_B */
             x = (x ^ (x >> 7)) + 0x9e3779b97f4a7c15ULL; /* LOOP_B */
     } else {
         x = x * 3 + 1; /* COLD */
