@@ -163,23 +163,68 @@ static void view_close(imgview_t *v)
     dcpi_srclines_free(v->sl);
 }
 
-/* The instruction at addr as dcpilist prints it, or "-" when its bytes cannot be read. */
-static void insn_text(const imgview_t *v, uint64_t addr, char *buf, size_t len)
+/* A procedure decoded once for the rows inside it. */
+typedef struct decoded {
+    const imgview_t *v;
+    uint64_t lo;
+    dcpi_listing_t *ls;
+} decoded_t;
+
+typedef struct dcache {
+    decoded_t *d;
+    size_t n, cap;
+} dcache_t;
+
+static void dcache_free(dcache_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        dcpi_listing_free(c->d[i].ls);
+    free(c->d);
+}
+
+/* The listing of [lo, hi) of v's file, decoded at most once (NULL when it cannot be read). */
+static dcpi_listing_t *decode_range(dcache_t *c, const imgview_t *v, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->d[i].v == v && c->d[i].lo == lo && c->d[i].ls->hi == hi)
+            return c->d[i].ls;
+    dcpi_listing_t *ls = NULL;
+    char err[DCPI_ERRLEN];
+    if (dcpi__grow((void **)&c->d, &c->cap, c->n + 1, sizeof(*c->d)) < 0 ||
+        dcpi_listing_new("", lo, hi, NULL, 0, 0, &ls) < 0)
+        return NULL;
+    if (dcpi_listing_decode(ls, v->codepath, &v->info, err) < 0) {
+        dcpi_listing_free(ls);
+        return NULL;
+    }
+    c->d[c->n++] = (decoded_t){v, lo, ls};
+    return ls;
+}
+
+/* The instruction containing addr as dcpilist prints it, or "-" when its bytes cannot be read.
+ * Decoded from the start of its symbol s (when s has a size), so that an address inside an
+ * instruction (a histogram bin of an imported profile) names that instruction; else from addr,
+ * at most 15 bytes (the longest x86-64 instruction), cut at the end of its segment. */
+static void insn_text(dcache_t *c, const imgview_t *v, const dcpi_symbol_t *s, uint64_t addr,
+                      char *buf, size_t len)
 {
     snprintf(buf, len, "-");
     uint64_t a = 0, b = 0;
     if (!v->code || dcpi_image_vaddr_to_file(&v->info, addr, &a) < 0)
         return;
-    size_t w = 15; /* the longest x86-64 instruction, cut at the end of its segment */
-    while (w > 1 && (dcpi_image_vaddr_to_file(&v->info, addr + w - 1, &b) < 0 || b - a != w - 1))
-        w--;
-    dcpi_listing_t *ls = NULL;
-    char err[DCPI_ERRLEN];
-    if (dcpi_listing_new("", addr, addr + w, NULL, 0, 0, &ls) < 0)
-        return;
-    if (dcpi_listing_decode(ls, v->codepath, &v->info, err) == 0 && ls->n > 0)
-        snprintf(buf, len, "%s", ls->insns[0].text);
-    dcpi_listing_free(ls);
+    uint64_t lo = addr, hi = addr + 15;
+    if (s && s->size && addr >= s->addr && addr < s->addr + s->size) {
+        lo = s->addr;
+        hi = s->addr + s->size;
+    } else {
+        while (hi > addr + 1 &&
+               (dcpi_image_vaddr_to_file(&v->info, hi - 1, &b) < 0 || b - a != hi - 1 - addr))
+            hi--;
+    }
+    dcpi_listing_t *ls = decode_range(c, v, lo, hi);
+    const dcpi_lst_insn_t *in = ls ? dcpi_listing_find(ls, addr) : NULL;
+    if (in)
+        snprintf(buf, len, "%s", in->text);
 }
 
 /* One printed row's texts. */
@@ -190,14 +235,14 @@ typedef struct outrow {
     char source[4200];
 } outrow_t;
 
-static void name_row(imgview_t *v, const dcpi_profset_image_t *img, const dcpi_top_row_t *r,
-                     int full, outrow_t *o)
+static void name_row(dcache_t *c, imgview_t *v, const dcpi_profset_image_t *img,
+                     const dcpi_top_row_t *r, int full, outrow_t *o)
 {
     uint64_t addr = img->tstart + r->offset;
     const dcpi_symbol_t *s = v->st ? dcpi_symtab_lookup(v->st, addr) : NULL;
     o->proc = s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE;
     snprintf(o->pc, sizeof o->pc, "0x%" PRIx64, addr);
-    insn_text(v, addr, o->insn, sizeof o->insn);
+    insn_text(c, v, s, addr, o->insn, sizeof o->insn);
     const char *file = NULL;
     int line = 0;
     snprintf(o->source, sizeof o->source, "-");
@@ -335,6 +380,7 @@ static int print_rows(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int s
 {
     imgview_t *views = calloc(set->nimages + 1, sizeof(*views));
     outrow_t *out = calloc(n + 1, sizeof(*out));
+    dcache_t dc = {0};
     if (!views || !out) {
         free(out);
         free(views);
@@ -344,7 +390,7 @@ static int print_rows(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int s
         imgview_t *v = &views[r[i].image];
         if (!v->opened)
             view_open(v, &set->images[r[i].image], o->tool);
-        name_row(v, &set->images[r[i].image], &r[i], o->csl, &out[i]);
+        name_row(&dc, v, &set->images[r[i].image], &r[i], o->csl, &out[i]);
     }
     layout_t l = {.set = set, .sort = sort, .total = sort_total(set, sort, o->period), .f = f};
     compute_layout(&l, r, out, n);
@@ -360,6 +406,7 @@ static int print_rows(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int s
         else
             print_table_row(&l, &r[i], &out[i], cum);
     }
+    dcache_free(&dc);
     for (size_t i = 0; i < set->nimages; i++)
         view_close(&views[i]);
     free(out);
