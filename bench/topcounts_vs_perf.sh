@@ -5,6 +5,7 @@
 # and peak memory (RSS, /usr/bin/time) of REPS runs each of:
 #   dcpitopcounts -n 100                                  (the top 100 instructions, with text
 #                                                          and source line)
+#   dcpitopcounts -n 0                                    (every sampled instruction)
 #   perf report --stdio --sort sym,srcline                 (every (symbol, source line) row)
 #   perf report --stdio --sort sym                         (informative: without srcline)
 # and, when BIG is given (e.g. 10000000), dcpitopcounts alone on a generated epoch of BIG
@@ -49,6 +50,7 @@ run() {
 }
 {
     run dcpitopcounts "$B/dcpitopcounts" -db "$T/db" -n 100
+    run dcpitopcounts_all "$B/dcpitopcounts" -db "$T/db" -n 0
     run perf_srcline perf report -i "$T/perf.data" --stdio --no-children -n --sort sym,srcline
     run perf_sym perf report -i "$T/perf.data" --stdio --no-children -n --sort sym
 } >"$T/res"
