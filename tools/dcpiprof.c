@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/analysis/cli.h"
+#include "core/analysis/imagemap.h"
 #include "core/analysis/procs.h"
 #include "dcpi/errno.h"
 
@@ -20,12 +21,15 @@ static const dcpi_cli_flag_t flags[] = {
     {"-no_header", NULL, "omit the event summary block"},
     {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
     {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)"},
+    {"-full_output", NULL, "every row (no -keep cutoff), names whole, full image paths"},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
     {NULL, NULL, NULL},
 };
 
-static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
+static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile)
 {
     *o = (dcpi_procs_opts_t){.tool = TOOL, .keep = 100.0};
+    int full = 0;
     for (int i = 0; i < cli->nopts; i++) {
         const char *f = cli->opts[i];
         if (!strcmp(f, "-i"))
@@ -38,6 +42,10 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
             o->csl = 1;
         else if (!strcmp(f, "-wide"))
             o->wide = 1;
+        else if (!strcmp(f, "-full_output"))
+            full = 1;
+        else if (!strcmp(f, "-m"))
+            *mapfile = cli->opts[++i];
         else if (!strcmp(f, "-s"))
             o->sort_event = cli->opts[++i];
         else if (!strcmp(f, "-keep")) {
@@ -48,18 +56,28 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
             }
         }
     }
+    if (full) { /* after the loop: -full_output wins over -keep wherever it is given */
+        o->keep = 100.0;
+        o->wide = 1;
+    }
     return 0;
 }
 
 /* Filter by the image operands, then print the report. Returns the exit status. */
-static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o)
+static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
+               const char *mapfile)
 {
+    char err[DCPI_ERRLEN];
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
     o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
+    if (mapfile && dcpi_imagemap_use(mapfile, set, TOOL, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
     dcpi_profset_warn_saturated(set, TOOL);
     return dcpi_procs_report(set, o, stdout) < 0 ? 1 : 0;
 }
@@ -75,7 +93,8 @@ int main(int argc, char **argv)
         return dcpi_cli_exit(rc, err);
     }
     dcpi_procs_opts_t o;
-    int status = parse_opts(&cli, &o);
+    const char *mapfile = NULL;
+    int status = parse_opts(&cli, &o, &mapfile);
     dcpi_profset_t *set = NULL;
     if (status == 0) {
         cli.load_flags = o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
@@ -85,7 +104,7 @@ int main(int argc, char **argv)
         status = rc < 0 ? 1 : 0;
     }
     if (status == 0)
-        status = run(set, &cli, &o);
+        status = run(set, &cli, &o, mapfile);
     dcpi_profset_free(set);
     dcpi_cli_free(&cli);
     return status;

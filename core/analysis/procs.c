@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/analysis/csv.h"
 #include "core/analysis/stackview.h"
 #include "core/base/mem.h"
 #include "core/store/stackprof.h"
@@ -425,22 +426,6 @@ static void event_order(const dcpi_profset_t *set, int sort, int *order)
             order[k++] = (int)e;
 }
 
-/* Write s as one CSV field (quoted when it holds a comma, quote or newline). */
-static void csv_field(const char *s, FILE *f)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (const char *c = s; *c; c++) {
-        if (*c == '"')
-            fputc('"', f);
-        fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
 typedef struct layout {
     const int *order;
     size_t nevents;
@@ -511,10 +496,10 @@ static void print_row(const dcpi_profset_t *set, const layout_t *l, const row_t 
     }
     if (l->csl) {
         if (!l->by_image) {
-            csv_field(row->proc, l->f);
+            dcpi_csv_field(row->proc, l->f);
             fputc(',', l->f);
         }
-        csv_field(row->image, l->f);
+        dcpi_csv_field(row->image, l->f);
         fputc('\n', l->f);
     } else if (l->by_image) {
         fprintf(l->f, "%s\n", row->image);

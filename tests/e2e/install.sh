@@ -14,7 +14,7 @@ P=$T/prefix
 LIBDIR=$(ls -d "$P"/lib*/ | head -1)
 for f in include/dcpi/vprofiler.h include/dcpi/trace-vlist.h include/dcpi/trace-parse.h \
          include/dcpi/insn.h include/dcpi/profile.h include/dcpi/dcpi.h bin/dcpid bin/dcpictl \
-         bin/dcpiprof bin/dcpicat; do
+         bin/dcpiprof bin/dcpicat bin/dcpitopcounts bin/dcpicoverage; do
     [ -e "$P/$f" ] || fail "$f not installed"
 done
 for t in dcpidiff dcpicalc; do [ -e "$P/bin/$t" ] || fail "bin/$t not installed"; done

@@ -1,0 +1,67 @@
+/*
+ * work-cover.c - the workload of dcpitopcounts' and dcpicoverage's tests (tests/e2e/topcov.sh):
+ * one procedure, cover_me, whose code runs by a mode, and a warm procedure with a ninth of its
+ * work.
+ *   work-cover MODE [MS]   run for MS milliseconds of its own CPU time (default 1000)
+ * MODE a runs cover_me's loop LOOP_A, MODE b its loop LOOP_B; its COLD lines run only in any
+ * other mode, which the tests never give, so they can never hold a sample. Each round runs
+ * cover_me for 9 * ROUND iterations and warm for ROUND (both loops have one multiply-add or
+ * xor-shift-add per iteration). The lines are marked (LOOP_A, LOOP_B, COLD, WARM) for the tests
+ * to find with grep; -O1 -fno-inline -g (CMakeLists.txt) keeps them as written.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define ROUND 100000L
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) static uint64_t cover_me(int mode, uint64_t x, long n)
+{
+    if (mode == 'a') {
+        for (long i = 0; i < n; i++)                                 /* LOOP_A */
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL; /* LOOP_A */
+    } else if (mode == 'b') {
+        for (long i = 0; i < n; i++)                    /* LOOP_B */
+            x = (x ^ (x >> 7)) + 0x9e3779b97f4a7c15ULL; /* LOOP_B */
+    } else {
+        x = x * 3 + 1; /* COLD */
+        x ^= x >> 5;   /* COLD */
+        sink = x;      /* COLD */
+    }
+    return x;
+}
+
+__attribute__((noinline)) static uint64_t warm(uint64_t x, long n)
+{
+    for (long i = 0; i < n; i++)
+        x = x * 2862933555777941757ULL + 3037000493ULL; /* WARM */
+    return x;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: work-cover a|b [MS]\n");
+        return 2;
+    }
+    int mode = argv[1][0];
+    double end = cpu_ms() + (argc > 2 ? atof(argv[2]) : 1000.0);
+    uint64_t x = 1;
+    while (cpu_ms() < end) {
+        x = cover_me(mode, x, 9 * ROUND);
+        x = warm(x, ROUND);
+    }
+    sink = x;
+    printf("work-cover: checksum %016llx\n", (unsigned long long)x);
+    return 0;
+}

@@ -1,0 +1,254 @@
+/*
+ * dcpicoverage - which instructions, source lines and basic blocks of a procedure or of a whole
+ * image got samples, over one or many epochs, and the never-sampled ranges
+ * (docs/dcpicoverage.md). The flags and epochs are read here; the work is
+ * core/analysis/coverage.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/analysis/cli.h"
+#include "core/analysis/coverage.h"
+#include "core/analysis/imagemap.h"
+#include "core/image/srclines.h"
+#include "dcpi/errno.h"
+
+#define TOOL "dcpicoverage"
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-epochs", "all|E1,E2,...",
+     "sum the samples of every epoch, or of those (-epoch repeats too)"},
+    {"-s", "EVENT", "count samples of EVENT (default: the event with the most samples)"},
+    {"-summary", NULL, "the counts only, without the never-sampled ranges"},
+    {"-csl", NULL, "comma-separated output: one table, its first column says what a row is"},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
+    {NULL, NULL, NULL},
+};
+
+/* Everything one run holds; released by ctx_free. */
+typedef struct ctx {
+    dcpi_cli_t cli;
+    char **argv; /* argv without -epoch / -epochs */
+    int argc;
+    char **specs; /* epoch specs, in order; "all" expands to every epoch */
+    size_t nspecs;
+    char **epochs; /* resolved names */
+    dcpi_profset_t **sets;
+    size_t nsets;
+    const char *event, *mapfile;
+    int csl, summary;
+    dcpi_cov_t cv;
+    dcpi_srclines_t *sl;
+} ctx_t;
+
+static void ctx_free(ctx_t *c)
+{
+    dcpi_srclines_free(c->sl);
+    dcpi_cov_free(&c->cv);
+    for (size_t i = 0; i < c->nsets; i++) {
+        dcpi_profset_free(c->sets[i]);
+        free(c->epochs[i]);
+    }
+    free(c->sets);
+    free(c->epochs);
+    for (size_t i = 0; i < c->nspecs; i++)
+        free(c->specs[i]);
+    free(c->specs);
+    free(c->argv);
+    dcpi_cli_free(&c->cli);
+}
+
+static int add_spec(ctx_t *c, const char *v, size_t len)
+{
+    char **s = realloc(c->specs, (c->nspecs + 1) * sizeof(*s));
+    if (!s)
+        return -1;
+    c->specs = s;
+    if (!(s[c->nspecs] = strndup(v, len)))
+        return -1;
+    c->nspecs++;
+    return 0;
+}
+
+/* Take -epoch and -epochs out of argv (the shared parser keeps one epoch). Returns 0, or the
+ * exit status after a message. */
+static int take_epochs(ctx_t *c, int argc, char **argv)
+{
+    c->argv = calloc((size_t)argc + 1, sizeof(*c->argv));
+    if (!c->argv)
+        return 1;
+    for (int i = 0; i < argc; i++) {
+        int one = !strcmp(argv[i], "-epoch"), many = !strcmp(argv[i], "-epochs");
+        if (i == 0 || (!one && !many) || !strcmp(argv[i - 1], "--")) {
+            c->argv[c->argc++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc || !argv[i + 1][0]) {
+            fprintf(stderr, TOOL ": flag '%s' needs an argument (try -h)\n", argv[i]);
+            return 2;
+        }
+        const char *v = argv[++i];
+        for (const char *p = v; many && *p;) { /* a comma-separated list */
+            size_t len = strcspn(p, ",");
+            if (len && add_spec(c, p, len) < 0)
+                return 1;
+            p += len + (p[len] == ',');
+        }
+        if (one && add_spec(c, v, strlen(v)) < 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int parse_opts(ctx_t *c)
+{
+    for (int i = 0; i < c->cli.nopts; i++) {
+        const char *f = c->cli.opts[i];
+        if (!strcmp(f, "-csl"))
+            c->csl = 1;
+        else if (!strcmp(f, "-summary"))
+            c->summary = 1;
+        else if (!strcmp(f, "-s"))
+            c->event = c->cli.opts[++i];
+        else if (!strcmp(f, "-m"))
+            c->mapfile = c->cli.opts[++i];
+        else if (!strcmp(f, "-epochs"))
+            i++; /* taken out before parsing; listed in the flags for -h */
+    }
+    if (c->cli.nargs < 1 || c->cli.nargs > 2) {
+        fprintf(stderr, TOOL ": give an image, or a procedure and its image (try -h)\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* Load one epoch (spec already resolved into cli.epoch) into a new set. */
+static int load_one(ctx_t *c)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_profset_t *set = NULL;
+    if (dcpi_cli_load(&c->cli, &set, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    c->sets[c->nsets] = set;
+    c->epochs[c->nsets] = strdup(c->cli.epoch);
+    if (!c->epochs[c->nsets]) {
+        dcpi_profset_free(set);
+        return 1;
+    }
+    c->nsets++;
+    if (c->mapfile && dcpi_imagemap_use(c->mapfile, set, TOOL, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every epoch of the database (holding -platform when given). */
+static int expand_all(ctx_t *c, char ***names, size_t *n)
+{
+    char err[DCPI_ERRLEN];
+    c->cli.epoch_spec = NULL;
+    c->cli.epoch[0] = '\0';
+    if (dcpi_cli_resolve(&c->cli, err) < 0 || dcpi_db_epochs(c->cli.db, names, n, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static int load_sets(ctx_t *c)
+{
+    if (c->nspecs == 0 && add_spec(c, "latest", 6) < 0)
+        return 1;
+    int status = 0;
+    for (size_t k = 0; k < c->nspecs && status == 0; k++) {
+        char **names = NULL, *one[1] = {c->specs[k]};
+        size_t n = 1;
+        int all = !strcmp(c->specs[k], "all");
+        if (all && (status = expand_all(c, &names, &n)) != 0)
+            break;
+        dcpi_profset_t **s = realloc(c->sets, (c->nsets + n + 1) * sizeof(*s));
+        char **e = s ? realloc(c->epochs, (c->nsets + n + 1) * sizeof(*e)) : NULL;
+        if (s)
+            c->sets = s;
+        if (e)
+            c->epochs = e;
+        status = s && e ? 0 : 1;
+        for (size_t j = 0; j < n && status == 0; j++) {
+            char err[DCPI_ERRLEN];
+            c->cli.epoch_spec = all ? names[j] : one[0];
+            c->cli.epoch[0] = '\0';
+            if (dcpi_cli_resolve(&c->cli, err) < 0) {
+                if (all)
+                    continue; /* an epoch without -platform's profiles */
+                fprintf(stderr, "%s\n", err);
+                status = 1;
+            } else {
+                status = load_one(c);
+            }
+        }
+        if (all)
+            dcpi_db_free_list(names, n);
+    }
+    return status;
+}
+
+static int report(ctx_t *c)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_covsel_t s = {.tool = TOOL,
+                       .sets = c->sets,
+                       .epochs = (const char *const *)c->epochs,
+                       .nsets = c->nsets,
+                       .event = c->event};
+    const char *proc = c->cli.nargs == 2 ? c->cli.args[0] : NULL;
+    const char *image = c->cli.args[c->cli.nargs - 1];
+    int rc = dcpi_cov_build(&s, proc, image, &c->cv, err);
+    if (rc == 0 && dcpi_srclines_open(s.path, &c->sl, NULL) < 0)
+        c->sl = NULL; /* no line information: instructions and blocks only */
+    if (rc == 0) {
+        dcpi_cov_set_lines(&c->cv, c->sl);
+        rc = dcpi_cov_compute(&c->cv);
+        if (rc < 0)
+            snprintf(err, sizeof err, "%s", dcpi_strerror(rc));
+    }
+    if (rc < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    dcpi_cov_popts_t o = {.image = s.path,
+                          .event = s.event_name,
+                          .epochs = (const char *const *)c->epochs,
+                          .nepochs = c->nsets,
+                          .csl = c->csl,
+                          .summary = c->summary};
+    dcpi_cov_print(&c->cv, &o, stdout);
+    return 0;
+}
+
+static int run(ctx_t *c)
+{
+    int status = load_sets(c);
+    return status ? status : report(c);
+}
+
+int main(int argc, char **argv)
+{
+    char err[DCPI_ERRLEN];
+    ctx_t c = {.cli = {.tool = TOOL, .operands = "[procedure] image", .flags = flags}};
+    int status = take_epochs(&c, argc, argv);
+    if (status == 0) {
+        int rc = dcpi_cli_parse(&c.cli, c.argc, c.argv, err);
+        if (rc != 0) {
+            ctx_free(&c);
+            return dcpi_cli_exit(rc, err);
+        }
+        status = parse_opts(&c);
+    }
+    if (status == 0)
+        status = run(&c);
+    ctx_free(&c);
+    return status;
+}

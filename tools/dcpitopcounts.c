@@ -1,0 +1,93 @@
+/*
+ * dcpitopcounts - the instructions with the most samples of one event over the images of an
+ * epoch: count, share, procedure, address, instruction, image, source line, and the other
+ * events' counts (docs/dcpitopcounts.md). The flags are read here; the report is
+ * core/analysis/topcounts.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/analysis/cli.h"
+#include "core/analysis/imagemap.h"
+#include "core/analysis/topcounts.h"
+#include "dcpi/errno.h"
+
+#define TOOL "dcpitopcounts"
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-n", "N", "print the top N instructions (default 100; 0: all)"},
+    {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
+    {"-period", NULL, "counts are samples x the sampling period (DCPI's cycles), not samples"},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
+    {NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    dcpi_top_opts_t top;
+    const char *mapfile;
+} opts_t;
+
+static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
+{
+    *o = (opts_t){.top = {.tool = TOOL, .n = 100}};
+    for (int i = 0; i < cli->nopts; i++) {
+        const char *f = cli->opts[i];
+        if (!strcmp(f, "-csl"))
+            o->top.csl = 1;
+        else if (!strcmp(f, "-period"))
+            o->top.period = 1;
+        else if (!strcmp(f, "-s"))
+            o->top.sort_event = cli->opts[++i];
+        else if (!strcmp(f, "-m"))
+            o->mapfile = cli->opts[++i];
+        else if (!strcmp(f, "-n")) {
+            const char *v = cli->opts[++i];
+            double n = 0;
+            if (dcpi_cli_number(v, 0, 1e12, &n) < 0 || n != (double)(size_t)n) {
+                fprintf(stderr, TOOL ": -n wants a number of instructions, not '%s'\n", v);
+                return 2;
+            }
+            o->top.n = (size_t)n;
+        }
+    }
+    return 0;
+}
+
+static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, opts_t *o)
+{
+    o->top.epoch = cli->epoch;
+    if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
+        return 1;
+    char err[DCPI_ERRLEN];
+    if (o->mapfile && dcpi_imagemap_use(o->mapfile, set, TOOL, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    dcpi_profset_warn_saturated(set, TOOL);
+    return dcpi_top_report(set, &o->top, stdout) < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_cli_t cli = {
+        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err);
+    opts_t o;
+    int status = parse_opts(&cli, &o);
+    dcpi_profset_t *set = NULL;
+    if (status == 0) {
+        rc = dcpi_cli_load(&cli, &set, err);
+        if (rc < 0)
+            fprintf(stderr, "%s\n", err); /* database and file errors: exit 1 */
+        status = rc < 0 ? 1 : 0;
+    }
+    if (status == 0)
+        status = run(set, &cli, &o);
+    dcpi_profset_free(set);
+    dcpi_cli_free(&cli);
+    return status;
+}
