@@ -64,8 +64,10 @@ fi
 [ "$(wc -l <"$T/top.txt")" = 4 ] || fail "-n 3 printed $(wc -l <"$T/top.txt") lines: $(cat "$T/top.txt")"
 head -1 "$T/top.txt" | grep -Eq '^ *cpu-clock +% +cum% +procedure +pc +instruction +image +source$' ||
     fail "table header: $(head -1 "$T/top.txt")"
+# the profiles' period, as dcpiprof's summary prints it (dcpid's default is not a round number)
+period=$("$BIN/dcpiprof" $A | awk '$1 == "cpu-clock" && NF == 4 {print $3; exit}')
 "$BIN/dcpitopcounts" $A -n 1 -period -csl | unquote | awk -F, -v c="$(cut -d, -f1 <<<"$top")" \
-    'NR == 2 && $1 != c * 1000000 { exit 1 }' || fail "-period: not samples x 1000000"
+    -v p="$period" 'NR == 2 && $1 != c * p { exit 1 }' || fail "-period: not samples x $period"
 
 # ---- dcpicoverage
 lines_of() { grep -n "/\* $1 \*/" "$S" | cut -d: -f1 | tr '\n' ' '; }
