@@ -12,6 +12,10 @@
  *                             the call depends on the value, as a memcpy's would)
  *   div-reg    acc_div_reg    `div rcx`: divisor 10 / 7 / 3 in 70 / 20 / 10%
  *   div-mem    acc_div_mem    `div qword ptr [rdi+rcx*8]`: the same divisors, from memory
+ *   div-reg-b  acc_div_reg    div-reg's instruction, divisors 10 / 7 / 3 in 40 / 20 / 40% (a
+ *                             second mix of one instruction: tests/e2e/diff_vprof.sh compares
+ *                             it with div-reg's)
+ *   div-mem-b  acc_div_mem    div-mem's instruction with div-reg-b's mix
  *   chase      acc_chase      `mov rX, qword ptr [rP+0x8]`, the payload load of a pointer chase
  *                             over a linked list: 0x1111 / 0x2222 / 0x3333 in 50 / 30 / 20%
  *   stride     acc_stride     `mov rX, qword ptr [rB+rI*8]`: 5 addresses base, base+64, ...,
@@ -271,6 +275,8 @@ static const struct mode {
     {"size-arg", acc_size_arg, {{"16", 16, 10}, {"64", 64, 6}, {"256", 256, 3}, {"1024", 1024, 1}}},
     {"div-reg", acc_div_reg, {{"10", 10, 14}, {"7", 7, 4}, {"3", 3, 2}}},
     {"div-mem", acc_div_mem, {{"10", 10, 14}, {"7", 7, 4}, {"3", 3, 2}}},
+    {"div-reg-b", acc_div_reg, {{"10", 10, 8}, {"7", 7, 4}, {"3", 3, 8}}},
+    {"div-mem-b", acc_div_mem, {{"10", 10, 8}, {"7", 7, 4}, {"3", 3, 8}}},
     {"chase", acc_chase, {{"0x1111", 0x1111, 10}, {"0x2222", 0x2222, 6}, {"0x3333", 0x3333, 4}}},
     {"stride",
      acc_stride,
@@ -309,7 +315,7 @@ int main(int argc, char **argv)
             m = &modes[i];
     if (!m) {
         fprintf(stderr, "usage: work-accuracy branch|icall-reg|icall-mem|size-arg|div-reg|div-mem|"
-                        "chase|stride [MS]\n");
+                        "div-reg-b|div-mem-b|chase|stride [MS]\n");
         return 2;
     }
     double ms = argc > 2 ? atof(argv[2]) : 2000.0;

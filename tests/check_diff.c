@@ -3,7 +3,9 @@
  * binomial tails and the two-Poisson-rates p-value against exact values (scipy's documented
  * binomtest example, and sums of the binomial pmf in exact rational arithmetic by python3's
  * fractions module), Benjamini-Hochberg on a textbook case, the p-value's formatting and
- * markers, pieces summed and matched into rows, and images matched between two sets.
+ * markers, pieces summed and matched into rows, images matched between two sets, and the rows
+ * of two value hotlists (-vprof: shares of each hotlist's vtot, keys of one side only, contexts
+ * and the "missing" value named as dcpilist names them).
  */
 #include <check.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 
 #include "core/analysis/diff.h"
 #include "core/analysis/diffstat.h"
+#include "core/analysis/listing.h"
 
 /* |got - want| within rel of want */
 #define ck_assert_rel(got, want, rel)                                                              \
@@ -146,6 +149,64 @@ START_TEST(test_rows_own_totals)
 }
 END_TEST
 
+static const dcpi_diff_row_t *row_named(const dcpi_diff_t *d, const char *name)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp(d->rows[i].name, name))
+            return &d->rows[i];
+    ck_abort_msg("no row '%s'", name);
+    return NULL;
+}
+
+/* one row of a value diff: counts, totals (the hotlists' vtot), shares and p-value */
+static void check_vrow(const dcpi_diff_t *d, const char *name, uint64_t a, uint64_t b, double pa,
+                       double pb)
+{
+    const dcpi_diff_row_t *r = row_named(d, name);
+    ck_assert_str_eq(r->image, "0x13db div rcx [vp-acc]");
+    ck_assert_uint_eq(r->a, a);
+    ck_assert_uint_eq(r->b, b);
+    ck_assert_uint_eq(r->na, 1000);
+    ck_assert_uint_eq(r->nb, 2000);
+    ck_assert_rel(r->pa, pa, 1e-12);
+    ck_assert_rel(r->pb, pb, 1e-12);
+    ck_assert_rel(r->p, dcpi_diffstat_pvalue(a, 1000, b, 2000), 1e-12);
+}
+
+START_TEST(test_value_rows)
+{
+    dcpi_vsummary_t *va = dcpi_vsummary_new(16), *vb = dcpi_vsummary_new(16);
+    ck_assert_ptr_nonnull(va);
+    ck_assert_ptr_nonnull(vb);
+    /* A: 10 / 7 / 3 in 60 / 20 / 10 %, and 0x5 with a context in 10 % (vtot 1000) */
+    dcpi_vsummary_add(va, 0xa, 0, 0, 600);
+    dcpi_vsummary_add(va, 0x7, 0, 0, 200);
+    dcpi_vsummary_add(va, 0x3, 0, 0, 100);
+    dcpi_vsummary_add(va, 0x5, 0x10, 0x20, 100);
+    /* B: 10 / 7 / 3 in 40 / 20 / 30 %, missing 10 % (vtot 2000) */
+    dcpi_vsummary_add(vb, 0x3, 0, 0, 600);
+    dcpi_vsummary_add(vb, 0xa, 0, 0, 800);
+    dcpi_vsummary_add(vb, 0, VP_CONTEXT_MISSING, 0, 200);
+    dcpi_vsummary_add(vb, 0x7, 0, 0, 400);
+    /* the event totals of the sets are not what value shares are of */
+    dcpi_diff_t d = {.na = 5, .nb = 7};
+    ck_assert_int_eq(dcpi_diff_add_values(&d, "0x13db div rcx [vp-acc]", va, vb), 0);
+    ck_assert_int_eq(dcpi_diff_finish(&d), 0);
+    ck_assert_uint_eq(d.n, 5);
+    check_vrow(&d, "0xa", 600, 800, 60.0, 40.0);
+    check_vrow(&d, "0x7", 200, 400, 20.0, 20.0);
+    check_vrow(&d, "0x3", 100, 600, 10.0, 30.0);
+    check_vrow(&d, "0x5 @0x10,0x20", 100, 0, 10.0, 0.0);
+    check_vrow(&d, "missing", 0, 200, 0.0, 10.0);
+    ck_assert(row_named(&d, "0x7")->p == 1.0);
+    ck_assert(fabs(d.rows[0].delta) == 20.0 && fabs(d.rows[1].delta) == 20.0);
+    ck_assert(fabs(d.rows[4].delta) == 0.0);
+    dcpi_diff_free(&d);
+    free(va);
+    free(vb);
+}
+END_TEST
+
 static dcpi_profset_image_t fake_image(const char *name)
 {
     return (dcpi_profset_image_t){
@@ -183,6 +244,7 @@ int main(void)
     tc = tcase_create("rows");
     tcase_add_test(tc, test_rows);
     tcase_add_test(tc, test_rows_own_totals);
+    tcase_add_test(tc, test_value_rows);
     tcase_add_test(tc, test_image_keys);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

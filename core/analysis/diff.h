@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "core/analysis/profset.h"
+#include "core/store/vsummary.h"
 
 enum dcpi_diff_side { DCPI_DIFF_A = 0, DCPI_DIFF_B = 1 };
 
@@ -91,6 +92,16 @@ void dcpi_diff_image_keys(const dcpi_profset_t *A, const dcpi_profset_t *B, cons
  * warning on stderr ("TOOL: why; its samples are shown as unknown_rou"). 0 or DCPI_ENOMEM. */
 int dcpi_diff_add_set(dcpi_diff_t *d, int side, const dcpi_profset_t *set, int e,
                       const char *const *keys, int by_image, const char *tool);
+
+/*
+ * The rows of one instruction's two value hotlists (-vprof): one per key listed in either, named
+ * "0xVALUE" (" @0xC0,0xC1" added when a context is non-zero; "missing" for the SDK-2 missing
+ * value), with the instruction's label as the group; a key not listed in one hotlist counts 0
+ * there. The totals are the hotlists' vtot (the instruction's value samples in each set), so the
+ * shares are of the instruction's values. 0 or DCPI_ENOMEM.
+ */
+int dcpi_diff_add_values(dcpi_diff_t *d, const char *group, const dcpi_vsummary_t *va,
+                         const dcpi_vsummary_t *vb);
 
 /* One set for the views of one procedure (-source, -asm, -vprof). */
 typedef struct dcpi_diff_set {

@@ -90,16 +90,17 @@ static int add_insns(dcpi_diff_t *d, int side, const dcpi_lstsel_t *sel, int col
 
 static void value_label(const dcpi_ventry_t *e, char *buf, size_t len)
 {
-    if (e->context0 || e->context1)
+    if (dcpi_listing_value_missing(e))
+        snprintf(buf, len, "missing");
+    else if (e->context0 || e->context1)
         snprintf(buf, len, "0x%" PRIx64 " @0x%" PRIx64 ",0x%" PRIx64, e->value, e->context0,
                  e->context1);
     else
         snprintf(buf, len, "0x%" PRIx64, e->value);
 }
 
-/* Rows for the values of one instruction's two hotlists (every key listed in either). */
-static int add_values(dcpi_diff_t *d, const char *group, const dcpi_vsummary_t *va,
-                      const dcpi_vsummary_t *vb)
+int dcpi_diff_add_values(dcpi_diff_t *d, const char *group, const dcpi_vsummary_t *va,
+                         const dcpi_vsummary_t *vb)
 {
     int rc = 0;
     char label[128];
@@ -128,10 +129,33 @@ static int vp_index(const dcpi_lstsel_t *sel, const char *name)
     return -1;
 }
 
+/* -vtrace NAME that a set lacks: "set X has no value profile 'NAME' of PATH in epoch E (value
+ * profiles there: a, b)". 0 when both sets have it (or no name was given). */
+static int check_vpname(const dcpi_diff_proc_t *o, const dcpi_lstsel_t sel[2], char *err)
+{
+    for (int side = 0; o->vpname && side < 2; side++) {
+        if (vp_index(&sel[side], o->vpname) >= 0)
+            continue;
+        char names[256] = "";
+        size_t used = 0;
+        for (size_t v = 0; v < sel[side].nvp && used < sizeof names; v++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", v ? ", " : "",
+                                     sel[side].vpnames[v]);
+        return dcpi__errf(err, DCPI_ENOENT,
+                          "set %s has no value profile '%s' of %s in epoch %s (value profiles "
+                          "there: %s; -vtrace takes a profile's name, not a plugin file)",
+                          set_label[side], o->vpname, sel[side].path, sel[side].epoch,
+                          names[0] ? names : "none");
+    }
+    return 0;
+}
+
 static int add_vprofs(dcpi_diff_t *d, const dcpi_diff_proc_t *o, dcpi_lstsel_t sel[2], char *err)
 {
     size_t shared = 0;
-    int rc = 0;
+    int rc = check_vpname(o, sel, err);
+    if (rc < 0)
+        return rc;
     for (size_t va = 0; va < sel[0].nvp && rc == 0; va++) {
         const char *name = sel[0].vpnames[va];
         int vb = vp_index(&sel[1], name);
@@ -146,7 +170,7 @@ static int add_vprofs(dcpi_diff_t *d, const dcpi_diff_proc_t *o, dcpi_lstsel_t s
                 continue;
             char group[200];
             snprintf(group, sizeof group, "0x%" PRIx64 " %s [%s]", ia->addr, ia->text, name);
-            rc = add_values(d, group, sa, sb);
+            rc = dcpi_diff_add_values(d, group, sa, sb);
             shared++;
         }
     }

@@ -119,6 +119,11 @@ double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
     return b > 100.0 ? 100.0 : b;
 }
 
+int dcpi_listing_value_missing(const dcpi_ventry_t *e)
+{
+    return e->context0 == VP_CONTEXT_MISSING && e->value == 0 && !e->context1;
+}
+
 /* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */
 static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t *s,
                         const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
@@ -132,7 +137,7 @@ static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t
             continue;
         }
         char v[DCPI_LST_PLUGIN_TEXT_MAX];
-        int missing = e[i].context0 == VP_CONTEXT_MISSING && e[i].value == 0 && !e[i].context1;
+        int missing = dcpi_listing_value_missing(&e[i]);
         int rc = missing ? 0 : format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
         if (rc < 0)
             return rc;

@@ -143,6 +143,9 @@ size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t 
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
 /* One line on what a backend's shares are worth (docs/vprofiler.md, "Where values come from"). */
 const char *dcpi_listing_backend_note(const char *backend);
+/* 1 when e is the SDK-2 "missing" value (vp_missing: value 0, context0 VP_CONTEXT_MISSING,
+ * context1 0), which the printers name "missing". */
+int dcpi_listing_value_missing(const dcpi_ventry_t *e);
 /* A hotlist whose bound exceeds this many points is marked "few" by the printers. */
 #define DCPI_LST_FEW_BOUND 10.0
 
