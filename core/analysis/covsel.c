@@ -156,6 +156,8 @@ static int add_procs(dcpi_covsel_t *s, const char *proc, dcpi_cov_t *cv, char *e
     int rc = dcpi_symtab_open(s->path, &st, err);
     if (rc < 0)
         return rc;
+    cv->noreturn = dcpi_cfg_symtab_noreturn; /* blocks end at calls that do not return */
+    cv->noreturn_arg = st;
     if (proc) {
         const dcpi_symbol_t *sym = lookup(st, proc);
         if (!sym)
@@ -173,6 +175,8 @@ static int add_procs(dcpi_covsel_t *s, const char *proc, dcpi_cov_t *cv, char *e
     }
     if (rc == 0 && cv->nprocs == 0)
         rc = dcpi__errf(err, DCPI_ENOENT, "no function symbols in %s", s->path);
+    cv->noreturn = NULL;
+    cv->noreturn_arg = NULL;
     dcpi_symtab_free(st);
     return rc;
 }
