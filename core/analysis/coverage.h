@@ -106,10 +106,11 @@ typedef struct dcpi_covsel {
 /*
  * Find the image (a path, or the basename of a profiled image, preferring one whose file still
  * has the profiled id), check that the sets hold samples of its id, pick the event, and fill cv
- * with procedure proc (a name or an address "0x..." inside one; NULL: every function of the
- * image) and the samples of every set. Errors: a negative DCPI_E* with one line in err ("no
- * profile of PATH (id X) in the epochs", "PATH changed since it was profiled (id X, profile
- * Y)", "no procedure 'P' in PATH", "no samples of event 'E' of PATH").
+ * with procedure proc (a name, an address "0x..." inside one or a C++ short name, as
+ * dcpi_lstsel_lookup takes it; NULL: every function of the image) and the samples of every
+ * set. Errors: a negative DCPI_E* with one line in err ("no profile of PATH (id X) in the
+ * epochs", "PATH changed since it was profiled (id X, profile Y)", "no procedure 'P' in PATH",
+ * "procedure 'P' is ambiguous in PATH: ...", "no samples of event 'E' of PATH").
  */
 int dcpi_cov_build(dcpi_covsel_t *s, const char *proc, const char *image, dcpi_cov_t *cv,
                    char *err);
