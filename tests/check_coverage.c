@@ -1,16 +1,16 @@
 /*
- * check_coverage.c - core/analysis/bblocks, coverage, imagemap and topcounts: the basic-block
- * split (leaders at the start, at branch targets, after branches and returns), sampled /
- * total instructions, lines and blocks with the never-sampled ranges, the (1-s)^N note, map
- * files (format and errors), and the top instructions of a set (order, ties, -n, -period, rows
- * of other events only).
+ * check_coverage.c - core/analysis/coverage, imagemap and topcounts: the basic-block split
+ * dcpicoverage takes from dcpicalc's graph (core/analysis/cfg.h: leaders at the start, at branch
+ * targets, after branches, returns, ud2 and calls that do not return), sampled / total
+ * instructions, lines and blocks with the never-sampled ranges, the (1-s)^N note, map files
+ * (format and errors), and the top instructions of a set (order, ties, -n, -period, rows of
+ * other events only).
  */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/analysis/bblocks.h"
 #include "core/analysis/coverage.h"
 #include "core/analysis/imagemap.h"
 #include "core/analysis/topcounts.h"
@@ -22,17 +22,51 @@ static const uint8_t code[] = {0x31, 0xc0, 0x85, 0xff, 0x74, 0x04, 0xff,
 
 START_TEST(blocks_split_at_branches_and_targets)
 {
-    dcpi_listing_t *ls = NULL;
-    static const char *const ev[] = {"e"};
-    ck_assert_int_eq(dcpi_listing_new("f", 0x1000, 0x1000 + sizeof code, ev, 1, 0, &ls), 0);
-    ck_assert_int_eq(dcpi_listing_decode_bytes(ls, code, sizeof code), 0);
-    ck_assert_uint_eq(ls->n, 7);
-    uint32_t b[7];
-    ck_assert_uint_eq(dcpi_bblocks_split(ls, b), 4);
+    dcpi_cov_t cv = {0};
+    ck_assert_int_eq(dcpi_cov_add_proc_bytes(&cv, "f", 0x1000, code, sizeof code), 0);
+    const dcpi_cov_proc_t *p = &cv.procs[0];
+    ck_assert_uint_eq(p->ls->n, 7);
+    ck_assert_uint_eq(p->nblocks, 4);
     static const uint32_t want[7] = {0, 0, 0, 1, 1, 2, 3};
     for (int i = 0; i < 7; i++)
-        ck_assert_uint_eq(b[i], want[i]);
-    dcpi_listing_free(ls);
+        ck_assert_uint_eq(p->block[i], want[i]);
+    dcpi_cov_free(&cv);
+}
+END_TEST
+
+/* call 0x3000; ud2; xor eax,eax; ret (at 0x2000) */
+static const uint8_t stops[] = {0xe8, 0xfb, 0x0f, 0x00, 0x00, 0x0f, 0x0b, 0x31, 0xc0, 0xc3};
+
+static int noreturn_3000(void *arg, uint64_t target)
+{
+    ++*(int *)arg;
+    return target == 0x3000;
+}
+
+START_TEST(blocks_end_at_ud2_and_noreturn_calls)
+{
+    dcpi_cov_t cv = {0};
+    ck_assert_int_eq(dcpi_cov_add_proc_bytes(&cv, "g", 0x2000, stops, sizeof stops), 0);
+    ck_assert_uint_eq(cv.procs[0].ls->n, 4);
+    ck_assert_uint_eq(cv.procs[0].nblocks, 2); /* every call returns: call+ud2, xor+ret */
+    ck_assert_uint_eq(cv.procs[0].block[1], 0);
+    ck_assert_uint_eq(cv.procs[0].block[2], 1);
+    dcpi_cov_free(&cv);
+
+    int asked = 0;
+    cv.noreturn = noreturn_3000;
+    cv.noreturn_arg = &asked;
+    ck_assert_int_eq(dcpi_cov_add_proc_bytes(&cv, "g", 0x2000, stops, sizeof stops), 0);
+    ck_assert_int_eq(asked, 1);
+    ck_assert_uint_eq(cv.procs[0].nblocks, 3); /* call | ud2 | xor+ret */
+    static const uint32_t want[4] = {0, 1, 2, 2};
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(cv.procs[0].block[i], want[i]);
+    dcpi_cov_add_samples(&cv, 0x2005, 1); /* ud2 */
+    ck_assert_int_eq(dcpi_cov_compute(&cv), 0);
+    ck_assert_uint_eq(cv.total.blocks, 3);
+    ck_assert_uint_eq(cv.total.blocks_hit, 1);
+    dcpi_cov_free(&cv);
 }
 END_TEST
 
@@ -211,6 +245,7 @@ int main(void)
     Suite *s = suite_create("coverage");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, blocks_split_at_branches_and_targets);
+    tcase_add_test(tc, blocks_end_at_ud2_and_noreturn_calls);
     tcase_add_test(tc, coverage_counts_and_ranges);
     tcase_add_test(tc, miss_probability);
     tcase_add_test(tc, map_file_format);

@@ -1,6 +1,7 @@
 /*
- * coverage.c - dcpicoverage's model: procedures decoded through dcpilist's listing, samples
- * attributed to their instructions, counts of sampled instructions, lines and blocks, the
+ * coverage.c - dcpicoverage's model: procedures decoded through dcpilist's listing and split
+ * into dcpicalc's basic blocks (cfg.h), samples attributed to their instructions, counts of
+ * sampled instructions, lines and blocks, the
  * never-sampled ranges, and the report (see coverage.h; the model is built from profile sets
  * in covsel.c).
  */
@@ -10,7 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/analysis/bblocks.h"
 #include "core/analysis/csv.h"
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
@@ -48,7 +48,29 @@ static void proc_drop_last(dcpi_cov_t *cv)
 {
     dcpi_cov_proc_t *p = &cv->procs[--cv->nprocs];
     free(p->name);
+    free(p->block);
     dcpi_listing_free(p->ls);
+}
+
+/* The block of every instruction of p, from the graph dcpicalc builds (no block when the
+ * procedure has no instruction). */
+static int split_blocks(const dcpi_cov_t *cv, dcpi_cov_proc_t *p)
+{
+    p->block = calloc(p->ls->n + 1, sizeof(*p->block));
+    if (!p->block)
+        return DCPI_ENOMEM;
+    if (p->ls->n == 0)
+        return 0;
+    dcpi_cfg_t *g = NULL;
+    int rc = dcpi_cfg_build(p->ls, 0, cv->noreturn, cv->noreturn_arg, &g);
+    if (rc < 0)
+        return rc;
+    for (size_t k = 0; k < g->nblocks; k++)
+        for (size_t i = g->blocks[k].first; i < g->blocks[k].first + g->blocks[k].n; i++)
+            p->block[i] = (uint32_t)k;
+    p->nblocks = g->nblocks;
+    dcpi_cfg_free(g);
+    return 0;
 }
 
 int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi, const char *path,
@@ -58,6 +80,8 @@ int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi
     if (!p)
         return DCPI_ENOMEM;
     int rc = dcpi_listing_decode(p->ls, path, info, err);
+    if (rc == 0)
+        rc = split_blocks(cv, p);
     if (rc < 0)
         proc_drop_last(cv);
     return rc;
@@ -70,6 +94,8 @@ int dcpi_cov_add_proc_bytes(dcpi_cov_t *cv, const char *name, uint64_t lo, const
     if (!p)
         return DCPI_ENOMEM;
     int rc = dcpi_listing_decode_bytes(p->ls, bytes, len);
+    if (rc == 0)
+        rc = split_blocks(cv, p);
     if (rc < 0)
         proc_drop_last(cv);
     return rc;
@@ -167,14 +193,13 @@ static int proc_lines(const dcpi_cov_proc_t *p, lent_t **v, size_t *n, size_t *c
 static int count_proc(dcpi_cov_proc_t *p)
 {
     dcpi_cov_counts_t *c = &p->c;
-    *c = (dcpi_cov_counts_t){.samples = p->ls->proc_total[0], .insns = p->ls->n};
-    p->block = calloc(p->ls->n + 1, sizeof(*p->block));
-    uint8_t *bhit = calloc(p->ls->n + 1, 1);
+    *c = (dcpi_cov_counts_t){
+        .samples = p->ls->proc_total[0], .insns = p->ls->n, .blocks = p->nblocks};
+    uint8_t *bhit = calloc(p->nblocks + 1, 1);
     lent_t *v = NULL;
     size_t n = 0, cap = 0;
-    int rc = p->block && bhit ? proc_lines(p, &v, &n, &cap) : DCPI_ENOMEM;
+    int rc = bhit ? proc_lines(p, &v, &n, &cap) : DCPI_ENOMEM;
     if (rc == 0) {
-        c->blocks = dcpi_bblocks_split(p->ls, p->block);
         for (size_t i = 0; i < p->ls->n; i++) {
             int h = p->ls->insns[i].counts[0] > 0;
             c->insns_hit += h;
@@ -230,7 +255,6 @@ int dcpi_cov_compute(dcpi_cov_t *cv)
     cv->nlranges = 0;
     for (size_t i = 0; i < cv->nprocs && rc == 0; i++) {
         dcpi_cov_proc_t *p = &cv->procs[i];
-        free(p->block);
         rc = count_proc(p);
         if (rc == 0)
             rc = proc_lines(p, &v, &n, &cap);

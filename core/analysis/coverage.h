@@ -1,7 +1,7 @@
 /*
  * coverage.h - dcpicoverage's model and report (docs/dcpicoverage.md): which instructions,
- * source lines and basic blocks (core/analysis/bblocks.h) of some procedures of one image got
- * at least one sample of one event, summed over one or many epochs, and the ranges of
+ * source lines and basic blocks (dcpicalc's split, core/analysis/cfg.h) of some procedures of one
+ * image got at least one sample of one event, summed over one or many epochs, and the ranges of
  * never-sampled lines and instructions. Sampling coverage is not execution coverage: code that
  * runs for a share s of the time gets no sample out of N with probability (1 - s)^N, and the
  * report says so with its own N.
@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "core/analysis/cfg.h"
 #include "core/analysis/listing.h"
 #include "core/analysis/profset.h"
 #include "core/image/image.h"
@@ -33,7 +34,8 @@ typedef struct dcpi_cov_proc {
     char *name;
     uint64_t lo, hi;
     dcpi_listing_t *ls; /* one count column: the event's samples */
-    uint32_t *block;    /* [ls->n] */
+    uint32_t *block;    /* [ls->n]: the block of each instruction (cfg.h's split) */
+    size_t nblocks;
     dcpi_cov_counts_t c;
 } dcpi_cov_proc_t;
 
@@ -52,6 +54,10 @@ typedef struct dcpi_cov {
     dcpi_cov_counts_t total;
     dcpi_cov_lrange_t *lranges;
     size_t nlranges;
+    /* Set by the caller before adding procedures (NULL: every call returns): which calls end
+     * a block, as dcpicalc's (dcpi_cfg_build) */
+    dcpi_cfg_noreturn_fn noreturn;
+    void *noreturn_arg;
 } dcpi_cov_t;
 
 /* What the report names in its head and how it prints. */
@@ -65,7 +71,8 @@ typedef struct dcpi_cov_popts {
 } dcpi_cov_popts_t;
 
 void dcpi_cov_free(dcpi_cov_t *cv);
-/* Decode procedure name over [lo, hi) from the file at path. DCPI_E* with "PATH: reason". */
+/* Decode procedure name over [lo, hi) from the file at path and split it into basic blocks
+ * (dcpi_cfg_build with cv->noreturn). DCPI_E* with "PATH: reason". */
 int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi, const char *path,
                       const dcpi_image_info_t *info, char *err);
 /* The same from the bytes of [lo, lo + len) (tests). 0, DCPI_ENOMEM, DCPI_EINVAL. */
@@ -99,10 +106,11 @@ typedef struct dcpi_covsel {
 /*
  * Find the image (a path, or the basename of a profiled image, preferring one whose file still
  * has the profiled id), check that the sets hold samples of its id, pick the event, and fill cv
- * with procedure proc (a name or an address "0x..." inside one; NULL: every function of the
- * image) and the samples of every set. Errors: a negative DCPI_E* with one line in err ("no
- * profile of PATH (id X) in the epochs", "PATH changed since it was profiled (id X, profile
- * Y)", "no procedure 'P' in PATH", "no samples of event 'E' of PATH").
+ * with procedure proc (a name, an address "0x..." inside one or a C++ short name, as
+ * dcpi_lstsel_lookup takes it; NULL: every function of the image) and the samples of every
+ * set. Errors: a negative DCPI_E* with one line in err ("no profile of PATH (id X) in the
+ * epochs", "PATH changed since it was profiled (id X, profile Y)", "no procedure 'P' in PATH",
+ * "procedure 'P' is ambiguous in PATH: ...", "no samples of event 'E' of PATH").
  */
 int dcpi_cov_build(dcpi_covsel_t *s, const char *proc, const char *image, dcpi_cov_t *cv,
                    char *err);

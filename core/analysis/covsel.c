@@ -1,15 +1,15 @@
 /*
  * covsel.c - dcpicoverage's selection: the image file, its samples of one event over the
  * profile sets of several epochs, and the procedures decoded into a coverage model (see
- * dcpi_cov_build in coverage.h).
+ * dcpi_cov_build in coverage.h). A procedure operand is looked up as dcpilist's (listsel.h).
  */
 #include "core/analysis/coverage.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/analysis/listsel.h"
 #include "core/base/err.h"
 #include "core/image/symbols.h"
 #include "dcpi/errno.h"
@@ -113,32 +113,6 @@ static int pick_event(dcpi_covsel_t *s, char *err)
     return 0;
 }
 
-static uint64_t symbol_end(const dcpi_symtab_t *st, const dcpi_symbol_t *sym,
-                           const dcpi_image_info_t *info)
-{
-    if (sym->size)
-        return sym->addr + sym->size;
-    size_t n = dcpi_symtab_count(st);
-    for (size_t i = 0; i < n; i++) {
-        const dcpi_symbol_t *t = dcpi_symtab_get(st, i);
-        if (t->addr > sym->addr)
-            return t->addr;
-    }
-    return info->tstart + info->tsize;
-}
-
-static const dcpi_symbol_t *lookup(const dcpi_symtab_t *st, const char *a)
-{
-    if (!strncmp(a, "0x", 2) || !strncmp(a, "0X", 2)) {
-        char *end = NULL;
-        errno = 0;
-        uint64_t addr = strtoull(a + 2, &end, 16);
-        if (!errno && end != a + 2 && !*end)
-            return dcpi_symtab_lookup(st, addr);
-    }
-    return dcpi_symtab_find(st, a);
-}
-
 /* 1 when [lo, hi) lies in an executable segment of the file. */
 static int in_text(const dcpi_image_info_t *info, uint64_t lo, uint64_t hi)
 {
@@ -156,23 +130,29 @@ static int add_procs(dcpi_covsel_t *s, const char *proc, dcpi_cov_t *cv, char *e
     int rc = dcpi_symtab_open(s->path, &st, err);
     if (rc < 0)
         return rc;
+    cv->noreturn = dcpi_cfg_symtab_noreturn; /* blocks end at calls that do not return */
+    cv->noreturn_arg = st;
     if (proc) {
-        const dcpi_symbol_t *sym = lookup(st, proc);
-        if (!sym)
+        const dcpi_symbol_t *sym = NULL;
+        rc = dcpi_lstsel_lookup(st, proc, s->path, &sym, err);
+        if (rc == DCPI_ENOENT)
             rc = dcpi__errf(err, DCPI_ENOENT, "no procedure '%s' in %s", proc, s->path);
-        else
-            rc = dcpi_cov_add_proc(cv, sym->name, sym->addr, symbol_end(st, sym, &s->info), s->path,
-                                   &s->info, err);
+        else if (rc == 0)
+            rc = dcpi_cov_add_proc(cv, sym->name, sym->addr,
+                                   dcpi_lstsel_symbol_end(st, sym, &s->info), s->path, &s->info,
+                                   err);
     }
     size_t n = proc ? 0 : dcpi_symtab_count(st);
     for (size_t i = 0; i < n && rc == 0; i++) {
         const dcpi_symbol_t *sym = dcpi_symtab_get(st, i);
-        uint64_t end = symbol_end(st, sym, &s->info);
+        uint64_t end = dcpi_lstsel_symbol_end(st, sym, &s->info);
         if (in_text(&s->info, sym->addr, end))
             rc = dcpi_cov_add_proc(cv, sym->name, sym->addr, end, s->path, &s->info, err);
     }
     if (rc == 0 && cv->nprocs == 0)
         rc = dcpi__errf(err, DCPI_ENOENT, "no function symbols in %s", s->path);
+    cv->noreturn = NULL;
+    cv->noreturn_arg = NULL;
     dcpi_symtab_free(st);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/analysis/csv.h"
 #include "core/analysis/diffstat.h"
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
@@ -151,22 +152,6 @@ void dcpi_diff_free(dcpi_diff_t *d)
 
 /* ---- printing ---- */
 
-/* Write s as one CSV field (quoted when it holds a comma, quote or newline). */
-static void csv_field(const char *s, FILE *f)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (const char *c = s; *c; c++) {
-        if (*c == '"')
-            fputc('"', f);
-        fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
 static int ndigits(uint64_t v)
 {
     int n = 1;
@@ -214,10 +199,10 @@ static void print_row(const dcpi_diff_row_t *r, const dcpi_diff_popts_t *o, cons
     if (o->csl) {
         fprintf(f, "%" PRIu64 ",%.2f,%" PRIu64 ",%.2f,%+.2f,%.3g,%.3g,%s,", r->a, r->pa, r->b,
                 r->pb, r->delta, r->p, r->q, mark);
-        csv_field(r->name, f);
+        dcpi_csv_field(r->name, f);
         if (o->group) {
             fputc(',', f);
-            csv_field(r->image, f);
+            dcpi_csv_field(r->image, f);
         }
         fputc('\n', f);
         return;

@@ -77,17 +77,18 @@ static int check_profiled(const dcpi_lstsel_t *s, char *err)
 
 /* ---- the procedure ---- */
 
-static uint64_t symbol_end(const dcpi_lstsel_t *s, const dcpi_symbol_t *sym)
+uint64_t dcpi_lstsel_symbol_end(const dcpi_symtab_t *st, const dcpi_symbol_t *sym,
+                                const dcpi_image_info_t *info)
 {
     if (sym->size)
         return sym->addr + sym->size;
-    size_t n = dcpi_symtab_count(s->st);
+    size_t n = dcpi_symtab_count(st);
     for (size_t i = 0; i < n; i++) {
-        const dcpi_symbol_t *t = dcpi_symtab_get(s->st, i);
+        const dcpi_symbol_t *t = dcpi_symtab_get(st, i);
         if (t->addr > sym->addr)
             return t->addr;
     }
-    return s->info.tstart + s->info.tsize;
+    return info->tstart + info->tsize;
 }
 
 /* Whether the demangled C++ name full is a's function: without its parameter list, its template
@@ -141,10 +142,8 @@ static int lookup_short(const dcpi_symtab_t *st, const char *a, const char *path
     return found ? 0 : DCPI_ENOENT;
 }
 
-/* The symbol named a, or containing the address a ("0x..."), or the one function whose C++
- * short name is a: 0, DCPI_ENOENT, or DCPI_EINVAL with the candidates in err. */
-static int lookup_procedure(const dcpi_symtab_t *st, const char *a, const char *path,
-                            const dcpi_symbol_t **out, char *err)
+int dcpi_lstsel_lookup(const dcpi_symtab_t *st, const char *a, const char *path,
+                       const dcpi_symbol_t **out, char *err)
 {
     const dcpi_symbol_t *sym = NULL;
     if (!strncmp(a, "0x", 2) || !strncmp(a, "0X", 2)) {
@@ -193,14 +192,14 @@ static int find_procedure(dcpi_lstsel_t *s, const char *proc, char *err)
         return 0;
     }
     const dcpi_symbol_t *sym = NULL;
-    rc = lookup_procedure(s->st, proc, s->path, &sym, err);
+    rc = dcpi_lstsel_lookup(s->st, proc, s->path, &sym, err);
     if (rc == DCPI_ENOENT)
         return dcpi__errf(err, DCPI_ENOENT, "no procedure '%s' in %s", proc, s->path);
     if (rc < 0)
         return rc;
     s->proc = sym->name;
     s->lo = sym->addr;
-    s->hi = symbol_end(s, sym);
+    s->hi = dcpi_lstsel_symbol_end(s->st, sym, &s->info);
     return 0;
 }
 

@@ -78,6 +78,20 @@ int dcpi_lstsel_open(dcpi_lstsel_t *s, const char *proc, const char *image, cons
                      char *err);
 
 /*
+ * The procedure a names in st (path only for err): the symbol containing the address a
+ * ("0x..."), else the symbol named a, else the one function whose C++ short name (without
+ * parameters, template arguments and return type; "geo::norm2", "tally") is a. 0,
+ * DCPI_ENOENT (err untouched), or DCPI_EINVAL with "procedure 'A' is ambiguous in PATH: ...".
+ * Also dcpicoverage's (covsel.c).
+ */
+int dcpi_lstsel_lookup(const dcpi_symtab_t *st, const char *a, const char *path,
+                       const dcpi_symbol_t **out, char *err);
+/* The end of sym's code: addr + size, else the next symbol's address, else the end of the text
+ * (info). */
+uint64_t dcpi_lstsel_symbol_end(const dcpi_symtab_t *st, const dcpi_symbol_t *sym,
+                                const dcpi_image_info_t *info);
+
+/*
  * Load the n plugins names (-vtrace; searched in dirs, then as dcpi_vp_load does; insecure:
  * -vtrace-insecure) and read the value profiles to show: those plugins' profiles, else every
  * value profile of the image in the epoch (warning "TOOL: no value profiles of PATH in epoch E"

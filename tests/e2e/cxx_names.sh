@@ -2,7 +2,7 @@
 # cxx_names.sh - C++ names as a user types them (issue 13 item 6): dcpilist selects a function by
 # its short name (no parameter list, template arguments or return type: `norm2`, `geo::norm2`,
 # `tally`), refuses an ambiguous one naming the candidates (exit 1: `work`, and Debian's
-# libstdc++ `_Rb_tree_increment`, overloaded), and dcpiprof cuts long signatures to its column unless -wide.
+# libstdc++ `_Rb_tree_increment`, overloaded), dcpicoverage selects as dcpilist does, and dcpiprof cuts long signatures to its column unless -wide.
 # Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -52,6 +52,13 @@ rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
     grep -q "procedure 'work' is ambiguous in .*: 2 functions match ('work(int)', 'work(double)')\|procedure 'work' is ambiguous in .*: 2 functions match ('work(double)', 'work(int)')" <<<"$out" ||
     fail "ambiguous 'work': exit $rc, '$out'"
+# dcpicoverage selects a procedure as dcpilist does (core/analysis/listsel.h)
+"$BIN/dcpicoverage" -db "$T/db" -summary -csl norm2 "$T/p" | grep -q '^proc,"geo::norm2(std::vector<geo::Vec' ||
+    fail "dcpicoverage: 'norm2' does not select geo::norm2"
+out=$("$BIN/dcpicoverage" -db "$T/db" work "$T/p" 2>&1)
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^dcpicoverage: procedure 'work' is ambiguous in .*: 2 functions match" <<<"$out" ||
+    fail "dcpicoverage, ambiguous 'work': exit $rc, '$out'"
 # Debian's libstdc++ (when its map iteration was sampled): std::_Rb_tree_increment is overloaded
 # (node_base* and node_base const*): the short name names both; the full name selects
 lib=$("$BIN/dcpiprof" -db "$T/db" -wide | awk '$4 ~ /^std::_Rb_tree_increment\(/ {print $NF; exit}')
