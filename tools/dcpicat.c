@@ -5,14 +5,16 @@
  * Files of the same image (same "image" value) are merged into one table; files of different
  * images are printed one after the other, in the order the image first appears on the command
  * line. Value profiles (.vprof) are printed as their hotlists (DCPI's dcpivcat), after the PC
- * profiles. A file that cannot be read is reported on stderr and skipped (exit status 1).
- * Flags and dispatch only; the printing is in core/analysis/profcat.c.
+ * profiles, and per-process splits (.procs) as their rows per process, last. A file that cannot be
+ * read is reported on stderr and skipped (exit status 1). Flags and dispatch only; the printing is
+ * in core/analysis/profcat.c.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/procprof.h"
 #include "core/analysis/profcat.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
@@ -23,14 +25,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: " TOOL " [-no_header] FILE...\n"
-            "       " TOOL " -h | -V\n"
-            "Print dcpi profile files (dcpiformat: .prof PC profiles, .vprof value profiles) as\n"
-            "text.\n"
-            "  -no_header  print only the address rows\n"
-            "  -h          this help\n"
-            "  -V          version\n");
+    fprintf(f, "usage: " TOOL " [-no_header] FILE...\n"
+               "       " TOOL " -h | -V\n"
+               "Print dcpi profile files (dcpiformat: .prof PC profiles, .vprof value profiles,\n"
+               ".procs per-process splits) as text.\n"
+               "  -no_header  print only the address rows\n"
+               "  -h          this help\n"
+               "  -V          version\n");
 }
 
 /* Parse flags; returns the index of the first file, or -1 (exit 0) / -2 (usage error). */
@@ -84,6 +85,18 @@ static int read_one(const char *path, dcpi_profile_t **prof, dcpi_vprof_t **vpro
     return 1;
 }
 
+/* Read a per-process split; 0, or 1 with the reason on stderr. */
+static int read_procs(const char *path, dcpi_procprof_t *pp)
+{
+    char err[DCPI_ERRLEN] = "";
+    if (dcpi_procprof_read(path, pp, err) == 0) {
+        dcpi_procprof_normalize(pp);
+        return 0;
+    }
+    fprintf(stderr, TOOL ": %s\n", err);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     bool header = true;
@@ -105,8 +118,13 @@ int main(int argc, char **argv)
     }
     dcpi_vprof_t **vprofs = calloc(nin, sizeof(*vprofs));
     int status = vprofs ? 0 : 1;
-    for (size_t i = 0; i < nin && vprofs; i++)
-        status |= read_one(paths[i], &profs[i], &vprofs[i]);
+    dcpi_procprof_t *procs = calloc(nin, sizeof(*procs));
+    if (!procs)
+        status = 1;
+    for (size_t i = 0; i < nin && vprofs && procs; i++)
+        status |= ends_with(paths[i], DCPI_PROCPROF_SUFFIX)
+                      ? read_procs(paths[i], &procs[i])
+                      : read_one(paths[i], &profs[i], &vprofs[i]);
     if (vprofs && dcpi_profcat_print(stdout, profs, paths, nin, header) < 0) {
         fprintf(stderr, TOOL ": out of memory\n");
         status = 1;
@@ -118,6 +136,12 @@ int main(int argc, char **argv)
         }
         dcpi_profile_free(profs[i]);
     }
+    for (size_t i = 0; i < nin && procs; i++) {
+        if (procs[i].n)
+            dcpi_profcat_print_procs(stdout, &procs[i], paths[i], header);
+        dcpi_procprof_free(&procs[i]);
+    }
+    free(procs);
     free(vprofs);
     free(profs);
     if (fflush(stdout) != 0) {

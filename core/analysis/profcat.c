@@ -3,6 +3,7 @@
  * as a header block (the image's lines, each distinct "path" and other line once, an "event" line
  * per file) and the rows of a k-way merge of the files' sorted entries by address.
  */
+#include "core/store/procprof.h"
 #include "core/analysis/profcat.h"
 
 #include <inttypes.h>
@@ -189,6 +190,19 @@ int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *cons
     }
     free(printed);
     return rc;
+}
+
+void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const char *path,
+                              bool header)
+{
+    if (header)
+        fprintf(out, "# %s\n", path);
+    for (size_t i = 0; i < pp->n; i++) {
+        const dcpi_procprof_entry_t *e = &pp->e[i];
+        if (i == 0 || e->pid != pp->e[i - 1].pid || strcmp(e->comm, pp->e[i - 1].comm) != 0)
+            fprintf(out, "pid %" PRIu32 " %s\n", e->pid, e->comm);
+        fprintf(out, "0x%" PRIx32 " %" PRIu64 "\n", e->offset, e->count);
+    }
 }
 
 void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *path, bool header)

@@ -31,5 +31,10 @@ int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *cons
  * plugin's formatting is dcpilist's.
  */
 void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *path, bool header);
+/* A per-process split (.procs): "# PATH" (with header), then per process "pid PID COMMAND" and
+ * its "0xOFFSET COUNT" rows. */
+struct dcpi_procprof;
+void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const char *path,
+                              bool header);
 
 #endif

@@ -77,6 +77,12 @@ all_top=$("${P[@]}" -no_header -comm sha256sum | awk -v t="$top" '$4 == t {print
     fail "procedure $top: -pid A $pa_top + -pid B $pb_top > -comm $all_top"
 echo "ok (1) pid $A $na, pid $B $nb of $total samples; -pid/-comm select them; top procedure $top"
 
+# dcpicat prints the split itself: the rows of both pids in sha256sum's .procs add up to -procs'
+procs_file=$(find "$T/db" -path '*sha256sum_*/cpu-clock.procs' | head -1)
+"$BIN/dcpicat" "$procs_file" >"$T/cat" 2>&1 || fail "dcpicat $procs_file: $(cat "$T/cat")"
+cat_a=$(awk -v p="$A" '/^pid / {on = ($2 == p && $3 == "sha256sum")} on && /^0x/ {s += $2} END {print s + 0}' "$T/cat")
+[ "$cat_a" = "$a_sha" ] || fail "dcpicat: pid $A has $cat_a samples in sha256sum, dcpiprof -pid says $a_sha"
+
 # bad input: one line, non-zero exit
 out=$("${P[@]}" -pid abc 2>&1) && fail "-pid abc accepted"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && [[ "$out" == *"-pid wants a process id"* ]] ||
