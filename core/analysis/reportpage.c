@@ -212,7 +212,6 @@ static const char page_js[] =
     "  }\n"
     "  function layout(n, x, frag, d0) {\n"
     "    var w = n.count / zoom.count;\n"
-    "    if (w < 0.0005) return;\n"
     "    frag.appendChild(frame(n, x, w, n.depth - d0, false));\n"
     "    var cx = x;\n"
     "    n.kids.forEach(function (k) { layout(k, cx, frag, d0); cx += k.count / zoom.count; });\n"
