@@ -20,8 +20,9 @@
 # empty above); (3) chromium runs with every host name mapped to NOTFOUND, so even a fetch
 # outside the policy could not reach anything. Watching chromium's own log for URLs was left
 # out: the browser fetches things of its own (component updates) that say nothing of the page.
-# The screenshot is saved to $DCPI_BIN/report-screenshot.png. A second report of a Debian
-# program (xz) without stacks must say that the epoch has no stack profile.
+# The screenshot is saved to $DCPI_BIN/report-screenshot.png. A second epoch, of a Debian
+# program (xz) without stacks, must say that it has no stack profile; -diff of the two has
+# hot_mul's row with its count in the first and 0 in the second.
 # Skips (77) when cpu-clock sampling is not possible or chromium cannot start here.
 set -u
 export LC_ALL=C
@@ -84,7 +85,7 @@ tr '\n' ' ' <"$T/r.html" | sed 's/.*id="dcpi-data">//; s/<\/script>.*//' >"$T/da
 grep -q '<' "$T/data.json" && fail "a '<' inside the JSON block"
 
 chromium_run "$T/r.html" --dump-dom >"$T/dom.html" 2>"$T/chrome.err" || fail "chromium --dump-dom failed: $(tail -3 "$T/chrome.err")"
-grep -q '<div id="status" class="note">rendered</div>' "$T/dom.html" ||
+grep -q '<div id="status" class="note" data-ms="[0-9]*">rendered</div>' "$T/dom.html" ||
     fail "the page's script did not finish: $(grep -o '<div id="status"[^<]*' "$T/dom.html")"
 errs=$(grep -o '<div id="errors"[^>]*>.\{0,400\}' "$T/dom.html" | head -1)
 case "$errs" in
@@ -145,19 +146,30 @@ chromium_run "$T/r.html" --screenshot="$BIN/report-screenshot.png" --window-size
     fail "no screenshot: $(tail -3 "$T/shot.out")"
 echo "screenshot: $BIN/report-screenshot.png"
 
-# a Debian program, no stacks: the page says so, its top row is dcpiprof's
+# a Debian program, no stacks, as a second epoch of the same database: its page says that it
+# has no stack profile and holds dcpiprof's top row; -diff of the two epochs has hot_mul with
+# its count in A and 0 in B
 head -c 30000000 /dev/urandom | base64 >"$T/data.txt"
-to 120 "$BIN/dcpid" -db "$T/xz" -event cpu-clock -- xz -6 -T1 -k -f "$T/data.txt" >"$T/xz.out" 2>&1 ||
+sleep 1 # a new epoch name (they have a resolution of one second)
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- xz -6 -T1 -k -f "$T/data.txt" >"$T/xz.out" 2>&1 ||
     { echo "FAIL: dcpid xz: $(cat "$T/xz.out")"; exit 1; }
-"$BIN/dcpiprof" -db "$T/xz" -csl >"$T/xz.csv" 2>/dev/null || fail "dcpiprof xz"
-"$BIN/dcpireport" -db "$T/xz" -top 3 -o "$T/xz.html" 2>"$T/xz.err" || fail "dcpireport xz: $(cat "$T/xz.err")"
+"$BIN/dcpiprof" -db "$T/db" -csl >"$T/xz.csv" 2>/dev/null || fail "dcpiprof xz"
+"$BIN/dcpireport" -db "$T/db" -top 3 -o "$T/xz.html" 2>"$T/xz.err" || fail "dcpireport xz: $(cat "$T/xz.err")"
 chromium_run "$T/xz.html" --dump-dom >"$T/xz.dom" 2>/dev/null || fail "chromium xz"
-grep -q '<div id="status" class="note">rendered</div>' "$T/xz.dom" || fail "xz page not rendered"
+grep -q '<div id="status" class="note" data-ms="[0-9]*">rendered</div>' "$T/xz.dom" || fail "xz page not rendered"
 grep -q '<div id="errors" hidden=""></div>' "$T/xz.dom" || fail "xz page errors: $(grep -o '<div id="errors".\{0,300\}' "$T/xz.dom")"
 grep -q '<p class="note none">the epoch has no stack profile' "$T/xz.dom" || fail "xz page does not say it has no stack profile"
 read -r n name <<<"$(awk -F, 'NR == 2 {print $1, $4}' "$T/xz.csv")"
 grep -qF "<tr class=\"prow\" data-count=\"$n\" data-name=\"$name\"" "$T/xz.dom" || fail "xz: top row $name ($n) not in the page"
 echo "xz: top procedure $name $n samples"
+"$BIN/dcpireport" -db "$T/db" -epoch latest-1 -diff latest -top 0 -o "$T/diff.html" 2>"$T/diff.err" ||
+    fail "dcpireport -diff: $(cat "$T/diff.err")"
+chromium_run "$T/diff.html" --dump-dom >"$T/diff.dom" 2>/dev/null || fail "chromium diff"
+grep -q '<div id="errors" hidden=""></div>' "$T/diff.dom" || fail "diff page errors"
+a=$(awk -F, '$6 == "hot_mul" {print $1}' "$T/prof.csv")
+grep -qF "<tr class=\"drow\"><td class=\"n\">$a</td><td class=\"n\">0</td>" "$T/diff.dom" ||
+    fail "diff: no row with A $a, B 0: $(grep -o '<tr class="drow">.\{0,300\}' "$T/diff.dom" | head -2)"
+grep -o "<tr class=\"drow\"><td class=\"n\">$a</td>.\{0,400\}" "$T/diff.dom" | sed "s|</tr>.*||" | grep -q '<td>hot_mul</td>' || fail "diff: the row of A $a is not hot_mul's"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS"
