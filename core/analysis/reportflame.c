@@ -163,7 +163,7 @@ typedef struct out {
     FILE *f;
     const tree_t *t;
     const dcpi_stackprof_t *sp;
-    uint64_t min;       /* samples a frame needs */
+    double min;         /* samples a frame needs (under: left out) */
     long *name_out;     /* [nnames]: index in the written name table, -1 not yet */
     long *img_out;      /* [nimages + 1]: the same for images (last: no image) */
     const char **names; /* the written tables */
@@ -221,7 +221,7 @@ static int write_node(out_t *o, uint32_t i, unsigned depth)
     qsort(kids, nc, sizeof(*kids), cmp_count_desc);
     int rc = 0;
     for (size_t k = 0; k < nc && rc == 0; k++) {
-        if (kids[k]->count < o->min) { /* sorted: every later one is smaller */
+        if ((double)kids[k]->count < o->min) { /* sorted: every later one is smaller */
             o->hidden++;
             o->hidden_samples += kids[k]->count;
             continue;
@@ -248,8 +248,7 @@ static int write_tree(FILE *f, const tree_t *t, const dcpi_stackprof_t *sp, cons
 {
     size_t ni = dcpi_stackprof_nimages(sp);
     out_t o = {.f = f, .t = t, .sp = sp, .first = 1};
-    uint64_t min = (uint64_t)((double)t->v[0].count * min_pct / 100.0);
-    o.min = min ? min : 1;
+    o.min = (double)t->v[0].count * min_pct / 100.0;
     o.name_out = malloc((t->nnames + 1) * sizeof(*o.name_out));
     o.img_out = malloc((ni + 1) * sizeof(*o.img_out));
     o.names = malloc((t->nnames + 1) * sizeof(*o.names));
