@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "core/analysis/report-int.h"
+#include "core/analysis/report.h"
 #include "core/base/fsutil.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"

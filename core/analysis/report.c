@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/analysis/diff.h"
-#include "core/analysis/report-int.h"
 #include "core/base/err.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"

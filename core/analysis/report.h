@@ -20,9 +20,11 @@
 #define DCPI_CORE_ANALYSIS_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/analysis/listing.h"
+#include "core/analysis/procs.h"
 #include "core/analysis/profset.h"
 
 /* Annotated listings by default; frames under this % of the samples left out by default. */
@@ -64,5 +66,20 @@ int dcpi_report_write(const dcpi_profset_t *set, const dcpi_report_opts_t *o, FI
 void dcpi_report_json_str(FILE *f, const char *s);
 /* Write s with '&', '<', '>', '"' and '\'' as HTML character references. */
 void dcpi_report_html_text(FILE *f, const char *s);
+
+/* ---- between the report*.c files ---- */
+
+/* `"flame":{...}` (or `"flame":null,"flame_none":"why"`): the stack profile of event sort as a
+ * tree of frames. 0 or a negative DCPI_E* with err. */
+int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o, int sort,
+                       char *err);
+/* `"listings":[...]`: the top o->top procedures of t. 0 or a negative DCPI_E* with err. */
+int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
+                          const dcpi_procs_table_t *t, char *err);
+/* The page up to the opening of the JSON block, and from its end. */
+void dcpi__report_page_head(FILE *f, const dcpi_report_opts_t *o);
+void dcpi__report_page_tail(FILE *f);
+/* Write the array [a0,a1,...] of n numbers. */
+void dcpi__report_json_u64s(FILE *f, const uint64_t *a, size_t n);
 
 #endif

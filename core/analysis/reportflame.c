@@ -6,7 +6,7 @@
  * Written as a flat pre-order list of (name, image, count, depth) with children by decreasing
  * count, names and images as indices into string tables (see report.h).
  */
-#include "core/analysis/report-int.h"
+#include "core/analysis/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * reportjson.c - the text escapes of dcpireport's page: JSON strings safe inside a <script>
  * element, and HTML text (see report.h).
  */
-#include "core/analysis/report-int.h"
+#include "core/analysis/report.h"
 
 #include <inttypes.h>
 #include <stdint.h>

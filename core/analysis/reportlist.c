@@ -5,7 +5,7 @@
  * with their plugins' hotlist texts made under the guard), written as JSON with the source
  * lines around them (see report.h).
  */
-#include "core/analysis/report-int.h"
+#include "core/analysis/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  *
  * This file is long because it is mostly the page's CSS and JavaScript, one C string each.
  */
-#include "core/analysis/report-int.h"
+#include "core/analysis/report.h"
 
 static const char page_css[] =
     "body{font:13px/1.35 system-ui,sans-serif;margin:0 1.5em 2em;color:#222;background:#fff}\n"
