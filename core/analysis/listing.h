@@ -167,6 +167,9 @@ void dcpi_listing_print_asm(const dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo
 void dcpi_listing_print_source(const dcpi_listing_t *ls, int both, FILE *f);
 /* The "total" lines (one per event); printed by the two printers above. */
 void dcpi_listing_print_totals(const dcpi_listing_t *ls, FILE *f);
+/* The footer lines under the value columns: per value profile its hotlist size and err, its
+ * backend, then what "+-B" and "few" mean (nothing without value profiles). */
+void dcpi_listing_print_vp_footers(const dcpi_listing_t *ls, FILE *f);
 /* 1 when some instruction has a source position whose file can be read. */
 int dcpi_listing_has_source(const dcpi_listing_t *ls);
 

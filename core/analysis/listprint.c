@@ -146,7 +146,7 @@ void dcpi_listing_print_totals(const dcpi_listing_t *ls, FILE *f)
     }
 }
 
-static void print_vp_footers(const dcpi_listing_t *ls, FILE *f)
+void dcpi_listing_print_vp_footers(const dcpi_listing_t *ls, FILE *f)
 {
     for (size_t v = 0; v < ls->nvp; v++) {
         fprintf(f,
@@ -177,7 +177,7 @@ void dcpi_listing_print_asm(const dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo
         print_insn(ls, &w, &ls->insns[i], values ? vo : NULL, f);
     dcpi_listing_print_totals(ls, f);
     if (values)
-        print_vp_footers(ls, f);
+        dcpi_listing_print_vp_footers(ls, f);
     free(w.count);
 }
 

@@ -16,12 +16,7 @@
 
 #define PROC_WIDTH_MAX 50
 
-typedef struct row {
-    const char *proc;
-    const char *image;
-    uint64_t *counts;  /* [set->nevents] */
-    uint64_t children; /* samples of the sort event whose chain passes through the procedure */
-} row_t;
+typedef dcpi_procs_row_t row_t;
 
 typedef struct rows {
     row_t *v;
@@ -31,11 +26,23 @@ typedef struct rows {
     int children; /* 1: the epoch has stacks for the sort event (a "children" column) */
 } rows_t;
 
+/* What the rows point into, released by dcpi_procs_table_free. */
+struct dcpi_procs_priv {
+    rows_t r;
+    const dcpi_profset_t *set;
+    dcpi_symtab_t **tabs; /* [set->nimages] */
+    char **labels;        /* -procs row names */
+    size_t nlabels;
+    dcpi_stackprof_t *sp;
+    dcpi_symtab_t **stabs;
+};
+
 /* A run of samples of one event inside one procedure, before merging by name. */
 typedef struct piece {
     const char *name;
     int event;
     uint64_t count;
+    uint64_t addr; /* the symbol's address, 0 for DCPI_UNKNOWN_ROUTINE */
 } piece_t;
 
 typedef struct pieces {
@@ -52,7 +59,7 @@ static row_t *row_add(rows_t *r, const char *proc, const char *image)
     uint64_t *c = calloc(r->nevents ? r->nevents : 1, sizeof(*c));
     if (!c)
         return NULL;
-    r->v[r->n] = (row_t){proc, image, c, 0};
+    r->v[r->n] = (row_t){proc, image, c, 0, 0, -1};
     return &r->v[r->n++];
 }
 
@@ -63,7 +70,7 @@ static void rows_free(rows_t *r)
     free(r->v);
 }
 
-static int piece_add(pieces_t *p, const char *name, int event, uint64_t count)
+static int piece_add(pieces_t *p, const char *name, uint64_t addr, int event, uint64_t count)
 {
     if (p->n && p->v[p->n - 1].name == name && p->v[p->n - 1].event == event) {
         p->v[p->n - 1].count += count;
@@ -71,7 +78,7 @@ static int piece_add(pieces_t *p, const char *name, int event, uint64_t count)
     }
     if (dcpi__grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
         return DCPI_ENOMEM;
-    p->v[p->n++] = (piece_t){name, event, count};
+    p->v[p->n++] = (piece_t){name, event, count, addr};
     return 0;
 }
 
@@ -91,8 +98,9 @@ static int symbolize(const dcpi_profset_image_t *img, size_t nevents, const dcpi
         for (size_t k = 0; k < n; k++) {
             const dcpi_symbol_t *s =
                 st ? dcpi_symtab_lookup(st, img->tstart + ent[k].offset) : NULL;
-            const char *name = s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE;
-            if (piece_add(p, name, (int)e, ent[k].count) < 0)
+            int named = s && s->name && *s->name;
+            if (piece_add(p, named ? s->name : DCPI_UNKNOWN_ROUTINE, named ? s->addr : 0, (int)e,
+                          ent[k].count) < 0)
                 return DCPI_ENOMEM;
         }
     }
@@ -100,15 +108,17 @@ static int symbolize(const dcpi_profset_image_t *img, size_t nevents, const dcpi
 }
 
 /* Merge pieces with the same name into rows of img. */
-static int pieces_to_rows(pieces_t *p, const dcpi_profset_image_t *img, rows_t *r)
+static int pieces_to_rows(pieces_t *p, const dcpi_profset_image_t *img, long idx, rows_t *r)
 {
     qsort(p->v, p->n, sizeof(*p->v), cmp_piece);
     row_t *cur = NULL;
     for (size_t k = 0; k < p->n; k++) {
-        if (!cur || strcmp(cur->proc, p->v[k].name) != 0)
-            cur = row_add(r, p->v[k].name, img->name);
-        if (!cur)
-            return DCPI_ENOMEM;
+        if (!cur || strcmp(cur->proc, p->v[k].name) != 0) {
+            if (!(cur = row_add(r, p->v[k].name, img->name)))
+                return DCPI_ENOMEM;
+            cur->addr = p->v[k].addr;
+            cur->img = idx;
+        }
         cur->counts[p->v[k].event] += p->v[k].count;
     }
     return 0;
@@ -198,6 +208,7 @@ static int image_rows(const dcpi_profset_t *set, rows_t *r)
         row_t *row = row_add(r, NULL, img->name);
         if (!row)
             return DCPI_ENOMEM;
+        row->img = (long)i;
         for (size_t e = 0; e < set->nevents; e++)
             row->counts[e] = img->prof[e] ? dcpi_profile_total(img->prof[e]) : 0;
     }
@@ -228,7 +239,7 @@ static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **
         p.n = 0;
         rc = symbolize(img, set->nevents, tabs[i], &p);
         if (rc == 0)
-            rc = pieces_to_rows(&p, img, r);
+            rc = pieces_to_rows(&p, img, (long)i, r);
     }
     free(p.v);
     return rc;
@@ -241,6 +252,7 @@ typedef struct incl {
     const char *proc, *image;
     size_t chain;
     uint64_t count;
+    long img; /* index in set->images */
 } incl_t;
 
 static int cmp_incl(const void *a, const void *b)
@@ -277,7 +289,7 @@ static int stack_frames(const dcpi_profset_t *set, const dcpi_stackprof_t *sp, c
             rc = dcpi__grow((void **)&v, &cap, n + 1, sizeof(*v));
             if (rc == 0)
                 v[n++] = (incl_t){s && s->name && *s->name ? s->name : DCPI_UNKNOWN_ROUTINE,
-                                  set->images[pset[f[j].image]].name, i, c};
+                                  set->images[pset[f[j].image]].name, i, c, pset[f[j].image]};
         }
     }
     if (rc < 0) {
@@ -296,8 +308,11 @@ static int add_children(rows_t *r, size_t n0, const incl_t *k, uint64_t sum)
 {
     row_t key = {.proc = k->proc, .image = k->image};
     row_t *row = bsearch(&key, r->v, n0, sizeof(*r->v), cmp_row_name);
-    if (!row && !(row = row_add(r, k->proc, k->image)))
-        return DCPI_ENOMEM;
+    if (!row) {
+        if (!(row = row_add(r, k->proc, k->image)))
+            return DCPI_ENOMEM;
+        row->img = k->img;
+    }
     row->children += sum;
     return 0;
 }
@@ -386,6 +401,18 @@ static int max_int(int a, int b)
     return a > b ? a : b;
 }
 
+int dcpi_procs_loss_warning(const dcpi_profset_event_t *ev, char *buf, size_t len)
+{
+    uint64_t all = ev->total + ev->lost;
+    if (!all || ev->lost * 100 <= all)
+        return 0;
+    snprintf(buf, len,
+             "warning: %s lost %.1f%% of its samples (%" PRIu64 " of %" PRIu64
+             "): the shares below are of the samples kept",
+             ev->name, 100.0 * (double)ev->lost / (double)all, ev->lost, all);
+    return 1;
+}
+
 static void print_summary(const dcpi_profset_t *set, FILE *f)
 {
     int wn = 6, wt = 5, wp = 6, wl = 4;
@@ -405,13 +432,9 @@ static void print_summary(const dcpi_profset_t *set, FILE *f)
                 ev->mixed_period ? "mixed" : period, wl, ev->lost);
     }
     for (size_t e = 0; e < set->nevents; e++) { /* a loss over 1% is said, not only counted */
-        const dcpi_profset_event_t *ev = &set->events[e];
-        uint64_t all = ev->total + ev->lost;
-        if (all && ev->lost * 100 > all)
-            fprintf(f,
-                    "warning: %s lost %.1f%% of its samples (%" PRIu64 " of %" PRIu64
-                    "): the shares below are of the samples kept\n",
-                    ev->name, 100.0 * (double)ev->lost / (double)all, ev->lost, all);
+        char line[512];
+        if (dcpi_procs_loss_warning(&set->events[e], line, sizeof(line)))
+            fprintf(f, "%s\n", line);
     }
     fprintf(f, "\n");
 }
@@ -564,6 +587,78 @@ static uint64_t all_samples(const dcpi_profset_t *set)
     return t;
 }
 
+void dcpi_procs_table_free(dcpi_procs_table_t *t)
+{
+    if (!t)
+        return;
+    dcpi_procs_priv_t *p = t->priv;
+    rows_free(&p->r);
+    for (size_t i = 0; i < p->nlabels; i++)
+        free(p->labels[i]);
+    free(p->labels);
+    for (size_t i = 0; p->tabs && i < p->set->nimages; i++)
+        dcpi_symtab_free(p->tabs[i]);
+    free(p->tabs);
+    if (p->sp)
+        dcpi_stackprof_symbols_free(p->sp, p->stabs);
+    free(p->stabs);
+    dcpi_stackprof_free(p->sp);
+    free(p);
+    free(t);
+}
+
+/* The rows of a set with samples into p->r, sorted. */
+static int make_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, dcpi_procs_priv_t *p)
+{
+    rows_t *r = &p->r;
+    /* The event to sort by: -s, else the one with the most samples (ties: first by name). */
+    r->sort = dcpi_profset_pick_event(set, o->sort_event, o->tool, o->epoch);
+    if (r->sort < 0)
+        return DCPI_ENOENT;
+    p->tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*p->tabs));
+    int rc = p->tabs ? 0 : DCPI_ENOMEM;
+    if (rc == 0 && o->by_process)
+        rc = process_rows(set, r, &p->labels, &p->nlabels);
+    else if (rc == 0)
+        rc = o->by_image ? image_rows(set, r) : procedure_rows(set, r, p->tabs, o->tool);
+    if (rc == 0 && !o->by_image && !o->by_process && !o->no_children)
+        rc = stack_rows(set, o, r, &p->sp, &p->stabs);
+    if (rc == 0) {
+        g_sort = r->sort;
+        qsort(r->v, r->n, sizeof(*r->v), cmp_row);
+    }
+    if (rc < 0 && rc != DCPI_ENOENT)
+        fprintf(stderr, "%s: %s\n", o->tool, dcpi_strerror(rc));
+    return rc;
+}
+
+int dcpi_procs_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, dcpi_procs_table_t **out)
+{
+    *out = NULL;
+    dcpi_procs_table_t *t = calloc(1, sizeof(*t));
+    dcpi_procs_priv_t *p = calloc(1, sizeof(*p));
+    if (!t || !p) {
+        free(t);
+        free(p);
+        fprintf(stderr, "%s: %s\n", o->tool, dcpi_strerror(DCPI_ENOMEM));
+        return DCPI_ENOMEM;
+    }
+    t->priv = p;
+    p->set = set;
+    p->r.nevents = set->nevents;
+    int rc = all_samples(set) ? make_rows(set, o, p) : 0;
+    if (rc < 0) {
+        dcpi_procs_table_free(t);
+        return rc;
+    }
+    t->v = p->r.v;
+    t->n = p->r.n;
+    t->sort = p->r.sort;
+    t->children = p->r.children;
+    *out = t;
+    return 0;
+}
+
 int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FILE *f)
 {
     if (!o->no_header && !o->csl)
@@ -572,40 +667,10 @@ int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FIL
         fprintf(stderr, "no samples\n");
         return 0;
     }
-    rows_t r = {.nevents = set->nevents};
-    /* The event to sort by: -s, else the one with the most samples (ties: first by name). */
-    r.sort = dcpi_profset_pick_event(set, o->sort_event, o->tool, o->epoch);
-    if (r.sort < 0)
-        return DCPI_ENOENT;
-    dcpi_symtab_t **tabs = calloc(set->nimages ? set->nimages : 1, sizeof(*tabs));
-    int rc = tabs ? 0 : DCPI_ENOMEM;
-    char **labels = NULL;
-    size_t nlabels = 0;
-    if (rc == 0 && o->by_process)
-        rc = process_rows(set, &r, &labels, &nlabels);
-    else if (rc == 0)
-        rc = o->by_image ? image_rows(set, &r) : procedure_rows(set, &r, tabs, o->tool);
-    dcpi_stackprof_t *sp = NULL;
-    dcpi_symtab_t **stabs = NULL;
-    if (rc == 0 && !o->by_image && !o->by_process && !o->no_children)
-        rc = stack_rows(set, o, &r, &sp, &stabs);
-    if (rc == 0) {
-        g_sort = r.sort;
-        qsort(r.v, r.n, sizeof(*r.v), cmp_row);
-        rc = print_table(set, &r, o, f);
-    }
-    if (rc < 0)
-        fprintf(stderr, "%s: %s\n", o->tool, dcpi_strerror(rc));
-    rows_free(&r);
-    for (size_t i = 0; i < nlabels; i++)
-        free(labels[i]);
-    free(labels);
-    for (size_t i = 0; tabs && i < set->nimages; i++)
-        dcpi_symtab_free(tabs[i]);
-    free(tabs);
-    if (sp)
-        dcpi_stackprof_symbols_free(sp, stabs);
-    free(stabs);
-    dcpi_stackprof_free(sp);
+    dcpi_procs_table_t *t = NULL;
+    int rc = dcpi_procs_rows(set, o, &t);
+    if (rc == 0)
+        rc = print_table(set, &t->priv->r, o, f);
+    dcpi_procs_table_free(t);
     return rc < 0 ? rc : 0;
 }

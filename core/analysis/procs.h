@@ -30,6 +30,40 @@ typedef struct dcpi_procs_opts {
     const char *platform; /* NULL: every platform */
 } dcpi_procs_opts_t;
 
+/* One row: a procedure of an image, an image (-i) or a process (-procs; proc NULL). */
+typedef struct dcpi_procs_row {
+    const char *proc;  /* procedure name; NULL in the image and process views */
+    const char *image; /* image name, or "PID COMMAND" in the process view */
+    uint64_t *counts;  /* [set->nevents] */
+    uint64_t children; /* samples of the sort event whose chain passes through the procedure */
+    uint64_t addr;     /* the procedure's symbol address (ELF vaddr); 0 when not known */
+    long img;          /* index of the image in set->images; -1 in the process view */
+} dcpi_procs_row_t;
+
+typedef struct dcpi_procs_priv dcpi_procs_priv_t;
+
+/* The rows of a report; names point into the set and into what priv keeps open. */
+typedef struct dcpi_procs_table {
+    dcpi_procs_row_t *v; /* sorted by decreasing count of the sort event */
+    size_t n;
+    int sort;     /* the sort event's index in set->events */
+    int children; /* 1: the children column is filled (a stack profile of the sort event) */
+    dcpi_procs_priv_t *priv;
+} dcpi_procs_table_t;
+
+/*
+ * The rows dcpi_procs_report prints (all of them: o->keep, csl, wide and no_header are
+ * ignored) into *out (an empty table when the set has no samples); free with
+ * dcpi_procs_table_free. Warnings and errors as dcpi_procs_report. The set must outlive the table.
+ */
+int dcpi_procs_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o,
+                    dcpi_procs_table_t **out);
+void dcpi_procs_table_free(dcpi_procs_table_t *t);
+
+/* The warning line (no '\n') printed under the summary when ev lost more than 1% of its
+ * samples, into buf: 1; 0 (buf untouched) when the loss is 1% or less. */
+int dcpi_procs_loss_warning(const dcpi_profset_event_t *ev, char *buf, size_t len);
+
 /*
  * Print set's report to f: the event summary block ("Column Total Period Lost"), then the
  * header line and the rows, sorted by decreasing count of the sort event (ties: procedure, then

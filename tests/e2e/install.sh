@@ -17,7 +17,7 @@ for f in include/dcpi/vprofiler.h include/dcpi/trace-vlist.h include/dcpi/trace-
          bin/dcpiprof bin/dcpicat bin/dcpitopcounts bin/dcpicoverage; do
     [ -e "$P/$f" ] || fail "$f not installed"
 done
-for t in dcpidiff dcpicalc; do [ -e "$P/bin/$t" ] || fail "bin/$t not installed"; done
+for t in dcpidiff dcpicalc dcpireport; do [ -e "$P/bin/$t" ] || fail "bin/$t not installed"; done
 PCDIR=$(dirname "$(find "$P" -name dcpi.pc | head -1)")
 [ -n "$PCDIR" ] || fail "dcpi.pc not installed"
 CMDIR=$(dirname "$(find "$P" -name dcpiConfig.cmake | head -1)")
