@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev check libffi-dev \
            linux-perf google-perftools binutils clang libclang-rt-14-dev \
            protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go libbpf-dev \
-           libdebuginfod1 libdebuginfod-dev debuginfod graphviz xz-utils
+           libdebuginfod1 libdebuginfod-dev debuginfod graphviz xz-utils pandoc man-db
 
 .PHONY: all deps build demo test test-asan test-stress fuzz install clean format
 
