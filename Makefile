@@ -4,6 +4,7 @@
 #               then again under ASan+UBSan (build-asan), then print the ten slowest tests
 #   make test-stress  the timing-sensitive tests STRESS_REPS times under a competing CPU load
 #               (stress-ng) and at a second sampling rate, with a flake table (tests/stress.sh)
+#   make package  Debian packages dcpi and dcpi-dev in build/packages (man pages included)
 #   make fuzz   libFuzzer harnesses (clang) for FUZZ_SECONDS each; make test-asan: suite under ASan+UBSan
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -12,9 +13,9 @@ DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev ch
            linux-perf google-perftools binutils clang libclang-rt-14-dev \
            protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go libbpf-dev \
            libdebuginfod1 libdebuginfod-dev debuginfod graphviz xz-utils \
-           chromium
+           chromium pandoc man-db
 
-.PHONY: all deps build demo test test-asan test-stress fuzz install clean format
+.PHONY: all deps build demo test test-asan test-stress fuzz install package clean format
 
 all: build
 
@@ -58,6 +59,11 @@ fuzz: deps
 
 install: build
 	@cmake --install $(BUILD)
+
+# Debian packages dcpi and dcpi-dev (CPack, cmake/DcpiPackage.cmake) into $(BUILD)/packages
+package: build
+	@cd $(BUILD) && cpack >cpack.log 2>&1 || { tail -20 cpack.log; exit 1; }
+	@ls $(BUILD)/packages/*.deb
 
 format:
 	@clang-format -i include/dcpi/*.h core/*/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \

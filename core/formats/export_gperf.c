@@ -11,6 +11,7 @@
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/mem.h"
+#include "core/base/progress.h"
 #include "core/formats/export.h"
 #include "core/formats/gperf.h"
 #include "dcpi/errno.h"
@@ -169,7 +170,10 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
     int rc = tabs ? dcpi_gperf_new(period >= 1000 ? period / 1000 : 1, &g) : DCPI_ENOMEM;
     if (rc == 0 && xs->sp)
         rc = gperf_chains(g, xs, syms);
+    dcpi__progress_t pg;
+    dcpi__progress_start(&pg, stderr, -1, set->nimages, "dcpiexport: images");
     for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        dcpi__progress_update(&pg, k);
         const dcpi_profset_image_t *img = &set->images[x->order[k]];
         uint64_t base = k == 0 || img->kind == DCPI_PSET_KERNEL
                             ? 0
@@ -178,6 +182,7 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
             dcpi_profset_open_symbols(img, &tabs[k], NULL);
         rc = gperf_image(g, img, (long)x->order[k], x->ev, base, xs, &noimage, syms, tabs[k]);
     }
+    dcpi__progress_done(&pg);
     if (rc < 0)
         dcpi__errf(err, rc, "%s: %s: %s", x->cli->tool, x->out, dcpi_strerror(rc));
     else if (syms &&

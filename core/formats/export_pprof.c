@@ -20,6 +20,7 @@
 #include <time.h>
 #include "core/base/err.h"
 #include "core/base/mem.h"
+#include "core/base/progress.h"
 #include "core/formats/export.h"
 #include "core/formats/pprof.h"
 #include "core/image/srclines.h"
@@ -491,13 +492,17 @@ static int pprof_images(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *
                         const size_t *order, dcpi_export_stacks_t *xs, char *err)
 {
     int rc = 0;
+    dcpi__progress_t pg;
+    dcpi__progress_start(&pg, stderr, -1, set->nimages, "dcpiexport: images");
     for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        dcpi__progress_update(&pg, k);
         const dcpi_profset_image_t *img = &set->images[order[k]];
         if (img->kind != DCPI_PSET_UNKNOWN) {
             long i = pimg_get(c, img->id, img->path, img->tstart, img->tsize, img, (long)order[k]);
             rc = i < 0 ? (int)i : 0;
         }
     }
+    dcpi__progress_done(&pg);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++) {
         rc = dcpi_export_stacks_load(cli, set, order, (int)e, &xs[e], err);
         rc = rc ? rc : pprof_chain_images(c, set, &xs[e]);

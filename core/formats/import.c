@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "core/base/err.h"
 #include "core/base/mem.h"
+#include "core/base/progress.h"
 #include "core/base/fsutil.h"
 #include "core/formats/gmon.h"
 #include "core/formats/gperf.h"
@@ -217,7 +218,10 @@ static int write_epoch(const dcpi_import_t *im, const char *tmp, const char *epo
     char pdir[4800];
     snprintf(pdir, sizeof(pdir), "%s/%s", tmp, plat);
     int rc = 0;
+    dcpi__progress_t pg;
+    dcpi__progress_start(&pg, stderr, -1, im->n, "dcpiimport: images");
     for (size_t i = 0; rc == 0 && i < im->n; i++) {
+        dcpi__progress_update(&pg, i);
         const dcpi_import_image_t *m = &im->v[i];
         if (!m->ok || dcpi_profile_total(m->prof) == 0)
             continue;
@@ -230,6 +234,7 @@ static int write_epoch(const dcpi_import_t *im, const char *tmp, const char *epo
         else
             rc = write_one(pdir, dirname, m->prof, im->o->event, err);
     }
+    dcpi__progress_done(&pg);
     if (rc == 0 && im->unknown)
         rc = write_unknown(im, pdir, epoch, plat, err);
     return rc;

@@ -9,6 +9,7 @@
  * does. vsamples are resolved with the MAP records of the segment and counted into
  * per-(image, plugin) value profiles, written at the end with dcpi_vprof_merge_write.
  */
+#include "core/base/progress.h"
 #include "core/values/keys.h"
 #include "core/values/replay.h"
 
@@ -388,7 +389,11 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
     dcpi_tracefile_stats_t tr;
     char why[DCPI_ERRLEN];
     int rc;
+    uint64_t nrec = 0;
+    dcpi__progress_t pg;
+    dcpi__progress_start(&pg, stderr, -1, 0, "dcpireplay: trace records");
     while ((rc = dcpi_tracefile_next(rd, &rec, &tr, why)) > 0) {
+        dcpi__progress_update(&pg, ++nrec);
         if (rec.type == DCPI_TRACEFILE_MAP) {
             r->st->maps++;
             if (add_map(r, &rec) < 0)
@@ -400,6 +405,7 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
             replay_seen(r, &rec);
         }
     }
+    dcpi__progress_done(&pg);
     if (rc == 0)
         r->st->not_recorded += tr.refused;
     else if (rc == DCPI_ETRUNC)
