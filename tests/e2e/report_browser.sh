@@ -140,11 +140,12 @@ else
     echo "lea $addr hotlist: $text"
 fi
 
-chromium_run "$T/r.html" --screenshot="$BIN/report-screenshot.png" --window-size=1400,1800 \
+chromium_run "$T/r.html" --screenshot="$BIN/report-screenshot.png" --window-size=1400,6000 \
     --hide-scrollbars >"$T/shot.out" 2>&1
 [ -s "$BIN/report-screenshot.png" ] && [ "$(head -c 4 "$BIN/report-screenshot.png" | tail -c 3)" = PNG ] ||
     fail "no screenshot: $(tail -3 "$T/shot.out")"
 echo "screenshot: $BIN/report-screenshot.png"
+
 
 # a Debian program, no stacks, as a second epoch of the same database: its page says that it
 # has no stack profile and holds dcpiprof's top row; -diff of the two epochs has hot_mul with
