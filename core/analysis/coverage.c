@@ -206,7 +206,8 @@ static int count_proc(dcpi_cov_proc_t *p)
             if (h && !bhit[p->block[i]]++)
                 c->blocks_hit++;
         }
-        qsort(v, n, sizeof(*v), cmp_lent);
+        if (n > 0) /* qsort's array may not be NULL, even empty */
+            qsort(v, n, sizeof(*v), cmp_lent);
         count_lines(v, n, &c->lines, &c->lines_hit);
     }
     free(v);
@@ -265,7 +266,8 @@ int dcpi_cov_compute(dcpi_cov_t *cv)
         t->blocks_hit += p->c.blocks_hit;
     }
     if (rc == 0) {
-        qsort(v, n, sizeof(*v), cmp_lent);
+        if (n > 0) /* qsort's array may not be NULL, even empty */
+            qsort(v, n, sizeof(*v), cmp_lent);
         count_lines(v, n, &t->lines, &t->lines_hit);
         rc = line_ranges(cv, v, n);
     }

@@ -70,7 +70,8 @@ static int cmp_piece(const void *x, const void *y)
 /* Sum the sorted pieces of one (image, name) into a row; the strings move to the row. */
 static int pieces_to_rows(dcpi_diff_t *d)
 {
-    qsort(d->pieces, d->npieces, sizeof(*d->pieces), cmp_piece);
+    if (d->npieces > 0) /* qsort's array may not be NULL, even empty */
+        qsort(d->pieces, d->npieces, sizeof(*d->pieces), cmp_piece);
     dcpi_diff_row_t *cur = NULL;
     for (size_t i = 0; i < d->npieces; i++) {
         dcpi_diff_piece_t *p = &d->pieces[i];
@@ -130,7 +131,7 @@ int dcpi_diff_finish(dcpi_diff_t *d)
     for (size_t i = 0; rc == 0 && i < d->n; i++)
         d->rows[i].q = p[i];
     free(p);
-    if (rc == 0)
+    if (rc == 0 && d->n > 0) /* qsort's array may not be NULL, even empty */
         qsort(d->rows, d->n, sizeof(*d->rows), cmp_row);
     return rc;
 }

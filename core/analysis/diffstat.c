@@ -125,7 +125,8 @@ int dcpi_diffstat_bh(const double *p, size_t n, double *q)
         return DCPI_ENOMEM;
     for (size_t i = 0; i < n; i++)
         r[i] = (ranked_t){p[i], i};
-    qsort(r, n, sizeof(*r), cmp_ranked);
+    if (n > 0) /* qsort's array may not be NULL, even empty */
+        qsort(r, n, sizeof(*r), cmp_ranked);
     double run = 1.0;
     for (size_t j = n; j-- > 0;) {
         double v = r[j].p * (double)n / (double)(j + 1);

@@ -218,7 +218,8 @@ static int write_node(out_t *o, uint32_t i, unsigned depth)
     nc = 0;
     for (uint32_t c = n->child; c; c = o->t->v[c].next)
         kids[nc++] = &o->t->v[c];
-    qsort(kids, nc, sizeof(*kids), cmp_count_desc);
+    if (nc > 0) /* qsort's array may not be NULL, even empty */
+        qsort(kids, nc, sizeof(*kids), cmp_count_desc);
     int rc = 0;
     for (size_t k = 0; k < nc && rc == 0; k++) {
         if ((double)kids[k]->count < o->min) { /* sorted: every later one is smaller */

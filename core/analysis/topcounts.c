@@ -95,7 +95,8 @@ int dcpi_top_collect(const dcpi_profset_t *set, int sort, int period, size_t n,
     int rc = collect_trips(set, period, &t, &nt);
     if (rc < 0)
         return rc;
-    qsort(t, nt, sizeof(*t), cmp_trip);
+    if (nt > 0) /* qsort's array may not be NULL, even empty */
+        qsort(t, nt, sizeof(*t), cmp_trip);
     size_t nr = 0;
     for (size_t k = 0; k < nt; k++)
         nr += k == 0 || cmp_trip(&t[k - 1], &t[k]) != 0;
@@ -117,7 +118,8 @@ int dcpi_top_collect(const dcpi_profset_t *set, int sort, int period, size_t n,
     free(t);
     g_set = set;
     g_sort = sort;
-    qsort(r, nr, sizeof(*r), cmp_row);
+    if (nr > 0) /* qsort's array may not be NULL, even empty */
+        qsort(r, nr, sizeof(*r), cmp_row);
     while (nr > 0 && r[nr - 1].counts[sort] == 0)
         nr--; /* sampled by the other events only */
     *rows = r;

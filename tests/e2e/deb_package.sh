@@ -4,7 +4,8 @@
 # installed on this machine with dpkg -i; the sample plugin samples/vp-divisor is built from the
 # installed dcpi-dev with pkg-config, /usr/bin/dcpid profiles the divisors of work-accuracy
 # div-mem with it and /usr/bin/dcpilist shows them (shares within the binomial tolerance of the
-# truth, lib/stats.sh); man dcpid and man 5 dcpiformat show the installed pages; the build tree's
+# truth, lib/stats.sh); man dcpid, man dcpilist, man 5 dcpiformat and man 5 vprofiler show the
+# installed pages; the build tree's
 # programs still load the build's libdcpi.so.0 (RUNPATH), not /usr/lib's. The packages are
 # always removed again (dpkg -P, in a trap), also on failure. Skips (77) when not root, without dpkg, when a
 # dcpi package is already installed (not ours to replace), or without cpu-clock.
@@ -107,6 +108,11 @@ MANWIDTH=80 man dcpid 2>/dev/null | grep -q 'dcpid - sample program counters' ||
 MANWIDTH=80 man 5 dcpiformat 2>/dev/null | grep -q 'dcpiformat - format of dcpi' ||
     fail "man 5 dcpiformat"
 [ "$(man -w dcpid 2>&1)" = /usr/share/man/man1/dcpid.1 ] || fail "man -w dcpid: $(man -w dcpid 2>&1)"
+[ "$(man -w dcpilist 2>&1)" = /usr/share/man/man1/dcpilist.1 ] || fail "man -w dcpilist: $(man -w dcpilist 2>&1)"
+[ "$(man -w 5 vprofiler 2>&1)" = /usr/share/man/man5/vprofiler.5 ] ||
+    fail "man -w 5 vprofiler: $(man -w 5 vprofiler 2>&1)"
+MANWIDTH=80 man dcpilist 2>/dev/null | grep -q '^NAME' || fail "man dcpilist"
+MANWIDTH=80 man 5 vprofiler 2>/dev/null | grep -q '^NAME' || fail "man 5 vprofiler"
 
 # a sample plugin from the installed samples, built with the installed SDK only
 pkg-config --exists dcpi || fail "pkg-config does not find dcpi"
