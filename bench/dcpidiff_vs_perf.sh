@@ -5,9 +5,12 @@
 # dcpid and once under perf record (same event cpu-clock, same 4 kHz). Prints, per tool, the
 # wall time and peak memory of the comparison (/usr/bin/time -f '%e %M': seconds, KiB; best of
 # 3) and the first row each reports (perf diff -c delta-abs sorts by the absolute difference).
-#   bench/dcpidiff_vs_perf.sh BUILD_DIR
+# With "big" (second argument), a third pair of about 1M samples each instead: work-diff 1 and 2
+# for ROUNDS (default 60000) at 20 kHz, dcpid and perf record sampling the same run (dcpid --
+# perf record -- work-diff), so both tools compare the same executions.
+#   bench/dcpidiff_vs_perf.sh BUILD_DIR [big [ROUNDS]]
 set -u
-B=${1:?usage: dcpidiff_vs_perf.sh BUILD_DIR}
+B=${1:?usage: dcpidiff_vs_perf.sh BUILD_DIR [big [ROUNDS]]}
 command -v perf >/dev/null || { echo "perf (linux-perf) is not installed"; exit 77; }
 T=$(mktemp -d /tmp/dcpidiff-perf.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -36,6 +39,18 @@ compare() { # LABEL A B
     printf '%-10s dcpidiff  %s s %s KiB  first: %s\n' "$1" $(cat "$T/dd.time") "$dtop"
     printf '%-10s perf diff %s s %s KiB  first: %s\n' "$1" $(cat "$T/pd.time") "$ptop"
 }
+if [ "${2:-}" = big ]; then
+    rounds=${3:-60000}
+    for m in 1 2; do
+        "$B/dcpid" -db "$T/db-b$m" -freq 20000 -event cpu-clock -- perf record -q -e cpu-clock \
+            -F 20000 -o "$T/b$m.data" -- "$B/samples/work-diff" $m "$rounds" >/dev/null 2>&1 || exit 1
+    done
+    n1=$("$B/dcpiprof" -db "$T/db-b1" -i | awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}')
+    p1=$(perf script -i "$T/b1.data" -F ip 2>/dev/null | wc -l)
+    echo "big pair: dcpi $n1 samples, perf $p1 samples in mode 1 (same run)"
+    compare work-diff-big b1 b2
+    exit 0
+fi
 record w1 "$B/samples/work-diff" 1 600
 record w2 "$B/samples/work-diff" 2 600
 record x0 xz -0 -c "$T/f"
