@@ -39,6 +39,7 @@ typedef struct ctx {
     int csl, summary;
     dcpi_cov_t cv;
     dcpi_srclines_t *sl;
+    char noproc[DCPI_ERRLEN]; /* the last epoch without -pid/-comm's samples: why */
 } ctx_t;
 
 static void ctx_free(ctx_t *c)
@@ -127,7 +128,13 @@ static int load_one(ctx_t *c)
 {
     char err[DCPI_ERRLEN];
     dcpi_profset_t *set = NULL;
-    if (dcpi_cli_load(&c->cli, &set, err) < 0) {
+    int rc = dcpi_cli_load(&c->cli, &set, err);
+    int by_process = c->cli.procsel.pid >= 0 || c->cli.procsel.comm;
+    if (rc == DCPI_ENOENT && by_process) { /* -pid/-comm: an epoch without them adds nothing */
+        snprintf(c->noproc, sizeof c->noproc, "%s", err);
+        return 0;
+    }
+    if (rc < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
@@ -192,6 +199,10 @@ static int load_sets(ctx_t *c)
         if (all)
             dcpi_db_free_list(names, n);
     }
+    if (status == 0 && c->nsets == 0 && c->noproc[0]) { /* no epoch had the process */
+        fprintf(stderr, "%s\n", c->noproc);
+        status = 1;
+    }
     return status;
 }
 
@@ -237,7 +248,8 @@ static int run(ctx_t *c)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    ctx_t c = {.cli = {.tool = TOOL, .operands = "[procedure] image", .flags = flags}};
+    ctx_t c = {
+        .cli = {.tool = TOOL, .operands = "[procedure] image", .flags = flags, .process_flags = 1}};
     int status = take_epochs(&c, argc, argv);
     if (status == 0) {
         int rc = dcpi_cli_parse(&c.cli, c.argc, c.argv, err);

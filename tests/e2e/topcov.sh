@@ -97,6 +97,12 @@ check_cov "$T/cov.all" "both epochs" LOOP_A some
     fail "-epoch twice failed"
 cmp -s "$T/cov.all" "$T/cov.two" || fail "-epoch twice differs from -epochs all"
 "$BIN/dcpicoverage" $A cover_me work-cover >"$T/cov.txt" || fail "dcpicoverage (table) failed"
+# -comm: only work-cover ran the image, so its coverage is the whole coverage; another name has none
+"$BIN/dcpicoverage" $A -comm work-cover -csl cover_me work-cover >"$T/cov.comm" ||
+    fail "dcpicoverage -comm work-cover failed"
+cmp -s "$T/cov.a" "$T/cov.comm" || fail "-comm work-cover differs: $(diff "$T/cov.a" "$T/cov.comm" | head -4)"
+"$BIN/dcpicoverage" -db "$T/db" -epochs all -comm work-cover -csl cover_me work-cover >/dev/null ||
+    fail "dcpicoverage -epochs all -comm work-cover failed"
 grep -q '^note: this is sampling coverage, not execution coverage' "$T/cov.txt" || fail "no note: $(cat "$T/cov.txt")"
 grep -Eq "^ +$pc +[0-9]+/[0-9]+ " "$T/cov.txt" || fail "no cover_me row with $pc samples: $(cat "$T/cov.txt")"
 "$BIN/dcpicoverage" $A -summary work-cover | grep -Eq ' cover_me$' || fail "whole image: no cover_me row"
@@ -113,6 +119,8 @@ err_is() { # RC WANT CMD...: exit status and one line on stderr
 err_is 2 '^dcpitopcounts: -n wants' "$BIN/dcpitopcounts" $A -n x
 err_is 2 '^dcpicoverage: give an image' "$BIN/dcpicoverage" $A
 err_is 1 "^dcpicoverage: no procedure 'nosuch' in " "$BIN/dcpicoverage" $A nosuch work-cover
+err_is 1 "^dcpicoverage: no samples of process named nosuch in epoch" "$BIN/dcpicoverage" -db "$T/db" \
+    -epochs all -comm nosuch cover_me work-cover
 err_is 2 "^dcpicoverage: flag '-epochs' needs an argument" "$BIN/dcpicoverage" -db "$T/db" work-cover -epochs
 
 # ---- dcpiprof -m with a moved binary, -full_output
