@@ -13,6 +13,7 @@
 
 #include "core/analysis/listsel.h"
 #include "core/base/err.h"
+#include "core/base/progress.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
 
@@ -312,14 +313,17 @@ int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_
         rc = plugin_names(&c, err);
     fputs("\"listings\":[", f);
     size_t done = 0;
+    dcpi__progress_t pg; /* listings read the image files: the long part on big profiles */
+    dcpi__progress_start(&pg, stderr, -1, o->top, "dcpireport: listings");
     for (size_t i = 0; rc == 0 && i < t->n && done < o->top; i++) {
         const dcpi_procs_row_t *row = &t->v[i];
         if (!row->proc || !row->addr || row->img < 0 || !row->counts[t->sort] ||
             set->images[row->img].kind != DCPI_PSET_FILE)
             continue; /* the kernel's, unknown_rou, children without samples of their own */
         rc = list_one(&c, row, err);
-        done++;
+        dcpi__progress_update(&pg, ++done);
     }
+    dcpi__progress_done(&pg);
     fputc(']', f);
     for (size_t k = 0; c.vpnames && k < o->nvtrace; k++)
         free(c.vpnames[k]);
