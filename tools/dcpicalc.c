@@ -70,10 +70,8 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
 {
     double d = 0;
     if (!strcmp(f, "-cutoff")) {
-        if (dcpi_cli_number(v, 0, 100, &d) < 0) {
-            fprintf(stderr, TOOL ": -cutoff wants a number from 0 to 100, not '%s'\n", v);
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &d))
             return 2;
-        }
         o->po.cutoff = d;
     } else if (!strcmp(f, "-dot")) {
         o->dot = 1;

@@ -60,15 +60,6 @@ static void ctx_free(ctx_t *c)
 
 /* ---- flags ---- */
 
-static int parse_number(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    if (dcpi_cli_number(v, lo, hi, out) < 0) {
-        fprintf(stderr, TOOL ": %s wants a number from %g to %g, not '%s'\n", flag, lo, hi, v);
-        return 2;
-    }
-    return 0;
-}
-
 static int parse_opt(opts_t *o, const char *f, const char *v)
 {
     double d = 0;
@@ -88,11 +79,11 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
         o->vtrace[o->nvtrace++] = v;
         o->vprof = 1;
     } else if (!strcmp(f, "-vshow")) {
-        if (parse_number(f, v, 0, 1e6, &d))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 1e6, &d))
             return 2;
         o->vo.show = (unsigned)d;
     } else if (!strcmp(f, "-vcutoff")) {
-        if (parse_number(f, v, 0, 100, &d))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &d))
             return 2;
         o->vo.cutoff = d;
     } else if (!strcmp(f, "-p"))

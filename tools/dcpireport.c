@@ -40,15 +40,6 @@ typedef struct ctx {
     char *diff_name; /* -diff's epoch, resolved */
 } ctx_t;
 
-static int parse_number(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    if (dcpi_cli_number(v, lo, hi, out) < 0) {
-        fprintf(stderr, TOOL ": %s wants a number from %g to %g, not '%s'\n", flag, lo, hi, v);
-        return 2;
-    }
-    return 0;
-}
-
 static int parse_opt(ctx_t *c, const char *f, const char *v)
 {
     double d = 0;
@@ -63,18 +54,18 @@ static int parse_opt(ctx_t *c, const char *f, const char *v)
     else if (!strcmp(f, "-diff"))
         c->o.diff_epoch = v;
     else if (!strcmp(f, "-top")) {
-        if (parse_number(f, v, 0, 10000, &d))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 10000, &d))
             return 2;
         c->o.top = (unsigned)d;
     } else if (!strcmp(f, "-flame-min")) {
-        if (parse_number(f, v, 0, 100, &c->o.flame_min))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &c->o.flame_min))
             return 2;
     } else if (!strcmp(f, "-vshow")) {
-        if (parse_number(f, v, 0, 1e6, &d))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 1e6, &d))
             return 2;
         c->o.vo.show = (unsigned)d;
     } else if (!strcmp(f, "-vcutoff")) {
-        if (parse_number(f, v, 0, 100, &c->o.vo.cutoff))
+        if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &c->o.vo.cutoff))
             return 2;
     }
     return 0;

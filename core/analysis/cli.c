@@ -23,6 +23,15 @@ int dcpi_cli_number(const char *v, double lo, double hi, double *out)
     return 0;
 }
 
+int dcpi_cli_flag_number(const char *tool, const char *flag, const char *v, double lo, double hi,
+                         double *out)
+{
+    if (dcpi_cli_number(v, lo, hi, out) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s wants a number from %g to %g, not '%s'\n", tool, flag, lo, hi, v);
+    return 2;
+}
+
 void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
 {
     const char *tool = cli->tool;

@@ -79,6 +79,10 @@ int dcpi_cli_exit(int rc, const char *err);
 /* The whole of v as a number from lo to hi (strtod). Returns 0, or DCPI_EINVAL (*out untouched)
  * for anything else. */
 int dcpi_cli_number(const char *v, double lo, double hi, double *out);
+/* dcpi_cli_number for the value v of a tool's flag: 0, or 2 (a usage error's exit status) after
+ * "TOOL: FLAG wants a number from LO to HI, not 'V'" on stderr. */
+int dcpi_cli_flag_number(const char *tool, const char *flag, const char *v, double lo, double hi,
+                         double *out);
 
 /* Put "TOOL: " in front of the message already in err (may be NULL), truncating the message to
  * fit DCPI_ERRLEN. */

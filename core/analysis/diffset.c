@@ -64,23 +64,13 @@ void dcpi_diff_image_keys(const dcpi_profset_t *A, const dcpi_profset_t *B, cons
     }
 }
 
-/* Open img's symbols, warning once on stderr when its samples cannot be named. */
-static dcpi_symtab_t *open_symbols(const dcpi_profset_image_t *img, const char *tool)
-{
-    dcpi_symtab_t *st = NULL;
-    char why[DCPI_ERRLEN];
-    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
-        fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
-    return st;
-}
-
 /* One piece per run of consecutive offsets in one procedure (offsets are sorted, so a
  * procedure's samples come in one run unless symbols overlap; runs of one name are summed by
  * dcpi_diff_finish). */
 static int add_procedures(dcpi_diff_t *d, int side, const dcpi_profset_image_t *img,
                           const dcpi_profile_t *prof, const char *key, const char *tool)
 {
-    dcpi_symtab_t *st = open_symbols(img, tool);
+    dcpi_symtab_t *st = dcpi_profset_symbols_or_warn(img, tool);
     size_t n = 0;
     const dcpi_profile_entry_t *ent = dcpi_profile_entries(prof, &n);
     const char *cur = NULL;

@@ -215,16 +215,6 @@ static int image_rows(const dcpi_profset_t *set, rows_t *r)
     return 0;
 }
 
-/* Open img's symbols, warning once on stderr when its samples cannot be named. */
-static dcpi_symtab_t *open_symbols(const dcpi_profset_image_t *img, const char *tool)
-{
-    dcpi_symtab_t *st = NULL;
-    char why[DCPI_ERRLEN];
-    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
-        fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
-    return st;
-}
-
 /* Procedure rows; the symbol tables stay open (row names point into them) until freed. */
 static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **tabs,
                           const char *tool)
@@ -235,7 +225,7 @@ static int procedure_rows(const dcpi_profset_t *set, rows_t *r, dcpi_symtab_t **
         const dcpi_profset_image_t *img = &set->images[i];
         if (dcpi_profset_image_total(set, img) == 0)
             continue;
-        tabs[i] = open_symbols(img, tool);
+        tabs[i] = dcpi_profset_symbols_or_warn(img, tool);
         p.n = 0;
         rc = symbolize(img, set->nevents, tabs[i], &p);
         if (rc == 0)

@@ -671,6 +671,15 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
     return rc;
 }
 
+dcpi_symtab_t *dcpi_profset_symbols_or_warn(const dcpi_profset_image_t *img, const char *tool)
+{
+    dcpi_symtab_t *st = NULL;
+    char why[DCPI_ERRLEN] = "";
+    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
+        fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
+    return st;
+}
+
 int dcpi_profset_select(dcpi_profset_t *set, char *const *names, size_t n, const char *tool,
                         const char *epoch)
 {

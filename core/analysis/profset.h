@@ -120,5 +120,8 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
  * empty why (nothing to warn about).
  */
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why);
+/* dcpi_profset_open_symbols for a tool's view: img's symbols (NULL when none) after
+ * "TOOL: WHY; its samples are shown as unknown_rou" on stderr when they cannot be read. */
+dcpi_symtab_t *dcpi_profset_symbols_or_warn(const dcpi_profset_image_t *img, const char *tool);
 
 #endif

@@ -142,10 +142,8 @@ typedef struct imgview {
 
 static void view_open(imgview_t *v, const dcpi_profset_image_t *img, const char *tool)
 {
-    char why[DCPI_ERRLEN] = "";
     v->opened = 1;
-    if (dcpi_profset_open_symbols(img, &v->st, why) < 0 && why[0])
-        fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
+    v->st = dcpi_profset_symbols_or_warn(img, tool);
     if (img->kind == DCPI_PSET_FILE) {
         snprintf(v->codepath, sizeof v->codepath, "%s", img->path);
         int rc = dcpi_image_probe(v->codepath, &v->info, NULL);
