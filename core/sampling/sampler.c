@@ -654,20 +654,14 @@ static void dispatch(dcpi_sampler_t *s, const unsigned char *r, size_t size,
         s->stats.bad_records++;
 }
 
-/* The record at tail (copied into s->copy when it wraps the ring's end), or NULL when the
- * ring holds a corrupt header (what is left is then skipped). */
-static const unsigned char *ring_record(dcpi_sampler_t *s, ring_t *rg, uint64_t tail, uint64_t head,
-                                        size_t *size)
+/* The record at rg->tail (copied into s->copy when it wraps the ring's end), or NULL when the
+ * ring holds a corrupt header there. */
+static const unsigned char *ring_record(dcpi_sampler_t *s, const ring_t *rg, size_t *size)
 {
+    uint64_t tail = rg->tail, head = rg->head;
     uint64_t off = tail & (rg->size - 1);
-    struct perf_event_header hdr;
-    if (off + sizeof hdr <= rg->size)
-        memcpy(&hdr, rg->data + off, sizeof hdr);
-    else { /* the header itself wraps (the kernel keeps records 8-aligned: never, in practice) */
-        size_t first = (size_t)(rg->size - off);
-        memcpy(&hdr, rg->data + off, first);
-        memcpy((unsigned char *)&hdr + first, rg->data, sizeof hdr - first);
-    }
+    struct perf_event_header hdr; /* records are 8-aligned: a header never wraps */
+    memcpy(&hdr, rg->data + off, sizeof hdr);
     if (hdr.size < sizeof hdr || hdr.size > head - tail) {
         s->stats.bad_records++;
         return NULL;
@@ -679,28 +673,6 @@ static const unsigned char *ring_record(dcpi_sampler_t *s, ring_t *rg, uint64_t 
     memcpy(s->copy, rg->data + off, first);
     memcpy(s->copy + first, rg->data, hdr.size - first);
     return s->copy;
-}
-
-long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h)
-{
-    ring_t *rg = &s->rings[ring];
-    struct perf_event_mmap_page *m = rg->base;
-    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = m->data_tail;
-    long n = 0;
-    while (tail < head) {
-        size_t size;
-        const unsigned char *rec = ring_record(s, rg, tail, head, &size);
-        if (!rec) {
-            tail = head;
-            break;
-        }
-        dispatch(s, rec, size, h);
-        tail += size;
-        n++;
-    }
-    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
-    return n;
 }
 
 /* A record's time: a sample's TIME field, else sample_id_all's (time, cpu, identifier last);
@@ -724,7 +696,7 @@ static int oldest_ring(dcpi_sampler_t *s, const unsigned char **rec, size_t *siz
             continue;
         if (!rg->have_time) {
             size_t sz;
-            const unsigned char *r = ring_record(s, rg, rg->tail, rg->head, &sz);
+            const unsigned char *r = ring_record(s, rg, &sz);
             if (!r) {
                 rg->tail = rg->head; /* corrupt: skip what is there */
                 continue;
@@ -738,7 +710,7 @@ static int oldest_ring(dcpi_sampler_t *s, const unsigned char **rec, size_t *siz
         }
     }
     if (best >= 0) /* read again: s->copy may hold another ring's record */
-        *rec = ring_record(s, &s->rings[best], s->rings[best].tail, s->rings[best].head, size);
+        *rec = ring_record(s, &s->rings[best], size);
     return best;
 }
 

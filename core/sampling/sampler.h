@@ -120,8 +120,6 @@ typedef struct dcpi_sampler_handler {
     void (*ring)(void *arg, int i);
 } dcpi_sampler_handler_t;
 
-/* Read every record now in ring i. Returns the number of records read. */
-long dcpi_sampler_drain(dcpi_sampler_t *s, int ring, const dcpi_sampler_handler_t *h);
 /*
  * Read every record now in every ring, in time order: a k-way merge on the records' times
  * (TIME of samples, sample_id_all's time of the others) over what each ring held when the drain
