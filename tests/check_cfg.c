@@ -1,5 +1,5 @@
 /*
- * check_cfg.c - core/analysis/cfg, cfgfreq, cfgprint: basic blocks and edges of hand-written
+ * check_cfg.c - core/calc/cfg, cfgfreq, cfgprint: basic blocks and edges of hand-written
  * machine code (a loop around an if/else; an indirect jump, ud2, a call that does not return and
  * a tail jump), the frequency estimate with flow conservation, and the printers' output.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/analysis/cfg.h"
+#include "core/calc/cfg.h"
 #include "dcpi/errno.h"
 
 static const char *const ev[] = {"cpu-clock"};

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/analysis/cli.h"
+#include "cli/cli.h"
 #include "dcpi/errno.h"
 
 static const dcpi_cli_flag_t tflags[] = {

@@ -1,8 +1,8 @@
 /*
- * check_coverage.c - core/analysis/coverage, imagemap and topcounts: the basic-block split
- * dcpicoverage takes from dcpicalc's graph (core/analysis/cfg.h: leaders at the start, at branch
- * targets, after branches, returns, ud2 and calls that do not return), sampled / total
- * instructions, lines and blocks with the never-sampled ranges, the (1-s)^N note, map files
+ * check_coverage.c - core/coverage/coverage, core/model/imagemap and core/topcounts/topcounts: the
+ * basic-block split dcpicoverage takes from dcpicalc's graph (core/calc/cfg.h: leaders at the
+ * start, at branch targets, after branches, returns, ud2 and calls that do not return), sampled /
+ * total instructions, lines and blocks with the never-sampled ranges, the (1-s)^N note, map files
  * (format and errors), and the top instructions of a set (order, ties, -n, -period, rows of
  * other events only).
  */
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/analysis/coverage.h"
-#include "core/analysis/imagemap.h"
-#include "core/analysis/topcounts.h"
+#include "core/coverage/coverage.h"
+#include "core/model/imagemap.h"
+#include "core/topcounts/topcounts.h"
 #include "dcpi/errno.h"
 
 /* xor eax,eax; test edi,edi; je 0x100a; inc eax; jmp 0x100c; dec eax; ret (at 0x1000) */

@@ -1,5 +1,5 @@
 /*
- * check_diff.c - dcpidiff's statistics and row matching (core/analysis/diffstat.h, diff.h):
+ * check_diff.c - dcpidiff's statistics and row matching (core/diff/diffstat.h, diff.h):
  * binomial tails and the two-Poisson-rates p-value against exact values (scipy's documented
  * binomtest example, and sums of the binomial pmf in exact rational arithmetic by python3's
  * fractions module), Benjamini-Hochberg on a textbook case, the p-value's formatting and
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/analysis/diff.h"
-#include "core/analysis/diffstat.h"
-#include "core/analysis/listing.h"
+#include "core/diff/diff.h"
+#include "core/diff/diffstat.h"
+#include "core/listing/listing.h"
 
 /* |got - want| within rel of want */
 #define ck_assert_rel(got, want, rel)                                                              \

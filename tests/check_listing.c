@@ -1,5 +1,5 @@
 /*
- * check_listing.c - core/analysis/listing, hotlist, listprint: hotlist text (percentages, -vshow,
+ * check_listing.c - core/listing/listing, hotlist, listprint: hotlist text (percentages, -vshow,
  * -vcutoff dots, contexts, plugin preface/format and their NULL answers), decoding with branch
  * targets, and sample attribution to the instruction containing an address.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/analysis/listing.h"
+#include "core/listing/listing.h"
 #include "dcpi/errno.h"
 
 static const dcpi_lst_vopts_t defaults = {.show = 3, .cutoff = 5.0};

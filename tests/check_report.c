@@ -1,5 +1,5 @@
 /*
- * check_report.c - dcpireport's page (core/analysis/report.h): JSON strings that cannot end
+ * check_report.c - dcpireport's page (core/report/report.h): JSON strings that cannot end
  * their <script> element (</script>, <!--, &, quotes, control characters, U+2028, bytes that are
  * not UTF-8), HTML text escapes, the flame graph's tree of a stack profile whose frames lie in
  * this test program (chains merged by name from the outermost caller, children by count, a
@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "core/analysis/report.h"
+#include "core/report/report.h"
 #include "core/base/fsutil.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"

@@ -2,8 +2,8 @@
  * dcpicalc - one procedure's control-flow graph with the samples of its basic blocks and their
  * estimated execution frequencies, as text or Graphviz dot (rendered to SVG with dot(1) when
  * -o names a .svg file). See docs/dcpicalc.md. The flags are read here; the procedure is
- * selected as dcpilist does (core/analysis/listsel.h), the graph and the estimate are
- * core/analysis/cfg.h.
+ * selected as dcpilist does (core/listing/listsel.h), the graph and the estimate are
+ * core/calc/cfg.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/analysis/cfg.h"
-#include "core/analysis/cli.h"
-#include "core/analysis/listsel.h"
+#include "core/calc/cfg.h"
+#include "cli/cli.h"
+#include "core/listing/listsel.h"
 #include "core/base/fsutil.h"
 #include "dcpi/errno.h"
 

@@ -7,7 +7,7 @@
  * line. Value profiles (.vprof) are printed as their hotlists (DCPI's dcpivcat), after the PC
  * profiles, and per-process splits (.procs) as their rows per process, last. A file that cannot be
  * read is reported on stderr and skipped (exit status 1). Flags and dispatch only; the printing is
- * in core/analysis/profcat.c.
+ * in core/store/profcat.c.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/store/procprof.h"
-#include "core/analysis/profcat.h"
+#include "core/store/profcat.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"

@@ -2,14 +2,14 @@
  * dcpicoverage - which instructions, source lines and basic blocks of a procedure or of a whole
  * image got samples, over one or many epochs, and the never-sampled ranges
  * (docs/dcpicoverage.md). The flags and epochs are read here; the work is
- * core/analysis/coverage.h.
+ * core/coverage/coverage.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/analysis/cli.h"
-#include "core/analysis/coverage.h"
-#include "core/analysis/imagemap.h"
+#include "cli/cli.h"
+#include "core/coverage/coverage.h"
+#include "core/model/imagemap.h"
 #include "core/image/srclines.h"
 #include "dcpi/errno.h"
 

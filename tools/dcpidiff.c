@@ -3,15 +3,15 @@
  * or two builds of one program), by image (-i), procedure (default), source line (-source) or
  * instruction (-asm) of one procedure, or value of its instructions' hotlists (-vprof); each
  * difference of shares with its significance against the sampling noise (docs/dcpidiff.md).
- * The flags and the two sets are read here; the comparison is core/analysis/diff.h.
+ * The flags and the two sets are read here; the comparison is core/diff/diff.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/analysis/cli.h"
-#include "core/analysis/diff.h"
+#include "cli/cli.h"
+#include "core/diff/diff.h"
 #include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
 

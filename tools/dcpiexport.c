@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "core/analysis/cli.h"
+#include "cli/cli.h"
 #include "core/formats/export.h"
 #include "dcpi/errno.h"
 
@@ -72,8 +72,14 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
         dcpi_profset_free(set);
         return 1;
     }
+    dcpi_export_src_t src = {.tool = TOOL,
+                             .db = cli->db,
+                             .epoch = cli->epoch,
+                             .platform = cli->platform,
+                             .names = cli->args,
+                             .nnames = cli->nargs};
     dcpi_export_t x;
-    rc = dcpi_export_open(&x, cli, set, o->event, o->out, err);
+    rc = dcpi_export_open(&x, &src, set, o->event, o->out, err);
     x.symbolized = o->symbols;
     if (rc == 0)
         rc = !strcmp(o->format, "gmon")    ? dcpi_export_gmon(&x, err)

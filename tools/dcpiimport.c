@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/analysis/cli.h"
+#include "cli/cli.h"
 #include "core/formats/import.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"

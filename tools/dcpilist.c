@@ -2,16 +2,16 @@
  * dcpilist - list one procedure of an image annotated with its samples: disassembly (-asm),
  * source lines (-source), both interleaved (-both), and with -vprof the value hotlists of the
  * value profiles, formatted by their plugins (-vtrace). See docs/dcpilist.md. The flags are
- * read here; the work is core/analysis/listsel.h.
+ * read here; the work is core/listing/listsel.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/analysis/cli.h"
-#include "core/analysis/listing.h"
-#include "core/analysis/listsel.h"
+#include "cli/cli.h"
+#include "core/listing/listing.h"
+#include "core/listing/listsel.h"
 #include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
 

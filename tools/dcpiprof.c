@@ -1,14 +1,14 @@
 /*
  * dcpiprof - print a histogram of one epoch's samples by procedure (default) or by image (-i),
  * one "samples % cum%" group per event, sorted by one event (docs/dcpiprof.md). The flags are
- * read here; the report is core/analysis/procs.h.
+ * read here; the report is core/model/procs.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/analysis/cli.h"
-#include "core/analysis/imagemap.h"
-#include "core/analysis/procs.h"
+#include "cli/cli.h"
+#include "core/model/imagemap.h"
+#include "core/model/procs.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpiprof"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/analysis/cli.h"
+#include "cli/cli.h"
 #include "core/values/replay.h"
 #include "core/store/tracefile.h"
 #include "core/plugin/vploader.h"

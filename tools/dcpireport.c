@@ -2,15 +2,15 @@
  * dcpireport - one self-contained HTML page of an epoch: dcpiprof's views, a flame graph of the
  * stack profile, annotated listings of the hottest procedures with their value hotlists, and
  * with -diff the procedures whose share changed (docs/dcpireport.md). The flags are read here;
- * the page is core/analysis/report.h.
+ * the page is core/report/report.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/analysis/cli.h"
-#include "core/analysis/report.h"
+#include "cli/cli.h"
+#include "core/report/report.h"
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/plugin/vploader.h"

@@ -2,14 +2,14 @@
  * dcpitopcounts - the instructions with the most samples of one event over the images of an
  * epoch: count, share, procedure, address, instruction, image, source line, and the other
  * events' counts (docs/dcpitopcounts.md). The flags are read here; the report is
- * core/analysis/topcounts.h.
+ * core/topcounts/topcounts.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/analysis/cli.h"
-#include "core/analysis/imagemap.h"
-#include "core/analysis/topcounts.h"
+#include "cli/cli.h"
+#include "core/model/imagemap.h"
+#include "core/topcounts/topcounts.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpitopcounts"

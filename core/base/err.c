@@ -1,12 +1,13 @@
 /*
- * err.c - dcpi__errf (the one printf into a caller's error buffer) and dcpi__errno_code (the one
- * errno -> DCPI_E* mapping), see err.h.
+ * err.c - dcpi__errf (the one printf into a caller's error buffer), dcpi__err_prefix (a name in
+ * front of it) and dcpi__errno_code (the one errno -> DCPI_E* mapping), see err.h.
  */
 #include "core/base/err.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dcpi/errno.h"
 
@@ -19,6 +20,22 @@ int dcpi__errf(char *err, int code, const char *fmt, ...)
     vsnprintf(err, DCPI_ERRLEN, fmt, ap);
     va_end(ap);
     return code;
+}
+
+void dcpi__err_prefix(char *err, const char *who)
+{
+    if (!err || !who)
+        return;
+    size_t tl = strlen(who) + 2;
+    if (tl >= DCPI_ERRLEN - 1)
+        return;
+    size_t ml = strnlen(err, DCPI_ERRLEN - 1);
+    if (ml > DCPI_ERRLEN - 1 - tl)
+        ml = DCPI_ERRLEN - 1 - tl;
+    memmove(err + tl, err, ml);
+    err[tl + ml] = '\0';
+    memcpy(err, who, tl - 2);
+    memcpy(err + tl - 2, ": ", 2);
 }
 
 int dcpi__errno_code(int errnum)

@@ -11,6 +11,10 @@
  * truncated to fit). Returns code, so a failure reads "return dcpi__errf(err, DCPI_E..., ...)". */
 int dcpi__errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
 
+/* Put "WHO: " in front of the message already in err (may be NULL), truncating the message to
+ * fit DCPI_ERRLEN: a tool's name in front of a library's "NAME: reason". */
+void dcpi__err_prefix(char *err, const char *who);
+
 /*
  * An errno value (positive, as in errno) as a negative DCPI_E* code:
  *   ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG -> DCPI_ENOENT (the path does not lead to a file)

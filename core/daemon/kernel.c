@@ -186,7 +186,7 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
 
 /* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
  * format, ELF addresses, gzip), so its profiles stay named after the file is upgraded, rebuilt
- * or deleted (core/analysis/profset.c reads them when the file's id no longer matches). */
+ * or deleted (core/model/profset.c reads them when the file's id no longer matches). */
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];

@@ -100,14 +100,14 @@ static void stack_bases(dcpi_export_stacks_t *xs, const dcpi_profset_t *set, con
     }
 }
 
-int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, const size_t *order,
-                            int ev, dcpi_export_stacks_t *xs, char *err)
+int dcpi_export_stacks_load(const dcpi_export_src_t *src, const dcpi_profset_t *set,
+                            const size_t *order, int ev, dcpi_export_stacks_t *xs, char *err)
 {
     *xs = (dcpi_export_stacks_t){0};
     int rc =
-        dcpi_stackprof_load(cli->db, cli->epoch, cli->platform, set->events[ev].name, &xs->sp, err);
+        dcpi_stackprof_load(src->db, src->epoch, src->platform, set->events[ev].name, &xs->sp, err);
     if (rc < 0) {
-        dcpi_cli_prefix_err(cli, err);
+        dcpi__err_prefix(err, src->tool);
         return rc;
     }
     if (!xs->sp)
@@ -118,7 +118,7 @@ int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, co
     xs->tabs = calloc(n, sizeof(*xs->tabs));
     xs->base = calloc(n, sizeof(*xs->base));
     if (!xs->pset || !xs->tabs || !xs->base) {
-        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", src->tool);
     }
     dcpi_stackprof_symbols(xs->sp, set, xs->pset, xs->tabs);
     stack_bases(xs, set, order);
@@ -126,7 +126,7 @@ int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, co
         xs->has_unknown |= set->images[k].kind == DCPI_PSET_UNKNOWN;
     rc = collect_leaves(xs);
     if (rc < 0)
-        dcpi__errf(err, rc, "%s: out of memory", cli->tool);
+        dcpi__errf(err, rc, "%s: out of memory", src->tool);
     return rc;
 }
 
@@ -173,12 +173,12 @@ static size_t main_image(const dcpi_profset_t *set)
 
 /* Image order: the first image named by an operand (the program), else main_image, then the
  * others. */
-static void image_order(const dcpi_profset_t *set, const dcpi_cli_t *cli, size_t *order)
+static void image_order(const dcpi_profset_t *set, const dcpi_export_src_t *src, size_t *order)
 {
     size_t k = 0, first = set->nimages;
-    for (int a = 0; a < cli->nargs && first == set->nimages; a++)
+    for (int a = 0; a < src->nnames && first == set->nimages; a++)
         for (size_t i = 0; i < set->nimages && first == set->nimages; i++)
-            if (dcpi_profset_image_matches(&set->images[i], cli->args[a]))
+            if (dcpi_profset_image_matches(&set->images[i], src->names[a]))
                 first = i;
     if (first == set->nimages)
         first = main_image(set);
@@ -189,23 +189,23 @@ static void image_order(const dcpi_profset_t *set, const dcpi_cli_t *cli, size_t
             order[k++] = i;
 }
 
-int dcpi_export_open(dcpi_export_t *x, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+int dcpi_export_open(dcpi_export_t *x, const dcpi_export_src_t *src, const dcpi_profset_t *set,
                      const char *event, const char *out, char *err)
 {
-    *x = (dcpi_export_t){.cli = cli, .set = set, .out = out, .ev = -1};
+    *x = (dcpi_export_t){.src = src, .set = set, .out = out, .ev = -1};
     err[0] = '\0';
     if (set->nevents == 0) {
-        return dcpi__errf(err, DCPI_ENOENT, "%s: no samples in epoch %s", cli->tool, cli->epoch);
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no samples in epoch %s", src->tool, src->epoch);
     }
-    x->ev = dcpi_profset_pick_event(set, event, cli->tool, cli->epoch);
+    x->ev = dcpi_profset_pick_event(set, event, src->tool, src->epoch);
     if (x->ev < 0)
         return DCPI_ENOENT;
     x->order = calloc(set->nimages + 1, sizeof(*x->order));
     if (!x->order) {
-        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", src->tool);
     }
-    image_order(set, cli, x->order);
-    return dcpi_export_stacks_load(cli, set, x->order, x->ev, &x->xs, err);
+    image_order(set, src, x->order);
+    return dcpi_export_stacks_load(src, set, x->order, x->ev, &x->xs, err);
 }
 
 void dcpi_export_close(dcpi_export_t *x)

@@ -7,27 +7,38 @@
  * Flow of dcpiexport's main():
  *
  *     dcpi_cli_load(&cli, &set, err);                  // and dcpi_profset_filter by operands
+ *     dcpi_export_src_t src = {TOOL, cli.db, cli.epoch, cli.platform, cli.args, cli.nargs};
  *     dcpi_export_t x;
- *     rc = dcpi_export_open(&x, &cli, set, event, out, err);
+ *     rc = dcpi_export_open(&x, &src, set, event, out, err);
  *     rc = rc ? rc : dcpi_export_gperf(&x, err);       // or _gmon, _pprof
  *     dcpi_export_close(&x);
  *
  * Every message written into err (DCPI_ERRLEN bytes) is one line "TOOL: reason", TOOL being
- * cli->tool.
+ * src->tool.
  */
 #ifndef DCPI_CORE_FORMATS_EXPORT_H
 #define DCPI_CORE_FORMATS_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core/analysis/cli.h"
-#include "core/analysis/stackview.h"
+#include "core/model/profset.h"
+#include "core/model/stackview.h"
 
 /* Load addresses given to images after the first one (the program, kept at its ELF vaddrs). */
 #define DCPI_EXPORT_LIB_BASE   0x7f0000000000ull
 #define DCPI_EXPORT_LIB_STRIDE 0x100000000ull
 /* Where samples outside every image go (no symbol there). */
 #define DCPI_EXPORT_UNKNOWN_PC 0x10ull
+
+/* Where the exported set comes from (no argv: the tool fills it from its flags). */
+typedef struct dcpi_export_src {
+    const char *tool;     /* the name in front of every message */
+    const char *db;       /* the database directory */
+    const char *epoch;    /* the epoch exported (stack and value profiles are read from it) */
+    const char *platform; /* NULL: every platform */
+    char *const *names;   /* image names given by the user; the first one that matches is the */
+    int nnames;           /*   program (gmon's image, the first mapping of pprof and gperftools) */
+} dcpi_export_src_t;
 
 /* Samples of chains whose leaf is at (set image img, offset). */
 typedef struct dcpi_export_leaf {
@@ -51,13 +62,13 @@ typedef struct dcpi_export_stacks {
 
 /* One export: what is exported, where to, and the chosen event's stacks. */
 typedef struct dcpi_export {
-    const dcpi_cli_t *cli;     /* tool name (messages), db, epoch, platform, operands */
-    const dcpi_profset_t *set; /* the (filtered) profile set */
-    const char *out;           /* the output file */
-    int ev;                    /* index of the exported event in set->events */
-    size_t *order;             /* image order: the program first (its place k = 0) */
-    dcpi_export_stacks_t xs;   /* the event's stacks */
-    int symbolized;            /* gperftools: a "--- symbol" section first (-symbols) */
+    const dcpi_export_src_t *src; /* tool name (messages), db, epoch, platform, image names */
+    const dcpi_profset_t *set;    /* the (filtered) profile set */
+    const char *out;              /* the output file */
+    int ev;                       /* index of the exported event in set->events */
+    size_t *order;                /* image order: the program first (its place k = 0) */
+    dcpi_export_stacks_t xs;      /* the event's stacks */
+    int symbolized;               /* gperftools: a "--- symbol" section first (-symbols) */
 } dcpi_export_t;
 
 /*
@@ -67,7 +78,7 @@ typedef struct dcpi_export {
  * none of event name (err left empty: dcpi_profset_pick_event already said so on stderr);
  * the stack profile's error; DCPI_ENOMEM. Call dcpi_export_close in every case.
  */
-int dcpi_export_open(dcpi_export_t *x, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+int dcpi_export_open(dcpi_export_t *x, const dcpi_export_src_t *src, const dcpi_profset_t *set,
                      const char *event, const char *out, char *err);
 void dcpi_export_close(dcpi_export_t *x);
 
@@ -87,8 +98,8 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err);
 /* ---- shared by the exporters ---- */
 
 /* Load event ev's stacks into xs (xs->sp NULL when there are none), images based by order. */
-int dcpi_export_stacks_load(const dcpi_cli_t *cli, const dcpi_profset_t *set, const size_t *order,
-                            int ev, dcpi_export_stacks_t *xs, char *err);
+int dcpi_export_stacks_load(const dcpi_export_src_t *src, const dcpi_profset_t *set,
+                            const size_t *order, int ev, dcpi_export_stacks_t *xs, char *err);
 void dcpi_export_stacks_free(dcpi_export_stacks_t *xs);
 /* Samples of chains whose leaf is (set image img, offset). */
 uint64_t dcpi_export_leaf_count(const dcpi_export_stacks_t *xs, long img, uint32_t offset);

@@ -123,7 +123,7 @@ int dcpi_export_gmon(const dcpi_export_t *x, char *err)
     const dcpi_profset_image_t *img = set->nimages ? &set->images[x->order[0]] : NULL;
     if (!img || img->kind != DCPI_PSET_FILE || !img->prof[ev]) {
         return dcpi__errf(err, DCPI_ENOENT, "%s: no program image with samples to export",
-                          x->cli->tool);
+                          x->src->tool);
     }
     uint64_t period = set->events[ev].period;
     uint32_t rate = period && period <= 1000000000 ? (uint32_t)(1000000000 / period) : 1;
@@ -133,9 +133,9 @@ int dcpi_export_gmon(const dcpi_export_t *x, char *err)
     if (rc == 0 && x->xs.sp)
         rc = gmon_arcs(g, &x->xs, (long)x->order[0]);
     if (rc < 0)
-        dcpi__errf(err, rc, "%s: %s: %s", x->cli->tool, img->name, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", x->src->tool, img->name, dcpi_strerror(rc));
     else if ((rc = dcpi_gmon_write(x->out, g, err)) < 0)
-        dcpi_cli_prefix_err(x->cli, err);
+        dcpi__err_prefix(err, x->src->tool);
     dcpi_gmon_free(g);
     return rc;
 }

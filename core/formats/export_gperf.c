@@ -184,13 +184,13 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
     }
     dcpi__progress_done(&pg);
     if (rc < 0)
-        dcpi__errf(err, rc, "%s: %s: %s", x->cli->tool, x->out, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", x->src->tool, x->out, dcpi_strerror(rc));
     else if (syms &&
              (rc = write_symbolized(x->out, g, syms,
                                     set->nimages ? set->images[x->order[0]].path : "", err)) < 0)
-        dcpi_cli_prefix_err(x->cli, err);
+        dcpi__err_prefix(err, x->src->tool);
     else if (!syms && (rc = dcpi_gperf_write(x->out, g, err)) < 0)
-        dcpi_cli_prefix_err(x->cli, err);
+        dcpi__err_prefix(err, x->src->tool);
     for (size_t k = 0; tabs && k < set->nimages; k++)
         dcpi_symtab_free(tabs[k]);
     free(tabs);

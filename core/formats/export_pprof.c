@@ -424,7 +424,7 @@ static int pprof_vprof(pctx_t *c, const dcpi_profset_t *set, const dcpi_vprof_t 
     return rc;
 }
 
-static int pprof_values(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+static int pprof_values(pctx_t *c, const dcpi_export_src_t *src, const dcpi_profset_t *set,
                         dcpi_db_file_t *files, size_t n, char *err)
 {
     int rc = 0;
@@ -432,14 +432,14 @@ static int pprof_values(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *
         dcpi_vprof_t *vp = NULL;
         rc = dcpi_vprof_read(files[i].path, &vp, err);
         if (rc < 0)
-            dcpi_cli_prefix_err(cli, err);
+            dcpi__err_prefix(err, src->tool);
         else
             rc = pprof_vprof(c, set, vp);
         dcpi_vprof_free(vp);
     }
     if (c->vprof_skipped)
         fprintf(stderr, "%s: %" PRIu64 " value profiles of images not exported were left out\n",
-                cli->tool, c->vprof_skipped);
+                src->tool, c->vprof_skipped);
     return rc;
 }
 
@@ -488,7 +488,7 @@ static int64_t epoch_nanos(const char *epoch)
 
 /* Every event's stacks (xs[e]), and every exported image registered (the set's in order: the
  * program first; then the chains'), then laid out. */
-static int pprof_images(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *set,
+static int pprof_images(pctx_t *c, const dcpi_export_src_t *src, const dcpi_profset_t *set,
                         const size_t *order, dcpi_export_stacks_t *xs, char *err)
 {
     int rc = 0;
@@ -504,7 +504,7 @@ static int pprof_images(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *
     }
     dcpi__progress_done(&pg);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++) {
-        rc = dcpi_export_stacks_load(cli, set, order, (int)e, &xs[e], err);
+        rc = dcpi_export_stacks_load(src, set, order, (int)e, &xs[e], err);
         rc = rc ? rc : pprof_chain_images(c, set, &xs[e]);
     }
     return rc ? rc : pprof_layout(c);
@@ -512,34 +512,34 @@ static int pprof_images(pctx_t *c, const dcpi_cli_t *cli, const dcpi_profset_t *
 
 int dcpi_export_pprof(const dcpi_export_t *x, char *err)
 {
-    const dcpi_cli_t *cli = x->cli;
+    const dcpi_export_src_t *src = x->src;
     const dcpi_profset_t *set = x->set;
     pctx_t c = {0};
     dcpi_db_file_t *files = NULL;
     size_t nfiles = 0;
-    int rc = dcpi_db_list_files(cli->db, cli->epoch, cli->platform, ".vprof", &files, &nfiles, err);
+    int rc = dcpi_db_list_files(src->db, src->epoch, src->platform, ".vprof", &files, &nfiles, err);
     if (rc < 0) {
-        dcpi_cli_prefix_err(cli, err);
+        dcpi__err_prefix(err, src->tool);
         return rc;
     }
     dcpi_export_stacks_t *xs = calloc(set->nevents ? set->nevents : 1, sizeof(*xs));
     rc = xs ? dcpi_pprof_new(&c.pp) : DCPI_ENOMEM;
     rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
     if (rc == 0) {
-        dcpi_pprof_time(c.pp, epoch_nanos(cli->epoch));
+        dcpi_pprof_time(c.pp, epoch_nanos(src->epoch));
         rc = dcpi_pprof_comment(c.pp, "dcpi epoch");
-        rc = rc ? rc : dcpi_pprof_comment(c.pp, cli->epoch);
+        rc = rc ? rc : dcpi_pprof_comment(c.pp, src->epoch);
     }
     err[0] = '\0';
-    rc = rc ? rc : pprof_images(&c, cli, set, x->order, xs, err);
+    rc = rc ? rc : pprof_images(&c, src, set, x->order, xs, err);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++)
         rc = pprof_event(&c, set, (int)e, &xs[e]);
     if (rc == 0)
-        rc = pprof_values(&c, cli, set, files, nfiles, err);
+        rc = pprof_values(&c, src, set, files, nfiles, err);
     if (rc < 0 && !err[0])
-        dcpi__errf(err, rc, "%s: %s: %s", cli->tool, x->out, dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: %s: %s", src->tool, x->out, dcpi_strerror(rc));
     else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)
-        dcpi_cli_prefix_err(cli, err);
+        dcpi__err_prefix(err, src->tool);
     for (size_t e = 0; xs && e < set->nevents; e++)
         dcpi_export_stacks_free(&xs[e]);
     free(xs);

@@ -52,7 +52,7 @@ rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
     grep -q "procedure 'work' is ambiguous in .*: 2 functions match ('work(int)', 'work(double)')\|procedure 'work' is ambiguous in .*: 2 functions match ('work(double)', 'work(int)')" <<<"$out" ||
     fail "ambiguous 'work': exit $rc, '$out'"
-# dcpicoverage selects a procedure as dcpilist does (core/analysis/listsel.h)
+# dcpicoverage selects a procedure as dcpilist does (core/listing/listsel.h)
 "$BIN/dcpicoverage" -db "$T/db" -summary -csl norm2 "$T/p" | grep -q '^proc,"geo::norm2(std::vector<geo::Vec' ||
     fail "dcpicoverage: 'norm2' does not select geo::norm2"
 out=$("$BIN/dcpicoverage" -db "$T/db" work "$T/p" 2>&1)

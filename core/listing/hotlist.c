@@ -1,0 +1,236 @@
+/*
+ * hotlist.c - the value hotlist texts of a listing: a plugin's preface, then the value/percentage
+ * pairs sorted by count, each value formatted by the plugin; every plugin call guarded
+ * (core/plugin/guard.h). See listing.h.
+ */
+#include "core/listing/listing.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/err.h"
+#include "core/plugin/guard.h"
+#include "dcpi/api.h"
+#include "dcpi/errno.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t len, used;
+} sbuf_t;
+
+static void sb_printf(sbuf_t *b, const char *fmt, ...) DCPI_PRINTF(2, 3);
+static void sb_printf(sbuf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->used < b->len ? b->len - b->used : 0;
+    int n = vsnprintf(room ? b->p + b->used : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        b->used += (size_t)n;
+}
+
+/* The name of vp's plugin in fault messages. */
+static const char *plugin_name(const dcpi_lst_vp_t *vp)
+{
+    return vp->plugin ? vp->plugin : vp->name ? vp->name : "plugin";
+}
+
+/* The text of value v: the plugin's vp_format2 / vp_format, else (none, or NULL answer) "0x..."
+ * in hex. */
+static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                        uint64_t v, char *out, size_t len, char *err)
+{
+    int rc = 0;
+    if (dcpi_guard_has(vp->d, DCPI_GUARD_FORMAT, ctx))
+        rc =
+            dcpi_guard_call(vp->d, DCPI_GUARD_FORMAT, inst, ctx, v, out, len, plugin_name(vp), err);
+    if (rc == 0)
+        snprintf(out, len, "0x%llx", (unsigned long long)v);
+    return rc < 0 ? rc : 0;
+}
+
+/* The preface into out: 1 with one (possibly ""), 0 when the plugin omits the hotlist. */
+static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                       char *out, size_t len, char *err)
+{
+    out[0] = '\0';
+    if (!dcpi_guard_has(vp->d, DCPI_GUARD_PREFACE, ctx))
+        return 1;
+    return dcpi_guard_call(vp->d, DCPI_GUARD_PREFACE, inst, ctx, 0, out, len, plugin_name(vp), err);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const dcpi_ventry_t *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->context0 != y->context0)
+        return x->context0 < y->context0 ? -1 : 1;
+    return x->context1 < y->context1 ? -1 : x->context1 > y->context1;
+}
+
+const char *dcpi_listing_backend_note(const char *backend)
+{
+    if (!backend)
+        return "written before dcpi recorded backends";
+    if (strcmp(backend, "regs") == 0)
+        return "registers at timer samples: shares are per unit of CPU time and skewed by "
+               "interrupt skid; loaded values missing";
+    if (strcmp(backend, "bp") == 0)
+        return "execute breakpoints at executions after timer samples: shares per execution, "
+               "the skid-biased first execution dropped; memory values read by BPF where "
+               "allowed, else missing";
+    if (strcmp(backend, "step") == 0)
+        return "single-stepped bursts: exact values, shares per execution within bursts";
+    if (strcmp(backend, "replay") == 0)
+        return "replayed from a values.trace recording (regs or bp backend)";
+    if (strcmp(backend, "mixed") == 0)
+        return "runs of different backends merged into one profile";
+    return "not known to this dcpilist";
+}
+
+/* The farther end of the 95% Wilson score interval of share p among n samples, as a distance
+ * from p (it stays wide at p = 0 or 1 and small n, where p(1-p)/n would say 0). */
+static double wilson_reach(double p, double n)
+{
+    const double z = 1.96, z2 = z * z;
+    double c = (p + z2 / (2 * n)) / (1 + z2 / n);
+    double h = z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+    double lo = c - h, hi = c + h;
+    return p - lo > hi - p ? p - lo : hi - p;
+}
+
+double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
+{
+    if (!s || s->vtot == 0)
+        return 100.0;
+    double n = (double)s->vtot, worst = 0.0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        double r = wilson_reach((double)s->e[i].count / n, n);
+        if (r > worst)
+            worst = r;
+    }
+    double b = 100.0 * (worst + (double)s->err / n);
+    return b > 100.0 ? 100.0 : b;
+}
+
+int dcpi_listing_value_missing(const dcpi_ventry_t *e)
+{
+    return e->context0 == VP_CONTEXT_MISSING && e->value == 0 && !e->context1;
+}
+
+/* The pairs of the hotlist after the preface. 0 or DCPI_EPLUGIN. */
+static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t *s,
+                        const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                        const dcpi_lst_vopts_t *o, char *err)
+{
+    int dots = 0;
+    for (size_t i = 0; i < s->n && i < o->show; i++) {
+        double pct = 100.0 * (double)e[i].count / (double)s->vtot;
+        if (pct < o->cutoff) {
+            sb_printf(b, "%s.", dots++ || !b->used ? "" : " ");
+            continue;
+        }
+        char v[DCPI_LST_PLUGIN_TEXT_MAX];
+        int missing = dcpi_listing_value_missing(&e[i]);
+        int rc = missing ? 0 : format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
+        if (rc < 0)
+            return rc;
+        sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, missing ? "missing" : v);
+        if (!missing && (e[i].context0 || e[i].context1))
+            sb_printf(b, " @0x%llx,0x%llx", (unsigned long long)e[i].context0,
+                      (unsigned long long)e[i].context1);
+        sb_printf(b, ")");
+    }
+    return 0;
+}
+
+/* dcpi_listing_hotlist with the guard entered; ctx NULL: no context (ABI-1 entries). */
+static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, const dcpi_lst_vp_t *vp,
+                        const vp_context_t *ctx, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                        char *err)
+{
+    sbuf_t b = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    if (!s || s->n == 0 || s->vtot == 0)
+        return 0;
+    char preface[DCPI_LST_PLUGIN_TEXT_MAX];
+    int rc = get_preface(inst, vp, ctx, preface, sizeof(preface), err);
+    if (rc <= 0)
+        return rc; /* a fault, or the plugin omits this instruction's hotlist */
+    dcpi_ventry_t *e = malloc(s->n * sizeof(*e));
+    if (!e)
+        return 0;
+    memcpy(e, s->e, s->n * sizeof(*e));
+    qsort(e, s->n, sizeof(*e), cmp_entry);
+    sb_printf(&b, "%s", preface);
+    rc = format_pairs(&b, e, s, inst, vp, ctx, o, err);
+    free(e);
+    if (rc < 0 && len)
+        buf[0] = '\0';
+    return rc < 0 ? rc : (int)(b.used < INT32_MAX ? b.used : INT32_MAX);
+}
+
+int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                         const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
+                         char *err)
+{
+    dcpi_guard_t g;
+    dcpi_guard_enter(&g);
+    int rc = hotlist_text(s, inst, vp, NULL, o, buf, len, err);
+    dcpi_guard_leave(&g);
+    return rc;
+}
+
+size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
+                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
+                                   size_t len)
+{
+    dcpi_lst_vp_t vp = {.name = "plugin", .d = d};
+    int rc = dcpi_listing_hotlist(s, inst, &vp, o, buf, len, NULL);
+    return rc > 0 ? (size_t)rc : 0;
+}
+
+/* The texts of one instruction (its vtext array made here). */
+static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_vopts_t *vo,
+                        char *err)
+{
+    if (in->bad)
+        return 0;
+    if (!in->vtext && !(in->vtext = calloc(ls->nvp + 1, sizeof(*in->vtext))))
+        return DCPI_ENOMEM;
+    for (size_t v = 0; v < ls->nvp; v++) {
+        char text[DCPI_LST_HOTLIST_LEN];
+        if (!in->vs[v] || in->vtext[v])
+            continue;
+        vp_context_t ctx = ls->vp[v].ctx; /* this instruction's */
+        ctx.pc = in->addr;
+        ctx.offset = in->addr - ls->vp[v].tstart;
+        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], ctx.size ? &ctx : NULL, vo, text,
+                              sizeof(text), err);
+        if (rc < 0)
+            return rc;
+        if (!(in->vtext[v] = strdup(text)))
+            return DCPI_ENOMEM;
+    }
+    return 0;
+}
+
+int dcpi_listing_prepare_values(dcpi_listing_t *ls, const dcpi_lst_vopts_t *vo, char *err)
+{
+    dcpi_guard_t g;
+    dcpi_guard_enter(&g);
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && rc == 0; i++)
+        rc = prepare_insn(ls, &ls->insns[i], vo, err);
+    dcpi_guard_leave(&g);
+    if (rc == DCPI_ENOMEM && err)
+        dcpi__errf(err, rc, "%s: %s", ls->proc ? ls->proc : "listing", dcpi_strerror(rc));
+    return rc;
+}

@@ -1,0 +1,229 @@
+/*
+ * listvals.c - dcpilist's value profiles: the -vtrace plugins loaded, the image's value
+ * profiles of the epoch read and merged over the platforms, and their hotlists handed to the
+ * listing (see listsel.h).
+ */
+#include "core/listing/listsel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/err.h"
+#include "core/store/db.h"
+#include "dcpi/errno.h"
+
+/* Add name ("vp-classic") to the value profiles to show, once. */
+static int add_vpname(dcpi_lstsel_t *s, const char *name)
+{
+    for (size_t v = 0; v < s->nvp; v++)
+        if (!strcmp(s->vpnames[v], name))
+            return 0;
+    char **nv = reallocarray(s->vpnames, s->nvp + 1, sizeof(*nv));
+    if (!nv)
+        return DCPI_ENOMEM;
+    s->vpnames = nv;
+    if (!(s->vpnames[s->nvp] = strdup(name)))
+        return DCPI_ENOMEM;
+    s->nvp++;
+    return 0;
+}
+
+static int load_plugins(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
+                        size_t n, int insecure, char *err)
+{
+    if (dcpi_vp_set_search_dirs(dirs) < 0 || dcpi_vp_set_new(&s->plugins) < 0)
+        return DCPI_ENOMEM;
+    dcpi_vp_set_allow_insecure(s->plugins, insecure);
+    for (size_t i = 0; i < n; i++) {
+        dcpi_vp_t *vp = NULL;
+        int rc = dcpi_vp_load(s->plugins, names[i], &vp, err);
+        if (rc < 0)
+            return rc;
+        if ((rc = add_vpname(s, dcpi_vp_name(vp))) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* 1 when the image directory name "<basename>_<id>" is this image's. */
+static int dir_is_image(const dcpi_lstsel_t *s, const char *dir)
+{
+    size_t n = strlen(dir), k = strlen(s->info.id);
+    return n > k && dir[n - k - 1] == '_' && !strcmp(dir + n - k, s->info.id);
+}
+
+/* Read and merge one .vprof file into s->vprofs[v]. */
+static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, char *err)
+{
+    dcpi_vprof_t *vp = NULL;
+    int rc = dcpi_vprof_read(path, &vp, err);
+    if (rc < 0)
+        return rc;
+    if (!s->vprofs[v]) {
+        s->vprofs[v] = vp;
+        return 0;
+    }
+    rc = dcpi_vprof_merge(s->vprofs[v], vp);
+    if (rc < 0)
+        dcpi__errf(err, rc, "%s: cannot merge with the other platforms' profiles (%s)", path,
+                   dcpi_strerror(rc));
+    dcpi_vprof_free(vp);
+    return rc;
+}
+
+/* 1 when files[i] is value profile name of this image. */
+static int is_vprof_of(const dcpi_lstsel_t *s, const dcpi_db_file_t *f, const char *name)
+{
+    size_t len = strlen(f->file) - strlen(".vprof");
+    return dir_is_image(s, f->imagedir) && strlen(name) == len && !strncmp(f->file, name, len);
+}
+
+/* The names of the image's value profiles in files, "a, b" (or "none"), into out. */
+static void existing_names(const dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, char *out,
+                           size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        if (!dir_is_image(s, files[i].imagedir))
+            continue;
+        int dup = 0; /* one file per platform: name each profile once */
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = dir_is_image(s, files[j].imagedir) && !strcmp(files[j].file, files[i].file);
+        if (dup)
+            continue;
+        size_t k = strlen(files[i].file) - strlen(".vprof");
+        int w = snprintf(out + used, len - used, "%s%.*s", used ? ", " : "", (int)k, files[i].file);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (!out[0])
+        snprintf(out, len, "none");
+}
+
+static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, char *err)
+{
+    s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs));
+    if (!s->vprofs)
+        return DCPI_ENOMEM;
+    for (size_t v = 0; v < s->nvp; v++) {
+        for (size_t i = 0; i < n; i++) {
+            if (!is_vprof_of(s, &files[i], s->vpnames[v]))
+                continue;
+            int rc = merge_file(s, v, files[i].path, err);
+            if (rc < 0)
+                return rc;
+        }
+        if (!s->vprofs[v]) { /* a name that matches nothing: say what there is */
+            char names[512];
+            existing_names(s, files, n, names, sizeof names);
+            return dcpi__errf(err, DCPI_ENOENT,
+                              "no value profile '%s' of %s in epoch %s (value profiles there: %s)",
+                              s->vpnames[v], s->path, s->epoch, names);
+        }
+    }
+    return 0;
+}
+
+/* Every value profile of the image in the epoch, when no plugin named them. */
+static int name_vprofs(dcpi_lstsel_t *s, dcpi_db_file_t *files, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (dir_is_image(s, files[i].imagedir)) {
+            files[i].file[strlen(files[i].file) - strlen(".vprof")] = '\0';
+            rc = add_vpname(s, files[i].file);
+            strcat(files[i].file, ".vprof");
+        }
+    }
+    return rc;
+}
+
+static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
+{
+    dcpi_db_file_t *files = NULL;
+    size_t n = 0;
+    int rc = dcpi_db_list_files(s->db, s->epoch, s->platform, ".vprof", &files, &n, err);
+    if (rc < 0)
+        return rc;
+    if (!named)
+        rc = name_vprofs(s, files, n);
+    if (rc == 0 && s->nvp == 0)
+        fprintf(stderr, "%s: no value profiles of %s in epoch %s\n", s->tool, s->path, s->epoch);
+    if (rc == 0)
+        rc = read_vprofs(s, files, n, err);
+    free(files);
+    return rc;
+}
+
+int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
+                       size_t n, int insecure, char *err)
+{
+    err[0] = '\0';
+    int rc = load_plugins(s, dirs, names, n, insecure, err);
+    if (rc == 0)
+        rc = find_vprofs(s, n > 0, err);
+    return rc;
+}
+
+/* vp_context_t.symbolize: "symbol+0xoff" of an ELF address of the listed image. */
+static const char *symbolize(const vp_context_t *ctx, uint64_t vaddr)
+{
+    static char buf[512];
+    const dcpi_lstsel_t *s = ctx ? ctx->dcpi_private : NULL;
+    const dcpi_symbol_t *sym = s && s->st ? dcpi_symtab_lookup(s->st, vaddr) : NULL;
+    if (!sym)
+        return NULL;
+    if (vaddr == sym->addr)
+        snprintf(buf, sizeof buf, "%s", sym->name);
+    else
+        snprintf(buf, sizeof buf, "%s+0x%llx", sym->name, (unsigned long long)(vaddr - sym->addr));
+    return buf;
+}
+
+/* Hand the hotlists of value profile v to the listing. */
+static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
+{
+    dcpi_lst_vp_t *lv = &s->ls->vp[v];
+    dcpi_vp_t *plugin = dcpi_vp_find(s->plugins, s->vpnames[v]);
+    lv->name = s->vpnames[v];
+    lv->d = plugin ? dcpi_vp_dispatch(plugin) : NULL;
+    lv->plugin = plugin ? dcpi_vp_path(plugin) : NULL;
+    lv->hotsize = DCPI_VSUMMARY_DEFAULT_CAP;
+    const dcpi_vprof_t *vp = s->vprofs[v];
+    if (!vp)
+        return 0;
+    lv->hotsize = dcpi_vprof_hotsize(vp);
+    lv->backend = dcpi_vprof_get(vp, "backend");
+    const char *ts = dcpi_vprof_get(vp, "tstart");
+    char *end = NULL;
+    uint64_t tstart = ts ? strtoull(ts, &end, 16) : 0;
+    if (!ts || end == ts || *end) {
+        return dcpi__errf(err, DCPI_EFORMAT, "value profile %s of %s: bad tstart '%s'", lv->name,
+                          s->path, ts ? ts : "");
+    }
+    lv->tstart = tstart;
+    lv->ctx = (vp_context_t){.size = sizeof(vp_context_t),
+                             .image = s->path,
+                             .build_id = s->info.id,
+                             .epoch = s->epoch,
+                             .backend = lv->backend ? lv->backend : "",
+                             .symbolize = symbolize,
+                             .dcpi_private = s};
+    size_t n = dcpi_vprof_count(vp);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t off = 0;
+        const dcpi_vsummary_t *sum = NULL;
+        dcpi_vprof_entry(vp, i, &off, &sum);
+        dcpi_listing_set_values(s->ls, v, tstart + off, sum);
+    }
+    return 0;
+}
+
+int dcpi_lstsel_attach_values(dcpi_lstsel_t *s, char *err)
+{
+    int rc = 0;
+    for (size_t v = 0; v < s->nvp && rc == 0; v++)
+        rc = attach_vprof(s, v, err);
+    return rc;
+}

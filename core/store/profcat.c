@@ -1,0 +1,236 @@
+/*
+ * profcat.c - dcpicat's printing (see profcat.h): the profiles of one image form a group, printed
+ * as a header block (the image's lines, each distinct "path" and other line once, an "event" line
+ * per file) and the rows of a k-way merge of the files' sorted entries by address.
+ */
+#include "core/store/procprof.h"
+#include "core/store/profcat.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dcpi/errno.h"
+
+/* One group: the profiles of one image, g[0..n) (with their files), in command-line order. */
+typedef struct group {
+    const dcpi_profile_t **p;
+    const char **path;
+    size_t n;
+} group_t;
+
+/* "name": the basename of the image path, else the name of the directory holding the file
+ * (the database's image directory, e.g. "unknown@host"). */
+static void image_name(const char *file, const dcpi_profile_t *prof, char *out, size_t len)
+{
+    const char *path = dcpi_profile_get(prof, "path");
+    if (path) {
+        const char *slash = strrchr(path, '/');
+        snprintf(out, len, "%s", slash ? slash + 1 : path);
+        return;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        snprintf(out, len, "-");
+        return;
+    }
+    *slash = '\0';
+    slash = strrchr(dir, '/');
+    snprintf(out, len, "%s", slash ? slash + 1 : dir);
+}
+
+static const char *get_or(const dcpi_profile_t *p, const char *key, const char *dflt)
+{
+    const char *v = dcpi_profile_get(p, key);
+    return v ? v : dflt;
+}
+
+/* Header lines printed by their own rule; everything else is printed as "key value". */
+static bool is_special(const char *key)
+{
+    static const char *const keys[] = {"image",  "path",  "epoch", "platform",
+                                       "tstart", "tsize", "event", "period"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strcmp(keys[i], key) == 0)
+            return true;
+    return false;
+}
+
+static bool line_printed_before(const group_t *g, size_t upto, const char *key, const char *value)
+{
+    for (size_t f = 0; f < upto; f++)
+        for (size_t i = 0; i < dcpi_profile_nlines(g->p[f]); i++) {
+            const char *k, *v;
+            dcpi_profile_line(g->p[f], i, &k, &v);
+            if (strcmp(k, key) == 0 && strcmp(v, value) == 0)
+                return true;
+        }
+    return false;
+}
+
+static void print_header(FILE *out, const group_t *g)
+{
+    const dcpi_profile_t *p = g->p[0];
+    char name[4096];
+    uint64_t tstart = 0, tsize = 0;
+    dcpi_profile_get_hex(p, "tstart", &tstart);
+    dcpi_profile_get_u64(p, "tsize", &tsize);
+    image_name(g->path[0], p, name, sizeof(name));
+    fprintf(out, "%-20s %s\n", "name", name);
+    fprintf(out, "%-20s %s\n", "image", get_or(p, "image", "-"));
+    for (size_t f = 0; f < g->n; f++) /* each distinct path once */
+        for (size_t i = 0; i < dcpi_profile_nlines(g->p[f]); i++) {
+            const char *k, *v;
+            dcpi_profile_line(g->p[f], i, &k, &v);
+            if (strcmp(k, "path") == 0 && !line_printed_before(g, f, k, v))
+                fprintf(out, "%-20s %s\n", "path", v);
+        }
+    fprintf(out, "%-20s %s\n", "epoch", get_or(p, "epoch", "-"));
+    fprintf(out, "%-20s %s\n", "platform", get_or(p, "platform", "-"));
+    fprintf(out, "%-20s 0x%012llx\n", "text_start", (unsigned long long)tstart);
+    fprintf(out, "%-20s 0x%012llx\n", "text_size", (unsigned long long)tsize);
+    for (size_t f = 0; f < g->n; f++)
+        fprintf(out, "%-20s %" PRIu64 " %s:%s:10000\n", "event", dcpi_profile_total(g->p[f]),
+                get_or(g->p[f], "event", "-"), get_or(g->p[f], "period", "0"));
+    for (size_t f = 0; f < g->n; f++)
+        for (size_t i = 0; i < dcpi_profile_nlines(g->p[f]); i++) {
+            const char *k, *v;
+            dcpi_profile_line(g->p[f], i, &k, &v);
+            if (!is_special(k) && !line_printed_before(g, f, k, v))
+                fprintf(out, "%-20s %s\n", k, v);
+        }
+}
+
+typedef struct cursor {
+    const dcpi_profile_entry_t *e;
+    size_t n, i;
+    uint64_t tstart;
+} cursor_t;
+
+/* Rows in ascending address order: a k-way merge of the files' sorted entries. */
+static int print_rows(FILE *out, const group_t *g)
+{
+    cursor_t *c = calloc(g->n, sizeof(*c));
+    if (!c)
+        return DCPI_ENOMEM;
+    for (size_t f = 0; f < g->n; f++) {
+        c[f].e = dcpi_profile_entries(g->p[f], &c[f].n);
+        dcpi_profile_get_hex(g->p[f], "tstart", &c[f].tstart);
+    }
+    for (;;) {
+        uint64_t best = UINT64_MAX;
+        bool any = false;
+        for (size_t f = 0; f < g->n; f++)
+            if (c[f].i < c[f].n && c[f].tstart + c[f].e[c[f].i].offset <= best) {
+                best = c[f].tstart + c[f].e[c[f].i].offset;
+                any = true;
+            }
+        if (!any)
+            break;
+        fprintf(out, "0x%012llx", (unsigned long long)best);
+        for (size_t f = 0; f < g->n; f++) {
+            uint32_t count = 0;
+            if (c[f].i < c[f].n && c[f].tstart + c[f].e[c[f].i].offset == best)
+                count = c[f].e[c[f].i++].count;
+            fprintf(out, " %7" PRIu32, count);
+        }
+        fputc('\n', out);
+    }
+    free(c);
+    return 0;
+}
+
+/* Print every not-yet-printed profile with the same image as profs[first], as one table. */
+static int print_group(FILE *out, dcpi_profile_t *const *profs, const char *const *paths,
+                       size_t nin, size_t first, bool *printed, bool header)
+{
+    group_t g = {calloc(nin, sizeof(*g.p)), calloc(nin, sizeof(*g.path)), 0};
+    int rc = DCPI_ENOMEM;
+    if (!g.p || !g.path)
+        goto out;
+    const char *image = dcpi_profile_get(profs[first], "image");
+    for (size_t i = first; i < nin; i++) {
+        if (!profs[i] || printed[i])
+            continue;
+        const char *im = dcpi_profile_get(profs[i], "image");
+        if (image && im && strcasecmp(image, im) == 0) {
+            g.p[g.n] = profs[i];
+            g.path[g.n++] = paths[i];
+            printed[i] = true;
+        }
+    }
+    if (header)
+        print_header(out, &g);
+    rc = print_rows(out, &g);
+out:
+    free(g.p);
+    free(g.path);
+    return rc;
+}
+
+int dcpi_profcat_print(FILE *out, dcpi_profile_t *const *profs, const char *const *paths, size_t n,
+                       bool header)
+{
+    bool *printed = calloc(n ? n : 1, sizeof(*printed));
+    if (!printed)
+        return DCPI_ENOMEM;
+    int rc = 0;
+    bool first_group = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!profs[i] || printed[i])
+            continue;
+        if (!first_group && header)
+            fputc('\n', out); /* a blank line between the tables of two images */
+        first_group = false;
+        if (print_group(out, profs, paths, n, i, printed, header) < 0)
+            rc = DCPI_ENOMEM;
+    }
+    free(printed);
+    return rc;
+}
+
+void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const char *path,
+                              bool header)
+{
+    if (header)
+        fprintf(out, "# %s\n", path);
+    for (size_t i = 0; i < pp->n; i++) {
+        const dcpi_procprof_entry_t *e = &pp->e[i];
+        if (i == 0 || e->pid != pp->e[i - 1].pid || strcmp(e->comm, pp->e[i - 1].comm) != 0)
+            fprintf(out, "pid %" PRIu32 " %s\n", e->pid, e->comm);
+        fprintf(out, "0x%" PRIx32 " %" PRIu64 "\n", e->offset, e->count);
+    }
+}
+
+void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *path, bool header)
+{
+    const char *ctx = dcpi_vprof_get(vp, "contexts");
+    int contexts = ctx && strcmp(ctx, "1") == 0;
+    if (header) {
+        fprintf(out, "# %s\n", path);
+        for (size_t i = 0; i < dcpi_vprof_nlines(vp); i++) {
+            const char *k, *v;
+            dcpi_vprof_line(vp, i, &k, &v);
+            fprintf(out, "%s %s\n", k, v);
+        }
+        fprintf(out, "\n");
+    }
+    for (size_t i = 0; i < dcpi_vprof_count(vp); i++) {
+        uint32_t off = 0;
+        const dcpi_vsummary_t *s = NULL;
+        dcpi_vprof_entry(vp, i, &off, &s);
+        fprintf(out, "0x%" PRIx32 " vtot %" PRIu64 " seen %" PRIu64 " err %" PRIu64 "\n", off,
+                s->vtot, s->seen, s->err);
+        for (uint32_t j = 0; j < s->n; j++) {
+            const dcpi_ventry_t *e = &s->e[j];
+            fprintf(out, "  0x%" PRIx64 " %" PRIu64 " %.1f%%", e->value, e->count,
+                    s->vtot ? 100.0 * (double)e->count / (double)s->vtot : 0.0);
+            if (contexts)
+                fprintf(out, " ctx 0x%" PRIx64 " 0x%" PRIx64, e->context0, e->context1);
+            fputc('\n', out);
+        }
+    }
+}
