@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define BODY   20
 #define PASSES 5

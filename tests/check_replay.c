@@ -20,7 +20,7 @@
 #include "core/plugin/vploader.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define EPOCH    "202401021530"
 #define PLATFORM "host1"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 /* One reference entry; burst != 0 starts a new burst before it. */
 typedef struct ref {

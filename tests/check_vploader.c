@@ -18,7 +18,7 @@
 #include "check_skip.h"
 #include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define PLUGIN(name)  DCPI_TEST_PLUGINS "/" name ".so"
 #define SHIPPED(name) DCPI_TEST_BIN "/plugins/" name ".so"

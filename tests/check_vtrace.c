@@ -24,7 +24,7 @@
 #include "core/store/vprof.h"
 #include "core/values/vtrace.h"
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 /* vt_code+0: lea rax, [rsi+rdi] (4 bytes); vt_code+4: mov rcx, [rbx] (3 bytes); ret. */
 __asm__(".text\n"

@@ -12,6 +12,7 @@
 
 #include "dcpi/errno.h"
 #include "dcpi/trace-vlist.h"
+#include "trace/trace.h"
 
 #define VLIST_IGNORED 0xffu
 
@@ -245,7 +246,7 @@ int trace_vlist_table_set_range(trace_vlist_table_t *spec, uint64_t lo, uint64_t
     return 0;
 }
 
-int trace__vlist_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *hi)
+int trace_vlist_table_get_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *hi)
 {
     if (!spec || spec->lo == spec->hi)
         return 0;
@@ -254,12 +255,12 @@ int trace__vlist_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *
     return 1;
 }
 
-trace_inst_filter_fn trace__vlist_filter(const trace_vlist_table_t *spec)
+trace_inst_filter_fn trace_vlist_table_get_filter(const trace_vlist_table_t *spec)
 {
     return spec ? spec->filter : NULL;
 }
 
-const char *trace__vlist_symbol(const trace_vlist_table_t *spec)
+const char *trace_vlist_table_get_symbol(const trace_vlist_table_t *spec)
 {
     return spec && spec->symbol[0] ? spec->symbol : NULL;
 }

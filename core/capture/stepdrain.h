@@ -22,7 +22,7 @@
 #include "core/capture/capture.h"
 #include "core/capture/stepring.h"
 #include "dcpi/trace-vlist.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 typedef struct dcpi_stepdrain dcpi_stepdrain_t;
 

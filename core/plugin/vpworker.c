@@ -19,7 +19,7 @@
 
 #include "core/base/err.h"
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define NULL_BUFFER INT32_MIN /* the worker's answer when vsamples was left NULL */
 

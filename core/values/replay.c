@@ -30,7 +30,7 @@
 #include "core/store/tracefile.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define TRACE_BUF_BYTES (192 * 1024)
 

@@ -35,9 +35,9 @@ void dcpi__vtrace_select_free(dcpi_vtrace_t *vt)
 
 int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
 {
-    p->filter = trace__vlist_filter(p->spec);
-    p->symbol = trace__vlist_symbol(p->spec);
-    p->has_range = trace__vlist_range(p->spec, &p->lo, &p->hi);
+    p->filter = trace_vlist_table_get_filter(p->spec);
+    p->symbol = trace_vlist_table_get_symbol(p->spec);
+    p->has_range = trace_vlist_table_get_range(p->spec, &p->lo, &p->hi);
     if ((p->filter || p->symbol || p->has_range) && !(p->sel = calloc(SEL_SLOTS, sizeof *p->sel)))
         return DCPI_ENOMEM;
     return 0;

@@ -24,7 +24,7 @@
 #include "core/store/vprof.h"
 #include "core/values/vtrace.h"
 #include "dcpi/api.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 #define DCPI_VTRACE_BUF_BYTES  (192 * 1024) /* one trace buffer (plugin or recorder) */
 #define DCPI_VTRACE_CODE_SLOTS 4096 /* direct-mapped cache of code bytes read from image files */

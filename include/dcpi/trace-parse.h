@@ -27,7 +27,7 @@
  * instruction bytes travel in the trace only the first time a pc is seen (per slot). */
 #define TRACE_ICACHE_SIZE 256
 
-/* Opaque to plugins; the struct lives in trace/trace-int.h so dcpid can place it on the stack. */
+/* Opaque to plugins; the struct lives in trace/trace.h so dcpid can place it on the stack. */
 typedef struct trace_parser trace_parser_t;
 
 /*

@@ -2,8 +2,10 @@
 # e2e: the include direction of docs/architecture.md holds. The table under "## Folders" there
 # (first cell a folder, last cell the folders it may include, both in backquotes) is the rule;
 # every #include "..." of every C file in those folders is checked against it, and the
-# file-level include graph (a module is X.c + X.h) must have no cycle (tsort). Exit 1 with one
-# line per offending include.
+# file-level include graph (a module is X.c + X.h) must have no cycle (tsort). A header named
+# *-int.h is private to its folder: an include of it from any other folder fails, whatever the
+# table allows (the folder's non-internal header is what others use). Exit 1 with one line per
+# offending include.
 #   DCPI_SRC=. bash tests/e2e/deps.sh     (DCPI_DEPS_DOC: another table, for this script's test)
 set -eu
 S=${DCPI_SRC:?}
@@ -45,6 +47,13 @@ while read -r f allowed; do
             [ -n "$to" ] || { echo "FAIL: $src includes \"$inc\", in no folder of the table"; bad=1; continue; }
             m=${src%.[ch]}
             case $inc in dcpi/* | *.pb-c.h) ;; */*) echo "$m ${inc%.h}" >>"$edges" ;; esac
+            case $inc in
+            *-int.h) [ "$to" = "$f" ] || {
+                echo "FAIL: $src includes \"$inc\", which is internal to $to (an -int.h header is private to its folder; use $to's non-internal header)"
+                bad=1
+                continue
+            } ;;
+            esac
             [ "$to" = "$f" ] || [ "$to" = include ] && continue
             ok=0
             for a in $allowed; do [ "$a" = "${to}" ] && ok=1; done

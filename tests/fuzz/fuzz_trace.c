@@ -12,7 +12,7 @@
 #include "dcpi/insn.h"
 #include "dcpi/trace-parse.h"
 #include "fuzz_util.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 /* Entries remembered from the first pass (more are only counted). */
 #define FUZZ_MAX_ENTRIES 4096

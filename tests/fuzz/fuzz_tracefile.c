@@ -16,7 +16,7 @@
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "fuzz_util.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 static trace_parser_t parser;
 

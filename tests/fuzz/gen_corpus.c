@@ -19,7 +19,7 @@
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
-#include "trace/trace-int.h"
+#include "trace/trace.h"
 
 static const char *corpus;
 
