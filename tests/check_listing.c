@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/listing/listing.h"
 #include "dcpi/errno.h"
@@ -129,7 +130,7 @@ START_TEST(decode_targets_and_samples)
     ck_assert_int_eq(dcpi_listing_find(ls, 0x1006)->is_target, 1);
     ck_assert_int_eq(dcpi_listing_find(ls, 0x1004)->is_target, 1);
     ck_assert_int_eq(dcpi_listing_find(ls, 0x1005)->is_target, 0);
-    ck_assert_str_eq(dcpi_listing_find(ls, 0x1008)->text, "jnz 0x1004");
+    ck_assert_str_eq(dcpi_listing_find(ls, 0x1008)->text, "jnz 1004");
     ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x1007, 5), 0); /* inside dec ecx */
     ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x1006, 2), 0);
     ck_assert_int_eq(dcpi_listing_add_samples(ls, 0, 0x2000, 9), DCPI_ENOENT);
@@ -137,6 +138,31 @@ START_TEST(decode_targets_and_samples)
     ck_assert_uint_eq(ls->proc_total[0], 7);
     ck_assert_uint_eq(ls->outside, 9);
     dcpi_listing_free(ls);
+}
+END_TEST
+
+/* Targets named as objdump names them: bare lower-case hex, then <symbol+0xoffset>. */
+START_TEST(targets_named_as_objdump)
+{
+    char path[] = "/tmp/check_listing_syms.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("0000000000001000 T f\n0000000000002000 T ns::Acc<long>::add\n", f);
+    fclose(f);
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open_kallsyms(path, &st, NULL), 0);
+    unlink(path);
+    dcpi_listing_t *ls = NULL;
+    ck_assert_int_eq(dcpi_listing_new("f", 0x1000, 0x1000 + sizeof code, NULL, 0, 0, &ls), 0);
+    ck_assert_int_eq(dcpi_listing_decode_bytes(ls, code, sizeof code), 0);
+    dcpi_listing_name_targets(ls, st);
+    ck_assert_str_eq(dcpi_lst_insn_text(dcpi_listing_find(ls, 0x1008)), "jnz 1004 <f+0x4>");
+    ck_assert_str_eq(dcpi_lst_insn_text(dcpi_listing_find(ls, 0x100b)),
+                     "jmp 2000 <ns::Acc<long>::add>");
+    ck_assert_str_eq(dcpi_lst_insn_text(dcpi_listing_find(ls, 0x1000)), "xor eax, eax");
+    dcpi_listing_free(ls);
+    dcpi_symtab_free(st);
 }
 END_TEST
 
@@ -167,6 +193,7 @@ int main(void)
     tcase_add_test(tc, contexts_and_empty);
     tcase_add_test(tc, plugin_preface_and_format);
     tcase_add_test(tc, decode_targets_and_samples);
+    tcase_add_test(tc, targets_named_as_objdump);
     tcase_add_test(tc, values_only_on_instruction_starts);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -170,9 +170,10 @@ static void init_zydis(void)
     if (ZYAN_FAILED(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
         return;
     }
-    /* objdump-like Intel text: "mov rax, qword ptr [rbx+0x8]", "jmp 0x401012". */
+    /* objdump-like Intel text in lower-case hex: "mov rax, qword ptr [rbx+0x8]", "jmp 0x401012". */
     if (ZYAN_FAILED(ZydisFormatterInit(&formatter, ZYDIS_FORMATTER_STYLE_INTEL)) ||
         ZYAN_FAILED(ZydisFormatterSetProperty(&formatter, ZYDIS_FORMATTER_PROP_FORCE_SIZE, 1)) ||
+        ZYAN_FAILED(ZydisFormatterSetProperty(&formatter, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, 0)) ||
         ZYAN_FAILED(ZydisFormatterSetProperty(&formatter, ZYDIS_FORMATTER_PROP_DISP_PADDING,
                                               ZYDIS_PADDING_DISABLED)) ||
         ZYAN_FAILED(ZydisFormatterSetProperty(&formatter, ZYDIS_FORMATTER_PROP_IMM_PADDING,

@@ -147,7 +147,7 @@ static void print_insns(const dcpi_cfg_t *g, size_t k, FILE *f)
     for (size_t i = bl->first; i < bl->first + bl->n; i++) {
         const dcpi_lst_insn_t *in = &g->ls->insns[i];
         fprintf(f, "  %9" PRIu64 "  0x%-10" PRIx64 " %s\n", in->counts[g->event], in->addr,
-                in->text);
+                dcpi_lst_insn_text(in));
     }
 }
 

@@ -80,8 +80,8 @@ static int add_insns(dcpi_diff_t *d, int side, const dcpi_lstsel_t *sel, int col
     int rc = 0;
     for (size_t i = 0; i < sel->ls->n && rc == 0; i++) {
         const dcpi_lst_insn_t *in = &sel->ls->insns[i];
-        char key[160];
-        snprintf(key, sizeof key, "0x%" PRIx64 "  %s", in->addr, in->text);
+        char key[512];
+        snprintf(key, sizeof key, "0x%" PRIx64 "  %s", in->addr, dcpi_lst_insn_text(in));
         if (insn_count(in, col))
             rc = dcpi_diff_add(d, side, "", key, insn_count(in, col));
     }
@@ -168,8 +168,9 @@ static int add_vprofs(dcpi_diff_t *d, const dcpi_diff_proc_t *o, dcpi_lstsel_t s
             const dcpi_vsummary_t *sb = ib && ib->vs ? ib->vs[vb] : NULL;
             if (!sa || !sb || !sa->vtot || !sb->vtot)
                 continue;
-            char group[200];
-            snprintf(group, sizeof group, "0x%" PRIx64 " %s [%s]", ia->addr, ia->text, name);
+            char group[600];
+            snprintf(group, sizeof group, "0x%" PRIx64 " %s [%s]", ia->addr, dcpi_lst_insn_text(ia),
+                     name);
             rc = dcpi_diff_add_values(d, group, sa, sb);
             shared++;
         }

@@ -89,11 +89,28 @@ static int push_ent(builder_t *b, ent_t e)
     return 0;
 }
 
+/* name demangled when it is C++, keeping a suffix from '@' ("_Znwm@plt" -> "operator
+ * new(unsigned long)@plt", as objdump names it); NULL when it is not C++ (or no memory). */
+static char *demangle_suffixed(const char *name)
+{
+    const char *at = strchr(name, '@');
+    if (!at)
+        return dcpi_demangle(name);
+    char *head = strndup(name, (size_t)(at - name));
+    char *dem = head ? dcpi_demangle(head) : NULL;
+    char *out = NULL;
+    if (dem && asprintf(&out, "%s%s", dem, at) < 0)
+        out = NULL;
+    free(dem);
+    free(head);
+    return out;
+}
+
 /* Add a symbol whose name is copied into the pool, demangled when it is C++. */
 static int add_named(builder_t *b, uint64_t addr, uint64_t size, int rank, const char *name)
 {
     ent_t e = {.addr = addr, .size = size, .rank = rank, .raw = NO_RAW};
-    char *dem = dcpi_demangle(name);
+    char *dem = demangle_suffixed(name);
     if (dem) {
         e.raw = pool_add(b, name, strlen(name));
         e.name = pool_add(b, dem, strlen(dem));

@@ -49,6 +49,7 @@ void dcpi_listing_free(dcpi_listing_t *ls)
         for (size_t v = 0; ls->insns[i].vtext && v < ls->nvp; v++)
             free(ls->insns[i].vtext[v]);
         free(ls->insns[i].vtext);
+        free(ls->insns[i].named);
         free(ls->insns[i].counts);
         free(ls->insns[i].vs);
     }
@@ -78,14 +79,18 @@ static dcpi_lst_insn_t *insn_append(dcpi_listing_t *ls, size_t *cap)
     return in;
 }
 
-/* The target of a relative jmp/jcc/loop at addr, or 0 when it is not one. */
-static uint64_t branch_target(const ZydisDecoder *dec, const uint8_t *p, size_t len, uint64_t addr)
+/* The target of a relative jmp/jcc/loop/call at addr, or 0 when it is not one; *jump is 1 for
+ * a jump (a target inside the procedure is marked), 0 for a call. */
+static uint64_t branch_target(const ZydisDecoder *dec, const uint8_t *p, size_t len, uint64_t addr,
+                              int *jump)
 {
     ZydisDecodedInstruction in;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     if (ZYAN_FAILED(ZydisDecoderDecodeFull(dec, p, len, &in, ops)))
         return 0;
-    if (in.meta.category != ZYDIS_CATEGORY_COND_BR && in.meta.category != ZYDIS_CATEGORY_UNCOND_BR)
+    *jump = in.meta.category != ZYDIS_CATEGORY_CALL;
+    if (*jump && in.meta.category != ZYDIS_CATEGORY_COND_BR &&
+        in.meta.category != ZYDIS_CATEGORY_UNCOND_BR)
         return 0;
     ZyanU64 target = 0;
     for (unsigned i = 0; i < in.operand_count_visible; i++) {
@@ -94,6 +99,17 @@ static uint64_t branch_target(const ZydisDecoder *dec, const uint8_t *p, size_t 
             return target;
     }
     return 0;
+}
+
+/* "jnz 0x11fc" -> "jnz 11fc": a relative target is written as objdump writes it, bare hex
+ * (dcpi_listing_name_targets adds its symbol). */
+static void bare_target(dcpi_lst_insn_t *in)
+{
+    char hex[24];
+    snprintf(hex, sizeof(hex), " 0x%" PRIx64, in->target);
+    size_t n = strlen(in->text), h = strlen(hex);
+    if (n >= h && strcmp(in->text + n - h, hex) == 0)
+        memmove(in->text + n - h + 1, in->text + n - h + 3, h - 2);
 }
 
 static void mark_targets(dcpi_listing_t *ls, const uint64_t *targets, size_t nt)
@@ -135,9 +151,13 @@ int dcpi_listing_decode_bytes(dcpi_listing_t *ls, const uint8_t *bytes, size_t l
             break;
         }
         size_t n = decode_one(in, bytes + off, len - off, ls->lo + off);
-        uint64_t t = in->bad ? 0 : branch_target(&dec, bytes + off, n, in->addr);
-        if (t >= ls->lo && t < ls->hi)
+        int jump = 0;
+        uint64_t t = in->bad ? 0 : branch_target(&dec, bytes + off, n, in->addr, &jump);
+        if (jump && t >= ls->lo && t < ls->hi)
             targets[nt++] = t;
+        in->target = t;
+        if (t)
+            bare_target(in);
         off += n;
     }
     if (rc == 0)
@@ -189,6 +209,27 @@ int dcpi_listing_decode(dcpi_listing_t *ls, const char *path, const dcpi_image_i
         rc = dcpi_listing_decode_bytes(ls, buf, len);
     free(buf);
     return rc;
+}
+
+void dcpi_listing_name_targets(dcpi_listing_t *ls, const dcpi_symtab_t *st)
+{
+    for (size_t i = 0; st && i < ls->n; i++) {
+        dcpi_lst_insn_t *in = &ls->insns[i];
+        const dcpi_symbol_t *sym = in->target ? dcpi_symtab_lookup(st, in->target) : NULL;
+        if (!sym || in->named)
+            continue;
+        uint64_t off = in->target - sym->addr;
+        char plus[24] = "";
+        if (off)
+            snprintf(plus, sizeof(plus), "+0x%" PRIx64, off);
+        if (asprintf(&in->named, "%s <%s%s>", in->text, sym->name, plus) < 0)
+            in->named = NULL; /* out of memory: the bare target is still right */
+    }
+}
+
+const char *dcpi_lst_insn_text(const dcpi_lst_insn_t *in)
+{
+    return in->named ? in->named : in->text;
 }
 
 /* ---- data ---- */

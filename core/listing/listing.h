@@ -29,6 +29,7 @@
 
 #include "core/image/image.h"
 #include "core/image/srclines.h"
+#include "core/image/symbols.h"
 #include "core/plugin/guard.h"
 #include "core/store/vsummary.h"
 #include "dcpi/insn.h"
@@ -40,7 +41,10 @@ typedef struct dcpi_lst_insn {
     trace_inst_t inst;
     int bad;          /* 1: not decodable, one byte shown as "(bad)" */
     int is_target;    /* 1: a branch inside the procedure jumps here */
-    char text[112];   /* Intel syntax */
+    char text[112];   /* Intel syntax, a relative target as objdump writes it: "call 16e0" */
+    uint64_t target;  /* a relative jump's or call's target (0: none) */
+    char *named;      /* text with the target's symbol, "call 16e0 <ns::Acc<long>::add>" (NULL:
+                       * none); dcpi_lst_insn_text gives the one to show */
     uint64_t *counts; /* [nevents] */
     const char *file; /* source position (NULL, 0 when unknown) */
     int line;
@@ -102,6 +106,13 @@ int dcpi_listing_decode(dcpi_listing_t *ls, const char *path, const dcpi_image_i
                         char *err);
 /* Decode from a buffer holding the bytes of [lo, lo + len) (the file's bytes; tests). */
 int dcpi_listing_decode_bytes(dcpi_listing_t *ls, const uint8_t *bytes, size_t len);
+
+/* Name every relative jump's and call's target after its symbol in st (ELF addresses; NULL:
+ * nothing to do), as objdump does: "call 16e0 <ns::Acc<long>::add>", "jnz 11fc <f+0x2c>". */
+void dcpi_listing_name_targets(dcpi_listing_t *ls, const dcpi_symtab_t *st);
+
+/* The text to show of in: with its target's symbol when dcpi_listing_name_targets found one. */
+const char *dcpi_lst_insn_text(const dcpi_lst_insn_t *in);
 
 /* The instruction containing vaddr, or NULL. */
 dcpi_lst_insn_t *dcpi_listing_find(dcpi_listing_t *ls, uint64_t vaddr);

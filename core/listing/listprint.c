@@ -14,6 +14,7 @@
 
 #define ADDR_MIN_WIDTH 8
 #define INSN_MIN_WIDTH 36
+#define INSN_MAX_WIDTH 72
 
 typedef struct widths {
     int *count; /* [nevents] */
@@ -40,7 +41,8 @@ static int widths_init(const dcpi_listing_t *ls, widths_t *w)
     for (size_t i = 0; i < ls->n; i++) {
         char tmp[32];
         int n = snprintf(tmp, sizeof(tmp), "0x%" PRIx64, ls->insns[i].addr);
-        int t = (int)strlen(ls->insns[i].text) + 2 * ls->insns[i].is_target;
+        int t = (int)strlen(dcpi_lst_insn_text(&ls->insns[i])) + 2 * ls->insns[i].is_target;
+        t = t > INSN_MAX_WIDTH ? INSN_MAX_WIDTH : t; /* a long target name pushes its own row */
         w->addr = n > w->addr ? n : w->addr;
         w->insn = t > w->insn ? t : w->insn;
     }
@@ -97,18 +99,18 @@ static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, si
 static void print_insn(const dcpi_listing_t *ls, const widths_t *w, const dcpi_lst_insn_t *in,
                        const dcpi_lst_vopts_t *vo, FILE *f)
 {
-    char addr[32], text[sizeof(in->text) + 2];
+    char addr[32];
     snprintf(addr, sizeof(addr), "0x%" PRIx64, in->addr);
-    snprintf(text, sizeof(text), "%s%s", in->is_target ? ": " : "", in->text);
+    const char *mark = in->is_target ? ": " : "", *text = dcpi_lst_insn_text(in);
+    int pad = w->insn - (int)(strlen(mark) + strlen(text)); /* a target's name may be long */
     print_counts(ls, w, in->counts, f);
+    fprintf(f, "%-*s  %s%s", w->addr, addr, mark, text);
     if (!vo || ls->nvp == 0) {
-        fprintf(f, "%-*s  %s\n", w->addr, addr, text);
+        fputc('\n', f);
         return;
     }
-    if (in->vs[0])
-        fprintf(f, "%-*s  %-*s", w->addr, addr, w->insn, text);
-    else
-        fprintf(f, "%-*s  %s", w->addr, addr, text);
+    if (in->vs[0] && pad > 0)
+        fprintf(f, "%*s", pad, "");
     print_values(ls, in, 0, vo, f);
     fputc('\n', f);
     for (size_t v = 1; v < ls->nvp; v++) { /* further profiles: continuation lines */

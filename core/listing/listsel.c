@@ -262,6 +262,7 @@ int dcpi_lstsel_build(dcpi_lstsel_t *s, char *err)
     int rc = dcpi_listing_decode(s->ls, s->path, &s->info, err);
     if (rc < 0)
         return rc;
+    dcpi_listing_name_targets(s->ls, s->st);
     add_samples(s);
     return dcpi_lstsel_attach_values(s, err);
 }

@@ -192,7 +192,7 @@ static void write_insns(FILE *f, const dcpi_listing_t *ls)
         }
         fprintf(f, "%s[\"0x%" PRIx64 "\",%d,", first ? "" : ",", in->addr, in->is_target);
         first = 0;
-        dcpi_report_json_str(f, in->text);
+        dcpi_report_json_str(f, dcpi_lst_insn_text(in));
         fputc(',', f);
         dcpi__report_json_u64s(f, in->counts, ls->nevents);
         fprintf(f, ",%d", in->file ? in->line : 0);

@@ -197,6 +197,7 @@ static dcpi_listing_t *decode_range(dcache_t *c, const imgview_t *v, uint64_t lo
         dcpi_listing_free(ls);
         return NULL;
     }
+    dcpi_listing_name_targets(ls, v->st);
     c->d[c->n++] = (decoded_t){v, lo, ls};
     return ls;
 }
@@ -224,7 +225,7 @@ static void insn_text(dcache_t *c, const imgview_t *v, const dcpi_symbol_t *s, u
     dcpi_listing_t *ls = decode_range(c, v, lo, hi);
     const dcpi_lst_insn_t *in = ls ? dcpi_listing_find(ls, addr) : NULL;
     if (in)
-        snprintf(buf, len, "%s", in->text);
+        snprintf(buf, len, "%s", dcpi_lst_insn_text(in));
 }
 
 /* One printed row's texts. */

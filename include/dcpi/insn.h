@@ -80,8 +80,8 @@ DCPI_API const char *trace_iclass_name(trace_iclass_t c);
 /* Decode one instruction at bytes[0..len) into *inst (64-bit mode). Returns its length, or
  * a negative DCPI_E* (DCPI_EFORMAT: not a valid instruction). */
 DCPI_API int trace_inst_decode(const void *bytes, int len, trace_inst_t *inst);
-/* Disassemble into buf (Intel syntax, runtime address pc for relative targets). Returns the
- * formatted length or a negative DCPI_E*. */
+/* Disassemble into buf (Intel syntax, lower-case hex, runtime address pc for relative targets).
+ * Returns the formatted length or a negative DCPI_E*. */
 DCPI_API int trace_inst_format(const trace_inst_t *inst, uint64_t pc, char *buf, int buflen);
 
 /* ---- SDK 2 (libdcpi DCPI_0.2): operands, for instruction filters (dcpi/trace-vlist.h) ---- */

@@ -75,4 +75,18 @@ row=$(grep 'long tally<' "$T/prof")
 grep -q '\.\.\.  ' <<<"$row" && [ "$(awk '{print length($0)}' <<<"$row")" -lt 160 ] || fail "long name not cut: $row"
 "$BIN/dcpiprof" -db "$T/db" -wide | grep -q 'long tally<.*>(std::map<.*> const&, std::__cxx11::basic_string<.*> const&)' ||
     fail "-wide does not print the whole signature"
+# Listings name call and jump targets as objdump does (lower-case hex, <symbol+0xoff>): every
+# relative call/jump objdump prints in main and geo::norm2 reads the same in dcpilist -asm
+# (mnemonics aside: Zydis says jz where objdump says je).
+e2e_require objdump binutils
+targets() { sed -E 's/.*\s([0-9a-f]+ <.*>)\s*$/\1/'; }
+for sym in main 'geo::norm2(std::vector<geo::Vec, std::allocator<geo::Vec> > const&)'; do
+    objdump -d --no-show-raw-insn -M intel -C "$T/p" | awk -v s="<$sym>:" 'index($0, s) {on = 1; next} on && /^$/ {exit} on' |
+        grep -E '\s(call|j[a-z]+)\s+[0-9a-f]+ <' | sed -E 's/^ *([0-9a-f]+):.*\s([0-9a-f]+ <.*>)\s*$/0x\1 \2/' >"$T/od"
+    [ "$(wc -l <"$T/od")" -ge 1 ] || fail "objdump shows no call or jump in $sym"
+    "$BIN/dcpilist" -db "$T/db" -asm "${sym%%(*}" "$T/p" | grep -E ' (call|j[a-z]+) [0-9a-f]+ <' |
+        sed -E 's/^ *[0-9]+ +(0x[0-9a-f]+) +(: )?\S+ ([0-9a-f]+ <.*>)$/\1 \3/' >"$T/dl"
+    missing=$(grep -vxFf "$T/dl" "$T/od")
+    [ -z "$missing" ] || fail "$sym: objdump's targets not in dcpilist -asm: $missing (dcpilist: $(head -3 "$T/dl"))"
+done
 echo "PASS: short C++ names select (libstdc++ too: ${lib:-not sampled}), ambiguity refused, long names cut"
