@@ -1,6 +1,7 @@
 /*
- * cli.c - shared flags of the analysis tools (-db, -epoch, -platform, -h, -V), the resolution
- * of -db/-epoch and the loading of the chosen epoch's profile set (see cli.h).
+ * cli.c - the one flag parser of every tool: the tool's table plus the shared flags (-db,
+ * -epoch, -platform, -pid, -comm, -h, -V), aliases, --flag=value, typo suggestions, the usage
+ * text; the resolution of -db/-epoch and the loading of the chosen epoch's profile set (cli.h).
  */
 #include "cli/cli.h"
 
@@ -37,65 +38,256 @@ void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
     dcpi__err_prefix(err, cli->tool);
 }
 
-/* ---- flag parsing ---- */
-
-enum shared_flag { SF_NONE, SF_DB, SF_EPOCH, SF_PLATFORM, SF_HELP, SF_VERSION, SF_PID, SF_COMM };
-
-static enum shared_flag shared_flag(const dcpi_cli_t *cli, const char *a)
+int dcpi_cli_flag_uint(const char *tool, const char *flag, const char *v, unsigned long lo,
+                       unsigned long hi, unsigned long *out)
 {
-    if (cli->process_flags && !strcmp(a, "-pid"))
-        return SF_PID;
-    if (cli->process_flags && !strcmp(a, "-comm"))
-        return SF_COMM;
-    if (!strcmp(a, "-db"))
-        return SF_DB;
-    if (!strcmp(a, "-epoch"))
-        return SF_EPOCH;
-    if (!strcmp(a, "-platform"))
-        return SF_PLATFORM;
-    if (!strcmp(a, "-h") || !strcmp(a, "-help") || !strcmp(a, "--help"))
-        return SF_HELP;
-    if (!strcmp(a, "-V") || !strcmp(a, "-version") || !strcmp(a, "--version"))
-        return SF_VERSION;
-    return SF_NONE;
+    double d;
+    if (dcpi_cli_number(v, (double)lo, (double)hi, &d) == 0 && d == (double)(unsigned long)d &&
+        !strpbrk(v, ".eExX")) {
+        *out = (unsigned long)d;
+        return 0;
+    }
+    fprintf(stderr, "%s: %s wants a whole number from %lu to %lu, not '%s'\n", tool, flag, lo, hi,
+            v);
+    return 2;
 }
 
-static const dcpi_cli_flag_t *tool_flag(const dcpi_cli_t *cli, const char *a)
+/* ---- the flag tables ---- */
+
+enum shared_id { SF_NONE, SF_DB, SF_EPOCH, SF_PLATFORM, SF_PID, SF_COMM, SF_HELP, SF_VERSION };
+
+typedef struct shared_flag {
+    enum shared_id id;
+    int bit; /* DCPI_CLI_* (omit), 0: always there */
+    dcpi_cli_flag_t f;
+} shared_flag_t;
+
+static const shared_flag_t shared[] = {
+    {SF_DB,
+     DCPI_CLI_DB,
+     {"-db", "DIR", "profile database (default: $DCPIDB, else ./dcpidb)", NULL}},
+    {SF_EPOCH,
+     DCPI_CLI_EPOCH,
+     {"-epoch", "E", "epoch: a name, latest (default) or latest-N (N before the newest)", NULL}},
+    {SF_PLATFORM,
+     DCPI_CLI_PLATFORM,
+     {"-platform", "P", "only this platform (default: all platforms)", NULL}},
+    {SF_PID, 0, {"-pid", "PID", "only the samples of process PID", "--pid"}},
+    {SF_COMM, 0, {"-comm", "NAME", "only the samples of processes named NAME", "--comm"}},
+    {SF_HELP, 0, {"-h", NULL, "print this help and exit", "-help --help"}},
+    {SF_VERSION, 0, {"-V", NULL, "print the version and exit", "-version --version"}},
+};
+#define NSHARED (sizeof(shared) / sizeof(shared[0]))
+
+/* 1 when spelling a (len bytes) is f's name or one of its aliases. */
+static int spells(const dcpi_cli_flag_t *f, const char *a, size_t len)
+{
+    if (strlen(f->name) == len && !strncmp(f->name, a, len))
+        return 1;
+    for (const char *p = f->alias; p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n == len && !strncmp(p, a, len))
+            return 1;
+        p += n;
+        p += strspn(p, " ");
+    }
+    return 0;
+}
+
+static const dcpi_cli_flag_t *tool_flag(const dcpi_cli_t *cli, const char *a, size_t len)
 {
     for (const dcpi_cli_flag_t *f = cli->flags; f && f->name; f++)
-        if (!strcmp(f->name, a))
+        if (spells(f, a, len))
             return f;
     return NULL;
 }
 
-void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f)
+/* The shared flag named like a tool flag is replaced by it. */
+static int overridden(const dcpi_cli_t *cli, const shared_flag_t *s)
 {
-    fprintf(f, "usage: %s [-db DIR] [-epoch NAME|latest|latest-N] [-platform P]%s", cli->tool,
-            cli->process_flags ? " [-pid PID] [-comm NAME]" : "");
-    for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++)
-        fprintf(f, fl->arg ? " [%s %s]" : " [%s]", fl->name, fl->arg);
-    fprintf(f, "%s%s\n", cli->operands ? " " : "", cli->operands ? cli->operands : "");
-    fprintf(f, "       %s -h | -V\n\n", cli->tool);
-    fprintf(f, "  %-22s %s\n", "-db DIR", "profile database (default: $DCPIDB, else ./dcpidb)");
-    fprintf(f, "  %-22s %s\n", "-epoch E",
-            "epoch: a name, latest (default) or latest-N (N before the newest)");
-    fprintf(f, "  %-22s %s\n", "-platform P", "only this platform (default: all platforms)");
-    if (cli->process_flags) {
-        fprintf(f, "  %-22s %s\n", "-pid PID", "only the samples of process PID");
-        fprintf(f, "  %-22s %s\n", "-comm NAME", "only the samples of processes named NAME");
-    }
-    for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++) {
-        char left[64];
-        snprintf(left, sizeof(left), "%s%s%s", fl->name, fl->arg ? " " : "",
-                 fl->arg ? fl->arg : "");
-        fprintf(f, "  %-22s %s\n", left, fl->help ? fl->help : "");
-    }
-    fprintf(f, "  %-22s %s\n", "-h", "print this help and exit");
-    fprintf(f, "  %-22s %s\n", "-V", "print the version and exit");
+    return tool_flag(cli, s->f.name, strlen(s->f.name)) != NULL;
 }
 
+static int shared_on(const dcpi_cli_t *cli, const shared_flag_t *s)
+{
+    if (s->bit & cli->omit)
+        return 0;
+    if ((s->id == SF_PID || s->id == SF_COMM) && !cli->process_flags)
+        return 0;
+    return !overridden(cli, s);
+}
+
+/* Find spelling a (len bytes): a tool flag (*tf) or a shared one (returned id). */
+static enum shared_id lookup(const dcpi_cli_t *cli, const char *a, size_t len,
+                             const dcpi_cli_flag_t **tf)
+{
+    *tf = tool_flag(cli, a, len);
+    if (*tf)
+        return SF_NONE;
+    for (size_t k = 0; k < NSHARED; k++)
+        if (shared_on(cli, &shared[k]) && spells(&shared[k].f, a, len))
+            return shared[k].id;
+    return SF_NONE;
+}
+
+/* ---- usage ---- */
+
+/* "-e, -s, --event EVENT" */
+static void flag_left(const dcpi_cli_flag_t *f, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s", f->name);
+    for (const char *p = f->alias; p && *p && n < len;) {
+        size_t k = strcspn(p, " ");
+        n += (size_t)snprintf(buf + n, len - n, ", %.*s", (int)k, p);
+        p += k;
+        p += strspn(p, " ");
+    }
+    if (f->arg && n < len)
+        snprintf(buf + n, len - n, " %s", f->arg);
+}
+
+/* "  LEFT   help", the help's further lines indented under its first. */
+static void flag_line(const dcpi_cli_flag_t *f, FILE *out)
+{
+    char left[160];
+    flag_left(f, left, sizeof left);
+    if (strlen(left) > 24)
+        fprintf(out, "  %s\n  %-24s ", left, "");
+    else
+        fprintf(out, "  %-24s ", left);
+    for (const char *h = f->help ? f->help : ""; *h;) {
+        size_t n = strcspn(h, "\n");
+        fprintf(out, "%.*s", (int)n, h);
+        h += n;
+        if (*h == '\n' && *++h)
+            fprintf(out, "\n  %-24s ", "");
+    }
+    fputc('\n', out);
+}
+
+/* Append one synopsis word, wrapping at 100 columns under the tool's name. */
+static void synopsis_word(FILE *out, const char *w, size_t *col, size_t indent)
+{
+    size_t n = strlen(w);
+    if (*col + 1 + n > 100) {
+        fprintf(out, "\n%*s", (int)indent, "");
+        *col = indent;
+    } else {
+        fputc(' ', out);
+        (*col)++;
+    }
+    fputs(w, out);
+    *col += n;
+}
+
+static void synopsis_flag(FILE *out, const dcpi_cli_flag_t *f, size_t *col, size_t indent)
+{
+    char w[96];
+    snprintf(w, sizeof w, f->arg ? "[%s %s]" : "[%s]", f->name, f->arg);
+    synopsis_word(out, w, col, indent);
+}
+
+void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f)
+{
+    size_t indent = strlen("usage: ") + strlen(cli->tool), col = indent;
+    fprintf(f, "usage: %s", cli->tool);
+    for (size_t k = 0; k < NSHARED; k++)
+        if (shared[k].id < SF_HELP && shared_on(cli, &shared[k]))
+            synopsis_flag(f, &shared[k].f, &col, indent);
+    for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++)
+        synopsis_flag(f, fl, &col, indent);
+    if (cli->command)
+        synopsis_word(f, "[-- command args...]", &col, indent);
+    else if (cli->operands)
+        synopsis_word(f, cli->operands, &col, indent);
+    fprintf(f, "\n       %s -h | -V\n\n", cli->tool);
+    for (size_t k = 0; k < NSHARED; k++)
+        if (shared[k].id < SF_HELP && shared_on(cli, &shared[k]))
+            flag_line(&shared[k].f, f);
+    for (const dcpi_cli_flag_t *fl = cli->flags; fl && fl->name; fl++)
+        flag_line(fl, f);
+    for (size_t k = 0; k < NSHARED; k++)
+        if (shared[k].id >= SF_HELP)
+            flag_line(&shared[k].f, f);
+    if (cli->footer)
+        fprintf(f, "\n%s\n", cli->footer);
+    fprintf(f, "\nAny flag may be written with two dashes, and then take its value after '=' "
+               "(--flag=VALUE);\n-- ends the flags. See dcpi(7).\n");
+}
+
+/* ---- suggestions ---- */
+
+/* Edit distance of a and b, two swapped letters counting as one edit (short strings; longer
+ * ones count as far apart). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), rows[3][64];
+    if (la >= 63 || lb >= 63)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        rows[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t *cur = rows[i % 3], *prev = rows[(i - 1) % 3], *prev2 = rows[(i + 1) % 3];
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < best) /* two letters swapped */
+                best = prev2[j - 2] + 1;
+            cur[j] = best;
+        }
+    }
+    return rows[la % 3][lb];
+}
+
+static void consider(const char *a, const char *cand, size_t clen, const char **best, size_t *bestd,
+                     size_t *bestlen)
+{
+    char c[64];
+    if (clen >= sizeof c)
+        return;
+    memcpy(c, cand, clen);
+    c[clen] = '\0';
+    const char *x = a + strspn(a, "-"), *y = c + strspn(c, "-");
+    size_t d = distance(x, y);
+    if (d < *bestd) {
+        *bestd = d;
+        *best = cand;
+        *bestlen = clen;
+    }
+}
+
+/* The spelling closest to the unknown a, when it is close (a typo), into buf. */
+static int suggest(const dcpi_cli_t *cli, const char *a, char *buf, size_t len)
+{
+    const char *best = NULL;
+    size_t bestd = 99, bestlen = 0, n = strlen(a + strspn(a, "-"));
+    for (const dcpi_cli_flag_t *f = cli->flags; f && f->name; f++) {
+        consider(a, f->name, strlen(f->name), &best, &bestd, &bestlen);
+        for (const char *p = f->alias; p && *p; p += strspn(p, " ")) {
+            size_t k = strcspn(p, " ");
+            consider(a, p, k, &best, &bestd, &bestlen);
+            p += k;
+        }
+    }
+    for (size_t k = 0; k < NSHARED; k++)
+        if (shared_on(cli, &shared[k]))
+            consider(a, shared[k].f.name, strlen(shared[k].f.name), &best, &bestd, &bestlen);
+    size_t allowed = n < 3 ? 0 : n < 6 ? 1 : 2;
+    if (!best || bestd > allowed)
+        return 0;
+    snprintf(buf, len, "%.*s", (int)bestlen, best);
+    return 1;
+}
+
+/* ---- parsing ---- */
+
 /* Store the value of a shared flag; returns 0 or DCPI_EINVAL. */
-static int set_shared(dcpi_cli_t *cli, enum shared_flag sf, const char *name, const char *val,
+static int set_shared(dcpi_cli_t *cli, enum shared_id sf, const char *name, const char *val,
                       char *err)
 {
     if (!val) {
@@ -123,12 +315,40 @@ static int set_shared(dcpi_cli_t *cli, enum shared_flag sf, const char *name, co
     return 0;
 }
 
+static int unknown(const dcpi_cli_t *cli, const char *a, char *err)
+{
+    char near[64];
+    if (suggest(cli, a, near, sizeof near))
+        return dcpi__errf(err, DCPI_EINVAL, "%s: unknown flag '%s': did you mean %s? (try -h)",
+                          cli->tool, a, near);
+    return dcpi__errf(err, DCPI_EINVAL, "%s: unknown flag '%s' (try -h)", cli->tool, a);
+}
+
 /* Handle argv[*i]; advances *i past a consumed value. Returns 0, DCPI_CLI_DONE or an error. */
 static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
 {
-    const char *a = argv[*i];
-    const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
-    enum shared_flag sf = shared_flag(cli, a);
+    char *a = argv[*i];
+    size_t len = strlen(a);
+    char *inline_val = NULL;
+    if (a[1] == '-' && strchr(a, '=')) { /* --flag=value */
+        len = (size_t)(strchr(a, '=') - a);
+        inline_val = a + len + 1;
+    }
+    const dcpi_cli_flag_t *tf;
+    enum shared_id sf = lookup(cli, a, len, &tf);
+    if (!tf && sf == SF_NONE && a[1] == '-') /* --flag for -flag */
+        sf = lookup(cli, a + 1, len - 1, &tf);
+    if (!tf && sf == SF_NONE)
+        return unknown(cli, a, err);
+    const char *name = tf ? tf->name : shared[0].f.name;
+    for (size_t k = 0; !tf && k < NSHARED; k++)
+        if (shared[k].id == sf)
+            name = shared[k].f.name;
+    int takes = tf ? tf->arg != NULL : sf < SF_HELP;
+    if (inline_val && !takes) {
+        return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%.*s' takes no value (try -h)", cli->tool,
+                          (int)len, a);
+    }
     FILE *out = cli->out ? cli->out : stdout;
     if (sf == SF_HELP) {
         dcpi_cli_usage(cli, out);
@@ -138,24 +358,29 @@ static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
         fprintf(out, "%s (dcpi) %s\n", cli->tool, DCPI_VERSION_STRING);
         return DCPI_CLI_DONE;
     }
-    if (sf != SF_NONE) {
-        int rc = set_shared(cli, sf, a, next, err);
-        *i += rc == 0;
-        return rc;
-    }
-    const dcpi_cli_flag_t *tf = tool_flag(cli, a);
-    if (!tf) {
-        return dcpi__errf(err, DCPI_EINVAL, "%s: unknown flag '%s' (try -h)", cli->tool, a);
-    }
-    cli->opts[cli->nopts++] = argv[*i];
-    if (!tf->arg)
-        return 0;
-    if (!next) {
+    const char *val = inline_val ? inline_val : takes && *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (takes && !val) {
         return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%s' needs an argument (try -h)", cli->tool,
                           a);
     }
-    cli->opts[cli->nopts++] = argv[++*i];
+    *i += takes && !inline_val;
+    if (sf != SF_NONE)
+        return set_shared(cli, sf, name, val, err);
+    cli->opts[cli->nopts++] = (char *)name;
+    if (takes)
+        cli->opts[cli->nopts++] = (char *)val;
     return 0;
+}
+
+/* A .command tool given an operand before "--". */
+static int stray_operand(const dcpi_cli_t *cli, const char *a, char *err)
+{
+    if (a[0] == '-') /* "-" alone */
+        return dcpi__errf(err, DCPI_EINVAL, "%s: unexpected argument '%s' (try -h)", cli->tool, a);
+    return dcpi__errf(err, DCPI_EINVAL,
+                      "%s: unexpected argument '%s': to run a command, put '--' before it "
+                      "(%s [flags] -- %s ...)",
+                      cli->tool, a, cli->tool, a);
 }
 
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
@@ -166,7 +391,7 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
         cli->tool = argc > 0 && argv[0] ? argv[0] : "dcpi";
     cli->db_arg = cli->epoch_spec = cli->platform = NULL;
     cli->procsel = (dcpi_procsel_t){.pid = -1};
-    cli->nopts = cli->nargs = 0;
+    cli->nopts = cli->nargs = cli->dashdash = 0;
     cli->db[0] = cli->epoch[0] = '\0';
     /* One array: the tool's flags fill it from the front, operands are collected from the
      * back and reversed into place at the end. */
@@ -183,13 +408,17 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     }
     int nops = 0, rc = 0, dashdash = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
-        if (dashdash || a[0] != '-' || a[1] == '\0')
-            ops[nops++] = argv[i];
+        char *a = argv[i];
+        if (dashdash)
+            ops[nops++] = a;
         else if (!strcmp(a, "--"))
-            dashdash = 1;
-        else
+            dashdash = cli->dashdash = 1;
+        else if (a[0] == '-' && a[1] != '\0')
             rc = parse_one(cli, argc, argv, &i, err);
+        else if (cli->command)
+            rc = stray_operand(cli, a, err);
+        else
+            ops[nops++] = a;
     }
     cli->args = rest + cli->nopts;
     memcpy(cli->args, ops, (size_t)nops * sizeof(*ops));
@@ -221,10 +450,22 @@ int dcpi_cli_exit(int rc, const char *err)
 int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
 {
     snprintf(cli->db, sizeof(cli->db), "%s", dcpi_db_default(cli->db_arg));
+    const char *env = getenv("DCPIDB");
+    const char *from = cli->db_arg && *cli->db_arg ? "from -db"
+                       : env && *env               ? "from $DCPIDB"
+                                                   : "the default: no -db, $DCPIDB unset";
     struct stat st;
-    if (stat(cli->db, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return dcpi__errf(err, DCPI_ENOENT, "%s: %s: no such database directory", cli->tool,
-                          cli->db);
+    if (stat(cli->db, &st) != 0) {
+        return dcpi__errf(err, DCPI_ENOENT,
+                          "%s: %s: no such database directory (%s); record one with 'dcpid -db "
+                          "%s', or name an existing one with -db DIR",
+                          cli->tool, cli->db, from, cli->db);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: %s: not a directory (%s); -db wants the database directory "
+                          "dcpid writes",
+                          cli->tool, cli->db, from);
     }
     int rc = dcpi_db_select_epoch(cli->db, cli->epoch_spec, cli->platform, cli->epoch, err);
     if (rc < 0) {

@@ -1,8 +1,18 @@
 /*
- * cli.h - what every analysis tool (dcpiprof, dcpilist, ...) shares: the single-dash flags
- * -db DIR, -epoch NAME|latest|latest-N, -platform P, -h, -V, for the tools that ask for them
- * -pid PID and -comm NAME (only the samples of those processes), and the loading of the chosen
- * epoch's profile set (core/model/profset.h, included here for the tools).
+ * cli.h - the one flag grammar of every dcpi tool (dcpid, dcpictl, dcpiprof, dcpilist, ...):
+ * a table of flags per tool, the shared flags (-db DIR, -epoch E, -platform P, and for the tools
+ * that ask for them -pid PID and -comm NAME), -h/-help/--help and -V/-version/--version in
+ * every tool, and the loading of the chosen epoch's profile set (core/model/profset.h, included
+ * here for the tools). Linked by the programs only (cli/ is no part of libdcpi).
+ *
+ * The grammar (docs/dcpi.md):
+ *   - a flag is spelled as in its table entry, or by one of its aliases ("-e", "-s", "--event");
+ *     any flag may also be written with two dashes ("--db DIR") and a two-dash flag may carry
+ *     its value after '=' ("--db=DIR", "--event=cpu-clock");
+ *   - a flag's value is the next argument, whatever it looks like ("-o -", "-keep -5");
+ *   - flags and operands mix in any order; "--" ends the flags (a tool with .command takes its
+ *     operands only after "--": the command to run);
+ *   - "-" as an operand is an operand.
  *
  * Flow of a tool's main():
  *
@@ -11,6 +21,10 @@
  *     if (rc != 0) return dcpi_cli_exit(rc, err);
  *     ... walk cli.opts (the tool's own flags) and cli.args (operands) ...
  *     rc = dcpi_cli_load(&cli, &set, err);                   // resolves -db/-epoch, reads files
+ *
+ * Adding a flag to a tool is one line in its table ({"-json", NULL, "print JSON"}) and one
+ * branch where it walks cli.opts (strcmp against the table's name: cli.opts holds the table's
+ * name whichever alias was typed).
  *
  * Every message written into err (DCPI_ERRLEN bytes, may be NULL) by the dcpi_cli_* functions
  * is one complete line without '\n', starting with the tool's name: "TOOL: reason".
@@ -25,11 +39,19 @@
 /* dcpi_cli_parse result when -h or -V was handled (the tool exits 0). */
 #define DCPI_CLI_DONE 1
 
-/* One tool-specific flag. A table of them ends with an entry whose name is NULL. */
+/* Shared flags, for dcpi_cli_t.omit (the tools that do not take them). */
+#define DCPI_CLI_DB       0x1 /* -db DIR */
+#define DCPI_CLI_EPOCH    0x2 /* -epoch E */
+#define DCPI_CLI_PLATFORM 0x4 /* -platform P */
+#define DCPI_CLI_SHARED   (DCPI_CLI_DB | DCPI_CLI_EPOCH | DCPI_CLI_PLATFORM)
+
+/* One tool-specific flag. A table of them ends with an entry whose name is NULL. An entry
+ * named like a shared flag replaces it (its value then goes to opts, not to db_arg ...). */
 typedef struct dcpi_cli_flag {
-    const char *name; /* "-keep" */
-    const char *arg;  /* NULL: takes no argument; else the argument's name for -h ("PCT") */
-    const char *help; /* one line for -h */
+    const char *name;  /* "-keep": what cli.opts holds, whichever spelling was typed */
+    const char *arg;   /* NULL: takes no argument; else the argument's name for -h ("PCT") */
+    const char *help;  /* one line for -h */
+    const char *alias; /* other spellings, separated by spaces ("-s -event --event"); or NULL */
 } dcpi_cli_flag_t;
 
 typedef struct dcpi_cli {
@@ -40,16 +62,20 @@ typedef struct dcpi_cli {
     FILE *out;                    /* where -h and -V print (NULL: stdout) */
     int process_flags;            /* 1: accept -pid and -comm */
     int load_flags;               /* DCPI_PSET_LOAD_* for dcpi_cli_load */
+    int omit;                     /* DCPI_CLI_* shared flags this tool does not take */
+    int command;                  /* 1: operands only after "--" (a command to run, dcpid) */
+    const char *footer;           /* more lines for -h after the flags (NULL: none) */
 
     /* Filled by dcpi_cli_parse (pointers into argv). */
     const char *db_arg;     /* -db value, or NULL */
     const char *epoch_spec; /* -epoch value, or NULL (= latest) */
     const char *platform;   /* -platform value, or NULL (= every platform) */
     dcpi_procsel_t procsel; /* -pid / -comm (pid -1, comm NULL: every process) */
-    char **opts;            /* the tool's flags in command-line order, each followed by its value */
-    int nopts;              /*   when it takes one (the value is always there) */
-    char **args;            /* operands in order (everything after "--" is an operand) */
-    int nargs;
+    char **opts;            /* the tool's flags in command-line order (the table's name), each */
+    int nopts;              /*   followed by its value when it takes one (always there) */
+    char **args;            /* operands in order (everything after "--" is an operand); */
+    int nargs;              /*   args[nargs] is NULL (an argv for execvp) */
+    int dashdash;           /* 1: "--" was given */
 
     /* Filled by dcpi_cli_resolve (called by dcpi_cli_load). */
     char db[4096];
@@ -60,13 +86,14 @@ typedef struct dcpi_cli {
  * Consume the shared flags from argv[1..argc-1]; the tool's flags and operands are left in
  * cli->opts / cli->args (free with dcpi_cli_free; on any non-zero return they are already freed).
  * Returns 0; DCPI_CLI_DONE after printing -h (usage) or -V ("TOOL (dcpi) 0.1.0") to cli->out;
- * DCPI_EINVAL with "TOOL: unknown flag '-x' (try -h)" or "TOOL: flag '-db' needs an argument (try
- * -h)" in err; DCPI_ENOMEM.
+ * DCPI_EINVAL with "TOOL: unknown flag '-x' (try -h)" (with "did you mean -y?" when one is
+ * close), "TOOL: flag '-db' needs an argument (try -h)" or, for a .command tool, "TOOL:
+ * unexpected argument 'prog' ..." suggesting "--" in err; DCPI_ENOMEM.
  */
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err);
 void dcpi_cli_free(dcpi_cli_t *cli);
 
-/* Print the usage text (shared flags, tool flags, operands) to f. */
+/* Print the usage text (synopsis, shared flags, tool flags with their aliases, -h, -V) to f. */
 void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);
 
 /*
@@ -83,6 +110,10 @@ int dcpi_cli_number(const char *v, double lo, double hi, double *out);
  * "TOOL: FLAG wants a number from LO to HI, not 'V'" on stderr. */
 int dcpi_cli_flag_number(const char *tool, const char *flag, const char *v, double lo, double hi,
                          double *out);
+/* The same for a whole number from lo to hi: 0, or 2 after "TOOL: FLAG wants a whole number
+ * from LO to HI, not 'V'" on stderr. */
+int dcpi_cli_flag_uint(const char *tool, const char *flag, const char *v, unsigned long lo,
+                       unsigned long hi, unsigned long *out);
 
 /* Put "TOOL: " in front of the message already in err (may be NULL), truncating the message to
  * fit DCPI_ERRLEN. */
@@ -91,7 +122,8 @@ void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err);
 /*
  * Resolve cli->db (-db, else $DCPIDB, else ./dcpidb) and cli->epoch (-epoch, default latest,
  * counting only epochs that hold -platform when given). Errors: DCPI_ENOENT "TOOL: DIR: no such
- * database directory", or the epoch selection's error ("TOOL: ..."), e.g. no epochs.
+ * database directory (...what to do)", DCPI_EINVAL "TOOL: DIR: not a directory (...)", or the
+ * epoch selection's error ("TOOL: ..."), e.g. no epochs.
  */
 int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);
 

@@ -13,9 +13,11 @@
 #include "dcpi/errno.h"
 
 static const dcpi_cli_flag_t tflags[] = {
-    {"-i", NULL, "by image"},
-    {"-keep", "PCT", "keep rows"},
-    {NULL, NULL, NULL},
+    {"-i", NULL, "by image", NULL},
+    {"-keep", "PCT", "keep rows", NULL},
+    {"-e", "EVENT", "the event", "-s -event --event"},
+    {"-o", "FILE", "output", "--output"},
+    {NULL, NULL, NULL, NULL},
 };
 
 static dcpi_cli_t new_cli(void)
@@ -128,6 +130,109 @@ static char *run_to_string(const char *flag, int *rc)
     return buf;
 }
 
+START_TEST(test_aliases_and_long_forms)
+{
+    /* every spelling of -e arrives as "-e"; --flag=value; --flag for -flag */
+    const char *spell[][3] = {{"-e", "cpu-clock", NULL},         {"-s", "cpu-clock", NULL},
+                              {"-event", "cpu-clock", NULL},     {"--event", "cpu-clock", NULL},
+                              {"--event=cpu-clock", NULL, NULL}, {"--s=cpu-clock", NULL, NULL}};
+    for (size_t k = 0; k < sizeof spell / sizeof spell[0]; k++) {
+        dcpi_cli_t cli = new_cli();
+        char err[DCPI_ERRLEN];
+        int rc = spell[k][1] ? parse(&cli, err, 3, spell[k][0], spell[k][1])
+                             : parse(&cli, err, 2, spell[k][0]);
+        ck_assert_msg(rc == 0, "%s: %s", spell[k][0], err);
+        ck_assert_int_eq(cli.nopts, 2);
+        ck_assert_str_eq(cli.opts[0], "-e");
+        ck_assert_str_eq(cli.opts[1], "cpu-clock");
+        dcpi_cli_free(&cli);
+    }
+    dcpi_cli_t cli = new_cli();
+    char err[DCPI_ERRLEN];
+    ck_assert_int_eq(parse(&cli, err, 9, "--db=/d", "--epoch", "latest-2", "--keep=5", "--i",
+                           "--output", "-", "x"),
+                     0);
+    ck_assert_str_eq(cli.db_arg, "/d");
+    ck_assert_str_eq(cli.epoch_spec, "latest-2");
+    ck_assert_int_eq(cli.nopts, 5);
+    ck_assert_str_eq(cli.opts[0], "-keep");
+    ck_assert_str_eq(cli.opts[1], "5");
+    ck_assert_str_eq(cli.opts[2], "-i");
+    ck_assert_str_eq(cli.opts[3], "-o");
+    ck_assert_str_eq(cli.opts[4], "-"); /* "-o -": standard output, the tool's business */
+    ck_assert_int_eq(cli.nargs, 1);
+    ck_assert_ptr_null(cli.args[1]);
+    dcpi_cli_free(&cli);
+
+    /* a flag without a value given one, and --pid only with process_flags */
+    cli = new_cli();
+    ck_assert_int_eq(parse(&cli, err, 2, "--i=3"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: flag '--i' takes no value (try -h)");
+    cli = new_cli();
+    ck_assert_int_eq(parse(&cli, err, 3, "--pid", "12"), DCPI_EINVAL);
+    cli = new_cli();
+    cli.process_flags = 1;
+    ck_assert_int_eq(parse(&cli, err, 3, "--pid", "12"), 0);
+    ck_assert_int_eq(cli.procsel.pid, 12);
+    dcpi_cli_free(&cli);
+}
+END_TEST
+
+START_TEST(test_suggestions)
+{
+    dcpi_cli_t cli = new_cli();
+    char err[DCPI_ERRLEN];
+    ck_assert_int_eq(parse(&cli, err, 2, "-kep"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: unknown flag '-kep': did you mean -keep? (try -h)");
+    cli = new_cli();
+    ck_assert_int_eq(parse(&cli, err, 2, "-evnet"), DCPI_EINVAL); /* two letters swapped */
+    ck_assert_str_eq(err, "tool: unknown flag '-evnet': did you mean -event? (try -h)");
+    cli = new_cli();
+    ck_assert_int_eq(parse(&cli, err, 2, "-platfrom"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: unknown flag '-platfrom': did you mean -platform? (try -h)");
+    cli = new_cli(); /* nothing close: no guess */
+    ck_assert_int_eq(parse(&cli, err, 2, "-frobnicate"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: unknown flag '-frobnicate' (try -h)");
+}
+END_TEST
+
+START_TEST(test_omit_override_command)
+{
+    /* a tool without the shared flags does not take them */
+    dcpi_cli_t cli = new_cli();
+    char err[DCPI_ERRLEN];
+    cli.omit = DCPI_CLI_SHARED;
+    ck_assert_int_eq(parse(&cli, err, 3, "-db", "x"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: unknown flag '-db' (try -h)");
+
+    /* a tool's own -epoch replaces the shared one: its values go to opts, in order */
+    static const dcpi_cli_flag_t own[] = {{"-epoch", "E", "repeatable", NULL},
+                                          {NULL, NULL, NULL, NULL}};
+    cli = (dcpi_cli_t){.tool = "tool", .flags = own};
+    ck_assert_int_eq(parse(&cli, err, 4, "-epoch", "a", "--epoch=b"), 0);
+    ck_assert_ptr_null(cli.epoch_spec);
+    ck_assert_int_eq(cli.nopts, 4);
+    ck_assert_str_eq(cli.opts[1], "a");
+    ck_assert_str_eq(cli.opts[3], "b");
+    dcpi_cli_free(&cli);
+
+    /* a command tool: operands only after "--", a stray one says how */
+    cli = (dcpi_cli_t){.tool = "dcpid", .flags = tflags, .command = 1};
+    ck_assert_int_eq(parse(&cli, err, 4, "-db", "x", "./prog"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "dcpid: unexpected argument './prog': to run a command, put '--' before "
+                          "it (dcpid [flags] -- ./prog ...)");
+    cli = (dcpi_cli_t){.tool = "dcpid", .flags = tflags, .command = 1};
+    ck_assert_int_eq(parse(&cli, err, 6, "-i", "--", "./prog", "-i", "x"), 0);
+    ck_assert_int_eq(cli.dashdash, 1);
+    ck_assert_int_eq(cli.nopts, 1);
+    ck_assert_int_eq(cli.nargs, 3);
+    ck_assert_str_eq(cli.args[0], "./prog");
+    ck_assert_str_eq(cli.args[1], "-i");
+    ck_assert_ptr_null(cli.args[3]); /* an argv for execvp */
+    dcpi_cli_free(&cli);
+}
+END_TEST
+
 START_TEST(test_help_and_version)
 {
     int rc;
@@ -141,6 +246,13 @@ START_TEST(test_help_and_version)
     ck_assert_ptr_nonnull(strstr(h, "[-keep PCT]"));
     ck_assert_ptr_nonnull(strstr(h, "[names...]"));
     ck_assert_ptr_nonnull(strstr(h, "keep rows"));
+    ck_assert_ptr_nonnull(strstr(h, "\n  -e, -s, -event, --event EVENT"));
+    ck_assert_ptr_nonnull(strstr(h, "\n  -h, -help, --help "));
+    ck_assert_ptr_nonnull(strstr(h, "\n  -V, -version, --version "));
+    free(h);
+    h = run_to_string("--help", &rc);
+    ck_assert_int_eq(rc, DCPI_CLI_DONE);
+    ck_assert_ptr_nonnull(strstr(h, "usage: tool"));
     free(h);
 }
 END_TEST
@@ -240,7 +352,15 @@ START_TEST(test_db_errors)
     dcpi_cli_t cli = new_cli();
     ck_assert_int_eq(parse(&cli, err, 3, "-db", "/nonexistent/dcpidb"), 0);
     ck_assert_int_eq(dcpi_cli_resolve(&cli, err), DCPI_ENOENT);
-    ck_assert_str_eq(err, "tool: /nonexistent/dcpidb: no such database directory");
+    ck_assert_str_eq(err, "tool: /nonexistent/dcpidb: no such database directory (from -db); "
+                          "record one with 'dcpid -db /nonexistent/dcpidb', or name an existing "
+                          "one with -db DIR");
+    dcpi_cli_free(&cli);
+    cli = new_cli(); /* a plain file */
+    ck_assert_int_eq(parse(&cli, err, 3, "-db", "/etc/hostname"), 0);
+    ck_assert_int_eq(dcpi_cli_resolve(&cli, err), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: /etc/hostname: not a directory (from -db); -db wants the "
+                          "database directory dcpid writes");
     dcpi_cli_free(&cli);
 
     make_db(); /* exists, but holds no epoch */
@@ -381,6 +501,9 @@ int main(void)
     tcase_add_test(tc, test_missing_arguments);
     tcase_add_test(tc, test_unknown_flag);
     tcase_add_test(tc, test_help_and_version);
+    tcase_add_test(tc, test_aliases_and_long_forms);
+    tcase_add_test(tc, test_suggestions);
+    tcase_add_test(tc, test_omit_override_command);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("db");
     tcase_add_test(td, test_epoch_latest_minus_1);

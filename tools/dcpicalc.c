@@ -25,13 +25,15 @@
 extern char **environ;
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-cutoff", "PCT", "leave out blocks with less than PCT % of the procedure's samples"},
-    {"-dot", NULL, "write Graphviz dot instead of text"},
-    {"-o", "FILE", "write to FILE (FILE.svg: render the dot with dot -Tsvg; implies -dot)"},
-    {"-s", "EVENT", "the event whose samples are used (default: cpu-clock, else the first)"},
-    {"-model", "M", "cost of a block: latency (per instruction class, default) or insns"},
-    {"-p", "FILE", "the image file to read (the image operand may then be omitted)"},
-    {NULL, NULL, NULL},
+    {"-cutoff", "PCT", "leave out blocks with less than PCT % of the procedure's samples", NULL},
+    {"-dot", NULL, "write Graphviz dot instead of text", NULL},
+    {"-o", "FILE", "write to FILE ('-': standard output; FILE.svg: the dot rendered by dot -Tsvg)",
+     "--output"},
+    {"-e", "EVENT", "the event whose samples are used (default: cpu-clock, else the first)",
+     "-s -event --event"},
+    {"-model", "M", "cost of a block: latency (per instruction class, default) or insns", NULL},
+    {"-p", "FILE", "the image file to read (the image operand may then be omitted)", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {
@@ -77,7 +79,7 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
         o->dot = 1;
     } else if (!strcmp(f, "-o")) {
         o->out = v;
-    } else if (!strcmp(f, "-s")) {
+    } else if (!strcmp(f, "-e")) {
         o->event = v;
     } else if (!strcmp(f, "-p")) {
         o->pfile = v;
@@ -231,7 +233,7 @@ static int emit(ctx_t *c)
     } else if (is_svg(c->o.out)) {
         rc = render_svg(c->o.out, buf, len);
     } else if (c->o.out) {
-        rc = dcpi__write_atomic(c->o.out, buf, len, err) < 0 ? 1 : 0;
+        rc = dcpi__write_output(c->o.out, buf, len, err) < 0 ? 1 : 0;
         if (rc)
             fprintf(stderr, TOOL ": %s\n", err);
     } else {

@@ -14,51 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "core/store/procprof.h"
 #include "core/store/profcat.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
-#include "dcpi/version.h"
 
 #define TOOL "dcpicat"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: " TOOL " [-no_header] FILE...\n"
-               "       " TOOL " -h | -V\n"
-               "Print dcpi profile files (dcpiformat: .prof PC profiles, .vprof value profiles,\n"
-               ".procs per-process splits) as text.\n"
-               "  -no_header  print only the address rows\n"
-               "  -h          this help\n"
-               "  -V          version\n");
-}
-
-/* Parse flags; returns the index of the first file, or -1 (exit 0) / -2 (usage error). */
-static int parse_flags(int argc, char **argv, bool *header)
-{
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0)
-            return i + 1;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return -1;
-        }
-        if (strcmp(a, "-V") == 0 || strcmp(a, "-version") == 0 || strcmp(a, "--version") == 0) {
-            printf(TOOL " (dcpi) %s\n", DCPI_VERSION_STRING);
-            return -1;
-        }
-        if (strcmp(a, "-no_header") == 0) {
-            *header = false;
-            continue;
-        }
-        fprintf(stderr, TOOL ": unknown flag '%s' (try -h)\n", a);
-        return -2;
-    }
-    return i;
-}
+static const dcpi_cli_flag_t flags[] = {
+    {"-no_header", NULL, "print only the address rows", NULL},
+    {NULL, NULL, NULL, NULL},
+};
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -97,20 +65,11 @@ static int read_procs(const char *path, dcpi_procprof_t *pp)
     return 1;
 }
 
-int main(int argc, char **argv)
+/* Print the files named in cli's operands; returns the exit status. */
+static int cat_files(const dcpi_cli_t *cli, bool header)
 {
-    bool header = true;
-    int first = parse_flags(argc, argv, &header);
-    if (first == -1)
-        return 0;
-    if (first == -2)
-        return 2;
-    if (first >= argc) {
-        fprintf(stderr, TOOL ": no profile files given (try -h)\n");
-        return 2;
-    }
-    size_t nin = (size_t)(argc - first);
-    const char *const *paths = (const char *const *)&argv[first];
+    size_t nin = (size_t)cli->nargs;
+    const char *const *paths = (const char *const *)cli->args;
     dcpi_profile_t **profs = calloc(nin, sizeof(*profs));
     if (!profs) {
         fprintf(stderr, TOOL ": out of memory\n");
@@ -148,5 +107,32 @@ int main(int argc, char **argv)
         fprintf(stderr, TOOL ": write error on standard output\n");
         status = 1;
     }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    char err[DCPI_ERRLEN] = "";
+    dcpi_cli_t cli = {.tool = TOOL,
+                      .operands = "FILE...",
+                      .flags = flags,
+                      .omit = DCPI_CLI_SHARED,
+                      .footer =
+                          "Prints dcpi profile files (dcpiformat(5): .prof PC profiles, .vprof "
+                          "value profiles,\n.procs per-process splits) as text."};
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err);
+    bool header = true;
+    for (int i = 0; i < cli.nopts; i++)
+        if (!strcmp(cli.opts[i], "-no_header"))
+            header = false;
+    int status = 2;
+    if (cli.nargs == 0)
+        fprintf(stderr, TOOL ": no profile files given: name one or more .prof, .vprof or .procs "
+                             "files (try -h)\n");
+    else
+        status = cat_files(&cli, header);
+    dcpi_cli_free(&cli);
     return status;
 }

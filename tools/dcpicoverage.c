@@ -16,20 +16,21 @@
 #define TOOL "dcpicoverage"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-epochs", "all|E1,E2,...",
-     "sum the samples of every epoch, or of those (-epoch repeats too)"},
-    {"-s", "EVENT", "count samples of EVENT (default: the event with the most samples)"},
-    {"-summary", NULL, "the counts only, without the never-sampled ranges"},
-    {"-csl", NULL, "comma-separated output: one table, its first column says what a row is"},
-    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
-    {NULL, NULL, NULL},
+    {"-epoch", "E", "an epoch (name, latest, latest-N or all); repeatable, default latest", NULL},
+    {"-epochs", "all|E1,E2,...", "sum the samples of every epoch, or of those (-epoch repeats too)",
+     NULL},
+    {"-e", "EVENT", "count samples of EVENT (default: the event with the most samples)",
+     "-s -event --event"},
+    {"-summary", NULL, "the counts only, without the never-sampled ranges", NULL},
+    {"-csl", NULL, "comma-separated output: one table, its first column says what a row is", NULL},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
+     NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 /* Everything one run holds; released by ctx_free. */
 typedef struct ctx {
     dcpi_cli_t cli;
-    char **argv; /* argv without -epoch / -epochs */
-    int argc;
     char **specs; /* epoch specs, in order; "all" expands to every epoch */
     size_t nspecs;
     char **epochs; /* resolved names */
@@ -55,7 +56,6 @@ static void ctx_free(ctx_t *c)
     for (size_t i = 0; i < c->nspecs; i++)
         free(c->specs[i]);
     free(c->specs);
-    free(c->argv);
     dcpi_cli_free(&c->cli);
 }
 
@@ -71,32 +71,16 @@ static int add_spec(ctx_t *c, const char *v, size_t len)
     return 0;
 }
 
-/* Take -epoch and -epochs out of argv (the shared parser keeps one epoch). Returns 0, or the
- * exit status after a message. */
-static int take_epochs(ctx_t *c, int argc, char **argv)
+/* -epoch E (one) or -epochs E1,E2,... (a comma-separated list), in command-line order. */
+static int add_specs(ctx_t *c, const char *v, int list)
 {
-    c->argv = calloc((size_t)argc + 1, sizeof(*c->argv));
-    if (!c->argv)
-        return 1;
-    for (int i = 0; i < argc; i++) {
-        int one = !strcmp(argv[i], "-epoch"), many = !strcmp(argv[i], "-epochs");
-        if (i == 0 || (!one && !many) || !strcmp(argv[i - 1], "--")) {
-            c->argv[c->argc++] = argv[i];
-            continue;
-        }
-        if (i + 1 >= argc || !argv[i + 1][0]) {
-            fprintf(stderr, TOOL ": flag '%s' needs an argument (try -h)\n", argv[i]);
-            return 2;
-        }
-        const char *v = argv[++i];
-        for (const char *p = v; many && *p;) { /* a comma-separated list */
-            size_t len = strcspn(p, ",");
-            if (len && add_spec(c, p, len) < 0)
-                return 1;
-            p += len + (p[len] == ',');
-        }
-        if (one && add_spec(c, v, strlen(v)) < 0)
-            return 1;
+    if (!list)
+        return add_spec(c, v, strlen(v));
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && add_spec(c, p, len) < 0)
+            return -1;
+        p += len + (p[len] == ',');
     }
     return 0;
 }
@@ -109,12 +93,19 @@ static int parse_opts(ctx_t *c)
             c->csl = 1;
         else if (!strcmp(f, "-summary"))
             c->summary = 1;
-        else if (!strcmp(f, "-s"))
+        else if (!strcmp(f, "-e"))
             c->event = c->cli.opts[++i];
         else if (!strcmp(f, "-m"))
             c->mapfile = c->cli.opts[++i];
-        else if (!strcmp(f, "-epochs"))
-            i++; /* taken out before parsing; listed in the flags for -h */
+        else if (!strcmp(f, "-epoch") || !strcmp(f, "-epochs")) {
+            const char *v = c->cli.opts[++i];
+            if (!*v) {
+                fprintf(stderr, TOOL ": flag '%s' needs a non-empty argument (try -h)\n", f);
+                return 2;
+            }
+            if (add_specs(c, v, !strcmp(f, "-epochs")) < 0)
+                return 1;
+        }
     }
     if (c->cli.nargs < 1 || c->cli.nargs > 2) {
         fprintf(stderr, TOOL ": give an image, or a procedure and its image (try -h)\n");
@@ -250,15 +241,12 @@ int main(int argc, char **argv)
     char err[DCPI_ERRLEN];
     ctx_t c = {
         .cli = {.tool = TOOL, .operands = "[procedure] image", .flags = flags, .process_flags = 1}};
-    int status = take_epochs(&c, argc, argv);
-    if (status == 0) {
-        int rc = dcpi_cli_parse(&c.cli, c.argc, c.argv, err);
-        if (rc != 0) {
-            ctx_free(&c);
-            return dcpi_cli_exit(rc, err);
-        }
-        status = parse_opts(&c);
+    int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
+    if (rc != 0) {
+        ctx_free(&c);
+        return dcpi_cli_exit(rc, err);
     }
+    int status = parse_opts(&c);
     if (status == 0)
         status = run(&c);
     ctx_free(&c);

@@ -5,22 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "core/daemon/control.h"
 #include "core/store/db.h"
 #include "dcpi/api.h"
-#include "dcpi/version.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: dcpictl [-db DIR] [-platform P] flush|epoch|quit|status\n"
-               "  flush    write the daemon's in-memory samples to the database\n"
-               "  epoch    flush, then start a new epoch\n"
-               "  quit     flush, then stop the daemon\n"
-               "  status   print the daemon's counters\n"
-               "  -db DIR       database (default $DCPIDB, else ./dcpidb)\n"
-               "  -platform P   the daemon's platform (default: this host's)\n"
-               "  -h, -V        help, version\n");
-}
+static const dcpi_cli_flag_t flags[] = {
+    {"-platform", "P", "the daemon of platform P (default: this host's)", NULL},
+    {NULL, NULL, NULL, NULL},
+};
 
 static void print_line(void *arg, const char *text)
 {
@@ -29,58 +22,49 @@ static void print_line(void *arg, const char *text)
     fflush(stdout);
 }
 
-typedef struct args {
-    const char *db, *platform, *cmd;
-} args_t;
-
-/* 0 to run, 1 when -h/-V was handled, 2 on a usage error. */
-static int parse(args_t *a, int argc, char **argv)
+/* The command operand: 0, or 2 after a usage error. */
+static int check_command(const dcpi_cli_t *cli)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (strcmp(f, "-h") == 0 || strcmp(f, "-help") == 0) {
-            usage(stdout);
-            return 1;
-        } else if (strcmp(f, "-V") == 0 || strcmp(f, "-version") == 0) {
-            printf("dcpictl (dcpi) %s\n", DCPI_VERSION_STRING);
-            return 1;
-        } else if ((strcmp(f, "-db") == 0 || strcmp(f, "-platform") == 0) && i + 1 < argc) {
-            *(f[1] == 'd' ? &a->db : &a->platform) = argv[++i];
-        } else if (f[0] == '-') {
-            fprintf(stderr, "dcpictl: unknown flag '%s' (try -h)\n", f);
-            return 2;
-        } else if (a->cmd) {
-            fprintf(stderr, "dcpictl: one command only (try -h)\n");
-            return 2;
-        } else {
-            a->cmd = f;
-        }
-    }
-    if (!a->cmd || !dcpi_control_valid(a->cmd)) {
-        fprintf(stderr, "dcpictl: %s%s (flush, epoch, quit, status; try -h)\n",
-                a->cmd ? "unknown command " : "missing command", a->cmd ? a->cmd : "");
-        return 2;
-    }
-    return 0;
+    if (cli->nargs == 1 && dcpi_control_valid(cli->args[0]))
+        return 0;
+    if (cli->nargs > 1)
+        fprintf(stderr, "dcpictl: one command only, not '%s %s' (flush, epoch, quit, status)\n",
+                cli->args[0], cli->args[1]);
+    else if (cli->nargs == 1)
+        fprintf(stderr, "dcpictl: unknown command '%s': give flush, epoch, quit or status\n",
+                cli->args[0]);
+    else
+        fprintf(stderr, "dcpictl: missing command: give flush, epoch, quit or status (try -h)\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    args_t a = {0};
-    int rc = parse(&a, argc, argv);
-    if (rc)
-        return rc == 1 ? 0 : 2;
     char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
-    const char *db = dcpi_db_default(a.db);
-    if (a.platform) {
-        snprintf(platform, sizeof platform, "%s", a.platform);
-    } else if (dcpi_db_platform(db, platform, err) < 0) {
+    dcpi_cli_t cli = {.tool = "dcpictl",
+                      .operands = "flush|epoch|quit|status",
+                      .flags = flags,
+                      .omit = DCPI_CLI_EPOCH,
+                      .footer = "Commands: flush (write the daemon's in-memory samples), epoch "
+                                "(flush, then start a\nnew epoch), quit (flush, then stop the "
+                                "daemon), status (print the daemon's counters)."};
+    int rc = dcpi_cli_parse(&cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err);
+    int status = check_command(&cli);
+    const char *db = dcpi_db_default(cli.db_arg), *plat = NULL;
+    for (int i = 0; i < cli.nopts; i += 2) /* -platform P, the only flag of the table */
+        plat = cli.opts[i + 1];
+    if (status == 0 && plat) {
+        snprintf(platform, sizeof platform, "%s", plat);
+    } else if (status == 0 && dcpi_db_platform(db, platform, err) < 0) {
         fprintf(stderr, "dcpictl: %s\n", err);
-        return 1;
+        status = 1;
     }
-    if (dcpi_control_request(db, platform, a.cmd, print_line, NULL, err) < 0) {
+    if (status == 0 && dcpi_control_request(db, platform, cli.args[0], print_line, NULL, err) < 0) {
         fprintf(stderr, "dcpictl: %s\n", err);
-        return 1;
+        status = 1;
     }
-    return 0;
+    dcpi_cli_free(&cli);
+    return status;
 }

@@ -1,71 +1,78 @@
 /*
  * dcpid - the dcpi daemon: continuous PC sampling (and -vtrace value profiling) with perf_event
  * into the profile database.
- * This file only parses the DCPI-style single-dash command line; core/daemon/ does the work
- * (dcpi_daemon_run in daemon.c).
+ * This file only parses the command line (the tools' one grammar, cli/cli.h); core/daemon/ does
+ * the work (dcpi_daemon_run in daemon.c).
  */
-#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "core/sampling/aggregate.h"
 #include "core/daemon/daemon.h"
 #include "core/plugin/vploader.h"
 #include "core/store/vsummary.h"
 #include "core/values/vtrace.h"
-#include "dcpi/version.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: dcpid [-db DIR] [-event name[:period]]... [-freq HZ] [-flush SECONDS]\n"
-            "             [-hash ENTRIES] [-nodaemon] [-log FILE] [-verbose] [-quiet]\n"
-            "             [-vtrace PLUGIN]... [-vcontext] [-vrate N] [-vhot N] [-vhash N]\n"
-            "             [-g] [-vstep [-vburst N] [-vstep-first] | -vregs | -vbp-first]\n"
-            "             [-vrecord [-vrecord-max MB]] [-vinproc] [-vtimeout S]\n"
-            "             [-vtrace-insecure]\n"
-            "             [-p PID | -- command args...]\n"
-            "  -db DIR          profile database (default $DCPIDB, else ./dcpidb)\n"
-            "  -event E[:P]     sample event E (cpu-clock task-clock cycles instructions\n"
-            "                   branch-misses cache-misses), every P events; repeatable\n"
-            "                   (default: cycles if the machine has it, else cpu-clock)\n"
-            "  -freq HZ         samples per second per CPU when no period is given (1000)\n"
-            "  -flush SECONDS   write the profiles every SECONDS (600)\n"
-            "  -hash ENTRIES    in-memory table size (262144); flushed early at 75%%\n"
-            "  -nodaemon        system-wide, but stay in the foreground and log to stderr\n"
-            "  -log FILE        log file (default DB/dcpid-<platform>.log)\n"
-            "  -verbose, -quiet more or less logging\n"
-            "  -vtrace PLUGIN   value-profile with PLUGIN (name or path); repeatable\n"
-            "  -vcontext        value samples carry the return addresses of two callers\n"
-            "  -vrate N         at most N value samples per second per CPU (%d)\n"
-            "  -vhot N          hotlist size per instruction (%d)\n"
-            "  -vhash N         value summaries in memory (%d); flushed early at 75%%\n"
-            "  -vregs           values from the PC samples' registers (the regs backend)\n"
-            "                   instead of execute breakpoints (the bp backend, the default\n"
-            "                   where perf_event breakpoints work): biased by interrupt skid\n"
-            "  -vbp-first       keep each breakpoint's first sample (dropped by default: it is\n"
-            "                   the execution right after the interrupt, skid-biased)\n"
-            "  -g               record the call chain of every sample (stack profiles)\n"
-            "  -vstep           value traces by single-stepping bursts (exact values): an\n"
-            "                   agent preloaded into the command, ptrace with -p; -vrate N is\n"
-            "                   then bursts per second of each thread's CPU time (100)\n"
-            "  -vburst N        instructions per -vstep burst (32 with a command, 16 with -p;\n"
-            "                   at most 256)\n"
-            "  -vstep-first     also trace each burst's first instruction, the one the timer\n"
-            "                   interrupted (dropped by default: it over-represents slow ones)\n"
-            "  -vrecord         record the value traces for dcpireplay (values.trace)\n"
-            "  -vrecord-max MB  bound of the recording (256)\n"
-            "  -vinproc         run plugins in dcpid, not one worker process per plugin\n"
-            "  -vtimeout S      a plugin whose vp_prof_process runs S seconds is disabled (2)\n"
-            "  -vtrace-insecure as root, load plugins that others could have written\n"
-            "  -p PID           profile one running process until it exits\n"
-            "  -- command args  run command, profile it and its children, exit with its status\n"
-            "  -h, -V           help, version\n"
-            "Without -p or a command dcpid samples the whole system as a daemon; control it\n"
-            "with dcpictl (flush, epoch, quit, status).\n",
-            DCPI_VTRACE_DEFAULT_RATE, DCPI_VSUMMARY_DEFAULT_CAP, DCPI_VTRACE_DEFAULT_HASH);
-}
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+static const dcpi_cli_flag_t flags[] = {
+    {"-e", "E[:P]",
+     "sample event E (cpu-clock task-clock cycles instructions branch-misses\n"
+     "cache-misses), every P events; repeatable (default: cycles if the machine\n"
+     "has it, else cpu-clock)",
+     "-event --event"},
+    {"-freq", "HZ",
+     "samples per second per CPU when no period is given (" STR(DCPI_DAEMON_DEFAULT_FREQ) ")",
+     "-F --freq"},
+    {"-flush", "SECONDS", "write the profiles every SECONDS (" STR(DCPI_DAEMON_DEFAULT_FLUSH) ")",
+     NULL},
+    {"-hash", "ENTRIES",
+     "in-memory table size (" STR(DCPI_AGG_DEFAULT_ENTRIES) "); flushed early at 75%", NULL},
+    {"-nodaemon", NULL, "system-wide, but stay in the foreground and log to stderr", NULL},
+    {"-log", "FILE",
+     "log file (default DB/dcpid-<platform>.log; '-' or /dev/stderr: standard\nerror)", NULL},
+    {"-verbose", NULL, "more logging", NULL},
+    {"-quiet", NULL, "less logging (warnings and errors)", NULL},
+    {"-vtrace", "PLUGIN", "value-profile with PLUGIN (name or path); repeatable", NULL},
+    {"-vcontext", NULL, "value samples carry the return addresses of two callers", NULL},
+    {"-vrate", "N",
+     "at most N value samples per second per CPU (" STR(DCPI_VTRACE_DEFAULT_RATE) ")", NULL},
+    {"-vhot", "N", "hotlist size per instruction (" STR(DCPI_VSUMMARY_DEFAULT_CAP) ")", NULL},
+    {"-vhash", "N",
+     "value summaries in memory (" STR(DCPI_VTRACE_DEFAULT_HASH) "); flushed early at 75%", NULL},
+    {"-vregs", NULL,
+     "values from the PC samples' registers (the regs backend) instead of\n"
+     "execute breakpoints (the bp backend, the default where perf_event\n"
+     "breakpoints work): biased by interrupt skid",
+     NULL},
+    {"-vbp-first", NULL,
+     "keep each breakpoint's first sample (dropped by default: it is the\n"
+     "execution right after the interrupt, skid-biased)",
+     NULL},
+    {"-g", NULL, "record the call chain of every sample (stack profiles)", NULL},
+    {"-vstep", NULL,
+     "value traces by single-stepping bursts (exact values): an agent preloaded\n"
+     "into the command, ptrace with -p; -vrate N is then bursts per second of\n"
+     "each thread's CPU time (100)",
+     NULL},
+    {"-vburst", "N", "instructions per -vstep burst (32 with a command, 16 with -p; at most 256)",
+     NULL},
+    {"-vstep-first", NULL,
+     "also trace each burst's first instruction, the one the timer interrupted\n"
+     "(dropped by default: it over-represents slow ones)",
+     NULL},
+    {"-vrecord", NULL, "record the value traces for dcpireplay (values.trace)", NULL},
+    {"-vrecord-max", "MB", "bound of the recording (256)", NULL},
+    {"-vinproc", NULL, "run plugins in dcpid, not one worker process per plugin", NULL},
+    {"-vtimeout", "S", "a plugin whose vp_prof_process runs S seconds is disabled (2)", NULL},
+    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
+    {"-p", "PID", "profile one running process until it exits", "--pid"},
+    {NULL, NULL, NULL, NULL},
+};
 
 static int bad(const char *fmt, const char *arg)
 {
@@ -75,25 +82,20 @@ static int bad(const char *fmt, const char *arg)
     return 2;
 }
 
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v == 0 || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* A flag with a numeric value. */
+/* A flag with a whole-number value from 1 to max. */
 static int numeric(const char *flag, const char *val, unsigned long max, unsigned long *out)
 {
-    if (parse_ulong(val, max, out) < 0) {
-        fprintf(stderr, "dcpid: %s: bad value '%s' (try -h)\n", flag, val);
-        return -1;
-    }
-    return 0;
+    return dcpi_cli_flag_uint("dcpid", flag, val, 1, max, out) ? -1 : 0;
+}
+
+/* "-" and the names of the standard error stream: the log goes to stderr. */
+static const char *log_target(const char *v)
+{
+    static const char *err_names[] = {"-", "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"};
+    for (size_t i = 0; i < sizeof err_names / sizeof err_names[0]; i++)
+        if (!strcmp(v, err_names[i]))
+            return "-";
+    return v;
 }
 
 static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
@@ -102,8 +104,8 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
     if (strcmp(f, "-db") == 0)
         o->db = v;
     else if (strcmp(f, "-log") == 0)
-        o->log = v;
-    else if (strcmp(f, "-event") == 0) {
+        o->log = log_target(v);
+    else if (strcmp(f, "-e") == 0) {
         if (o->nevents == DCPI_SAMPLER_MAXEV)
             return bad("too many -event flags (at most 8)%s", "");
         o->events[o->nevents++] = v;
@@ -156,67 +158,62 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
     return 0;
 }
 
-static int is_valued(const char *f)
+/* A flag without a value. */
+static void flag_alone(dcpi_daemon_opts_t *o, const char *f)
 {
-    static const char *v[] = {"-db",    "-log",    "-event",       "-freq",    "-flush",
-                              "-hash",  "-p",      "-vtrace",      "-vrate",   "-vhot",
-                              "-vhash", "-vburst", "-vrecord-max", "-vtimeout"};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (strcmp(f, v[i]) == 0)
-            return 1;
-    return 0;
+    static const struct {
+        const char *name;
+        size_t off;
+    } b[] = {
+        {"-nodaemon", offsetof(dcpi_daemon_opts_t, nodaemon)},
+        {"-verbose", offsetof(dcpi_daemon_opts_t, verbose)},
+        {"-quiet", offsetof(dcpi_daemon_opts_t, quiet)},
+        {"-vcontext", offsetof(dcpi_daemon_opts_t, vcontext)},
+        {"-g", offsetof(dcpi_daemon_opts_t, callgraph)},
+        {"-vstep", offsetof(dcpi_daemon_opts_t, vstep)},
+        {"-vregs", offsetof(dcpi_daemon_opts_t, vregs)},
+        {"-vbp-first", offsetof(dcpi_daemon_opts_t, vbp_first)},
+        {"-vstep-first", offsetof(dcpi_daemon_opts_t, vstep_first)},
+        {"-vrecord", offsetof(dcpi_daemon_opts_t, vrecord)},
+        {"-vinproc", offsetof(dcpi_daemon_opts_t, vinproc)},
+        {"-vtrace-insecure", offsetof(dcpi_daemon_opts_t, vinsecure)},
+    };
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        if (!strcmp(f, b[i].name))
+            *(int *)((char *)o + b[i].off) = 1;
+}
+
+static const dcpi_cli_flag_t *table_flag(const char *name)
+{
+    for (const dcpi_cli_flag_t *f = flags; f->name; f++)
+        if (!strcmp(f->name, name))
+            return f;
+    return NULL;
 }
 
 /* 0 to run, 1 when -h/-V was handled, 2 on a usage error. */
-static int parse(dcpi_daemon_opts_t *o, int argc, char **argv)
+static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (strcmp(f, "--") == 0) {
-            if (i + 1 >= argc)
-                return bad("%s needs a command", "--");
-            o->argv = argv + i + 1;
-            break;
-        } else if (strcmp(f, "-h") == 0 || strcmp(f, "-help") == 0) {
-            usage(stdout);
-            return 1;
-        } else if (strcmp(f, "-V") == 0 || strcmp(f, "-version") == 0) {
-            printf("dcpid (dcpi) %s\n", DCPI_VERSION_STRING);
-            return 1;
-        } else if (strcmp(f, "-nodaemon") == 0) {
-            o->nodaemon = 1;
-        } else if (strcmp(f, "-verbose") == 0) {
-            o->verbose = 1;
-        } else if (strcmp(f, "-vcontext") == 0) {
-            o->vcontext = 1;
-        } else if (strcmp(f, "-g") == 0) {
-            o->callgraph = 1;
-        } else if (strcmp(f, "-vstep") == 0) {
-            o->vstep = 1;
-        } else if (strcmp(f, "-vregs") == 0) {
-            o->vregs = 1;
-        } else if (strcmp(f, "-vbp-first") == 0) {
-            o->vbp_first = 1;
-        } else if (strcmp(f, "-vstep-first") == 0) {
-            o->vstep_first = 1;
-        } else if (strcmp(f, "-vrecord") == 0) {
-            o->vrecord = 1;
-        } else if (strcmp(f, "-vinproc") == 0) {
-            o->vinproc = 1;
-        } else if (strcmp(f, "-vtrace-insecure") == 0) {
-            o->vinsecure = 1;
-        } else if (strcmp(f, "-quiet") == 0) {
-            o->quiet = 1;
-        } else if (is_valued(f)) {
-            if (i + 1 >= argc)
-                return bad("flag '%s' needs an argument", f);
-            int rc = flag_with_value(o, f, argv[++i]);
-            if (rc)
-                return rc;
-        } else {
-            return bad(f[0] == '-' ? "unknown flag '%s'" : "unexpected argument '%s'", f);
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_cli_parse(cli, argc, argv, err);
+    if (rc != 0)
+        return dcpi_cli_exit(rc, err) == 0 ? 1 : 2;
+    o->db = cli->db_arg;
+    for (int i = 0; i < cli->nopts; i++) {
+        const dcpi_cli_flag_t *f = table_flag(cli->opts[i]);
+        if (!f->arg) {
+            flag_alone(o, f->name);
+        } else if ((rc = flag_with_value(o, f->name, cli->opts[++i])) != 0) {
+            return rc;
         }
     }
+    if (cli->dashdash && cli->nargs == 0)
+        return bad("-- needs a command after it%s", "");
+    if (cli->nargs > 0)
+        o->argv = cli->args;
+    if (o->log && !strcmp(o->log, "-") && !o->argv && !o->pid && !o->nodaemon)
+        return bad("-log -: the daemon has no standard error; add -nodaemon, or give -log FILE%s",
+                   "");
     if (o->pid && o->argv)
         return bad("-p and a command exclude each other%s", "");
     if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash))
@@ -249,15 +246,29 @@ int main(int argc, char **argv)
     dcpi_daemon_opts_t o = {.freq = DCPI_DAEMON_DEFAULT_FREQ,
                             .flush_s = DCPI_DAEMON_DEFAULT_FLUSH,
                             .hash = DCPI_AGG_DEFAULT_ENTRIES};
-    int rc = parse(&o, argc, argv);
-    if (rc)
+    dcpi_cli_t cli = {.tool = "dcpid",
+                      .flags = flags,
+                      .omit = DCPI_CLI_EPOCH | DCPI_CLI_PLATFORM,
+                      .command = 1,
+                      .footer =
+                          "  -- command args           run command, profile it and its children, "
+                          "exit with its status\n\nWithout -p or a command dcpid samples the "
+                          "whole system as a daemon; control it\nwith dcpictl (flush, "
+                          "epoch, quit, status)."};
+    int rc = parse(&o, &cli, argc, argv);
+    if (rc) {
+        dcpi_cli_free(&cli);
         return rc == 1 ? 0 : 2;
+    }
     const char *const *dirs =
         dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
     o.plugin_dirs = dirs;
     if (dcpi_vp_set_search_dirs(dirs) < 0) {
         fprintf(stderr, "dcpid: out of memory\n");
+        dcpi_cli_free(&cli);
         return 1;
     }
-    return dcpi_daemon_run(&o);
+    rc = dcpi_daemon_run(&o);
+    dcpi_cli_free(&cli);
+    return rc;
 }

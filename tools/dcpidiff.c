@@ -18,19 +18,22 @@
 #define TOOL "dcpidiff"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-i", NULL, "one row per image instead of per procedure"},
-    {"-source", "PROC", "one row per source line of procedure PROC (one image operand)"},
-    {"-asm", "PROC", "one row per instruction of PROC (same build in both sets)"},
-    {"-vprof", "PROC", "one row per value of PROC's value hotlists (same build in both sets)"},
-    {"-vtrace", "NAME", "-vprof: only the value profile NAME (e.g. vp-classic)"},
-    {"-within", NULL, "-source/-asm: shares of the procedure's samples, not of the set's"},
-    {"-s", "EVENT", "compare EVENT (default: the event with the most samples in set A)"},
-    {"-threshold", "P", "significance level of the adjusted p-values (default 0.001)"},
-    {"-all", NULL, "print the rows within the noise too"},
-    {"-keep", "PCT", "print rows until they hold PCT % of the sum of the absolute differences"},
-    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
-    {"-wide", NULL, "print long names whole (they are cut to 50 columns)"},
-    {NULL, NULL, NULL},
+    {"-i", NULL, "one row per image instead of per procedure", NULL},
+    {"-source", "PROC", "one row per source line of procedure PROC (one image operand)", NULL},
+    {"-asm", "PROC", "one row per instruction of PROC (same build in both sets)", NULL},
+    {"-vprof", "PROC", "one row per value of PROC's value hotlists (same build in both sets)",
+     NULL},
+    {"-vtrace", "NAME", "-vprof: only the value profile NAME (e.g. vp-classic)", NULL},
+    {"-within", NULL, "-source/-asm: shares of the procedure's samples, not of the set's", NULL},
+    {"-e", "EVENT", "compare EVENT (default: the event with the most samples in set A)",
+     "-s -event --event"},
+    {"-threshold", "P", "significance level of the adjusted p-values (default 0.001)", NULL},
+    {"-all", NULL, "print the rows within the noise too", NULL},
+    {"-keep", "PCT", "print rows until they hold PCT % of the sum of the absolute differences",
+     NULL},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
+    {"-wide", NULL, "print long names whole (they are cut to 50 columns)", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {
@@ -74,7 +77,7 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
         o->vpname = v;
     else if (!strcmp(f, "-within"))
         o->within = 1;
-    else if (!strcmp(f, "-s"))
+    else if (!strcmp(f, "-e"))
         o->event = v;
     else if (!strcmp(f, "-all"))
         o->p.all = 1;

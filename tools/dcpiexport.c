@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/cli.h"
 #include "core/formats/export.h"
 #include "dcpi/errno.h"
@@ -13,11 +14,13 @@
 #define TOOL "dcpiexport"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-format", "FMT", "gperftools, gmon or pprof"},
-    {"-o", "FILE", "output file (required)"},
-    {"-e", "EVENT", "event to export (default: the event with the most samples)"},
-    {"-symbols", NULL, "gperftools: carry dcpi's symbols (google-pprof then needs no binary)"},
-    {NULL, NULL, NULL},
+    {"-format", "FMT", "gperftools, gmon or pprof", NULL},
+    {"-o", "FILE", "output file (required; '-': standard output)", "--output"},
+    {"-e", "EVENT", "event to export (default: the event with the most samples)",
+     "-s -event --event"},
+    {"-symbols", NULL, "gperftools: carry dcpi's symbols (google-pprof then needs no binary)",
+     NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {
@@ -42,13 +45,25 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
         else if (!strcmp(f, "-e"))
             o->event = v;
     }
-    if (!o->format || (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon") &&
-                       strcmp(o->format, "pprof"))) {
-        fprintf(stderr, TOOL ": -format gperftools|gmon|pprof is required (try -h)\n");
+    if (!o->format) {
+        fprintf(stderr, TOOL ": -format is required: gperftools, gmon or pprof\n");
+        return 2;
+    }
+    if (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon") &&
+        strcmp(o->format, "pprof")) {
+        fprintf(stderr, TOOL ": -format %s: unknown format; use gperftools, gmon or pprof\n",
+                o->format);
         return 2;
     }
     if (!o->out) {
-        fprintf(stderr, TOOL ": -o FILE is required (try -h)\n");
+        fprintf(stderr, TOOL ": -o FILE is required ('-o -': standard output)\n");
+        return 2;
+    }
+    if (!strcmp(o->out, "-") && isatty(STDOUT_FILENO)) {
+        fprintf(stderr,
+                TOOL ": -o -: standard output is a terminal, and -format %s is binary; "
+                     "redirect it (> FILE) or give -o FILE\n",
+                o->format);
         return 2;
     }
     if (o->symbols && strcmp(o->format, "gperftools")) {

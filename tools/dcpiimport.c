@@ -17,17 +17,19 @@
 #define TOOL "dcpiimport"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-format", "FMT", "gperftools or gmon"},
+    {"-format", "FMT", "gperftools or gmon", NULL},
     {"-image", "PATH",
      "the program file (gmon: required; gperftools: replaces the mapped "
-     "object with the same basename, and takes PCs outside every mapping)"},
-    {"-e", "EVENT", "event name given to the samples (default cpu-clock)"},
-    {NULL, NULL, NULL},
+     "object with the same basename, and takes PCs outside every mapping)",
+     NULL},
+    {"-epoch", "NAME", "name of the new epoch (default: the current UTC minute)", NULL},
+    {"-e", "EVENT", "event name given to the samples (default cpu-clock)", "-s -event --event"},
+    {NULL, NULL, NULL, NULL},
 };
 
 static int parse_opts(const dcpi_cli_t *cli, dcpi_import_opts_t *o)
 {
-    *o = (dcpi_import_opts_t){.tool = TOOL, .event = "cpu-clock", .new_epoch = cli->epoch_spec};
+    *o = (dcpi_import_opts_t){.tool = TOOL, .event = "cpu-clock", .new_epoch = NULL};
     for (int i = 0; i < cli->nopts; i += 2) {
         const char *f = cli->opts[i], *v = cli->opts[i + 1];
         if (!strcmp(f, "-format"))
@@ -36,9 +38,19 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_import_opts_t *o)
             o->image = v;
         else if (!strcmp(f, "-e"))
             o->event = v;
+        else if (!strcmp(f, "-epoch"))
+            o->new_epoch = v;
     }
-    if (!o->format || (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon"))) {
-        fprintf(stderr, TOOL ": -format gperftools|gmon is required (try -h)\n");
+    if (!o->format) {
+        fprintf(stderr, TOOL ": -format is required: gperftools or gmon\n");
+        return 2;
+    }
+    if (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon")) {
+        fprintf(stderr, TOOL ": -format %s: cannot import this format; use gperftools or gmon%s\n",
+                o->format,
+                !strcmp(o->format, "pprof")
+                    ? " (pprof profiles are written by dcpiexport, not read)"
+                    : "");
         return 2;
     }
     if (!strcmp(o->format, "gmon") && !o->image) {

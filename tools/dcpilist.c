@@ -18,17 +18,17 @@
 #define TOOL "dcpilist"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-asm", NULL, "annotated disassembly"},
-    {"-source", NULL, "source lines with their summed counts"},
-    {"-both", NULL, "source lines, each followed by its instructions"},
-    {"-best", NULL, "-source when line information and sources exist, else -asm (default)"},
-    {"-vprof", NULL, "value hotlists after each instruction (asm view)"},
-    {"-vtrace", "PLUGIN", "format values of PLUGIN's profile (repeatable; implies -vprof)"},
-    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written"},
-    {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)"},
-    {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)"},
-    {"-p", "FILE", "the image file to read (the image operand may then be omitted)"},
-    {NULL, NULL, NULL},
+    {"-asm", NULL, "annotated disassembly", NULL},
+    {"-source", NULL, "source lines with their summed counts", NULL},
+    {"-both", NULL, "source lines, each followed by its instructions", NULL},
+    {"-best", NULL, "-source when line information and sources exist, else -asm (default)", NULL},
+    {"-vprof", NULL, "value hotlists after each instruction (asm view)", NULL},
+    {"-vtrace", "PLUGIN", "format values of PLUGIN's profile (repeatable; implies -vprof)", NULL},
+    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
+    {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)", NULL},
+    {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)", NULL},
+    {"-p", "FILE", "the image file to read (the image operand may then be omitted)", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {

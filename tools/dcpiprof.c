@@ -14,16 +14,18 @@
 #define TOOL "dcpiprof"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-i", NULL, "one row per image instead of per procedure"},
-    {"-procs", NULL, "one row per process (pid and command) instead of per procedure"},
-    {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
-    {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT"},
-    {"-no_header", NULL, "omit the event summary block"},
-    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
-    {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)"},
-    {"-full_output", NULL, "every row (no -keep cutoff), names whole, full image paths"},
-    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
-    {NULL, NULL, NULL},
+    {"-i", NULL, "one row per image instead of per procedure", NULL},
+    {"-procs", NULL, "one row per process (pid and command) instead of per procedure", NULL},
+    {"-e", "EVENT", "sort by EVENT (default: the event with the most samples)",
+     "-s -event --event"},
+    {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT", NULL},
+    {"-no_header", NULL, "omit the event summary block", NULL},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
+    {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)", NULL},
+    {"-full_output", NULL, "every row (no -keep cutoff), names whole, full image paths", NULL},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
+     NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile)
@@ -46,7 +48,7 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **
             full = 1;
         else if (!strcmp(f, "-m"))
             *mapfile = cli->opts[++i];
-        else if (!strcmp(f, "-s"))
+        else if (!strcmp(f, "-e"))
             o->sort_event = cli->opts[++i];
         else if (!strcmp(f, "-keep")) {
             const char *v = cli->opts[++i];

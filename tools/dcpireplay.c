@@ -19,10 +19,11 @@
 #define TOOL "dcpireplay"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-vtrace", "PLUGIN", "value profiler to replay (path or short name; repeatable; required)"},
-    {"-vhot", "N", "hotlist size per instruction (default: the recording's, else 16)"},
-    {"-merge", NULL, "merge into existing value profiles instead of refusing them"},
-    {NULL, NULL, NULL},
+    {"-vtrace", "PLUGIN", "value profiler to replay (path or short name; repeatable; required)",
+     NULL},
+    {"-vhot", "N", "hotlist size per instruction (default: the recording's, else 16)", NULL},
+    {"-merge", NULL, "merge into existing value profiles instead of refusing them", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {

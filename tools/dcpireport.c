@@ -19,16 +19,18 @@
 #define TOOL "dcpireport"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-o", "FILE", "write the page to FILE (default: standard output)"},
-    {"-top", "N", "annotated listings of the N hottest procedures (default 10)"},
-    {"-flame-min", "PCT", "leave out frames under PCT % of the samples (default 0.1)"},
-    {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
-    {"-vtrace", "PLUGIN", "format the hotlists of PLUGIN's profile (repeatable)"},
-    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written"},
-    {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)"},
-    {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)"},
-    {"-diff", "EPOCH_B", "also the procedures whose share changed from this epoch to EPOCH_B"},
-    {NULL, NULL, NULL},
+    {"-o", "FILE", "write the page to FILE (default, or '-': standard output)", "--output"},
+    {"-top", "N", "annotated listings of the N hottest procedures (default 10)", NULL},
+    {"-flame-min", "PCT", "leave out frames under PCT % of the samples (default 0.1)", NULL},
+    {"-e", "EVENT", "sort by EVENT (default: the event with the most samples)",
+     "-s -event --event"},
+    {"-vtrace", "PLUGIN", "format the hotlists of PLUGIN's profile (repeatable)", NULL},
+    {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
+    {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)", NULL},
+    {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)", NULL},
+    {"-diff", "EPOCH_B", "also the procedures whose share changed from this epoch to EPOCH_B",
+     NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct ctx {
@@ -45,7 +47,7 @@ static int parse_opt(ctx_t *c, const char *f, const char *v)
     double d = 0;
     if (!strcmp(f, "-o"))
         c->out = v;
-    else if (!strcmp(f, "-s"))
+    else if (!strcmp(f, "-e"))
         c->o.sort_event = v;
     else if (!strcmp(f, "-vtrace"))
         c->vtrace[c->o.nvtrace++] = v;
@@ -130,7 +132,7 @@ static int write_page(ctx_t *c)
         _exit(1); /* the plugin faulted: its state is unknown, so no vp_unload, no cleanup */
     }
     if (rc == 0 && c->out)
-        rc = dcpi__write_atomic(c->out, buf, len, err);
+        rc = dcpi__write_output(c->out, buf, len, err);
     else if (rc == 0 && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
         rc = dcpi__errf(err, DCPI_EIO, "standard output: write failed");
     if (rc < 0 && err[0])

@@ -15,12 +15,15 @@
 #define TOOL "dcpitopcounts"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-n", "N", "print the top N instructions (default 100; 0: all)"},
-    {"-s", "EVENT", "sort by EVENT (default: the event with the most samples)"},
-    {"-period", NULL, "counts are samples x the sampling period (DCPI's cycles), not samples"},
-    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row"},
-    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)"},
-    {NULL, NULL, NULL},
+    {"-n", "N", "print the top N instructions (default 100; 0: all)", NULL},
+    {"-e", "EVENT", "sort by EVENT (default: the event with the most samples)",
+     "-s -event --event"},
+    {"-period", NULL, "counts are samples x the sampling period (DCPI's cycles), not samples",
+     NULL},
+    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
+    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
+     NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 typedef struct opts {
@@ -37,7 +40,7 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
             o->top.csl = 1;
         else if (!strcmp(f, "-period"))
             o->top.period = 1;
-        else if (!strcmp(f, "-s"))
+        else if (!strcmp(f, "-e"))
             o->top.sort_event = cli->opts[++i];
         else if (!strcmp(f, "-m"))
             o->mapfile = cli->opts[++i];

@@ -144,6 +144,25 @@ static int fill_temp(int fd, const void *buf, size_t len)
     return close(fd);
 }
 
+int dcpi__write_output(const char *path, const void *buf, size_t len, char *err)
+{
+    if (!path || strcmp(path, "-") != 0)
+        return dcpi__write_atomic(path, buf, len, err);
+    fflush(stdout);
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(STDOUT_FILENO, (const char *)buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int rc = n < 0 ? dcpi__errno_code(errno) : DCPI_EIO;
+            return dcpi__errf(err, rc, "standard output: %s",
+                              n < 0 ? strerror(errno) : "short write");
+        }
+        off += (size_t)n;
+    }
+    return 0;
+}
+
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
 {
     if (!path || (!buf && len))

@@ -16,6 +16,10 @@
  */
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err);
 
+/* A tool's output file: "-" is standard output (all of buf written, then flushed; err gets
+ * "standard output: reason"), any other path dcpi__write_atomic. */
+int dcpi__write_output(const char *path, const void *buf, size_t len, char *err);
+
 /* Read a whole file into a malloc'd buffer (NUL-terminated, *len excludes the NUL). Refuses a
  * symlink at path when nofollow is set. Returns 0 or a negative DCPI_E* (an errno through
  * dcpi__errno_code, DCPI_EINVAL for a directory); err gets "PATH: reason". */

@@ -30,7 +30,8 @@ typedef struct dcpi_daemon_opts {
     unsigned flush_s; /* flush interval (default 600) */
     size_t hash;      /* aggregate table entries (default DCPI_AGG_DEFAULT_ENTRIES) */
     int nodaemon;     /* system-wide: stay in the foreground, log to stderr */
-    const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon) */
+    const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon; "-":
+                         stderr) */
     int verbose, quiet;
     pid_t pid; /* -p PID (0: none) */
     /* value profiling (docs/dcpid.md): -vtrace plugins, -vcontext, -vrate, -vhot, -vhash */

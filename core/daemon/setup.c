@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -36,6 +37,12 @@ static int setup_db(daemon_t *d, char *err)
     const char *db = dcpi_db_default(d->o->db);
     if (absolute(db, d->db, sizeof d->db) < 0)
         return dcpi__errf(err, DCPI_EINVAL, "%s: path too long", db);
+    struct stat st;
+    if (stat(d->db, &st) == 0 && !S_ISDIR(st.st_mode))
+        return dcpi__errf(err, DCPI_EEXIST,
+                          "%s: not a directory; the database is a directory (dcpid creates it "
+                          "when missing): name another with -db DIR",
+                          d->db);
     int rc = dcpi__mkdirs(d->db, 0755);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", d->db, dcpi_strerror(rc));
@@ -47,7 +54,9 @@ static int setup_log(daemon_t *d, char *err)
 {
     const dcpi_daemon_opts_t *o = d->o;
     dcpi__log_level(o->verbose ? DCPI_LOG_DEBUG : o->quiet ? DCPI_LOG_WARN : DCPI_LOG_INFO);
-    if (o->log)
+    if (o->log && !strcmp(o->log, "-"))
+        d->log_path[0] = '\0'; /* -log -: standard error */
+    else if (o->log)
         absolute(o->log, d->log_path, sizeof d->log_path);
     else if (d->mode != DCPI_SAMPLE_SYSTEM || !o->nodaemon)
         dcpi_db_daemon_path(d->db, d->platform, "log", d->log_path, sizeof d->log_path);

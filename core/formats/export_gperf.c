@@ -76,7 +76,7 @@ static int write_symbolized(const char *out, const dcpi_gperf_t *g, symlist_t *l
         } else {
             memcpy(all, text, tlen);
             memcpy(all + tlen, prof, plen);
-            rc = dcpi__write_atomic(out, all, tlen + plen, err);
+            rc = dcpi__write_output(out, all, tlen + plen, err);
             free(all);
         }
     }

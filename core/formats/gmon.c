@@ -220,7 +220,7 @@ int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err)
     int rc = dcpi_gmon_encode(g, &buf, &len);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    rc = dcpi__write_atomic(path, buf, len, err);
+    rc = dcpi__write_output(path, buf, len, err);
     free(buf);
     return rc;
 }

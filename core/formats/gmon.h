@@ -55,6 +55,7 @@ uint64_t dcpi_gmon_bin_addr(const dcpi_gmon_hist_t *h, uint32_t i);
 int dcpi_gmon_parse(const void *buf, size_t len, const char *name, dcpi_gmon_t **out, char *err);
 int dcpi_gmon_read(const char *path, dcpi_gmon_t **out, char *err);
 int dcpi_gmon_encode(const dcpi_gmon_t *g, void **buf, size_t *len);
+/* Encode and write atomically ("-": standard output, dcpi__write_output). */
 int dcpi_gmon_write(const char *path, const dcpi_gmon_t *g, char *err);
 
 #endif

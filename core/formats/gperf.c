@@ -288,7 +288,7 @@ int dcpi_gperf_write(const char *path, const dcpi_gperf_t *g, char *err)
     int rc = dcpi_gperf_encode(g, &buf, &len);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    rc = dcpi__write_atomic(path, buf, len, err);
+    rc = dcpi__write_output(path, buf, len, err);
     free(buf);
     return rc;
 }

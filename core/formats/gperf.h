@@ -57,7 +57,7 @@ int dcpi_gperf_read(const char *path, dcpi_gperf_t **out, char *err);
 /* Encode into a malloc'd buffer in g->slot slots. 0 or DCPI_ENOMEM / DCPI_ERANGE (a value
  * does not fit 4-byte slots). */
 int dcpi_gperf_encode(const dcpi_gperf_t *g, void **buf, size_t *len);
-/* Encode and write atomically. */
+/* Encode and write atomically ("-": standard output, dcpi__write_output). */
 int dcpi_gperf_write(const char *path, const dcpi_gperf_t *g, char *err);
 
 /* The mapping holding pc, or NULL. */

@@ -399,7 +399,7 @@ int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err)
     int rc = dcpi_pprof_encode(p, &buf, &len);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    rc = dcpi__write_atomic(path, buf, len, err);
+    rc = dcpi__write_output(path, buf, len, err);
     free(buf);
     return rc;
 }

@@ -53,7 +53,8 @@ size_t dcpi_pprof_nsamples(const dcpi_pprof_t *p);
 
 /* Encode (protobuf-c), then gzip, into a malloc'd buffer. 0 or DCPI_ENOMEM. */
 int dcpi_pprof_encode(const dcpi_pprof_t *p, void **buf, size_t *len);
-/* Encode and write atomically; "PATH: reason" in err. */
+/* Encode and write atomically ("-": standard output, dcpi__write_output); "PATH: reason" in
+ * err. */
 int dcpi_pprof_write(const char *path, const dcpi_pprof_t *p, char *err);
 
 /* Gunzip and unpack a file image into a Profile message (read its fields through
