@@ -4,7 +4,8 @@
  * carrying the union of both plugins' values) gives exactly the value profiles of running each
  * plugin live on its own traces of the same entries, as dcpid's vtrace.c builds them; SEEN records
  * add to "seen"; unmapped pcs are lost; existing profiles are refused; a plugin returning too
- * many vsamples is named; dcpireplay writes the same files.
+ * many vsamples, or crashing, is disabled in its worker with one line naming it and the reason,
+ * and the other plugin's profiles are written; dcpireplay writes the same files.
  */
 #include <check.h>
 #include <errno.h>
@@ -281,21 +282,58 @@ START_TEST(test_torn_segment)
 }
 END_TEST
 
-START_TEST(test_errors)
+/* The lines dcpi_replay_run says, one after the other. */
+static char said[4096];
+static int nsaid;
+
+static void collect(void *arg, int level, const char *line)
 {
-    static const char *const names[] = {VP_ADDR, DCPI_TEST_PLUGINS "/too_many.so", NULL};
-    char err[DCPI_ERRLEN] = "";
+    (void)arg;
+    size_t n = strlen(said);
+    snprintf(said + n, sizeof said - n, "%d %s\n", level, line);
+    nsaid++;
+}
+
+/* A broken plugin is disabled (one line: its name, the reason) and not written; vp-addr's
+ * profile is, and equals the live one. */
+static void broken(const char *plugin, const char *line)
+{
+    const char *const names[] = {VP_ADDR, plugin, NULL};
+    char err[DCPI_ERRLEN] = "", path[1024];
     dcpi_vp_set_t *set = load(names);
-    dcpi_replay_opts_t o = {.db = db, .epoch = EPOCH, .platform = PLATFORM};
+    dcpi_replay_opts_t o = {.db = db, .epoch = EPOCH, .platform = PLATFORM, .say = collect};
     dcpi_replay_stats_t st;
+    said[0] = '\0';
+    nsaid = 0;
     ck_assert_int_eq(dcpi_replay_run(set, &o, &st, err), DCPI_ENOENT);
     ck_assert_ptr_nonnull(strstr(err, "values.trace: no recorded traces"));
     record();
-    ck_assert_int_eq(dcpi_replay_run(set, &o, &st, err), DCPI_EPLUGIN);
-    ck_assert_ptr_nonnull(strstr(err, "tp-too-many: vp_prof_process returned 4097 samples"));
-    ck_assert_ptr_null(strchr(err, '\n'));
+    dcpi_vprof_t *want = live(dcpi_vp_dispatch(dcpi_vp_get(set, 0)));
+    ck_assert_msg(dcpi_replay_run(set, &o, &st, err) == 0, "%s", err);
+    ck_assert_msg(nsaid == 1 && strcmp(said, line) == 0, "said: %s", said);
+    ck_assert_uint_eq(st.disabled, 1);
     ck_assert_uint_eq(st.files, 1); /* vp-addr's profile is still written */
+    compare("vp-addr", want);
+    vprof_path(path, sizeof path, dcpi_vp_name(dcpi_vp_get(set, 1)));
+    ck_assert_int_ne(access(path, F_OK), 0);
+    dcpi_vprof_free(want);
     dcpi_vp_set_free(set);
+}
+
+START_TEST(test_too_many)
+{
+    broken(DCPI_TEST_PLUGINS "/too_many.so",
+           "0 tp-too-many: disabled: vp_prof_process returned 4097 samples (buffer holds 4096); "
+           "its value profiles are not written\n");
+}
+END_TEST
+
+START_TEST(test_crash)
+{
+    setenv("DCPI_TEST_FAULT_AFTER", "1", 1);
+    broken(DCPI_TEST_PLUGINS "/segv_process.so",
+           "0 tp-segv-process: disabled: vp_prof_process crashed (SIGSEGV); its value profiles "
+           "are not written\n");
 }
 END_TEST
 
@@ -337,7 +375,8 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_replay_equals_live);
     tcase_add_test(tc, test_torn_segment);
-    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_too_many);
+    tcase_add_test(tc, test_crash);
     tcase_add_test(tc, test_tool);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

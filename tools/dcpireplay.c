@@ -1,7 +1,9 @@
 /*
  * dcpireplay - run value-profiler plugins over the value traces dcpid recorded (-vrecord) in
  * one epoch and merge their value profiles into the database as if dcpid had run them
- * (marked "origin values.replay"). See docs/dcpireplay.md.
+ * (marked "origin values.replay"). Each plugin runs in a worker process with dcpid's watchdog:
+ * one that crashes or hangs is named with the reason, the others' profiles are still written,
+ * and the exit status is 1. See docs/dcpireplay.md.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/base/log.h"
 #include "core/values/replay.h"
 #include "core/store/tracefile.h"
 #include "core/plugin/vploader.h"
@@ -23,6 +26,7 @@ static const dcpi_cli_flag_t flags[] = {
      NULL},
     {"-vhot", "N", "hotlist size per instruction (default: the recording's, else 16)", NULL},
     {"-merge", NULL, "merge into existing value profiles instead of refusing them", NULL},
+    {"-vtimeout", "S", "a plugin whose vp_prof_process runs S seconds is disabled (2)", NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -30,6 +34,7 @@ typedef struct opts {
     const char *plugins[64];
     int nplugins;
     unsigned hotsize;
+    unsigned timeout_ms;
     int merge;
 } opts_t;
 
@@ -53,6 +58,11 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
                 return 2;
             }
             o->hotsize = (unsigned)n;
+        } else if (!strcmp(f, "-vtimeout")) {
+            double s;
+            if (dcpi_cli_flag_number(TOOL, f, v, 1, 3600, &s) != 0)
+                return 2;
+            o->timeout_ms = (unsigned)(s * 1000);
         } else if (!strcmp(f, "-vtrace")) {
             if (o->nplugins == (int)(sizeof o->plugins / sizeof o->plugins[0])) {
                 fprintf(stderr, TOOL ": too many -vtrace plugins\n");
@@ -72,10 +82,10 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     return 0;
 }
 
-static void print_warning(void *arg, const char *line)
+static void print_line(void *arg, int level, const char *line)
 {
     (void)arg;
-    fprintf(stderr, TOOL ": warning: %s\n", line);
+    fprintf(stderr, TOOL ": %s%s\n", level == DCPI_LOG_ERR ? "" : "warning: ", line);
 }
 
 static int load_plugins(const opts_t *o, dcpi_vp_set_t **set)
@@ -103,6 +113,9 @@ static void summary(const char *platform, const dcpi_replay_stats_t *s, const dc
                 " values, %" PRIu64 " lost, %" PRIu64 " not recorded, %" PRIu64 " files written\n",
            cli->epoch, platform, s->segments, s->torn, s->bad, s->traces, s->entries, s->fed,
            s->values, s->lost, s->not_recorded, s->files);
+    if (s->disabled)
+        printf(TOOL ": %" PRIu64 " value profiler%s disabled: not written (the others are)\n",
+               s->disabled, s->disabled > 1 ? "s" : "");
 }
 
 static int has_recording(const dcpi_cli_t *cli, const char *platform)
@@ -123,7 +136,8 @@ static int replay_platform(dcpi_vp_set_t *set, const opts_t *o, const dcpi_cli_t
                              .platform = platform,
                              .hotsize = o->hotsize,
                              .merge = o->merge,
-                             .warn = print_warning};
+                             .timeout_ms = o->timeout_ms,
+                             .say = print_line};
     int rc = dcpi_replay_run(set, &ro, &st, err);
     if (rc < 0) {
         fprintf(stderr, TOOL ": %s\n", err);
@@ -131,7 +145,7 @@ static int replay_platform(dcpi_vp_set_t *set, const opts_t *o, const dcpi_cli_t
             return 1;
     }
     summary(platform, &st, cli);
-    return rc < 0 || st.bad ? 1 : 0;
+    return rc < 0 || st.bad || st.disabled ? 1 : 0;
 }
 
 /* Replay -platform, or every platform of the epoch that holds a recording. */

@@ -12,22 +12,57 @@
  *
  * Isolation (opts.isolate, core/plugin/vpworker.h): each plugin's trace buffer lives in memory
  * shared with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or
- * breaks the buffer contract is disabled with one log line (its data so far stays and is flushed).
+ * breaks the buffer contract is disabled with one log line (its data so far stays and is flushed,
+ * unless the flush says skip_disabled). dcpireplay (replay.c) feeds the same pipeline, with its
+ * recording's MAP records as the images (opts.images) and its own messages (opts.report).
  */
 #include "core/values/keys.h"
 #include "core/values/vtrace-int.h"
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
 #include "core/image/image.h"
 #include "dcpi/errno.h"
+
+/* ---------------------------------------------------------------- messages and images */
+
+static void say(const dcpi_vtrace_t *vt, int level, const char *fmt, ...) DCPI_PRINTF(3, 4);
+static void say(const dcpi_vtrace_t *vt, int level, const char *fmt, ...)
+{
+    char line[DCPI_ERRLEN + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (vt->o.report)
+        vt->o.report(vt->o.report_arg, level, line);
+    else
+        dcpi__log(level, "%s", line);
+}
+
+static int resolve_pc(const dcpi_vtrace_t *vt, unsigned pid, uint64_t pc, dcpi_image_t **img,
+                      uint32_t *off)
+{
+    if (vt->o.images)
+        return vt->o.images->resolve(vt->o.images->arg, (pid_t)pid, pc, img, off);
+    return dcpi_loadmap_resolve(vt->lm, (pid_t)pid, pc, img, off);
+}
+
+static const dcpi_image_t *image_at(const dcpi_vtrace_t *vt, unsigned index)
+{
+    if (vt->o.images)
+        return vt->o.images->image(vt->o.images->arg, index);
+    return dcpi_loadmap_image(vt->lm, index);
+}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -202,11 +237,12 @@ void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n)
 
 /* ---------------------------------------------------------------- handing traces over */
 
-static void plugin_error(dcpi_vtrace_plugin_t *p, const char *fmt, int rc)
+static void plugin_error(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, int rc)
 {
     p->st.errors++;
     if (!p->error_logged++)
-        dcpi__log(DCPI_LOG_ERR, fmt, p->name, rc);
+        say(vt, DCPI_LOG_ERR, "%s: vp_prof_process failed (%d); its traces are counted as lost",
+            p->name, rc);
 }
 
 static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
@@ -215,7 +251,7 @@ static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned 
     for (int i = 0; i < n; i++) {
         dcpi_image_t *img;
         uint32_t off;
-        if (dcpi_loadmap_resolve(vt->lm, (pid_t)pid, v[i].pc, &img, &off) < 0) {
+        if (resolve_pc(vt, pid, v[i].pc, &img, &off) < 0) {
             p->st.lost++; /* no image for the pc the plugin returned */
             continue;
         }
@@ -230,10 +266,12 @@ static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned 
 }
 
 /* p broke its contract: one log line, the status says why; its entries are lost. */
-static void disable(dcpi_vtrace_plugin_t *p, unsigned entries, const char *why)
+static void disable(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned entries,
+                    const char *why)
 {
     snprintf(p->why, sizeof p->why, "%s", why);
-    dcpi__log(DCPI_LOG_ERR, "%s: disabled: %s", p->name, why);
+    say(vt, DCPI_LOG_ERR, "%s: disabled: %s%s", p->name, why,
+        vt->o.disable_note ? vt->o.disable_note : "");
     p->st.errors++;
     p->st.lost += entries;
     p->st.disabled = 1;
@@ -278,11 +316,11 @@ void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
     trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
     p->st.traces++;
     if (rc < 0) {
-        disable(p, entries, why);
+        disable(vt, p, entries, why);
         return;
     }
     if (n < 0) {
-        plugin_error(p, "%s: vp_prof_process failed (%d); its traces are counted as lost", n);
+        plugin_error(vt, p, n);
         p->st.lost += entries;
         return;
     }
@@ -344,8 +382,27 @@ static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
     rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
     rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
     rc = rc ? rc : dcpi_vprof_set(vp, "backend", backend_of(vt));
+    if (fi->origin)
+        rc = rc ? rc : dcpi_vprof_set(vp, "origin", fi->origin);
     snprintf(num, sizeof num, "%" PRIu64, lost);
     return rc ? rc : dcpi_vprof_set(vp, "lost", num);
+}
+
+#define VPROF_DIR_LEN  4096
+#define VPROF_FILE_LEN 4600
+
+/* The directory and the .vprof file of (image, plugin). 0 or DCPI_ERANGE with err. */
+static int vprof_path(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, unsigned image,
+                      const dcpi_vtrace_flush_info_t *fi, char *dir, char *file, char *err)
+{
+    const dcpi_image_t *img = image_at(vt, image);
+    char dirname[512];
+    dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
+    if (snprintf(dir, VPROF_DIR_LEN, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform, dirname) >=
+            VPROF_DIR_LEN ||
+        snprintf(file, VPROF_FILE_LEN, "%s/%s.vprof", dir, p->name) >= VPROF_FILE_LEN)
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
+    return 0;
 }
 
 /* Write one (image, plugin) value profile. */
@@ -353,14 +410,12 @@ static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
                      const dcpi_vtrace_flush_info_t *fi, char *err)
 {
     dcpi_vtrace_vslot_t *sl = &p->slots[image];
-    const dcpi_image_t *img = dcpi_loadmap_image(vt->lm, image);
-    char dirname[512], dir[4096], file[4600];
-    dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
-    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", fi->db, fi->epoch, fi->platform, dirname) >=
-            (int)sizeof dir ||
-        snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
-        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
-    int rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
+    const dcpi_image_t *img = image_at(vt, image);
+    char dir[VPROF_DIR_LEN], file[VPROF_FILE_LEN];
+    int rc = vprof_path(vt, p, image, fi, dir, file, err);
+    if (rc < 0)
+        return rc;
+    rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
@@ -375,6 +430,33 @@ static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
     return 0;
 }
 
+/* Whether flush writes p's profile of image. */
+static int to_write(const dcpi_vtrace_plugin_t *p, unsigned image,
+                    const dcpi_vtrace_flush_info_t *fi)
+{
+    return (p->slots[image].vp || p->slots[image].lost) && !(fi->skip_disabled && p->st.disabled);
+}
+
+/* fi->exclusive: DCPI_EEXIST ("FILE: exists") when any file flush would write exists. */
+static int check_exclusive(const dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    char dir[VPROF_DIR_LEN], file[VPROF_FILE_LEN];
+    struct stat sb;
+    for (unsigned i = 0; i < vt->npl; i++) {
+        const dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        for (unsigned im = 0; im < p->nslots; im++) {
+            if (!to_write(p, im, fi))
+                continue;
+            int rc = vprof_path(vt, p, im, fi, dir, file, err);
+            if (rc < 0)
+                return rc;
+            if (lstat(file, &sb) == 0)
+                return dcpi__errf(err, DCPI_EEXIST, "%s: exists", file);
+        }
+    }
+    return 0;
+}
+
 int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
                       char *err)
 {
@@ -382,10 +464,15 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
     size_t nfail = 0;
     char why[DCPI_ERRLEN];
     dcpi_vtrace_end_drain(vt);
+    if (fi->exclusive && (last = check_exclusive(vt, fi, err)) < 0) {
+        if (failed)
+            *failed = 1;
+        return last;
+    }
     for (unsigned i = 0; i < vt->npl; i++) {
         dcpi_vtrace_plugin_t *p = &vt->pl[i];
         for (unsigned im = 0; im < p->nslots; im++) {
-            if (!p->slots[im].vp && !p->slots[im].lost)
+            if (!to_write(p, im, fi))
                 continue;
             if (!p->slots[im].vp && dcpi_vprof_new(vt->o.hotsize, &p->slots[im].vp) < 0) {
                 last = dcpi__errf(why, DCPI_ENOMEM, "vtrace: out of memory");
@@ -394,7 +481,7 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
                 continue;
             }
             nfail++;
-            dcpi__log(DCPI_LOG_ERR, "flush: %s", why);
+            say(vt, DCPI_LOG_ERR, "flush: %s", why);
             dcpi__errf(err, last, "%s", why);
         }
     }

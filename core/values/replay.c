@@ -1,17 +1,22 @@
 /*
- * replay.c - dcpireplay's engine: plugins over recorded value traces (see replay.h).
+ * replay.c - dcpireplay's engine: plugins over recorded value traces (see replay.h), in the
+ * value pipeline dcpid uses (pipeline.c: workers, watchdog, merge, flush).
  *
- * Per recorded TRACE record: parse it once; for each entry and each plugin whose specification
- * has a vlist for the entry's key, append a burst (the entry's pid, tid, time, contexts flag)
- * and the entry with the plugin's vlist (values looked up by kind in the recorded entry, absent
- * kinds missing) to the plugin's trace; a plugin's trace is handed to vp_prof_process when it
- * holds VSAMPLE_BUFFER_SIZE entries, when it is full and at the end of the record, as dcpid
- * does. vsamples are resolved with the MAP records of the segment and counted into
- * per-(image, plugin) value profiles, written at the end with dcpi_vprof_merge_write.
+ * The first segment's header gives the recording's facts (hotsize, contexts, event...); the
+ * pipeline is made then, its images being the recording's: each MAP record names an image
+ * (id, imagedir, path, tstart, tsize) and maps [start, end) of a pid onto it, offset = pc - start
+ * + delta. Per recorded TRACE entry: resolve its pc; for each plugin whose specification admits
+ * the instruction (key, then filter, symbol and range, select.c), append a burst (the entry's
+ * pid, tid, time, contexts flag) and the entry with the plugin's vlist (values looked up by kind
+ * in the recorded entry, absent kinds missing) to the plugin's trace, which the pipeline hands
+ * to the plugin's worker as dcpid does (full, VSAMPLE_BUFFER_SIZE entries, another pid, before
+ * pid's mappings change, at the end of a segment). SEEN pairs add to "seen". At the end the
+ * pipeline writes the value profiles (origin values.replay; a disabled plugin's are not).
  */
 #include "core/base/progress.h"
 #include "core/values/keys.h"
 #include "core/values/replay.h"
+#include "core/values/vtrace-int.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -19,53 +24,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "core/store/db.h"
 #include "core/base/err.h"
-#include "core/base/fsutil.h"
+#include "core/base/log.h"
 #include "core/base/mem.h"
-#include "core/store/header.h"
 #include "core/image/image.h"
+#include "core/store/db.h"
+#include "core/store/header.h"
 #include "core/store/tracefile.h"
-#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "trace/trace.h"
 
-#define TRACE_BUF_BYTES (192 * 1024)
-
-typedef struct rimage {
-    char *id, *imagedir, *path;
-    uint64_t tstart, tsize;
-} rimage_t;
+#define REPLAY_MAX_SUMMARIES ((size_t)1 << 40) /* the recording bounds them: no early flush */
 
 typedef struct rmap {
     unsigned pid, image;
     uint64_t start, end, delta;
 } rmap_t;
 
-typedef struct rplugin {
-    const vp_dispatch_t *d;
-    const char *name;
-    trace_vlist_table_t *spec;
-    int8_t *nval;                      /* per key: values of its vlist, -1 ignored */
-    uint8_t (*kinds)[TRACE_VLIST_MAX]; /* per key */
-    trace_encoder_t enc;
-    uint8_t *buf;
-    dcpi_vprof_t **vp; /* by image index */
-    uint64_t *lost;    /* by image index */
-    unsigned nvp;
-    int failed; /* returned too many vsamples: profiles not written */
-    int warned;
-} rplugin_t;
-
 typedef struct replay {
     const dcpi_replay_opts_t *o;
     dcpi_replay_stats_t *st;
-    rplugin_t *pl;
-    unsigned npl;
-    trace_opc_t nkeys;
-    rimage_t *img;
+    dcpi_vp_set_t *set;
+    dcpi_vtrace_t *vt; /* made at the first segment, from its header */
+    dcpi_vtrace_images_t images;
+    dcpi_image_t **img; /* the recording's images, by index */
     unsigned nimg;
     size_t capimg;
     rmap_t *map; /* of the current segment */
@@ -73,91 +56,92 @@ typedef struct replay {
     dcpi_hdr_t meta; /* header of the first segment */
     int have_meta;
     unsigned hotsize;
-    char fatal[DCPI_ERRLEN];
-    int fatal_rc;
-    trace_parser_t in, out;
+    trace_parser_t in;
 } replay_t;
 
-static void warn(replay_t *r, const char *fmt, ...) DCPI_PRINTF(2, 3);
-static void warn(replay_t *r, const char *fmt, ...)
+static void say(replay_t *r, int level, const char *fmt, ...) DCPI_PRINTF(3, 4);
+static void say(replay_t *r, int level, const char *fmt, ...)
 {
     char line[DCPI_ERRLEN + 64];
     va_list ap;
-    if (!r->o->warn)
+    if (!r->o->say)
         return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    r->o->warn(r->o->warn_arg, line);
+    r->o->say(r->o->say_arg, level, line);
 }
 
-/* ---------------------------------------------------------------- plugins */
-
-static int init_plugin(replay_t *r, rplugin_t *p, dcpi_vp_t *vp, char *err)
+/* The pipeline's own lines (a plugin disabled or failing) go where the caller wants them. */
+static void pipeline_said(void *arg, int level, const char *line)
 {
-    p->d = dcpi_vp_dispatch(vp);
-    p->name = dcpi_vp_name(vp);
-    p->spec = p->d->vp_prof_init();
-    if (!p->spec)
-        return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
-    p->buf = malloc(TRACE_BUF_BYTES);
-    if (!p->buf || dcpi_values_key_tables(p->spec, r->nkeys, &p->nval, &p->kinds) < 0)
-        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
-    trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
-    return 0;
-}
-
-static void free_plugin(rplugin_t *p)
-{
-    if (p->spec && p->d->vp_prof_done)
-        p->d->vp_prof_done();
-    for (unsigned i = 0; i < p->nvp; i++)
-        dcpi_vprof_free(p->vp[i]);
-    free(p->vp);
-    free(p->lost);
-    free(p->buf);
-    free(p->nval);
-    free(p->kinds);
+    say(arg, level, "%s", line);
 }
 
 /* ---------------------------------------------------------------- images and maps */
 
+static dcpi_image_t *image_of(void *arg, unsigned index)
+{
+    replay_t *r = arg;
+    return index < r->nimg ? r->img[index] : NULL;
+}
+
+static void free_image(dcpi_image_t *im)
+{
+    if (im)
+        free(im->path);
+    free(im);
+}
+
+/* A recorded image: its path and identity as recorded; probed_ok (its symbols readable, for a
+ * symbol= selection) when the file at that path still has the recorded id. */
+static dcpi_image_t *new_image(const dcpi_tracefile_record_t *m, unsigned index)
+{
+    dcpi_image_t *im = calloc(1, sizeof *im);
+    if (!im || !(im->path = strdup(m->path))) {
+        free(im);
+        return NULL;
+    }
+    im->index = index;
+    snprintf(im->info.id, sizeof im->info.id, "%s", m->image_id);
+    im->info.tstart = m->tstart;
+    im->info.tsize = m->tsize;
+    dcpi_image_info_t now;
+    im->probed_ok = m->path[0] == '/' && dcpi_image_probe(m->path, &now, NULL) == 0 &&
+                    strcmp(now.id, im->info.id) == 0;
+    return im;
+}
+
 static int add_image(replay_t *r, const dcpi_tracefile_record_t *m, unsigned *index)
 {
+    char dirname[512];
     for (unsigned i = 0; i < r->nimg; i++) {
-        const rimage_t *im = &r->img[i];
-        if (strcmp(im->id, m->image_id) == 0 && strcmp(im->imagedir, m->imagedir) == 0 &&
-            im->tstart == m->tstart) {
+        const dcpi_image_t *im = r->img[i];
+        dcpi_image_dirname(im->path, im->info.id, dirname, sizeof dirname);
+        if (strcmp(im->info.id, m->image_id) == 0 && strcmp(dirname, m->imagedir) == 0 &&
+            im->info.tstart == m->tstart) {
             *index = i;
             return 0;
         }
     }
     if (r->nimg == UINT_MAX ||
-        dcpi__grow((void **)&r->img, &r->capimg, (size_t)r->nimg + 1, sizeof *r->img) < 0)
+        dcpi__grow((void **)&r->img, &r->capimg, (size_t)r->nimg + 1, sizeof *r->img) < 0 ||
+        !(r->img[r->nimg] = new_image(m, r->nimg)))
         return DCPI_ENOMEM;
-    rimage_t *im = &r->img[r->nimg];
-    im->id = strdup(m->image_id);
-    im->imagedir = strdup(m->imagedir);
-    im->path = strdup(m->path);
-    im->tstart = m->tstart;
-    im->tsize = m->tsize;
-    if (!im->id || !im->imagedir || !im->path) {
-        free(im->id);
-        free(im->imagedir);
-        free(im->path);
-        return DCPI_ENOMEM;
-    }
     *index = r->nimg++;
     return 0;
 }
 
-/* A MAP record replaces the mappings of its pid it overlaps (as the writer assumes). */
+/* A MAP record replaces the mappings of its pid it overlaps (as the writer assumes); the
+ * pid's pending traces go to their plugins first, resolved with the mappings they were
+ * recorded under (dcpid does the same before a process's mappings change). */
 static int add_map(replay_t *r, const dcpi_tracefile_record_t *m)
 {
     unsigned image;
     int rc = add_image(r, m, &image);
     if (rc < 0)
         return rc;
+    dcpi_vtrace_pid_event(r->vt, (pid_t)m->pid);
     for (size_t i = 0; i < r->nmap;) {
         const rmap_t *o = &r->map[i];
         if (o->pid == m->pid && o->start < m->end && m->start < o->end)
@@ -173,107 +157,56 @@ static int add_map(replay_t *r, const dcpi_tracefile_record_t *m)
 }
 
 /* (image, offset) of pc in pid, as dcpi_loadmap_resolve would have answered. */
-static int resolve(replay_t *r, unsigned pid, uint64_t pc, unsigned *image, uint32_t *offset)
+static int resolve(void *arg, pid_t pid, uint64_t pc, dcpi_image_t **img, uint32_t *offset)
 {
+    replay_t *r = arg;
     for (size_t k = 0; k < r->nmap; k++) {
         size_t i = (r->lastmap + k) % r->nmap;
         const rmap_t *m = &r->map[i];
-        if (m->pid != pid || pc < m->start || pc >= m->end)
+        if (m->pid != (unsigned)pid || pc < m->start || pc >= m->end)
             continue;
         uint64_t off = pc - m->start + m->delta;
         if (off > UINT32_MAX)
             return DCPI_ERANGE;
         r->lastmap = i;
-        *image = m->image;
+        *img = r->img[m->image];
         *offset = (uint32_t)off;
         return 0;
     }
     return DCPI_ENOENT;
 }
 
-/* The summary of (plugin, image, offset), created as needed. */
-static dcpi_vsummary_t *summary_at(replay_t *r, rplugin_t *p, unsigned image, uint32_t offset)
+/* ---------------------------------------------------------------- the pipeline */
+
+static int make_pipeline(replay_t *r, char *err)
 {
-    if (image >= p->nvp) {
-        if (image > UINT_MAX - 16)
-            return NULL;
-        unsigned n = image + 16;
-        dcpi_vprof_t **v = reallocarray(p->vp, n, sizeof *v);
-        if (!v)
-            return NULL;
-        p->vp = v;
-        uint64_t *l = reallocarray(p->lost, n, sizeof *l);
-        if (!l)
-            return NULL;
-        p->lost = l;
-        memset(p->vp + p->nvp, 0, (n - p->nvp) * sizeof *v);
-        memset(p->lost + p->nvp, 0, (n - p->nvp) * sizeof *l);
-        p->nvp = n;
-    }
-    if (!p->vp[image] && dcpi_vprof_new(r->hotsize, &p->vp[image]) < 0)
-        return NULL;
-    return dcpi_vprof_at(p->vp[image], offset, 1);
+    const char *ctx = dcpi__hdr_get(&r->meta, "contexts");
+    r->images = (dcpi_vtrace_images_t){.arg = r, .resolve = resolve, .image = image_of};
+    dcpi_vtrace_opts_t vo = {
+        .hotsize = r->hotsize,
+        .max_summaries = REPLAY_MAX_SUMMARIES,
+        .contexts = ctx && strcmp(ctx, "0") != 0,
+        .isolate = 1,
+        .timeout_ms = r->o->timeout_ms,
+        .backend = "replay",
+        .images = &r->images,
+        .report = pipeline_said,
+        .report_arg = r,
+        .disable_note = "; its value profiles are not written",
+    };
+    return dcpi_vtrace_new(r->set, NULL, &vo, &r->vt, err);
 }
 
-/* ---------------------------------------------------------------- handing traces over */
-
-static void merge_vsamples(replay_t *r, rplugin_t *p, unsigned pid, const vsample_t *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        unsigned image;
-        uint32_t off;
-        dcpi_vsummary_t *s;
-        if (resolve(r, pid, v[i].pc, &image, &off) < 0 || !(s = summary_at(r, p, image, off))) {
-            r->st->lost++;
-            continue;
-        }
-        dcpi_vsummary_add(s, v[i].value, v[i].context0, v[i].context1, 1);
-        r->st->values++;
-    }
-}
-
-static void hand_over(replay_t *r, rplugin_t *p)
-{
-    unsigned entries = trace_encoder_entries(&p->enc);
-    unsigned pid = p->enc.pid;
-    size_t len = trace_encoder_size(&p->enc);
-    trace_encoder_init(&p->enc, p->buf, TRACE_BUF_BYTES);
-    if (entries == 0 || p->failed)
-        return;
-    vsample_t *vs = NULL;
-    trace_parser_init(&r->out, p->buf, len);
-    trace_parser_set_backend(&r->out, "replay");
-    int n = p->d->vp_prof_process(pid, &r->out, &vs);
-    r->st->fed += entries;
-    if (n < 0) {
-        r->st->plugin_errors++;
-        r->st->lost += entries;
-        if (!p->warned++)
-            warn(r, "%s: vp_prof_process failed (%d); its traces are counted as lost", p->name, n);
-        return;
-    }
-    if (n > VSAMPLE_BUFFER_SIZE || (!vs && n > 0)) {
-        p->failed = 1;
-        r->st->plugin_errors++;
-        r->fatal_rc = DCPI_EPLUGIN;
-        snprintf(r->fatal, sizeof r->fatal,
-                 "%s: vp_prof_process returned %d samples (buffer holds %d); its profiles are "
-                 "not written",
-                 p->name, n, VSAMPLE_BUFFER_SIZE);
-        return;
-    }
-    merge_vsamples(r, p, pid, vs, n);
-}
-
-/* Append the entry the input parser just returned to p's trace. */
-static void feed(replay_t *r, rplugin_t *p, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
-                 uint64_t c1)
+/* The entry the input parser just returned, with p's vlist for its key, appended to p's trace
+ * (handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE entries, or is full). */
+static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst, uint64_t pc,
+                 uint64_t c0, uint64_t c1, unsigned image)
 {
     trace_opc_t k = inst->opc;
     int n = p->nval[k];
     trace_value_t have[TRACE_VLIST_MAX], kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX] = {0};
-    unsigned missing = 0, hmiss = trace_parser_missing(&r->in);
+    unsigned missing = 0, hmiss = trace_parser_missing(&r->in), pid = trace_parser_get_pid(&r->in);
     int nh = trace_parser_kinds(&r->in, have);
     for (int i = 0; i < n; i++) {
         int j = 0;
@@ -285,21 +218,46 @@ static void feed(replay_t *r, rplugin_t *p, const trace_inst_t *inst, uint64_t p
         else
             values[i] = r->in.values[j];
     }
-    if (trace_encoder_entries(&p->enc) >= VSAMPLE_BUFFER_SIZE)
-        hand_over(r, p);
-    for (int tries = 0; tries < 2; tries++) {
+    p->st.seen++;
+    if (p->enc.have_pid &&
+        (p->enc.pid != pid || trace_encoder_entries(&p->enc) >= VSAMPLE_BUFFER_SIZE))
+        dcpi__vtrace_hand_over(r->vt, p);
+    for (int tries = 0; tries < 2 && !p->st.disabled; tries++) {
         int rc =
-            trace_encoder_burst(&p->enc, trace_parser_get_pid(&r->in), trace_parser_get_tid(&r->in),
+            trace_encoder_burst(&p->enc, pid, trace_parser_get_tid(&r->in),
                                 trace_parser_get_time(&r->in), trace_parser_has_context(&r->in));
         if (rc == 0)
             rc = trace_encoder_entry(&p->enc, inst, pc, c0, c1, n, kinds, values, missing);
-        if (rc == 0)
+        if (rc == 0) {
+            r->st->fed++;
+            p->st.missing += missing != 0;
             return;
+        }
         if (rc != DCPI_EFULL || tries)
             break;
-        hand_over(r, p);
+        dcpi__vtrace_hand_over(r->vt, p);
     }
-    r->st->lost++;
+    dcpi__vtrace_lose(p, image, 1);
+}
+
+/* ---------------------------------------------------------------- records */
+
+static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
+                         uint64_t c1)
+{
+    dcpi_vtrace_t *vt = r->vt;
+    dcpi_image_t *img = NULL;
+    uint32_t off = 0;
+    int mapped = resolve(r, (pid_t)trace_parser_get_pid(&r->in), pc, &img, &off) == 0;
+    for (unsigned i = 0; i < vt->npl; i++) {
+        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        if (p->st.disabled || p->nval[inst->opc] < 0)
+            continue;
+        if (!mapped)
+            p->st.lost++; /* no MAP holds the pc: no image to count it in */
+        else if (dcpi__vtrace_admits(vt, p, img, off, inst))
+            feed(r, p, inst, pc, c0, c1, img->index);
+    }
 }
 
 static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_record_t *rec)
@@ -314,41 +272,43 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
             break;
         }
         r->st->entries++;
-        if (inst.opc >= r->nkeys)
-            continue;
-        for (unsigned i = 0; i < r->npl; i++)
-            if (!r->pl[i].failed && r->pl[i].nval[inst.opc] >= 0)
-                feed(r, &r->pl[i], &inst, pc, c0, c1);
+        if (inst.opc < r->vt->nkeys)
+            replay_entry(r, &inst, pc, c0, c1);
     }
     if (rc == TRACE_PARSE_ERROR) {
         r->st->bad_traces++;
-        warn(r, "%s: offset %" PRIu64 ": %s", seg, rec->offset,
-             trace_parser_get_pid(&r->in) != rec->pid ? "trace of another pid than its record"
-                                                      : trace_parser_error(&r->in));
+        say(r, DCPI_LOG_WARN, "%s: offset %" PRIu64 ": %s", seg, rec->offset,
+            trace_parser_get_pid(&r->in) != rec->pid ? "trace of another pid than its record"
+                                                     : trace_parser_error(&r->in));
     }
-    for (unsigned i = 0; i < r->npl; i++)
-        hand_over(r, &r->pl[i]);
 }
 
+/* SEEN pairs: candidates the recorder did not admit. Counted for the plugins whose
+ * specification admits the instruction; a plugin with an instruction filter is asked through
+ * the decision its entries left (a pair has the key, not the instruction). */
 static void replay_seen(replay_t *r, const dcpi_tracefile_record_t *rec)
 {
+    dcpi_vtrace_t *vt = r->vt;
     for (uint32_t i = 0; i < rec->npairs; i++) {
         uint64_t pc;
         uint32_t key, count, off;
-        unsigned image;
+        dcpi_image_t *img;
         dcpi_tracefile_seen_at(rec, i, &pc, &key, &count);
         r->st->seen++;
-        if (key >= r->nkeys || resolve(r, rec->pid, pc, &image, &off) < 0)
+        if (key >= vt->nkeys || resolve(r, (pid_t)rec->pid, pc, &img, &off) < 0)
             continue;
-        for (unsigned k = 0; k < r->npl; k++) {
-            rplugin_t *p = &r->pl[k];
-            dcpi_vsummary_t *s;
-            if (p->failed || p->nval[key] < 0)
+        for (unsigned k = 0; k < vt->npl; k++) {
+            dcpi_vtrace_plugin_t *p = &vt->pl[k];
+            if (p->st.disabled || p->nval[key] < 0)
                 continue;
-            if ((s = summary_at(r, p, image, off)) != NULL)
+            if (p->filter ? dcpi__vtrace_admitted(p, img, off) != 1
+                          : !dcpi__vtrace_admits(vt, p, img, off, NULL))
+                continue;
+            dcpi_vsummary_t *s = dcpi__vtrace_summary_at(vt, p, img->index, off);
+            if (s)
                 dcpi_vsummary_seen(s, count);
             else
-                r->st->lost++;
+                dcpi__vtrace_lose(p, img->index, 1);
         }
     }
 }
@@ -413,7 +373,7 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
     else
         r->st->bad++;
     if (rc < 0)
-        warn(r, "%s (records before it were replayed)", why);
+        say(r, DCPI_LOG_WARN, "%s (records before it were replayed)", why);
     return 0;
 }
 
@@ -424,84 +384,62 @@ static int replay_segment(replay_t *r, const char *path, char *err)
     if (rc < 0)
         return rc;
     r->st->segments++;
-    r->nmap = 0; /* MAP records belong to their segment */
     rc = check_meta(r, rd, path, err);
+    if (rc == 0 && !r->vt)
+        rc = make_pipeline(r, err);
     if (rc == 0)
         rc = replay_records(r, rd, path, err);
+    if (r->vt)
+        dcpi_vtrace_end_drain(r->vt); /* resolved with this segment's MAP records */
+    r->nmap = 0;                      /* MAP records belong to their segment */
     dcpi_tracefile_reader_close(rd);
     return rc;
 }
 
 /* ---------------------------------------------------------------- writing */
 
-static int set_header(replay_t *r, const rplugin_t *p, const rimage_t *im, dcpi_vprof_t *vp,
-                      uint64_t lost)
-{
-    static const char *const keys[] = {"epoch",  "platform", "event",
-                                       "period", "cpuspeed", "cpucount"};
-    char num[64];
-    int rc = dcpi_vprof_set(vp, "image", im->id);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !rc; i++) {
-        const char *v = dcpi__hdr_get(&r->meta, keys[i]);
-        if (v)
-            rc = dcpi_vprof_set(vp, keys[i], v);
-    }
-    snprintf(num, sizeof num, "0x%" PRIx64, im->tstart);
-    rc = rc ? rc : dcpi_vprof_set(vp, "tstart", num);
-    snprintf(num, sizeof num, "%" PRIu64, im->tsize);
-    rc = rc ? rc : dcpi_vprof_set(vp, "tsize", num);
-    rc = rc ? rc : dcpi_vprof_set(vp, "path", im->path);
-    rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
-    const char *ctx = dcpi__hdr_get(&r->meta, "contexts");
-    rc = rc ? rc : dcpi_vprof_set(vp, "contexts", ctx ? ctx : "0");
-    snprintf(num, sizeof num, "%" PRIu64, lost);
-    rc = rc ? rc : dcpi_vprof_set(vp, "lost", num);
-    rc = rc ? rc : dcpi_vprof_set(vp, "backend", "replay");
-    return rc ? rc : dcpi_vprof_set(vp, "origin", DCPI_REPLAY_ORIGIN);
-}
-
-static int write_one(replay_t *r, rplugin_t *p, unsigned image, char *err)
-{
-    const rimage_t *im = &r->img[image];
-    char dir[4096], file[4400];
-    struct stat sb;
-    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", r->o->db, r->o->epoch, r->o->platform,
-                 im->imagedir) >= (int)sizeof dir ||
-        snprintf(file, sizeof file, "%s/%s.vprof", dir, p->name) >= (int)sizeof file)
-        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", dir);
-    if (!r->o->merge && lstat(file, &sb) == 0)
-        return dcpi__errf(err, DCPI_EEXIST,
-                          "%s: exists (replaying again would count twice; remove it or use -merge)",
-                          file);
-    int rc = set_header(r, p, im, p->vp[image], p->lost[image]);
-    if (rc < 0)
-        return dcpi__errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
-    if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
-        return dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
-    return dcpi_vprof_merge_write(file, p->vp[image], err);
-}
-
 static int write_all(replay_t *r, char *err)
 {
-    int last = 0;
-    for (unsigned i = 0; i < r->npl; i++) {
-        rplugin_t *p = &r->pl[i];
-        for (unsigned im = 0; im < p->nvp && !p->failed; im++) {
-            char why[DCPI_ERRLEN];
-            int rc;
-            if (!p->vp[im])
-                continue;
-            if ((rc = write_one(r, p, im, why)) == 0) {
-                r->st->files++;
-                continue;
-            }
-            warn(r, "%s", why);
-            if (!last)
-                dcpi__errf(err, rc, "%s", why);
-            last = last ? last : rc;
-        }
+    char why[DCPI_ERRLEN] = "";
+    dcpi_vtrace_flush_info_t fi = {
+        .db = r->o->db,
+        .epoch = r->o->epoch,
+        .platform = r->o->platform,
+        .event = dcpi__hdr_get(&r->meta, "event"),
+        .origin = DCPI_REPLAY_ORIGIN,
+        .exclusive = !r->o->merge,
+        .skip_disabled = 1,
+    };
+    const char *v;
+    if ((v = dcpi__hdr_get(&r->meta, "period")))
+        fi.period = strtoull(v, NULL, 10);
+    if ((v = dcpi__hdr_get(&r->meta, "cpuspeed")))
+        fi.cpuspeed = (unsigned)strtoul(v, NULL, 10);
+    if ((v = dcpi__hdr_get(&r->meta, "cpucount")))
+        fi.cpucount = atoi(v);
+    if (!fi.event)
+        fi.event = "";
+    int rc = dcpi_vtrace_flush(r->vt, &fi, NULL, why);
+    if (rc >= 0) {
+        r->st->files = (uint64_t)rc;
+        return 0;
     }
-    return last;
+    if (rc == DCPI_EEXIST)
+        return dcpi__errf(err, rc,
+                          "%s (replaying again would count twice; remove it or use -merge)", why);
+    return dcpi__errf(err, rc, "%s", why);
+}
+
+/* The plugins' counters into the replay's. */
+static void count(replay_t *r)
+{
+    for (unsigned i = 0; r->vt && i < r->vt->npl; i++) {
+        const dcpi_vtrace_stats_t *s = &r->vt->pl[i].st;
+        r->st->values += s->values;
+        r->st->lost += s->lost;
+        r->st->plugin_errors += s->errors;
+        r->st->disabled += s->disabled != 0;
+    }
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -523,22 +461,17 @@ static int replay_all(replay_t *r, const char *dir, char *err)
         rc = replay_segment(r, path, err);
     }
     dcpi_db_free_list(names, n);
-    if (rc == 0 && r->fatal_rc)
-        rc = dcpi__errf(err, r->fatal_rc, "%s", r->fatal);
-    int wrc = rc == 0 || rc == DCPI_EPLUGIN ? write_all(r, err) : 0;
-    return rc ? rc : wrc;
+    if (rc == 0)
+        rc = write_all(r, err);
+    count(r);
+    return rc;
 }
 
 static void free_replay(replay_t *r)
 {
-    for (unsigned i = 0; i < r->npl; i++)
-        free_plugin(&r->pl[i]);
-    free(r->pl);
-    for (unsigned i = 0; i < r->nimg; i++) {
-        free(r->img[i].id);
-        free(r->img[i].imagedir);
-        free(r->img[i].path);
-    }
+    dcpi_vtrace_free(r->vt); /* ends the workers */
+    for (unsigned i = 0; i < r->nimg; i++)
+        free_image(r->img[i]);
     free(r->img);
     free(r->map);
     dcpi__hdr_free(&r->meta);
@@ -556,20 +489,13 @@ int dcpi_replay_run(dcpi_vp_set_t *set, const dcpi_replay_opts_t *o, dcpi_replay
                  DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", o->db);
     replay_t *r = calloc(1, sizeof *r);
-    unsigned n = dcpi_vp_count(set);
-    if (!r || !(r->pl = calloc(n ? n : 1, sizeof *r->pl))) {
-        free(r);
+    if (!r)
         return dcpi__errf(err, DCPI_ENOMEM, "replay: out of memory");
-    }
     r->o = o;
+    r->set = set;
     r->st = st ? st : &local;
     memset(r->st, 0, sizeof *r->st);
-    r->nkeys = trace_opc_count();
-    int rc = 0;
-    for (unsigned i = 0; i < n && rc == 0; i++, r->npl++)
-        rc = init_plugin(r, &r->pl[i], dcpi_vp_get(set, i), err);
-    if (rc == 0)
-        rc = replay_all(r, dir, err);
+    int rc = replay_all(r, dir, err);
     free_replay(r);
     return rc;
 }

@@ -58,12 +58,25 @@ static int decide(dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, const dcpi_i
     return sym && strcmp(sym->name, p->symbol) == 0;
 }
 
+static sel_t *slot_of(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off)
+{
+    return &p->sel[(off ^ (off >> 11) ^ img->index * 0x9e37u) % SEL_SLOTS];
+}
+
+int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off)
+{
+    if (!p->sel)
+        return 1;
+    const sel_t *s = slot_of(p, img, off);
+    return s->image_plus1 == img->index + 1 && s->off == off ? s->ok : -1;
+}
+
 int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
                         uint32_t off, const trace_inst_t *inst)
 {
     if (!p->sel)
         return 1;
-    sel_t *s = &p->sel[(off ^ (off >> 11) ^ img->index * 0x9e37u) % SEL_SLOTS];
+    sel_t *s = slot_of(p, img, off);
     if (s->image_plus1 != img->index + 1 || s->off != off)
         *s =
             (sel_t){.image_plus1 = img->index + 1, .off = off, .ok = decide(vt, p, img, off, inst)};

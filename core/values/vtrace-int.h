@@ -8,7 +8,8 @@
  *               user-mode sample (dcpi_vtrace_sample);
  *   step.c      the step backend's entry (dcpi_vtrace_step);
  *   bp.c        the bp backend's half: which instruction a breakpoint arms, its samples in;
- *   select.c    the specification's instruction filter and symbol, and images' symbol tables.
+ *   select.c    the specification's instruction filter and symbol, and images' symbol tables;
+ *   replay.c    dcpireplay: a recording's entries into the plugins' traces (replay.h).
  * Not part of the API: only core/values/ includes it.
  */
 #ifndef DCPI_CORE_VTRACE_INT_H
@@ -139,9 +140,13 @@ void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int alw
 
 /* The plugin's filter and symbol from its specification (after vp_prof_init). 0 or ENOMEM. */
 int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p);
-/* Whether p's specification admits the instruction at (img, off) (bytes from tstart). */
+/* Whether p's specification admits the instruction at (img, off) (bytes from tstart). inst may
+ * be NULL when p has no instruction filter. */
 int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
                         uint32_t off, const trace_inst_t *inst);
+/* The decision dcpi__vtrace_admits last cached for (img, off): 1, 0, or -1 when none is cached
+ * (never decided, or evicted). */
+int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off);
 /* img's symbol table (opened on first use), NULL when it has none. */
 const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img);
 void dcpi__vtrace_select_free(dcpi_vtrace_t *vt);

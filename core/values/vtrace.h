@@ -41,6 +41,17 @@
 
 typedef struct dcpi_vtrace dcpi_vtrace_t;
 
+/* Where vsamples resolve and which images the value profiles are about: dcpid's loadmap
+ * (opts.images NULL), or another source such as dcpireplay's recorded MAP records
+ * (core/values/replay.c). Images are numbered densely from 0 and live as long as the pipeline. */
+typedef struct dcpi_vtrace_images {
+    void *arg;
+    /* As dcpi_loadmap_resolve: 0 with the image and the offset of pc from its tstart. */
+    int (*resolve)(void *arg, pid_t pid, uint64_t pc, dcpi_image_t **img, uint32_t *offset);
+    /* The image of an index resolve gave. */
+    dcpi_image_t *(*image)(void *arg, unsigned index);
+} dcpi_vtrace_images_t;
+
 typedef struct dcpi_vtrace_opts {
     unsigned rate;        /* per CPU per second (0: DCPI_VTRACE_DEFAULT_RATE) */
     unsigned hotsize;     /* hotlist size per instruction (0: 16) */
@@ -58,6 +69,15 @@ typedef struct dcpi_vtrace_opts {
     /* The backend feeding this pipeline, written as "backend" into every .vprof header and
      * shown by dcpilist: "regs" (NULL) or "step". */
     const char *backend;
+    /* NULL: the loadmap given to dcpi_vtrace_new. */
+    const dcpi_vtrace_images_t *images;
+    /* Where the pipeline's one-line messages go (a plugin disabled or failing, a failed flush):
+     * report(report_arg, DCPI_LOG_ERR or _WARN, line); NULL: the log (core/base/log.h). */
+    void (*report)(void *arg, int level, const char *line);
+    void *report_arg;
+    /* Appended to the line that says a plugin was disabled (NULL: nothing), e.g. dcpireplay's
+     * "; its value profiles are not written". */
+    const char *disable_note;
 } dcpi_vtrace_opts_t;
 
 /* One user-mode sample as the regs backend sees it. */
@@ -86,13 +106,19 @@ typedef struct dcpi_vtrace_flush_info {
     uint64_t period;
     unsigned cpuspeed;
     int cpucount;
+    const char *origin; /* the "origin" header line (NULL: none), e.g. "values.replay" */
+    /* 1: an existing .vprof is an error (DCPI_EEXIST, "FILE: exists"), checked for every file
+     * before any is written; 0: merge into it (dcpid). */
+    int exclusive;
+    int skip_disabled; /* 1: a disabled plugin's value profiles are not written */
 } dcpi_vtrace_flush_info_t;
 
 /*
  * Call vp_prof_init of every plugin of set (the set stays the caller's; it must outlive vt)
  * and build the per-key tables. A plugin returning NULL: DCPI_EPLUGIN with "NAME: vp_prof_init
- * returned no specification" in err. lm is the daemon's loadmap (used to resolve pcs). On
- * failure vp_prof_done has been called for the plugins already initialized.
+ * returned no specification" in err. lm is the daemon's loadmap (used to resolve pcs; NULL with
+ * opts.images and no backend that reads code). On failure vp_prof_done has been called for the
+ * plugins already initialized.
  */
 int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
                     dcpi_vtrace_t **out, char *err);

@@ -18,7 +18,8 @@
  * built, but what it changes stays in the worker: keep per-trace state there, not results
  * dcpid should see); vp_prof_done and vp_unload run in dcpid. A worker that crashes, hangs
  * (watchdog, -vtimeout) or returns more than VSAMPLE_BUFFER_SIZE vsamples disables its plugin
- * only. dcpilist, dcpireplay and `dcpid -vinproc` call everything in their own process.
+ * only; dcpireplay runs vp_prof_process in workers the same way. dcpilist and `dcpid -vinproc`
+ * call everything in their own process.
  *
  * Lifetimes: the string of vp_name is copied by the loader once; the strings of vp_preface and
  * vp_format must stay valid until the next call of the same entry (static buffers are fine).

@@ -4,8 +4,11 @@
 # remove the live vp-addr.vprof files from the copy, replay vp-addr into the copy with
 # dcpireplay, and compare the hotlists dcpilist prints for both: the replay must equal the live
 # run (the issue: "replay with a second plugin equals running that plugin live on the same
-# traces"). A declarative plugin (-vtrace 'name=... select=...') replays the recording too. Skips
-# (77) when cpu-clock sampling with user registers is not available.
+# traces"). A declarative plugin (-vtrace 'name=... select=...') replays the recording too.
+# Broken plugins (tests/plugins/*_process.c: SIGSEGV, never returns, 5000 samples) replayed beside
+# vp-addr are disabled in their workers with one line each and exit 1, while vp-addr's hotlists
+# are still written and equal the live ones. Skips (77) when cpu-clock sampling with user
+# registers is not available.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-values
@@ -69,4 +72,33 @@ SPEC='name=vp-lea select=mnemonic:lea capture=rc format=dec'
     fail "dcpilist with the declarative plugin failed: $(cat "$T/decl")"
 grep -E 'lea +r[a-z0-9]+, \[r[a-z0-9]+\+r[a-z0-9]+\*1\]' "$T/decl" | grep -q 'vp-lea ([0-9.]*% 7)' ||
     fail "replayed declarative lea hotlist does not lead with 7 (the 60% result): $(grep 'vp-lea (' "$T/decl")"
-echo "PASS: replayed vp-addr equals live ($(cat "$T/rout")); a declarative plugin replays too"
+
+# --- broken plugins under dcpireplay: each in its worker with dcpid's watchdog, so one that
+# crashes or hangs is one line naming it and the reason, the exit status is 1, it writes no
+# profile, and vp-addr's replayed hotlists are still written and equal the live ones
+P=$BIN/tests/plugins
+declare -A WHY=(
+    [segv]="vp_prof_process crashed (SIGSEGV)"
+    [hang]="vp_prof_process did not return within 1 s"
+    [too_many]="vp_prof_process returned 5000 samples (buffer holds 4096)"
+)
+for x in segv hang too_many; do
+    name=tp-${x//_/-}-process
+    rm -rf "$T/broken" && cp -a "$T/db" "$T/broken"
+    find "$T/broken" -name vp-addr.vprof -delete
+    DCPI_TEST_FAULT_AFTER=1 to 120 "$BIN/dcpireplay" -db "$T/broken" -vtimeout 1 -vtrace vp-addr \
+        -vtrace "$P/${x}_process.so" >"$T/bout" 2>"$T/berr"
+    rc=$?
+    [ $rc -eq 1 ] || fail "$x under dcpireplay: exit $rc, expected 1: $(cat "$T/berr")"
+    [ "$(wc -l <"$T/berr")" = 1 ] || fail "$x under dcpireplay: not one line on stderr: $(cat "$T/berr")"
+    grep -qx "dcpireplay: $name: disabled: ${WHY[$x]}; its value profiles are not written" "$T/berr" ||
+        fail "$x under dcpireplay: the line does not name $name and '${WHY[$x]}': $(cat "$T/berr")"
+    [ -z "$(find "$T/broken" -name "$name.vprof")" ] || fail "$x under dcpireplay: $name.vprof written"
+    grep -q '1 value profiler disabled' "$T/bout" || fail "$x: the summary does not count it: $(cat "$T/bout")"
+    "$BIN/dcpilist" -db "$T/broken" -asm -vtrace vp-addr -vshow 16 -vcutoff 0 stride_loop "$W" \
+        >"$T/broken.list" 2>&1 || fail "$x: dcpilist on the replay failed: $(cat "$T/broken.list")"
+    diff <(grep -v '^vp-addr: backend ' "$T/db.stride_loop") <(grep -v '^vp-addr: backend ' "$T/broken.list") >"$T/diff" ||
+        fail "$x: vp-addr replayed beside it differs from live: $(head -20 "$T/diff")"
+    echo "ok $x under dcpireplay: ${WHY[$x]}"
+done
+echo "PASS: replayed vp-addr equals live ($(cat "$T/rout")); a declarative plugin replays too; crashing, hanging and overflowing plugins are isolated under dcpireplay"
