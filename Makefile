@@ -13,7 +13,7 @@ DEB_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev ch
            linux-perf google-perftools binutils clang libclang-rt-14-dev \
            protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go libbpf-dev \
            libdebuginfod1 libdebuginfod-dev debuginfod graphviz xz-utils \
-           chromium pandoc man-db
+           chromium pandoc man-db libcurl4-openssl-dev clickhouse-server clickhouse-client
 
 .PHONY: all deps build demo test test-asan test-stress fuzz install package clean format
 

@@ -7,11 +7,15 @@
 
 #include "cli/cli.h"
 #include "core/daemon/control.h"
+#include "core/fleet/schema.h"
 #include "core/store/db.h"
 #include "dcpi/api.h"
 
 static const dcpi_cli_flag_t flags[] = {
     {"-platform", "P", "the daemon of platform P (default: this host's)", NULL},
+    {"-fleet", "URL", "talk to the fleet store at URL instead: init, expire, status", NULL},
+    {"-fleet-keep", "DAYS", "init: days the fleet store keeps (default 0: forever)", NULL},
+    {"-cluster", "NAME", "init: also Distributed tables over the server's cluster NAME", NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -38,6 +42,24 @@ static int check_command(const dcpi_cli_t *cli)
     return 2;
 }
 
+/* dcpictl -fleet URL init|expire|status (core/fleet/schema.h): the exit status. */
+static int fleet(const dcpi_cli_t *cli, const char *url, const char *keep, const char *cluster)
+{
+    char err[DCPI_ERRLEN] = "";
+    unsigned long days = 0;
+    if (cli->nargs != 1) {
+        fprintf(stderr, "dcpictl: -fleet wants one command: init, expire or status\n");
+        return 2;
+    }
+    if (keep && dcpi_cli_flag_uint("dcpictl", "-fleet-keep", keep, 0, 100000, &days) != 0)
+        return 2;
+    if (dcpi_fleet_admin(url, cli->args[0], (long)days, cluster, print_line, NULL, err) < 0) {
+        fprintf(stderr, "dcpictl: %s\n", err);
+        return strncmp(err, cli->args[0], strlen(cli->args[0])) == 0 ? 2 : 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
@@ -51,10 +73,25 @@ int main(int argc, char **argv)
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);
+    const char *db = dcpi_db_default(cli.db_arg), *plat = NULL, *url = NULL, *keep = NULL,
+               *cluster = NULL;
+    for (int i = 0; i < cli.nopts; i += 2) {
+        const char *f = cli.opts[i], *v = cli.opts[i + 1];
+        if (!strcmp(f, "-platform"))
+            plat = v;
+        else if (!strcmp(f, "-fleet"))
+            url = v;
+        else if (!strcmp(f, "-fleet-keep"))
+            keep = v;
+        else
+            cluster = v;
+    }
+    if (url) {
+        int st = fleet(&cli, url, keep, cluster);
+        dcpi_cli_free(&cli);
+        return st;
+    }
     int status = check_command(&cli);
-    const char *db = dcpi_db_default(cli.db_arg), *plat = NULL;
-    for (int i = 0; i < cli.nopts; i += 2) /* -platform P, the only flag of the table */
-        plat = cli.opts[i + 1];
     if (status == 0 && plat) {
         snprintf(platform, sizeof platform, "%s", plat);
     } else if (status == 0 && dcpi_db_platform(db, platform, err) < 0) {

@@ -1,0 +1,568 @@
+/*
+ * push.c - the commit protocol, symbols once per build-id, the on-disk spool and the background
+ * sender with backoff (push.h).
+ */
+#include "core/fleet/push.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/model/profset.h"
+#include "core/base/err.h"
+#include "core/base/fsutil.h"
+#include "core/base/hash.h"
+#include "core/base/mem.h"
+#include "core/image/symbols.h"
+#include "dcpi/errno.h"
+
+static uint64_t new_cid(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, 0) != sizeof v) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = dcpi__fnv1a(DCPI_FNV64_OFFSET, &ts, sizeof ts) ^ (uint64_t)getpid();
+    }
+    return v ? v : 1;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* rows with "\tCID" at the end of every line. */
+static int with_cid(const dcpi_fbuf_t *rows, uint64_t cid, dcpi_fbuf_t *out)
+{
+    char tail[32];
+    int tl = snprintf(tail, sizeof tail, "\t%" PRIu64 "\n", cid);
+    for (const char *p = rows->p, *end = rows->p + rows->n; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        dcpi_fbuf_add(out, p, (size_t)(nl - p));
+        dcpi_fbuf_add(out, tail, (size_t)tl);
+        p = nl + 1;
+    }
+    return dcpi_fbuf_ok(out);
+}
+
+static int insert_rows(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *table,
+                       const char *cols, const dcpi_fbuf_t *rows, uint64_t cid, char *err)
+{
+    if (!rows->n)
+        return 0;
+    char name[64], allcols[512];
+    snprintf(name, sizeof name, "%s%s", table, info->suffix);
+    snprintf(allcols, sizeof allcols, "%s, cid", cols);
+    dcpi_fbuf_t body = {0};
+    int rc = with_cid(rows, cid, &body);
+    if (rc == 0)
+        rc = dcpi_fleet_insert(f, name, allcols, &body, err);
+    dcpi_fbuf_free(&body);
+    return rc;
+}
+
+/* How many manifest rows match "slot = S". */
+static int manifest_count(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, uint64_t slot,
+                          uint64_t *n, char *err)
+{
+    char sql[512], out[32];
+    snprintf(sql, sizeof sql, "SELECT count() FROM %s.manifest%s WHERE slot = %" PRIu64,
+             dcpi_fleet_dbname(f), info->suffix, slot);
+    int rc = dcpi_fleet_scalar(f, sql, out, sizeof out, err);
+    if (rc == 0 && dcpi_fleet_u64(out, n) < 0)
+        rc = dcpi__errf(err, DCPI_EFORMAT, "%s: manifest count '%s' is not a number",
+                        dcpi_fleet_url(f), out);
+    return rc;
+}
+
+/* One manifest row into m. */
+static void manifest_row(dcpi_fbuf_t *m, const char *day, uint64_t skey, const char *host,
+                         uint64_t slot, uint64_t batch, uint64_t cid, const char *kind, size_t rows)
+{
+    dcpi_fbuf_printf(m, "%s\t%" PRIu64 "\t", day, skey);
+    dcpi_fbuf_tsv(m, host);
+    dcpi_fbuf_printf(m, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%zu\n", slot,
+                     batch, cid, now_ns(), kind, rows);
+}
+
+static int insert_manifest(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const dcpi_fbuf_t *m,
+                           char *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "manifest%s", info->suffix);
+    int rc = dcpi_fbuf_ok(m);
+    return rc < 0 ? rc : dcpi_fleet_insert(f, name, DCPI_FLEET_MANIFEST_COLS, m, err);
+}
+
+static int commit(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *day, uint64_t skey,
+                  const char *host, uint64_t slot, uint64_t batch, uint64_t cid, const char *kind,
+                  size_t rows, char *err)
+{
+    dcpi_fbuf_t m = {0};
+    manifest_row(&m, day, skey, host, slot, batch, cid, kind, rows);
+    int rc = insert_manifest(f, info, &m, err);
+    dcpi_fbuf_free(&m);
+    return rc;
+}
+
+static void symbol_rows(dcpi_fbuf_t *o, const dcpi_symtab_t *st, uint64_t skey, const char *id)
+{
+    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
+        const dcpi_symbol_t *s = dcpi_symtab_get(st, i);
+        dcpi_fbuf_printf(o, "%" PRIu64 "\t", skey);
+        dcpi_fbuf_tsv(o, id);
+        dcpi_fbuf_printf(o, "\t%" PRIu64 "\t%" PRIu64 "\t", s->addr, s->size);
+        dcpi_fbuf_tsv(o, s->name);
+        dcpi_fbuf_str(o, "\n");
+    }
+}
+
+/* One image's symbols, unless committed already or unreadable here (then the fleet shows its
+ * samples as unknown_rou until a host that has the file pushes them). */
+static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *host,
+                        char **fld, char *err)
+{
+    uint64_t skey = dcpi__fnv1a(DCPI_FNV64_OFFSET, fld[0], strlen(fld[0]));
+    uint64_t slot = dcpi__fnv1a(dcpi__fnv1a(DCPI_FNV64_OFFSET, "sym", 4), fld[0], strlen(fld[0]));
+    uint64_t n = 0;
+    int rc = manifest_count(f, info, slot, &n, err);
+    if (rc < 0 || n > 0)
+        return rc;
+    dcpi_profset_image_t img = {.id = fld[0], .kind = atoi(fld[1]), .path = fld[2], .dir = fld[3]};
+    img.name = img.path;
+    img.tstart = strtoull(fld[4], NULL, 10);
+    img.tsize = strtoull(fld[5], NULL, 10);
+    dcpi_symtab_t *st = NULL;
+    char why[DCPI_ERRLEN];
+    if (dcpi_profset_open_symbols(&img, &st, why) < 0 || !st)
+        return 0;
+    dcpi_fbuf_t rows = {0};
+    symbol_rows(&rows, st, skey, fld[0]);
+    uint64_t cid = new_cid();
+    rc = dcpi_fbuf_ok(&rows);
+    if (rc == 0)
+        rc = insert_rows(f, info, "symbols", DCPI_FLEET_SYMBOLS_COLS, &rows, cid, err);
+    if (rc == 0)
+        rc = commit(f, info, "1970-01-02", skey, host, slot, slot, cid, "symbols",
+                    dcpi_symtab_count(st), err);
+    dcpi_fbuf_free(&rows);
+    dcpi_symtab_free(st);
+    return rc;
+}
+
+static int push_all_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
+                            const dcpi_fleet_batch_t *b, char *err)
+{
+    if (!b->symreq.n)
+        return 0;
+    char *copy = strndup(b->symreq.p, b->symreq.n), *cur = copy, *fld[6];
+    if (!copy)
+        return DCPI_ENOMEM;
+    int n, rc = 0;
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 6)) != 0)
+        if (n == 6)
+            rc = push_symbols(f, info, b->host, fld, err);
+    free(copy);
+    return rc;
+}
+
+/* Which of the batches the manifest already holds (have[i] = 1). */
+static int manifest_has(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
+                        const dcpi_fleet_batch_t *const *b, size_t n, int *have, char *err)
+{
+    dcpi_fbuf_t sql = {0}, out = {0};
+    dcpi_fbuf_printf(&sql,
+                     "SELECT DISTINCT slot, batch FROM %s.manifest%s WHERE (slot, batch) IN (",
+                     dcpi_fleet_dbname(f), info->suffix);
+    for (size_t i = 0; i < n; i++)
+        dcpi_fbuf_printf(&sql, "%s(%" PRIu64 ", %" PRIu64 ")", i ? ", " : "", b[i]->slot,
+                         b[i]->batch);
+    dcpi_fbuf_str(&sql, ")");
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_query(f, sql.p, &out, err);
+    char *cur = out.p, *fld[2];
+    uint64_t slot, batch;
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 2) == 2)
+        if (dcpi_fleet_u64(fld[0], &slot) == 0 && dcpi_fleet_u64(fld[1], &batch) == 0)
+            for (size_t i = 0; i < n; i++)
+                have[i] |= b[i]->slot == slot && b[i]->batch == batch;
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+/* Insert the new batches' rows, one insert per table, then their manifest rows in one insert:
+ * each batch commits with that last insert, or none does. */
+static int push_new(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
+                    const dcpi_fleet_batch_t *const *b, size_t n, const int *have, char *err)
+{
+    uint64_t *cid = calloc(n ? n : 1, sizeof *cid);
+    if (!cid)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        cid[i] = new_cid();
+    int rc = 0;
+    for (int t = 0; rc == 0 && t < DCPI_FLEET_NT; t++) {
+        dcpi_fbuf_t rows = {0};
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (!have[i])
+                rc = with_cid(&b[i]->t[t], cid[i], &rows);
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", dcpi_fleet_table(t), info->suffix);
+        char allcols[512];
+        snprintf(allcols, sizeof allcols, "%s, cid", dcpi_fleet_table_cols(t));
+        if (rc == 0)
+            rc = dcpi_fleet_insert(f, name, allcols, &rows, err);
+        dcpi_fbuf_free(&rows);
+    }
+    dcpi_fbuf_t m = {0};
+    for (size_t i = 0; i < n; i++)
+        if (!have[i])
+            manifest_row(&m, b[i]->day, b[i]->skey, b[i]->host, b[i]->slot, b[i]->batch, cid[i],
+                         b[i]->kind, b[i]->rows);
+    if (rc == 0)
+        rc = insert_manifest(f, info, &m, err);
+    dcpi_fbuf_free(&m);
+    free(cid);
+    return rc;
+}
+
+int dcpi_fleet_push_many(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
+                         const dcpi_fleet_batch_t *const *b, size_t n, int *sent, char *err)
+{
+    int *have = calloc(n ? n : 1, sizeof *have);
+    if (!have)
+        return DCPI_ENOMEM;
+    int rc = n ? manifest_has(f, info, b, n, have, err) : 0;
+    size_t fresh = 0;
+    for (size_t i = 0; i < n; i++)
+        fresh += !have[i];
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (!have[i])
+            rc = push_all_symbols(f, info, b[i], err);
+    if (rc == 0 && fresh)
+        rc = push_new(f, info, b, n, have, err);
+    for (size_t i = 0; i < n; i++)
+        sent[i] = rc == 0 && !have[i];
+    free(have);
+    return rc;
+}
+
+int dcpi_fleet_push(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const dcpi_fleet_batch_t *b,
+                    int *sent, char *err)
+{
+    return dcpi_fleet_push_many(f, info, &b, 1, sent, err);
+}
+
+/* ---- spool ------------------------------------------------------------------------------ */
+
+#define SPOOL_DEFAULT_MAX (64ULL << 20)
+
+static int is_batch_name(const char *n)
+{
+    size_t len = strlen(n);
+    return len > 6 && strcmp(n + len - 6, ".batch") == 0 && n[0] != '.';
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The batch file names of dir, sorted (oldest first: names start with the time). */
+static int list_spool(const char *dir, char ***names, size_t *n, uint64_t *bytes)
+{
+    *names = NULL;
+    *n = 0;
+    if (bytes)
+        *bytes = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : dcpi__errno_code(errno);
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d))) {
+        if (!is_batch_name(de->d_name))
+            continue;
+        if ((rc = dcpi__grow((void **)names, &cap, *n + 1, sizeof **names)) < 0)
+            break;
+        if (!((*names)[*n] = strdup(de->d_name))) {
+            rc = DCPI_ENOMEM;
+            break;
+        }
+        (*n)++;
+        struct stat st;
+        char path[4400];
+        if (bytes && dcpi__pathf(path, sizeof path, "%s/%s", dir, de->d_name) == 0 &&
+            stat(path, &st) == 0)
+            *bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*names, *n, sizeof **names, cmp_names);
+    return rc;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+void dcpi_spool_count(const char *dir, dcpi_spool_stats_t *st)
+{
+    char **names;
+    size_t n;
+    uint64_t bytes = 0;
+    if (list_spool(dir, &names, &n, &bytes) == 0) {
+        st->queued = n;
+        st->queued_bytes = bytes;
+    }
+    free_names(names, n);
+}
+
+int dcpi_spool_put(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b,
+                   dcpi_spool_stats_t *st, char *err)
+{
+    dcpi_spool_stats_t now = {0};
+    dcpi_spool_count(dir, &now);
+    dcpi_fbuf_t buf = {0};
+    int rc = dcpi_fleet_batch_encode(b, &buf);
+    if (rc == 0 && now.queued_bytes + buf.n > (max_bytes ? max_bytes : SPOOL_DEFAULT_MAX)) {
+        st->dropped++;
+        st->dropped_rows += b->rows;
+        rc = dcpi__errf(err, DCPI_EFULL,
+                        "%s: spool full (%" PRIu64 " bytes), batch of %zu rows "
+                        "dropped",
+                        dir, now.queued_bytes, b->rows);
+    }
+    char path[4400];
+    if (rc == 0 && (rc = dcpi__mkdirs(dir, 0700)) < 0)
+        dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
+    if (rc == 0 && (rc = dcpi__pathf(path, sizeof path, "%s/%020" PRIu64 "-%016" PRIx64 ".batch",
+                                     dir, now_ns(), b->batch)) == 0)
+        rc = dcpi__write_atomic(path, buf.p, buf.n, err);
+    dcpi_fbuf_free(&buf);
+    return rc;
+}
+
+static int send_file(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *path,
+                     dcpi_spool_stats_t *st, char *err)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = dcpi__read_file(path, 1, &buf, &len, err);
+    if (rc == DCPI_ENOENT)
+        return 0; /* sent by another sender meanwhile */
+    dcpi_fleet_batch_t b;
+    if (rc == 0 && (rc = dcpi_fleet_batch_decode(buf, len, path, &b, err)) == 0) {
+        int sent = 0;
+        rc = dcpi_fleet_push(f, info, &b, &sent, err);
+        if (rc == 0)
+            sent ? st->sent++ : st->repeats++;
+        dcpi_fleet_batch_free(&b);
+    }
+    free(buf);
+    if (rc == 0)
+        (void)unlink(path);
+    return rc;
+}
+
+int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, char *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = list_spool(dir, &names, &n, NULL);
+    if (rc < 0 || n == 0) {
+        free_names(names, n);
+        return rc;
+    }
+    dcpi_fleet_t *f = NULL;
+    dcpi_fleet_info_t info;
+    rc = dcpi_fleet_open(url, &f, err);
+    if (rc == 0) {
+        dcpi_fleet_timeout(f, 30);
+        rc = dcpi_fleet_check(f, &info, err);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char path[4400];
+        (void)dcpi__pathf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = send_file(f, &info, path, st, err);
+        if (rc == DCPI_EFORMAT) { /* a damaged file is set aside, not retried forever */
+            char bad[4500];
+            (void)dcpi__pathf(bad, sizeof bad, "%s.bad", path);
+            (void)rename(path, bad);
+        }
+    }
+    dcpi_fleet_close(f);
+    free_names(names, n);
+    return rc;
+}
+
+/* ---- the background sender -------------------------------------------------------------- */
+
+struct dcpi_pusher {
+    char *url, *dir;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int kicked, stopping;
+    double stop_deadline;
+    dcpi_spool_stats_t st; /* under mu */
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 1, 2, 4 ... 60 s after consecutive failures, +-25% so a fleet does not retry in step. */
+static double backoff(unsigned fails)
+{
+    double d = 1.0;
+    for (unsigned i = 1; i < fails && d < 60.0; i++)
+        d *= 2.0;
+    if (d > 60.0)
+        d = 60.0;
+    uint32_t r = (uint32_t)new_cid();
+    return d * (0.75 + 0.5 * (double)(r % 1000) / 1000.0);
+}
+
+static void wait_until(dcpi_pusher_t *p, double t)
+{
+    while (!p->kicked && !p->stopping && mono() < t) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double left = t - mono();
+        if (left > 1.0)
+            left = 1.0;
+        ts.tv_sec += (time_t)left;
+        ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+    }
+}
+
+static void *pusher_main(void *arg)
+{
+    dcpi_pusher_t *p = arg;
+    unsigned fails = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        p->kicked = 0;
+        int stopping = p->stopping;
+        dcpi_spool_stats_t local = {0};
+        char err[DCPI_ERRLEN] = "";
+        pthread_mutex_unlock(&p->mu);
+        int rc = dcpi_spool_flush(p->dir, p->url, &local, err);
+        pthread_mutex_lock(&p->mu);
+        p->st.sent += local.sent;
+        p->st.repeats += local.repeats;
+        dcpi_spool_count(p->dir, &p->st);
+        double next = mono() + 1.0;
+        if (rc < 0) {
+            p->st.failures++;
+            snprintf(p->st.last_error, sizeof p->st.last_error, "%s", err);
+            next = mono() + backoff(++fails);
+        } else
+            fails = 0;
+        p->st.next_try = next;
+        if (stopping && (rc == 0 || mono() >= p->stop_deadline))
+            break;
+        wait_until(p, stopping ? (next < p->stop_deadline ? next : p->stop_deadline) : next);
+        if (p->stopping && !stopping)
+            p->kicked = 1;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int dcpi_pusher_start(const char *url, const char *dir, dcpi_pusher_t **out, char *err)
+{
+    dcpi_fleet_t *f = NULL;
+    int rc = dcpi_fleet_open(url, &f, err); /* the URL is checked before the thread starts */
+    dcpi_fleet_close(f);
+    if (rc < 0)
+        return rc;
+    dcpi_pusher_t *p = calloc(1, sizeof *p);
+    if (!p || !(p->url = strdup(url)) || !(p->dir = strdup(dir))) {
+        if (p) {
+            free(p->url);
+            free(p);
+        }
+        return DCPI_ENOMEM;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    dcpi_spool_count(dir, &p->st);
+    if (pthread_create(&p->thread, NULL, pusher_main, p) != 0) {
+        free(p->url);
+        free(p->dir);
+        free(p);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: cannot start the push thread", url);
+    }
+    *out = p;
+    return 0;
+}
+
+void dcpi_pusher_kick(dcpi_pusher_t *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->kicked = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void dcpi_pusher_stats(dcpi_pusher_t *p, dcpi_spool_stats_t *out)
+{
+    pthread_mutex_lock(&p->mu);
+    *out = p->st;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void dcpi_pusher_dropped(dcpi_pusher_t *p, uint64_t rows)
+{
+    pthread_mutex_lock(&p->mu);
+    p->st.dropped++;
+    p->st.dropped_rows += rows;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void dcpi_pusher_stop(dcpi_pusher_t *p, double timeout_s)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1;
+    p->kicked = 1;
+    p->stop_deadline = mono() + timeout_s;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->url);
+    free(p->dir);
+    free(p);
+}

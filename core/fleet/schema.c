@@ -1,0 +1,231 @@
+/*
+ * schema.c - create, check and expire the fleet's tables (schema.h).
+ */
+#include "core/fleet/schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/err.h"
+#include "dcpi/errno.h"
+
+#define KEYDEFS                                                                                    \
+    "day Date, skey UInt64, host String, epoch String, estart UInt32, eend UInt32, "               \
+    "platform String, event String, period UInt64, duty Float64, "
+#define IMGDEFS "build_id String, path String, kind UInt8, tstart UInt64, tsize UInt64, "
+
+static const struct table {
+    const char *name, *columns, *engine;
+    int data; /* 1: partitioned by day, expired */
+} tables[] = {
+    {"samples", KEYDEFS IMGDEFS "off UInt32, pid UInt32, comm String, cnt UInt64, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (event, build_id, host, estart, off)", 1},
+    {"hotlists",
+     KEYDEFS IMGDEFS "plugin String, hotsize UInt32, contexts UInt8, off UInt32, entry UInt8, "
+                     "value UInt64, ctx0 UInt64, ctx1 UInt64, cnt UInt64, err UInt64, vtot UInt64, "
+                     "seen UInt64, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
+    {"chains", KEYDEFS "chain String, cnt UInt64, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (event, host, estart, chain)", 1},
+    {"loss", KEYDEFS "lost UInt64, samples UInt64, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (host, estart, event)", 1},
+    {"symbols", "skey UInt64, build_id String, addr UInt64, size UInt64, name String, cid UInt64",
+     "MergeTree() ORDER BY (build_id, addr)", 0},
+    {"manifest",
+     "day Date, skey UInt64, host String, slot UInt64, batch UInt64, cid UInt64, pushed UInt64, "
+     "kind String, rows UInt64",
+     "ReplacingMergeTree() PARTITION BY day ORDER BY (slot, batch, cid)", 1},
+};
+
+static int run(dcpi_fleet_t *f, dcpi_fbuf_t *sql, char *err)
+{
+    int rc = dcpi_fbuf_ok(sql);
+    if (rc == 0)
+        rc = dcpi_fleet_query(f, sql->p, NULL, err);
+    dcpi_fbuf_reset(sql);
+    return rc;
+}
+
+static int create_table(dcpi_fleet_t *f, const struct table *t, const char *cluster, char *err)
+{
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = %s", db, t->name,
+                     t->columns, t->engine);
+    int rc = run(f, &sql, err);
+    if (rc == 0 && cluster) {
+        dcpi_fbuf_printf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s_all AS %s.%s ENGINE = ", db,
+                         t->name, db, t->name);
+        dcpi_fbuf_str(&sql, "Distributed(");
+        dcpi_fbuf_sqlstr(&sql, cluster);
+        dcpi_fbuf_printf(&sql, ", '%s', '%s', skey)", db, t->name);
+        rc = run(f, &sql, err);
+    }
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+static int write_meta(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
+{
+    dcpi_fbuf_t rows = {0};
+    dcpi_fbuf_printf(&rows, "schema\t%d\nkeep\t%ld\ncluster\t", DCPI_FLEET_SCHEMA, keep);
+    dcpi_fbuf_tsv(&rows, cluster ? cluster : "");
+    dcpi_fbuf_str(&rows, "\n");
+    int rc = dcpi_fbuf_ok(&rows);
+    if (rc == 0) {
+        char ts[32];
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        snprintf(ts, sizeof ts, "%lld", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+        /* every line gets the same version: the newest init wins */
+        dcpi_fbuf_t v = {0};
+        for (char *p = rows.p; *p;) {
+            char *nl = strchr(p, '\n');
+            dcpi_fbuf_add(&v, p, (size_t)(nl - p));
+            dcpi_fbuf_printf(&v, "\t%s\n", ts);
+            p = nl + 1;
+        }
+        rc = dcpi_fbuf_ok(&v);
+        if (rc == 0)
+            rc = dcpi_fleet_insert(f, "meta", "key, value, ver", &v, err);
+        dcpi_fbuf_free(&v);
+    }
+    dcpi_fbuf_free(&rows);
+    return rc;
+}
+
+int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
+{
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql, "CREATE DATABASE IF NOT EXISTS %s", db);
+    int rc = run(f, &sql, err);
+    if (rc == 0) {
+        dcpi_fbuf_printf(&sql,
+                         "CREATE TABLE IF NOT EXISTS %s.meta (key String, value String, ver "
+                         "UInt64) ENGINE = ReplacingMergeTree(ver) ORDER BY key",
+                         db);
+        rc = run(f, &sql, err);
+    }
+    dcpi_fbuf_free(&sql);
+    dcpi_fleet_info_t old;
+    char why[DCPI_ERRLEN];
+    if (rc == 0 && (rc = dcpi_fleet_check(f, &old, why)) == DCPI_EVERSION)
+        return dcpi__errf(err, rc, "%s", why);
+    rc = rc == DCPI_ENOENT ? 0 : rc;
+    if (rc < 0)
+        return dcpi__errf(err, rc, "%s", why);
+    for (size_t i = 0; rc == 0 && i < sizeof tables / sizeof *tables; i++)
+        rc = create_table(f, &tables[i], cluster, err);
+    return rc == 0 ? write_meta(f, keep, cluster, err) : rc;
+}
+
+static int parse_meta(dcpi_fleet_t *f, char *text, dcpi_fleet_info_t *info, char *err)
+{
+    char *fields[2];
+    int n;
+    *info = (dcpi_fleet_info_t){.suffix = ""};
+    while ((n = dcpi_fleet_tsv_line(&text, fields, 2)) != 0) {
+        if (n != 2)
+            continue;
+        if (!strcmp(fields[0], "schema"))
+            info->schema = atoi(fields[1]);
+        else if (!strcmp(fields[0], "keep"))
+            info->keep = atol(fields[1]);
+        else if (!strcmp(fields[0], "cluster"))
+            snprintf(info->cluster, sizeof info->cluster, "%s", fields[1]);
+    }
+    if (info->cluster[0])
+        info->suffix = "_all";
+    if (info->schema == 0)
+        return dcpi__errf(err, DCPI_ENOENT,
+                          "%s: database %s has no dcpi schema (run dcpictl -fleet URL init)",
+                          dcpi_fleet_url(f), dcpi_fleet_dbname(f));
+    if (info->schema != DCPI_FLEET_SCHEMA)
+        return dcpi__errf(err, DCPI_EVERSION,
+                          "%s: database %s has dcpi schema %d, this dcpi knows %d",
+                          dcpi_fleet_url(f), dcpi_fleet_dbname(f), info->schema, DCPI_FLEET_SCHEMA);
+    return 0;
+}
+
+int dcpi_fleet_check(dcpi_fleet_t *f, dcpi_fleet_info_t *info, char *err)
+{
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0}, out = {0};
+    dcpi_fbuf_str(&sql, "SELECT count() FROM system.tables WHERE database = ");
+    dcpi_fbuf_sqlstr(&sql, db);
+    dcpi_fbuf_str(&sql, " AND name = 'meta'");
+    char n[32] = "";
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_scalar(f, sql.p, n, sizeof n, err);
+    if (rc == 0 && strcmp(n, "1") != 0)
+        rc = dcpi__errf(err, DCPI_ENOENT,
+                        "%s: database %s has no dcpi schema (run dcpictl -fleet URL init)",
+                        dcpi_fleet_url(f), db);
+    dcpi_fbuf_reset(&sql);
+    dcpi_fbuf_printf(&sql, "SELECT key, argMax(value, ver) FROM %s.meta GROUP BY key", db);
+    if (rc == 0 && (rc = dcpi_fbuf_ok(&sql)) == 0)
+        rc = dcpi_fleet_query(f, sql.p, &out, err);
+    if (rc == 0)
+        rc = parse_meta(f, out.p ? out.p : (char[]){0}, info, err);
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+static int drop_old(dcpi_fleet_t *f, const char *cutoff, long *dropped, char *err)
+{
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0}, out = {0};
+    dcpi_fbuf_str(&sql, "SELECT DISTINCT table, partition FROM system.parts WHERE active AND "
+                        "database = ");
+    dcpi_fbuf_sqlstr(&sql, db);
+    dcpi_fbuf_str(&sql, " AND partition < ");
+    dcpi_fbuf_sqlstr(&sql, cutoff);
+    dcpi_fbuf_str(&sql, " AND partition > '1970-01-02' AND table IN (");
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        if (tables[i].data)
+            dcpi_fbuf_printf(&sql, "%s'%s'", i ? ", " : "", tables[i].name);
+    dcpi_fbuf_str(&sql, ") ORDER BY table, partition");
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_query(f, sql.p, &out, err);
+    char *cur = out.p, *fld[2];
+    int n;
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 2)) != 0) {
+        if (n != 2 || !dcpi_fleet_valid_name(fld[0]))
+            continue;
+        dcpi_fbuf_reset(&sql);
+        dcpi_fbuf_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION ", db, fld[0]);
+        dcpi_fbuf_sqlstr(&sql, fld[1]);
+        if ((rc = dcpi_fbuf_ok(&sql)) == 0 && (rc = dcpi_fleet_query(f, sql.p, NULL, err)) == 0)
+            (*dropped)++;
+    }
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err)
+{
+    dcpi_fleet_info_t info;
+    *dropped = 0;
+    int rc = dcpi_fleet_check(f, &info, err);
+    if (rc < 0 || info.keep <= 0)
+        return rc;
+    time_t cut = time(NULL) - (time_t)info.keep * 86400;
+    struct tm tm;
+    char day[16];
+    gmtime_r(&cut, &tm);
+    strftime(day, sizeof day, "%Y-%m-%d", &tm);
+    return drop_old(f, day, dropped, err);
+}
+
+void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
+{
+    dcpi_fbuf_printf(sql, "cid IN (SELECT argMax(cid, pushed) FROM %s.manifest GROUP BY slot)",
+                     dcpi_fleet_dbname(f));
+}

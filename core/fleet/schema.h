@@ -1,0 +1,71 @@
+/*
+ * schema.h - the fleet's tables in ClickHouse (docs/fleet.md, "Schema"), schema version 1.
+ *
+ * Every data row carries the commit id (cid) of the push that wrote it and counts only once the
+ * manifest holds that commit: a push inserts its rows, then one manifest row. A slot is what a
+ * push replaces (one epoch of one host and platform for dcpipush, one flush for dcpid -push,
+ * one build-id's symbols); queries count the rows of each slot's newest commit, so a push
+ * repeated, retried after a crash, or cut off half-way never counts twice. skey (a hash of the
+ * host, or of the build-id for symbols) is the sharding key of the Distributed tables.
+ * Data tables are partitioned by day (of the epoch's start, UTC); retention drops whole days.
+ * Only SQL, engines and formats ClickHouse 18.16 and current releases both accept are used
+ * (no TTL clause, no query parameters: literals are escaped, sql.h).
+ */
+#ifndef DCPI_CORE_FLEET_SCHEMA_H
+#define DCPI_CORE_FLEET_SCHEMA_H
+
+#include <stdint.h>
+
+#include "core/fleet/conn.h"
+
+#define DCPI_FLEET_SCHEMA 1
+
+/* Columns of the data tables, in insert order (rows.c writes them in this order). */
+#define DCPI_FLEET_KEYCOLS "day, skey, host, epoch, estart, eend, platform, event, period, duty"
+#define DCPI_FLEET_SAMPLES_COLS                                                                    \
+    DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, off, pid, comm, cnt"
+#define DCPI_FLEET_HOTLISTS_COLS                                                                   \
+    DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, hotsize, contexts, off, "   \
+                       "entry, value, ctx0, ctx1, cnt, err, vtot, seen"
+#define DCPI_FLEET_CHAINS_COLS   DCPI_FLEET_KEYCOLS ", chain, cnt"
+#define DCPI_FLEET_LOSS_COLS     DCPI_FLEET_KEYCOLS ", lost, samples"
+#define DCPI_FLEET_SYMBOLS_COLS  "skey, build_id, addr, size, name"
+#define DCPI_FLEET_MANIFEST_COLS "day, skey, host, slot, batch, cid, pushed, kind, rows"
+
+/* Image kinds in the kind column (as core/model/profset.h's dcpi_pset_kind). */
+enum { DCPI_FLEET_FILE = 0, DCPI_FLEET_KERNEL = 1, DCPI_FLEET_UNKNOWN = 2, DCPI_FLEET_PSEUDO = 3 };
+
+/* What a connection learned from the meta table. */
+typedef struct dcpi_fleet_info {
+    int schema;         /* DCPI_FLEET_SCHEMA */
+    long keep;          /* days kept (0: forever) */
+    char cluster[128];  /* "" or the cluster of the Distributed tables */
+    const char *suffix; /* "" or "_all": the tables queries and pushes use */
+} dcpi_fleet_info_t;
+
+/*
+ * Create the database and the tables when missing (dcpictl -fleet URL init): keep days of
+ * retention (0: forever, else dcpi_fleet_expire drops older days), cluster NULL or the name of a
+ * cluster in the server's remote_servers config: then "<table>_all" Distributed tables over it
+ * (sharded by skey) are created too and used by every push and query through this server. Run
+ * it on each shard first (without cluster), then on the server that fronts them (with it).
+ * An existing schema of another version is an error (DCPI_EVERSION).
+ */
+int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err);
+/* Read and check the meta table: DCPI_ENOENT "URL: database D has no dcpi schema (run dcpictl
+ * -fleet URL init)", DCPI_EVERSION for another schema version. */
+int dcpi_fleet_check(dcpi_fleet_t *f, dcpi_fleet_info_t *info, char *err);
+/* Drop the days older than the kept ones (today UTC - keep) from every data table; *dropped gets
+ * the number of partitions dropped. Symbols stay. 0 when keep is 0. */
+int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err);
+
+/* The manifest filter of a query: "cid IN (SELECT argMax(cid, pushed) FROM DB.manifest GROUP BY
+ * slot)" over the local manifest (on a cluster each shard reads its own). */
+void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql);
+
+#endif
+
+/* dcpictl -fleet URL CMD: "init" (with keep and cluster), "expire" or "status"; the lines it
+ * prints go to out. 0, DCPI_EINVAL (unknown command), or the command's error. */
+int dcpi_fleet_admin(const char *url, const char *cmd, long keep, const char *cluster,
+                     void (*out)(void *arg, const char *line), void *arg, char *err);

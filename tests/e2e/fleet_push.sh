@@ -1,0 +1,118 @@
+#!/bin/bash
+# fleet_push.sh - dcpipush and dcpictl -fleet against a private clickhouse-server: the schema,
+# a pushed database counted exactly once (a repeat is a no-op), hostile names (host, path, command,
+# symbol with quotes, backslashes, tabs) round-tripping exactly, basic auth from the environment
+# (never the URL), the server down, and pushes killed at random points or cut by a server killed
+# mid-push: once both are back, the store holds every sample exactly once.
+# Skips (77) when perf_event_open of cpu-clock is not possible here (the database is recorded).
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/fleet.sh"
+e2e_counting fleet-push
+to() { timeout -k 5 "$@"; }
+trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+e2e_require gcc build-essential
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+
+# --- a recording of a program with hostile names, with call chains
+prog=$(fleet_hostile_prog "$T") || exit 1
+to 60 "$BIN/dcpid" -db "$T/db" -g -event cpu-clock -- "$prog" >"$T/dcpid.out" 2>&1 ||
+    { echo "FAIL: dcpid: $(tail -3 "$T/dcpid.out")"; exit 1; }
+local_total=$("$BIN/dcpiprof" -db "$T/db" | awk '$1 == "cpu-clock" { print $2; exit }')
+[ "${local_total:-0}" -ge 100 ] || { echo "FAIL: only '$local_total' samples recorded"; exit 1; }
+
+mkdir -p "$T/ch"
+fleet_start "$T/ch"
+U="${FLEET_HTTP}?database=fl"
+S="$FLEET_HTTP"
+committed="cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)"
+total() { fleet_sql "$S" "SELECT sum(cnt) FROM fl.samples WHERE $committed ${1:-}"; }
+
+# --- schema
+out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push before init succeeded"
+case "$out" in *"has no dcpi schema (run dcpictl -fleet URL init)"*) ;; *) fail "push before init: $out" ;; esac
+"$BIN/dcpictl" -fleet "$U" -fleet-keep 30 init >"$T/init.out" 2>&1 || fail "init: $(cat "$T/init.out")"
+"$BIN/dcpictl" -fleet "$U" init >/dev/null 2>&1 || fail "init again is not a no-op"
+for t in meta samples hotlists chains loss symbols manifest; do
+    [ "$(fleet_sql "$S" "EXISTS TABLE fl.$t")" = 1 ] || fail "no table $t after init"
+done
+fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 1)" >/dev/null
+fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 99999999999999999999)" >/dev/null 2>&1 ||
+    fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 18446744073709551615)" >/dev/null
+out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 99 succeeded"
+case "$out" in *"has dcpi schema 99, this dcpi knows 1"*) ;; *) fail "schema 99: $out" ;; esac
+fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
+sleep 0.5
+"$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
+
+# --- push, hostile names, repeat
+host=$'ho\'st"\\\tna me'
+out=$("$BIN/dcpipush" -db "$T/db" -host "$host" "$U" 2>&1) || fail "push: $out"
+case "$out" in *" rows pushed") ;; *) fail "push said: $out" ;; esac
+[ "$(total)" = "$local_total" ] || fail "fleet total $(total), local $local_total"
+hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F; }
+[ "$(fleet_sql "$S" "SELECT DISTINCT hex(host) FROM fl.samples")" = "$(hex "$host")" ] ||
+    fail "host did not round-trip: $(fleet_sql "$S" "SELECT DISTINCT host FROM fl.samples")"
+fleet_sql "$S" "SELECT DISTINCT hex(path) FROM fl.samples" | grep -x "$(hex "$prog")" >/dev/null ||
+    fail "path did not round-trip"
+fleet_sql "$S" "SELECT DISTINCT hex(comm) FROM fl.samples" | grep -x "$(hex $'c\'o"m\\m\tx')" >/dev/null ||
+    fail "command name did not round-trip: $(fleet_sql "$S" "SELECT DISTINCT comm FROM fl.samples")"
+fleet_sql "$S" "SELECT hex(name) FROM fl.symbols" | grep -x "$(hex 'q'"'"'uo"te\back\ttab\nnl')" >/dev/null ||
+    fail "symbol name did not round-trip"
+[ "$(fleet_sql "$S" "SELECT count() FROM fl.chains WHERE $committed")" -gt 0 ] || fail "no call chains"
+[ "$(fleet_sql "$S" "SELECT count() FROM fl.loss WHERE $committed")" -gt 0 ] || fail "no loss rows"
+commits=$(fleet_sql "$S" "SELECT count() FROM fl.manifest")
+out=$("$BIN/dcpipush" -db "$T/db" -host "$host" "$U" 2>&1) || fail "repeat: $out"
+case "$out" in *"already in the store") ;; *) fail "repeat said: $out" ;; esac
+[ "$(fleet_sql "$S" "SELECT count() FROM fl.manifest")" = "$commits" ] || fail "a repeat committed"
+[ "$(total)" = "$local_total" ] || fail "after a repeat: fleet total $(total), local $local_total"
+
+# --- credentials: from the environment or a file, never the URL
+out=$(DCPI_FLEET_USER=pusher DCPI_FLEET_PASSWORD_FILE="$T/ch/password" \
+    "$BIN/dcpipush" -db "$T/db" -host auth1 "$U" 2>&1) || fail "push with a password file: $out"
+out=$(DCPI_FLEET_USER=pusher DCPI_FLEET_PASSWORD='pw-"q\uote' \
+    "$BIN/dcpipush" -db "$T/db" -host auth2 "$U" 2>&1) || fail "push with a password: $out"
+out=$(DCPI_FLEET_USER=pusher DCPI_FLEET_PASSWORD=wrong "$BIN/dcpipush" -db "$T/db" -host a3 "$U" 2>&1) &&
+    fail "a wrong password was accepted"
+case "$out" in *"Wrong password"*) ;; *) fail "wrong password: $out" ;; esac
+out=$("$BIN/dcpipush" -db "$T/db" "http://pusher:pw@127.0.0.1:1/" 2>&1) && fail "URL credentials taken"
+case "$out" in *"credentials in a URL"*) ;; *) fail "URL credentials: $out" ;; esac
+[ "$(total "AND host = 'auth1'")" = "$local_total" ] || fail "auth1 total $(total "AND host = 'auth1'")"
+
+# --- many epochs, pushes killed at random points: nothing lost, nothing twice
+ep=$(ls "$T/db" | grep -E '^[0-9]{12}$' | head -1)
+for i in $(seq 10 39); do cp -r "$T/db/$ep" "$T/db/2026010100$i"; done
+nep=$(ls "$T/db" | grep -cE '^[0-9]{12}$')
+for i in $(seq 1 8); do
+    "$BIN/dcpipush" -q -db "$T/db" -host killed "$U" >/dev/null 2>&1 &
+    p=$!
+    sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+    kill -9 $p 2>/dev/null
+    wait $p 2>/dev/null
+done
+"$BIN/dcpipush" -q -db "$T/db" -host killed "$U" >"$T/k.out" 2>&1 || fail "final push: $(cat "$T/k.out")"
+want=$((local_total * nep))
+[ "$(total "AND host = 'killed'")" = "$want" ] ||
+    fail "after killed pushes: $(total "AND host = 'killed'") samples, want $want"
+
+# --- the server down, then killed mid-push
+fleet_stop "$T/ch"
+out=$("$BIN/dcpipush" -db "$T/db" -host down "$U" 2>&1) && fail "push to a stopped server succeeded"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "server down: more than one line: $out"
+case "$out" in "dcpipush: http://127.0.0.1:"*) ;; *) fail "server down: $out" ;; esac
+fleet_restart "$T/ch"
+for i in 1 2; do
+    "$BIN/dcpipush" -q -db "$T/db" -host cut "$U" >/dev/null 2>&1 &
+    p=$!
+    sleep "0.$((RANDOM % 10))"
+    kill -9 "$(cat "$T/ch/pid")"
+    wait $p && echo "note: push $i finished before the server was killed"
+    fleet_restart "$T/ch"
+done
+"$BIN/dcpipush" -q -db "$T/db" -host cut "$U" >"$T/c.out" 2>&1 || fail "push after restart: $(cat "$T/c.out")"
+[ "$(total "AND host = 'cut'")" = "$want" ] ||
+    fail "after a killed server: $(total "AND host = 'cut'") samples, want $want"
+
+[ $fails = 0 ] && echo "PASS: fleet push ($local_total samples, $nep epochs)"
+exit $((fails > 0))

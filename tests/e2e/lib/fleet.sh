@@ -1,0 +1,141 @@
+# tests/e2e/lib/fleet.sh - a private ClickHouse server for the fleet tests (and bench/fleet.sh):
+# sourced after common.sh. fleet_start DIR [CLUSTER_PORTS...] writes a config into DIR (data,
+# logs, a users file with "default" (no password) and "pusher" (password in DIR/password)), picks
+# free ports on 127.0.0.1, starts clickhouse-server in the background and waits for /ping.
+# It sets FLEET_HTTP (http://127.0.0.1:PORT/), FLEET_TCP (its native port) and FLEET_PID.
+# With CLUSTER_PORTS (native ports of other servers), remote_servers holds the cluster "two"
+# of this server and those as shards. fleet_stop DIR stops the one started in DIR.
+# clickhouse-server is a Debian package make deps installs: its absence is a failure.
+
+fleet_free_port() {
+    local p
+    for _ in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return 0; }
+    done
+    return 1
+}
+
+fleet_start() {
+    local dir=$1 http tcp inter i
+    shift
+    e2e_require clickhouse-server clickhouse-server
+    mkdir -p "$dir/data/tmp" "$dir/data/user_files"
+    http=$(fleet_free_port) && tcp=$(fleet_free_port) && inter=$(fleet_free_port) ||
+        { echo "FAIL: no free port"; exit 1; }
+    echo 'pw-"q\uote' >"$dir/password"
+    local shards="<shard><replica><host>127.0.0.1</host><port>$tcp</port></replica></shard>"
+    for p in "$@"; do
+        shards="$shards<shard><replica><host>127.0.0.1</host><port>$p</port></replica></shard>"
+    done
+    cat >"$dir/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/server.log</log><errorlog>$dir/server.err</errorlog><console>0</console></logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>$http</http_port><tcp_port>$tcp</tcp_port><interserver_http_port>$inter</interserver_http_port>
+  <path>$dir/data/</path><tmp_path>$dir/data/tmp/</tmp_path><user_files_path>$dir/data/user_files/</user_files_path>
+  <users_config>$dir/users.xml</users_config>
+  <default_profile>default</default_profile><default_database>default</default_database>
+  <mark_cache_size>67108864</mark_cache_size><uncompressed_cache_size>67108864</uncompressed_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <remote_servers><two>$shards</two></remote_servers>
+</yandex>
+XML
+    cat >"$dir/users.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <users>
+    <default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>
+    <pusher><password>pw-&quot;q\uote</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></pusher>
+  </users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+XML
+    clickhouse-server --config-file="$dir/config.xml" >"$dir/stdout" 2>&1 &
+    FLEET_PID=$!
+    echo $FLEET_PID >"$dir/pid"
+    FLEET_HTTP="http://127.0.0.1:$http/"
+    FLEET_TCP=$tcp
+    for i in $(seq 1 200); do
+        [ "$(curl -s "$FLEET_HTTP"ping 2>/dev/null)" = "Ok." ] && return 0
+        kill -0 $FLEET_PID 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "FAIL: clickhouse-server did not start: $(tail -3 "$dir/server.err" "$dir/stdout" 2>/dev/null)"
+    exit 1
+}
+
+fleet_stop() {
+    local pid
+    pid=$(cat "$1/pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+}
+
+# fleet_sql URL SQL: run one statement, print its TabSeparated result.
+fleet_sql() {
+    curl -sS --fail-with-body "$1" --data-binary "$2"
+}
+
+# fleet_restart DIR: start the server of DIR again on the same ports (after fleet_stop).
+fleet_restart() {
+    clickhouse-server --config-file="$1/config.xml" >>"$1/stdout" 2>&1 &
+    FLEET_PID=$!
+    echo $FLEET_PID >"$1/pid"
+    local url
+    url=$(sed -n 's|.*<http_port>\([0-9]*\)</http_port>.*|http://127.0.0.1:\1/|p' "$1/config.xml")
+    for _ in $(seq 1 200); do
+        [ "$(curl -s "${url}ping" 2>/dev/null)" = "Ok." ] && return 0
+        sleep 0.1
+    done
+    echo "FAIL: clickhouse-server did not start again"
+    exit 1
+}
+
+# fleet_hostile_prog DIR: build a program whose hot function's symbol name holds a quote, a
+# double quote and backslashes ("q'uo\"te\back\ttab\nnl", the \t and \n as two characters each)
+# at a path with a quote, a double quote, a backslash, a tab and a space; it sets its command
+# name to "c'o\"m\m<TAB>x" and runs about a second. Prints the program's path.
+fleet_hostile_prog() {
+    local d="$1/we'ird \"dir\\	x"
+    mkdir -p "$d"
+    cat >"$1/hn.s" <<'ASM'
+    .text
+    .globl "q'uo\"te\\back\ttab\nnl"
+    .type "q'uo\"te\\back\ttab\nnl", @function
+"q'uo\"te\\back\ttab\nnl":
+.Lhq:
+    leal (%rdi,%rdi,2), %eax
+    imull %eax, %eax
+    imull %eax, %eax
+    ret
+    .size "q'uo\"te\\back\ttab\nnl", .-.Lhq
+    .globl call_hq
+    .type call_hq, @function
+call_hq:
+    jmp .Lhq
+    .size call_hq, .-call_hq
+    .section .note.GNU-stack,"",@progbits
+ASM
+    cat >"$1/hm.c" <<'C'
+#include <sys/prctl.h>
+#include <time.h>
+int call_hq(int);
+int main(void)
+{
+    prctl(PR_SET_NAME, "c'o\"m\\m\tx");
+    volatile long s = 0;
+    time_t end = time(0) + 1;
+    while (time(0) <= end)
+        for (long i = 0; i < 1000000; i++)
+            s += call_hq((int)i);
+    return (int)(s & 0);
+}
+C
+    gcc -O1 -Wl,--build-id -o "$d/prog" "$1/hm.c" "$1/hn.s" 2>"$1/gcc.err" ||
+        { echo "FAIL: gcc: $(grep -v Warning "$1/gcc.err" | head -3)" >&2; return 1; }
+    printf '%s\n' "$d/prog"
+}
