@@ -1,7 +1,7 @@
 # DcpiMan.cmake - man pages generated at build time from docs/*.md (cmake/md2man.sh, pandoc).
 # Section 1: docs/<tool>.md for every tools/<tool>.c (by glob: a new tool's page comes with it).
-# Section 5: every other docs/*.md whose first heading is "# name(5) - ...". The page's name and
-# section come from that heading. Sets DCPI_MAN_TARGETS (the pages built) and installs them under
+# Sections 5 and 7: every other docs/*.md whose first heading is "# name(5) - ..." (formats) or
+# "# name(7) - ..." (dcpi(7), the flag grammar). The page's name and section come from that heading. Sets DCPI_MAN_TARGETS (the pages built) and installs them under
 # share/man/manN in the component given as DCPI_MAN_COMPONENT. Without pandoc: no man pages (said).
 find_program(DCPI_PANDOC pandoc)
 set(DCPI_MAN_OUTPUTS)
@@ -21,7 +21,7 @@ foreach(src ${dcpi_man_tools})
   endif()
 endforeach()
 foreach(md ${dcpi_man_docs})
-  file(STRINGS ${md} head REGEX "^# [A-Za-z0-9_.-]+\\(5\\)" LIMIT_COUNT 1)
+  file(STRINGS ${md} head REGEX "^# [A-Za-z0-9_.-]+\\([57]\\)" LIMIT_COUNT 1)
   if(head)
     list(APPEND dcpi_man_sources ${md})
   endif()
