@@ -248,10 +248,11 @@ static Suite *srclines_suite(void)
 
 int main(void)
 {
-    /* gcc (build-essential) and binutils are installed by make deps: missing is a failure. */
+    /* gcc (build-essential) and binutils are installed by make test-deps: missing is a failure. */
     if (system("command -v gcc >/dev/null && command -v addr2line >/dev/null && "
                "command -v nm >/dev/null") != 0) {
-        printf("FAIL: gcc or binutils (nm, addr2line) not installed (make deps installs them)\n");
+        printf(
+            "FAIL: gcc or binutils (nm, addr2line) not installed (make test-deps installs them)\n");
         return EXIT_FAILURE;
     }
     SRunner *sr = srunner_create(srclines_suite());

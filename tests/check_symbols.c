@@ -394,7 +394,7 @@ START_TEST(test_libc_dynsym)
 }
 END_TEST
 
-/* libc's debug file under /usr/lib/debug/.build-id (libc6-dbg, not installed by make deps). */
+/* libc's debug file under /usr/lib/debug/.build-id (libc6-dbg, not installed by make test-deps). */
 static const char *libc_debug_missing(void)
 {
     if (libc_unreadable())

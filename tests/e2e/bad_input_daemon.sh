@@ -3,7 +3,7 @@
 # client that connects and says nothing with "error: no command received" within 5 s, and
 # survives both (docs/reliability.md). Split from bad_input.sh, which passed without this part
 # when it could not run.
-# Skips (77) when python3 (the raw AF_UNIX client; not installed by make deps) is missing or
+# Skips (77) when python3 (the raw AF_UNIX client; not installed by make test-deps) is missing or
 # system-wide cpu-clock sampling is not possible here.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"

@@ -31,7 +31,7 @@ e2e_require gcc build-essential
 e2e_require debuginfod debuginfod
 e2e_require debuginfod-find debuginfod
 PATH=$PATH:/usr/sbin:/sbin ldconfig -p | grep -q 'libdebuginfod\.so\.1 ' ||
-    fail "libdebuginfod.so.1 is not installed (Debian package libdebuginfod1, installed by make deps)"
+    fail "libdebuginfod.so.1 is not installed (Debian package libdebuginfod1, installed by make test-deps)"
 unset DEBUGINFOD_URLS
 export DEBUGINFOD_CACHE_PATH=$T/cache DEBUGINFOD_TIMEOUT=20
 

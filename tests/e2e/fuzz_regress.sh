@@ -3,7 +3,7 @@
 # $DCPI_BIN/../build-fuzz-ci (cmake -DDCPI_FUZZ=ON) and runs tests/fuzz/run.sh for 3 seconds a
 # harness: each harness replays its regress/ inputs (every crash found so far) and its seed
 # corpus, then fuzzes briefly. clang and libFuzzer (clang, libclang-rt-14-dev) are installed by
-# make deps: without them the test fails.
+# make test-deps: without them the test fails.
 # Env: DCPI_BIN (build dir), DCPI_SRC (source dir); FUZZ_SECONDS overrides the 3 seconds.
 set -u
 src=${DCPI_SRC:?DCPI_SRC not set}
@@ -12,7 +12,7 @@ fuzzdir=$(cd "$bin/.." && pwd)/build-fuzz-ci
 seconds=${FUZZ_SECONDS:-3}
 
 if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; then
-    echo "FAIL: clang/clang++ not found (Debian package clang, installed by make deps)"
+    echo "FAIL: clang/clang++ not found (Debian package clang, installed by make test-deps)"
     exit 1
 fi
 probe=$(mktemp -d)
@@ -20,7 +20,7 @@ trap 'rm -rf "$probe"' EXIT
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' \
     >"$probe/p.c"
 if ! clang -fsanitize=fuzzer,address,undefined -o "$probe/p" "$probe/p.c" >/dev/null 2>&1; then
-    echo "FAIL: clang cannot link -fsanitize=fuzzer,address,undefined (libclang-rt-14-dev, installed by make deps)"
+    echo "FAIL: clang cannot link -fsanitize=fuzzer,address,undefined (libclang-rt-14-dev, installed by make test-deps)"
     exit 1
 fi
 

@@ -51,7 +51,7 @@ for i in $(seq 200); do
     printf 'int main(void) { volatile long s = %d; for (long k = 0; k < 200000; k++) s += k; return 0; }\n' "$i" >"$T/img/p$i.c"
 done
 (cd "$T/img" && for i in $(seq 200); do gcc -O0 -o "p$i" "p$i.c" || exit 1; done) ||
-    fail "gcc failed (gcc: build-essential, installed by make deps)"
+    fail "gcc failed (gcc: build-essential, installed by make test-deps)"
 NIMG=200
 
 RSS0=$(rss) peak=$(rss) at500=

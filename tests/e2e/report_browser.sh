@@ -1,6 +1,6 @@
 #!/bin/bash
 # report_browser.sh - dcpireport's page loaded in a real browser (headless Chromium, Debian
-# package chromium, installed by make deps). One dcpid -g -vtrace vp-classic run of
+# package chromium, installed by make test-deps). One dcpid -g -vtrace vp-classic run of
 # work-demo (hot_mul, hot_add, hot_xor), work-values (lea_loop: its lea's results are 7 in 60%
 # of executions) and a small C++ program whose procedure is named "long spin<int>(int&, long)"
 # (<, >, & in a name); the page, after its script ran (chromium --dump-dom), must hold:

@@ -4,7 +4,7 @@
 # the samples and hot_mul (a leaf) as many children as self samples plus at most the kernel's
 # (interrupts taken while it ran); dcpiexport
 # -format gperftools read by google-pprof --text --cum gives main ~100% cumulative (google-pprof
-# is installed by make deps). The system-wide "stacks" status line is stacks_status.sh.
+# is installed by make test-deps). The system-wide "stacks" status line is stacks_status.sh.
 # Skips (77) when cpu-clock sampling with call chains is not possible here.
 set -u
 export LC_ALL=C

@@ -19,7 +19,7 @@
 #     record of a burst (the interrupted instruction) would favour slow executions; it is
 #     dropped by default (dcpid -vstep-first keeps it), so the share is per execution.
 # Skips (77) when cpu-clock sampling is not possible here; fails without a C compiler (vp-memval;
-# build-essential is installed by make deps).
+# build-essential is installed by make test-deps).
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}

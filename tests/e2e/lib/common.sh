@@ -9,18 +9,18 @@ e2e_skip() {
 }
 
 # e2e_need CMD REASON...: skip with REASON unless CMD is on PATH. Only for what the machine may
-# lack; what `make deps` installs (DEB_PKGS in the Makefile) is e2e_require'd.
+# lack; what `make test-deps` installs (the Makefile's package lists) is e2e_require'd.
 e2e_need() {
     local cmd=$1
     shift
     command -v "$cmd" >/dev/null || e2e_skip "$@"
 }
 
-# e2e_require CMD PACKAGE: fail (exit 1) unless CMD is on PATH: PACKAGE is one `make deps`
+# e2e_require CMD PACKAGE: fail (exit 1) unless CMD is on PATH: PACKAGE is one `make test-deps`
 # installs, so its absence is a broken set-up, never a skip.
 e2e_require() {
     command -v "$1" >/dev/null && return 0
-    echo "FAIL: $1 is not installed (Debian package $2, installed by make deps)"
+    echo "FAIL: $1 is not installed (Debian package $2, installed by make test-deps)"
     exit 1
 }
 
@@ -56,13 +56,13 @@ e2e_probe_cpu_clock() {
 
 # e2e_gperf_prog: build $T/prog (hot, warm) linked to $T/libspin.so (lib_spin) with gcc -O1 -g
 # and profile one run under gperftools' libprofiler into $T/prog.prof (1000 Hz). Fails when gcc,
-# google-pprof or libprofiler.so.0 is missing (make deps installs them); skips when libprofiler
+# google-pprof or libprofiler.so.0 is missing (make test-deps installs them); skips when libprofiler
 # writes no profile (no SIGPROF timer here).
 e2e_gperf_prog() {
     local libprof=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
     e2e_require gcc build-essential
     e2e_require google-pprof google-perftools
-    [ -e "$libprof" ] || { echo "FAIL: $libprof not installed (google-perftools, installed by make deps)"; exit 1; }
+    [ -e "$libprof" ] || { echo "FAIL: $libprof not installed (google-perftools, installed by make test-deps)"; exit 1; }
     cat >"$T/lib.c" <<'C'
 __attribute__((noinline)) double lib_spin(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.125; return s; }
 C
