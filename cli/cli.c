@@ -462,7 +462,7 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
                           cli->tool, cli->db, from, cli->db);
     }
     if (!S_ISDIR(st.st_mode)) {
-        return dcpi__errf(err, DCPI_EINVAL,
+        return dcpi__errf(err, DCPI_ENOENT,
                           "%s: %s: not a directory (%s); -db wants the database directory "
                           "dcpid writes",
                           cli->tool, cli->db, from);

@@ -122,7 +122,7 @@ void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err);
 /*
  * Resolve cli->db (-db, else $DCPIDB, else ./dcpidb) and cli->epoch (-epoch, default latest,
  * counting only epochs that hold -platform when given). Errors: DCPI_ENOENT "TOOL: DIR: no such
- * database directory (...what to do)", DCPI_EINVAL "TOOL: DIR: not a directory (...)", or the
+ * database directory (...what to do)" or "TOOL: DIR: not a directory (...)", or the
  * epoch selection's error ("TOOL: ..."), e.g. no epochs.
  */
 int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);

@@ -118,7 +118,7 @@ static int parse_opts(ctx_t *c)
 
 /* ---- main flow ---- */
 
-/* The event column of the listing: -s, else cpu-clock, else the first; -1 after a message. */
+/* The event column of the listing: -e, else cpu-clock, else the first; -1 after a message. */
 static long pick_event(const ctx_t *c)
 {
     const dcpi_listing_t *ls = c->sel.ls;
@@ -128,9 +128,13 @@ static long pick_event(const ctx_t *c)
             return (long)e;
     if (!c->o.event && ls->nevents > 0)
         return 0;
-    if (c->o.event)
-        fprintf(stderr, TOOL ": no samples of event '%s' in %s\n", want, c->sel.path);
-    else
+    if (c->o.event) {
+        char have[256] = "none";
+        for (size_t e = 0, n = 0; e < ls->nevents && n + 1 < sizeof have; e++)
+            n += (size_t)snprintf(have + n, sizeof have - n, "%s%s", e ? ", " : "", ls->events[e]);
+        fprintf(stderr, TOOL ": no samples of event '%s' in %s (events there: %s)\n", want,
+                c->sel.path, have);
+    } else
         fprintf(stderr, TOOL ": no samples of %s in epoch %s\n", c->sel.path, c->cli.epoch);
     return -1;
 }

@@ -35,9 +35,33 @@ static const dcpi_profset_image_t *image_by_basename(const dcpi_profset_t *set, 
     return first;
 }
 
+/* The operand names a profiled image that is no file (the kernel, [vdso], unknown@P): there is
+ * no code to list. DCPI_ENOTSUP with why, or 0. */
+static int no_file_image(const dcpi_lstsel_t *s, const char *name, char *err)
+{
+    for (size_t i = 0; i < s->set->nimages; i++) {
+        const dcpi_profset_image_t *img = &s->set->images[i];
+        if (img->kind == DCPI_PSET_FILE || !dcpi_profset_image_matches(img, name))
+            continue;
+        const char *what = img->kind == DCPI_PSET_KERNEL    ? "the kernel's code is in no file"
+                           : img->kind == DCPI_PSET_UNKNOWN ? "its samples fell outside every image"
+                                                            : "a [name] mapping is in no file";
+        return dcpi__errf(err, DCPI_ENOTSUP,
+                          "%s: no instructions to list (%s); 'dcpiprof %s' shows where its "
+                          "samples went, by procedure",
+                          name, what, name);
+    }
+    return 0;
+}
+
 static int resolve_path(dcpi_lstsel_t *s, const char *image, const char *pfile, char *err)
 {
     const char *file = pfile ? pfile : image;
+    if (!pfile && access(file, F_OK) != 0) {
+        int rc = no_file_image(s, file, err);
+        if (rc < 0)
+            return rc;
+    }
     if (!pfile && !strchr(file, '/')) {
         const dcpi_profset_image_t *img = image_by_basename(s->set, file);
         if (img && access(file, F_OK) != 0)
@@ -45,6 +69,12 @@ static int resolve_path(dcpi_lstsel_t *s, const char *image, const char *pfile, 
     }
     snprintf(s->path, sizeof(s->path), "%s", file);
     int rc = dcpi_image_probe(s->path, &s->info, err);
+    if (rc == DCPI_ENOENT && !pfile && file == image) {
+        return dcpi__errf(err, rc,
+                          "%s: no such file, and no image profiled in epoch %s has that name "
+                          "('dcpiprof -i' lists them)",
+                          image, s->epoch);
+    }
     if (rc < 0 && rc != DCPI_EFULL && rc != DCPI_EFORMAT)
         return rc;
     err[0] = '\0'; /* the id is there: what the probe said does not matter here */

@@ -523,8 +523,14 @@ int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const c
 {
     if (name) {
         int e = dcpi_profset_event_index(set, name);
-        if (e < 0)
-            fprintf(stderr, "%s: no samples of event '%s' in epoch %s\n", tool, name, epoch);
+        if (e < 0) {
+            char have[256] = "";
+            for (size_t k = 0, n = 0; k < set->nevents && n + 1 < sizeof have; k++)
+                n += (size_t)snprintf(have + n, sizeof have - n, "%s%s", k ? ", " : "",
+                                      set->events[k].name);
+            fprintf(stderr, "%s: no samples of event '%s' in epoch %s (%s%s)\n", tool, name, epoch,
+                    set->nevents ? "events there: " : "no samples at all", have);
+        }
         return e;
     }
     int best = 0;

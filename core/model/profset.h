@@ -103,9 +103,9 @@ int dcpi_profset_select(dcpi_profset_t *set, char *const *names, size_t n, const
 void dcpi_profset_warn_saturated(const dcpi_profset_t *set, const char *tool);
 /* Index of event name in set->events, or -1. */
 int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name);
-/* The event named name (-1 after "TOOL: no samples of event 'NAME' in epoch EPOCH" on stderr
- * when the set has none), or with no name the one with the most samples (ties: the first; 0 when
- * the set has no events). */
+/* The event named name (-1 after "TOOL: no samples of event 'NAME' in epoch EPOCH (events
+ * there: A, B)" on stderr when the set has none), or with no name the one with the most samples
+ * (ties: the first; 0 when the set has no events). */
 int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const char *tool,
                             const char *epoch);
 /* Total samples of img over every event. */

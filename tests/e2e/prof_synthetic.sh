@@ -49,36 +49,8 @@ OB=$((BETA - TSTART))
 OG=$((GAP + 8 - TSTART))
 echo "prog: tstart $TSTART id $ID alpha +$OA beta +$OB gap +$OG"
 
-# ---- a profile writer: header text, chunks <offset><1><count>, footer, little-endian ----
-le32() {
-    local v=$1
-    printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((v & 255)) $((v >> 8 & 255)) \
-        $((v >> 16 & 255)) $((v >> 24 & 255)))"
-}
-# mkprof FILE IMAGE EPOCH PLATFORM EVENT TSTART PATH LOST [OFFSET:COUNT ...] (offsets ascending)
-mkprof() {
-    local file=$1 image=$2 epoch=$3 plat=$4 ev=$5 tstart=$6 path=$7 lost=$8
-    shift 8
-    mkdir -p "$(dirname "$file")"
-    local hdr
-    local fmt='version pdb-0.07\nimage %s\nepoch %s\nplatform %s\nevent %s\nperiod 1000000\n'
-    fmt+='tstart %s\ntsize 4096\ncpuspeed 2000\npath %s\nlost %s\nunknownkey kept\n'
-    hdr=$(printf "$fmt" "$image" "$epoch" "$plat" "$ev" "$tstart" "$path" "$lost")
-    local len=$((${#hdr} + 1 + 8)) n=0 total=0 pair
-    {
-        printf '%s\n' "$hdr"
-        printf 'samples%*s\n' $(((4 - len % 4) % 4)) ''
-        for pair in "$@"; do
-            le32 "${pair%%:*}"
-            le32 1
-            le32 "${pair##*:}"
-            n=$((n + 1))
-            total=$((total + ${pair##*:}))
-        done
-        le32 $n
-        le32 $total
-    } >"$file"
-}
+# ---- a profile writer: e2e_mkprof (lib/common.sh) ----
+mkprof() { e2e_mkprof "$@"; }
 
 DB=$T/db
 E=202401020000

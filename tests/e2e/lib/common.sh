@@ -83,3 +83,34 @@ C
     LD_PRELOAD=$libprof CPUPROFILE="$T/prog.prof" CPUPROFILE_FREQUENCY=1000 "$T/prog" >/dev/null 2>&1
     [ -s "$T/prog.prof" ] || e2e_skip "libprofiler wrote no profile (no SIGPROF timer?)"
 }
+
+# e2e_le32 V: V as 4 little-endian bytes on stdout.
+e2e_le32() {
+    local v=$1
+    printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((v & 255)) $((v >> 8 & 255)) \
+        $((v >> 16 & 255)) $((v >> 24 & 255)))"
+}
+# e2e_mkprof FILE IMAGE EPOCH PLATFORM EVENT TSTART PATH LOST [OFFSET:COUNT ...] (offsets ascending)
+e2e_mkprof() {
+    local file=$1 image=$2 epoch=$3 plat=$4 ev=$5 tstart=$6 path=$7 lost=$8
+    shift 8
+    mkdir -p "$(dirname "$file")"
+    local hdr
+    local fmt='version pdb-0.07\nimage %s\nepoch %s\nplatform %s\nevent %s\nperiod 1000000\n'
+    fmt+='tstart %s\ntsize 4096\ncpuspeed 2000\npath %s\nlost %s\nunknownkey kept\n'
+    hdr=$(printf "$fmt" "$image" "$epoch" "$plat" "$ev" "$tstart" "$path" "$lost")
+    local len=$((${#hdr} + 1 + 8)) n=0 total=0 pair
+    {
+        printf '%s\n' "$hdr"
+        printf 'samples%*s\n' $(((4 - len % 4) % 4)) ''
+        for pair in "$@"; do
+            e2e_le32 "${pair%%:*}"
+            e2e_le32 1
+            e2e_le32 "${pair##*:}"
+            n=$((n + 1))
+            total=$((total + ${pair##*:}))
+        done
+        e2e_le32 $n
+        e2e_le32 $total
+    } >"$file"
+}
