@@ -16,6 +16,7 @@
 #include "core/base/fsutil.h"
 #include "core/base/hash.h"
 #include "core/base/mem.h"
+#include "core/base/units.h"
 #include "dcpi/errno.h"
 
 START_TEST(test_errf)
@@ -250,11 +251,57 @@ START_TEST(test_read_file_gz_bad)
 }
 END_TEST
 
+START_TEST(test_units)
+{
+    uint64_t v = 0;
+    ck_assert_int_eq(dcpi__parse_duration("90s", 0, &v), 0);
+    ck_assert_uint_eq(v, 90);
+    ck_assert_int_eq(dcpi__parse_duration("10m", 0, &v), 0);
+    ck_assert_uint_eq(v, 600);
+    ck_assert_int_eq(dcpi__parse_duration("2h", 0, &v), 0);
+    ck_assert_uint_eq(v, 7200);
+    ck_assert_int_eq(dcpi__parse_duration("7d", 0, &v), 0);
+    ck_assert_uint_eq(v, 604800);
+    ck_assert_int_eq(dcpi__parse_duration("2w", 0, &v), 0);
+    ck_assert_uint_eq(v, 1209600);
+    ck_assert_int_eq(dcpi__parse_duration("45", 1, &v), 0);
+    ck_assert_uint_eq(v, 45);
+    ck_assert_int_eq(dcpi__parse_duration("45", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_duration("0s", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_duration("-5s", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_duration("5x", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_duration("s", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_duration("99999999999999999999w", 0, &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_size("500M", &v), 0);
+    ck_assert_uint_eq(v, 500ull << 20);
+    ck_assert_int_eq(dcpi__parse_size("2GiB", &v), 0);
+    ck_assert_uint_eq(v, 2ull << 30);
+    ck_assert_int_eq(dcpi__parse_size("3kB", &v), 0);
+    ck_assert_uint_eq(v, 3072);
+    ck_assert_int_eq(dcpi__parse_size("1T", &v), 0);
+    ck_assert_uint_eq(v, 1ull << 40);
+    ck_assert_int_eq(dcpi__parse_size("100B", &v), 0);
+    ck_assert_uint_eq(v, 100);
+    ck_assert_int_eq(dcpi__parse_size("100", &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_size("1Q", &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_size("1MX", &v), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi__parse_size("99999999999T", &v), DCPI_EINVAL);
+    char buf[32];
+    dcpi__format_size(512, buf, sizeof buf);
+    ck_assert_str_eq(buf, "512");
+    dcpi__format_size(1536, buf, sizeof buf);
+    ck_assert_str_eq(buf, "1.5K");
+    dcpi__format_size(20ull << 20, buf, sizeof buf);
+    ck_assert_str_eq(buf, "20.0M");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_errf);
+    tcase_add_test(tc, test_units);
     tcase_add_test(tc, test_errno_code);
     tcase_add_test(tc, test_grow);
     tcase_add_test(tc, test_bytes);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/store/db.h"
+#include "core/store/epochs.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -71,9 +72,9 @@ START_TEST(test_epoch_naming)
     ck_assert_uint_eq(st.st_mode & 0777, 0755);
 
     ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);
-    ck_assert_str_eq(name, "202311142213");
-    ck_assert(exists_dir("202311142213/alpha"));
-    /* Same minute: seconds appended. */
+    ck_assert_str_eq(name, "20231114221320"); /* always 14 digits, with the seconds */
+    ck_assert(exists_dir("20231114221320/alpha"));
+    /* Another second: its own name. */
     ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 5, name, err), 0);
     ck_assert_str_eq(name, "20231114221325");
     /* Same second again: the next free second. */
@@ -81,10 +82,17 @@ START_TEST(test_epoch_naming)
     ck_assert_str_eq(name, "20231114221326");
     ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 5, name, err), 0);
     ck_assert_str_eq(name, "20231114221327");
-    /* Another platform in the same minute shares the minute epoch. */
-    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0 + 30, name, err), 0);
-    ck_assert_str_eq(name, "202311142213");
-    ck_assert(exists_dir("202311142213/beta"));
+    /* Another platform in the same second shares the epoch. */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0, name, err), 0);
+    ck_assert_str_eq(name, "20231114221320");
+    ck_assert(exists_dir("20231114221320/beta"));
+    time_t t;
+    ck_assert_int_eq(dcpi_db_epoch_start("20231114221320", &t), 0);
+    ck_assert_int_eq((long long)t, (long long)T0);
+    ck_assert_int_eq(dcpi_db_epoch_start("202311142213", &t), 0); /* the older form */
+    ck_assert_int_eq((long long)t, (long long)T0 - 20);
+    ck_assert_int_eq(dcpi_db_epoch_start("2023111422132", &t), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_db_epoch_start("20231314221320", &t), DCPI_EINVAL);
     /* Platform names must be one path component. */
     ck_assert_int_eq(dcpi_db_new_epoch(db, "a/b", T0, name, err), DCPI_EINVAL);
     ck_assert_int_eq(dcpi_db_new_epoch(db, "..", T0, name, err), DCPI_EINVAL);
@@ -118,8 +126,8 @@ START_TEST(test_epoch_race)
     size_t n;
     ck_assert_int_eq(dcpi_db_epochs(db, &v, &n, err), 0);
     ck_assert_uint_eq(n, NCHILD * EACH);
-    ck_assert_str_eq(v[0], "202311142213");
-    ck_assert_str_eq(v[n - 1], "20231114221338"); /* minute form + seconds 20..38 */
+    ck_assert_str_eq(v[0], "20231114221320");
+    ck_assert_str_eq(v[n - 1], "20231114221339"); /* seconds 20..39 */
     dcpi_db_free_list(v, n);
     remove_db();
 }
@@ -161,19 +169,19 @@ START_TEST(test_select_epoch)
     snprintf(want, sizeof want, "%s: no epochs", db);
     ck_assert_str_eq(err, want);
 
-    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);      /* ..2213 */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);      /* ..221320 */
     ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0 + 1, name, err), 0);  /* ..221321 */
-    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0 + 120, name, err), 0); /* ..2215 */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0 + 120, name, err), 0); /* ..221520 */
     ck_assert_int_eq(dcpi_db_select_epoch(db, NULL, NULL, name, err), 0);
-    ck_assert_str_eq(name, "202311142215");
+    ck_assert_str_eq(name, "20231114221520");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest", NULL, name, err), 0);
-    ck_assert_str_eq(name, "202311142215");
+    ck_assert_str_eq(name, "20231114221520");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", NULL, name, err), 0);
     ck_assert_str_eq(name, "20231114221321");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-2", NULL, name, err), 0);
-    ck_assert_str_eq(name, "202311142213");
-    ck_assert_int_eq(dcpi_db_select_epoch(db, "202311142213", NULL, name, err), 0);
-    ck_assert_str_eq(name, "202311142213");
+    ck_assert_str_eq(name, "20231114221320");
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "20231114221320", NULL, name, err), 0);
+    ck_assert_str_eq(name, "20231114221320");
 
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-5", NULL, name, err), DCPI_ENOENT);
     snprintf(want, sizeof want, "%s: latest-5: only 3 epochs", db);
@@ -188,13 +196,13 @@ START_TEST(test_select_epoch)
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest", "alpha", name, err), 0);
     ck_assert_str_eq(name, "20231114221321");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", "alpha", name, err), 0);
-    ck_assert_str_eq(name, "202311142213");
+    ck_assert_str_eq(name, "20231114221320");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-0", "beta", name, err), 0);
-    ck_assert_str_eq(name, "202311142215");
+    ck_assert_str_eq(name, "20231114221520");
     ck_assert_int_eq(dcpi_db_select_epoch(db, "latest-1", "beta", name, err), DCPI_ENOENT);
     ck_assert_ptr_nonnull(strstr(err, "latest-1: only 1 epoch for platform beta"));
-    ck_assert_int_eq(dcpi_db_select_epoch(db, "202311142213", "beta", name, err), DCPI_ENOENT);
-    ck_assert_ptr_nonnull(strstr(err, "epoch '202311142213' not found"));
+    ck_assert_int_eq(dcpi_db_select_epoch(db, "20231114221320", "beta", name, err), DCPI_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "epoch '20231114221320' not found"));
     ck_assert_int_eq(dcpi_db_select_epoch(db, NULL, "gamma", name, err), DCPI_ENOENT);
     ck_assert_ptr_nonnull(strstr(err, ": no epochs for platform gamma"));
 
@@ -202,7 +210,7 @@ START_TEST(test_select_epoch)
     char **v;
     size_t n;
     ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0, name, err), 0);
-    ck_assert_int_eq(dcpi_db_platforms(db, "202311142213", &v, &n, err), 0);
+    ck_assert_int_eq(dcpi_db_platforms(db, "20231114221320", &v, &n, err), 0);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(v[0], "alpha");
     ck_assert_str_eq(v[1], "beta");
@@ -372,6 +380,65 @@ START_TEST(test_default)
 }
 END_TEST
 
+/* epoch.info written and read back; an epoch without it (or with a damaged one) is described
+ * from its files; listing by platform; removal leaves other platforms and epochs alone. */
+START_TEST(test_epoch_info)
+{
+    make_db();
+    char name[DCPI_NAMELEN], err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "alpha", T0, name, err), 0);
+    dcpi_epoch_info_t in = {.start = T0, .end = T0 + 90, .samples = 1234, .lost = 5, .open = 1};
+    snprintf(in.name, sizeof in.name, "%s", name);
+    ck_assert_int_eq(dcpi_epoch_info_write(db, "alpha", &in, err), 0);
+    put_dir("20231114221320/alpha/img_00ff");
+    put_file("20231114221320/alpha/img_00ff/cpu-clock.prof", "x");
+    dcpi_epoch_info_t out;
+    ck_assert_int_eq(dcpi_epoch_stat(db, name, "alpha", &out, err), 0);
+    ck_assert_int_eq(out.has_info, 1);
+    ck_assert_int_eq(out.open, 1);
+    ck_assert_int_eq((long long)out.start, (long long)T0);
+    ck_assert_int_eq((long long)out.end, (long long)T0 + 90);
+    ck_assert_uint_eq(out.samples, 1234);
+    ck_assert_uint_eq(out.lost, 5);
+    ck_assert_uint_gt(out.bytes, 0);
+    /* a second platform and an older-format epoch without epoch.info */
+    ck_assert_int_eq(dcpi_db_new_epoch(db, "beta", T0, name, err), 0);
+    put_dir("202311142200");
+    put_dir("202311142200/alpha");
+    put_file("202311142200/alpha/" DCPI_EPOCH_INFO_FILE, "dcpi-epoch 1\nstart 12\n"); /* damaged */
+    dcpi_epoch_info_t *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(dcpi_epoch_list(db, "alpha", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(v[0].name, "202311142200");
+    ck_assert_int_eq(v[0].has_info, 0);
+    ck_assert_int_eq((long long)v[0].start, (long long)T0 - 800); /* 22:00:00 */
+    ck_assert_uint_eq(v[0].samples, 0);
+    ck_assert_str_eq(v[1].name, "20231114221320");
+    free(v);
+    ck_assert_int_eq(dcpi_epoch_list(db, "gamma", &v, &n, err), 0);
+    ck_assert_uint_eq(n, 0);
+    free(v);
+    ck_assert_int_eq(dcpi_epoch_stat(db, "20231114221320", "gamma", &out, err), DCPI_ENOENT);
+    ck_assert_int_eq(dcpi_epoch_stat(db, "../x", NULL, &out, err), DCPI_EINVAL);
+    /* removal: alpha goes, beta stays (and the epoch directory with it) */
+    ck_assert_int_eq(dcpi_epoch_remove(db, "20231114221320", "alpha", err), 0);
+    ck_assert(!exists_dir("20231114221320/alpha"));
+    ck_assert(exists_dir("20231114221320/beta"));
+    ck_assert_int_eq(dcpi_epoch_remove(db, "20231114221320", "beta", err), 0);
+    ck_assert(!exists_dir("20231114221320"));
+    ck_assert_int_eq(dcpi_epoch_remove(db, "20231114221320", "beta", err), DCPI_ENOENT);
+    ck_assert_int_eq(dcpi_epoch_remove(db, "20231114221320", "..", err), DCPI_EINVAL);
+    /* leftovers of an interrupted removal are swept */
+    put_dir(".expire-202311142200-alpha");
+    put_file(".expire-202311142200-alpha/f", "x");
+    dcpi_epoch_sweep(db);
+    ck_assert(!exists_dir(".expire-202311142200-alpha"));
+    ck_assert(exists_dir("202311142200/alpha"));
+    remove_db();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("db");
@@ -384,6 +451,7 @@ int main(void)
     tcase_add_test(tc, test_lock);
     tcase_add_test(tc, test_list_files);
     tcase_add_test(tc, test_default);
+    tcase_add_test(tc, test_epoch_info);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,6 @@
 /*
  * dcpictl - send one command (flush, epoch, quit, status) to the running dcpid of a platform
- * and print its answer.
+ * and print its answer; or list the platform's epochs (epochs, from the database).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,16 +29,20 @@ static void print_line(void *arg, const char *text)
 /* The command operand: 0, or 2 after a usage error. */
 static int check_command(const dcpi_cli_t *cli)
 {
-    if (cli->nargs == 1 && dcpi_control_valid(cli->args[0]))
+    if (cli->nargs == 1 &&
+        (dcpi_control_valid(cli->args[0]) || strcmp(cli->args[0], "epochs") == 0))
         return 0;
     if (cli->nargs > 1)
-        fprintf(stderr, "dcpictl: one command only, not '%s %s' (flush, epoch, quit, status)\n",
+        fprintf(stderr,
+                "dcpictl: one command only, not '%s %s' (flush, epoch, quit, status, epochs)\n",
                 cli->args[0], cli->args[1]);
     else if (cli->nargs == 1)
-        fprintf(stderr, "dcpictl: unknown command '%s': give flush, epoch, quit or status\n",
+        fprintf(stderr,
+                "dcpictl: unknown command '%s': give flush, epoch, quit, status or epochs\n",
                 cli->args[0]);
     else
-        fprintf(stderr, "dcpictl: missing command: give flush, epoch, quit or status (try -h)\n");
+        fprintf(stderr,
+                "dcpictl: missing command: give flush, epoch, quit, status or epochs (try -h)\n");
     return 2;
 }
 
@@ -64,12 +68,14 @@ int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
     dcpi_cli_t cli = {.tool = "dcpictl",
-                      .operands = "flush|epoch|quit|status",
+                      .operands = "flush|epoch|quit|status|epochs",
                       .flags = flags,
                       .omit = DCPI_CLI_EPOCH,
                       .footer = "Commands: flush (write the daemon's in-memory samples), epoch "
                                 "(flush, then start a\nnew epoch), quit (flush, then stop the "
-                                "daemon), status (print the daemon's counters)."};
+                                "daemon), status (print the daemon's counters),\nepochs (list the "
+                                "platform's epochs: start, end, samples, lost, size on disk,\n"
+                                "state; from the database, no daemon needed)."};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);
@@ -98,7 +104,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "dcpictl: %s\n", err);
         status = 1;
     }
-    if (status == 0 && dcpi_control_request(db, platform, cli.args[0], print_line, NULL, err) < 0) {
+    if (status == 0 && strcmp(cli.args[0], "epochs") == 0)
+        rc = dcpi_control_epochs(db, platform, stdout, err);
+    else if (status == 0)
+        rc = dcpi_control_request(db, platform, cli.args[0], print_line, NULL, err);
+    if (status == 0 && rc < 0) {
         fprintf(stderr, "dcpictl: %s\n", err);
         status = 1;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/base/units.h"
 #include "core/sampling/aggregate.h"
 #include "core/daemon/daemon.h"
 #include "core/plugin/vploader.h"
@@ -29,6 +30,12 @@ static const dcpi_cli_flag_t flags[] = {
      "samples per second per CPU when no period is given (" STR(DCPI_DAEMON_DEFAULT_FREQ) ")",
      "-F --freq"},
     {"-flush", "SECONDS", "write the profiles every SECONDS (" STR(DCPI_DAEMON_DEFAULT_FLUSH) ")",
+     NULL},
+    {"-epoch-every", "DURATION", "start a new epoch every DURATION (30s, 10m, 1h, 1d, 1w)", NULL},
+    {"-keep", "D|SIZE",
+     "remove the platform's oldest epochs once they ended more than D ago\n"
+     "(12h, 7d, 2w), or while all of them take more than SIZE on disk (500M,\n"
+     "2G); never the current one; both may be given",
      NULL},
     {"-hash", "ENTRIES",
      "in-memory table size (" STR(DCPI_AGG_DEFAULT_ENTRIES) "); flushed early at 75%", NULL},
@@ -117,6 +124,19 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 86400 * 365, &n) < 0)
             return 2;
         o->flush_s = (unsigned)n;
+    } else if (strcmp(f, "-epoch-every") == 0) {
+        uint64_t s;
+        if (dcpi__parse_duration(v, 1, &s) < 0 || s > 86400u * 365)
+            return bad("-epoch-every: bad duration '%s' (30s, 10m, 1h, 1d)", v);
+        o->epoch_every_s = (unsigned)s;
+    } else if (strcmp(f, "-keep") == 0) {
+        uint64_t x;
+        if (dcpi__parse_duration(v, 0, &x) == 0)
+            o->keep_s = x;
+        else if (dcpi__parse_size(v, &x) == 0)
+            o->keep_bytes = x;
+        else
+            return bad("-keep: '%s' is neither a duration (12h, 7d, 2w) nor a size (500M, 2G)", v);
     } else if (strcmp(f, "-hash") == 0) {
         if (numeric(f, v, 1UL << 30, &n) < 0)
             return 2;
@@ -254,7 +274,7 @@ int main(int argc, char **argv)
                           "  -- command args           run command, profile it and its children, "
                           "exit with its status\n\nWithout -p or a command dcpid samples the "
                           "whole system as a daemon; control it\nwith dcpictl (flush, "
-                          "epoch, quit, status)."};
+                          "epoch, quit, status, epochs)."};
     int rc = parse(&o, &cli, argc, argv);
     if (rc) {
         dcpi_cli_free(&cli);

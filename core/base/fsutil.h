@@ -15,6 +15,11 @@
  * Returns 0 or a negative DCPI_E* (DCPI_ENOSPC for a full disk).
  */
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err);
+/* While on, dcpi__write_atomic skips its two fsyncs; the writer then calls dcpi__sync_fs once
+ * for all its files (dcpid's flush). Whole files either way: the rename is atomic. */
+void dcpi__sync_defer(int on);
+/* syncfs(2) of the filesystem holding path: 0 or a negative DCPI_E*. */
+int dcpi__sync_fs(const char *path);
 
 /* A tool's output file: "-" is standard output (all of buf written, then flushed; err gets
  * "standard output: reason"), any other path dcpi__write_atomic. */

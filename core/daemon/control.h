@@ -9,6 +9,7 @@
 #define DCPI_CORE_CONTROL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Seconds a client waits for the daemon's answer. */
 #define DCPI_CONTROL_TIMEOUT 60
@@ -24,5 +25,10 @@ int dcpi_control_valid(const char *cmd);
  */
 int dcpi_control_request(const char *db, const char *platform, const char *cmd,
                          void (*line)(void *arg, const char *text), void *arg, char *err);
+
+/* dcpictl epochs: the epochs of platform in db (core/store/epochs.h) as a table on out, one
+ * line each: name, start, end, samples, lost, size on disk, state (writing, ended, unfinished,
+ * "-" without epoch.info). DCPI_ENOENT when there are none. */
+int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *err);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
+#include "core/daemon/daemon.h"
 #include "core/store/tracefile.h"
 #include "dcpi/errno.h"
 
@@ -120,6 +122,21 @@ static void status_vstep(const daemon_t *d, answer_t *a)
         say(a, "%s", l);
 }
 
+/* Resident memory (kB, /proc/self/statm) and the heap's bytes in use and held (mallinfo2). */
+static void status_memory(answer_t *a)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (f && fscanf(f, "%ld %ld", &pages, &rss) != 2)
+        rss = 0;
+    if (f)
+        fclose(f);
+    struct mallinfo2 mi = mallinfo2();
+    say(a, "memory rss %ld kB heap %zu kB in use %zu kB mmapped %zu kB",
+        rss * (sysconf(_SC_PAGESIZE) / 1024), mi.arena / 1024, mi.uordblks / 1024,
+        mi.hblkhd / 1024);
+}
+
 static void status(daemon_t *d, answer_t *a)
 {
     dcpi_loadmap_stats_t ls;
@@ -142,6 +159,7 @@ static void status(daemon_t *d, answer_t *a)
     }
     say(a, "rate %.0f samples/s", current_rate(d));
     say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
+    status_memory(a);
     if (d->vt)
         status_values(d, a);
     if (d->vs)
@@ -152,6 +170,9 @@ static void status(daemon_t *d, answer_t *a)
         say(a, "stacks chains %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64, ss.chains, ss.lost,
             ss.truncated);
     }
+    say(a, "flushes %" PRIu64 " every %u s last %.0f ms mean %.0f ms max %.0f ms", d->flushes,
+        d->o->flush_s, d->flush_ms_last, d->flushes ? d->flush_ms_total / (double)d->flushes : 0.0,
+        d->flush_ms_max);
     if (d->flush_error[0]) {
         say(a, "last flush error: %s", d->flush_error);
     } else if (d->last_flush_wall) {
@@ -191,7 +212,7 @@ static void run_command(daemon_t *d, const char *cmd, answer_t *a)
     } else if (strcmp(cmd, "epoch") == 0) {
         if (flush_answer(d, a) < 0)
             return;
-        if (dcpi__daemon_new_epoch(d, err) < 0)
+        if (dcpi__daemon_rotate(d, err) < 0)
             say(a, "error: %s", err);
         else
             say(a, "new epoch %s", d->epoch), say(a, "ok");

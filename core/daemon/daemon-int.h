@@ -103,10 +103,17 @@ typedef struct daemon {
     size_t nexits;
     pid_t tried[TRIED_SLOTS];
     size_t ntried;
+    /* epochs (epochs.c): the current one's start and the counts when it started */
+    time_t epoch_start;
+    uint64_t epoch_samples0, epoch_lost0;
+    double next_epoch; /* -epoch-every: monotonic time of the next rotation (0: none) */
+    int keep_warned;
     /* flushing */
     double start, last_flush, next_flush, last_fail;
     uint64_t total_samples, samples_at_flush, flushed_profiles;
     time_t last_flush_wall;
+    uint64_t flushes; /* completed or failed, with their cost (status "flushes") */
+    double flush_ms_last, flush_ms_max, flush_ms_total;
     char flush_error[DCPI_ERRLEN];
     unsigned cpuspeed;
     int cpucount, throttle_logged, quit, exit_code;
@@ -161,7 +168,18 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
  * a table is 75% full; start a new epoch. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
 void dcpi__daemon_flush_if_full(daemon_t *d);
+dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
+
+/* epochs.c: start a new epoch (epoch.info written, open); rewrite the current one's epoch.info;
+ * flush and rotate to a new epoch (then retention); rotate when -epoch-every is due; remove the
+ * oldest epochs of the platform as -keep says (never the current one); remove the current epoch
+ * (a command that could not start). */
 int dcpi__daemon_new_epoch(daemon_t *d, char *err);
+void dcpi__daemon_epoch_info(daemon_t *d, int open);
+int dcpi__daemon_rotate(daemon_t *d, char *err);
+void dcpi__daemon_rotate_if_due(daemon_t *d);
+void dcpi__daemon_retain(daemon_t *d);
+void dcpi__daemon_drop_epoch(daemon_t *d);
 
 /* ctlserver.c: a warning line for event ev when over 1% of its samples were lost or left
  * unattributed (1, into buf), else 0: status shows it, and dcpid -- cmd prints it at exit. */

@@ -13,6 +13,7 @@
  */
 #include "core/daemon/daemon.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/fsutil.h"
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
 
@@ -90,7 +92,9 @@ static void on_timer(daemon_t *d)
         flush_result_t r;
         dcpi__daemon_flush(d, &r);
         d->next_flush = dcpi__daemon_now() + d->o->flush_s;
+        dcpi__daemon_retain(d); /* -keep: epochs aged, the current one grew */
     }
+    dcpi__daemon_rotate_if_due(d);
 }
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)
@@ -163,6 +167,32 @@ static void report_values(daemon_t *d)
     }
 }
 
+/* Image directories of the current epoch (the images that got samples, unknown@ included). */
+static unsigned epoch_images(const daemon_t *d)
+{
+    char dir[8400];
+    unsigned n = 0;
+    (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s", d->db, d->epoch, d->platform);
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    while (dp && (de = readdir(dp)) != NULL)
+        n += de->d_type == DT_DIR && de->d_name[0] != '.' && strcmp(de->d_name, "stacks") != 0;
+    if (dp)
+        closedir(dp);
+    return n;
+}
+
+/* -- command / -p: one line on stderr at exit saying what was recorded and where, like perf
+ * record's "[ perf record: ... ]". */
+static void summary(const daemon_t *d)
+{
+    uint64_t lost = 0;
+    for (int i = 0; i < d->nev; i++)
+        lost += d->st[i].lost;
+    fprintf(stderr, "dcpid: %" PRIu64 " samples (%" PRIu64 " lost) in %u images, epoch %s/%s/%s\n",
+            d->total_samples, lost, epoch_images(d), d->db, d->epoch, d->platform);
+}
+
 /* The final drain and flush at exit. */
 static void finish(daemon_t *d)
 {
@@ -172,6 +202,9 @@ static void finish(daemon_t *d)
     dcpi__daemon_drain_all(d);
     if (dcpi__daemon_flush(d, &r) < 0 && d->exit_code == 0)
         d->exit_code = 1;
+    dcpi__daemon_epoch_info(d, 0); /* the epoch ended */
+    if (d->mode != DCPI_SAMPLE_SYSTEM && !d->o->quiet)
+        summary(d);
     if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
         report_values(d);
     for (int i = 0; d->mode != DCPI_SAMPLE_SYSTEM && i < d->nev; i++) {
@@ -196,15 +229,17 @@ static int daemonize(int *notify)
         return fprintf(stderr, "dcpid: fork: %s\n", strerror(errno)), 1;
     if (pid > 0) {
         close(p[1]);
-        char msg[DCPI_ERRLEN + 16] = "";
+        char msg[12800] = "";
         size_t n = 0;
         ssize_t r;
         while (n < sizeof msg - 1 && (r = read(p[0], msg + n, sizeof msg - 1 - n)) > 0)
             n += (size_t)r;
         msg[n] = 0;
         waitpid(pid, NULL, 0);
-        if (strcmp(msg, "ok") == 0)
+        if (strncmp(msg, "ok", 2) == 0 && (msg[2] == 0 || msg[2] == '\n')) {
+            fputs(msg[2] ? msg + 3 : "", stderr); /* what was started (see started) */
             return 0;
+        }
         fprintf(stderr, "%s\n", n ? msg : "dcpid: the daemon died during start-up");
         return 1;
     }
@@ -240,34 +275,93 @@ static void report(int notify, const char *msg)
     (void)w;
 }
 
-/* The command's child: waits for the go byte, then execs. */
-static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vstep_t *vs, int *go)
+/* The command's child could not run it: say so on the exec pipe (closed unwritten by a
+ * successful exec), then exit 127. */
+_Noreturn static void not_started(int fd, int e)
 {
-    int p[2];
+    ssize_t w = write(fd, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
+/* The command's child: waits for the go byte, then execs. *go is the pipe that starts it,
+ * *exec the one that reports an exec failure (see command_started). */
+static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vstep_t *vs, int *go, int *exec)
+{
+    int p[2], x[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
+    if (pipe2(x, O_CLOEXEC) < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         close(p[1]);
+        close(x[0]);
         sigprocmask(SIG_SETMASK, orig, NULL);
         char c;
         if (read(p[0], &c, 1) != 1)
-            _exit(127);
+            not_started(x[1], ECANCELED);
         if (vs && dcpi_vstep_child_env(vs) < 0) {
             fprintf(stderr, "dcpid: -vstep: cannot set the agent's environment\n");
-            _exit(127);
+            not_started(x[1], ENOMEM);
         }
         execvp(argv[0], argv);
-        fprintf(stderr, "dcpid: %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+        int e = errno;
+        fprintf(stderr, "dcpid: %s: %s\n", argv[0], strerror(e));
+        not_started(x[1], e);
     }
     close(p[0]);
+    close(x[1]);
     if (pid < 0) {
         close(p[1]);
+        close(x[0]);
         return -1;
     }
     *go = p[1];
+    *exec = x[0];
     return pid;
+}
+
+/* Start the command (the go byte) and wait for its exec: 0 when it runs; -1 when it could not
+ * be started (reaped, exit status 127; its epoch is removed: nothing was profiled). */
+static int command_started(daemon_t *d, int go, int exec)
+{
+    int e = 0;
+    if (write(go, "g", 1) != 1 || close(go) < 0)
+        dcpi__log(DCPI_LOG_WARN, "could not start the command: %s", strerror(errno));
+    ssize_t r;
+    while ((r = read(exec, &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(exec);
+    if (r != (ssize_t)sizeof e)
+        return 0;
+    dcpi__log(DCPI_LOG_INFO, "the command could not be started: %s", strerror(e));
+    waitpid(d->child, NULL, 0);
+    d->child = 0;
+    d->exit_code = 127;
+    dcpi__daemon_drop_epoch(d);
+    return -1;
+}
+
+/* The system-wide daemon's "ok" for its starter, with what it started and how to stop it. */
+static void started(const daemon_t *d, char *buf, size_t len)
+{
+    char evs[256] = "";
+    size_t n = 0;
+    for (int i = 0; i < d->nev && n < sizeof evs; i++)
+        n += (size_t)snprintf(evs + n, sizeof evs - n, "%s%s", i ? ", " : "", d->evs[i].name);
+    const char *log = d->log_path[0] ? d->log_path : "stderr";
+    if (d->o->quiet) {
+        snprintf(buf, len, "ok");
+        return;
+    }
+    snprintf(buf, len,
+             "ok\ndcpid: sampling the whole system (%s, %u Hz per CPU, %d CPUs) into %s, "
+             "epoch %s\ndcpid: daemon pid %d, log %s; stop it with: dcpictl -db %s quit\n",
+             evs, d->o->freq, d->cpucount, d->db, d->epoch, (int)getpid(), log, d->db);
 }
 
 static void init_daemon(daemon_t *d, const dcpi_daemon_opts_t *o)
@@ -281,10 +375,10 @@ static void init_daemon(daemon_t *d, const dcpi_daemon_opts_t *o)
 static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *orig)
 {
     char err[DCPI_ERRLEN] = "", msg[DCPI_ERRLEN + 16];
-    int go = -1;
+    int go = -1, exec = -1;
     int rc = dcpi__daemon_setup_base(d, err);
     if (rc == 0 && d->mode == DCPI_SAMPLE_COMMAND) {
-        d->child = spawn(d->o->argv, orig, d->vs, &go);
+        d->child = spawn(d->o->argv, orig, d->vs, &go, &exec);
         if (d->child < 0)
             rc = dcpi__errf(err, dcpi__errno_code(errno), "fork: %s", strerror(errno));
     }
@@ -299,19 +393,24 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
         report(notify, msg);
         if (go >= 0)
             close(go); /* the child exits without running the command */
+        if (exec >= 0)
+            close(exec);
         if (d->child > 0)
             waitpid(d->child, NULL, 0);
+        dcpi__daemon_drop_epoch(d); /* (when it was made before the failure) */
         return 1;
     }
     dcpi__log(DCPI_LOG_INFO, "dcpid ready: db %s platform %s epoch %s", d->db, d->platform,
               d->epoch);
     if (notify >= 0) {
-        report(notify, "ok");
+        char ok[12800];
+        started(d, ok, sizeof ok);
+        report(notify, ok);
         close(notify);
         detach_stdio();
     }
-    if (go >= 0 && (write(go, "g", 1) != 1 || close(go) < 0))
-        dcpi__log(DCPI_LOG_WARN, "could not start the command: %s", strerror(errno));
+    if (go >= 0 && command_started(d, go, exec) < 0)
+        return d->exit_code;
     loop(d);
     finish(d);
     return d->exit_code;

@@ -13,7 +13,7 @@
 #include "core/sampling/sampler.h"
 
 #define DCPI_DAEMON_DEFAULT_FREQ       1000
-#define DCPI_DAEMON_DEFAULT_FLUSH      600
+#define DCPI_DAEMON_DEFAULT_FLUSH      60  /* at most this much is lost to a SIGKILL */
 #define DCPI_DAEMON_MAXVP              16  /* -vtrace plugins */
 #define DCPI_DAEMON_DEFAULT_VRECORD_MB 256 /* -vrecord-max */
 /* -vburst defaults: the agent's 32 give >= 1000 value samples per hot instruction of a loop in
@@ -27,7 +27,10 @@ typedef struct dcpi_daemon_opts {
     const char *events[DCPI_SAMPLER_MAXEV]; /* "name[:period]"; none: cycles or cpu-clock */
     int nevents;
     unsigned freq;    /* samples per second per CPU (default 1000) */
-    unsigned flush_s; /* flush interval (default 600) */
+    unsigned flush_s; /* flush interval (default DCPI_DAEMON_DEFAULT_FLUSH) */
+    unsigned epoch_every_s; /* -epoch-every: a new epoch every so many seconds (0: never) */
+    uint64_t keep_s;        /* -keep DURATION: remove epochs that ended longer ago (0: keep) */
+    uint64_t keep_bytes;    /* -keep SIZE: remove the oldest epochs beyond this size (0: keep) */
     size_t hash;      /* aggregate table entries (default DCPI_AGG_DEFAULT_ENTRIES) */
     int nodaemon;     /* system-wide: stay in the foreground, log to stderr */
     const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon; "-":

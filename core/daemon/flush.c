@@ -6,6 +6,7 @@
  * next flush; the error is kept for status.
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,7 +203,7 @@ static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed,
 }
 
 /* What the value profiles' headers and the recording need of the current epoch. */
-static dcpi_vtrace_flush_info_t flush_info(const daemon_t *d)
+dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d)
 {
     return (dcpi_vtrace_flush_info_t){.db = d->db,
                                       .epoch = d->epoch,
@@ -216,7 +217,7 @@ static dcpi_vtrace_flush_info_t flush_info(const daemon_t *d)
 /* The value profiles (pipeline.c keeps what it could not write). */
 static void flush_values(daemon_t *d, flush_result_t *r)
 {
-    dcpi_vtrace_flush_info_t fi = flush_info(d);
+    dcpi_vtrace_flush_info_t fi = dcpi__daemon_flush_info(d);
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
     account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
@@ -249,6 +250,7 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
     size_t n = 0;
     const dcpi_agg_entry_t *e = dcpi_agg_sort(d->agg, &n);
     *r = (flush_result_t){0};
+    dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
@@ -262,8 +264,20 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_values(d, r);
     if (d->stk)
         flush_stacks(d, r);
+    dcpi__daemon_epoch_info(d, 1);
+    dcpi__sync_defer(0);
+    malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */
+    int src = dcpi__sync_fs(d->db);
+    if (src < 0)
+        dcpi__log(DCPI_LOG_WARN, "flush: syncfs %s: %s", d->db, dcpi_strerror(src));
     d->last_flush = dcpi__daemon_now();
     d->samples_at_flush = d->total_samples;
+    double ms = (d->last_flush - t0) * 1000;
+    d->flushes++;
+    d->flush_ms_last = ms;
+    d->flush_ms_total += ms;
+    if (ms > d->flush_ms_max)
+        d->flush_ms_max = ms;
     if (r->failures) {
         d->last_fail = d->last_flush;
         dcpi__log(DCPI_LOG_ERR, "flush: %zu profiles failed, their samples are kept", r->failures);
@@ -275,7 +289,7 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
     d->last_flush_wall = time(NULL);
     d->flushed_profiles = r->profiles;
     dcpi__log(DCPI_LOG_INFO, "flush: %zu profiles, %" PRIu64 " samples, %.0f ms", r->profiles,
-              r->samples, (d->last_flush - t0) * 1000);
+              r->samples, ms);
     return 0;
 }
 
@@ -295,24 +309,4 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
         dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
     flush_result_t r;
     dcpi__daemon_flush(d, &r);
-}
-
-/* -vrecord: the recording goes on in the new epoch's values.trace. */
-static int new_epoch_values(daemon_t *d, char *err)
-{
-    dcpi_vtrace_flush_info_t fi = flush_info(d);
-    return dcpi_vtrace_new_epoch(d->vt, &fi, err);
-}
-
-int dcpi__daemon_new_epoch(daemon_t *d, char *err)
-{
-    char name[DCPI_NAMELEN];
-    int rc = dcpi_db_new_epoch(d->db, d->platform, time(NULL), name, err);
-    if (rc < 0)
-        return rc;
-    snprintf(d->epoch, sizeof d->epoch, "%s", name);
-    d->kallsyms_done = 0;
-    d->vdso_done = 0;
-    dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
-    return d->vt ? new_epoch_values(d, err) : 0;
 }

@@ -94,6 +94,8 @@ static int setup_events(daemon_t *d, char *err)
             return 0;
         }
         dcpi__log(DCPI_LOG_INFO, "event cycles not supported here (%s), using cpu-clock", why);
+        if (d->log_path[0] && !d->o->quiet && isatty(2)) /* on the terminal, where one looks */
+            fprintf(stderr, "dcpid: event cycles not supported here (%s), using cpu-clock\n", why);
         return add_event(d, "cpu-clock", err);
     }
     for (int i = 0; i < d->o->nevents; i++) {
@@ -295,6 +297,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
+    dcpi__daemon_retain(d);
     if (d->mode != DCPI_SAMPLE_COMMAND)
         dcpi_loadmap_scan_proc(d->lm, d->mode == DCPI_SAMPLE_SYSTEM ? -1 : target);
     rc = dcpi__daemon_open_socket(d, err);

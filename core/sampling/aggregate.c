@@ -1,11 +1,14 @@
 /*
  * aggregate.c - open-addressing (linear probing) hash table of sample counts, see
- * aggregate.h. Slots are 32 bytes; an empty slot has used == 0.
+ * aggregate.h. Slots are 32 bytes; an empty slot has used == 0. Both arrays are anonymous
+ * mappings: a reset hands their pages back (MADV_DONTNEED, zero on the next touch), so resident
+ * memory follows the keys of one flush interval, not the capacity or the busiest interval ever.
  */
 #include "core/sampling/aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dcpi/errno.h"
 
@@ -46,15 +49,42 @@ static size_t round_pow2(size_t n)
     return c;
 }
 
+static void *map_zero(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+/* Zero a mapping and give its pages back (memset when that fails). */
+static void drop_pages(void *p, size_t bytes)
+{
+    if (madvise(p, bytes, MADV_DONTNEED) < 0)
+        memset(p, 0, bytes);
+}
+
 static int alloc_arrays(size_t cap, slot_t **slots, dcpi_agg_entry_t **sorted)
 {
-    *slots = calloc(cap, sizeof **slots);
-    *sorted = malloc(cap * sizeof **sorted);
+    if (cap > SIZE_MAX / sizeof **sorted)
+        return DCPI_ENOMEM;
+    *slots = map_zero(cap * sizeof **slots);
+    *sorted = map_zero(cap * sizeof **sorted);
     if (*slots && *sorted)
         return 0;
-    free(*slots);
-    free(*sorted);
+    unmap(*slots, cap * sizeof **slots);
+    unmap(*sorted, cap * sizeof **sorted);
     return DCPI_ENOMEM;
+}
+
+static void free_arrays(dcpi_agg_t *a)
+{
+    unmap(a->slots, a->cap * sizeof *a->slots);
+    unmap(a->sorted, a->cap * sizeof *a->sorted);
 }
 
 int dcpi_agg_new(size_t entries, dcpi_agg_t **out)
@@ -77,8 +107,7 @@ void dcpi_agg_free(dcpi_agg_t *a)
 {
     if (!a)
         return;
-    free(a->slots);
-    free(a->sorted);
+    free_arrays(a);
     free(a);
 }
 
@@ -197,7 +226,8 @@ void dcpi_agg_clear(dcpi_agg_t *a, const dcpi_agg_entry_t *e, size_t n)
 
 void dcpi_agg_reset(dcpi_agg_t *a)
 {
-    memset(a->slots, 0, a->cap * sizeof *a->slots);
+    drop_pages(a->slots, a->cap * sizeof *a->slots);
+    drop_pages(a->sorted, a->cap * sizeof *a->sorted);
     a->used = 0;
     a->total = 0;
 }
@@ -214,8 +244,7 @@ int dcpi_agg_grow(dcpi_agg_t *a)
         if (s->used && s->count)
             dcpi_agg_add_proc(&b, s->image, s->event, s->offset, s->proc, s->count);
     }
-    free(a->slots);
-    free(a->sorted);
+    free_arrays(a);
     *a = b;
     return 0;
 }

@@ -180,6 +180,21 @@ const char *dcpi_proctab_name(const dcpi_proctab_t *pt, uint32_t id)
     return id && id <= pt->n ? pt->e[id - 1].comm : "swapper";
 }
 
+/* After a compaction: a quarter used or less gives memory back (halving, never below 64). */
+static void shrink(dcpi_proctab_t *pt)
+{
+    size_t cap = pt->cap;
+    while (cap > 64 && pt->n * 4 <= cap)
+        cap /= 2;
+    if (cap == pt->cap)
+        return;
+    entry_t *e = realloc(pt->e, cap * sizeof *e);
+    if (e) {
+        pt->e = e;
+        pt->cap = cap;
+    }
+}
+
 void dcpi_proctab_compact(dcpi_proctab_t *pt)
 {
     size_t k = 0;
@@ -187,7 +202,11 @@ void dcpi_proctab_compact(dcpi_proctab_t *pt)
         if (pt->e[i].alive)
             pt->e[k++] = pt->e[i];
     pt->n = k;
-    if (rehash(pt, pt->nslots) < 0) { /* out of memory: forget all, /proc names them again */
+    shrink(pt);
+    size_t nslots = pt->nslots;
+    while (nslots > 1024 && pt->used * 8 <= nslots)
+        nslots /= 2;              /* (used counts live pids: rehash recounts them) */
+    if (rehash(pt, nslots) < 0) { /* out of memory: forget all, /proc names them again */
         memset(pt->slots, 0, pt->nslots * sizeof *pt->slots);
         pt->n = pt->used = 0;
     }

@@ -173,12 +173,12 @@ static int epoch_claim(const char *db, const char *name, const char *platform, c
     return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
 }
 
-static int epoch_name(time_t t, int seconds, char name[DCPI_NAMELEN])
+static int epoch_name(time_t t, char name[DCPI_NAMELEN])
 {
     struct tm tm;
     if (!gmtime_r(&t, &tm))
         return DCPI_ERANGE;
-    strftime(name, DCPI_NAMELEN, seconds ? "%Y%m%d%H%M%S" : "%Y%m%d%H%M", &tm);
+    strftime(name, DCPI_NAMELEN, "%Y%m%d%H%M%S", &tm);
     return 0;
 }
 
@@ -190,9 +190,8 @@ int dcpi_db_new_epoch(const char *db, const char *platform, time_t now, char nam
     int rc = dcpi__mkdirs(db, 0755);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", db, dcpi_strerror(rc));
-    for (int i = -1; i < EPOCH_SECOND_TRIES; i++) {
-        /* i = -1: the minute form; then the seconds form from now on. */
-        rc = epoch_name(now + (i < 0 ? 0 : i), i >= 0, name);
+    for (int i = 0; i < EPOCH_SECOND_TRIES; i++) {
+        rc = epoch_name(now + i, name);
         if (rc < 0)
             return dcpi__errf(err, rc, "%s: cannot name an epoch for time %lld", db,
                               (long long)now);
@@ -216,7 +215,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int is_epoch_name(const char *s)
+int dcpi_db_is_epoch_name(const char *s)
 {
     size_t n = strlen(s);
     if (n != 12 && n != 14)
@@ -270,7 +269,7 @@ int dcpi_db_epochs(const char *db, char ***names, size_t *n, char *err)
 {
     if (!db || !names || !n)
         return dcpi__errf(err, DCPI_EINVAL, "DB: no database given");
-    return list_dirs(db, is_epoch_name, names, n, err);
+    return list_dirs(db, dcpi_db_is_epoch_name, names, n, err);
 }
 
 int dcpi_db_platforms(const char *db, const char *epoch, char ***names, size_t *n, char *err)
@@ -345,6 +344,19 @@ int dcpi_db_select_epoch(const char *db, const char *spec, const char *platform,
     rc = pick_epoch(db, spec, platform, v, n, out, err);
     dcpi_db_free_list(v, n);
     return rc;
+}
+
+int dcpi_db_epoch_start(const char *name, time_t *out)
+{
+    if (!name || !out || !dcpi_db_is_epoch_name(name))
+        return DCPI_EINVAL;
+    struct tm tm = {0};
+    const char *fmt = strlen(name) == 14 ? "%Y%m%d%H%M%S" : "%Y%m%d%H%M";
+    const char *end = strptime(name, fmt, &tm);
+    if (!end || *end)
+        return DCPI_EINVAL;
+    *out = timegm(&tm);
+    return 0;
 }
 
 /* ---- daemon files and lock -------------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /*
  * db.h - the profile database: DB/<epoch>/<platform>/<image dir>/<files>.
  *
- * Epochs are named by their UTC start time YYYYMMDDHHMM, with seconds appended
- * (YYYYMMDDHHMMSS) when that name already holds this platform; names sort in time order.
+ * Epochs are named by their UTC start time, YYYYMMDDHHMMSS (14 digits; the next free second when
+ * that name already holds this platform); names sort in time order. Databases written before
+ * this format also hold 12-digit names YYYYMMDDHHMM: they are read as epochs too, and sort in
+ * time order among the others. core/store/epochs.h lists epochs with their times and counts.
  * The platform is the host name unless DB/hosts maps it ("host platform" lines, '#' comments).
  * A daemon holds DB/dcpid-<platform>.lock (flock) while it writes that platform.
  * Per platform the daemon also keeps DB/dcpid-<platform>.log and the control socket
@@ -36,11 +38,16 @@ int dcpi_db_platform_for(const char *db, const char *hostname, char out[DCPI_NAM
 int dcpi_db_hosts_parse(const char *buf, size_t len, const char *hostname, char out[DCPI_NAMELEN],
                         char *err);
 
-/* Create DB (if needed), then a new epoch for platform starting at now: DB/<name>/<platform>.
- * Uses YYYYMMDDHHMM, or YYYYMMDDHHMMSS when DB/YYYYMMDDHHMM/<platform> exists; if that exists
- * too, the next free second. name gets the epoch name. */
+/* Create DB (if needed), then a new epoch for platform starting at now: DB/<name>/<platform>,
+ * named YYYYMMDDHHMMSS of now, or of the next second free for platform. name gets the epoch
+ * name. */
 int dcpi_db_new_epoch(const char *db, const char *platform, time_t now, char name[DCPI_NAMELEN],
                       char *err);
+
+/* 1 when s is an epoch name (14 digits, or the older 12). */
+int dcpi_db_is_epoch_name(const char *s);
+/* The UTC start time of epoch name (its digits): 0 or DCPI_EINVAL. */
+int dcpi_db_epoch_start(const char *name, time_t *out);
 
 /* All epoch names in db (directories whose name is 12 or 14 digits), ascending. Caller frees
  * each string and the array (dcpi_db_free_list). */

@@ -81,9 +81,9 @@ case "$out" in *"credentials in a URL"*) ;; *) fail "URL credentials: $out" ;; e
 [ "$(total "AND host = 'auth1'")" = "$local_total" ] || fail "auth1 total $(total "AND host = 'auth1'")"
 
 # --- many epochs, pushes killed at random points: nothing lost, nothing twice
-ep=$(ls "$T/db" | grep -E '^[0-9]{12}$' | head -1)
+ep=$(ls "$T/db" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
 for i in $(seq 10 39); do cp -r "$T/db/$ep" "$T/db/2026010100$i"; done
-nep=$(ls "$T/db" | grep -cE '^[0-9]{12}$')
+nep=$(ls "$T/db" | grep -cE '^[0-9]{12}([0-9]{2})?$')
 for i in $(seq 1 8); do
     "$BIN/dcpipush" -q -db "$T/db" -host killed "$U" >/dev/null 2>&1 &
     p=$!

@@ -11,6 +11,10 @@
 # last "flush: N profiles" line; leftover ".NAME.tmp.XXXXXX" files are counted and must not
 # disturb dcpiprof. Skips (77) when perf_event_open of cpu-clock or system-wide sampling is not
 # possible here.
+# Then "at most one interval": 3 rounds without -vtrace at -flush 1 read the samples counted
+# (status), wait for two more flushes (status "flushes N"), SIGKILL at a random moment: the
+# epoch's profiles on disk hold at least the samples counted one interval before the kill; and
+# a daemon started without -flush says it flushes every 60 s (the default).
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -119,6 +123,42 @@ for r in $(seq "$KILLS"); do
     fi
 done
 secs=$(($(date +%s) - t0))
+
+# "at most one interval": what status counted before two completed flushes is on disk after
+# a SIGKILL at any moment of the next interval
+st_get() { awk -v k="$2" '$1 == "event" { s += $6 } $1 == "flushes" { f = $2 } $1 == "epoch" { e = $2 } $1 == "pid" { p = $2 }
+    END { if (k == "samples") print s + 0; else if (k == "flushes") print f + 0; else if (k == "epoch") print e; else print p }' <<<"$1"; }
+disk_sum() { local s=0 n f; while IFS= read -r f; do
+        n=$("$BIN/dcpicat" "$f" 2>/dev/null | awk '$1 == "event" { print $2; exit }'); s=$((s + ${n:-0}))
+    done < <(find "$DB/$1" -name '*.prof' -type f); echo $s; }
+for r in 1 2 3; do
+    fl=(-flush 1)
+    [ $r = 3 ] && fl=() # the default interval: said by status, not waited for
+    to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock "${fl[@]}" 2>"$T/start.err" ||
+        fail "interval $r: dcpid did not start: $(cat "$T/start.err")"
+    ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "interval $r: status: $ST"
+    DPID=$(st_get "$ST" pid) E=$(st_get "$ST" epoch)
+    if [ $r = 3 ]; then
+        echo "$ST" | grep -q "^flushes 0 every 60 s " || fail "default flush interval: $(echo "$ST" | grep flushes)"
+        kill -9 "$DPID"
+        break
+    fi
+    sleep 1.5
+    ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "interval $r: status: $ST"
+    S1=$(st_get "$ST" samples) F1=$(st_get "$ST" flushes)
+    for i in $(seq 100); do
+        ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "interval $r: status: $ST"
+        [ "$(st_get "$ST" flushes)" -ge $((F1 + 2)) ] && break
+        sleep 0.2
+    done
+    sleep "0.$(printf '%03d' $((RANDOM % 999)))"
+    kill -9 "$DPID"
+    for i in $(seq 500); do [ -d /proc/"$DPID" ] || break; sleep 0.01; done
+    D1=$(disk_sum "$E")
+    [ "$D1" -ge "$S1" ] || fail "interval $r: $S1 samples counted two flushes before the kill, $D1 on disk"
+    [ "$S1" -gt 0 ] || fail "interval $r: no samples counted"
+    echo "interval $r: $S1 samples counted before two flushes, $D1 on disk after the SIGKILL"
+done
 
 # the end: the profiles checked after their epoch's kill (they do not change after it), and
 # dcpiprof on (at most 3) epochs holding temporary files

@@ -1,0 +1,151 @@
+/*
+ * epochs.c - dcpid's epochs over time: starting one (named by core/store/db.c, described by its
+ * epoch.info, core/store/epochs.h), rotating to a new one every -epoch-every, retention
+ * (-keep DURATION|SIZE: the oldest epochs of the platform removed, never the current one), and
+ * dropping the current epoch when the command it was made for could not start.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/log.h"
+#include "core/base/units.h"
+#include "core/daemon/daemon-int.h"
+#include "core/daemon/daemon.h"
+#include "core/store/epochs.h"
+
+static uint64_t lost_now(const daemon_t *d)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < d->nev; i++)
+        n += d->st[i].lost;
+    return n;
+}
+
+/* The current epoch's epoch.info: its counts so far; open while it is written. */
+void dcpi__daemon_epoch_info(daemon_t *d, int open)
+{
+    char err[DCPI_ERRLEN];
+    dcpi_epoch_info_t info = {.start = d->epoch_start,
+                              .end = time(NULL),
+                              .samples = d->total_samples - d->epoch_samples0,
+                              .lost = lost_now(d) - d->epoch_lost0,
+                              .open = open};
+    snprintf(info.name, sizeof info.name, "%s", d->epoch);
+    if (info.end < info.start)
+        info.end = info.start;
+    if (d->epoch[0] && dcpi_epoch_info_write(d->db, d->platform, &info, err) < 0)
+        dcpi__log(DCPI_LOG_WARN, "epoch info: %s", err);
+}
+
+/* -vrecord: the recording goes on in the new epoch's values.trace. */
+static int new_epoch_values(daemon_t *d, char *err)
+{
+    dcpi_vtrace_flush_info_t fi = dcpi__daemon_flush_info(d);
+    return dcpi_vtrace_new_epoch(d->vt, &fi, err);
+}
+
+int dcpi__daemon_new_epoch(daemon_t *d, char *err)
+{
+    char name[DCPI_NAMELEN];
+    time_t now = time(NULL);
+    int rc = dcpi_db_new_epoch(d->db, d->platform, now, name, err);
+    if (rc < 0)
+        return rc;
+    snprintf(d->epoch, sizeof d->epoch, "%s", name);
+    if (dcpi_db_epoch_start(name, &d->epoch_start) < 0)
+        d->epoch_start = now;
+    d->epoch_samples0 = d->total_samples;
+    d->epoch_lost0 = lost_now(d);
+    d->kallsyms_done = 0;
+    d->vdso_done = 0;
+    d->next_epoch = d->o->epoch_every_s ? dcpi__daemon_now() + d->o->epoch_every_s : 0;
+    dcpi__daemon_epoch_info(d, 1);
+    dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
+    return d->vt ? new_epoch_values(d, err) : 0;
+}
+
+/* Remove epoch e (not the current one) and say why. */
+static void expire(daemon_t *d, const dcpi_epoch_info_t *e, const char *why)
+{
+    char err[DCPI_ERRLEN], size[32];
+    dcpi__format_size(e->bytes, size, sizeof size);
+    if (dcpi_epoch_remove(d->db, e->name, d->platform, err) < 0)
+        dcpi__log(DCPI_LOG_WARN, "retention: %s", err);
+    else
+        dcpi__log(DCPI_LOG_INFO, "retention: epoch %s removed (%s, %s)", e->name, size, why);
+}
+
+void dcpi__daemon_retain(daemon_t *d)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    if (!o->keep_s && !o->keep_bytes)
+        return;
+    dcpi_epoch_info_t *v = NULL;
+    size_t n = 0;
+    char err[DCPI_ERRLEN];
+    dcpi_epoch_sweep(d->db);
+    if (dcpi_epoch_list(d->db, d->platform, &v, &n, err) < 0) {
+        dcpi__log(DCPI_LOG_WARN, "retention: %s", err);
+        return;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += v[i].bytes;
+    time_t now = time(NULL);
+    /* oldest first; the current epoch is the newest of this platform and is never removed */
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].name, d->epoch) == 0)
+            continue;
+        if (o->keep_s && (uint64_t)(now - v[i].end) > o->keep_s) {
+            expire(d, &v[i], "older than -keep");
+            total -= v[i].bytes;
+        } else if (o->keep_bytes && total > o->keep_bytes) {
+            expire(d, &v[i], "over the -keep size");
+            total -= v[i].bytes;
+        }
+    }
+    if (o->keep_bytes && total > o->keep_bytes && !d->keep_warned++)
+        dcpi__log(DCPI_LOG_WARN,
+                  "retention: the current epoch alone is over the -keep size (use -epoch-every)");
+    free(v);
+}
+
+/* Flush, end the current epoch, start the next; then retention. */
+int dcpi__daemon_rotate(daemon_t *d, char *err)
+{
+    flush_result_t r;
+    if (dcpi__daemon_flush(d, &r) < 0)
+        return dcpi__errf(err, DCPI_EIO, "flush failed: %s", d->flush_error);
+    dcpi__daemon_epoch_info(d, 0);
+    int rc = dcpi__daemon_new_epoch(d, err);
+    if (rc == 0)
+        dcpi__daemon_retain(d);
+    return rc;
+}
+
+void dcpi__daemon_rotate_if_due(daemon_t *d)
+{
+    char err[DCPI_ERRLEN];
+    if (!d->next_epoch || dcpi__daemon_now() < d->next_epoch)
+        return;
+    if (dcpi__daemon_rotate(d, err) < 0) {
+        dcpi__log(DCPI_LOG_ERR, "-epoch-every: %s (retrying in %d s)", err, FAIL_RETRY_S);
+        d->next_epoch = dcpi__daemon_now() + FAIL_RETRY_S;
+    }
+}
+
+void dcpi__daemon_drop_epoch(daemon_t *d)
+{
+    char err[DCPI_ERRLEN];
+    if (!d->epoch[0])
+        return;
+    if (dcpi_epoch_remove(d->db, d->epoch, d->platform, err) < 0)
+        dcpi__log(DCPI_LOG_WARN, "could not remove epoch %s: %s", d->epoch, err);
+    else
+        dcpi__log(DCPI_LOG_INFO, "epoch %s removed: nothing was profiled", d->epoch);
+    d->epoch[0] = 0;
+}

@@ -1,0 +1,234 @@
+/*
+ * epochs.c - epochs over time (see epochs.h): the epoch.info summary dcpid keeps, describing an
+ * epoch (from epoch.info, else from its files), listing them, and removing one atomically.
+ */
+#include "core/store/epochs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/err.h"
+#include "core/base/fsutil.h"
+#include "core/base/mem.h"
+#include "dcpi/errno.h"
+#include "dcpi/profile.h"
+
+#define EXPIRE_PREFIX ".expire-"
+
+int dcpi_epoch_info_write(const char *db, const char *platform, const dcpi_epoch_info_t *info,
+                          char *err)
+{
+    char path[4096], text[512];
+    if (dcpi__pathf(path, sizeof path, "%s/%s/%s/" DCPI_EPOCH_INFO_FILE, db, info->name, platform) <
+        0)
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
+    int len = snprintf(text, sizeof text,
+                       "dcpi-epoch 1\nstart %lld\nend %lld\nsamples %" PRIu64 "\nlost %" PRIu64
+                       "\nopen %d\n",
+                       (long long)info->start, (long long)info->end, info->samples, info->lost,
+                       info->open ? 1 : 0);
+    return dcpi__write_atomic(path, text, (size_t)len, err);
+}
+
+/* ---- describing an epoch ---------------------------------------------------------------- */
+
+/* Parse epoch.info into out: 1 when it reads (every key present), else 0. */
+static int read_info(const char *path, dcpi_epoch_info_t *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (dcpi__read_file(path, 1, (void **)&text, &len, NULL) < 0)
+        return 0;
+    long long start = -1, end = -1, open = -1;
+    uint64_t samples = UINT64_MAX, lost = UINT64_MAX;
+    int version = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (sscanf(l, "dcpi-epoch %d", &version) == 1 || sscanf(l, "start %lld", &start) == 1 ||
+            sscanf(l, "end %lld", &end) == 1 || sscanf(l, "samples %" SCNu64, &samples) == 1 ||
+            sscanf(l, "lost %" SCNu64, &lost) == 1 || sscanf(l, "open %lld", &open) == 1)
+            continue;
+    }
+    free(text);
+    if (version != 1 || start < 0 || end < start || samples == UINT64_MAX || lost == UINT64_MAX ||
+        open < 0)
+        return 0;
+    out->start = (time_t)start;
+    out->end = (time_t)end;
+    out->samples = samples;
+    out->lost = lost;
+    out->open = open != 0;
+    out->has_info = 1;
+    return 1;
+}
+
+/* nftw has no user argument: the walk's totals (one walk at a time in a process). */
+static struct {
+    uint64_t bytes;
+    time_t newest;
+} walk;
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)path, (void)ftw;
+    if (type == FTW_F || type == FTW_D || type == FTW_DP) {
+        walk.bytes += (uint64_t)st->st_blocks * 512;
+        if (type == FTW_F && st->st_mtime > walk.newest)
+            walk.newest = st->st_mtime;
+    }
+    return 0;
+}
+
+/* Samples and lost summed from the .prof headers of the epoch (an unreadable one is skipped). */
+static void sum_profiles(const char *db, const char *epoch, const char *platform,
+                         dcpi_epoch_info_t *out)
+{
+    dcpi_db_file_t *f = NULL;
+    size_t n = 0;
+    if (dcpi_db_list_files(db, epoch, platform, ".prof", &f, &n, NULL) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        dcpi_profile_t *p = NULL;
+        uint64_t lost = 0;
+        if (dcpi_profile_read(f[i].path, &p, NULL) < 0)
+            continue;
+        out->samples += dcpi_profile_total(p);
+        if (dcpi_profile_get_u64(p, "lost", &lost) == 0)
+            out->lost += lost;
+        dcpi_profile_free(p);
+    }
+    free(f);
+}
+
+/* One platform's directory of the epoch, added to out. */
+static void stat_platform(const char *db, const char *epoch, const char *platform,
+                          dcpi_epoch_info_t *out)
+{
+    char dir[4096], path[4200];
+    (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s", db, epoch, platform);
+    walk.bytes = 0;
+    walk.newest = 0;
+    nftw(dir, walk_one, 16, FTW_PHYS);
+    out->bytes += walk.bytes;
+    dcpi_epoch_info_t one = {0};
+    (void)dcpi__pathf(path, sizeof path, "%s/" DCPI_EPOCH_INFO_FILE, dir);
+    if (!read_info(path, &one)) {
+        sum_profiles(db, epoch, platform, &one);
+        one.end = walk.newest;
+    }
+    out->samples += one.samples;
+    out->lost += one.lost;
+    if (one.end > out->end)
+        out->end = one.end;
+    out->open |= one.open;
+    out->has_info |= one.has_info;
+}
+
+int dcpi_epoch_stat(const char *db, const char *epoch, const char *platform, dcpi_epoch_info_t *out,
+                    char *err)
+{
+    if (!db || !epoch || !out || !dcpi_db_is_epoch_name(epoch))
+        return dcpi__errf(err, DCPI_EINVAL, "%s: '%s' is not an epoch name", db ? db : "DB",
+                          epoch ? epoch : "");
+    *out = (dcpi_epoch_info_t){0};
+    snprintf(out->name, sizeof out->name, "%s", epoch);
+    (void)dcpi_db_epoch_start(epoch, &out->start);
+    char **plats = NULL, path[4096];
+    size_t np = 0;
+    if (platform) {
+        struct stat st;
+        if (dcpi__pathf(path, sizeof path, "%s/%s/%s", db, epoch, platform) < 0 ||
+            stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+            return dcpi__errf(err, DCPI_ENOENT, "%s: epoch %s has no platform %s", db, epoch,
+                              platform);
+        stat_platform(db, epoch, platform, out);
+    } else {
+        int rc = dcpi_db_platforms(db, epoch, &plats, &np, err);
+        if (rc < 0)
+            return rc;
+        for (size_t i = 0; i < np; i++)
+            stat_platform(db, epoch, plats[i], out);
+        dcpi_db_free_list(plats, np);
+    }
+    if (out->end < out->start)
+        out->end = out->start;
+    return 0;
+}
+
+int dcpi_epoch_list(const char *db, const char *platform, dcpi_epoch_info_t **out, size_t *n,
+                    char *err)
+{
+    char **names = NULL;
+    size_t nn = 0, k = 0;
+    int rc = dcpi_db_epochs(db, &names, &nn, err);
+    if (rc < 0)
+        return rc;
+    dcpi_epoch_info_t *v = nn ? calloc(nn, sizeof *v) : NULL;
+    if (nn && !v) {
+        dcpi_db_free_list(names, nn);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", db);
+    }
+    for (size_t i = 0; i < nn; i++)
+        if (dcpi_epoch_stat(db, names[i], platform, &v[k], NULL) == 0)
+            k++; /* (an epoch without the platform is not listed) */
+    dcpi_db_free_list(names, nn);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* ---- removing an epoch ------------------------------------------------------------------ */
+
+static int unlink_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    if (type == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+static void remove_tree(const char *path)
+{
+    nftw(path, unlink_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int dcpi_epoch_remove(const char *db, const char *epoch, const char *platform, char *err)
+{
+    char from[4096], to[4096], dir[4096];
+    if (!db || !epoch || !platform || !dcpi_db_is_epoch_name(epoch) || strchr(platform, '/') ||
+        platform[0] == '.' || !platform[0])
+        return dcpi__errf(err, DCPI_EINVAL, "%s: bad epoch or platform to remove", db ? db : "DB");
+    if (dcpi__pathf(from, sizeof from, "%s/%s/%s", db, epoch, platform) < 0 ||
+        dcpi__pathf(to, sizeof to, "%s/" EXPIRE_PREFIX "%s-%s", db, epoch, platform) < 0)
+        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
+    remove_tree(to); /* an earlier removal of the same epoch that was interrupted */
+    if (rename(from, to) < 0)
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", from, strerror(errno));
+    (void)dcpi__pathf(dir, sizeof dir, "%s/%s", db, epoch);
+    rmdir(dir); /* fails while other platforms are in it, as it should */
+    remove_tree(to);
+    return 0;
+}
+
+void dcpi_epoch_sweep(const char *db)
+{
+    DIR *d = opendir(db);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[4096];
+    while ((de = readdir(d)) != NULL)
+        if (strncmp(de->d_name, EXPIRE_PREFIX, strlen(EXPIRE_PREFIX)) == 0 &&
+            dcpi__pathf(path, sizeof path, "%s/%s", db, de->d_name) == 0)
+            remove_tree(path);
+    closedir(d);
+}
