@@ -26,15 +26,15 @@ typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
     const char *events[DCPI_SAMPLER_MAXEV]; /* "name[:period]"; none: cycles or cpu-clock */
     int nevents;
-    unsigned freq;    /* samples per second per CPU (default 1000) */
-    unsigned flush_s; /* flush interval (default DCPI_DAEMON_DEFAULT_FLUSH) */
+    unsigned freq;          /* samples per second per CPU (default 1000) */
+    unsigned flush_s;       /* flush interval (default DCPI_DAEMON_DEFAULT_FLUSH) */
     unsigned epoch_every_s; /* -epoch-every: a new epoch every so many seconds (0: never) */
     uint64_t keep_s;        /* -keep DURATION: remove epochs that ended longer ago (0: keep) */
     uint64_t keep_bytes;    /* -keep SIZE: remove the oldest epochs beyond this size (0: keep) */
-    size_t hash;      /* aggregate table entries (default DCPI_AGG_DEFAULT_ENTRIES) */
-    int nodaemon;     /* system-wide: stay in the foreground, log to stderr */
-    const char *log;  /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon; "-":
-                         stderr) */
+    size_t hash;            /* aggregate table entries (default DCPI_AGG_DEFAULT_ENTRIES) */
+    int nodaemon;           /* system-wide: stay in the foreground, log to stderr */
+    const char *log; /* log file (NULL: DB/dcpid-<platform>.log, or stderr with nodaemon; "-":
+                        stderr) */
     int verbose, quiet;
     pid_t pid; /* -p PID (0: none) */
     /* value profiling (docs/dcpid.md): -vtrace plugins, -vcontext, -vrate, -vhot, -vhash */

@@ -32,7 +32,7 @@ expect 1 "^dcpiprof: $T/none: no such database directory" "$BIN/dcpiprof" -db "$
 expect 1 "^dcpicat: $T/missing.prof: " "$BIN/dcpicat" "$T/missing.prof"
 expect 1 "no such process" "$BIN/dcpid" -db "$T/db1" -p 999999
 expect 1 "^dcpictl: no dcpid for platform" "$BIN/dcpictl" -db "$T/db1" status
-expect 2 "^dcpictl: unknown command 'frobnicate': give flush, epoch, quit or status" "$BIN/dcpictl" -db "$T/db1" frobnicate
+expect 2 "^dcpictl: unknown command 'frobnicate': give flush, epoch, quit, status or epochs" "$BIN/dcpictl" -db "$T/db1" frobnicate
 expect 1 "plugin not found" "$BIN/dcpid" -db "$T/db1" -vtrace vp-nosuch -- true
 
 # ---- messages that say what is wrong and what to do (issue 22 item 4) ----
