@@ -21,7 +21,7 @@ CMAKE_FLAGS ?=
 #               required by make package (the dcpi package ships them)
 #   TEST_PKGS   what the tests add (make test, test-asan, test-stress): check (the Check
 #               suites), the peers the tests compare with (linux-perf, google-perftools, golang-go's
-#               pprof, binutils' gprof, debuginfod, chromium for the report), graphviz,
+#               pprof, binutils' gprof, debuginfod, chromium for the report, python3 to drive it), graphviz,
 #               libclang-rt-14-dev (libFuzzer), xz-utils, man-db, clang-format (e2e_format),
 #               clickhouse-server and -client (the fleet store); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
@@ -29,7 +29,7 @@ BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev 
 OPT_PKGS   = libbpf-dev clang libdebuginfod-dev
 MAN_PKGS   = pandoc
 TEST_PKGS  = check linux-perf google-perftools binutils libclang-rt-14-dev golang-go \
-             libdebuginfod1 debuginfod graphviz xz-utils chromium man-db clang-format \
+             libdebuginfod1 debuginfod graphviz xz-utils chromium python3 man-db clang-format \
              clickhouse-server clickhouse-client
 
 # what `deps` installs (REQUIRED -- OPTIONAL); targets that need more set their own, which their

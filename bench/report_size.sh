@@ -3,7 +3,7 @@
 # functions (bench/gen_bigprof src, gcc -g) and an epoch of NSAMPLES samples over them with a
 # stack profile of DEPTH frames per chain (gen_bigprof db). Measured: the page's size (bytes,
 # and gzip -9 bytes for reference), dcpireport's wall time (median of REPS), and the load in
-# headless Chromium: the page's own measure (its "status" element's data-ms: milliseconds from
+# headless Chromium: the page's own measure (data-ms on its <html> element: milliseconds from
 # navigation start until its script has drawn everything) and the wall time of a whole
 # `chromium --dump-dom` (browser start included; a trivial page's time printed beside it).
 # Usage: bench/report_size.sh [BUILD_DIR] [NFUNCS] [NSAMPLES] [DEPTH] [REPS]
@@ -47,10 +47,10 @@ done | median >"$T/empty.s"
 for ((i = 0; i < REPS; i++)); do
     t0=$(now); chrome "$T/r.html" "" >"$T/dom.html"; t1=$(now)
     echo "$t1 - $t0" | bc >>"$T/wall"
-    grep -o 'data-ms="[0-9]*">rendered<' "$T/dom.html" | tr -dc '0-9\n' >>"$T/ms"
+    grep -o 'data-state="rendered" data-ms="[0-9]*"' "$T/dom.html" | tr -dc '0-9\n' >>"$T/ms"
     grep -q '<div id="errors" hidden=""></div>' "$T/dom.html" || { echo "bench: page errors" >&2; exit 1; }
     chrome "$T/r.html" "#all" >"$T/dom-all.html" # every procedure row drawn at once
-    grep -o 'data-ms="[0-9]*">rendered<' "$T/dom-all.html" | tr -dc '0-9\n' >>"$T/ms_all"
+    grep -o 'data-state="rendered" data-ms="[0-9]*"' "$T/dom-all.html" | tr -dc '0-9\n' >>"$T/ms_all"
 done
 [ "$(wc -l <"$T/ms")" -eq "$REPS" ] && [ "$(wc -l <"$T/ms_all")" -eq "$REPS" ] ||
     { echo "bench: the page did not render" >&2; exit 1; }

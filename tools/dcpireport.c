@@ -161,7 +161,7 @@ static int run(ctx_t *c)
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {.cli = {.tool = TOOL, .flags = flags}};
+    ctx_t c = {.cli = {.tool = TOOL, .flags = flags, .load_flags = DCPI_PSET_LOAD_PROCS}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {

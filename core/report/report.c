@@ -150,6 +150,25 @@ static int write_diff(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts
 
 /* ---- the document ---- */
 
+/* "process_rows": dcpiprof -procs's rows ("PID COMMAND", or the samples of profiles without a
+ * split by process), and "procs_missing": how many profile files had no split. */
+static int write_processes(FILE *f, const dcpi_profset_t *set, dcpi_procs_opts_t *po)
+{
+    size_t missing = 0;
+    for (size_t i = 0; i < set->nimages; i++)
+        missing += set->images[i].procs_missing;
+    dcpi_procs_table_t *t = NULL;
+    po->by_process = 1;
+    int rc = dcpi_procs_rows(set, po, &t);
+    po->by_process = 0;
+    if (rc == 0) {
+        write_rows(f, "process_rows", set, t);
+        fprintf(f, ",\"procs_missing\":%zu", missing);
+    }
+    dcpi_procs_table_free(t);
+    return rc;
+}
+
 static int write_tables(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
                         dcpi_procs_table_t **procs)
 {
@@ -173,6 +192,8 @@ static int write_tables(FILE *f, const dcpi_profset_t *set, const dcpi_report_op
         write_rows(f, "proc_rows", set, *procs);
     }
     dcpi_procs_table_free(images);
+    if (rc == 0)
+        rc = write_processes(f, set, &po);
     return rc;
 }
 

@@ -26,6 +26,9 @@
 #include "core/listing/listing.h"
 #include "core/model/procs.h"
 #include "core/model/profset.h"
+#include "core/store/stackprof.h"
+
+struct dcpi_symtab;
 
 /* Annotated listings by default; frames under this % of the samples left out by default. */
 #define DCPI_REPORT_TOP_DEFAULT       10
@@ -69,10 +72,15 @@ void dcpi_report_html_text(FILE *f, const char *s);
 
 /* ---- between the report*.c files ---- */
 
-/* `"flame":{...}` (or `"flame":null,"flame_none":"why"`): the stack profile of event sort as a
- * tree of frames. 0 or a negative DCPI_E* with err. */
+/* `"flame":{...},"calls":{...}` (or `"flame":null,"flame_none":"why","calls":null`): the stack
+ * profile of event sort as a tree of frames. 0 or a negative DCPI_E* with err. */
 int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o, int sort,
                        char *err);
+/* `"calls":{...}`: the caller/callee graph of the chains of sp (pset and tabs as
+ * dcpi_stackprof_symbols gives them). 0 or DCPI_ENOMEM. */
+int dcpi__report_calls(FILE *f, const dcpi_profset_t *set, const char *event,
+                       const dcpi_stackprof_t *sp, const long *pset,
+                       struct dcpi_symtab *const *tabs);
 /* `"listings":[...]`: the top o->top procedures of t. 0 or a negative DCPI_E* with err. */
 int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
                           const dcpi_procs_table_t *t, char *err);

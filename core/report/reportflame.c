@@ -291,6 +291,7 @@ int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opt
         fprintf(f, "\"flame\":null,\"flame_none\":");
         dcpi_report_json_str(f, "the epoch has no stack profile of this event (profile with "
                                 "dcpid -g for call chains)");
+        fputs(",\"calls\":null", f);
         dcpi_stackprof_free(sp);
         return 0;
     }
@@ -305,8 +306,12 @@ int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opt
     }
     if (rc == 0)
         rc = write_tree(f, &t, sp, event, o->flame_min);
+    if (rc == 0) {
+        fputc(',', f);
+        rc = dcpi__report_calls(f, set, event, sp, pset, tabs);
+    }
     if (rc < 0)
-        dcpi__errf(err, rc, "flame graph: %s", dcpi_strerror(rc));
+        dcpi__errf(err, rc, "flame graph and calls: %s", dcpi_strerror(rc));
     tree_free(&t);
     if (tabs)
         dcpi_stackprof_symbols_free(sp, tabs);

@@ -73,7 +73,8 @@ static int plugin_names(lctx_t *c, char *err)
 /* ---- source lines ---- */
 
 /* The lines of file [lo, hi] with their summed counts: all of them when the span is short,
- * else those with code. */
+ * else those with code; none when the file cannot be read here (the page shows the
+ * instructions instead, as dcpilist -best falls back to -asm). */
 static void write_file_lines(const lctx_t *c, const dcpi_listing_t *ls, const char *file)
 {
     int lo = 0, hi = 0;
@@ -99,11 +100,14 @@ static void write_file_lines(const lctx_t *c, const dcpi_listing_t *ls, const ch
     }
     dcpi_srctext_t text = {0};
     int have = dcpi_srctext_read(file, &text) == 0;
+    size_t ncode = 0;
+    for (size_t k = 0; k < span; k++)
+        ncode += sum[k * (ne + 1)] != 0;
     fprintf(c->f, "{\"file\":");
     dcpi_report_json_str(c->f, file);
-    fprintf(c->f, ",\"text\":%d,\"lines\":[", have);
+    fprintf(c->f, ",\"text\":%d,\"ncode\":%zu,\"lines\":[", have, ncode);
     int first = 1;
-    for (size_t k = 0; k < span; k++) {
+    for (size_t k = 0; have && k < span; k++) { /* no text: the instructions say it all */
         const uint64_t *row = &sum[k * (ne + 1)];
         if (!row[0] && span > SRC_SPAN_MAX)
             continue;

@@ -4,7 +4,7 @@
 # work-demo (hot_mul, hot_add, hot_xor), work-values (lea_loop: its lea's results are 7 in 60%
 # of executions) and a small C++ program whose procedure is named "long spin<int>(int&, long)"
 # (<, >, & in a name); the page, after its script ran (chromium --dump-dom), must hold:
-#   - status "rendered" and an empty #errors element: the page's first script writes into it
+#   - data-state="rendered" on <html> and an empty #errors element: the page's first script writes into it
 #     every script error, every failed load and every Content-Security-Policy violation;
 #   - the procedure rows of hot_mul, hot_add, hot_xor and spin with dcpiprof's exact counts (the
 #     C++ name shown as text, escaped as the DOM serializes it: spin&lt;int&gt;(int&amp;, long));
@@ -36,6 +36,7 @@ done
 e2e_require chromium chromium
 e2e_require g++ build-essential
 e2e_require xz xz-utils
+e2e_require python3 python3
 
 # chromium FILE.html ARGS...: headless, no sandbox (root in a container), no network.
 chromium_run() {
@@ -85,8 +86,8 @@ tr '\n' ' ' <"$T/r.html" | sed 's/.*id="dcpi-data">//; s/<\/script>.*//' >"$T/da
 grep -q '<' "$T/data.json" && fail "a '<' inside the JSON block"
 
 chromium_run "$T/r.html" --dump-dom >"$T/dom.html" 2>"$T/chrome.err" || fail "chromium --dump-dom failed: $(tail -3 "$T/chrome.err")"
-grep -q '<div id="status" class="note" data-ms="[0-9]*">rendered</div>' "$T/dom.html" ||
-    fail "the page's script did not finish: $(grep -o '<div id="status"[^<]*' "$T/dom.html")"
+grep -q '<html lang="en" data-state="rendered" data-ms="[0-9]*">' "$T/dom.html" ||
+    fail "the page's script did not finish: $(grep -o '<html[^>]*>' "$T/dom.html")"
 errs=$(grep -o '<div id="errors"[^>]*>.\{0,400\}' "$T/dom.html" | head -1)
 case "$errs" in
 '<div id="errors" hidden=""></div>'*) ;;
@@ -146,6 +147,14 @@ chromium_run "$T/r.html" --screenshot="$BIN/report-screenshot.png" --window-size
     fail "no screenshot: $(tail -3 "$T/shot.out")"
 echo "screenshot: $BIN/report-screenshot.png"
 
+# used as a person would (tests/e2e/lib/report_ui.py, DevTools protocol): the processes table
+# against dcpiprof -procs, sorted by a click on its pid and command headers; the caller/callee
+# view of the hottest procedure against dcpiprof's children column; no debug text, and no
+# horizontal scrolling at 1000 and 760 px (long names and dcpilist's value footers wrap)
+"$BIN/dcpiprof" -db "$T/db" -procs -csl >"$T/procs.csv" 2>"$T/procs.err" || fail "dcpiprof -procs: $(cat "$T/procs.err")"
+to 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/report_ui.py" live "$T/r.html" "$T/procs.csv" \
+    "$T/prof.csv" "long spin<int>(int&, long)" || fail "interaction checks (above)"
+
 
 # a Debian program, no stacks, as a second epoch of the same database: its page says that it
 # has no stack profile and holds dcpiprof's top row; -diff of the two epochs has hot_mul with
@@ -157,7 +166,7 @@ to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- xz -6 -T1 -k -f "$T/data.txt
 "$BIN/dcpiprof" -db "$T/db" -csl >"$T/xz.csv" 2>/dev/null || fail "dcpiprof xz"
 "$BIN/dcpireport" -db "$T/db" -top 3 -o "$T/xz.html" 2>"$T/xz.err" || fail "dcpireport xz: $(cat "$T/xz.err")"
 chromium_run "$T/xz.html" --dump-dom >"$T/xz.dom" 2>/dev/null || fail "chromium xz"
-grep -q '<div id="status" class="note" data-ms="[0-9]*">rendered</div>' "$T/xz.dom" || fail "xz page not rendered"
+grep -q '<html lang="en" data-state="rendered" data-ms="[0-9]*">' "$T/xz.dom" || fail "xz page not rendered"
 grep -q '<div id="errors" hidden=""></div>' "$T/xz.dom" || fail "xz page errors: $(grep -o '<div id="errors".\{0,300\}' "$T/xz.dom")"
 grep -q '<p class="note none">the epoch has no stack profile' "$T/xz.dom" || fail "xz page does not say it has no stack profile"
 read -r n name <<<"$(awk -F, 'NR == 2 {print $1, $4}' "$T/xz.csv")"

@@ -1,0 +1,278 @@
+# tests/e2e/lib/report_ui.py - dcpireport's page used as a person uses it, in headless Chromium driven through
+# the DevTools protocol (lib/cdp.py: mouse clicks where the elements are drawn, keys typed into
+# the inputs), with what it shows compared to other tools' output. Called by report_ui.sh and
+# report_browser.sh (which make the pages and the reference files); one mode per page kind:
+#
+#   report_ui.py synth PAGE PAGE_NOSRC DCPIPROF_CSV PEEK_TXT ASM_LIST PROC
+#       PAGE: a generated profile with a stack profile (bench/gen_bigprof), its source readable;
+#       PAGE_NOSRC: the same with the source file gone. Checks: sorting the procedure table by a
+#       click on each kind of header (counts, children, names; a second click reverses), against
+#       dcpiprof -csl's rows; the caller/callee view of several procedures (found by typing in
+#       its search box, or by the link in their procedure row) against `go tool pprof -peek`
+#       (PEEK_TXT), and expanding a caller or a callee (its rows = pprof's callers or callees of
+#       it), collapsing it again; PROC's listing with its source table in PAGE, and in
+#       PAGE_NOSRC without any source row but with every instruction of `dcpilist -asm`
+#       (ASM_LIST) and a note that says why; no horizontal scrolling at 1000 and 760 px.
+#   report_ui.py live PAGE PROCS_CSV PROF_CSV LONGNAME
+#       PAGE: a dcpid -g run of several programs. Checks: the processes table has dcpiprof
+#       -procs -csl's rows (pid, command, count); sorting it by pid and by command; the caller/
+#       callee view of the hottest procedure says its samples in chains as dcpiprof's children
+#       column; the row of LONGNAME (a long C++ name) wraps: no horizontal scrolling at 1000 px
+#       and 760 px; no debug text on the page.
+#
+# Prints one line per check; "FAIL: ..." lines and exit 1 when one fails.
+import csv
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser, CdpError  # noqa: E402
+
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    if ok:
+        print('ok: ' + what)
+    else:
+        fails += 1
+        print('FAIL: ' + what)
+
+
+def rows(b, sel, attrs=('name', 'count')):
+    return b.eval('[...document.querySelectorAll(%r)].map(r => [%s])' %
+                  (sel, ','.join('r.dataset.%s' % a for a in attrs)))
+
+
+def header(b, table, title, nth=0):
+    """The index of the nth header cell of table titled title."""
+    titles = b.eval('[...document.querySelectorAll(%r)].map(t => t.textContent)' %
+                    (table + ' th'))
+    idx = [i for i, t in enumerate(titles) if t == title]
+    if len(idx) <= nth:
+        raise CdpError('%s: no header %r in %s' % (table, title, titles))
+    return idx[nth]
+
+
+def common_checks(b, what):
+    check(b.eval('document.getElementById("errors").hidden && '
+                 '!document.getElementById("errors").textContent'), what + ': no errors')
+    text = b.eval('document.body.innerText')
+    check(not re.search(r'\b(rendered|not rendered|status)\b', text),
+          what + ': no debug text ("rendered", "status") on the page')
+    for w in (1000, 760):
+        b.call('Emulation.setDeviceMetricsOverride',
+               {'width': w, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
+        sw, cw = b.eval('[document.documentElement.scrollWidth, '
+                        'document.documentElement.clientWidth]')
+        check(sw <= cw, '%s: no horizontal scrolling at %d px (scrollWidth %d, clientWidth %d)' %
+              (what, w, sw, cw))
+    b.call('Emulation.setDeviceMetricsOverride',
+           {'width': 1200, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
+
+
+# ---- synth ----
+
+def parse_peek(path):
+    """go tool pprof -peek's blocks: name -> (flat, cum, {caller: n}, {callee: n})."""
+    out, block = {}, []
+    for line in open(path):
+        if line.startswith('---'):
+            if block:
+                node = [i for i, l in enumerate(block) if not l[0]]
+                if node:
+                    i = node[0]
+                    _, name, flat, cum = block[i]
+                    out[name] = (flat, cum, {n: c for _, n, c in block[:i]},
+                                 {n: c for _, n, c in block[i + 1:]})
+            block = []
+            continue
+        m = re.match(r'^ {20,}(\d+)\s+\S+%\s+\|   (\S.*)$', line)
+        if m:
+            block.append((1, m.group(2).strip(), int(m.group(1))))
+            continue
+        m = re.match(r'^\s+(\d+)\s+\S+%\s+\S+%\s+(\d+)\s+\S+%\s+\| (\S.*)$', line)
+        if m:
+            block.append((0, m.group(3).strip(), int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def call_rows(b, table):
+    return b.eval('[...document.querySelectorAll("#%s tr.crow")].map(r => '
+                  '[r.dataset.name, +r.dataset.count, +r.dataset.depth])' % table)
+
+
+def check_view(b, name, peek, how):
+    flat, cum, callers, callees = peek[name]
+    shown = b.eval('document.getElementById("callview").dataset.name')
+    check(shown == name, '%s: the view shows %s (%s)' % (how, name, shown))
+    got = call_rows(b, 'callers')
+    want = sorted(callers.items(), key=lambda x: (-x[1], x[0]))
+    have = sorted([(n, c) for n, c, d in got if n], key=lambda x: (-x[1], x[0]))
+    check(have == want, '%s callers %s (pprof -peek %s)' % (name, have, want))
+    got = call_rows(b, 'callees')
+    have = sorted([(n, c) for n, c, d in got if n], key=lambda x: (-x[1], x[0]))
+    want = sorted(callees.items(), key=lambda x: (-x[1], x[0]))
+    check(have == want, '%s callees %s (pprof -peek %s)' % (name, have, want))
+    selfrow = [c for n, c, d in got if not n]
+    check(selfrow == ([flat] if flat else []), '%s self row %s (pprof flat %d)' % (name, selfrow, flat))
+    total = b.eval('document.querySelector("#callview p.note").textContent')
+    check(total.startswith('%d samples in chains through it' % cum),
+          '%s: "%s" (pprof cum %d)' % (name, total, cum))
+
+
+def expand(b, table, name, peek, kind):
+    sel = '#%s tr.crow[data-depth="0"][data-name="%s"] button.expand' % (table, name)
+    b.click(sel)
+    got = call_rows(b, table)
+    i = [k for k, r in enumerate(got) if r[0] == name and r[2] == 0][0]
+    kids = []
+    for r in got[i + 1:]:
+        if r[2] == 0:
+            break
+        kids.append(r)
+    flat, cum, callers, callees = peek[name]
+    want = callers if kind == 'caller' else callees
+    have = {n: c for n, c, d in kids if n and d == 1}
+    check(have == want and all(d == 1 for _, _, d in kids),
+          'expanded %s %s: %s (pprof -peek: %s)' % (kind, name, kids, want))
+    b.click(sel)
+    check(len(call_rows(b, table)) == len(got) - len(kids), 'collapsed %s %s again' % (kind, name))
+
+
+def synth(page, page_nosrc, prof_csv, peek_txt, asm_list, proc):
+    prof = {r['procedure']: r for r in csv.DictReader(open(prof_csv))}
+    peek = parse_peek(peek_txt)
+    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
+    b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+    try:
+        check(b.open('file://' + page) == 'rendered', 'page drawn')
+        common_checks(b, 'synth page')
+
+        # sort the procedure table by clicking its headers
+        n0 = len(rows(b, 'tr.prow'))
+        check(n0 == len(prof), 'procedure rows: %d (dcpiprof %d)' % (n0, len(prof)))
+        for title, key, nth in (('cpu-clock', 'cpu-clock', 0), ('children', 'children', 0)):
+            col = header(b, '#procs', title, nth)
+            b.click('#procs th', col)
+            got = rows(b, 'tr.prow')
+            vals = [int(prof[n][key]) for n, _ in got]
+            check(len(got) == n0 and vals == sorted(vals, reverse=True) and vals[0] > vals[-1],
+                  'sorted by %s, largest first: %s' % (title, vals[:8]))
+            b.click('#procs th', col)
+            got = rows(b, 'tr.prow')
+            vals = [int(prof[n][key]) for n, _ in got]
+            check(vals == sorted(vals), 'click again: by %s, smallest first: %s' % (title, vals[:8]))
+            check(b.eval('document.querySelectorAll("#procs th")[%d].className' % col) == 'n sort asc',
+                  'the %s header shows the order' % title)
+        col = header(b, '#procs', 'procedure')
+        b.click('#procs th', col)
+        names = [n for n, _ in rows(b, 'tr.prow')]
+        check(names == sorted(prof), 'sorted by procedure name: %s' % names[:6])
+        b.click('#procs th', col)
+        names = [n for n, _ in rows(b, 'tr.prow')]
+        check(names == sorted(prof, reverse=True), 'click again: names reversed: %s' % names[:6])
+
+        # the caller/callee view: typed search, then a pick; the link in a procedure row
+        b.type('#callsearch', 'f3')
+        b.click('#calls a.callpick[data-name="f3"]')
+        check_view(b, 'f3', peek, 'search "f3", pick f3')
+        expand(b, 'callers', 'f1', peek, 'caller')
+        expand(b, 'callees', 'f6', peek, 'callee')
+        b.type('#procfilter', 'f6')
+        b.click('tr.prow[data-name="f6"] a.tocalls')
+        check_view(b, 'f6', peek, 'the calls link of f6\'s procedure row')
+        check(b.eval('document.getElementById("callview").getBoundingClientRect().top < innerHeight'),
+              'the link scrolled the view into sight')
+
+        # PROC's listing with its source
+        check(b.eval('document.querySelectorAll("#listings .listing")[0].querySelector("h3")'
+                     '.textContent.startsWith(%r)' % (proc + ' ')), 'first listing is %s' % proc)
+        src = b.eval('document.querySelectorAll("#listings .listing")[0]'
+                     '.querySelectorAll("tr.sline").length')
+        check(src > 0, '%s: %d source rows while the source is readable' % (proc, src))
+        b.close()
+
+        b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+        check(b.open('file://' + page_nosrc) == 'rendered', 'page without source drawn')
+        common_checks(b, 'page without source')
+        want = [ln.split()[1] for ln in open(asm_list) if re.match(r'^\s*\d+\s+0x[0-9a-f]+\s', ln)]
+        L = '#listings .listing'
+        addrs = b.eval('[...document.querySelectorAll(%r)[0].querySelectorAll("tr.insn")]'
+                       '.map(r => r.dataset.addr)' % L)
+        src = b.eval('document.querySelectorAll(%r)[0].querySelectorAll("tr.sline").length' % L)
+        notes = b.eval('[...document.querySelectorAll(%r)[0].querySelectorAll(".note")]'
+                       '.map(n => n.textContent)' % L)
+        check(src == 0, '%s without source: %d source rows' % (proc, src))
+        check(addrs == want and len(want) > 3,
+              '%s without source: the %d instructions of dcpilist -asm (page: %d)' %
+              (proc, len(want), len(addrs)))
+        check(any('source not readable here' in n for n in notes) and
+              any(n.startswith('no readable source: the instructions only') for n in notes),
+              '%s without source: the notes say why: %s' % (proc, notes))
+    except CdpError as e:
+        check(False, 'browser: %s' % e)
+    finally:
+        b.close()
+
+
+# ---- live ----
+
+def live(page, procs_csv, prof_csv, longname):
+    want = {}
+    for r in csv.reader(open(procs_csv)):
+        m = re.match(r'^(\d+) (.*)$', r[-1])
+        if r[0].isdigit() and m:
+            want[(m.group(1), m.group(2))] = r[0]
+    prof = {r['procedure']: r for r in csv.DictReader(open(prof_csv))}
+    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
+    b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+    try:
+        check(b.open('file://' + page) == 'rendered', 'page drawn')
+        common_checks(b, 'live page')
+        got = b.eval('[...document.querySelectorAll("tr.psrow")].map(r => '
+                     '[r.dataset.pid, r.lastChild.textContent, r.dataset.count])')
+        have = {(p, c): n for p, c, n in got}
+        check(have == want and len(want) >= 3,
+              'processes table: %d rows as dcpiprof -procs (%d)' % (len(have), len(want)))
+        col = header(b, '#processes', 'pid')
+        b.click('#processes th', col)
+        pids = [int(p) for p, _, _ in b.eval('[...document.querySelectorAll("tr.psrow")].map(r => '
+                                             '[r.dataset.pid, 0, 0])')]
+        check(pids == sorted(pids, reverse=True), 'processes sorted by pid: %s' % pids)
+        b.click('#processes th', col)
+        pids2 = [int(p) for p, _, _ in b.eval('[...document.querySelectorAll("tr.psrow")].map(r '
+                                              '=> [r.dataset.pid, 0, 0])')]
+        check(pids2 == sorted(pids), 'click again: pid smallest first: %s' % pids2)
+        col = header(b, '#processes', 'command')
+        b.click('#processes th', col)
+        comms = b.eval('[...document.querySelectorAll("tr.psrow")].map(r => r.lastChild.textContent)')
+        check(comms == sorted(comms), 'processes sorted by command: %s' % comms)
+
+        top = b.eval('document.getElementById("callview").dataset.name')
+        total = b.eval('document.querySelector("#callview p.note").textContent')
+        ch = prof.get(top, {}).get('children')
+        check(ch is not None and total.startswith(ch + ' samples in chains'),
+              'calls view of %s: "%s" (dcpiprof children %s)' % (top, total, ch))
+        w = b.eval('(function () { var r = [...document.querySelectorAll("tr.prow")].find(r => '
+                   'r.dataset.name === %r); return r ? r.getBoundingClientRect().width : -1; })()'
+                   % longname)
+        check(w > 0, 'row of %s drawn (%d px wide)' % (longname, w))
+    except CdpError as e:
+        check(False, 'browser: %s' % e)
+    finally:
+        b.close()
+
+
+if __name__ == '__main__':
+    if len(sys.argv) == 8 and sys.argv[1] == 'synth':
+        synth(*sys.argv[2:])
+    elif len(sys.argv) == 6 and sys.argv[1] == 'live':
+        live(*sys.argv[2:])
+    else:
+        sys.exit('usage: report_ui.py synth PAGE PAGE_NOSRC PROF_CSV PEEK_TXT ASM_LIST PROC | '
+                 'live PAGE PROCS_CSV PROF_CSV LONGNAME')
+    sys.exit(1 if fails else 0)
