@@ -217,7 +217,7 @@ static int write_document(FILE *f, const dcpi_profset_t *set, const dcpi_report_
     }
     if (rc == 0 && procs && procs->n) {
         fputc(',', f);
-        rc = dcpi__report_flame(f, set, o, procs->sort, err);
+        rc = dcpi__report_flame(f, set, o, procs, err);
         if (rc == 0) {
             fputc(',', f);
             rc = dcpi__report_listings(f, set, o, procs, err);

@@ -73,17 +73,19 @@ void dcpi_report_html_text(FILE *f, const char *s);
 /* ---- between the report*.c files ---- */
 
 /* `"flame":{...},"calls":{...}` (or `"flame":null,"flame_none":"why","calls":null`): the stack
- * profile of event sort as a tree of frames. 0 or a negative DCPI_E* with err. */
-int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o, int sort,
-                       char *err);
+ * profile of the sort event of rows (the procedure table) as a tree of frames, and its callers and
+ * callees. 0 or a negative DCPI_E* with err. */
+int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
+                       const dcpi_procs_table_t *rows, char *err);
 /* `"calls":{...}`: the caller/callee graph of the chains of sp (pset and tabs as
- * dcpi_stackprof_symbols gives them). 0 or DCPI_ENOMEM. */
-int dcpi__report_calls(FILE *f, const dcpi_profset_t *set, const char *event,
-                       const dcpi_stackprof_t *sp, const long *pset,
+ * dcpi_stackprof_symbols gives them), its procedures named by their rows in t when they have
+ * one. 0 or DCPI_ENOMEM. */
+int dcpi__report_calls(FILE *f, const dcpi_profset_t *set, const dcpi_procs_table_t *t,
+                       const char *event, const dcpi_stackprof_t *sp, const long *pset,
                        struct dcpi_symtab *const *tabs);
 /* `"listings":[...]`: the top o->top procedures of t. 0 or a negative DCPI_E* with err. */
 int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
-                          const dcpi_procs_table_t *t, char *err);
+                          const dcpi_procs_table_t *rows, char *err);
 /* The page up to the opening of the JSON block, and from its end. */
 void dcpi__report_page_head(FILE *f, const dcpi_report_opts_t *o);
 void dcpi__report_page_tail(FILE *f);

@@ -26,9 +26,10 @@
 
 typedef struct cproc {
     const char *name, *image;
+    long img; /* index in set->images, -1 outside the set */
     uint64_t total, self, root;
     size_t stamp; /* chain index + 1 of the last chain counted */
-    uint32_t out; /* index in the written table */
+    uint32_t out; /* its number in the page (see number_procs) */
 } cproc_t;
 
 typedef struct cedge {
@@ -93,7 +94,7 @@ static int rehash(graph_t *g, int edges, size_t count)
 }
 
 /* The index of procedure (name, image), added when new; -1 when out of memory. */
-static long proc_of(graph_t *g, const char *name, const char *image)
+static long proc_of(graph_t *g, const char *name, const char *image, long img)
 {
     if (rehash(g, 0, g->np + 1) < 0)
         return -1;
@@ -105,7 +106,7 @@ static long proc_of(graph_t *g, const char *name, const char *image)
     }
     if (dcpi__grow((void **)&g->p, &g->capp, g->np + 1, sizeof(*g->p)) < 0)
         return -1;
-    g->p[g->np] = (cproc_t){.name = name, .image = image};
+    g->p[g->np] = (cproc_t){.name = name, .image = image, .img = img};
     g->pslots[j] = (uint32_t)++g->np;
     return (long)g->np - 1;
 }
@@ -134,9 +135,10 @@ static int add_edge(graph_t *g, uint32_t caller, uint32_t callee, uint64_t c, si
 
 static const char *frame_name(const dcpi_profset_t *set, const dcpi_stackprof_t *sp,
                               const long *pset, dcpi_symtab_t *const *tabs, dcpi_frame_t f,
-                              unsigned depth, const char **image)
+                              unsigned depth, const char **image, long *img)
 {
     int in_set = f.image != DCPI_STACK_NOIMAGE && pset[f.image] >= 0;
+    *img = in_set ? pset[f.image] : -1;
     if (in_set)
         *image = set->images[pset[f.image]].name;
     else
@@ -158,8 +160,10 @@ static int add_chain(graph_t *g, const dcpi_profset_t *set, const dcpi_stackprof
     size_t stamp = chain + 1;
     long callee = -1;
     for (unsigned k = 0; k < nf; k++) {
-        const char *image, *name = frame_name(set, sp, pset, tabs, f[k], k, &image);
-        long at = proc_of(g, name, image);
+        const char *image;
+        long img;
+        const char *name = frame_name(set, sp, pset, tabs, f[k], k, &image, &img);
+        long at = proc_of(g, name, image, img);
         if (at < 0)
             return DCPI_ENOMEM;
         cproc_t *p = &g->p[at];
@@ -196,6 +200,53 @@ static int cmp_edge(const void *a, const void *b)
     return (x->callee > y->callee) - (x->callee < y->callee);
 }
 
+static uint64_t row_hash(const char *name, long img)
+{
+    return dcpi__fnv1a(DCPI_FNV64_OFFSET, name, strlen(name)) ^ (uint64_t)(img + 1);
+}
+
+/* p->out for every procedure: the index of its row in the page's procedure table (which
+ * holds its name, image and samples in chains: the children column), or nrows + k for the
+ * k-th of the others (by decreasing samples), which are written in "extra". Their number. */
+static int number_procs(graph_t *g, const dcpi_procs_table_t *t, size_t nrows, uint32_t *extra,
+                        size_t *nextra)
+{
+    size_t ns = 1024;
+    while (ns < nrows * 2)
+        ns *= 2;
+    uint32_t *slots = calloc(ns, sizeof(*slots)); /* row index + 1 */
+    if (!slots)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < nrows; i++) {
+        size_t j = row_hash(t->v[i].proc, t->v[i].img) & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < g->np; k++) {
+        cproc_t *p = &g->p[k];
+        size_t j = p->img >= 0 ? row_hash(p->name, p->img) & (ns - 1) : 0;
+        for (; p->img >= 0 && slots[j]; j = (j + 1) & (ns - 1)) {
+            const dcpi_procs_row_t *r = &t->v[slots[j] - 1];
+            if (r->img == p->img && !strcmp(r->proc, p->name))
+                break;
+        }
+        if (p->img >= 0 && slots[j])
+            p->out = slots[j] - 1;
+        else
+            extra[n++] = (uint32_t)k;
+    }
+    free(slots);
+    g_sort = g;
+    if (n > 0)
+        qsort(extra, n, sizeof(*extra), cmp_proc);
+    for (size_t k = 0; k < n; k++)
+        g->p[extra[k]].out = (uint32_t)(nrows + k);
+    *nextra = n;
+    return 0;
+}
+
 /* Images as a string table: the index of image in imgs (added when new). */
 static size_t image_index(const char **imgs, size_t *n, const char *image)
 {
@@ -206,47 +257,47 @@ static size_t image_index(const char **imgs, size_t *n, const char *image)
     return (*n)++;
 }
 
-static int write_graph(FILE *f, graph_t *g, const char *event, uint64_t total)
+/* "KEY":[id,count,...] for the procedures whose field (self or root) is not 0. */
+static void write_sparse(FILE *f, const char *key, const graph_t *g, int root)
 {
-    uint32_t *order = malloc((g->np + 1) * sizeof(*order));
-    const char **imgs = malloc((g->np + 1) * sizeof(*imgs));
-    size_t *pimg = malloc((g->np + 1) * sizeof(*pimg));
-    if (!order || !imgs || !pimg) {
-        free(pimg);
-        free(imgs);
-        free(order);
-        return DCPI_ENOMEM;
-    }
-    for (size_t i = 0; i < g->np; i++)
-        order[i] = (uint32_t)i;
-    g_sort = g;
-    if (g->np > 0)
-        qsort(order, g->np, sizeof(*order), cmp_proc);
-    size_t nimgs = 0;
+    fprintf(f, ",\"%s\":[", key);
+    int first = 1;
     for (size_t k = 0; k < g->np; k++) {
-        g->p[order[k]].out = (uint32_t)k;
-        pimg[k] = image_index(imgs, &nimgs, g->p[order[k]].image);
+        uint64_t v = root ? g->p[k].root : g->p[k].self;
+        if (!v)
+            continue;
+        fprintf(f, "%s%" PRIu32 ",%" PRIu64, first ? "" : ",", g->p[k].out, v);
+        first = 0;
     }
-    fputs("\"calls\":{\"event\":", f);
-    dcpi_report_json_str(f, event);
-    fprintf(f, ",\"total\":%" PRIu64 ",\"images\":[", total);
+    fputc(']', f);
+}
+
+static void write_extra(FILE *f, const graph_t *g, const uint32_t *extra, size_t n,
+                        const char **imgs)
+{
+    size_t nimgs = 0;
+    fputs(",\"extra\":[", f); /* [name, image, samples in chains] */
+    for (size_t k = 0; k < n; k++) {
+        const cproc_t *p = &g->p[extra[k]];
+        fputs(k ? ",[" : "[", f);
+        dcpi_report_json_str(f, p->name);
+        fprintf(f, ",%zu,%" PRIu64 "]", image_index(imgs, &nimgs, p->image), p->total);
+    }
+    fputs("],\"images\":[", f);
     for (size_t i = 0; i < nimgs; i++) {
         fputs(i ? "," : "", f);
         dcpi_report_json_str(f, imgs[i]);
     }
-    fputs("],\"procs\":[", f); /* [name, image, total, self, root] */
-    for (size_t k = 0; k < g->np; k++) {
-        const cproc_t *p = &g->p[order[k]];
-        fputs(k ? ",[" : "[", f);
-        dcpi_report_json_str(f, p->name);
-        fprintf(f, ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", pimg[k], p->total, p->self,
-                p->root);
-    }
+    fputc(']', f);
+}
+
+static void write_edges(FILE *f, graph_t *g)
+{
     if (g->ne > 0)
         qsort(g->e, g->ne, sizeof(*g->e), cmp_edge);
     size_t shown = g->ne < CALLS_EDGES_MAX ? g->ne : CALLS_EDGES_MAX;
     uint64_t cut_samples = 0;
-    fputs("],\"edges\":[", f); /* caller, callee, count, ... */
+    fputs(",\"edges\":[", f); /* caller, callee, count, ... */
     for (size_t i = 0; i < g->ne; i++) {
         const cedge_t *e = &g->e[i];
         if (i >= shown) {
@@ -256,23 +307,41 @@ static int write_graph(FILE *f, graph_t *g, const char *event, uint64_t total)
         fprintf(f, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu64, i ? "," : "", g->p[e->caller].out,
                 g->p[e->callee].out, e->count);
     }
-    fprintf(f, "],\"edges_cut\":%zu,\"edges_cut_samples\":%" PRIu64 "}", g->ne - shown,
-            cut_samples);
-    free(pimg);
-    free(imgs);
-    free(order);
-    return 0;
+    fprintf(f, "],\"edges_cut\":%zu,\"edges_cut_samples\":%" PRIu64, g->ne - shown, cut_samples);
 }
 
-int dcpi__report_calls(FILE *f, const dcpi_profset_t *set, const char *event,
-                       const dcpi_stackprof_t *sp, const long *pset, dcpi_symtab_t *const *tabs)
+static int write_graph(FILE *f, graph_t *g, const dcpi_procs_table_t *t, const char *event,
+                       uint64_t total)
+{
+    size_t nrows = t->n < DCPI_REPORT_ROWS_MAX ? t->n : DCPI_REPORT_ROWS_MAX, nextra = 0;
+    uint32_t *extra = malloc((g->np + 1) * sizeof(*extra));
+    const char **imgs = malloc((g->np + 1) * sizeof(*imgs));
+    int rc = extra && imgs ? number_procs(g, t, nrows, extra, &nextra) : DCPI_ENOMEM;
+    if (rc == 0) {
+        fputs("\"calls\":{\"event\":", f);
+        dcpi_report_json_str(f, event);
+        fprintf(f, ",\"total\":%" PRIu64 ",\"rows\":%zu", total, nrows);
+        write_extra(f, g, extra, nextra, imgs);
+        write_sparse(f, "self", g, 0);
+        write_sparse(f, "root", g, 1);
+        write_edges(f, g);
+        fputc('}', f);
+    }
+    free(imgs);
+    free(extra);
+    return rc;
+}
+
+int dcpi__report_calls(FILE *f, const dcpi_profset_t *set, const dcpi_procs_table_t *t,
+                       const char *event, const dcpi_stackprof_t *sp, const long *pset,
+                       dcpi_symtab_t *const *tabs)
 {
     graph_t g = {0};
     int rc = 0;
     for (size_t i = 0; i < dcpi_stackprof_count(sp) && rc == 0; i++)
         rc = add_chain(&g, set, sp, pset, tabs, i);
     if (rc == 0)
-        rc = write_graph(f, &g, event, dcpi_stackprof_total(sp));
+        rc = write_graph(f, &g, t, event, dcpi_stackprof_total(sp));
     free(g.p);
     free(g.pslots);
     free(g.e);

@@ -279,10 +279,10 @@ static int write_tree(FILE *f, const tree_t *t, const dcpi_stackprof_t *sp, cons
     return rc;
 }
 
-int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o, int sort,
-                       char *err)
+int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
+                       const dcpi_procs_table_t *rows, char *err)
 {
-    const char *event = set->events[sort].name;
+    const char *event = set->events[rows->sort].name;
     dcpi_stackprof_t *sp = NULL;
     int rc = dcpi_stackprof_load(o->db, o->epoch, o->platform, event, &sp, err);
     if (rc < 0)
@@ -308,7 +308,7 @@ int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opt
         rc = write_tree(f, &t, sp, event, o->flame_min);
     if (rc == 0) {
         fputc(',', f);
-        rc = dcpi__report_calls(f, set, event, sp, pset, tabs);
+        rc = dcpi__report_calls(f, set, rows, event, sp, pset, tabs);
     }
     if (rc < 0)
         dcpi__errf(err, rc, "flame graph and calls: %s", dcpi_strerror(rc));
