@@ -21,8 +21,9 @@ CMAKE_FLAGS ?=
 #               required by make package (the dcpi package ships them)
 #   TEST_PKGS   what the tests add (make test, test-asan, test-stress): check (the Check
 #               suites), the peers the tests compare with (linux-perf, google-perftools, golang-go's
-#               pprof, binutils' gprof, debuginfod, chromium for the report, python3 to drive it), graphviz,
-#               libclang-rt-14-dev (libFuzzer), xz-utils, man-db, clang-format (e2e_format),
+#               pprof, binutils' gprof, debuginfod, chromium for the report), python3 (drives
+#               chromium over its DevTools pipe), graphviz, libclang-rt-14-dev (libFuzzer),
+#               xz-utils, man-db, clang-format (e2e_format),
 #               clickhouse-server and -client (the fleet store); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
              protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev
