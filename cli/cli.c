@@ -393,9 +393,9 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     cli->procsel = (dcpi_procsel_t){.pid = -1};
     cli->nopts = cli->nargs = cli->dashdash = 0;
     cli->db[0] = cli->epoch[0] = '\0';
-    /* One array: the tool's flags fill it from the front, operands are collected from the
-     * back and reversed into place at the end. */
-    char **rest = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*rest));
+    /* One array: the tool's flags fill it from the front (two entries for one "--flag=VALUE"
+     * argument), then the operands, then at least one NULL. */
+    char **rest = calloc(2 * (size_t)(argc > 0 ? argc : 1) + 1, sizeof(*rest));
     if (!rest) {
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", cli->tool);
     }
@@ -427,6 +427,20 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     if (rc != 0)
         dcpi_cli_free(cli); /* -h, -V or an error: the caller exits without the arrays */
     return rc;
+}
+
+int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),
+                  void *arg)
+{
+    for (int i = 0; i < cli->nopts; i++) {
+        const char *f = cli->opts[i];
+        const dcpi_cli_flag_t *tf = tool_flag(cli, f, strlen(f));
+        const char *v = tf && tf->arg && i + 1 < cli->nopts ? cli->opts[++i] : NULL;
+        int rc = fn(arg, f, v);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 void dcpi_cli_free(dcpi_cli_t *cli)

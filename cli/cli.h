@@ -22,9 +22,9 @@
  *     ... walk cli.opts (the tool's own flags) and cli.args (operands) ...
  *     rc = dcpi_cli_load(&cli, &set, err);                   // resolves -db/-epoch, reads files
  *
- * Adding a flag to a tool is one line in its table ({"-json", NULL, "print JSON"}) and one
- * branch where it walks cli.opts (strcmp against the table's name: cli.opts holds the table's
- * name whichever alias was typed).
+ * Adding a flag to a tool is one line in its table ({"-json", NULL, "print JSON", NULL}) and
+ * one branch where it reads its flags (dcpi_cli_each, or a walk of cli.opts): a strcmp against
+ * the table's name, which cli.opts holds whichever alias was typed.
  *
  * Every message written into err (DCPI_ERRLEN bytes, may be NULL) by the dcpi_cli_* functions
  * is one complete line without '\n', starting with the tool's name: "TOOL: reason".
@@ -92,6 +92,12 @@ typedef struct dcpi_cli {
  */
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err);
 void dcpi_cli_free(dcpi_cli_t *cli);
+
+/* Call fn(arg, flag, value) for each of the tool's flags in cli->opts, in command-line order:
+ * flag is the table's name, value NULL for a flag that takes none. Stops at the first non-zero
+ * result of fn and returns it (a tool returns its exit status, 2 for a bad value); else 0. */
+int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),
+                  void *arg);
 
 /* Print the usage text (synopsis, shared flags, tool flags with their aliases, -h, -V) to f. */
 void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);

@@ -164,6 +164,15 @@ START_TEST(test_aliases_and_long_forms)
     ck_assert_ptr_null(cli.args[1]);
     dcpi_cli_free(&cli);
 
+    /* every argument a --flag=VALUE: twice as many entries in opts as arguments */
+    cli = new_cli();
+    ck_assert_int_eq(parse(&cli, err, 6, "--keep=1", "--keep=2", "--e=3", "--o=4", "--keep=5"), 0);
+    ck_assert_int_eq(cli.nopts, 10);
+    ck_assert_str_eq(cli.opts[9], "5");
+    ck_assert_int_eq(cli.nargs, 0);
+    ck_assert_ptr_null(cli.args[0]);
+    dcpi_cli_free(&cli);
+
     /* a flag without a value given one, and --pid only with process_flags */
     cli = new_cli();
     ck_assert_int_eq(parse(&cli, err, 2, "--i=3"), DCPI_EINVAL);
@@ -174,6 +183,25 @@ START_TEST(test_aliases_and_long_forms)
     cli.process_flags = 1;
     ck_assert_int_eq(parse(&cli, err, 3, "--pid", "12"), 0);
     ck_assert_int_eq(cli.procsel.pid, 12);
+    dcpi_cli_free(&cli);
+}
+END_TEST
+
+static int collect(void *arg, const char *f, const char *v)
+{
+    char *buf = arg;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 256 - n, "%s=%s;", f, v ? v : "(none)");
+    return !strcmp(f, "-o") ? 7 : 0; /* a tool's status stops the walk */
+}
+
+START_TEST(test_each)
+{
+    dcpi_cli_t cli = new_cli();
+    char err[DCPI_ERRLEN], buf[256] = "";
+    ck_assert_int_eq(parse(&cli, err, 9, "-i", "-keep", "-i", "--s=x", "img", "-i", "-o", "f"), 0);
+    ck_assert_int_eq(dcpi_cli_each(&cli, collect, buf), 7);
+    ck_assert_str_eq(buf, "-i=(none);-keep=-i;-e=x;-i=(none);-o=f;");
     dcpi_cli_free(&cli);
 }
 END_TEST
@@ -503,6 +531,7 @@ int main(void)
     tcase_add_test(tc, test_help_and_version);
     tcase_add_test(tc, test_aliases_and_long_forms);
     tcase_add_test(tc, test_suggestions);
+    tcase_add_test(tc, test_each);
     tcase_add_test(tc, test_omit_override_command);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("db");

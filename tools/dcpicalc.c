@@ -68,8 +68,9 @@ static int is_svg(const char *path)
 
 /* ---- flags ---- */
 
-static int parse_opt(opts_t *o, const char *f, const char *v)
+static int parse_opt(void *arg, const char *f, const char *v)
 {
+    opts_t *o = arg;
     double d = 0;
     if (!strcmp(f, "-cutoff")) {
         if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &d))
@@ -97,14 +98,8 @@ static int parse_opts(ctx_t *c)
 {
     opts_t *o = &c->o;
     *o = (opts_t){.model = DCPI_CFG_LATENCY};
-    for (int i = 0; i < c->cli.nopts; i++) {
-        const dcpi_cli_flag_t *fl = flags;
-        while (strcmp(fl->name, c->cli.opts[i]) != 0)
-            fl++;
-        const char *v = fl->arg ? c->cli.opts[++i] : NULL;
-        if (parse_opt(o, fl->name, v))
-            return 2;
-    }
+    if (dcpi_cli_each(&c->cli, parse_opt, o))
+        return 2;
     o->dot |= is_svg(o->out);
     int want = o->pfile ? 1 : 2;
     if (c->cli.nargs < 1 || c->cli.nargs > 2 || (c->cli.nargs != want && !o->pfile)) {

@@ -203,12 +203,13 @@ static void flag_alone(dcpi_daemon_opts_t *o, const char *f)
             *(int *)((char *)o + b[i].off) = 1;
 }
 
-static const dcpi_cli_flag_t *table_flag(const char *name)
+/* One flag of the table, with its value or none (dcpi_cli_each). */
+static int one_flag(void *arg, const char *f, const char *v)
 {
-    for (const dcpi_cli_flag_t *f = flags; f->name; f++)
-        if (!strcmp(f->name, name))
-            return f;
-    return NULL;
+    if (v)
+        return flag_with_value(arg, f, v);
+    flag_alone(arg, f);
+    return 0;
 }
 
 /* 0 to run, 1 when -h/-V was handled, 2 on a usage error. */
@@ -219,14 +220,8 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
     if (rc != 0)
         return dcpi_cli_exit(rc, err) == 0 ? 1 : 2;
     o->db = cli->db_arg;
-    for (int i = 0; i < cli->nopts; i++) {
-        const dcpi_cli_flag_t *f = table_flag(cli->opts[i]);
-        if (!f->arg) {
-            flag_alone(o, f->name);
-        } else if ((rc = flag_with_value(o, f->name, cli->opts[++i])) != 0) {
-            return rc;
-        }
-    }
+    if ((rc = dcpi_cli_each(cli, one_flag, o)) != 0)
+        return rc;
     if (cli->dashdash && cli->nargs == 0)
         return bad("-- needs a command after it%s", "");
     if (cli->nargs > 0)

@@ -63,8 +63,9 @@ static int set_view(opts_t *o, enum dcpi_diff_view v, const char *proc)
     return 0;
 }
 
-static int parse_opt(opts_t *o, const char *f, const char *v)
+static int parse_opt(void *arg, const char *f, const char *v)
 {
+    opts_t *o = arg;
     if (!strcmp(f, "-i"))
         o->by_image = 1;
     else if (!strcmp(f, "-source"))
@@ -96,13 +97,8 @@ static int parse_opt(opts_t *o, const char *f, const char *v)
 static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 {
     *o = (opts_t){.p = {.alpha = 0.001, .keep = 100.0}};
-    for (int i = 0; i < cli->nopts; i++) {
-        const dcpi_cli_flag_t *fl = flags;
-        while (strcmp(fl->name, cli->opts[i]) != 0)
-            fl++;
-        if (parse_opt(o, fl->name, fl->arg ? cli->opts[++i] : NULL))
-            return 2;
-    }
+    if (dcpi_cli_each(cli, parse_opt, o))
+        return 2;
     if (cli->nargs < 2) {
         fprintf(stderr, TOOL ": expected two sets, SET_A SET_B (try -h)\n");
         return 2;

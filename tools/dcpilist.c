@@ -60,8 +60,9 @@ static void ctx_free(ctx_t *c)
 
 /* ---- flags ---- */
 
-static int parse_opt(opts_t *o, const char *f, const char *v)
+static int parse_opt(void *arg, const char *f, const char *v)
 {
+    opts_t *o = arg;
     double d = 0;
     if (!strcmp(f, "-asm"))
         o->mode = DCPI_LST_ASM;
@@ -98,14 +99,8 @@ static int parse_opts(ctx_t *c)
     o->vtrace = calloc((size_t)c->cli.nopts + 1, sizeof(*o->vtrace));
     if (!o->vtrace)
         return 1;
-    for (int i = 0; i < c->cli.nopts; i++) {
-        const dcpi_cli_flag_t *fl = flags;
-        while (strcmp(fl->name, c->cli.opts[i]) != 0)
-            fl++;
-        const char *v = fl->arg ? c->cli.opts[++i] : NULL;
-        if (parse_opt(o, fl->name, v))
-            return 2;
-    }
+    if (dcpi_cli_each(&c->cli, parse_opt, o))
+        return 2;
     if (o->vprof && (o->mode == DCPI_LST_SOURCE || o->mode == DCPI_LST_BOTH)) {
         fprintf(stderr, TOOL ": -vprof needs the asm view (-asm)\n");
         return 2;

@@ -42,8 +42,9 @@ typedef struct ctx {
     char *diff_name; /* -diff's epoch, resolved */
 } ctx_t;
 
-static int parse_opt(ctx_t *c, const char *f, const char *v)
+static int parse_opt(void *arg, const char *f, const char *v)
 {
+    ctx_t *c = arg;
     double d = 0;
     if (!strcmp(f, "-o"))
         c->out = v;
@@ -82,14 +83,8 @@ static int parse_opts(ctx_t *c)
     c->vtrace = calloc((size_t)c->cli.nopts + 1, sizeof(*c->vtrace));
     if (!c->vtrace)
         return 1;
-    for (int i = 0; i < c->cli.nopts; i++) {
-        const dcpi_cli_flag_t *fl = flags;
-        while (strcmp(fl->name, c->cli.opts[i]) != 0)
-            fl++;
-        const char *v = fl->arg ? c->cli.opts[++i] : NULL;
-        if (parse_opt(c, fl->name, v))
-            return 2;
-    }
+    if (dcpi_cli_each(&c->cli, parse_opt, c))
+        return 2;
     if (c->cli.nargs > 0) {
         fprintf(stderr, TOOL ": unexpected operand '%s' (try -h)\n", c->cli.args[0]);
         return 2;

@@ -6,9 +6,9 @@
 #   - the flag spellings --help lists (every alias) are exactly those the OPTIONS section of
 #     docs/<tool>.md names in its entries (`-e EVENT`, `-s EVENT`, ...), and every flag of the
 #     page's SYNOPSIS is one of them;
-#   - the parser takes every one of them: "TOOL SPELLING [1] --help" prints the usage (a flag
-#     the parser did not know would fail before --help), and so does "--name=1" for each flag
-#     that takes a value (its two-dash form with the value after '=');
+#   - the parser takes every one of them: "TOOL SPELLING [1] ... --help" prints the usage (a
+#     flag the parser did not know would fail before --help), and so do their "--name=1" forms
+#     (each flag that takes a value, in its two-dash form with the value after '=');
 #   - an unknown flag is a usage error (exit 2) with one line naming it.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -89,24 +89,23 @@ for src in "$S"/tools/*.c; do
     syn=$(synopsis_flags "$doc" "$tool" | comm -23 - "$T/$tool.h" | tr '\n' ' ')
     [ -z "$syn" ] || fail "$tool: docs/$tool.md SYNOPSIS names flags --help does not: $syn"
 
-    # the parser takes every spelling the help lists, and --name=VALUE for those with a value
+    # the parser takes every spelling the help lists, and --name=VALUE for those with a value:
+    # all of them on one command line before --help (the first it did not know would fail)
+    all=() eq=()
     while read -r flag arg; do
-        nflags=$((nflags + 1))
         case $flag in -h | -help | --help | -V | -version | --version) continue ;; esac
-        if [ -n "$arg" ]; then
-            set -- "$flag" 1
-        else
-            set -- "$flag"
-        fi
-        "$BIN/$tool" "$@" --help >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/$tool.help" ||
-            fail "$tool $* --help: not taken: $(head -c 200 "$T/err")"
+        nflags=$((nflags + 1))
+        all+=("$flag")
         [ -n "$arg" ] || continue
-        long=-${flag#-}
-        long=-${long#-} # -x and --x both become --x
-        long=-$long
-        "$BIN/$tool" "$long=1" --help >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/$tool.help" ||
-            fail "$tool $long=1 --help: not taken: $(head -c 200 "$T/err")"
+        all+=(1)
+        name=${flag#-}
+        name=${name#-} # -x and --x both become --x=1
+        eq+=("--$name=1")
     done <"$T/$tool.flags"
+    "$BIN/$tool" "${all[@]}" --help >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/$tool.help" ||
+        fail "$tool ${all[*]} --help: not taken: $(head -c 200 "$T/err")"
+    "$BIN/$tool" "${eq[@]}" --help >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/$tool.help" ||
+        fail "$tool ${eq[*]} --help: not taken: $(head -c 200 "$T/err")"
 
     "$BIN/$tool" -no-such-flag >"$T/out" 2>"$T/err"
     rc=$?
