@@ -57,7 +57,7 @@ expect 2 "^dcpid: -- needs a command after it" "$BIN/dcpid" -db x --
 expect 2 "^dcpid: -log -: the daemon has no standard error; add -nodaemon, or give -log FILE" \
     "$BIN/dcpid" -db x -log /dev/stderr
 expect 2 "^dcpiprof: unknown flag '-wdie': did you mean -wide\? \(try -h\)$" "$BIN/dcpiprof" -wdie
-expect 2 "^dcpictl: unknown command 'stop': give flush, epoch, quit or status$" "$BIN/dcpictl" stop
+expect 2 "^dcpictl: unknown command 'stop': give flush, epoch, quit, status" "$BIN/dcpictl" stop
 # binary output is not written to a terminal (script(1) gives it one; its output is the terminal's)
 out=$(script -qec "$BIN/dcpiexport -db $T/db1 -format pprof -o -" /dev/null </dev/null)
 rc=$?
