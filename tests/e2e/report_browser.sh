@@ -30,13 +30,14 @@ BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 e2e_counting report
 to() { timeout -k 5 "$@"; }
-for f in dcpid dcpiprof dcpilist dcpireport samples/work-demo samples/work-values; do
+for f in dcpid dcpiprof dcpilist dcpireport dcpiexport samples/work-demo samples/work-values; do
     [ -x "$BIN/$f" ] || { echo "FAIL: $BIN/$f not built"; exit 1; }
 done
 e2e_require chromium chromium
 e2e_require g++ build-essential
 e2e_require xz xz-utils
 e2e_require python3 python3
+e2e_require go golang-go
 
 # chromium FILE.html ARGS...: headless, no sandbox (root in a container), no network.
 chromium_run() {
@@ -69,9 +70,29 @@ int main(int argc, char **argv)
 }
 C
 g++ -O1 -g -fno-omit-frame-pointer -o "$T/spin" "$T/spin.cc" || { echo "FAIL: g++"; exit 1; }
+# recursion for the caller/callee view: rec calls itself, even and odd call each other
+cat >"$T/rec.c" <<'C'
+#include <stdlib.h>
+volatile long sink;
+__attribute__((noinline)) long work(long n) { long s = 0; for (long i = 0; i < n; i++) s += i ^ (s >> 3); return s; }
+long odd(int d, long n);
+__attribute__((noinline)) long even(int d, long n) { return d <= 0 ? work(n) : work(n / 4) + odd(d - 1, n); }
+__attribute__((noinline)) long odd(int d, long n) { return d <= 0 ? work(n) : even(d - 1, n); }
+__attribute__((noinline)) long rec(int d, long n) { return d <= 0 ? work(n) : work(n / 8) + rec(d - 1, n); }
+int main(int argc, char **argv)
+{
+    long n = atol(argv[1]);
+    for (int r = 0; r < 40; r++) {
+        sink += rec(r % 6, n);
+        sink += even(r % 5, n);
+    }
+    return 0;
+}
+C
+gcc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$T/rec" "$T/rec.c" || { echo "FAIL: gcc rec"; exit 1; }
 
 to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -vtrace vp-classic -- sh -c \
-    "'$BIN/samples/work-demo' 1500 >/dev/null && '$BIN/samples/work-values' 1500 >/dev/null && '$T/spin' 300000000" \
+    "'$BIN/samples/work-demo' 1500 >/dev/null && '$BIN/samples/work-values' 1500 >/dev/null && '$T/spin' 300000000 && '$T/rec' 3000000" \
     >"$T/run.out" 2>&1 || { echo "FAIL: dcpid: $(cat "$T/run.out")"; exit 1; }
 "$BIN/dcpiprof" -db "$T/db" -csl >"$T/prof.csv" 2>"$T/prof.err" || fail "dcpiprof: $(cat "$T/prof.err")"
 "$BIN/dcpireport" -db "$T/db" -vtrace vp-classic -flame-min 0 -o "$T/r.html" 2>"$T/rep.err" ||
@@ -149,11 +170,18 @@ echo "screenshot: $BIN/report-screenshot.png"
 
 # used as a person would (tests/e2e/lib/report_ui.py, DevTools protocol): the processes table
 # against dcpiprof -procs, sorted by a click on its pid and command headers; the caller/callee
-# view of the hottest procedure against dcpiprof's children column; no debug text, and no
-# horizontal scrolling at 1000 and 760 px (long names and dcpilist's value footers wrap)
+# view of the hottest procedure against dcpiprof's children column, of rec, even and odd
+# (recursive) against go tool pprof -peek and -traces of the same epoch exported as pprof; no
+# debug text, and no horizontal scrolling at 1000 and 760 px (long names and dcpilist's value
+# footers wrap)
 "$BIN/dcpiprof" -db "$T/db" -procs -csl >"$T/procs.csv" 2>"$T/procs.err" || fail "dcpiprof -procs: $(cat "$T/procs.err")"
+"$BIN/dcpiexport" -db "$T/db" -format pprof -o "$T/p.pb.gz" 2>"$T/exp.err" || fail "dcpiexport pprof: $(cat "$T/exp.err")"
+go tool pprof -sample_index=0 -nodefraction=0 -edgefraction=0 -nodecount=0 -peek '^(rec|even|odd)$' \
+    "$T/p.pb.gz" >"$T/peek.txt" 2>"$T/peek.err" || fail "go tool pprof -peek: $(tail -3 "$T/peek.err")"
+go tool pprof -sample_index=0 -traces "$T/p.pb.gz" >"$T/traces.txt" 2>"$T/traces.err" ||
+    fail "go tool pprof -traces: $(tail -3 "$T/traces.err")"
 to 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/report_ui.py" live "$T/r.html" "$T/procs.csv" \
-    "$T/prof.csv" "long spin<int>(int&, long)" || fail "interaction checks (above)"
+    "$T/prof.csv" "long spin<int>(int&, long)" "$T/peek.txt" "$T/traces.txt" || fail "interaction checks (above)"
 
 
 # a Debian program, no stacks, as a second epoch of the same database: its page says that it

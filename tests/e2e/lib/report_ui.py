@@ -13,12 +13,15 @@
 #       it), collapsing it again; PROC's listing with its source table in PAGE, and in
 #       PAGE_NOSRC without any source row but with every instruction of `dcpilist -asm`
 #       (ASM_LIST) and a note that says why; no horizontal scrolling at 1000 and 760 px.
-#   report_ui.py live PAGE PROCS_CSV PROF_CSV LONGNAME
+#   report_ui.py live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT
 #       PAGE: a dcpid -g run of several programs. Checks: the processes table has dcpiprof
 #       -procs -csl's rows (pid, command, count); sorting it by pid and by command; the caller/
 #       callee view of the hottest procedure says its samples in chains as dcpiprof's children
-#       column; the row of LONGNAME (a long C++ name) wraps: no horizontal scrolling at 1000 px
-#       and 760 px; no debug text on the page.
+#       column; the views of rec (calls itself), even and odd (call each other) against `go
+#       tool pprof -peek` (PEEK_TXT), and a procedure calling itself against the chains of
+#       `go tool pprof -traces` (TRACES_TXT; -peek leaves such calls out); expanding a caller
+#       and a callee there; the row of LONGNAME (a long C++ name) drawn; no horizontal scrolling
+#       at 1000 px and 760 px; no debug text on the page.
 #
 # Prints one line per check; "FAIL: ..." lines and exit 1 when one fails.
 import csv
@@ -105,18 +108,47 @@ def call_rows(b, table):
                   '[r.dataset.name, +r.dataset.count, +r.dataset.depth])' % table)
 
 
-def check_view(b, name, peek, how):
+def parse_traces(path):
+    """go tool pprof -traces: for each procedure, the samples of the chains in which it calls
+    itself directly (counted once per chain), which pprof -peek leaves out."""
+    out, chain, count = {}, [], 0
+
+    def done():
+        for n in {a for a, b in zip(chain, chain[1:]) if a == b}:
+            out[n] = out.get(n, 0) + count
+    for line in open(path):
+        if line.startswith('-'):
+            done()
+            chain, count = [], 0
+            continue
+        m = re.match(r'^\s+(\d+)   (\S.*)$', line)
+        if m and not chain:
+            count, chain = int(m.group(1)), [m.group(2).strip()]
+        elif chain and line.strip():
+            chain.append(line.strip())
+    done()
+    return out
+
+
+def without(d, name):
+    return {n: c for n, c in d.items() if n != name}
+
+
+def check_view(b, name, peek, how, recursive=None):
+    """The view of name against pprof -peek; a call of name by itself (not in -peek) must be
+    recursive[name] samples (0: none)."""
+    rec = (recursive or {}).get(name, 0)
     flat, cum, callers, callees = peek[name]
     shown = b.eval('document.getElementById("callview").dataset.name')
     check(shown == name, '%s: the view shows %s (%s)' % (how, name, shown))
-    got = call_rows(b, 'callers')
-    want = sorted(callers.items(), key=lambda x: (-x[1], x[0]))
-    have = sorted([(n, c) for n, c, d in got if n], key=lambda x: (-x[1], x[0]))
-    check(have == want, '%s callers %s (pprof -peek %s)' % (name, have, want))
+    for table, want in (('callers', callers), ('callees', callees)):
+        got = call_rows(b, table)
+        have = {n: c for n, c, d in got if n}
+        check(without(have, name) == want and len(have) == len([1 for n, c, d in got if n]),
+              '%s %s %s (pprof -peek %s)' % (name, table, sorted(have.items()), sorted(want.items())))
+        check(have.get(name, 0) == rec, '%s %s itself: %d (chains of pprof -traces with %s calling '
+              'itself: %d)' % (name, table, have.get(name, 0), name, rec))
     got = call_rows(b, 'callees')
-    have = sorted([(n, c) for n, c, d in got if n], key=lambda x: (-x[1], x[0]))
-    want = sorted(callees.items(), key=lambda x: (-x[1], x[0]))
-    check(have == want, '%s callees %s (pprof -peek %s)' % (name, have, want))
     selfrow = [c for n, c, d in got if not n]
     check(selfrow == ([flat] if flat else []), '%s self row %s (pprof flat %d)' % (name, selfrow, flat))
     total = b.eval('document.querySelector("#callview p.note").textContent')
@@ -124,7 +156,7 @@ def check_view(b, name, peek, how):
           '%s: "%s" (pprof cum %d)' % (name, total, cum))
 
 
-def expand(b, table, name, peek, kind):
+def expand(b, table, name, peek, kind, recursive=None):
     sel = '#%s tr.crow[data-depth="0"][data-name="%s"] button.expand' % (table, name)
     b.click(sel)
     got = call_rows(b, table)
@@ -137,8 +169,9 @@ def expand(b, table, name, peek, kind):
     flat, cum, callers, callees = peek[name]
     want = callers if kind == 'caller' else callees
     have = {n: c for n, c, d in kids if n and d == 1}
-    check(have == want and all(d == 1 for _, _, d in kids),
-          'expanded %s %s: %s (pprof -peek: %s)' % (kind, name, kids, want))
+    rec = (recursive or {}).get(name, 0)
+    check(without(have, name) == want and have.get(name, 0) == rec and all(d == 1 for _, _, d in kids),
+          'expanded %s %s: %s (pprof -peek: %s, itself %d)' % (kind, name, kids, want, rec))
     b.click(sel)
     check(len(call_rows(b, table)) == len(got) - len(kids), 'collapsed %s %s again' % (kind, name))
 
@@ -221,7 +254,7 @@ def synth(page, page_nosrc, prof_csv, peek_txt, asm_list, proc):
 
 # ---- live ----
 
-def live(page, procs_csv, prof_csv, longname):
+def live(page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
     want = {}
     for r in csv.reader(open(procs_csv)):
         m = re.match(r'^(\d+) (.*)$', r[-1])
@@ -257,6 +290,20 @@ def live(page, procs_csv, prof_csv, longname):
         ch = prof.get(top, {}).get('children')
         check(ch is not None and total.startswith(ch + ' samples in chains'),
               'calls view of %s: "%s" (dcpiprof children %s)' % (top, total, ch))
+        # recursion: rec calls itself, even and odd call each other
+        peek, recursive = parse_peek(peek_txt), parse_traces(traces_txt)
+        check(recursive.get('rec', 0) > 0, 'pprof -traces has chains where rec calls itself (%d)' %
+              recursive.get('rec', 0))
+        for name in ('rec', 'odd', 'even'):
+            b.eval('document.getElementById("callsearch").value = ""')
+            b.type('#callsearch', name)
+            b.click('#calls a.callpick[data-name="%s"]' % name)
+            check_view(b, name, peek, 'search "%s"' % name, recursive)
+        expand(b, 'callers', 'odd', peek, 'caller', recursive)
+        b.click('#callers tr.crow[data-depth="0"][data-name="odd"] a.cpick')
+        check_view(b, 'odd', peek, 'a click on the name odd', recursive)
+        expand(b, 'callees', 'even', peek, 'callee', recursive)
+
         w = b.eval('(function () { var r = [...document.querySelectorAll("tr.prow")].find(r => '
                    'r.dataset.name === %r); return r ? r.getBoundingClientRect().width : -1; })()'
                    % longname)
@@ -270,9 +317,9 @@ def live(page, procs_csv, prof_csv, longname):
 if __name__ == '__main__':
     if len(sys.argv) == 8 and sys.argv[1] == 'synth':
         synth(*sys.argv[2:])
-    elif len(sys.argv) == 6 and sys.argv[1] == 'live':
+    elif len(sys.argv) == 8 and sys.argv[1] == 'live':
         live(*sys.argv[2:])
     else:
         sys.exit('usage: report_ui.py synth PAGE PAGE_NOSRC PROF_CSV PEEK_TXT ASM_LIST PROC | '
-                 'live PAGE PROCS_CSV PROF_CSV LONGNAME')
+                 'live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT')
     sys.exit(1 if fails else 0)
