@@ -465,7 +465,9 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
 {
     snprintf(cli->db, sizeof(cli->db), "%s", dcpi_db_default(cli->db_arg));
     const char *env = getenv("DCPIDB");
-    const char *from = cli->db_arg && *cli->db_arg ? "from -db"
+    char given[64];
+    snprintf(given, sizeof given, "from %s", cli->db_from ? cli->db_from : "-db");
+    const char *from = cli->db_arg && *cli->db_arg ? given
                        : env && *env               ? "from $DCPIDB"
                                                    : "the default: no -db, $DCPIDB unset";
     struct stat st;
@@ -477,8 +479,8 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
     }
     if (!S_ISDIR(st.st_mode)) {
         return dcpi__errf(err, DCPI_ENOENT,
-                          "%s: %s: not a directory (%s); -db wants the database directory "
-                          "dcpid writes",
+                          "%s: %s: not a directory (%s); a database is the directory dcpid "
+                          "writes",
                           cli->tool, cli->db, from);
     }
     int rc = dcpi_db_select_epoch(cli->db, cli->epoch_spec, cli->platform, cli->epoch, err);

@@ -68,6 +68,7 @@ typedef struct dcpi_cli {
 
     /* Filled by dcpi_cli_parse (pointers into argv). */
     const char *db_arg;     /* -db value, or NULL */
+    const char *db_from;    /* what gave db_arg, for messages ("set A"); NULL: "-db" */
     const char *epoch_spec; /* -epoch value, or NULL (= latest) */
     const char *platform;   /* -platform value, or NULL (= every platform) */
     dcpi_procsel_t procsel; /* -pid / -comm (pid -1, comm NULL: every process) */

@@ -387,8 +387,8 @@ START_TEST(test_db_errors)
     cli = new_cli(); /* a plain file */
     ck_assert_int_eq(parse(&cli, err, 3, "-db", "/etc/hostname"), 0);
     ck_assert_int_eq(dcpi_cli_resolve(&cli, err), DCPI_ENOENT);
-    ck_assert_str_eq(err, "tool: /etc/hostname: not a directory (from -db); -db wants the "
-                          "database directory dcpid writes");
+    ck_assert_str_eq(err, "tool: /etc/hostname: not a directory (from -db); a database is the "
+                          "directory dcpid writes");
     dcpi_cli_free(&cli);
 
     make_db(); /* exists, but holds no epoch */

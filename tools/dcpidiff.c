@@ -153,8 +153,10 @@ static int load_side(side_t *s, const dcpi_cli_t *cli, const char *arg)
         *at = '\0';
         s->cli.epoch_spec = at[1] ? at + 1 : NULL;
     }
-    if (s->spec[0])
+    if (s->spec[0]) {
         s->cli.db_arg = s->spec;
+        s->cli.db_from = s->label[0] == 'A' ? "SET_A" : "SET_B";
+    }
     int rc = dcpi_cli_load(&s->cli, &s->set, err);
     if (rc < 0) {
         fprintf(stderr, "%s (set %s, '%s')\n", err, s->label, arg);

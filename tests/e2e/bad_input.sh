@@ -44,7 +44,7 @@ expect 2 "^dcpiimport: -format pprof: cannot import this format; use gperftools 
     "$BIN/dcpiimport" -format pprof "$T/plain"
 expect 1 "^dcpid: $T/plain: not a directory; .*-db DIR" "$BIN/dcpid" -db "$T/plain" -- true
 for tool in dcpiprof dcpitopcounts dcpireport; do
-    expect 1 "^$tool: $T/plain: not a directory \(from -db\); -db wants the database directory" \
+    expect 1 "^$tool: $T/plain: not a directory \(from -db\); a database is the directory dcpid writes" \
         "$BIN/$tool" -db "$T/plain"
 done
 expect 1 "^dcpiprof: $T/none: no such database directory \(from -db\); record one with 'dcpid -db $T/none'" \
