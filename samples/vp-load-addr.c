@@ -1,6 +1,7 @@
 /*
- * vp-load-addr.c - the sample value profiler of dcpivprofiler(5), carried to x86-64 line by
- * line: it captures the effective addresses of the memory operands of 64-bit loads.
+ * vp-load-addr.c - the sample value profiler of HP DCPI's dcpivprofiler(5) page (dcpi's page
+ * is vprofiler(5)), carried to x86-64 line by line: it captures the effective addresses of the
+ * memory operands of 64-bit loads.
  *
  * On Alpha the sample selected the opcodes ldq and ldq_u, captured Rb and added the
  * instruction's displacement to get the address. On x86-64:

@@ -256,7 +256,26 @@ START_TEST(test_no_specification)
     ck_assert_int_eq(dcpi_vp_load(set, DCPI_TEST_PLUGINS "/good.so", NULL, err), 0);
     dcpi_vtrace_opts_t o = {0};
     ck_assert_int_eq(dcpi_vtrace_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
-    ck_assert_str_eq(err, "tp-good: vp_prof_init returned no specification");
+    ck_assert_str_eq(err, "tp-good: vp_prof_init returned no specification (NULL: the plugin "
+                          "gave up building it, e.g. out of memory or a trace_* builder call "
+                          "that failed; check what they return)");
+    vt = NULL;
+    teardown();
+}
+END_TEST
+
+/* A specification that selects no instruction is refused, not run for "0 traces". */
+START_TEST(test_empty_specification)
+{
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_loadmap_new(&lm), 0);
+    ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
+    ck_assert_int_eq(dcpi_vp_load(set, DCPI_TEST_PLUGINS "/empty_spec.so", NULL, err), 0);
+    dcpi_vtrace_opts_t o = {0};
+    ck_assert_int_eq(dcpi_vtrace_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
+    ck_assert_str_eq(err, "tp-empty-spec: vp_prof_init's specification selects no instruction "
+                          "(every key ignored: add vlists with trace_add_vlist_by_select / "
+                          "_by_opc)");
     vt = NULL;
     teardown();
 }
@@ -469,6 +488,7 @@ int main(void)
     tcase_add_test(tc, test_contexts);
     tcase_add_test(tc, test_regs_mask_and_unresolved);
     tcase_add_test(tc, test_no_specification);
+    tcase_add_test(tc, test_empty_specification);
     tcase_add_test(tc, test_flush_file);
     tcase_add_test(tc, test_worker_counts);
     tcase_add_test(tc, test_worker_segv);

@@ -159,6 +159,9 @@ static void report_values(daemon_t *d)
                 dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.missing, st.lost,
                 st.errors, st.disabled ? "; DISABLED: " : "",
                 st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
+        const char *note = dcpi_vtrace_plugin_note(d->vt, i);
+        if (note[0])
+            fprintf(stderr, "dcpid: warning: %s\n", note);
     }
     if (n && dead == n) {
         fprintf(stderr, "dcpid: every value profiler was disabled: no value profile is complete\n");

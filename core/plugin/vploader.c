@@ -114,12 +114,13 @@ static int ends_with(const char *s, const char *suffix)
     return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
-/* Look for name in dir: NAME.so then NAME (only NAME when it already ends in .so). */
+/* Look for name in dir: NAME.so, NAME.vp (a declarative plugin), then NAME (only NAME when it
+ * already ends in .so or .vp). */
 static int try_dir(const char *dir, const char *name, char *path, size_t len)
 {
-    const char *suffixes[2] = {".so", ""};
-    int first = ends_with(name, ".so") ? 1 : 0;
-    for (int i = first; i < 2; i++) {
+    const char *suffixes[3] = {".so", ".vp", ""};
+    int first = ends_with(name, ".so") || ends_with(name, ".vp") ? 2 : 0;
+    for (int i = first; i < 3; i++) {
         int w = snprintf(path, len, "%s/%s%s", dir, name, suffixes[i]);
         if (w < 0 || (size_t)w >= len)
             return DCPI_ERANGE;
@@ -444,9 +445,9 @@ static void vp_release(dcpi_vp_t *vp)
 
 /* A declarative plugin (core/plugin/declare.h): inline text, or a .vp file (as root: owned by
  * root and not writable by others, as a .so). */
-static int load_decl(dcpi_vp_set_t *set, const char *arg, dcpi_vp_t **out, char *err)
+static int load_decl(dcpi_vp_set_t *set, const char *arg, int inline_spec, dcpi_vp_t **out,
+                     char *err)
 {
-    int inline_spec = strstr(arg, "name=") != NULL;
     char *text = NULL;
     size_t len = 0;
     int rc = 0;
@@ -483,12 +484,14 @@ int dcpi_vp_load(dcpi_vp_set_t *set, const char *path_or_name, dcpi_vp_t **out, 
     if (!set || !path_or_name) {
         return dcpi__errf(err, DCPI_EINVAL, "vtrace: no plugin given");
     }
-    if (dcpi_decl_is(path_or_name))
-        return load_decl(set, path_or_name, out, err);
+    if (strstr(path_or_name, "name=")) /* an inline specification */
+        return load_decl(set, path_or_name, 1, out, err);
     char path[4096];
     int rc = dcpi_vp_resolve_err(path_or_name, path, sizeof(path), err);
     if (rc < 0)
         return rc;
+    if (ends_with(path, ".vp"))
+        return load_decl(set, path, 0, out, err);
     dcpi_vp_t *vp = calloc(1, sizeof(*vp));
     if (!vp || !(vp->path = strdup(path))) {
         rc = dcpi__errf(err, DCPI_ENOMEM, "%s: %s", path, dcpi_strerror(DCPI_ENOMEM));
@@ -550,6 +553,11 @@ const char *dcpi_vp_name(const dcpi_vp_t *vp)
 const char *dcpi_vp_path(const dcpi_vp_t *vp)
 {
     return vp ? vp->path : NULL;
+}
+
+const char *dcpi_vp_init_why(const dcpi_vp_t *vp)
+{
+    return vp ? dcpi_decl_why(vp->decl) : NULL;
 }
 
 const vp_dispatch_t *dcpi_vp_dispatch(const dcpi_vp_t *vp)

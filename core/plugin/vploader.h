@@ -70,6 +70,9 @@ const char *dcpi_vp_name(const dcpi_vp_t *vp);
 const char *dcpi_vp_path(const dcpi_vp_t *vp);
 /* The loader's private copy of the plugin's table (zero past the plugin's struct_size). */
 const vp_dispatch_t *dcpi_vp_dispatch(const dcpi_vp_t *vp);
+/* Why its vp_prof_init returned NULL, when the plugin can say (a declarative plugin); else
+ * NULL. */
+const char *dcpi_vp_init_why(const dcpi_vp_t *vp);
 
 /* Number of plugins in the set and the i-th in load order (NULL when out of range). */
 unsigned dcpi_vp_count(const dcpi_vp_set_t *set);
@@ -97,10 +100,10 @@ const char *const *dcpi_vp_program_dirs(const char *build_plugins, const char *r
 
 /*
  * Resolve a -vtrace argument into path (len bytes). A value containing '/' is copied as is.
- * Otherwise "NAME" or "NAME.so" is looked for (NAME.so first unless NAME already ends in .so)
- * in each directory of $DCPI_PLUGIN_PATH, then the search dirs, then ".": the first regular
- * file found wins. Returns 0, DCPI_ENOENT (not found), DCPI_ERANGE (path too long for len),
- * DCPI_EINVAL.
+ * Otherwise NAME.so, NAME.vp (a declarative plugin, loaded as such) and NAME are looked for, in
+ * that order (only NAME when it already ends in .so or .vp), in each directory of
+ * $DCPI_PLUGIN_PATH, then the search dirs, then ".": the first regular file found wins. Returns 0,
+ * DCPI_ENOENT (not found), DCPI_ERANGE (path too long for len), DCPI_EINVAL.
  */
 int dcpi_vp_resolve(const char *name, char *path, size_t len);
 /* As dcpi_vp_resolve, with err ("NAME: plugin not found (searched: a, b, c)"). */

@@ -82,6 +82,15 @@ static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
     return 0;
 }
 
+/* Whether p's specification has a vlist for some key. */
+static int selects_any(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p)
+{
+    for (trace_opc_t k = 0; k < vt->nkeys; k++)
+        if (p->nval[k] >= 0)
+            return 1;
+    return 0;
+}
+
 /* The backend feeding the pipeline, as plugins see it (trace_parser_backend). */
 static const char *backend_of(const dcpi_vtrace_t *vt)
 {
@@ -94,8 +103,14 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     p->d = dcpi_vp_dispatch(vp);
     p->name = dcpi_vp_name(vp);
     p->spec = p->d->vp_prof_init();
-    if (!p->spec)
-        return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification", p->name);
+    if (!p->spec) {
+        const char *why = dcpi_vp_init_why(vp);
+        return dcpi__errf(err, DCPI_EPLUGIN, "%s: vp_prof_init returned no specification (%s)",
+                          p->name,
+                          why ? why
+                              : "NULL: the plugin gave up building it, e.g. out of memory or a "
+                                "trace_* builder call that failed; check what they return");
+    }
     if (vt->o.isolate) {
         int rc =
             dcpi_vpworker_new(p->d, p->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
@@ -108,6 +123,11 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     }
     if (!p->buf || build_keys(vt, p) < 0 || dcpi__vtrace_select_init(p) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
+    if (!selects_any(vt, p))
+        return dcpi__errf(err, DCPI_EPLUGIN,
+                          "%s: vp_prof_init's specification selects no instruction (every key "
+                          "ignored: add vlists with trace_add_vlist_by_select / _by_opc)",
+                          p->name);
     trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
     return 0;
 }
@@ -495,6 +515,11 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
 const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i)
 {
     return i < vt->npl ? vt->pl[i].why : "";
+}
+
+const char *dcpi_vtrace_plugin_note(dcpi_vtrace_t *vt, unsigned i)
+{
+    return i < vt->npl ? dcpi__vtrace_select_note(&vt->pl[i]) : "";
 }
 
 int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i)

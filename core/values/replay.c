@@ -430,11 +430,14 @@ static int write_all(replay_t *r, char *err)
     return dcpi__errf(err, rc, "%s", why);
 }
 
-/* The plugins' counters into the replay's. */
+/* The plugins' counters into the replay's, and what their selection says. */
 static void count(replay_t *r)
 {
     for (unsigned i = 0; r->vt && i < r->vt->npl; i++) {
         const dcpi_vtrace_stats_t *s = &r->vt->pl[i].st;
+        const char *note = dcpi_vtrace_plugin_note(r->vt, i);
+        if (note[0])
+            say(r, DCPI_LOG_WARN, "%s", note);
         r->st->values += s->values;
         r->st->lost += s->lost;
         r->st->plugin_errors += s->errors;

@@ -7,6 +7,7 @@
  */
 #include "core/values/vtrace-int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,19 +44,53 @@ int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
     return 0;
 }
 
-static int decide(dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
-                  uint32_t off, const trace_inst_t *inst)
+static int decide(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off,
+                  const trace_inst_t *inst)
 {
     uint64_t vaddr = img->info.tstart + off;
-    if (p->has_range && (vaddr < p->lo || vaddr >= p->hi))
+    if (p->has_range && (vaddr < p->lo || vaddr >= p->hi)) {
+        if (!p->sel_range++)
+            p->sel_range_img = img;
         return 0;
+    }
     if (p->filter && !p->filter(inst))
-        return 0;
-    if (!p->symbol)
-        return 1;
-    const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
-    const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
-    return sym && strcmp(sym->name, p->symbol) == 0;
+        return p->sel_filter++, 0;
+    if (p->symbol) {
+        const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+        const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
+        if (!sym || strcmp(sym->name, p->symbol) != 0)
+            return p->sel_symbol++, 0;
+    }
+    p->sel_in++;
+    return 1;
+}
+
+/* Why p got nothing, when its selection refused every instruction its keys select. */
+const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p)
+{
+    p->note[0] = '\0';
+    if (!p->sel || p->sel_in || p->st.disabled)
+        return p->note;
+    if (p->sel_symbol)
+        snprintf(p->note, sizeof p->note,
+                 "%s: symbol=%s matched none of the sampled instructions its keys select (no "
+                 "function of that name holds them: check the name as dcpiprof prints it)",
+                 p->name, p->symbol);
+    else if (p->sel_range)
+        snprintf(
+            p->note, sizeof p->note,
+            "%s: range=0x%llx-0x%llx matched none of the sampled instructions its keys "
+            "select (ELF addresses of the image, as dcpilist shows them: %s has its code at "
+            "0x%llx-0x%llx)",
+            p->name, (unsigned long long)p->lo, (unsigned long long)p->hi, p->sel_range_img->path,
+            (unsigned long long)p->sel_range_img->info.tstart,
+            (unsigned long long)(p->sel_range_img->info.tstart + p->sel_range_img->info.tsize));
+    else if (p->sel_filter)
+        snprintf(p->note, sizeof p->note,
+                 "%s: its instruction filter (operand=, conditional=, or "
+                 "trace_vlist_table_set_filter) refused every sampled instruction its keys select",
+                 p->name);
+    return p->note;
 }
 
 static sel_t *slot_of(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off)

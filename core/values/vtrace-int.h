@@ -60,6 +60,11 @@ typedef struct dcpi_vtrace_plugin {
     int has_range;               /* ELF address range [lo, hi) of the image */
     uint64_t lo, hi;
     struct dcpi_vtrace_sel *sel; /* decisions per (image, offset); NULL without selection */
+    /* Decisions taken (a cached one counts once, an evicted one again): admitted, refused by the
+     * symbol, the range, the filter; the image of the first refused by the range. */
+    uint64_t sel_in, sel_symbol, sel_range, sel_filter;
+    const dcpi_image_t *sel_range_img;
+    char note[DCPI_ERRLEN]; /* dcpi_vtrace_plugin_note's answer */
     dcpi_vtrace_stats_t st;
     int error_logged;
     dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
@@ -147,6 +152,9 @@ int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_i
 /* The decision dcpi__vtrace_admits last cached for (img, off): 1, 0, or -1 when none is cached
  * (never decided, or evicted). */
 int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off);
+/* "NAME: ..." when p's selection (symbol, range, filter) refused every instruction its keys
+ * select and none was admitted, else "" (p's buffer). */
+const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p);
 /* img's symbol table (opened on first use), NULL when it has none. */
 const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img);
 void dcpi__vtrace_select_free(dcpi_vtrace_t *vt);

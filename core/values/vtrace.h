@@ -1,6 +1,6 @@
 /*
  * vtrace.h - dcpid's value profiling (dcpid -vtrace / -vstep, docs/dcpid.md,
- * dcpivprofiler(5)): the division of labour of the seed. dcpid asks each plugin what to capture
+ * vprofiler(5)): the division of labour of the seed. dcpid asks each plugin what to capture
  * (vp_prof_init); each backend appends entries to the plugins' traces, full traces go to the
  * plugin (vp_prof_process), and the vsamples it returns are merged into per-(image, plugin)
  * value profiles (core/store/vprof.h) that are written into the database with the PC profiles.
@@ -170,6 +170,11 @@ const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i);
 void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out);
 /* Why plugin i was disabled ("" when it is not), e.g. "vp_prof_process crashed (SIGSEGV)". */
 const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i);
+/* A warning about plugin i's selection ("" none): "NAME: symbol=foo matched none of the
+ * sampled instructions its keys select (...)", the same for range= and the instruction filter,
+ * when it refused every instruction its keys select: a misspelt symbol, a range outside the
+ * image. Valid until the next call. */
+const char *dcpi_vtrace_plugin_note(dcpi_vtrace_t *vt, unsigned i);
 /* The pid of plugin i's worker process (0: none; tests). */
 int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i);
 /* User samples whose instruction bytes could not be read (counted, skipped). */

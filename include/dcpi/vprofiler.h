@@ -1,5 +1,5 @@
 /*
- * dcpi/vprofiler.h - the value-profiler plugin ABI (dcpivprofiler(5), docs/vprofiler.md).
+ * dcpi/vprofiler.h - the value-profiler plugin ABI (vprofiler(5), docs/vprofiler.md).
  *
  * A plugin is a shared object exporting one table, `_dispatch`, of type vp_dispatch_t. Its
  * first two fields are the ABI version and the struct size; then the seed's entries in the

@@ -56,8 +56,11 @@ ldd "$LIB" | grep -q libasan && SAN="-fsanitize=address,undefined"
 # installed SDK only.
 export PKG_CONFIG_PATH=$PCDIR
 SD=$(ls -d "$P"/share/doc/*/samples 2>/dev/null | head -1)
-for f in README.md vp-load-addr.c vp-acc.c; do
-    [ -f "$SD/$f" ] || fail "samples/$f not installed (under $P/share/doc/*/samples)"
+# every file the README's "Installed" table names is installed (and the table is not empty)
+listed=$(sed -n '/^## Installed/,/^## /p' "$S/samples/README.md" 2>/dev/null | sed -n 's/^| `\([^`]*\)` |.*/\1/p')
+[ "$(wc -w <<<"$listed")" -ge 5 ] || fail "samples/README.md: no Installed table with the plugins"
+for f in README.md $listed; do
+    [ -e "$SD/$f" ] || fail "samples/$f: listed as installed by samples/README.md, not installed (under $P/share/doc/*/samples)"
 done
 cc $SAN -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror -o "$T/vp-load-addr.so" \
     "$SD/vp-load-addr.c" $(pkg-config --cflags --libs dcpi) || fail "sample plugin does not build with pkg-config"

@@ -7,10 +7,15 @@
 #   branch         jbe taken          select=mnemonic:jbe capture=taken format=dec
 #   call targets   call rdx, by name  capture=target reduce=relative format=symbol
 #   size argument  rsi at calls       select=mnemonic:call capture=rsi format=dec
-# Selection beyond keys: operand=imm / operand=reg tell the direct call from `call rdx`, and
-# symbol=acc_chase keeps a mov plugin out of swap(), missing=show counts missing values as a
-# share. Two declarative plugins in one run coexist; a bad specification is one line naming the
-# problem, exit 1, nothing sampled. The C forms of the same plugins are checked against the
+# Selection beyond keys: operand=imm / operand=reg tell the direct call from `call rdx`,
+# operand=!imm (and operand=reg,mem) are the indirect calls in one plugin, and symbol=acc_chase
+# keeps a mov plugin out of swap(), missing=show counts missing values as a share. The branch
+# plugin selects `jna` (Zydis says jbe) and labels 1/0 taken/not-taken; keep=10,7 counts the
+# third divisor as "other". A misspelt symbol= and a range= outside the image are a warning
+# naming the key; -vtrace vp-div finds vp-div.vp on the plugin path. Two declarative plugins in
+# one run coexist; a bad specification (an unknown key or mnemonic, with the nearest name, a
+# repeated key) is one line naming the problem, exit 1,
+# nothing sampled. The C forms of the same plugins are checked against the
 # same truth in the same runs: samples/vp-divisor, vp-taken, vp-icall, vp-sizearg (each under 60
 # lines of C with the SDK). Skips (77) without cpu-clock.
 set -u
@@ -44,6 +49,19 @@ bad 'name=x capture=ra' 'needs name= and select='
 bad 'name=x select=mnemonic:div capture=nosuch' "bad value for capture: 'nosuch'"
 bad 'name=x select=mnemonic:div reduce=diff' 'reduce=diff needs capture=V,V2'
 bad 'name=a/b select=mnemonic:div' 'a/b'
+bad 'name=x select=mnemonic:div select=mnemonic:idiv' 'select= given twice'
+bad 'name=x select=mnemonic:jx' 'select=mnemonic:jx: no instruction has this mnemonic (did you mean'
+bad 'name=x select=class:loads' 'select=class:loads: no such class'
+bad 'name=x select=mnemonic:call operand=!any' "bad value for operand: '!any'"
+
+# hotline TAG SPEC PROC RE OUT: the hotlist line of SPEC's measured instruction in TAG's run
+hotline() {
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vshow 8 -vcutoff 0 "$3" "$W" \
+        >"$T/$5.list" 2>&1 || fail "$5: dcpilist failed: $(cat "$T/$5.list")"
+    grep -E "$4" "$T/$5.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$5.line"
+    [ -s "$T/$5.line" ] || fail "$5: no hotlist: $(cat "$T/$5.list")"
+    cp "$T/$1.out" "$T/$5.out"
+}
 
 # run TAG MODE PROC RE SPEC...: dcpid with the specs, then the hotlist line of the measured
 # instruction of the first spec in $T/TAG.line
@@ -90,24 +108,42 @@ name=vp-div
 select=mnemonic:div,idiv   capture=ra
 format=dec preface=divisor
 VP
-run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp" "$BIN/samples/vp-divisor.so"
+KEEP='name=vp-divk select=mnemonic:div,idiv capture=ra format=dec keep=10,7'
+run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp" "$BIN/samples/vp-divisor.so" "$KEEP"
 check div 0
 cform div vp-divisor acc_div_mem 'div +qword ptr'
 check div-c 0
 grep -q 'divisor (' "$T/div.line" || fail "div: preface not used: $(cat "$T/div.line")"
+# keep=10,7: the truth's third divisor (3) is counted as "other", with its share
+hotline div "$KEEP" acc_div_mem 'div +qword ptr' divk
+line=$(cat "$T/divk.line")
+grep -q '% 3)' <<<"$line" && fail "keep=10,7: divisor 3 shown: $line"
+other=$(grep -o '([0-9.]*% other)' <<<"$line" | tr -d '(%)' | awk '{print $1}')
+three=$(sed -n 's/^truth .*=3:\([0-9.]*\).*/\1/p' "$T/div.out")
+stat_share "keep=10,7 other (the divisor 3)" "${other:-0}" "${three:-10}" "$(vtot "$line")" ||
+    fail "keep=10,7: the other share is not the divisor 3's: $line"
+# -vtrace NAME finds NAME.vp on the plugin path, as it finds NAME.so
+DCPI_PLUGIN_PATH=$T "$BIN/dcpilist" -db "$T/div" -asm -vtrace vp-div -vcutoff 0 acc_div_mem "$W" \
+    >"$T/short.list" 2>&1 || fail "-vtrace vp-div (vp-div.vp on DCPI_PLUGIN_PATH): $(cat "$T/short.list")"
+grep -q 'divisor (' "$T/short.list" || fail "-vtrace vp-div: no hotlist: $(cat "$T/short.list")"
 
-run branch branch acc_branch ' jbe ' 'name=vp-br select=mnemonic:jbe capture=taken format=dec' \
+# jna is jbe to Zydis; the labels are the truth's
+run branch branch acc_branch ' jbe ' \
+    'name=vp-br select=mnemonic:jna capture=taken format=dec label=1:taken,0:not-taken' \
     "$BIN/samples/vp-taken.so"
-check branch 0
+check branch 1
 cform branch vp-taken acc_branch ' jbe '
 check branch-c 1 # vp-taken prints taken / not-taken, the truth's labels
 
 # call targets by name, with the size-argument plugin in the same run (two declarative plugins)
 CALLS='name=vp-calls select=mnemonic:call capture=target reduce=relative format=symbol'
 SIZE='name=vp-size select=mnemonic:call capture=rsi format=dec'
+IND='name=vp-ind select=mnemonic:call operand=!imm capture=target reduce=relative format=symbol'
 run calls icall-reg acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' "$CALLS" "$SIZE" \
-    "$BIN/samples/vp-icall.so"
+    "$BIN/samples/vp-icall.so" "$IND"
 check calls 1
+hotline calls "$IND" acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)' ind
+check ind 1 # operand=!imm: the indirect call, with the same truth
 cform calls vp-icall acc_icall_reg 'call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)'
 check calls-c 1
 grep -q '^dcpid: value profiler vp-size: ' "$T/calls.err" || fail "second plugin not reported: $(cat "$T/calls.err")"
@@ -115,10 +151,11 @@ grep -q '^dcpid: value profiler vp-size: ' "$T/calls.err" || fail "second plugin
 # the direct call of acc_size_arg: operand=imm admits it, operand=reg (a `call rdx` only) not
 IMM='name=vp-imm select=mnemonic:call operand=imm capture=rsi format=dec'
 REG='name=vp-reg select=mnemonic:call operand=reg capture=rsi format=dec'
-run size size-arg acc_size_arg 'call +0x[0-9A-Fa-f]+' "$SIZE" "$IMM" "$REG" \
-    "$BIN/samples/vp-sizearg.so"
+IND2='name=vp-ind2 select=mnemonic:call operand=reg,mem capture=rsi format=dec'
+run size size-arg acc_size_arg 'call +(0x)?[0-9A-Fa-f]+( |$)' "$SIZE" "$IMM" "$REG" \
+    "$BIN/samples/vp-sizearg.so" "$IND2"
 check size 0
-cform size vp-sizearg acc_size_arg 'call +0x[0-9A-Fa-f]+'
+cform size vp-sizearg acc_size_arg 'call +(0x)?[0-9A-Fa-f]+( |$)'
 check size-c 0
 hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vcutoff 0 "$3" "$W" 2>/dev/null |
@@ -126,6 +163,7 @@ hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
 }
 [ "$(hotlists size "$IMM" acc_size_arg)" -ge 1 ] || fail "operand=imm: no hotlist on the direct call"
 [ "$(hotlists size "$REG" acc_size_arg)" = 0 ] || fail "operand=reg: a hotlist on the direct call"
+[ "$(hotlists size "$IND2" acc_size_arg)" = 0 ] || fail "operand=reg,mem: a hotlist on the direct call"
 
 # symbol=: the movs of acc_chase only; the same plugin without it also sees swap's
 M1='name=vp-m1 select=mnemonic:mov capture=ea symbol=acc_chase'
@@ -136,9 +174,17 @@ e2e_require nm binutils
 read -r lo size <<<"$(nm -S "$W" | awk '$4 == "acc_chase" {print $1, $2}')"
 [ -n "$lo" ] || fail "nm finds no acc_chase in $W"
 M4=$(printf 'name=vp-m4 select=mnemonic:mov capture=ea range=%x-%x' $((0x$lo)) $((0x$lo + 0x$size)))
+# a misspelt symbol and a range outside the image: a warning naming the key, not "0 traces" alone
+M5='name=vp-m5 select=mnemonic:mov capture=ea symbol=acc_chsae'
+M6='name=vp-m6 select=mnemonic:mov capture=ea range=10-20'
 to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" \
-    -vtrace "$M4" -- "$W" chase "$MS" \
+    -vtrace "$M4" -vtrace "$M5" -vtrace "$M6" -- "$W" chase "$MS" \
     >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
+grep -q '^dcpid: warning: vp-m5: symbol=acc_chsae matched none of the sampled instructions its keys select' \
+    "$T/sym.err" || fail "misspelt symbol=: no warning: $(cat "$T/sym.err")"
+grep -q '^dcpid: warning: vp-m6: range=0x10-0x20 matched none of the sampled instructions .* has its code at 0x' \
+    "$T/sym.err" || fail "range= outside the image: no warning: $(cat "$T/sym.err")"
+grep -q 'warning: vp-m[1-4]:' "$T/sym.err" && fail "a warning about a plugin that matched: $(cat "$T/sym.err")"
 [ "$(hotlists sym "$M1" acc_chase)" -ge 1 ] || fail "symbol=acc_chase: no hotlist in acc_chase"
 [ "$(hotlists sym "$M1" swap)" = 0 ] || fail "symbol=acc_chase: hotlists in swap"
 [ "$(hotlists sym "$M2" swap)" -ge 1 ] || fail "no symbol: no hotlist in swap (the check above proves nothing)"
