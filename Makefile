@@ -13,7 +13,8 @@ CMAKE_FLAGS ?=
 # Debian packages (tools/install-deps.sh installs the missing ones as root; as another user it
 # prints the apt-get line, and stops only when a required one is missing):
 #   BUILD_PKGS  what building needs: make, make demo, make install, make package, make fuzz
-#               (libcurl4-openssl-dev: the fleet code, core/fleet, is always built)
+#               (libcurl4-openssl-dev: the fleet code, core/fleet, is always built;
+#               libsystemd-dev: dcpid's sd_notify under dcpid.service)
 #   OPT_PKGS    what building uses when present (cmake says what is off without them):
 #               libbpf-dev + clang (the BPF program of the bp backend's memory values),
 #               libdebuginfod-dev (the header's names; libdebuginfod.so.1 is dlopen'd when used)
@@ -26,7 +27,7 @@ CMAKE_FLAGS ?=
 #               xz-utils, man-db, clang-format (e2e_format),
 #               clickhouse-server and -client (the fleet store); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
-             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev
+             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev
 OPT_PKGS   = libbpf-dev clang libdebuginfod-dev
 MAN_PKGS   = pandoc
 TEST_PKGS  = check linux-perf google-perftools binutils libclang-rt-14-dev golang-go \

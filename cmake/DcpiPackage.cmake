@@ -1,6 +1,8 @@
 # DcpiPackage.cmake - `make package` (cpack -G DEB): two Debian packages from the install() rules.
 #   dcpi      component "runtime": programs, shipped plugins (lib/dcpi), the step agent,
-#             libdcpi.so.0, man pages, docs; dependencies from dpkg-shlibdeps
+#             libdcpi.so.0, man pages, docs, dcpid.service (lib/systemd/system, not enabled);
+#             postinst creates the group dcpi (readers of /var/lib/dcpi), prerm stops the
+#             service, postrm purge removes the group; dependencies from dpkg-shlibdeps
 #   dcpi-dev  component "dev": headers, dcpi.pc, the CMake package, the libdcpi.so link, the
 #             sample plugins' sources (share/doc/dcpi/samples); depends on dcpi of the same version
 # Installed under /usr: the programs find libdcpi.so.0 and their plugins relative to themselves.
@@ -20,6 +22,9 @@ set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME dcpi)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
   "continuous sampling profiler with value profiling (DCPI for Linux x86-64)\ndcpid samples program counters with perf_event_open and keeps per-image profiles\nin a database; dcpiprof, dcpilist, dcpicat, dcpiexport and the other tools\nanalyse them. Value-profiler plugins choose which values to capture.")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
+  "${PROJECT_SOURCE_DIR}/packaging/postinst;${PROJECT_SOURCE_DIR}/packaging/prerm;${PROJECT_SOURCE_DIR}/packaging/postrm")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 find_program(DCPI_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(DCPI_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)

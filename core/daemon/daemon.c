@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -200,6 +201,7 @@ static void summary(const daemon_t *d)
 static void finish(daemon_t *d)
 {
     flush_result_t r;
+    sd_notify(0, "STOPPING=1\nSTATUS=flushing"); /* (under systemd, Type=notify) */
     if (d->vs) /* ptrace: the target runs on undisturbed while we flush */
         dcpi_vstep_stop(d->vs);
     dcpi__daemon_drain_all(d);
@@ -405,6 +407,8 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     }
     dcpi__log(DCPI_LOG_INFO, "dcpid ready: db %s platform %s epoch %s", d->db, d->platform,
               d->epoch);
+    sd_notifyf(0, "READY=1\nSTATUS=sampling into %s, epoch %s\nMAINPID=%d", d->db, d->epoch,
+               (int)getpid());
     if (notify >= 0) {
         char ok[12800];
         started(d, ok, sizeof ok);
@@ -429,6 +433,10 @@ int dcpi_daemon_run(const dcpi_daemon_opts_t *o)
     sigaddset(&sigs, SIGHUP);
     sigprocmask(SIG_BLOCK, &sigs, &orig);
     int notify = -1;
+    dcpi_daemon_opts_t own = *o;
+    if (!o->argv && o->pid <= 0 && getenv("NOTIFY_SOCKET"))
+        own.nodaemon = 1; /* run by systemd (Type=notify): stay its main process */
+    o = &own;
     if (!o->argv && o->pid <= 0 && !o->nodaemon) {
         int status = daemonize(&notify);
         if (status >= 0)

@@ -5,6 +5,7 @@
  * socket and the loop's fds (epoll, timerfd, signalfd, pidfd); and freeing all of it.
  */
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -32,6 +33,23 @@ static int absolute(const char *path, char *out, size_t len)
     return snprintf(out, len, "%s/%s", cwd, path) >= (int)len ? -1 : 0;
 }
 
+/* A system-wide database holds every user's command names and per-process counts: readable by
+ * root and the group "dcpi" only. Files 0640 and directories 0750 (umask 027); the database
+ * directory belongs to group dcpi (when it exists) with the set-group-id bit, so everything
+ * created below it does too. */
+static void system_db_access(const daemon_t *d)
+{
+    struct stat st;
+    struct group *g = getgrnam("dcpi");
+    if (stat(d->db, &st) < 0)
+        return;
+    if (g && geteuid() == 0 && st.st_gid != g->gr_gid && chown(d->db, (uid_t)-1, g->gr_gid) < 0)
+        dcpi__log(DCPI_LOG_WARN, "%s: chown to group dcpi: %s", d->db, strerror(errno));
+    mode_t want = (st.st_mode & 07777 & ~(mode_t)027) | (g ? S_ISGID : 0);
+    if ((st.st_mode & 07777) != want && chmod(d->db, want) < 0)
+        dcpi__log(DCPI_LOG_WARN, "%s: chmod %o: %s", d->db, (unsigned)want, strerror(errno));
+}
+
 static int setup_db(daemon_t *d, char *err)
 {
     const char *db = dcpi_db_default(d->o->db);
@@ -43,9 +61,15 @@ static int setup_db(daemon_t *d, char *err)
                           "%s: not a directory; the database is a directory (dcpid creates it "
                           "when missing): name another with -db DIR",
                           d->db);
+    if (d->mode == DCPI_SAMPLE_SYSTEM) {
+        mode_t m = umask(027);
+        umask(m | 027);
+    }
     int rc = dcpi__mkdirs(d->db, 0755);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: %s", d->db, dcpi_strerror(rc));
+    if (d->mode == DCPI_SAMPLE_SYSTEM)
+        system_db_access(d);
     rc = dcpi_db_platform(d->db, d->platform, err);
     return rc < 0 ? rc : 0;
 }
@@ -62,6 +86,8 @@ static int setup_log(daemon_t *d, char *err)
         dcpi_db_daemon_path(d->db, d->platform, "log", d->log_path, sizeof d->log_path);
     if (d->log_path[0] && dcpi__log_open(d->log_path) < 0)
         return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", d->log_path, strerror(errno));
+    if (!d->log_path[0] && dcpi__log_stderr_is_journal())
+        dcpi__log_journal(1); /* run by systemd: priorities, the journal adds the time */
     return 0;
 }
 

@@ -91,7 +91,16 @@ done
 
 # ---- install
 installed=1
+had_group=0
+getent group dcpi >/dev/null && had_group=1
 dpkg -i "$RUN" "$DEV" >"$T/install.out" 2>&1 || fail "dpkg -i: $(tail -5 "$T/install.out")"
+# the service: installed, not enabled, its group created by postinst (dcpid(1), issue 23)
+U=/usr/lib/systemd/system/dcpid.service
+[ -f "$U" ] || fail "dcpid.service not installed at $U"
+grep -qx "ExecStart=/usr/bin/dcpid -nodaemon -db /var/lib/dcpi -epoch-every 1d -keep 4w" "$U" ||
+    fail "$U: ExecStart is $(grep ExecStart "$U")"
+[ -z "$(find /etc/systemd/system -name dcpid.service 2>/dev/null)" ] || fail "the package enabled dcpid.service"
+getent group dcpi >/dev/null || fail "postinst did not create the group dcpi"
 [ "$(dpkg-query -W -f='${Version}' dcpi-dev)" = "$V" ] || fail "dcpi-dev not installed"
 
 # the build tree's programs keep their own library while /usr/lib has one
@@ -149,7 +158,9 @@ grep -q 'acc_div_mem' "$T/prof" || fail "dcpiprof does not show acc_div_mem: $(h
 # ---- remove, and nothing of it is left
 dpkg -P dcpi-dev dcpi >"$T/remove.out" 2>&1 || fail "dpkg -r: $(tail -3 "$T/remove.out")"
 installed=0
-for f in /usr/bin/dcpid /usr/lib/libdcpi.so.0 /usr/lib/pkgconfig/dcpi.pc /usr/share/man/man1/dcpid.1; do
+[ $had_group = 1 ] || ! getent group dcpi >/dev/null || fail "the group dcpi is left after dpkg -P"
+for f in /usr/bin/dcpid /usr/lib/libdcpi.so.0 /usr/lib/pkgconfig/dcpi.pc /usr/share/man/man1/dcpid.1 \
+    /usr/lib/systemd/system/dcpid.service; do
     [ ! -e "$f" ] || fail "$f left after dpkg -P"
 done
 echo "ok: dcpi and dcpi-dev $V install, build and run a sample plugin ($n divisor samples), man works, remove cleanly"

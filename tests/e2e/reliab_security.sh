@@ -85,6 +85,9 @@ rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q "Permission denied" ||
     fail "(1) nobody, socket 0600: exit $rc, '$out'"
 echo "ok (1) nobody, socket mode 0600: $out"
+[ "$(stat -c %a "$DB")" = 750 ] || [ "$(stat -c %a "$DB")" = 2750 ] ||
+    fail "(1) a system-wide database is $(stat -c %a "$DB"), not 0750 (root and group dcpi)"
+chmod 0755 "$DB" # (opened by hand, like the socket: the daemon's own check is what is tested)
 chmod 0666 "$SOCK"
 out=$(to 70 "${NOBODY[@]}" "$BIN/dcpictl" -db "$DB" -platform "$PLAT" flush 2>&1)
 rc=$?
