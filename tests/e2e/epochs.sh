@@ -45,10 +45,13 @@ out=$("$BIN/dcpiprof" -db "$D" 2>&1) || fail "(1) dcpiprof after the failed comm
 echo "$out" | grep -q hot_mul || fail "(1) latest is not the good run: $out"
 echo "ok (1) a command that cannot start leaves no epoch ($GOOD stays latest)"
 
-# --- (2) rotation: -epoch-every 2s over a 5 s run; dcpictl epochs while it runs
+# --- (2) rotation: -epoch-every 2s over a run that lasts until the third epoch has begun (at
+# most 60 s); dcpictl epochs while it runs
 D=$T/db2
 to 120 "$BIN/dcpid" -db "$D" -event cpu-clock -flush 1 -epoch-every 2s -- \
-    sh -c "timeout 5 '$DEMO' 100000 >/dev/null 2>&1; true" 2>"$T/err2" &
+    sh -c "'$DEMO' 100000 >/dev/null 2>&1 & w=\$!
+           for i in \$(seq 300); do [ \$(ls '$D' | grep -cE '^[0-9]{14}\$') -ge 3 ] && break; sleep 0.2; done
+           sleep 0.5; kill \$w" 2>"$T/err2" &
 DP=$!
 for i in $(seq 100); do
     [ "$(epochs "$D" 2>/dev/null | wc -l)" -ge 2 ] && break
@@ -58,7 +61,7 @@ live=$(to 30 "$BIN/dcpictl" -db "$D" epochs 2>&1) || fail "(2) dcpictl epochs wh
 echo "$live" | grep -qE '^[0-9]{14} .* writing$' || fail "(2) no epoch 'writing' while running: $live"
 wait $DP || fail "(2) dcpid exited $?: $(cat "$T/err2")"
 n=$(epochs "$D" | wc -l)
-[ "$n" -ge 3 ] || fail "(2) $n epochs after a 5 s run with -epoch-every 2s, expected >= 3"
+[ "$n" -ge 3 ] || fail "(2) $n epochs after the run with -epoch-every 2s, expected >= 3"
 list=$(to 30 "$BIN/dcpictl" -db "$D" epochs) || fail "(2) dcpictl epochs: $list"
 [ "$(echo "$list" | head -1 | awk '{ print $1, $2, $3, $4, $5, $6, $7 }')" = "epoch start end samples lost size state" ] ||
     fail "(2) header: $(echo "$list" | head -1)"
