@@ -26,12 +26,8 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 FREQ=${DCPI_TEST_FREQ:-1000}
 MS=$(awk -v f="$FREQ" 'BEGIN { printf "%d", 2500 * 1000 / f }') # ~2500 samples at any rate
 W=$BIN/samples/work-calc
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq "$FREQ" -- "$W" "$MS" >"$T/w.out" 2>"$T/w.err" ||
-    { echo "FAIL: dcpid on work-calc: $(tail -3 "$T/w.err")"; exit 1; }
-calc() { "$BIN/dcpicalc" -db "$T/db" "$@"; }
-calc calc_loop "$W" >"$T/calc.txt" 2>"$T/calc.err" || { echo "FAIL: dcpicalc: $(cat "$T/calc.err")"; exit 1; }
-
-# the block whose instructions hold 16 "imul ..., 0xK" (the then-block K=3, the else-block K=5)
+# chain_block K: the block whose instructions hold 16 "imul ..., 0xK" (the then-block K=3, the
+# else-block K=5)
 chain_block() {
     awk -v k="$1" '/^B[0-9]+  0x/ { b = $1 } $3 ~ /^imul$/ && $NF == k { n[b]++ }
         END { for (b in n) if (n[b] == 16) print b }' "$T/calc.txt"
@@ -39,12 +35,23 @@ chain_block() {
 # a block row (name range insns samples % cost local freq src per-call successors...)
 isrow='$1 ~ /^B[0-9]+$/ && ($9 == "smp" || $9 == "flow")'
 row() { awk -v b="$1" "$isrow"' && $1 == b' "$T/calc.txt"; }
-TB=$(chain_block 0x3)
-EB=$(chain_block 0x5)
-[ -n "$TB" ] && [ -n "$EB" ] || { echo "FAIL: no then/else blocks of 16 imul in: $(cat "$T/calc.txt")"; exit 1; }
-# block row: name range insns samples pct cost local freq src per-call successors...
-read -r _ _ _ ST _ CT _ FT _ <<<"$(row "$TB")"
-read -r _ _ _ SE _ CE _ FE _ <<<"$(row "$EB")"
+calc() { "$BIN/dcpicalc" -db "$T/db" "$@"; }
+# run SCALE: work-calc for SCALE x MS, dcpicalc, the then/else blocks' rows (redone twice and four
+# times as long until the two blocks have 1000 samples)
+run() {
+    rm -rf "$T/db"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq "$FREQ" -- "$W" $((MS * $1)) >"$T/w.out" 2>"$T/w.err" ||
+        { echo "FAIL: dcpid on work-calc: $(tail -3 "$T/w.err")"; exit 1; }
+    calc calc_loop "$W" >"$T/calc.txt" 2>"$T/calc.err" || { echo "FAIL: dcpicalc: $(cat "$T/calc.err")"; exit 1; }
+    TB=$(chain_block 0x3)
+    EB=$(chain_block 0x5)
+    [ -n "$TB" ] && [ -n "$EB" ] || { echo "FAIL: no then/else blocks of 16 imul in: $(cat "$T/calc.txt")"; exit 1; }
+    # block row: name range insns samples pct cost local freq src per-call successors...
+    read -r _ _ _ ST _ CT _ FT _ <<<"$(row "$TB")"
+    read -r _ _ _ SE _ CE _ FE _ <<<"$(row "$EB")"
+}
+count() { echo $((ST + SE)); }
+stat_until 1000 4 run count
 HB=$(awk -v t="$TB" -v e="$EB" "$isrow"' {
         s = ""; for (i = 11; i <= NF; i++) { split($i, p, ":"); s = s " " p[1] " " }
         if (index(s, " " t " ") && index(s, " " e " ")) print $1 }' "$T/calc.txt")

@@ -11,7 +11,8 @@
 #  (3) two builds of the program in two directories (build-ids differ): procedures are matched
 #      by name across them, -asm refuses with one line, -source works;
 #  (4) bad input: one-line errors, exit 2 for usage and 1 for the rest.
-# Sample counts: at least 2000 samples of the program per set; then a 20-point move is 9 binomial
+# Sample counts: at least 2000 samples of the program per set (the runs are redone up to 4 x as
+# long until they have them, lib/stats.sh stat_until); then a 20-point move is 9 binomial
 # standard deviations of the difference or more (false failure far below 1e-6).
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -33,13 +34,23 @@ first() { awk -F, -v n="$2" 'NR == 2 { print $n; exit }' "$1"; }
 # samples of the program in set FILE (-i -all -csl): count_a (N=1) or count_b (N=3)
 prog_samples() { awk -F, -v n="$2" '$9 ~ /work-diff$/ { s += $n } END { print s + 0 }' "$1"; }
 
-record "$T/m1" 1
-record "$T/m2" 2
-record "$T/m1b" 1
+# the three sets, with ROUNDS, then twice and four times as many until each has 2000 samples
+# (the later records use the ROUNDS this settled on)
+ROUNDS0=$ROUNDS
+run() {
+    ROUNDS=$((ROUNDS0 * $1))
+    rm -rf "$T/m1" "$T/m2" "$T/m1b"
+    record "$T/m1" 1
+    record "$T/m2" 2
+    record "$T/m1b" 1
+    "$D" -i -all -csl "$T/m1" "$T/m2" >"$T/img" 2>&1 || { fail "dcpidiff -i failed: $(cat "$T/img")"; return 1; }
+    na=$(prog_samples "$T/img" 1) nb=$(prog_samples "$T/img" 3)
+    nc=$("$D" -i -all -csl "$T/m1" "$T/m1b" 2>/dev/null | awk -F, '$9 ~ /work-diff$/ { s += $3 } END { print s + 0 }')
+}
+count() { printf '%s\n' "$na" "$nb" "$nc" | sort -n | head -1; }
+stat_until 2000 4 run count || exit 1
 
 # --- (1) a 20-point move
-"$D" -i -all -csl "$T/m1" "$T/m2" >"$T/img" 2>&1 || fail "dcpidiff -i failed: $(cat "$T/img")"
-na=$(prog_samples "$T/img" 1) nb=$(prog_samples "$T/img" 3)
 stat_min "samples of work-diff in mode 1" "$na" 2000 || fail "too few samples"
 stat_min "samples of work-diff in mode 2" "$nb" 2000 || fail "too few samples"
 "$D" -csl "$T/m1" "$T/m2" work-diff >"$T/d12" 2>&1 || fail "dcpidiff failed: $(cat "$T/d12")"

@@ -3,7 +3,8 @@
 # samples/work-accuracy's `div rcx` (procedure acc_div_reg) divides by 10 / 7 / 3 in 70 / 20 / 10%
 # of its executions in mode div-reg and in 40 / 20 / 40% in mode div-reg-b (counted per round).
 # Value profiles by dcpid -vtrace's bp backend with samples/vp-acc.so (ACC_MNEM=div ACC_VALUE=rcx,
-# a register: no BPF needed). Asserted, after at least NMIN value samples per set (stat_min):
+# a register: no BPF needed). Asserted, after at least NMIN value samples per set (stat_min; a
+# run of 1 s of the workload, redone up to 4 x as long until it has them, lib/stats.sh):
 #  (1) div-reg vs div-reg-b: the value 0x3 (+30 points) and 0xa (-30) are significant with those
 #      signs, 0x7 (unchanged) is noise; each share within the binomial tolerance of the truth
 #      (lib/stats.sh) and equal to the value's count over the instruction's vtot as dcpilist
@@ -27,7 +28,7 @@ W=$BIN/samples/work-accuracy
 VP=$BIN/samples/vp-acc.so
 D=$BIN/dcpidiff
 NMIN=800
-MS=${DCPI_TEST_MS:-4000}
+MS=${DCPI_TEST_MS:-1000}
 LEVEL=1e-6
 INSN=' div rcx \[vp-acc\]$'
 
@@ -46,10 +47,20 @@ case "$log" in
 *) echo "FAIL: the probe's log names no backend: $log"; exit 1 ;;
 esac
 
-# record DB MODE: one profiled run; the truth line in DB.truth, dcpilist's line of the div in
-# DB.line and its vtot in DB.vtot
+# record DB MODE: one profiled run (a new epoch of DB), redone twice and four times as long (in
+# place of that epoch) until it has NMIN value samples; the truth line in DB.truth, dcpilist's
+# line of the div in DB.line and its vtot in DB.vtot
 record() {
-    to 120 "$BIN/dcpid" -db "$1" -event cpu-clock -vtrace "$VP" -- "$W" "$2" "$MS" \
+    stat_until $NMIN 4 record1 vcount "$@" || return 1
+    stat_min "$2 value samples ($1)" "$(cat "$1.vtot")" $NMIN || fail "$2: $(cat "$1.line")"
+}
+vcount() { cat "$1.vtot"; }
+record1() { # SCALE DB MODE
+    local scale=$1
+    shift
+    [ "$scale" = 1 ] || rm -rf "$(ls -d "$1"/[0-9]* | sort | tail -1)" # the short run's epoch
+    sleep 1 # a new epoch name (they have a resolution of one second)
+    to 300 "$BIN/dcpid" -db "$1" -event cpu-clock -vtrace "$VP" -- "$W" "$2" $((MS * scale)) \
         >"$1.out" 2>"$1.err" || { fail "$2: dcpid failed: $(cat "$1.err")"; return 1; }
     sed -n 's/^truth //p' "$1.out" >"$1.truth"
     [ -s "$1.truth" ] || { fail "$2: no truth line: $(cat "$1.out")"; return 1; }
@@ -58,7 +69,6 @@ record() {
     grep -E ' div +rcx ' "$1.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1 >"$1.line"
     [ -s "$1.line" ] || { fail "$2: no hotlist for the div: $(cat "$1.list")"; return 1; }
     vtot "$(cat "$1.line")" >"$1.vtot"
-    stat_min "$2 value samples ($1)" "$(cat "$1.vtot")" $NMIN || fail "$2: $(cat "$1.line")"
 }
 
 # field NAME VALUE FILE: column NAME (count_a ... signif) of VALUE's row of the div in -csl FILE

@@ -17,23 +17,33 @@ to() { timeout -k 5 "$@"; }
 
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 export WORK_JIT_KEEP_MAP=1 # the map outlives the run, as real JITs leave theirs
-to 60 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" 2000 map >/dev/null 2>"$T/err" ||
-    fail "dcpid -- work-jit failed: $(cat "$T/err")"
-grep -q 'warning' "$T/err" && fail "a warning for a run whose JIT code has a perf map: $(cat "$T/err")"
-"$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+# 1 s of the loop, each run redone 2 and 4 s long until it has 500 samples (lib/stats.sh)
+run() {
+    rm -rf "$T/db"
+    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $((1000 * $1)) map >/dev/null 2>"$T/err" ||
+        fail "dcpid -- work-jit failed: $(cat "$T/err")"
+    grep -q 'warning' "$T/err" && fail "a warning for a run whose JIT code has a perf map: $(cat "$T/err")"
+    "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+    total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/prof")
+    PIDS="$PIDS $(sed -nE 's/.*\[jit pid ([0-9]+)\]$/\1/p' "$T/prof" | head -1)"
+}
+count() { echo "$total"; }
+stat_until 500 4 run count
 row=$(awk '$4 == "jit_countdown"' "$T/prof")
 [ -n "$row" ] || fail "jit_countdown not named: $(head -10 "$T/prof")"
 pid=$(sed -nE 's/.*\[jit pid ([0-9]+)\]$/\1/p' <<<"$row")
 [ -n "$pid" ] || fail "no [jit pid N] image: $row"
-PIDS="$pid"
-total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/prof")
 ours=$(awk '{sub("%", "", $2); print $2}' <<<"$row")
 
 e2e_require perf linux-perf
-to 60 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- "$BIN/samples/work-jit" 2000 map >/dev/null 2>"$T/perr" ||
-    e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
-PIDS="$PIDS $(perf script -i "$T/perf.data" -F pid 2>/dev/null | awk 'NF {print $1; exit}')"
-pn=$(perf script -i "$T/perf.data" -F ip 2>/dev/null | wc -l)
+prun() {
+    to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- "$BIN/samples/work-jit" $((1000 * $1)) map >/dev/null 2>"$T/perr" ||
+        e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
+    PIDS="$PIDS $(perf script -i "$T/perf.data" -F pid 2>/dev/null | awk 'NF {print $1; exit}')"
+    pn=$(perf script -i "$T/perf.data" -F ip 2>/dev/null | wc -l)
+}
+pcount() { echo "$pn"; }
+stat_until 500 4 prun pcount
 theirs=$(perf report -i "$T/perf.data" --stdio --sort sym 2>/dev/null | awk '$NF == "jit_countdown" {sub("%", "", $1); print $1; exit}')
 [ -n "$theirs" ] || fail "perf does not name jit_countdown either (perf map not read?)"
 stat_min "dcpi samples" "$total" 500 || fail "too few samples"

@@ -27,7 +27,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-MS=${DCPI_TEST_MS:-4000}
+MS=${DCPI_TEST_MS:-1500}
 NMIN=500
 
 for f in dcpid dcpilist samples/work-accuracy; do
@@ -64,13 +64,17 @@ hotline() {
 }
 
 # run TAG MODE PROC RE SPEC...: dcpid with the specs, then the hotlist line of the measured
-# instruction of the first spec in $T/TAG.line
-run() {
-    local tag=$1 mode=$2 proc=$3 re=$4
-    shift 4
+# instruction of the first spec in $T/TAG.line; redone twice and four times as long until that
+# instruction has NMIN value samples (lib/stats.sh stat_until)
+run() { stat_until $NMIN 4 run1 vcount "$@"; }
+vcount() { vtot "$(cat "$T/$1.line")"; }
+run1() {
+    local scale=$1 tag=$2 mode=$3 proc=$4 re=$5
+    shift 5
     local args=()
     for s in "$@"; do args+=(-vtrace "$s"); done
-    to 120 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock "${args[@]}" -- "$W" "$mode" "$MS" \
+    rm -rf "${T:?}/$tag"
+    to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock "${args[@]}" -- "$W" "$mode" $((MS * scale)) \
         >"$T/$tag.out" 2>"$T/$tag.err" || fail "$tag: dcpid failed: $(cat "$T/$tag.err")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \
         >"$T/$tag.list" 2>&1 || fail "$tag: dcpilist failed: $(cat "$T/$tag.list")"

@@ -22,23 +22,29 @@ SHA=$(command -v sha256sum) || e2e_skip "sha256sum (coreutils) is not installed"
 
 # --- (1) two processes of one program, 2:1 work
 head -c 16000000 /dev/urandom >"$T/f" 2>/dev/null || fail "cannot write $T/f"
-a_args=() b_args=()
-for i in $(seq 40); do a_args+=("$T/f"); done
-for i in $(seq 20); do b_args+=("$T/f"); done
-cat >"$T/run.sh" <<EOS
+# 40 and 20 hashes (about 3 s of CPU), 80 and 40, ... until the pair has 1500 samples
+run() {
+    local i a_args=() b_args=()
+    for i in $(seq $((40 * $1))); do a_args+=("$T/f"); done
+    for i in $(seq $((20 * $1))); do b_args+=("$T/f"); done
+    cat >"$T/run.sh" <<EOS
 "$SHA" "$T/f" >/dev/null
 "$SHA" ${a_args[*]} >/dev/null & echo \$! >"$T/pid_a"
 "$SHA" ${b_args[*]} >/dev/null & echo \$! >"$T/pid_b"
 wait
 EOS
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- sh "$T/run.sh" >/dev/null 2>"$T/err" ||
-    fail "dcpid -- sh run.sh failed: $(cat "$T/err")"
-A=$(cat "$T/pid_a") B=$(cat "$T/pid_b")
+    rm -rf "$T/db"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- sh "$T/run.sh" >/dev/null 2>"$T/err" ||
+        { fail "dcpid -- sh run.sh failed: $(cat "$T/err")"; return 1; }
+    A=$(cat "$T/pid_a") B=$(cat "$T/pid_b")
+    "$BIN/dcpiprof" -db "$T/db" -procs >"$T/procs" 2>&1 || { fail "dcpiprof -procs failed: $(cat "$T/procs")"; return 1; }
+    na=$(awk -v p="$A" '$4 == p && $5 == "sha256sum" {print $1}' "$T/procs")
+    nb=$(awk -v p="$B" '$4 == p && $5 == "sha256sum" {print $1}' "$T/procs")
+}
+count() { echo $((${na:-0} + ${nb:-0})); }
+stat_until 1500 4 run count || exit 1
 P=("$BIN/dcpiprof" -db "$T/db")
-"${P[@]}" -procs >"$T/procs" 2>&1 || fail "dcpiprof -procs failed: $(cat "$T/procs")"
 total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/procs")
-na=$(awk -v p="$A" '$4 == p && $5 == "sha256sum" {print $1}' "$T/procs")
-nb=$(awk -v p="$B" '$4 == p && $5 == "sha256sum" {print $1}' "$T/procs")
 rowsum=$(awk '/% +[0-9.]+% +[0-9]+ / {s += $1} END {print s + 0}' "$T/procs")
 [ -n "$na" ] && [ -n "$nb" ] || fail "-procs does not name pids $A and $B as sha256sum: $(cat "$T/procs")"
 [ "$rowsum" = "$total" ] || fail "-procs rows add up to $rowsum, the total is $total"

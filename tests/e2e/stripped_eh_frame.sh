@@ -18,10 +18,16 @@ to() { timeout -k 5 "$@"; }
 
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 e2e_need xz "xz (xz-utils) is not installed"
-head -c 12000000 /dev/urandom | base64 >"$T/in.txt"
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/err" ||
-    fail "dcpid -- xz failed: $(cat "$T/err")"
-"$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+# xz -9 of 2 MB of text (about 2 s of CPU), redone on 4, 8 MB until liblzma has 500 samples
+run() {
+    rm -rf "$T/db"
+    head -c $((1500000 * $1)) /dev/urandom | base64 >"$T/in.txt"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/err" ||
+        fail "dcpid -- xz failed (rc $?): $(cat "$T/err")"
+    "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+}
+count() { awk '$5 ~ /liblzma/ {s += $1} END {print s + 0}' "$T/prof"; }
+stat_until 500 4 run count || exit 1
 lib=$(awk '$5 ~ /liblzma/ {print $5; exit}' "$T/prof")
 [ -n "$lib" ] || fail "no liblzma row: $(head -12 "$T/prof")"
 base=${lib##*/}
@@ -48,7 +54,7 @@ diff "$T/dp.txt" "$T/gp.txt" >/dev/null || fail "google-pprof's top 3 differ fro
 
 # perf on a run of the same command: liblzma's share of the samples
 e2e_require perf linux-perf
-to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/perr" ||
+to 300 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- xz -9 -k -c "$T/in.txt" >/dev/null 2>"$T/perr" ||
     e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
 pn=$(perf script -i "$T/perf.data" -F ip 2>/dev/null | wc -l)
 pl=$(perf script -i "$T/perf.data" -F ip,dso 2>/dev/null | grep -c liblzma)

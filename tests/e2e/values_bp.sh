@@ -6,7 +6,8 @@
 #   div-mem    `div qword ptr [...]` by 10 / 7 / 3 in 70 / 20 / 10% (the memory operand)
 # the regs backend gives the memory forms no sample at all (their instruction is never the
 # sampled pc) and the jbe a skid-biased share. The jbe again with a system-wide daemon (root
-# only). For each: at least NMIN value samples, then every
+# only). For each: at least NMIN value samples (a run is redone up to 4 x as long until it has
+# them, lib/stats.sh stat_until; the system-wide one too), then every
 # true share within the binomial tolerance of that count (lib/stats.sh). The first sample of
 # each breakpoint arm, the skid-biased one, is dropped: status counts them (first-dropped). Where
 # BPF cannot be loaded the memory forms must be all "missing" (flagged, never invented), and the
@@ -22,7 +23,7 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 NMIN=500
-MS=${DCPI_TEST_MS:-5000}
+MS=${DCPI_TEST_MS:-2000}
 
 for f in dcpid dcpilist dcpictl samples/work-accuracy samples/vp-acc.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
@@ -41,11 +42,19 @@ esac
 bpf=1
 grep -q 'memory values .* are missing' <<<"$log" && bpf=0
 
-# run MODE MNEM VALUE: one run; the measured instruction's hotlist line in $T/MODE.line
-run() {
-    local mode=$1 re=$2
-    export ACC_MNEM=$3 ACC_VALUE=$4
-    to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -- "$W" "$mode" "$MS" \
+# run1 SCALE MODE RE MNEM VALUE: one run of SCALE x MS; the measured instruction's hotlist line
+# in $T/MODE.line. run MODE RE MNEM VALUE: run1 until NMIN value samples (up to 4 x MS; without
+# BPF the memory forms have none to wait for)
+run() { stat_until $NMIN 4 run1 vcount "$@"; }
+vcount() {
+    [ $bpf = 0 ] && [ "$1" != branch ] && { echo $NMIN; return; }
+    vtot "$(cat "$T/$1.line")"
+}
+run1() {
+    local mode=$2 re=$3
+    export ACC_MNEM=$4 ACC_VALUE=$5
+    rm -rf "${T:?}/$mode"
+    to 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -- "$W" "$mode" $((MS * $1)) \
         >"$T/$mode.out" 2>"$T/$mode.err" || fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
@@ -86,20 +95,23 @@ done
 # system-wide (root or perf_event_paranoid <= 0): the daemon reaches a process it did not start
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 if [ "$(id -u)" = 0 ] || [ "$paranoid" -le 0 ]; then
-    export ACC_MNEM=jbe ACC_VALUE=taken
-    out=$(to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -vtrace "$VP" 2>&1) ||
-        fail "system-wide dcpid did not start: $out"
-    to 120 "$W" branch "$MS" >"$T/branch-sys.out" 2>&1 || fail "work-accuracy failed: $(cat "$T/branch-sys.out")"
-    dpid=$(to 30 "$BIN/dcpictl" -db "$T/sys" status | awk '/^pid / {print $2}')
-    to 30 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null || fail "system-wide quit failed"
-    for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$dpid" 2>/dev/null && fail "system-wide dcpid $dpid did not exit"
-    mv "$T/branch-sys.out" "$T/branch.out"
-    rm -rf "$T/branch" && mv "$T/sys" "$T/branch"
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/branch" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
-        acc_branch "$W" >"$T/branch.list" 2>&1 || fail "system-wide: dcpilist: $(cat "$T/branch.list")"
-    grep -E ' jbe ' "$T/branch.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/branch.line"
-    [ -s "$T/branch.line" ] || fail "system-wide: no hotlist for the jbe: $(cat "$T/branch.list")"
+    sysrun() { # SCALE: the daemon, then work-accuracy branch for SCALE x MS
+        export ACC_MNEM=jbe ACC_VALUE=taken
+        out=$(to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -vtrace "$VP" 2>&1) ||
+            fail "system-wide dcpid did not start: $out"
+        to 300 "$W" branch $((MS * $1)) >"$T/branch-sys.out" 2>&1 || fail "work-accuracy failed: $(cat "$T/branch-sys.out")"
+        dpid=$(to 30 "$BIN/dcpictl" -db "$T/sys" status | awk '/^pid / {print $2}')
+        to 30 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null || fail "system-wide quit failed"
+        for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$dpid" 2>/dev/null && fail "system-wide dcpid $dpid did not exit"
+        mv "$T/branch-sys.out" "$T/branch.out"
+        rm -rf "$T/branch" && mv "$T/sys" "$T/branch" || fail "mv $T/sys"
+        DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/branch" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
+            acc_branch "$W" >"$T/branch.list" 2>&1 || fail "system-wide: dcpilist: $(cat "$T/branch.list")"
+        grep -E ' jbe ' "$T/branch.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/branch.line"
+        [ -s "$T/branch.line" ] || fail "system-wide: no hotlist for the jbe: $(cat "$T/branch.list")"
+    }
+    stat_until $NMIN 4 sysrun vcount branch
     check branch
 else
     echo "system-wide part not run: needs root or perf_event_paranoid <= 0 (it is $paranoid)"

@@ -58,6 +58,28 @@ stat_same() {
     return 1
 }
 
+# stat_until NMIN MAXSCALE RUN COUNT [ARG...]: run until enough samples. Calls RUN SCALE ARG...,
+# then COUNT ARG..., for SCALE = 1, 2, 4, ... up to MAXSCALE, until COUNT prints a number >= NMIN:
+# RUN redoes its run from scratch with its workload SCALE times as long; COUNT prints the
+# smallest of the sample counts the checks need. The stopping rule looks at the counts only,
+# never at the shares, so the checks after it keep their binomial tolerances. Returns 1 when RUN
+# fails; otherwise 0, also when even MAXSCALE gave too few (the caller's stat_min says so).
+# Sets STAT_SCALE and STAT_N.
+stat_until() {
+    local nmin=$1 max=$2 run=$3 count=$4
+    shift 4
+    STAT_SCALE=1
+    while :; do
+        "$run" "$STAT_SCALE" "$@" || return 1
+        STAT_N=$("$count" "$@")
+        awk -v n="$STAT_N" -v m="$nmin" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' &&
+            return 0
+        [ "$STAT_SCALE" -lt "$max" ] || return 0
+        echo "note: ${*:+$* }'$STAT_N' samples at scale $STAT_SCALE, need $nmin: running $((STAT_SCALE * 2))x as long"
+        STAT_SCALE=$((STAT_SCALE * 2))
+    done
+}
+
 # stat_scale_ms MS FREQ: a run length that gives the same expected sample count at FREQ Hz as MS
 # milliseconds at the default 2000 Hz (tests run at a second rate under make test-stress, which
 # sets DCPI_TEST_FREQ).
