@@ -1,16 +1,20 @@
 #!/bin/bash
-# reliab_kill.sh - SIGKILL dcpid at random moments, flushes included, while a workload runs,
-# RELIAB_KILLS times (default 100). Each round: start a system-wide dcpid (-flush 1, with
-# -vtrace vp-classic) on the same database (a new epoch each start); flush, read
-# every profile's total with dcpicat, flush again, read again: within the epoch no total may
-# shrink and no file vanish (the second flush and reading every 10th round, to fit in ctest's
-# 300 s); then `dcpictl flush` in the background and SIGKILL after a random 0-350 ms. After the kill: every *.prof of the epoch parses with dcpicat and no total is below
-# the last reading, the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat
-# does not read .vprof), and a new dcpid starts over the dead one's lock and socket. A kill
-# "landed during a flush" when the dead daemon's log has "control: flush" (or nothing) after its
-# last "flush: N profiles" line; leftover ".NAME.tmp.XXXXXX" files are counted and must not
-# disturb dcpiprof. Skips (77) when perf_event_open of cpu-clock or system-wide sampling is not
-# possible here.
+# reliab_kill.sh - SIGKILL dcpid at random moments, flushes included, while a workload runs.
+# Each round: start a system-wide dcpid (-flush 1, with -vtrace vp-classic) on the same database
+# (a new epoch each start); flush, read every profile's total with dcpicat, flush again, read
+# again: within the epoch no total may shrink and no file vanish (the second flush and reading
+# every 5th round); then `dcpictl flush` in the background and SIGKILL at a random moment of
+# 1.5 times the last flush's duration.
+# After the kill: every *.prof of the epoch parses with dcpicat and no total is below the last
+# reading, the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat does not
+# read .vprof), and a new dcpid starts over the dead one's lock and socket. A kill "landed during
+# a flush" when the dead daemon's log has "control: flush" (or nothing) after its last "flush: N
+# profiles" line; leftover ".NAME.tmp.XXXXXX" files are counted and must not disturb dcpiprof.
+# Rounds: at least RELIAB_KILLS (default 10), then more until RELIAB_DURING (default 6) kills
+# landed during a flush and work-demo's .vprof was read back after 3 kills, at most
+# RELIAB_MAX (default 4 x RELIAB_KILLS) rounds; fewer than that is a failure (the kill points
+# did not reach into flushes). make test-stress soaks it with RELIAB_KILLS=100.
+# Skips (77) when perf_event_open of cpu-clock or system-wide sampling is not possible here.
 # Then "at most one interval": 3 rounds without -vtrace at -flush 1 read the samples counted
 # (status), wait for two more flushes (status "flushes N"), SIGKILL at a random moment: the
 # epoch's profiles on disk hold at least the samples counted one interval before the kill; and
@@ -19,7 +23,10 @@ set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 DEMO=$BIN/samples/work-demo
-KILLS=${RELIAB_KILLS:-100}
+KILLS=${RELIAB_KILLS:-10}
+DURING_MIN=${RELIAB_DURING:-6}
+VPROF_MIN=3
+MAXR=${RELIAB_MAX:-$((4 * KILLS))}
 T=$(mktemp -d /tmp/dcpi-e2e-kill.XXXXXX)
 DB=$T/db
 WPID=
@@ -47,7 +54,7 @@ probe=$(to 30 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -- true 2>&1) || {
 if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
     echo "SKIP: system-wide sampling needs root or CAP_PERFMON"; exit 77
 fi
-# vp-classic is built with dcpid, readelf is binutils (make deps), gcc gives work-demo a build-id:
+# vp-classic is built with dcpid, readelf is binutils (make test-deps), gcc gives work-demo a build-id:
 # without them the .vprof read-back would silently not be checked, so they are required.
 [ -f "$BIN/plugins/vp-classic.so" ] || fail "$BIN/plugins/vp-classic.so not built"
 e2e_require readelf binutils
@@ -58,7 +65,7 @@ DEMOID=$(readelf -n "$DEMO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 
 
 # the workload: work-demo over and over plus short pipelines, in its own process group
-setsid bash -c "while :; do '$DEMO' 200 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.1; done" &
+setsid bash -c "while :; do '$DEMO' 100 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.2; done" &
 WPID=$!
 
 # snap EPOCH OUT: "path total" for every .prof of the epoch; fails when one does not parse
@@ -80,8 +87,10 @@ grown() {
               exit bad }' "$1" "$2" || fail "round $r: counts went down ($3)"
 }
 
-during=0 tmpfiles=0 vchecked=0 pairs=0 t0=$(date +%s)
-for r in $(seq "$KILLS"); do
+during=0 tmpfiles=0 vchecked=0 pairs=0 t0=$(date +%s) fms=350
+r=0
+while [ $r -lt "$KILLS" ] || { [ $r -lt "$MAXR" ] && { [ $during -lt "$DURING_MIN" ] || [ $vchecked -lt $VPROF_MIN ]; }; }; do
+    r=$((r + 1))
     to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock -flush 1 "${VT[@]}" 2>"$T/start.err" ||
         fail "round $r: dcpid did not start: $(cat "$T/start.err")"
     ST=$(to 70 "$BIN/dcpictl" -db "$DB" status) || fail "round $r: status failed: $ST"
@@ -90,12 +99,14 @@ for r in $(seq "$KILLS"); do
     DPID=$(echo "$ST" | awk '$1 == "pid" { print $2 }')
     [ -n "$E" ] && [ -n "$DPID" ] || fail "round $r: status: $ST"
     if [ $((r % 2)) = 1 ]; then # odd rounds flush first; even ones read what -flush 1 wrote
+        f0=$(date +%s%N)
         to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null || fail "round $r: flush 1 failed"
+        fms=$((($(date +%s%N) - f0) / 1000000))
     else
         sleep 0.3
     fi
     snap "$E" "$T/b"
-    if [ $((r % 10)) = 1 ]; then # every 10th round, two completed flushes (a flush takes ~0.5 s)
+    if [ $((r % 5)) = 1 ]; then # every 5th round, two completed flushes (a flush takes ~0.5 s)
         cp "$T/b" "$T/a"
         to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null || fail "round $r: flush 2 failed"
         snap "$E" "$T/b"
@@ -105,7 +116,13 @@ for r in $(seq "$KILLS"); do
     # the kill, at a random moment of a flush (or just after it)
     to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null 2>&1 &
     CPID=$!
-    sleep "0.$(printf '%03d' $((RANDOM % 350)))"
+    # (uniform over 1.5 times the last flush's duration, 20 ms to 2 s: about two thirds of the
+    # kills land inside the flush, on a fast machine as on a slow one)
+    span=$((fms * 3 / 2))
+    [ $span -ge 20 ] || span=20
+    [ $span -le 2000 ] || span=2000
+    ms=$(((RANDOM * 32768 + RANDOM) % span))
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill -9 "$DPID"
     for i in $(seq 500); do [ -d /proc/"$DPID" ] || break; sleep 0.01; done
     [ -d /proc/"$DPID" ] && fail "round $r: dcpid $DPID survived SIGKILL"
@@ -122,7 +139,7 @@ for r in $(seq "$KILLS"); do
         vchecked=$((vchecked + 1))
     fi
 done
-secs=$(($(date +%s) - t0))
+secs=$(($(date +%s) - t0)) rounds=$r
 
 # "at most one interval": what status counted before two completed flushes is on disk after
 # a SIGKILL at any moment of the next interval
@@ -171,5 +188,7 @@ for e in $(ls "$DB" | grep -E '^[0-9]{12}'); do
         echo "$out" | grep -q '\.tmp\.' && fail "dcpiprof shows a temporary file: $out"
     fi
 done
-echo "ok $KILLS kills in ${secs}s ($pairs rounds with two completed flushes): $during landed during a flush (log), $tmpfiles temporary files left behind, $nprof profiles parsed, work-demo .vprof read back after $vchecked kills"
+[ $during -ge "$DURING_MIN" ] || fail "only $during of $rounds kills landed during a flush (need $DURING_MIN)"
+[ $vchecked -ge $VPROF_MIN ] || fail "work-demo's .vprof read back after only $vchecked of $rounds kills (need $VPROF_MIN)"
+echo "ok $rounds kills in ${secs}s ($pairs rounds with two completed flushes): $during landed during a flush (log), $tmpfiles temporary files left behind, $nprof profiles parsed, work-demo .vprof read back after $vchecked kills"
 exit 0
