@@ -1,6 +1,7 @@
 #!/bin/bash
-# reliab_disk.sh - a full disk during a flush. The database is a 4 MB tmpfs (the log is kept
-# outside it). After one good flush the tmpfs is filled up; a workload runs; the next flush
+# reliab_disk.sh - a full disk during a flush. The database is a 32 MB tmpfs (the log is kept
+# outside it; system-wide on a busy machine, a flush's profiles and their temporary copies
+# outgrew 4 MB). After one good flush the tmpfs is filled up; a workload runs; the next flush
 # must fail with ENOSPC shown by dcpictl (exit 1), logged, and in `dcpictl status` as "last
 # flush error"; the profile written before must be byte-identical; no temporary file may be
 # left. Then space is freed and a flush must write everything kept in memory: the sum of the
@@ -36,7 +37,7 @@ for f in dcpid dcpictl dcpicat samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 mkdir "$M"
-mount -t tmpfs -o size=4m tmpfs "$M" 2>"$T/mount.err" ||
+mount -t tmpfs -o size=32m tmpfs "$M" 2>"$T/mount.err" ||
     { echo "SKIP: cannot mount a tmpfs here: $(cat "$T/mount.err")"; exit 77; }
 out=$(to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock -flush 600 -log "$T/dcpid.log" 2>&1)
 if [ $? -ne 0 ]; then
@@ -77,7 +78,8 @@ echo "ok full disk: '$out'; $(echo "$ST" | grep '^last flush error'); old profil
 
 # ---- free the space, flush again ----
 rm -f "$M/fill"
-out=$(to 70 "$BIN/dcpictl" -db "$DB" flush 2>&1) || fail "flush after freeing space: $out"
+out=$(to 70 "$BIN/dcpictl" -db "$DB" flush 2>&1) ||
+    fail "flush after freeing space: $out ($(df -k "$M" | tail -1), $(find "$DB" -name '*.prof' | wc -l) profiles)"
 N1=$(total "$P")
 SUM=$(epoch_sum "$E")
 [ "$N1" -gt $((N0 + 100)) ] || fail "work-demo: $N0 samples before, $N1 after (its 300 ms run while full is missing)"
