@@ -32,7 +32,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-e", "EVENT", "the event whose samples are used (default: cpu-clock, else the first)",
      "-s -event --event"},
     {"-model", "M", "cost of a block: latency (per instruction class, default) or insns", NULL},
-    {"-p", "FILE", "the image file to read (the image operand may then be omitted)", NULL},
+    {"-image", "FILE", "the image file to read (the image operand may then be omitted)", "-p"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -82,7 +82,7 @@ static int parse_opt(void *arg, const char *f, const char *v)
         o->out = v;
     } else if (!strcmp(f, "-e")) {
         o->event = v;
-    } else if (!strcmp(f, "-p")) {
+    } else if (!strcmp(f, "-image")) {
         o->pfile = v;
     } else if (!strcmp(f, "-model")) {
         if (strcmp(v, "latency") && strcmp(v, "insns")) {

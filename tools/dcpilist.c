@@ -27,7 +27,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
     {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)", NULL},
     {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)", NULL},
-    {"-p", "FILE", "the image file to read (the image operand may then be omitted)", NULL},
+    {"-image", "FILE", "the image file to read (the image operand may then be omitted)", "-p"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -87,7 +87,7 @@ static int parse_opt(void *arg, const char *f, const char *v)
         if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &d))
             return 2;
         o->vo.cutoff = d;
-    } else if (!strcmp(f, "-p"))
+    } else if (!strcmp(f, "-image"))
         o->pfile = v;
     return 0;
 }
