@@ -64,6 +64,24 @@ static int fleet(const dcpi_cli_t *cli, const char *url, const char *keep, const
     return 0;
 }
 
+typedef struct opts {
+    const char *plat, *url, *keep, *cluster;
+} opts_t;
+
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    opts_t *o = arg;
+    if (!strcmp(f, "-platform"))
+        o->plat = v;
+    else if (!strcmp(f, "-fleet"))
+        o->url = v;
+    else if (!strcmp(f, "-fleet-keep"))
+        o->keep = v;
+    else if (!strcmp(f, "-cluster"))
+        o->cluster = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
@@ -79,19 +97,10 @@ int main(int argc, char **argv)
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);
-    const char *db = dcpi_db_default(cli.db_arg), *plat = NULL, *url = NULL, *keep = NULL,
-               *cluster = NULL;
-    for (int i = 0; i < cli.nopts; i += 2) {
-        const char *f = cli.opts[i], *v = cli.opts[i + 1];
-        if (!strcmp(f, "-platform"))
-            plat = v;
-        else if (!strcmp(f, "-fleet"))
-            url = v;
-        else if (!strcmp(f, "-fleet-keep"))
-            keep = v;
-        else
-            cluster = v;
-    }
+    const char *db = dcpi_db_default(cli.db_arg);
+    opts_t o = {0};
+    dcpi_cli_each(&cli, parse_opt, &o);
+    const char *plat = o.plat, *url = o.url, *keep = o.keep, *cluster = o.cluster;
     if (url) {
         int st = fleet(&cli, url, keep, cluster);
         dcpi_cli_free(&cli);

@@ -27,20 +27,24 @@ static const dcpi_cli_flag_t flags[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    dcpi_import_opts_t *o = arg;
+    if (!strcmp(f, "-format"))
+        o->format = v;
+    else if (!strcmp(f, "-image"))
+        o->image = v;
+    else if (!strcmp(f, "-e"))
+        o->event = v;
+    else if (!strcmp(f, "-epoch"))
+        o->new_epoch = v;
+    return 0;
+}
+
 static int parse_opts(const dcpi_cli_t *cli, dcpi_import_opts_t *o)
 {
     *o = (dcpi_import_opts_t){.tool = TOOL, .event = "cpu-clock", .new_epoch = NULL};
-    for (int i = 0; i < cli->nopts; i += 2) {
-        const char *f = cli->opts[i], *v = cli->opts[i + 1];
-        if (!strcmp(f, "-format"))
-            o->format = v;
-        else if (!strcmp(f, "-image"))
-            o->image = v;
-        else if (!strcmp(f, "-e"))
-            o->event = v;
-        else if (!strcmp(f, "-epoch"))
-            o->new_epoch = v;
-    }
+    dcpi_cli_each(cli, parse_opt, o);
     if (!o->format) {
         fprintf(stderr, TOOL ": -format is required: gperftools or gmon\n");
         return 2;

@@ -38,39 +38,37 @@ typedef struct opts {
     int merge;
 } opts_t;
 
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    opts_t *o = arg;
+    unsigned long n;
+    double s;
+    if (!strcmp(f, "-merge")) {
+        o->merge = 1;
+    } else if (!strcmp(f, "-vhot")) {
+        if (dcpi_cli_flag_uint(TOOL, f, v, 1, DCPI_VSUMMARY_MAX_CAP, &n) != 0)
+            return 2;
+        o->hotsize = (unsigned)n;
+    } else if (!strcmp(f, "-vtimeout")) {
+        if (dcpi_cli_flag_number(TOOL, f, v, 1, 3600, &s) != 0)
+            return 2;
+        o->timeout_ms = (unsigned)(s * 1000);
+    } else if (!strcmp(f, "-vtrace")) {
+        if (o->nplugins == (int)(sizeof o->plugins / sizeof o->plugins[0])) {
+            fprintf(stderr, TOOL ": too many -vtrace plugins (at most %zu)\n",
+                    sizeof o->plugins / sizeof o->plugins[0]);
+            return 2;
+        }
+        o->plugins[o->nplugins++] = v;
+    }
+    return 0;
+}
+
 static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 {
     *o = (opts_t){0};
-    for (int i = 0; i < cli->nopts; i += 2) {
-        const char *f = cli->opts[i], *v;
-        if (!strcmp(f, "-merge")) {
-            o->merge = 1;
-            i--; /* takes no value */
-            continue;
-        }
-        v = cli->opts[i + 1];
-        if (!strcmp(f, "-vhot")) {
-            char *end;
-            unsigned long n = strtoul(v, &end, 10);
-            if (!*v || *end || n < 1 || n > DCPI_VSUMMARY_MAX_CAP) {
-                fprintf(stderr, TOOL ": -vhot '%s': not a number in 1..%d\n", v,
-                        DCPI_VSUMMARY_MAX_CAP);
-                return 2;
-            }
-            o->hotsize = (unsigned)n;
-        } else if (!strcmp(f, "-vtimeout")) {
-            double s;
-            if (dcpi_cli_flag_number(TOOL, f, v, 1, 3600, &s) != 0)
-                return 2;
-            o->timeout_ms = (unsigned)(s * 1000);
-        } else if (!strcmp(f, "-vtrace")) {
-            if (o->nplugins == (int)(sizeof o->plugins / sizeof o->plugins[0])) {
-                fprintf(stderr, TOOL ": too many -vtrace plugins\n");
-                return 2;
-            }
-            o->plugins[o->nplugins++] = v;
-        }
-    }
+    if (dcpi_cli_each(cli, parse_opt, o))
+        return 2;
     if (o->nplugins == 0) {
         fprintf(stderr, TOOL ": at least one -vtrace PLUGIN is required (try -h)\n");
         return 2;
