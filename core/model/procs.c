@@ -169,7 +169,7 @@ static int process_rows(const dcpi_profset_t *set, rows_t *r, char ***labels, si
     size_t n = 0, cap = 0;
     uint64_t *split = calloc(set->nevents ? set->nevents : 1, sizeof(*split));
     int rc = split ? collect_procs(set, &pc, &n, split) : DCPI_ENOMEM;
-    if (rc == 0)
+    if (rc == 0 && n > 0) /* qsort's array may not be NULL, even empty */
         qsort(pc, n, sizeof(*pc), cmp_proc_count);
     row_t *cur = NULL;
     for (size_t k = 0; rc == 0 && k < n; k++) {
