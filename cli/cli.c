@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "core/base/err.h"
+#include "core/fleet/query.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"
 
@@ -54,7 +56,20 @@ int dcpi_cli_flag_uint(const char *tool, const char *flag, const char *v, unsign
 
 /* ---- the flag tables ---- */
 
-enum shared_id { SF_NONE, SF_DB, SF_EPOCH, SF_PLATFORM, SF_PID, SF_COMM, SF_HELP, SF_VERSION };
+enum shared_id {
+    SF_NONE,
+    SF_DB,
+    SF_EPOCH,
+    SF_PLATFORM,
+    SF_PID,
+    SF_COMM,
+    SF_FLEET,
+    SF_HOST,
+    SF_SINCE,
+    SF_UNTIL,
+    SF_HELP,
+    SF_VERSION
+};
 
 typedef struct shared_flag {
     enum shared_id id;
@@ -74,6 +89,10 @@ static const shared_flag_t shared[] = {
      {"-platform", "P", "only this platform (default: all platforms)", NULL}},
     {SF_PID, 0, {"-pid", "PID", "only the samples of process PID", "--pid"}},
     {SF_COMM, 0, {"-comm", "NAME", "only the samples of processes named NAME", "--comm"}},
+    {SF_FLEET, 0, {"-fleet", "URL", "read the fleet store at URL (ClickHouse), not -db", NULL}},
+    {SF_HOST, 0, {"-host", "H[,H...]", "-fleet: only these hosts", NULL}},
+    {SF_SINCE, 0, {"-since", "T", "-fleet: epochs after T (2026-01-31[T12:00], 24h, @UNIX)", NULL}},
+    {SF_UNTIL, 0, {"-until", "T", "-fleet: epochs before T", NULL}},
     {SF_HELP, 0, {"-h", NULL, "print this help and exit", "-help --help"}},
     {SF_VERSION, 0, {"-V", NULL, "print the version and exit", "-version --version"}},
 };
@@ -113,6 +132,8 @@ static int shared_on(const dcpi_cli_t *cli, const shared_flag_t *s)
     if (s->bit & cli->omit)
         return 0;
     if ((s->id == SF_PID || s->id == SF_COMM) && !cli->process_flags)
+        return 0;
+    if (s->id >= SF_FLEET && s->id <= SF_UNTIL && !cli->fleet_flags)
         return 0;
     return !overridden(cli, s);
 }
@@ -306,6 +327,14 @@ static int set_shared(dcpi_cli_t *cli, enum shared_id sf, const char *name, cons
         cli->procsel.pid = (long)pid;
     } else if (sf == SF_COMM)
         cli->procsel.comm = val;
+    else if (sf == SF_FLEET)
+        cli->fleet_url = val;
+    else if (sf == SF_HOST)
+        cli->hosts = val;
+    else if (sf == SF_SINCE)
+        cli->since_arg = val;
+    else if (sf == SF_UNTIL)
+        cli->until_arg = val;
     else if (sf == SF_DB)
         cli->db_arg = val;
     else if (sf == SF_EPOCH)
@@ -495,9 +524,49 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
     return 0;
 }
 
+/* -fleet URL: the fleet store's samples, selected by -host, -since, -until, -pid, -comm. */
+static int load_fleet(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
+{
+    dcpi_fleet_filter_t flt = {.hosts = cli->hosts, .procsel = &cli->procsel};
+    int64_t now = (int64_t)time(NULL);
+    if (cli->since_arg && dcpi_fleet_parse_time(cli->since_arg, now, &flt.since) < 0)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -since wants a time (2026-01-31, "
+                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
+                          cli->tool, cli->since_arg);
+    if (cli->until_arg && dcpi_fleet_parse_time(cli->until_arg, now, &flt.until) < 0)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -until wants a time (2026-01-31, "
+                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
+                          cli->tool, cli->until_arg);
+    snprintf(cli->epoch, sizeof cli->epoch, "fleet");
+    int by_process = cli->procsel.pid >= 0 || cli->procsel.comm;
+    int rc = dcpi_fleet_load(cli->fleet_url, &flt, cli->load_flags, out, err);
+    if (rc < 0) {
+        dcpi_cli_prefix_err(cli, err);
+        return rc;
+    }
+    if (by_process && (*out)->nimages == 0) {
+        dcpi_profset_free(*out);
+        *out = NULL;
+        return dcpi__errf(err, DCPI_ENOENT,
+                          "%s: no samples of the selected processes in the "
+                          "fleet",
+                          cli->tool);
+    }
+    return 0;
+}
+
 int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
 {
     *out = NULL;
+    if (cli->fleet_url)
+        return load_fleet(cli, out, err);
+    if (cli->hosts || cli->since_arg || cli->until_arg)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -host, -since and -until select in a fleet "
+                          "store: give -fleet URL",
+                          cli->tool);
     if (!cli->epoch[0]) {
         int rc = dcpi_cli_resolve(cli, err);
         if (rc < 0)

@@ -64,6 +64,8 @@ typedef struct dcpi_cli {
     int load_flags;               /* DCPI_PSET_LOAD_* for dcpi_cli_load */
     int omit;                     /* DCPI_CLI_* shared flags this tool does not take */
     int command;                  /* 1: operands only after "--" (a command to run, dcpid) */
+    int fleet_flags;              /* 1: accept -fleet URL, -host H[,H...], -since T, -until T:
+                                     dcpi_cli_load then reads the fleet store (docs/fleet.md) */
     const char *footer;           /* more lines for -h after the flags (NULL: none) */
 
     /* Filled by dcpi_cli_parse (pointers into argv). */
@@ -77,6 +79,9 @@ typedef struct dcpi_cli {
     char **args;            /* operands in order (everything after "--" is an operand); */
     int nargs;              /*   args[nargs] is NULL (an argv for execvp) */
     int dashdash;           /* 1: "--" was given */
+    const char *fleet_url;  /* -fleet value, or NULL (the local database) */
+    const char *hosts;      /* -host value (comma-separated), or NULL */
+    const char *since_arg, *until_arg; /* -since / -until values, or NULL */
 
     /* Filled by dcpi_cli_resolve (called by dcpi_cli_load). */
     char db[4096];

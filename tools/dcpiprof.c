@@ -73,7 +73,7 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
-    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm;
+    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
     if (mapfile && dcpi_imagemap_use(mapfile, set, TOOL, err) < 0) {
@@ -87,8 +87,11 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {
-        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
+    dcpi_cli_t cli = {.tool = TOOL,
+                      .operands = "[image-names...]",
+                      .flags = flags,
+                      .process_flags = 1,
+                      .fleet_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);

@@ -14,8 +14,15 @@
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/hash.h"
+#include "core/base/mem.h"
 #include "core/fleet/schema.h"
 #include "dcpi/errno.h"
+
+struct dcpi_fleet_img {
+    char *line; /* "id\tkind\tpath\tdir\ttstart\ttsize" */
+    uint64_t *pages;
+    size_t npages, cap;
+};
 
 static const char *const names[DCPI_FLEET_NT] = {"samples", "hotlists", "chains", "loss"};
 static const char *const cols[DCPI_FLEET_NT] = {DCPI_FLEET_SAMPLES_COLS, DCPI_FLEET_HOTLISTS_COLS,
@@ -48,6 +55,13 @@ void dcpi_fleet_batch_free(dcpi_fleet_batch_t *b)
     for (int t = 0; t < DCPI_FLEET_NT; t++)
         dcpi_fbuf_free(&b->t[t]);
     dcpi_fbuf_free(&b->symreq);
+    for (size_t i = 0; i < b->nimgs; i++) {
+        free(b->imgs[i].line);
+        free(b->imgs[i].pages);
+    }
+    free(b->imgs);
+    b->imgs = NULL;
+    b->nimgs = 0;
 }
 
 static void day_of(uint32_t t, char *out, size_t len)
@@ -75,8 +89,8 @@ void dcpi_fleet_batch_key(dcpi_fleet_batch_t *b, int t, const dcpi_fleet_key_t *
     b->rows++;
 }
 
-void dcpi_fleet_batch_symreq(dcpi_fleet_batch_t *b, const char *id, int kind, const char *path,
-                             const char *dir, uint64_t tstart, uint64_t tsize)
+int dcpi_fleet_batch_symreq(dcpi_fleet_batch_t *b, const char *id, int kind, const char *path,
+                            const char *dir, uint64_t tstart, uint64_t tsize)
 {
     dcpi_fbuf_t line = {0};
     dcpi_fbuf_tsv(&line, id);
@@ -84,15 +98,67 @@ void dcpi_fleet_batch_symreq(dcpi_fleet_batch_t *b, const char *id, int kind, co
     dcpi_fbuf_tsv(&line, path);
     dcpi_fbuf_str(&line, "\t");
     dcpi_fbuf_tsv(&line, dir);
-    dcpi_fbuf_printf(&line, "\t%" PRIu64 "\t%" PRIu64 "\n", tstart, tsize);
-    if (line.p && (!b->symreq.p || !strstr(b->symreq.p, line.p)))
-        dcpi_fbuf_add(&b->symreq, line.p, line.n);
-    b->symreq.oom |= line.oom;
-    dcpi_fbuf_free(&line);
+    dcpi_fbuf_printf(&line, "\t%" PRIu64 "\t%" PRIu64, tstart, tsize);
+    if (dcpi_fbuf_ok(&line) < 0)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < b->nimgs; i++)
+        if (!strcmp(b->imgs[i].line, line.p)) {
+            dcpi_fbuf_free(&line);
+            return (int)i;
+        }
+    if (dcpi__grow((void **)&b->imgs, &b->capimgs, b->nimgs + 1, sizeof *b->imgs) < 0) {
+        dcpi_fbuf_free(&line);
+        return DCPI_ENOMEM;
+    }
+    b->imgs[b->nimgs] = (struct dcpi_fleet_img){.line = line.p};
+    return (int)b->nimgs++;
+}
+
+void dcpi_fleet_batch_page(dcpi_fleet_batch_t *b, int img, uint64_t addr)
+{
+    if (img < 0 || (size_t)img >= b->nimgs)
+        return;
+    struct dcpi_fleet_img *im = &b->imgs[img];
+    uint64_t page = addr >> 12;
+    if (im->npages && im->pages[im->npages - 1] == page)
+        return;
+    if (dcpi__grow((void **)&im->pages, &im->cap, im->npages + 1, sizeof *im->pages) < 0) {
+        b->symreq.oom = 1;
+        return;
+    }
+    im->pages[im->npages++] = page;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The symbol requests' text, pages sorted and unique; the accumulator freed. */
+static void images_text(dcpi_fleet_batch_t *b)
+{
+    for (size_t i = 0; i < b->nimgs; i++) {
+        struct dcpi_fleet_img *im = &b->imgs[i];
+        if (im->npages > 1)
+            qsort(im->pages, im->npages, sizeof *im->pages, cmp_u64);
+        dcpi_fbuf_str(&b->symreq, im->line);
+        dcpi_fbuf_str(&b->symreq, "\t");
+        for (size_t k = 0; k < im->npages; k++)
+            if (k == 0 || im->pages[k] != im->pages[k - 1])
+                dcpi_fbuf_printf(&b->symreq, "%s%" PRIx64, k ? "," : "", im->pages[k]);
+        dcpi_fbuf_str(&b->symreq, "\n");
+        free(im->line);
+        free(im->pages);
+    }
+    free(b->imgs);
+    b->imgs = NULL;
+    b->nimgs = b->capimgs = 0;
 }
 
 int dcpi_fleet_batch_seal(dcpi_fleet_batch_t *b, uint32_t estart, const char *slot_text)
 {
+    images_text(b);
     day_of(estart, b->day, sizeof b->day);
     uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, b->kind, strlen(b->kind) + 1);
     h = dcpi__fnv1a(h, b->host, strlen(b->host) + 1);

@@ -33,7 +33,10 @@ typedef struct dcpi_fleet_batch {
     uint64_t batch; /* hash of slot and rows */
     dcpi_fbuf_t t[DCPI_FLEET_NT]; /* rows per table, without cid */
     size_t rows;                  /* rows over every table */
-    dcpi_fbuf_t symreq;           /* "id\tkind\tpath\tdir\ttstart\ttsize\n" lines, one per image */
+    dcpi_fbuf_t symreq; /* "id\tkind\tpath\tdir\ttstart\ttsize\tpages\n" lines, one per image
+                           (pages: the 4 KiB pages sampled, hex, ','-separated; made by seal) */
+    struct dcpi_fleet_img *imgs; /* the images while rows are added */
+    size_t nimgs, capimgs;
 } dcpi_fleet_batch_t;
 
 /* The names of the tables, as indexed by DCPI_FLEET_T_* ("samples", ...). */
@@ -54,9 +57,13 @@ int dcpi_fleet_batch_init(dcpi_fleet_batch_t *b, const char *host, const char *k
 void dcpi_fleet_batch_free(dcpi_fleet_batch_t *b);
 /* Append the key columns of one row to table t. */
 void dcpi_fleet_batch_key(dcpi_fleet_batch_t *b, int t, const dcpi_fleet_key_t *k);
-/* Append one symbol request (once per id and tstart in the batch). */
-void dcpi_fleet_batch_symreq(dcpi_fleet_batch_t *b, const char *id, int kind, const char *path,
-                             const char *dir, uint64_t tstart, uint64_t tsize);
+/* The symbol request of one image (made once per id and tstart in the batch): its index for
+ * dcpi_fleet_batch_page, or DCPI_ENOMEM. */
+int dcpi_fleet_batch_symreq(dcpi_fleet_batch_t *b, const char *id, int kind, const char *path,
+                            const char *dir, uint64_t tstart, uint64_t tsize);
+/* Image img was sampled (or named by a frame) at address addr (tstart + offset): the fleet
+ * gets the symbols around it (push.h). */
+void dcpi_fleet_batch_page(dcpi_fleet_batch_t *b, int img, uint64_t addr);
 /* Fix day, skey, slot (from slot_text) and batch (from slot and the rows). 0 or DCPI_ENOMEM. */
 int dcpi_fleet_batch_seal(dcpi_fleet_batch_t *b, uint32_t estart, const char *slot_text);
 

@@ -58,36 +58,6 @@ static int with_cid(const dcpi_fbuf_t *rows, uint64_t cid, dcpi_fbuf_t *out)
     return dcpi_fbuf_ok(out);
 }
 
-static int insert_rows(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *table,
-                       const char *cols, const dcpi_fbuf_t *rows, uint64_t cid, char *err)
-{
-    if (!rows->n)
-        return 0;
-    char name[64], allcols[512];
-    snprintf(name, sizeof name, "%s%s", table, info->suffix);
-    snprintf(allcols, sizeof allcols, "%s, cid", cols);
-    dcpi_fbuf_t body = {0};
-    int rc = with_cid(rows, cid, &body);
-    if (rc == 0)
-        rc = dcpi_fleet_insert(f, name, allcols, &body, err);
-    dcpi_fbuf_free(&body);
-    return rc;
-}
-
-/* How many manifest rows match "slot = S". */
-static int manifest_count(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, uint64_t slot,
-                          uint64_t *n, char *err)
-{
-    char sql[512], out[32];
-    snprintf(sql, sizeof sql, "SELECT count() FROM %s.manifest%s WHERE slot = %" PRIu64,
-             dcpi_fleet_dbname(f), info->suffix, slot);
-    int rc = dcpi_fleet_scalar(f, sql, out, sizeof out, err);
-    if (rc == 0 && dcpi_fleet_u64(out, n) < 0)
-        rc = dcpi__errf(err, DCPI_EFORMAT, "%s: manifest count '%s' is not a number",
-                        dcpi_fleet_url(f), out);
-    return rc;
-}
-
 /* One manifest row into m. */
 static void manifest_row(dcpi_fbuf_t *m, const char *day, uint64_t skey, const char *host,
                          uint64_t slot, uint64_t batch, uint64_t cid, const char *kind, size_t rows)
@@ -107,40 +77,104 @@ static int insert_manifest(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const
     return rc < 0 ? rc : dcpi_fleet_insert(f, name, DCPI_FLEET_MANIFEST_COLS, m, err);
 }
 
-static int commit(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *day, uint64_t skey,
-                  const char *host, uint64_t slot, uint64_t batch, uint64_t cid, const char *kind,
-                  size_t rows, char *err)
+/* Symbols go in chunks: the symbols starting in one 64 KiB of addresses, each chunk its own
+ * slot ("sym", id, chunk), pushed once by the first host that samples code in it. */
+#define CHUNK_SHIFT 16
+
+static uint64_t sym_slot(const char *id, uint64_t chunk)
 {
-    dcpi_fbuf_t m = {0};
-    manifest_row(&m, day, skey, host, slot, batch, cid, kind, rows);
-    int rc = insert_manifest(f, info, &m, err);
-    dcpi_fbuf_free(&m);
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, "sym", 4);
+    h = dcpi__fnv1a(h, id, strlen(id) + 1);
+    return dcpi__fnv1a(h, &chunk, sizeof chunk);
+}
+
+/* The chunks holding the symbols that cover the sampled pages ("p,p,..." hex; "" : all). */
+static int wanted_chunks(const dcpi_symtab_t *st, const char *pages, uint64_t **out, size_t *n)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    size_t ns = dcpi_symtab_count(st);
+    for (size_t i = 0; i < ns; i++) {
+        const dcpi_symbol_t *s = dcpi_symtab_get(st, i);
+        uint64_t end = s->size      ? s->addr + s->size
+                       : i + 1 < ns ? dcpi_symtab_get(st, i + 1)->addr
+                                    : s->addr + 1;
+        int want = !*pages;
+        for (const char *p = pages; *p && !want;) {
+            char *e;
+            uint64_t pg = strtoull(p, &e, 16);
+            want = (pg << 12) < end && ((pg + 1) << 12) > s->addr;
+            p = *e == ',' ? e + 1 : e + strlen(e);
+        }
+        uint64_t c = s->addr >> CHUNK_SHIFT;
+        if (!want || (*n && (*out)[*n - 1] == c))
+            continue;
+        if (dcpi__grow((void **)out, &cap, *n + 1, sizeof **out) < 0)
+            return DCPI_ENOMEM;
+        (*out)[(*n)++] = c;
+    }
+    return 0;
+}
+
+/* Mark in have[] the chunks whose slot the manifest holds. */
+static int chunks_committed(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *id,
+                            const uint64_t *chunk, size_t n, int *have, char *err)
+{
+    dcpi_fbuf_t sql = {0}, out = {0};
+    dcpi_fbuf_printf(&sql, "SELECT DISTINCT slot FROM %s.manifest%s WHERE slot IN (",
+                     dcpi_fleet_dbname(f), info->suffix);
+    for (size_t i = 0; i < n; i++)
+        dcpi_fbuf_printf(&sql, "%s%" PRIu64, i ? ", " : "", sym_slot(id, chunk[i]));
+    dcpi_fbuf_str(&sql, ")");
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_query(f, sql.p, &out, err);
+    char *cur = out.p, *fld[1];
+    uint64_t slot;
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 1) == 1)
+        if (dcpi_fleet_u64(fld[0], &slot) == 0)
+            for (size_t i = 0; i < n; i++)
+                have[i] |= sym_slot(id, chunk[i]) == slot;
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&out);
     return rc;
 }
 
-static void symbol_rows(dcpi_fbuf_t *o, const dcpi_symtab_t *st, uint64_t skey, const char *id)
+/* The rows of the missing chunks, each with its own cid, and their manifest rows. */
+static void chunk_rows(const dcpi_symtab_t *st, const char *id, const char *host,
+                       const uint64_t *chunk, size_t n, const int *have, dcpi_fbuf_t *rows,
+                       dcpi_fbuf_t *man)
 {
-    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
-        const dcpi_symbol_t *s = dcpi_symtab_get(st, i);
-        dcpi_fbuf_printf(o, "%" PRIu64 "\t", skey);
-        dcpi_fbuf_tsv(o, id);
-        dcpi_fbuf_printf(o, "\t%" PRIu64 "\t%" PRIu64 "\t", s->addr, s->size);
-        dcpi_fbuf_tsv(o, s->name);
-        dcpi_fbuf_str(o, "\n");
+    uint64_t skey = dcpi__fnv1a(DCPI_FNV64_OFFSET, id, strlen(id));
+    size_t k = 0, ns = dcpi_symtab_count(st);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t cid = new_cid(), c = chunk[i];
+        size_t count = 0;
+        while (k < ns && (dcpi_symtab_get(st, k)->addr >> CHUNK_SHIFT) < c)
+            k++;
+        for (; k < ns && (dcpi_symtab_get(st, k)->addr >> CHUNK_SHIFT) == c; k++) {
+            const dcpi_symbol_t *s = dcpi_symtab_get(st, k);
+            if (have[i])
+                continue;
+            dcpi_fbuf_printf(rows, "%" PRIu64 "\t", skey);
+            dcpi_fbuf_tsv(rows, id);
+            dcpi_fbuf_printf(rows, "\t%" PRIu64 "\t%" PRIu64 "\t", s->addr, s->size);
+            dcpi_fbuf_tsv(rows, s->name);
+            dcpi_fbuf_printf(rows, "\t%" PRIu64 "\n", cid);
+            count++;
+        }
+        if (!have[i])
+            manifest_row(man, "1970-01-02", skey, host, sym_slot(id, c), sym_slot(id, c), cid,
+                         "symbols", count);
     }
 }
 
-/* One image's symbols, unless committed already or unreadable here (then the fleet shows its
- * samples as unknown_rou until a host that has the file pushes them). */
+/* One image's symbols near its sampled pages, the chunks not committed yet; nothing when its
+ * file cannot be read here (the fleet shows unknown_rou until a host that has it pushes). */
 static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *host,
                         char **fld, char *err)
 {
-    uint64_t skey = dcpi__fnv1a(DCPI_FNV64_OFFSET, fld[0], strlen(fld[0]));
-    uint64_t slot = dcpi__fnv1a(dcpi__fnv1a(DCPI_FNV64_OFFSET, "sym", 4), fld[0], strlen(fld[0]));
-    uint64_t n = 0;
-    int rc = manifest_count(f, info, slot, &n, err);
-    if (rc < 0 || n > 0)
-        return rc;
     dcpi_profset_image_t img = {.id = fld[0], .kind = atoi(fld[1]), .path = fld[2], .dir = fld[3]};
     img.name = img.path;
     img.tstart = strtoull(fld[4], NULL, 10);
@@ -149,16 +183,25 @@ static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const ch
     char why[DCPI_ERRLEN];
     if (dcpi_profset_open_symbols(&img, &st, why) < 0 || !st)
         return 0;
-    dcpi_fbuf_t rows = {0};
-    symbol_rows(&rows, st, skey, fld[0]);
-    uint64_t cid = new_cid();
-    rc = dcpi_fbuf_ok(&rows);
-    if (rc == 0)
-        rc = insert_rows(f, info, "symbols", DCPI_FLEET_SYMBOLS_COLS, &rows, cid, err);
-    if (rc == 0)
-        rc = commit(f, info, "1970-01-02", skey, host, slot, slot, cid, "symbols",
-                    dcpi_symtab_count(st), err);
+    uint64_t *chunk = NULL;
+    size_t n = 0;
+    int *have = NULL, rc = wanted_chunks(st, fld[6], &chunk, &n);
+    if (rc == 0 && n && !(have = calloc(n, sizeof *have)))
+        rc = DCPI_ENOMEM;
+    if (rc == 0 && n)
+        rc = chunks_committed(f, info, fld[0], chunk, n, have, err);
+    dcpi_fbuf_t rows = {0}, man = {0};
+    if (rc == 0 && n)
+        chunk_rows(st, fld[0], host, chunk, n, have, &rows, &man);
+    char name[64];
+    snprintf(name, sizeof name, "symbols%s", info->suffix);
+    if (rc == 0 && man.n && (rc = dcpi_fbuf_ok(&rows)) == 0 &&
+        (rc = dcpi_fleet_insert(f, name, DCPI_FLEET_SYMBOLS_COLS ", cid", &rows, err)) == 0)
+        rc = insert_manifest(f, info, &man, err);
     dcpi_fbuf_free(&rows);
+    dcpi_fbuf_free(&man);
+    free(have);
+    free(chunk);
     dcpi_symtab_free(st);
     return rc;
 }
@@ -168,12 +211,12 @@ static int push_all_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
 {
     if (!b->symreq.n)
         return 0;
-    char *copy = strndup(b->symreq.p, b->symreq.n), *cur = copy, *fld[6];
+    char *copy = strndup(b->symreq.p, b->symreq.n), *cur = copy, *fld[7];
     if (!copy)
         return DCPI_ENOMEM;
     int n, rc = 0;
-    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 6)) != 0)
-        if (n == 6)
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 7)) != 0)
+        if (n == 7)
             rc = push_symbols(f, info, b->host, fld, err);
     free(copy);
     return rc;

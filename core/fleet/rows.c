@@ -25,6 +25,7 @@ typedef struct epoch_ctx {
     const char *db, *epoch, *platform;
     uint32_t estart, eend;
     double duty;
+    int img; /* the symbol request of the image being added */
 } epoch_ctx_t;
 
 static dcpi_fleet_key_t key_of(const epoch_ctx_t *c, const char *event, uint64_t period)
@@ -52,6 +53,7 @@ static void sample_row(const epoch_ctx_t *c, const dcpi_fleet_key_t *k,
                        const dcpi_profset_image_t *img, uint32_t off, uint32_t pid,
                        const char *comm, uint64_t count)
 {
+    dcpi_fleet_batch_page(c->b, c->img, img->tstart + off);
     dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_SAMPLES];
     dcpi_fleet_batch_key(c->b, DCPI_FLEET_T_SAMPLES, k);
     const char *path = img->kind == DCPI_PSET_UNKNOWN ? img->name : img->path;
@@ -98,12 +100,14 @@ static int platform_samples(epoch_ctx_t *c, char *err)
         return rc;
     for (size_t i = 0; i < set->nimages; i++) {
         const dcpi_profset_image_t *img = &set->images[i];
+        c->img = -1;
+        if (img->kind != DCPI_PSET_UNKNOWN &&
+            (c->img = dcpi_fleet_batch_symreq(c->b, img->id, img->kind, img->path, img->dir,
+                                              img->tstart, img->tsize)) < 0)
+            return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", c->db);
         for (size_t ev = 0; ev < set->nevents; ev++)
             if (img->prof[ev])
                 image_samples(c, set, img, ev);
-        if (img->kind != DCPI_PSET_UNKNOWN)
-            dcpi_fleet_batch_symreq(c->b, img->id, img->kind, img->path, img->dir, img->tstart,
-                                    img->tsize);
     }
     loss_rows(c, set);
     dcpi_profset_free(set);
@@ -153,12 +157,22 @@ static int platform_hotlists(epoch_ctx_t *c, char *err)
         if ((rc = dcpi_vprof_read(files[i].path, &vp, err)) < 0)
             break;
         const char *ev = dcpi_vprof_get(vp, "event"), *per = dcpi_vprof_get(vp, "period");
+        const char *id = dcpi_vprof_get(vp, "image"), *path = dcpi_vprof_get(vp, "path");
+        const char *ts = dcpi_vprof_get(vp, "tstart"), *tz = dcpi_vprof_get(vp, "tsize");
+        uint64_t tstart = ts ? strtoull(ts, NULL, 16) : 0;
+        char dir[4096];
+        (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", c->db, c->epoch, c->platform,
+                          files[i].imagedir);
+        int img =
+            dcpi_fleet_batch_symreq(c->b, id ? id : "", vprof_kind(path ? path : ""),
+                                    path ? path : "", dir, tstart, tz ? strtoull(tz, NULL, 10) : 0);
         dcpi_fleet_key_t k = key_of(c, ev ? ev : "", per ? strtoull(per, NULL, 10) : 0);
         for (size_t j = 0; j < dcpi_vprof_count(vp); j++) {
             uint32_t off;
             const dcpi_vsummary_t *s;
             dcpi_vprof_entry(vp, j, &off, &s);
             hot_summary(c, &k, vp, off, s);
+            dcpi_fleet_batch_page(c->b, img, tstart + off);
         }
         dcpi_vprof_free(vp);
     }
@@ -186,6 +200,19 @@ static void chain_text(dcpi_fbuf_t *o, const dcpi_stackprof_t *sp, const dcpi_fr
 
 static void stack_rows(epoch_ctx_t *c, const dcpi_stackprof_t *sp)
 {
+    size_t ni = dcpi_stackprof_nimages(sp);
+    int *req = calloc(ni ? ni : 1, sizeof *req);
+    if (!req) {
+        c->b->symreq.oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < ni; i++) {
+        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(sp, i);
+        char dir[4096];
+        (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", c->db, c->epoch, c->platform, im->dir);
+        req[i] = dcpi_fleet_batch_symreq(c->b, im->id, vprof_kind(im->path), im->path, dir,
+                                         im->tstart, im->tsize);
+    }
     const char *ev = dcpi_stackprof_get(sp, "event"), *per = dcpi_stackprof_get(sp, "period");
     dcpi_fleet_key_t k = key_of(c, ev ? ev : "", per ? strtoull(per, NULL, 10) : 0);
     dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_CHAINS];
@@ -197,14 +224,13 @@ static void stack_rows(epoch_ctx_t *c, const dcpi_stackprof_t *sp)
         dcpi_fleet_batch_key(c->b, DCPI_FLEET_T_CHAINS, &k);
         chain_text(o, sp, f, n);
         dcpi_fbuf_printf(o, "\t%" PRIu64 "\n", count);
+        for (unsigned j = 0; j < n; j++)
+            if (f[j].image != DCPI_STACK_NOIMAGE && f[j].image < ni)
+                dcpi_fleet_batch_page(c->b, req[f[j].image],
+                                      dcpi_stackprof_image_get(sp, f[j].image)->tstart +
+                                          f[j].offset);
     }
-    for (size_t i = 0; i < dcpi_stackprof_nimages(sp); i++) {
-        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(sp, i);
-        char dir[4096];
-        (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", c->db, c->epoch, c->platform, im->dir);
-        dcpi_fleet_batch_symreq(c->b, im->id, vprof_kind(im->path), im->path, dir, im->tstart,
-                                im->tsize);
-    }
+    free(req);
 }
 
 static int platform_chains(epoch_ctx_t *c, char *err)

@@ -784,6 +784,24 @@ int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
     return rc;
 }
 
+/* ---- a given list (the fleet's symbols) ------------------------------------------------- */
+
+int dcpi_symtab_from_list(const dcpi_symbol_t *v, size_t n, dcpi_symtab_t **out)
+{
+    builder_t b = {0};
+    *out = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        ent_t e = {.addr = v[i].addr, .size = v[i].size, .rank = 0, .raw = NO_RAW};
+        e.name = pool_add(&b, v[i].name, strlen(v[i].name));
+        rc = e.name == NO_RAW ? DCPI_ENOMEM : push_ent(&b, e);
+    }
+    if (rc == 0)
+        rc = finish(&b, out);
+    builder_free(&b);
+    return rc;
+}
+
 /* ---- queries ---------------------------------------------------------------------------- */
 
 void dcpi_symtab_free(dcpi_symtab_t *st)

@@ -33,6 +33,9 @@ int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err);
  * 0, DCPI_ENOENT when no debug file is found, DCPI_EINVAL for a malformed id; "PATH: reason". */
 int dcpi_symtab_open_buildid(const char *hexid, const char *path, dcpi_symtab_t **out, char *err);
 
+/* A table of the n symbols v (names copied as they are, not demangled again): symbols that
+ * came from elsewhere (the fleet store, core/fleet). 0 or DCPI_ENOMEM. */
+int dcpi_symtab_from_list(const dcpi_symbol_t *v, size_t n, dcpi_symtab_t **out);
 void dcpi_symtab_free(dcpi_symtab_t *st);
 
 /* The symbol containing addr, or NULL. With size 0, a symbol covers up to the next one. */

@@ -51,6 +51,8 @@ static void image_clear(dcpi_profset_image_t *img, size_t nevents)
     free(img->name);
     free(img->dir);
     free(img->platform);
+    free(img->syms);
+    free(img->sympool);
 }
 
 void dcpi_profset_free(dcpi_profset_t *set)
@@ -662,7 +664,9 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
     if (why)
         why[0] = '\0';
     int rc = DCPI_ENOENT;
-    if (img->kind == DCPI_PSET_KERNEL)
+    if (img->nsyms)
+        rc = dcpi_symtab_from_list(img->syms, img->nsyms, st);
+    else if (img->kind == DCPI_PSET_KERNEL)
         rc = open_saved_kallsyms(img, "kallsyms", st, why);
     else if (img->kind == DCPI_PSET_FILE)
         rc = open_file_symbols(img, st, why);
@@ -710,4 +714,59 @@ void dcpi_profset_warn_saturated(const dcpi_profset_t *set, const char *tool)
         if (set->events[e].saturated)
             fprintf(stderr, "%s: %s: %" PRIu64 " merges saturated a count at 4294967295 samples\n",
                     tool, set->events[e].name, set->events[e].saturated);
+}
+
+/* ---- sets built from elsewhere (the fleet) ---- */
+
+int dcpi_profset_new(dcpi_profset_t **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : DCPI_ENOMEM;
+}
+
+int dcpi_profset_add_event(dcpi_profset_t *set, const char *name, uint64_t period, uint64_t lost)
+{
+    size_t cap = set->nevents;
+    if (dcpi__grow((void **)&set->events, &cap, set->nevents + 1, sizeof(*set->events)) < 0)
+        return DCPI_ENOMEM;
+    dcpi_profset_event_t *e = &set->events[set->nevents];
+    *e = (dcpi_profset_event_t){.name = strdup(name), .period = period, .lost = lost, .nfiles = 1};
+    if (!e->name)
+        return DCPI_ENOMEM;
+    return (int)set->nevents++;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+int dcpi_profset_add_image(dcpi_profset_t *set, const dcpi_profset_image_t *desc)
+{
+    size_t cap = set->nimages;
+    if (dcpi__grow((void **)&set->images, &cap, set->nimages + 1, sizeof(*set->images)) < 0)
+        return DCPI_ENOMEM;
+    dcpi_profset_image_t *img = &set->images[set->nimages];
+    *img = (dcpi_profset_image_t){
+        .kind = desc->kind,
+        .tstart = desc->tstart,
+        .tsize = desc->tsize,
+        .nplatforms = 1,
+        .id = dup_or_empty(desc->id),
+        .path = dup_or_empty(desc->path),
+        .name = dup_or_empty(desc->name),
+        .dir = dup_or_empty(desc->dir),
+        .platform = dup_or_empty(desc->platform),
+        .prof = calloc(set->nevents ? set->nevents : 1, sizeof(*img->prof)),
+        .procs = calloc(set->nevents ? set->nevents : 1, sizeof(*img->procs))};
+    set->nimages++;
+    if (!img->id || !img->path || !img->name || !img->dir || !img->platform || !img->prof ||
+        !img->procs)
+        return DCPI_ENOMEM;
+    return (int)set->nimages - 1;
+}
+
+int dcpi_profset_finish(dcpi_profset_t *set)
+{
+    return finish_set(set);
 }

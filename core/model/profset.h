@@ -52,6 +52,12 @@ typedef struct dcpi_profset_image {
      * one, or imported). */
     dcpi_procprof_t **procs;
     size_t procs_missing;
+    /* Symbols given with the set (the fleet store's, core/fleet/query.h): when nsyms > 0,
+     * dcpi_profset_open_symbols builds the table from them instead of reading any file. Names
+     * point into sympool; both are freed with the set. */
+    dcpi_symbol_t *syms;
+    size_t nsyms;
+    char *sympool;
 } dcpi_profset_image_t;
 
 typedef struct dcpi_profset {
@@ -87,6 +93,18 @@ int dcpi_procsel_matches(const dcpi_procsel_t *sel, uint32_t pid, const char *co
  * process (their samples are left out). 0 or DCPI_ENOMEM. */
 int dcpi_profset_by_process(dcpi_profset_t *set, const dcpi_procsel_t *sel, size_t *missing);
 void dcpi_profset_free(dcpi_profset_t *set);
+
+/*
+ * Build a set from another source than a database (the fleet store, core/fleet/query.h): a new
+ * empty set; its events (add them all first: 0.. their index, or DCPI_ENOMEM); its images (the
+ * strings of desc copied, prof and procs arrays of set->nevents NULL slots made: the caller
+ * fills them with dcpi_profile_new / dcpi_procprof_add; returns the index or DCPI_ENOMEM); then
+ * dcpi_profset_finish sorts events and images and computes the totals as a load does.
+ */
+int dcpi_profset_new(dcpi_profset_t **out);
+int dcpi_profset_add_event(dcpi_profset_t *set, const char *name, uint64_t period, uint64_t lost);
+int dcpi_profset_add_image(dcpi_profset_t *set, const dcpi_profset_image_t *desc);
+int dcpi_profset_finish(dcpi_profset_t *set);
 
 /* 1 when name designates img: equal to its path, its name or its path's basename. */
 int dcpi_profset_image_matches(const dcpi_profset_image_t *img, const char *name);

@@ -1,0 +1,391 @@
+/*
+ * query.c - the fleet store read as a profile set: events, images with their per-offset counts
+ * (GROUP BY in ClickHouse, weighted by 1/duty), splits by command, symbols (query.h).
+ */
+#include "core/fleet/query.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/err.h"
+#include "core/fleet/batch.h"
+#include "core/fleet/schema.h"
+#include "core/store/procprof.h"
+#include "dcpi/errno.h"
+
+int dcpi_fleet_parse_time(const char *s, int64_t now, int64_t *out)
+{
+    struct tm tm = {0};
+    char *end = NULL;
+    size_t n = strlen(s);
+    if (s[0] == '@') {
+        long long v = strtoll(s + 1, &end, 10);
+        if (end == s + 1 || *end || v < 0)
+            return DCPI_EINVAL;
+        *out = v;
+        return 0;
+    }
+    if (n >= 2 && strspn(s, "0123456789") == n - 1 && strchr("smhd", s[n - 1])) {
+        long long v = strtoll(s, &end, 10), mul = s[n - 1] == 's'   ? 1
+                                                  : s[n - 1] == 'm' ? 60
+                                                  : s[n - 1] == 'h' ? 3600
+                                                                    : 86400;
+        *out = now - v * mul;
+        return 0;
+    }
+    if ((n == 12 || n == 14) && strspn(s, "0123456789") == n) {
+        uint32_t t;
+        if (dcpi_fleet_epoch_time(s, &t) < 0)
+            return DCPI_EINVAL;
+        *out = t;
+        return 0;
+    }
+    end = strptime(s, "%Y-%m-%d", &tm);
+    if (end && *end == 'T')
+        end = strptime(end + 1, "%H:%M", &tm);
+    if (end && *end == ':')
+        end = strptime(end + 1, "%S", &tm);
+    if (!end || *end)
+        return DCPI_EINVAL;
+    *out = (int64_t)timegm(&tm);
+    return 0;
+}
+
+static void add_hosts(dcpi_fbuf_t *sql, const char *hosts)
+{
+    dcpi_fbuf_str(sql, " AND host IN (");
+    char *copy = strdup(hosts);
+    int first = 1;
+    for (char *save = NULL, *h = copy ? strtok_r(copy, ",", &save) : NULL; h;
+         h = strtok_r(NULL, ",", &save)) {
+        if (!first)
+            dcpi_fbuf_str(sql, ", ");
+        dcpi_fbuf_sqlstr(sql, h);
+        first = 0;
+    }
+    if (first)
+        dcpi_fbuf_str(sql, "''");
+    if (!copy)
+        sql->oom = 1;
+    free(copy);
+    dcpi_fbuf_str(sql, ")");
+}
+
+void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql)
+{
+    dcpi_fbuf_str(sql, " WHERE ");
+    dcpi_fleet_committed(f, sql);
+    if (flt->hosts)
+        add_hosts(sql, flt->hosts);
+    if (flt->since > 0) {
+        char day[16];
+        time_t t = (time_t)flt->since;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(day, sizeof day, "%Y-%m-%d", &tm);
+        dcpi_fbuf_printf(sql, " AND day >= '%s' AND eend >= %" PRId64, day, flt->since);
+    }
+    if (flt->until > 0)
+        dcpi_fbuf_printf(sql, " AND estart < %" PRId64, flt->until);
+    if (flt->build_id) {
+        dcpi_fbuf_str(sql, " AND build_id = ");
+        dcpi_fbuf_sqlstr(sql, flt->build_id);
+    }
+    if (procs && flt->procsel && flt->procsel->pid >= 0)
+        dcpi_fbuf_printf(sql, " AND pid = %ld", flt->procsel->pid);
+    if (procs && flt->procsel && flt->procsel->comm) {
+        char comm[DCPI_PROCPROF_COMMLEN];
+        snprintf(comm, sizeof comm, "%s", flt->procsel->comm); /* the kernel's 15 bytes */
+        dcpi_fbuf_str(sql, " AND comm = ");
+        dcpi_fbuf_sqlstr(sql, comm);
+    }
+}
+
+typedef struct loadctx {
+    dcpi_fleet_t *f;
+    const dcpi_fleet_info_t *info;
+    const dcpi_fleet_filter_t *flt;
+    dcpi_profset_t *set;
+    char *err;
+} loadctx_t;
+
+/* Run sql (built in b) and hand each TabSeparated row of n fields to fn. */
+static int each_row(loadctx_t *c, dcpi_fbuf_t *b, int n, int (*fn)(loadctx_t *, char **), char *err)
+{
+    dcpi_fbuf_t out = {0};
+    int rc = dcpi_fbuf_ok(b);
+    if (rc == 0)
+        rc = dcpi_fleet_query(c->f, b->p, &out, err);
+    char *cur = out.p, *fld[16];
+    int got;
+    while (rc == 0 && (got = dcpi_fleet_tsv_line(&cur, fld, 16)) != 0) {
+        if (got != n) {
+            rc = dcpi__errf(err, DCPI_EFORMAT, "%s: a result row of %d fields, not %d",
+                            dcpi_fleet_url(c->f), got, n);
+            break;
+        }
+        rc = fn(c, fld);
+    }
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+static int on_event(loadctx_t *c, char **fld)
+{
+    uint64_t period = 0, lost = 0;
+    dcpi_fleet_u64(fld[1], &period);
+    dcpi_fleet_u64(fld[2], &lost);
+    return dcpi_profset_add_event(c->set, fld[0], period, lost) < 0 ? DCPI_ENOMEM : 0;
+}
+
+static int on_loss(loadctx_t *c, char **fld)
+{
+    int ev = dcpi_profset_event_index(c->set, fld[0]);
+    uint64_t lost = 0;
+    if (ev >= 0 && dcpi_fleet_u64(fld[1], &lost) == 0)
+        c->set->events[ev].lost = lost;
+    return 0;
+}
+
+/* The events with samples, then their losses (every selected host's, whatever the process). */
+static int load_events(loadctx_t *c)
+{
+    const char *db = dcpi_fleet_dbname(c->f), *sx = c->info->suffix;
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql, "SELECT event, any(period), 0 FROM %s.samples%s", db, sx);
+    dcpi_fleet_where(c->f, c->flt, 1, &sql);
+    dcpi_fbuf_str(&sql, " GROUP BY event ORDER BY event");
+    int rc = each_row(c, &sql, 3, on_event, c->err);
+    dcpi_fbuf_reset(&sql);
+    dcpi_fbuf_printf(&sql, "SELECT event, sum(lost) FROM %s.loss%s", db, sx);
+    dcpi_fleet_filter_t nf = *c->flt;
+    nf.procsel = NULL;
+    nf.build_id = NULL;
+    dcpi_fleet_where(c->f, &nf, 0, &sql);
+    dcpi_fbuf_str(&sql, " GROUP BY event");
+    if (rc == 0)
+        rc = each_row(c, &sql, 2, on_loss, c->err);
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+/* The image a row names (id, path, kind, tstart, tsize): the last one added when it matches. */
+static int image_of(loadctx_t *c, char **fld, int *idx)
+{
+    dcpi_profset_t *set = c->set;
+    uint64_t kind = 0, tstart = 0, tsize = 0;
+    dcpi_fleet_u64(fld[2], &kind);
+    dcpi_fleet_u64(fld[3], &tstart);
+    dcpi_fleet_u64(fld[4], &tsize);
+    for (size_t i = set->nimages; i-- > 0;) {
+        const dcpi_profset_image_t *im = &set->images[i];
+        if (!strcmp(im->id, fld[0]) && !strcmp(im->path, fld[1]) && im->tstart == tstart) {
+            *idx = (int)i;
+            return 0;
+        }
+        if (set->nimages - i > 4)
+            break; /* rows come ordered by image: only the last few can match */
+    }
+    dcpi_profset_image_t d = {.id = fld[0],
+                              .kind = (int)kind,
+                              .path = fld[1],
+                              .name = fld[1],
+                              .dir = "",
+                              .platform = "fleet",
+                              .tstart = tstart,
+                              .tsize = tsize};
+    int rc = dcpi_profset_add_image(set, &d);
+    if (rc < 0)
+        return rc;
+    *idx = rc;
+    return 0;
+}
+
+static int on_sample(loadctx_t *c, char **fld)
+{
+    int img;
+    int rc = image_of(c, fld, &img);
+    int ev = dcpi_profset_event_index(c->set, fld[5]);
+    uint64_t off = 0, cnt = 0;
+    if (rc < 0 || ev < 0 || dcpi_fleet_u64(fld[6], &off) < 0 || dcpi_fleet_u64(fld[7], &cnt) < 0)
+        return rc < 0 ? rc : DCPI_EFORMAT;
+    dcpi_profile_t **p = &c->set->images[img].prof[ev];
+    if (!*p && (rc = dcpi_profile_new(p)) < 0)
+        return rc;
+    while (cnt > 0) { /* a fleet's count may pass a profile's 32 bits: saturate, counted */
+        uint32_t part = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;
+        if (dcpi_profile_add(*p, (uint32_t)off, part) == DCPI_ERANGE) {
+            c->set->events[ev].saturated++;
+            break;
+        }
+        cnt -= part;
+    }
+    return 0;
+}
+
+static const char *img_cols = "build_id, path, kind, tstart, tsize";
+
+static int load_samples(loadctx_t *c)
+{
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql,
+                     "SELECT %s, event, off, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
+                     img_cols, dcpi_fleet_dbname(c->f), c->info->suffix);
+    dcpi_fleet_where(c->f, c->flt, 1, &sql);
+    dcpi_fbuf_printf(&sql, " GROUP BY %s, event, off ORDER BY build_id, path, tstart, event, off",
+                     img_cols);
+    int rc = each_row(c, &sql, 8, on_sample, c->err);
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+static int on_procs(loadctx_t *c, char **fld)
+{
+    int img;
+    int rc = image_of(c, fld, &img);
+    int ev = dcpi_profset_event_index(c->set, fld[5]);
+    uint64_t pid = 0, cnt = 0;
+    if (rc < 0 || ev < 0 || dcpi_fleet_u64(fld[6], &pid) < 0 || dcpi_fleet_u64(fld[8], &cnt) < 0)
+        return rc < 0 ? rc : DCPI_EFORMAT;
+    dcpi_procprof_t **pp = &c->set->images[img].procs[ev];
+    if (!*pp && !(*pp = calloc(1, sizeof **pp)))
+        return DCPI_ENOMEM;
+    return dcpi_procprof_add(*pp, (uint32_t)pid, fld[7], 0, cnt);
+}
+
+static int load_procs(loadctx_t *c)
+{
+    int by_pid = c->flt->procsel && c->flt->procsel->pid >= 0;
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(
+        &sql, "SELECT %s, event, %s, comm, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
+        img_cols, by_pid ? "pid" : "0", dcpi_fleet_dbname(c->f), c->info->suffix);
+    dcpi_fleet_where(c->f, c->flt, 1, &sql);
+    dcpi_fbuf_printf(&sql, " GROUP BY %s, event, %scomm ORDER BY build_id, path, tstart", img_cols,
+                     by_pid ? "pid, " : "");
+    int rc = each_row(c, &sql, 9, on_procs, c->err);
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+/* ---- symbols: one query for every image of the set -------------------------------------- */
+
+typedef struct symacc {
+    dcpi_symbol_t *v;
+    size_t n, cap;
+    dcpi_fbuf_t pool; /* names, NUL-separated; v[i].name holds an offset until done */
+    char id[128];
+} symacc_t;
+
+static int attach(dcpi_profset_t *set, symacc_t *a)
+{
+    for (size_t i = 0; i < set->nimages; i++) {
+        dcpi_profset_image_t *im = &set->images[i];
+        if (strcmp(im->id, a->id) != 0 || im->nsyms || !a->n)
+            continue;
+        im->syms = malloc(a->n * sizeof *im->syms);
+        im->sympool = malloc(a->pool.n ? a->pool.n : 1);
+        if (!im->syms || !im->sympool)
+            return DCPI_ENOMEM;
+        memcpy(im->sympool, a->pool.p, a->pool.n);
+        for (size_t k = 0; k < a->n; k++)
+            im->syms[k] =
+                (dcpi_symbol_t){a->v[k].addr, a->v[k].size, im->sympool + (uintptr_t)a->v[k].name};
+        im->nsyms = a->n;
+    }
+    a->n = 0;
+    dcpi_fbuf_reset(&a->pool);
+    return 0;
+}
+
+static int on_symbol(loadctx_t *c, char **fld, symacc_t *a)
+{
+    if (strcmp(a->id, fld[0]) != 0) {
+        int rc = attach(c->set, a);
+        if (rc < 0)
+            return rc;
+        snprintf(a->id, sizeof a->id, "%s", fld[0]);
+    }
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 1024;
+        dcpi_symbol_t *v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+            return DCPI_ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    uint64_t addr = 0, size = 0;
+    dcpi_fleet_u64(fld[1], &addr);
+    dcpi_fleet_u64(fld[2], &size);
+    a->v[a->n++] = (dcpi_symbol_t){addr, size, (const char *)(uintptr_t)a->pool.n};
+    dcpi_fbuf_add(&a->pool, fld[3], strlen(fld[3]) + 1);
+    return dcpi_fbuf_ok(&a->pool);
+}
+
+static int load_symbols(loadctx_t *c)
+{
+    dcpi_fbuf_t sql = {0}, out = {0};
+    /* one commit per build-id counts (the manifest filter): no duplicates to group away */
+    dcpi_fbuf_printf(&sql, "SELECT build_id, addr, size, name FROM %s.symbols%s WHERE ",
+                     dcpi_fleet_dbname(c->f), c->info->suffix);
+    dcpi_fleet_committed(c->f, &sql);
+    dcpi_fbuf_str(&sql, " AND build_id IN (");
+    size_t n = 0;
+    for (size_t i = 0; i < c->set->nimages; i++)
+        if (c->set->images[i].kind != DCPI_PSET_UNKNOWN && c->set->images[i].id[0]) {
+            dcpi_fbuf_str(&sql, n++ ? ", " : "");
+            dcpi_fbuf_sqlstr(&sql, c->set->images[i].id);
+        }
+    dcpi_fbuf_str(&sql, ") ORDER BY build_id, addr");
+    int rc = n ? dcpi_fbuf_ok(&sql) : 0;
+    if (n && rc == 0)
+        rc = dcpi_fleet_query(c->f, sql.p, &out, c->err);
+    symacc_t a = {0};
+    char *cur = out.p, *fld[4];
+    while (n && rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 4) == 4)
+        rc = on_symbol(c, fld, &a);
+    if (rc == 0)
+        rc = attach(c->set, &a);
+    free(a.v);
+    dcpi_fbuf_free(&a.pool);
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+int dcpi_fleet_load(const char *url, const dcpi_fleet_filter_t *flt, int flags,
+                    dcpi_profset_t **out, char *err)
+{
+    *out = NULL;
+    dcpi_fleet_t *f = NULL;
+    dcpi_fleet_info_t info;
+    loadctx_t c = {.flt = flt, .info = &info, .err = err};
+    int rc = dcpi_fleet_open(url, &f, err);
+    c.f = f;
+    if (rc == 0)
+        rc = dcpi_fleet_check(f, &info, err);
+    if (rc == 0)
+        rc = dcpi_profset_new(&c.set);
+    if (rc == 0)
+        rc = load_events(&c);
+    if (rc == 0)
+        rc = load_samples(&c);
+    if (rc == 0 && (flags & DCPI_PSET_LOAD_PROCS))
+        rc = load_procs(&c);
+    if (rc == 0)
+        rc = load_symbols(&c);
+    if (rc == 0)
+        rc = dcpi_profset_finish(c.set);
+    if (rc < 0 && err && !*err)
+        dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
+    dcpi_fleet_close(f);
+    if (rc < 0) {
+        dcpi_profset_free(c.set);
+        return rc;
+    }
+    *out = c.set;
+    return 0;
+}

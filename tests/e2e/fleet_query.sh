@@ -1,0 +1,105 @@
+#!/bin/bash
+# fleet_query.sh - the fleet on two ClickHouse shards behind Distributed tables: 21 hosts'
+# databases (two real recordings re-labelled) pushed concurrently; dcpiprof -fleet equals the sum
+# of every host's local dcpiprof exactly (by procedure and by image), one host's view equals its
+# local one line for line (also with -comm), -procs splits by command, -since/-until select
+# epochs by time, both shards hold rows, and without -fleet nothing needs a server.
+# Skips (77) when perf_event_open of cpu-clock is not possible here (the databases are recorded).
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/fleet.sh"
+e2e_counting fleet-query
+to() { timeout -k 5 "$@"; }
+trap 'fleet_stop "$T/b"; fleet_stop "$T/a"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+e2e_require gcc build-essential
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+
+# --- two recordings: the demo workload and a program with hostile names
+prog=$(fleet_hostile_prog "$T") || exit 1
+to 60 "$BIN/dcpid" -db "$T/db1" -event cpu-clock -- "$BIN/samples/work-demo" >/dev/null 2>&1 ||
+    { echo "FAIL: dcpid work-demo"; exit 1; }
+to 60 "$BIN/dcpid" -db "$T/db2" -event cpu-clock -- "$prog" >/dev/null 2>&1 ||
+    { echo "FAIL: dcpid hostile program"; exit 1; }
+for d in db1 db2; do
+    n=$("$BIN/dcpiprof" -db "$T/$d" | awk '$1 == "cpu-clock" { print $2; exit }')
+    [ "${n:-0}" -ge 100 ] || { echo "FAIL: $d has only '$n' samples"; exit 1; }
+done
+# db2 also gets an old epoch (a copy dated 2026-01-01 10:00) for the time window
+e2=$(ls "$T/db2" | grep -E '^[0-9]{12}$' | head -1)
+cp -r "$T/db2/$e2" "$T/db2/202601011000"
+
+mkdir -p "$T/a" "$T/b"
+fleet_start "$T/b"
+B=$FLEET_HTTP
+fleet_start "$T/a" "$FLEET_TCP"
+A=$FLEET_HTTP
+"$BIN/dcpictl" -fleet "$B?database=fl" init >/dev/null || fail "init shard b"
+"$BIN/dcpictl" -fleet "$A?database=fl" -cluster two init >/dev/null || fail "init front a"
+U="$A?database=fl"
+
+# --- 21 hosts pushed at once
+pids=()
+for i in $(seq 1 21); do
+    db=$T/db$((i % 2 + 1))
+    "$BIN/dcpipush" -q -db "$db" -host "h$i" "$U" >"$T/push$i.out" 2>&1 &
+    pids+=($!)
+done
+echo "$(date +%T.%N) pushes started" >>"$T/times"
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || fail "push h$((i + 1)): $(cat "$T/push$((i + 1)).out")"
+done
+echo "$(date +%T.%N) pushes done" >>"$T/times"
+for s in "$A" "$B"; do
+    [ "$(fleet_sql "$s" "SELECT count() FROM fl.samples")" -gt 0 ] || fail "shard $s holds no rows"
+done
+
+# sum of the local views, one "key count" line per row (key: the columns after the counts)
+sum_local() { # VIEWFLAGS...
+    for i in $(seq 1 21); do "$BIN/dcpiprof" -db "$T/db$((i % 2 + 1))" -csl "$@" | tail -n +2; done |
+        awk -F, '{ k = $0; sub(/^[^,]*,[^,]*,[^,]*,/, "", k); s[k] += $1 } END { for (k in s) if (s[k]) print k " " s[k] }' | sort
+}
+fleet_rows() {
+    "$BIN/dcpiprof" -fleet "$U" -since 2026-06-01 -csl "$@" | tail -n +2 |
+        awk -F, '{ k = $0; sub(/^[^,]*,[^,]*,[^,]*,/, "", k); if ($1) print k " " $1 }' | sort
+}
+sum_local >"$T/want.proc"
+fleet_rows >"$T/got.proc" || fail "dcpiprof -fleet failed"
+[ -s "$T/want.proc" ] && diff "$T/want.proc" "$T/got.proc" >"$T/d1" || fail "by procedure, fleet != sum of hosts: $(head -5 "$T/d1")"
+sum_local -i >"$T/want.img"
+fleet_rows -i >"$T/got.img"
+diff "$T/want.img" "$T/got.img" >"$T/d2" || fail "by image, fleet != sum of hosts: $(head -5 "$T/d2")"
+
+# --- one host: its local view, line for line (its database has one epoch)
+"$BIN/dcpiprof" -db "$T/db2" -epoch "$e2" >"$T/l2" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host h1 -since 2026-06-01 >"$T/f2" 2>&1
+diff "$T/l2" "$T/f2" >"$T/d3" || fail "host h1 differs from its local view: $(head -5 "$T/d3")"
+"$BIN/dcpiprof" -db "$T/db1" -comm work-demo >"$T/l3" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host h2 -comm work-demo >"$T/f3" 2>&1
+diff "$T/l3" "$T/f3" >"$T/d4" || fail "-comm differs: $(head -5 "$T/d4")"
+grep -q "hot_mul" "$T/f3" || fail "-comm work-demo lost hot_mul"
+# -procs: per command over hosts (pid 0): work-demo's samples on the 10 hosts of db1
+want=$("$BIN/dcpiprof" -db "$T/db1" -procs -csl | awk -F, '$NF ~ / work-demo$/ { s += $1 } END { print s * 10 }')
+got=$("$BIN/dcpiprof" -fleet "$U" -procs -csl | awk -F, '$NF == "0 work-demo" { print $1 }')
+[ "$got" = "$want" ] || fail "-procs: work-demo $got, want $want"
+
+# --- time windows: the old epoch of db2 only, then nothing
+old=$("$BIN/dcpiprof" -db "$T/db2" -epoch 202601011000 | awk '$1 == "cpu-clock" { print $2; exit }')
+got=$("$BIN/dcpiprof" -fleet "$U" -host h1,h3 -until 2026-01-02 | awk '$1 == "cpu-clock" { print $2; exit }')
+[ "$got" = "$((old * 2))" ] || fail "-until 2026-01-02 on h1,h3: $got samples, want $((old * 2))"
+out=$("$BIN/dcpiprof" -fleet "$U" -until 2000-01-01 2>&1)
+case "$out" in *"no samples"*) ;; *) fail "-until 2000-01-01: $out" ;; esac
+out=$("$BIN/dcpiprof" -fleet "$U" -since yesterday 2>&1) && fail "-since yesterday accepted"
+case "$out" in *"-since wants a time"*) ;; *) fail "-since yesterday: $out" ;; esac
+out=$("$BIN/dcpiprof" -db "$T/db1" -host h1 2>&1) && fail "-host without -fleet accepted"
+
+# --- without -fleet no server is needed: the local view with both servers stopped
+fleet_stop "$T/b"
+fleet_stop "$T/a"
+"$BIN/dcpiprof" -db "$T/db2" -epoch "$e2" >"$T/l4" 2>&1 || fail "local dcpiprof without a server"
+diff "$T/l2" "$T/l4" >/dev/null || fail "local view changed"
+out=$("$BIN/dcpiprof" -fleet "$U" 2>&1) && fail "-fleet with the server down succeeded"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "server down: not one line: $out"
+
+[ $fails = 0 ] && echo "PASS: fleet query (21 hosts, 2 shards)"
+exit $((fails > 0))
