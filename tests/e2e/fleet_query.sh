@@ -26,7 +26,7 @@ for d in db1 db2; do
     [ "${n:-0}" -ge 100 ] || { echo "FAIL: $d has only '$n' samples"; exit 1; }
 done
 # db2 also gets an old epoch (a copy dated 2026-01-01 10:00) for the time window
-e2=$(ls "$T/db2" | grep -E '^[0-9]{12}$' | head -1)
+e2=$(ls "$T/db2" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
 cp -r "$T/db2/$e2" "$T/db2/202601011000"
 
 mkdir -p "$T/a" "$T/b"
