@@ -22,7 +22,7 @@ int dcpi_control_valid(const char *cmd)
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i]) == 0)
             return 1;
-    return 0;
+    return strncmp(cmd, "top", 3) == 0 && (cmd[3] == 0 || cmd[3] == ' ') && strlen(cmd) < 100;
 }
 
 static int connect_daemon(const char *db, const char *platform, char *err)
@@ -114,7 +114,7 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
         return fd;
     struct timeval tv = {.tv_sec = DCPI_CONTROL_TIMEOUT};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char msg[64];
+    char msg[128];
     int len = snprintf(msg, sizeof msg, "%s\n", cmd);
     int rc;
     if (send_all(fd, msg, (size_t)len) < 0) {

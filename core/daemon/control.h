@@ -2,8 +2,9 @@
  * control.h - dcpid's control socket protocol, client side (dcpictl) and the shared helpers.
  *
  * The socket is DB/dcpid-<platform>.sock (AF_UNIX, SOCK_STREAM, mode 0600). A client sends
- * one line: "flush", "epoch", "quit" or "status"; the daemon answers zero or more text lines
- * and a last line "ok" or "error: <reason>", then closes the connection.
+ * one line: "flush", "epoch", "quit", "status" or "top [N] [pid=P] [comm=C]" (the live view's
+ * window, core/daemon/top.c); the daemon answers zero or more text lines and a last line "ok"
+ * or "error: <reason>", then closes the connection.
  */
 #ifndef DCPI_CORE_CONTROL_H
 #define DCPI_CORE_CONTROL_H
@@ -14,7 +15,7 @@
 /* Seconds a client waits for the daemon's answer. */
 #define DCPI_CONTROL_TIMEOUT 60
 
-/* 1 when cmd is one of the commands of the protocol. */
+/* 1 when cmd is one of the commands of the protocol (top with its arguments). */
 int dcpi_control_valid(const char *cmd);
 
 /*
@@ -30,5 +31,21 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
  * line each: name, start, end, samples, lost, size on disk, state (writing, ended, unfinished,
  * "-" without epoch.info). DCPI_ENOENT when there are none. */
 int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *err);
+
+/* dcpitop: the running daemon's hottest procedures and images, refreshed every delay_ms. */
+typedef struct dcpi_top_opts {
+    unsigned iterations; /* refreshes to show (0: until interrupted) */
+    unsigned delay_ms;   /* between refreshes (1000) */
+    unsigned rows;       /* procedures and images shown (0: fit the terminal, else 20) */
+    int pid;             /* only this process (0: all) */
+    const char *comm;    /* only processes of this command name (NULL: all) */
+    int images;          /* images only, no procedures */
+} dcpi_top_opts_t;
+
+/* Show the live view on out: on a terminal the screen is redrawn, else each refresh is a
+ * block of plain text ending with an empty line. DCPI_ENOENT when no daemon listens, DCPI_EIO
+ * on an error answer (err says why). */
+int dcpi_control_top(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
+                     char *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * ctlserver.c - the server side of dcpid's control socket (protocol in control.h): the socket,
  * one client at a time (peer credentials, one command line, a 2 s limit), the commands flush,
- * epoch, quit and status, and the status answer.
+ * epoch, quit, status and top (top.c), and the status answer.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,13 +22,7 @@
 #include "core/store/tracefile.h"
 #include "dcpi/errno.h"
 
-typedef struct answer {
-    char buf[8192];
-    size_t len;
-} answer_t;
-
-static void say(answer_t *a, const char *fmt, ...) DCPI_PRINTF(2, 3);
-static void say(answer_t *a, const char *fmt, ...)
+void dcpi__daemon_say(dcpi__answer_t *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -49,7 +43,7 @@ static double current_rate(const daemon_t *d)
     return now > since ? (double)(d->total_samples - base) / (now - since) : 0;
 }
 
-static void status_events(const daemon_t *d, answer_t *a)
+static void status_events(const daemon_t *d, dcpi__answer_t *a)
 {
     dcpi_sampler_stats_t ss;
     dcpi_sampler_stats(d->smp, &ss);
@@ -60,11 +54,12 @@ static void status_events(const daemon_t *d, answer_t *a)
             snprintf(period, sizeof period, "%" PRIu64, e->period);
         else
             snprintf(period, sizeof period, "freq:%" PRIu64, e->freq);
-        say(a, "event %s period %s samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64,
+        dcpi__daemon_say(
+            a, "event %s period %s samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64,
             e->name, period, d->st[i].samples, d->st[i].lost, d->st[i].throttled);
     }
     if (ss.bad_records)
-        say(a, "bad records %" PRIu64, ss.bad_records);
+        dcpi__daemon_say(a, "bad records %" PRIu64, ss.bad_records);
 }
 
 int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len)
@@ -82,48 +77,48 @@ int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len)
     return 1;
 }
 
-static void status_values(const daemon_t *d, answer_t *a)
+static void status_values(const daemon_t *d, dcpi__answer_t *a)
 {
     for (unsigned i = 0; i < dcpi_vtrace_nplugins(d->vt); i++) {
         dcpi_vtrace_stats_t st;
         dcpi_vtrace_plugin_stats(d->vt, i, &st);
-        say(a,
-            "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64 " lost %" PRIu64
-            " errors %" PRIu64 " missing %" PRIu64 "%s%s",
-            dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost, st.errors,
-            st.missing, st.disabled ? " disabled: " : "",
-            st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
+        dcpi__daemon_say(a,
+                         "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64
+                         " lost %" PRIu64 " errors %" PRIu64 " missing %" PRIu64 "%s%s",
+                         dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost,
+                         st.errors, st.missing, st.disabled ? " disabled: " : "",
+                         st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
     }
     dcpi_tracefile_stats_t rs;
     if (dcpi_vtrace_record_stats(d->vt, &rs) == 0)
-        say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64, rs.bytes, rs.traces,
-            rs.refused);
-    say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
+        dcpi__daemon_say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64,
+                         rs.bytes, rs.traces, rs.refused);
+    dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
     if (d->bps)
-        say(a,
-            "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64 " nothing-to-arm %" PRIu64
-            " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 " late %" PRIu64
-            "%s%s",
-            d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first, d->bp.samples,
-            d->bp.memread, d->bp.late,
-            d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
+        dcpi__daemon_say(a,
+                         "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64
+                         " nothing-to-arm %" PRIu64 " first-dropped %" PRIu64 " samples %" PRIu64
+                         " memory-read %" PRIu64 " late %" PRIu64 "%s%s",
+                         d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first,
+                         d->bp.samples, d->bp.memread, d->bp.late,
+                         d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
     else if (!d->vs)
-        say(a, "vbp off: %s", d->bp_why);
-    say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64, dcpi_vtrace_nocode(d->vt),
-        dcpi_vtrace_unresolved(d->vt));
-    say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+        dcpi__daemon_say(a, "vbp off: %s", d->bp_why);
+    dcpi__daemon_say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64,
+                     dcpi_vtrace_nocode(d->vt), dcpi_vtrace_unresolved(d->vt));
+    dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
 }
 
-static void status_vstep(const daemon_t *d, answer_t *a)
+static void status_vstep(const daemon_t *d, dcpi__answer_t *a)
 {
     char buf[512], *save = NULL;
     dcpi_vstep_status(d->vs, buf, sizeof buf);
     for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-        say(a, "%s", l);
+        dcpi__daemon_say(a, "%s", l);
 }
 
 /* Resident memory (kB, /proc/self/statm) and the heap's bytes in use and held (mallinfo2). */
-static void status_memory(answer_t *a)
+static void status_memory(dcpi__answer_t *a)
 {
     long pages = 0, rss = 0;
     FILE *f = fopen("/proc/self/statm", "re");
@@ -132,33 +127,33 @@ static void status_memory(answer_t *a)
     if (f)
         fclose(f);
     struct mallinfo2 mi = mallinfo2();
-    say(a, "memory rss %ld kB heap %zu kB in use %zu kB mmapped %zu kB",
-        rss * (sysconf(_SC_PAGESIZE) / 1024), mi.arena / 1024, mi.uordblks / 1024,
-        mi.hblkhd / 1024);
+    dcpi__daemon_say(a, "memory rss %ld kB heap %zu kB in use %zu kB mmapped %zu kB",
+                     rss * (sysconf(_SC_PAGESIZE) / 1024), mi.arena / 1024, mi.uordblks / 1024,
+                     mi.hblkhd / 1024);
 }
 
-static void status(daemon_t *d, answer_t *a)
+static void status(daemon_t *d, dcpi__answer_t *a)
 {
     dcpi_loadmap_stats_t ls;
     dcpi_loadmap_stats(d->lm, &ls);
     uint64_t unknown = 0;
     for (int i = 0; i < d->nev; i++)
         unknown += d->st[i].unknown;
-    say(a, "epoch %s", d->epoch);
-    say(a, "platform %s", d->platform);
-    say(a, "pid %d", (int)getpid());
-    say(a, "uptime %.0f s", dcpi__daemon_now() - d->start);
+    dcpi__daemon_say(a, "epoch %s", d->epoch);
+    dcpi__daemon_say(a, "platform %s", d->platform);
+    dcpi__daemon_say(a, "pid %d", (int)getpid());
+    dcpi__daemon_say(a, "uptime %.0f s", dcpi__daemon_now() - d->start);
     status_events(d, a);
-    say(a, "images %lu", ls.images);
-    say(a, "processes %lu", ls.processes);
-    say(a, "unknown %" PRIu64, unknown);
+    dcpi__daemon_say(a, "images %lu", ls.images);
+    dcpi__daemon_say(a, "processes %lu", ls.processes);
+    dcpi__daemon_say(a, "unknown %" PRIu64, unknown);
     for (int i = 0; i < d->nev; i++) {
         char w[512];
         if (dcpi__daemon_loss_warning(d, i, w, sizeof w))
-            say(a, "%s", w);
+            dcpi__daemon_say(a, "%s", w);
     }
-    say(a, "rate %.0f samples/s", current_rate(d));
-    say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
+    dcpi__daemon_say(a, "rate %.0f samples/s", current_rate(d));
+    dcpi__daemon_say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     status_memory(a);
     if (d->vt)
         status_values(d, a);
@@ -167,39 +162,40 @@ static void status(daemon_t *d, answer_t *a)
     if (d->stk) {
         dcpi_dstacks_stats_t ss;
         dcpi_dstacks_stats(d->stk, &ss);
-        say(a, "stacks chains %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64, ss.chains, ss.lost,
-            ss.truncated);
+        dcpi__daemon_say(a, "stacks chains %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64,
+                         ss.chains, ss.lost, ss.truncated);
     }
-    say(a, "flushes %" PRIu64 " every %u s last %.0f ms mean %.0f ms max %.0f ms", d->flushes,
-        d->o->flush_s, d->flush_ms_last, d->flushes ? d->flush_ms_total / (double)d->flushes : 0.0,
-        d->flush_ms_max);
+    dcpi__daemon_say(a, "flushes %" PRIu64 " every %u s last %.0f ms mean %.0f ms max %.0f ms",
+                     d->flushes, d->o->flush_s, d->flush_ms_last,
+                     d->flushes ? d->flush_ms_total / (double)d->flushes : 0.0, d->flush_ms_max);
     if (d->flush_error[0]) {
-        say(a, "last flush error: %s", d->flush_error);
+        dcpi__daemon_say(a, "last flush error: %s", d->flush_error);
     } else if (d->last_flush_wall) {
         char t[64];
         struct tm tm;
         gmtime_r(&d->last_flush_wall, &tm);
         strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        say(a, "last flush: %s (%" PRIu64 " profiles)", t, d->flushed_profiles);
+        dcpi__daemon_say(a, "last flush: %s (%" PRIu64 " profiles)", t, d->flushed_profiles);
     } else {
-        say(a, "last flush: never");
+        dcpi__daemon_say(a, "last flush: never");
     }
-    say(a, "ok");
+    dcpi__daemon_say(a, "ok");
 }
 
-static int flush_answer(daemon_t *d, answer_t *a)
+static int flush_answer(daemon_t *d, dcpi__answer_t *a)
 {
     flush_result_t r;
     dcpi__daemon_drain_all(d);
     if (dcpi__daemon_flush(d, &r) < 0) {
-        say(a, "error: flush failed: %s", d->flush_error);
+        dcpi__daemon_say(a, "error: flush failed: %s", d->flush_error);
         return -1;
     }
-    say(a, "flushed %zu profiles, %" PRIu64 " samples to %s", r.profiles, r.samples, d->epoch);
+    dcpi__daemon_say(a, "flushed %zu profiles, %" PRIu64 " samples to %s", r.profiles, r.samples,
+                     d->epoch);
     return 0;
 }
 
-static void run_command(daemon_t *d, const char *cmd, answer_t *a)
+static void run_command(daemon_t *d, const char *cmd, dcpi__answer_t *a)
 {
     char err[DCPI_ERRLEN];
     dcpi__log(DCPI_LOG_INFO, "control: %s", cmd);
@@ -208,23 +204,27 @@ static void run_command(daemon_t *d, const char *cmd, answer_t *a)
         status(d, a);
     } else if (strcmp(cmd, "flush") == 0) {
         if (flush_answer(d, a) == 0)
-            say(a, "ok");
+            dcpi__daemon_say(a, "ok");
     } else if (strcmp(cmd, "epoch") == 0) {
         if (flush_answer(d, a) < 0)
             return;
         if (dcpi__daemon_rotate(d, err) < 0)
-            say(a, "error: %s", err);
+            dcpi__daemon_say(a, "error: %s", err);
         else
-            say(a, "new epoch %s", d->epoch), say(a, "ok");
+            dcpi__daemon_say(a, "new epoch %s", d->epoch), dcpi__daemon_say(a, "ok");
+    } else if (strncmp(cmd, "top", 3) == 0 && (cmd[3] == 0 || cmd[3] == ' ')) {
+        dcpi__daemon_drain_all(d);
+        dcpi__daemon_top(d, cmd + 3, a);
     } else if (strcmp(cmd, "quit") == 0) {
         d->quit = 1;
         if (d->vs) /* ptrace: detach first, the target runs on while we flush */
             dcpi_vstep_stop(d->vs);
         d->exit_code = flush_answer(d, a) == 0 ? 0 : 1;
         if (d->exit_code == 0)
-            say(a, "ok");
+            dcpi__daemon_say(a, "ok");
     } else {
-        say(a, "error: unknown command '%.60s' (flush, epoch, quit, status)", cmd);
+        dcpi__daemon_say(a, "error: unknown command '%.60s' (flush, epoch, quit, status, top)",
+                         cmd);
     }
 }
 
@@ -266,14 +266,14 @@ void dcpi__daemon_serve_client(daemon_t *d)
     struct timeval tv = {.tv_sec = 2};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    static answer_t a;
+    static dcpi__answer_t a;
     a.len = 0;
     a.buf[0] = 0;
     char cmd[128];
     if (!peer_allowed(fd))
-        say(&a, "error: permission denied");
+        dcpi__daemon_say(&a, "error: permission denied");
     else if (read_command(fd, cmd, sizeof cmd) < 0)
-        say(&a, "error: no command received");
+        dcpi__daemon_say(&a, "error: no command received");
     else
         run_command(d, cmd, &a);
     if (send(fd, a.buf, a.len, MSG_NOSIGNAL) < 0)

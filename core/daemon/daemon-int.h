@@ -117,10 +117,36 @@ typedef struct daemon {
     char flush_error[DCPI_ERRLEN];
     unsigned cpuspeed;
     int cpucount, throttle_logged, quit, exit_code;
+    /* the live view (top.c) */
+    dcpi_agg_t *top; /* (image, 0, offset, pid) -> samples of the current window */
+    int top_on;      /* a client asked within DCPI_DAEMON_TOP_IDLE seconds */
+    pid_t cur_pid;   /* the sample being counted (records.c) */
+    double top_since, top_last;
+    uint64_t top_lost0, top_dropped;
+    dcpi_image_symtabs_t top_syms;
+    struct dcpi_symtab *top_ksyms;
+    int top_ksyms_tried;
     /* command / -p target */
     pid_t child;
     int child_status;
 } daemon_t;
+
+/* ctlserver.c: an answer to a control client, line by line (dcpi__daemon_say adds the '\n'). */
+typedef struct dcpi__answer {
+    char buf[65536];
+    size_t len;
+} dcpi__answer_t;
+void dcpi__daemon_say(dcpi__answer_t *a, const char *fmt, ...) DCPI_PRINTF(2, 3);
+
+/* top.c: the live view's window (dcpitop): count a PC sample of the first event while a client
+ * watches; answer "top [N] [pid=P] [comm=C]" and start the next window; end the view when no
+ * client asked for DCPI_DAEMON_TOP_IDLE seconds (its table and symbols are freed). */
+#define DCPI_DAEMON_TOP_IDLE    10
+#define DCPI_DAEMON_TOP_ENTRIES 65536
+void dcpi__daemon_top_add(daemon_t *d, uint32_t image, uint32_t offset);
+void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a);
+void dcpi__daemon_top_idle(daemon_t *d);
+void dcpi__daemon_top_free(daemon_t *d);
 
 typedef struct flush_result {
     size_t profiles, failures;

@@ -96,6 +96,7 @@ static void on_timer(daemon_t *d)
         dcpi__daemon_retain(d); /* -keep: epochs aged, the current one grew */
     }
     dcpi__daemon_rotate_if_due(d);
+    dcpi__daemon_top_idle(d);
 }
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)

@@ -42,6 +42,8 @@ static int tried_before(daemon_t *d, pid_t pid)
 
 static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off, uint32_t proc)
 {
+    if (d->top_on && ev == 0)
+        dcpi__daemon_top_add(d, image, off);
     if (dcpi_agg_add_proc(d->agg, image, (uint16_t)ev, off, proc, 1) == 0)
         return;
     /* The table is full (a flush failed or -hash is tiny): grow rather than drop. */
@@ -123,6 +125,7 @@ static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
 {
     int mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
     uint32_t proc = dcpi_proctab_id(d->procs, (pid_t)s->pid);
+    d->cur_pid = (pid_t)s->pid;
     d->st[s->event].samples++;
     d->total_samples++;
     if (mode == PERF_RECORD_MISC_KERNEL) {

@@ -351,5 +351,6 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
+    dcpi__daemon_top_free(d);
     dcpi_proctab_free(d->procs);
 }
