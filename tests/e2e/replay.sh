@@ -72,6 +72,20 @@ SPEC='name=vp-lea select=mnemonic:lea capture=rc format=dec'
     fail "dcpilist with the declarative plugin failed: $(cat "$T/decl")"
 grep -E 'lea +r[a-z0-9]+, \[r[a-z0-9]+\+r[a-z0-9]+\*1\]' "$T/decl" | grep -q 'vp-lea ([0-9.]*% 7)' ||
     fail "replayed declarative lea hotlist does not lead with 7 (the 60% result): $(grep 'vp-lea (' "$T/decl")"
+# replay selects as dcpid does: symbol= holds (lea_loop's leas only), and a misspelt one is a
+# warning naming the key
+SYM='name=vp-leasym select=mnemonic:lea capture=rc format=dec symbol=lea_loop'
+"$BIN/dcpireplay" -db "$T/copy" -vtrace "$SYM" >"$T/sout" 2>&1 || fail "dcpireplay with symbol= failed: $(cat "$T/sout")"
+"$BIN/dcpilist" -db "$T/copy" -asm -vtrace "$SYM" -vcutoff 0 lea_loop "$W" 2>&1 | grep -q 'vp-leasym (' ||
+    fail "symbol=lea_loop: no hotlist in lea_loop after replay"
+"$BIN/dcpilist" -db "$T/copy" -asm -vtrace "$SYM" -vcutoff 0 stride_loop "$W" 2>&1 | grep -q 'vp-leasym (' &&
+    fail "symbol=lea_loop: a hotlist in stride_loop after replay"
+"$BIN/dcpilist" -db "$T/copy" -asm -vtrace "$SPEC" -vcutoff 0 stride_loop "$W" 2>&1 | grep -q 'vp-lea (' ||
+    fail "without symbol=, no lea hotlist in stride_loop (the check above proves nothing)"
+"$BIN/dcpireplay" -db "$T/copy" -vtrace 'name=vp-typo select=mnemonic:lea symbol=lea_lop' >"$T/tout" 2>&1 ||
+    fail "dcpireplay with a misspelt symbol failed: $(cat "$T/tout")"
+grep -q '^dcpireplay: warning: vp-typo: symbol=lea_lop matched none of the sampled instructions its keys select' "$T/tout" ||
+    fail "a misspelt symbol= under dcpireplay: no warning: $(cat "$T/tout")"
 
 # --- broken plugins under dcpireplay: each in its worker with dcpid's watchdog, so one that
 # crashes or hangs is one line naming it and the reason, the exit status is 1, it writes no

@@ -51,7 +51,7 @@ out=$(to 30 "$BIN/dcpid" -db "$T/bad2" -vtrace "$BIN/tests/plugins/good.so" -- t
 rc=$?
 if [ -e "$BIN/tests/plugins/good.so" ]; then
     [ $rc -eq 1 ] || fail "plugin without specification: exit $rc ($out)"
-    [ "$out" = "dcpid: tp-good: vp_prof_init returned no specification" ] ||
+    [ "$out" = "dcpid: tp-good: vp_prof_init returned no specification (NULL: the plugin gave up building it, e.g. out of memory or a trace_* builder call that failed; check what they return)" ] ||
         fail "plugin without specification: unexpected message: $out"
 fi
 
