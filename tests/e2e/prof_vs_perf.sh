@@ -1,7 +1,8 @@
 #!/bin/bash
 # e2e: dcpid + dcpiprof against perf record + perf report on the SAME run of the same binary.
 # dcpid runs `perf record ... -- work-demo`: both tools sample work-demo at 1 kHz at once
-# (DCPI_TEST_FREQ sets another rate; the run is 3 s of CPU at 1 kHz, scaled to the rate).
+# (DCPI_TEST_FREQ sets another rate; the run is 2 s of CPU at 1 kHz, scaled to the rate, redone
+# twice and four times as long until both tools have 1000 samples).
 # The truth is per unit of CPU time and machine-dependent (hot_mul's multiply costs differ
 # between CPUs), so dcpi is compared with perf, not with fixed figures: dcpiprof must name
 # hot_mul, the procedure with 6 of the 10 calls per round, first, as perf does; both tools need
@@ -21,18 +22,24 @@ if ! perf record -q -e cpu-clock -o "$T/probe.data" -- true >"$T/probe.err" 2>&1
     exit 77
 fi
 
-"$B/dcpid" -db "$T/db" -freq "$FREQ" -quiet -- \
-    perf record -q -F "$FREQ" -e cpu-clock -o "$T/perf.data" -- "$B/samples/work-demo" \
-    "$(awk -v f="$FREQ" 'BEGIN { printf "%d", 3000 * 1000 / f }')" >/dev/null
-
-# perf's reading: share and samples of each symbol among work-demo's own samples.
-perf report -i "$T/perf.data" --stdio -q -n --dsos work-demo --sort sym --percentage relative \
-    2>/dev/null | awk '$3 == "[.]" {gsub("%", "", $1); print $4, $1, $2}' >"$T/perf.txt"
-# dcpi's reading, restricted to the work-demo image.
-"$B/dcpiprof" -db "$T/db" -csl work-demo >"$T/dcpi.csv"
-awk -F, 'NR > 1 {gsub("%", "", $2); print $4, $2, $1}' "$T/dcpi.csv" >"$T/dcpi.txt"
-np=$(awk '{ n += $3 } END { print n + 0 }' "$T/perf.txt")
-nd=$(awk '{ n += $3 } END { print n + 0 }' "$T/dcpi.txt")
+# run SCALE: dcpid profiling perf record profiling work-demo, 2 s (x SCALE) of samples at FREQ;
+# redone twice and four times as long until both have 1000 work-demo samples (stat_until)
+run() {
+    rm -rf "$T/db" "$T/perf.data"
+    "$B/dcpid" -db "$T/db" -freq "$FREQ" -quiet -- \
+        perf record -q -F "$FREQ" -e cpu-clock -o "$T/perf.data" -- "$B/samples/work-demo" \
+        "$(awk -v f="$FREQ" -v k="$1" 'BEGIN { printf "%d", k * 2000 * 1000 / f }')" >/dev/null
+    # perf's reading: share and samples of each symbol among work-demo's own samples.
+    perf report -i "$T/perf.data" --stdio -q -n --dsos work-demo --sort sym --percentage relative \
+        2>/dev/null | awk '$3 == "[.]" {gsub("%", "", $1); print $4, $1, $2}' >"$T/perf.txt"
+    # dcpi's reading, restricted to the work-demo image.
+    "$B/dcpiprof" -db "$T/db" -csl work-demo >"$T/dcpi.csv"
+    awk -F, 'NR > 1 {gsub("%", "", $2); print $4, $2, $1}' "$T/dcpi.csv" >"$T/dcpi.txt"
+    np=$(awk '{ n += $3 } END { print n + 0 }' "$T/perf.txt")
+    nd=$(awk '{ n += $3 } END { print n + 0 }' "$T/dcpi.txt")
+}
+count() { echo $((np < nd ? np : nd)); }
+stat_until 1000 4 run count
 
 echo "perf report:"; cat "$T/perf.txt"
 echo "dcpiprof:"; cat "$T/dcpi.txt"

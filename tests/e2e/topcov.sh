@@ -27,10 +27,21 @@ S=$SRC/samples/work-cover.c
 [ -x "$W" ] || { echo "FAIL: $W not built"; exit 1; }
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a 2500 >/dev/null 2>"$T/err.a" ||
-    fail "dcpid (mode a): $(tail -1 "$T/err.a")"
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b 1500 >/dev/null 2>"$T/err.b" ||
-    fail "dcpid (mode b): $(tail -1 "$T/err.b")"
+# the two epochs (modes a and b), redone twice and four times as long until mode a's cover_me +
+# warm have 1000 samples (lib/stats.sh stat_until)
+run() {
+    rm -rf "$T/db"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $((2500 * $1)) >/dev/null 2>"$T/err.a" ||
+        { fail "dcpid (mode a): $(tail -1 "$T/err.a")"; return 1; }
+    sleep 1 # a new epoch name (they have a resolution of one second)
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $((1500 * $1)) >/dev/null 2>"$T/err.b" ||
+        { fail "dcpid (mode b): $(tail -1 "$T/err.b")"; return 1; }
+}
+count() {
+    "$BIN/dcpiprof" -db "$T/db" -epoch latest-1 -csl 2>/dev/null |
+        awk -F, '($4 == "cover_me" || $4 == "warm") && $5 ~ /work-cover$/ { n += $1 } END { print n + 0 }'
+}
+stat_until 1000 4 run count || exit 1
 [ "$(ls -d "$T"/db/[0-9]* | wc -l)" = 2 ] || fail "two runs did not make two epochs: $(ls "$T/db")"
 
 # ---- dcpitopcounts on the mode-a epoch
@@ -150,10 +161,17 @@ n_full=$("$BIN/dcpiprof" -db "$T/db2" -no_header -keep 1 -full_output 2>/dev/nul
 
 # ---- a Debian program
 if command -v xz >/dev/null; then
-    seq 1 400000 | awk '{ print $1 * 7919 % 1000003, $1 }' >"$T/gen.txt"
-    to 200 "$BIN/dcpid" -db "$T/dbx" -event cpu-clock -- xz -9 -T1 -c "$T/gen.txt" >/dev/null 2>"$T/xz.err" ||
-        fail "dcpid xz: $(tail -1 "$T/xz.err")"
-    "$BIN/dcpiprof" -db "$T/dbx" -csl >"$T/xprof.csv"
+    # 200,000 generated lines (xz -9: about 2 s of CPU), twice and four times as many until the
+    # run has 1000 samples
+    xrun() {
+        seq 1 $((200000 * $1)) | awk '{ print $1 * 7919 % 1000003, $1 }' >"$T/gen.txt"
+        rm -rf "$T/dbx"
+        to 300 "$BIN/dcpid" -db "$T/dbx" -event cpu-clock -- xz -9 -T1 -c "$T/gen.txt" >/dev/null 2>"$T/xz.err" ||
+            { fail "dcpid xz: $(tail -1 "$T/xz.err")"; return 1; }
+        "$BIN/dcpiprof" -db "$T/dbx" -csl >"$T/xprof.csv"
+    }
+    xcount() { awk -F, 'NR > 1 { n += $1 } END { print n + 0 }' "$T/xprof.csv"; }
+    stat_until 1000 4 xrun xcount
     "$BIN/dcpitopcounts" -db "$T/dbx" -n 0 -csl | unquote >"$T/xtop.csv" || fail "dcpitopcounts (xz) failed"
     tproc=$(awk -F, 'NR == 2 { print $4 "|" $5 }' "$T/xprof.csv")
     t1=$(awk -F, 'NR == 2 { print $4 "|" $7 "|" $1 }' "$T/xtop.csv")
