@@ -85,28 +85,33 @@ static int add_specs(ctx_t *c, const char *v, int list)
     return 0;
 }
 
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    ctx_t *c = arg;
+    if (!strcmp(f, "-csl"))
+        c->csl = 1;
+    else if (!strcmp(f, "-summary"))
+        c->summary = 1;
+    else if (!strcmp(f, "-e"))
+        c->event = v;
+    else if (!strcmp(f, "-m"))
+        c->mapfile = v;
+    else if (!strcmp(f, "-epoch") || !strcmp(f, "-epochs")) {
+        if (!*v) {
+            fprintf(stderr, TOOL ": flag '%s' needs a non-empty argument (try -h)\n", f);
+            return 2;
+        }
+        if (add_specs(c, v, !strcmp(f, "-epochs")) < 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int parse_opts(ctx_t *c)
 {
-    for (int i = 0; i < c->cli.nopts; i++) {
-        const char *f = c->cli.opts[i];
-        if (!strcmp(f, "-csl"))
-            c->csl = 1;
-        else if (!strcmp(f, "-summary"))
-            c->summary = 1;
-        else if (!strcmp(f, "-e"))
-            c->event = c->cli.opts[++i];
-        else if (!strcmp(f, "-m"))
-            c->mapfile = c->cli.opts[++i];
-        else if (!strcmp(f, "-epoch") || !strcmp(f, "-epochs")) {
-            const char *v = c->cli.opts[++i];
-            if (!*v) {
-                fprintf(stderr, TOOL ": flag '%s' needs a non-empty argument (try -h)\n", f);
-                return 2;
-            }
-            if (add_specs(c, v, !strcmp(f, "-epochs")) < 0)
-                return 1;
-        }
-    }
+    int rc = dcpi_cli_each(&c->cli, parse_opt, c);
+    if (rc)
+        return rc;
     if (c->cli.nargs < 1 || c->cli.nargs > 2) {
         fprintf(stderr, TOOL ": give an image, or a procedure and its image (try -h)\n");
         return 2;

@@ -28,23 +28,24 @@ typedef struct opts {
     int symbols;
 } opts_t;
 
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    opts_t *o = arg;
+    if (!strcmp(f, "-symbols"))
+        o->symbols = 1;
+    else if (!strcmp(f, "-format"))
+        o->format = v;
+    else if (!strcmp(f, "-o"))
+        o->out = v;
+    else if (!strcmp(f, "-e"))
+        o->event = v;
+    return 0;
+}
+
 static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 {
     *o = (opts_t){0};
-    for (int i = 0; i < cli->nopts; i++) {
-        const char *f = cli->opts[i];
-        if (!strcmp(f, "-symbols")) {
-            o->symbols = 1;
-            continue;
-        }
-        const char *v = cli->opts[++i];
-        if (!strcmp(f, "-format"))
-            o->format = v;
-        else if (!strcmp(f, "-o"))
-            o->out = v;
-        else if (!strcmp(f, "-e"))
-            o->event = v;
-    }
+    dcpi_cli_each(cli, parse_opt, o);
     if (!o->format) {
         fprintf(stderr, TOOL ": -format is required: gperftools, gmon or pprof\n");
         return 2;

@@ -28,37 +28,46 @@ static const dcpi_cli_flag_t flags[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+typedef struct opts {
+    dcpi_procs_opts_t *o;
+    const char **mapfile;
+    int full;
+} opts_t;
+
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    opts_t *p = arg;
+    dcpi_procs_opts_t *o = p->o;
+    if (!strcmp(f, "-i"))
+        o->by_image = 1;
+    else if (!strcmp(f, "-procs"))
+        o->by_process = 1;
+    else if (!strcmp(f, "-no_header"))
+        o->no_header = 1;
+    else if (!strcmp(f, "-csl"))
+        o->csl = 1;
+    else if (!strcmp(f, "-wide"))
+        o->wide = 1;
+    else if (!strcmp(f, "-full_output"))
+        p->full = 1;
+    else if (!strcmp(f, "-m"))
+        *p->mapfile = v;
+    else if (!strcmp(f, "-e"))
+        o->sort_event = v;
+    else if (!strcmp(f, "-keep") && dcpi_cli_number(v, 0.0, 100.0, &o->keep) < 0) {
+        fprintf(stderr, TOOL ": -keep wants a percentage from 0 to 100, not '%s'\n", v);
+        return 2;
+    }
+    return 0;
+}
+
 static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile)
 {
     *o = (dcpi_procs_opts_t){.tool = TOOL, .keep = 100.0};
-    int full = 0;
-    for (int i = 0; i < cli->nopts; i++) {
-        const char *f = cli->opts[i];
-        if (!strcmp(f, "-i"))
-            o->by_image = 1;
-        else if (!strcmp(f, "-procs"))
-            o->by_process = 1;
-        else if (!strcmp(f, "-no_header"))
-            o->no_header = 1;
-        else if (!strcmp(f, "-csl"))
-            o->csl = 1;
-        else if (!strcmp(f, "-wide"))
-            o->wide = 1;
-        else if (!strcmp(f, "-full_output"))
-            full = 1;
-        else if (!strcmp(f, "-m"))
-            *mapfile = cli->opts[++i];
-        else if (!strcmp(f, "-e"))
-            o->sort_event = cli->opts[++i];
-        else if (!strcmp(f, "-keep")) {
-            const char *v = cli->opts[++i];
-            if (dcpi_cli_number(v, 0.0, 100.0, &o->keep) < 0) {
-                fprintf(stderr, TOOL ": -keep wants a percentage from 0 to 100, not '%s'\n", v);
-                return 2;
-            }
-        }
-    }
-    if (full) { /* after the loop: -full_output wins over -keep wherever it is given */
+    opts_t p = {.o = o, .mapfile = mapfile};
+    if (dcpi_cli_each(cli, parse_opt, &p))
+        return 2;
+    if (p.full) { /* after the loop: -full_output wins over -keep wherever it is given */
         o->keep = 100.0;
         o->wide = 1;
     }

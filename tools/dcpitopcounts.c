@@ -31,30 +31,32 @@ typedef struct opts {
     const char *mapfile;
 } opts_t;
 
+static int parse_opt(void *arg, const char *f, const char *v)
+{
+    opts_t *o = arg;
+    double n = 0;
+    if (!strcmp(f, "-csl"))
+        o->top.csl = 1;
+    else if (!strcmp(f, "-period"))
+        o->top.period = 1;
+    else if (!strcmp(f, "-e"))
+        o->top.sort_event = v;
+    else if (!strcmp(f, "-m"))
+        o->mapfile = v;
+    else if (!strcmp(f, "-n")) {
+        if (dcpi_cli_number(v, 0, 1e12, &n) < 0 || n != (double)(size_t)n) {
+            fprintf(stderr, TOOL ": -n wants a number of instructions, not '%s'\n", v);
+            return 2;
+        }
+        o->top.n = (size_t)n;
+    }
+    return 0;
+}
+
 static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 {
     *o = (opts_t){.top = {.tool = TOOL, .n = 100}};
-    for (int i = 0; i < cli->nopts; i++) {
-        const char *f = cli->opts[i];
-        if (!strcmp(f, "-csl"))
-            o->top.csl = 1;
-        else if (!strcmp(f, "-period"))
-            o->top.period = 1;
-        else if (!strcmp(f, "-e"))
-            o->top.sort_event = cli->opts[++i];
-        else if (!strcmp(f, "-m"))
-            o->mapfile = cli->opts[++i];
-        else if (!strcmp(f, "-n")) {
-            const char *v = cli->opts[++i];
-            double n = 0;
-            if (dcpi_cli_number(v, 0, 1e12, &n) < 0 || n != (double)(size_t)n) {
-                fprintf(stderr, TOOL ": -n wants a number of instructions, not '%s'\n", v);
-                return 2;
-            }
-            o->top.n = (size_t)n;
-        }
-    }
-    return 0;
+    return dcpi_cli_each(cli, parse_opt, o);
 }
 
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, opts_t *o)
