@@ -7,7 +7,7 @@
 #       PAGE: a generated profile with a stack profile (bench/gen_bigprof), its source readable;
 #       PAGE_NOSRC: the same with the source file gone. Checks: sorting the procedure table by a
 #       click on each kind of header (counts, children, names; a second click reverses), against
-#       dcpiprof -csl's rows; the caller/callee view of several procedures (found by typing in
+#       dcpiprof -csl's rows, and PROC's instructions by samples and by address (dcpilist -asm); the caller/callee view of several procedures (found by typing in
 #       its search box, or by the link in their procedure row) against `go tool pprof -peek`
 #       (PEEK_TXT), and expanding a caller or a callee (its rows = pprof's callers or callees of
 #       it), collapsing it again; PROC's listing with its source table in PAGE, and in
@@ -227,6 +227,20 @@ def synth(page, page_nosrc, prof_csv, peek_txt, asm_list, proc):
         src = b.eval('document.querySelectorAll("#listings .listing")[0]'
                      '.querySelectorAll("tr.sline").length')
         check(src > 0, '%s: %d source rows while the source is readable' % (proc, src))
+        # its instructions sorted by samples, then back in address order
+        asm = [(ln.split()[1], int(ln.split()[0])) for ln in open(asm_list)
+               if re.match(r'^\s*\d+\s+0x[0-9a-f]+\s', ln)]
+        first = '#listings .listing table.asmtab'
+        b.click(first + ' th', 0)
+        got = b.eval('[...document.querySelector(%r).querySelectorAll("tr.insn")].map(r => '
+                     '[r.dataset.addr, +r.firstChild.textContent])' % first)
+        want = sorted(asm, key=lambda x: -x[1])
+        check([c for _, c in got] == [c for _, c in want] and sorted(map(tuple, got)) == sorted(asm),
+              '%s instructions sorted by samples: %s (dcpilist -asm: %s)' % (proc, got, asm))
+        b.click(first + ' th', header(b, first, 'address'))
+        got = b.eval('[...document.querySelector(%r).querySelectorAll("tr.insn")].map(r => '
+                     'r.dataset.addr)' % first)
+        check(got == [a for a, _ in asm], '%s instructions by address again: %s' % (proc, got))
         b.close()
 
         b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
