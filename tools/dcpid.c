@@ -78,6 +78,12 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vtimeout", "S", "a plugin whose vp_prof_process runs S seconds is disabled (2)", NULL},
     {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
     {"-p", "PID", "profile one running process until it exits", "--pid"},
+    {"-push", "URL",
+     "ship every flush to the fleet store at URL (ClickHouse, docs/fleet.md),\n"
+     "spooled on disk while it is down",
+     NULL},
+    {"-push-spool", "MB", "bound of the push spool (64); batches beyond it are dropped, counted",
+     NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -161,6 +167,12 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 1UL << 20, &n) < 0)
             return 2;
         o->vrecord_max = (unsigned)n;
+    } else if (strcmp(f, "-push") == 0) {
+        o->push = v;
+    } else if (strcmp(f, "-push-spool") == 0) {
+        if (numeric(f, v, 1UL << 20, &n) < 0)
+            return 2;
+        o->push_spool_mb = (unsigned)n;
     } else if (strcmp(f, "-vtimeout") == 0) {
         if (numeric(f, v, 3600, &n) < 0)
             return 2;
@@ -251,6 +263,8 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
         return bad("-vregs and -vbp-first do not combine with -vstep%s", "");
     if (o->vregs && o->vbp_first)
         return bad("-vbp-first does not combine with -vregs%s", "");
+    if (o->push_spool_mb && !o->push)
+        return bad("-push-spool needs -push%s", "");
     if (o->vstep_first && !o->vstep)
         return bad("-vstep-first needs -vstep%s", "");
     return 0;

@@ -155,6 +155,11 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     dcpi__daemon_say(a, "rate %.0f samples/s", current_rate(d));
     dcpi__daemon_say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     status_memory(a);
+    if (d->push) {
+        char line[700];
+        dcpi__daemon_push_status(d, line, sizeof line);
+        dcpi__daemon_say(a, "%s", line);
+    }
     if (d->vt)
         status_values(d, a);
     if (d->vs)

@@ -66,6 +66,8 @@ typedef struct jit_proc {
     uint64_t lo;            /* the map's lowest address (the [jit pid N] mapping's start) */
 } jit_proc_t;
 
+typedef struct dcpi_daemon_push dcpi_daemon_push_t;
+
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
     enum dcpi_sampler_mode mode;
@@ -126,6 +128,7 @@ typedef struct daemon {
     dcpi_image_symtabs_t top_syms;
     struct dcpi_symtab *top_ksyms;
     int top_ksyms_tried;
+    dcpi_daemon_push_t *push; /* -push URL (push.c), else NULL */
     /* command / -p target */
     pid_t child;
     int child_status;
@@ -193,6 +196,15 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
+/* push.c (-push URL): the pusher thread, each flush's rows into a spooled batch, status line. */
+int dcpi__daemon_push_start(daemon_t *d, char *err);
+void dcpi__daemon_push_stop(daemon_t *d);
+void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint64_t tstart,
+                             uint64_t tsize, const char *dirname, uint64_t period,
+                             const dcpi_agg_entry_t *e, size_t n);
+void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost);
+void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods);
+void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
 void dcpi__daemon_flush_if_full(daemon_t *d);
 dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
 

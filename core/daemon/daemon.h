@@ -53,11 +53,13 @@ typedef struct dcpi_daemon_opts {
     unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST[_PTRACE]) */
     const char *const *plugin_dirs; /* NULL-terminated; -vstep finds the agent in their parents */
     /* plugin isolation and recording (docs/vprofiler.md, docs/dcpireplay.md) */
-    int vinproc;          /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */
-    unsigned vtimeout_s;  /* -vtimeout: worker watchdog in seconds (0: 2) */
-    int vinsecure;        /* -vtrace-insecure: no root ownership check of plugins */
-    int vrecord;          /* -vrecord: record value traces into values.trace */
-    unsigned vrecord_max; /* -vrecord-max MB (0: DCPI_DAEMON_DEFAULT_VRECORD_MB) */
+    int vinproc;            /* -vinproc: vp_prof_process in dcpid itself (no worker processes) */
+    unsigned vtimeout_s;    /* -vtimeout: worker watchdog in seconds (0: 2) */
+    int vinsecure;          /* -vtrace-insecure: no root ownership check of plugins */
+    int vrecord;            /* -vrecord: record value traces into values.trace */
+    unsigned vrecord_max;   /* -vrecord-max MB (0: DCPI_DAEMON_DEFAULT_VRECORD_MB) */
+    const char *push;       /* -push URL: every flush to the fleet store (docs/fleet.md) */
+    unsigned push_spool_mb; /* -push-spool MB: bound of the spool (0: 64) */
 } dcpi_daemon_opts_t;
 
 /*

@@ -133,6 +133,7 @@ static void flush_unknown_procs(daemon_t *d, const dcpi_agg_entry_t *e, size_t n
         flush_failed(d, err, r);
         return;
     }
+    dcpi__daemon_push_group(d, dirname, "0", 0, 0, dirname, event_period(d, e[0].event), e, n);
     dcpi_agg_clear(d->agg, e, n);
 }
 
@@ -153,6 +154,8 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
         flush_failed(d, err, r);
         return;
     }
+    dcpi__daemon_push_group(d, im.path, im.id, im.tstart, im.tsize, dirname,
+                            event_period(d, e[0].event), e, n);
     /* The profile is written: its samples are cleared even when their split by process
      * cannot be (they would count twice); the failure is reported like any other. */
     if (write_procs(d, dirname, e[0].event, e, n, err) < 0)
@@ -188,6 +191,7 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     }
     r->profiles++;
     r->samples += s->unknown_pending;
+    dcpi__daemon_push_lost(d, ev, s->lost_pending);
     s->unknown_pending = s->lost_pending = 0;
 }
 
@@ -264,6 +268,12 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_values(d, r);
     if (d->stk)
         flush_stacks(d, r);
+    if (d->push) {
+        uint64_t periods[DCPI_SAMPLER_MAXEV];
+        for (int i = 0; i < d->nev; i++)
+            periods[i] = event_period(d, i);
+        dcpi__daemon_push_flush(d, periods);
+    }
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */

@@ -332,11 +332,12 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
         return dcpi__errf(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
     d->start = dcpi__daemon_now();
     d->next_flush = d->start + d->o->flush_s;
-    return rc;
+    return rc < 0 ? rc : dcpi__daemon_push_start(d, err);
 }
 
 void dcpi__daemon_cleanup(daemon_t *d)
 {
+    dcpi__daemon_push_stop(d); /* sends what the last flush spooled (at most 5 s) */
     if (d->sock_path[0])
         unlink(d->sock_path);
     int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};

@@ -531,7 +531,7 @@ static void *pusher_main(void *arg)
         } else
             fails = 0;
         p->st.next_try = next;
-        if (stopping && (rc == 0 || mono() >= p->stop_deadline))
+        if (stopping) /* one last attempt: a store that is down does not hold up an exit */
             break;
         wait_until(p, stopping ? (next < p->stop_deadline ? next : p->stop_deadline) : next);
         if (p->stopping && !stopping)

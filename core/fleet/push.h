@@ -68,7 +68,9 @@ void dcpi_pusher_kick(dcpi_pusher_t *p);
 void dcpi_pusher_stats(dcpi_pusher_t *p, dcpi_spool_stats_t *out);
 /* Add to the pusher's counts what the caller's dcpi_spool_put dropped. */
 void dcpi_pusher_dropped(dcpi_pusher_t *p, uint64_t rows);
-/* Try once more to send everything (at most timeout_s seconds), then stop the thread. */
+/* Try once more to send everything (the attempt under way, or one more; each request is
+ * bounded by the connection's timeouts), then stop the thread; what is left stays spooled for
+ * the next dcpid -push on this database. timeout_s is kept for the interface. */
 void dcpi_pusher_stop(dcpi_pusher_t *p, double timeout_s);
 
 #endif

@@ -1,0 +1,174 @@
+/*
+ * push.c - dcpid -push URL: every flush's samples (split by process), losses and the images'
+ * symbol requests become one batch (core/fleet/batch.h), spooled on disk in
+ * DB/fleet-spool-<platform>/ and sent by a background thread (core/fleet/push.h) that retries
+ * with backoff: sampling never waits on the store. A batch's slot is (daemon start, flush
+ * number): each flush counts once however often it is sent.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/log.h"
+#include "core/daemon/daemon-int.h"
+#include "core/daemon/daemon.h"
+#include "core/fleet/push.h"
+#include "core/fleet/schema.h"
+#include "dcpi/errno.h"
+
+struct dcpi_daemon_push {
+    dcpi_pusher_t *pusher;
+    char dir[4200];
+    uint64_t max_bytes;
+    uint64_t start_ns, seq;
+    dcpi_fleet_batch_t b; /* the flush being written */
+    int open;
+    uint64_t ev_samples[DCPI_SAMPLER_MAXEV];
+    uint64_t ev_lost[DCPI_SAMPLER_MAXEV];
+};
+
+int dcpi__daemon_push_start(daemon_t *d, char *err)
+{
+    if (!d->o->push)
+        return 0;
+    dcpi_daemon_push_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return DCPI_ENOMEM;
+    (void)dcpi__pathf(p->dir, sizeof p->dir, "%s/fleet-spool-%s", d->db, d->platform);
+    p->max_bytes = (uint64_t)d->o->push_spool_mb << 20;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    p->start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    int rc = dcpi_pusher_start(d->o->push, p->dir, &p->pusher, err);
+    if (rc < 0) {
+        free(p);
+        return rc;
+    }
+    d->push = p;
+    dcpi__log(DCPI_LOG_INFO, "push: every flush to %s (spool %s)", d->o->push, p->dir);
+    return 0;
+}
+
+void dcpi__daemon_push_stop(daemon_t *d)
+{
+    if (!d->push)
+        return;
+    dcpi_pusher_stop(d->push->pusher, 5.0);
+    dcpi_fleet_batch_free(&d->push->b);
+    free(d->push);
+    d->push = NULL;
+}
+
+static int kind_of(const char *path, int unknown)
+{
+    if (unknown)
+        return DCPI_FLEET_UNKNOWN;
+    if (!strcmp(path, "[kernel.kallsyms]"))
+        return DCPI_FLEET_KERNEL;
+    return path[0] == '[' ? DCPI_FLEET_PSEUDO : DCPI_FLEET_FILE;
+}
+
+static dcpi_daemon_push_t *open_batch(daemon_t *d)
+{
+    dcpi_daemon_push_t *p = d->push;
+    if (!p->open) {
+        dcpi_fleet_batch_init(&p->b, NULL, "flush");
+        memset(p->ev_samples, 0, sizeof p->ev_samples);
+        memset(p->ev_lost, 0, sizeof p->ev_lost);
+        p->open = 1;
+    }
+    return p;
+}
+
+static dcpi_fleet_key_t key_of(const daemon_t *d, int ev, uint64_t period)
+{
+    uint32_t estart = (uint32_t)d->epoch_start, now = (uint32_t)time(NULL);
+    return (dcpi_fleet_key_t){.host = d->push->b.host,
+                              .epoch = d->epoch,
+                              .platform = d->platform,
+                              .event = d->evs[ev].name,
+                              .estart = estart,
+                              .eend = now > estart ? now : estart,
+                              .period = period,
+                              .duty = 1.0};
+}
+
+void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint64_t tstart,
+                             uint64_t tsize, const char *dirname, uint64_t period,
+                             const dcpi_agg_entry_t *e, size_t n)
+{
+    if (!d->push || !n)
+        return;
+    dcpi_daemon_push_t *p = open_batch(d);
+    int unknown = e[0].image == DCPI_AGG_IMAGE_UNKNOWN;
+    int img = -1;
+    if (!unknown) {
+        char dir[4500];
+        (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
+        img = dcpi_fleet_batch_symreq(&p->b, id, kind_of(path, 0), path, dir, tstart, tsize);
+    }
+    dcpi_fleet_key_t k = key_of(d, e[0].event, period);
+    dcpi_fbuf_t *o = &p->b.t[DCPI_FLEET_T_SAMPLES];
+    for (size_t i = 0; i < n; i++) {
+        dcpi_fleet_batch_key(&p->b, DCPI_FLEET_T_SAMPLES, &k);
+        dcpi_fbuf_tsv(o, id);
+        dcpi_fbuf_str(o, "\t");
+        dcpi_fbuf_tsv(o, path);
+        dcpi_fbuf_printf(o, "\t%d\t%" PRIu64 "\t%" PRIu64 "\t%u\t%d\t", kind_of(path, unknown),
+                         tstart, tsize, unknown ? 0 : e[i].offset,
+                         (int)dcpi_proctab_pid(d->procs, e[i].proc));
+        dcpi_fbuf_tsv(o, dcpi_proctab_name(d->procs, e[i].proc));
+        dcpi_fbuf_printf(o, "\t%" PRIu64 "\n", e[i].count);
+        p->ev_samples[e[0].event] += e[i].count;
+        if (img >= 0)
+            dcpi_fleet_batch_page(&p->b, img, tstart + e[i].offset);
+    }
+}
+
+void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost)
+{
+    if (d->push && lost)
+        open_batch(d)->ev_lost[ev] += lost;
+}
+
+void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods)
+{
+    dcpi_daemon_push_t *p = d->push;
+    if (!p || !p->open)
+        return;
+    for (int ev = 0; ev < d->nev; ev++) {
+        if (!p->ev_samples[ev] && !p->ev_lost[ev])
+            continue;
+        dcpi_fleet_key_t k = key_of(d, ev, periods[ev]);
+        dcpi_fleet_batch_key(&p->b, DCPI_FLEET_T_LOSS, &k);
+        dcpi_fbuf_printf(&p->b.t[DCPI_FLEET_T_LOSS], "%" PRIu64 "\t%" PRIu64 "\n", p->ev_lost[ev],
+                         p->ev_samples[ev]);
+    }
+    char slot[64], err[DCPI_ERRLEN] = "";
+    snprintf(slot, sizeof slot, "%" PRIu64 ":%" PRIu64, p->start_ns, ++p->seq);
+    int rc = dcpi_fleet_batch_seal(&p->b, (uint32_t)d->epoch_start, slot);
+    dcpi_spool_stats_t st = {0};
+    if (rc == 0)
+        rc = dcpi_spool_put(p->dir, p->max_bytes, &p->b, &st, err);
+    if (rc < 0) {
+        dcpi__log(DCPI_LOG_ERR, "push: %s", err[0] ? err : dcpi_strerror(rc));
+        dcpi_pusher_dropped(p->pusher, p->b.rows);
+    } else
+        dcpi_pusher_kick(p->pusher);
+    dcpi_fleet_batch_free(&p->b);
+    p->open = 0;
+}
+
+void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len)
+{
+    dcpi_spool_stats_t st;
+    dcpi_pusher_stats(d->push->pusher, &st);
+    snprintf(buf, len,
+             "push %s queued %" PRIu64 " (%" PRIu64 " bytes) sent %" PRIu64 " repeats %" PRIu64
+             " dropped %" PRIu64 " (%" PRIu64 " rows) failures %" PRIu64 "%s%s",
+             d->o->push, st.queued, st.queued_bytes, st.sent, st.repeats, st.dropped,
+             st.dropped_rows, st.failures, st.last_error[0] ? " last error: " : "", st.last_error);
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# fleet_daemon.sh - dcpid -push URL: every flush reaches the fleet store (the fleet's view of the
+# host equals the local dcpiprof); with the server down dcpid samples and exits as usual, its
+# batches wait in the spool (dcpictl status shows them queued and the failures); dcpid runs
+# killed (SIGKILL) at random points while they send the spool lose nothing and count nothing
+# twice once the server and a dcpid are back.
+# Skips (77) when perf_event_open of cpu-clock is not possible here.
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/fleet.sh"
+e2e_counting fleet-daemon
+to() { timeout -k 5 "$@"; }
+trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+mkdir -p "$T/ch"
+fleet_start "$T/ch"
+U="${FLEET_HTTP}?database=fl"
+"$BIN/dcpictl" -fleet "$U" init >/dev/null || { echo "FAIL: init"; exit 1; }
+host=$(hostname)
+local_total() { "$BIN/dcpiprof" -db "$1" -epoch "$2" | awk '$1 == "cpu-clock" { print $2; exit }'; }
+fleet_total() {
+    fleet_sql "$FLEET_HTTP" "SELECT sum(cnt) FROM fl.samples WHERE cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot) $1"
+}
+
+# --- every flush pushed: the fleet's view of this host is the local view
+to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
+    >"$T/d1.out" 2>&1 || fail "dcpid -push: $(tail -2 "$T/d1.out")"
+"$BIN/dcpiprof" -db "$T/db1" >"$T/l1"
+"$BIN/dcpiprof" -fleet "$U" -host "$host" >"$T/f1" 2>&1
+diff "$T/l1" "$T/f1" >"$T/d1" || fail "fleet view != local view: $(head -5 "$T/d1")"
+n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush'")
+[ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over 2 s"
+[ -z "$(ls "$T/db1/fleet-spool-"* 2>/dev/null)" ] || fail "spool not empty after a run with the server up"
+
+# --- the server down: dcpid runs as usual, the batches wait in the spool
+fleet_stop "$T/ch"
+to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
+    >"$T/d2.out" 2>&1 &
+dp=$!
+st=""
+for _ in $(seq 1 40); do
+    sleep 0.25
+    st=$("$BIN/dcpictl" -db "$T/db2" status 2>/dev/null | grep '^push ') || continue
+    case "$st" in *"queued 0 "*) ;; *failures\ 0*) ;; *) break ;; esac
+done
+case "$st" in *"push $U queued "[1-9]*) ;; *) fail "status while the store is down: '$st'" ;; esac
+case "$st" in *"failures "[1-9]*"last error: "*) ;; *) fail "status shows no failure: '$st'" ;; esac
+wait $dp || fail "dcpid with the store down: $(tail -2 "$T/d2.out")"
+e2=$(ls "$T/db2" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
+want=$(local_total "$T/db2" "$e2")
+[ "${want:-0}" -ge 100 ] || fail "only '$want' samples with the store down"
+queued=$(ls "$T/db2/fleet-spool-"*/*.batch 2>/dev/null | wc -l)
+[ "$queued" -ge 2 ] || fail "only $queued batches spooled"
+
+# --- back up; dcpid runs that drain the spool are killed at random points, then one finishes
+fleet_restart "$T/ch"
+for i in 1 2 3 4 5 6; do
+    "$BIN/dcpid" -db "$T/db2" -e cpu-clock -push "$U" -- sleep 2 >/dev/null 2>&1 &
+    p=$!
+    sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+    kill -9 $p 2>/dev/null
+    wait $p 2>/dev/null
+    rm -f "$T/db2/dcpid-"*.sock
+done
+to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -push "$U" -- true >"$T/d3.out" 2>&1 ||
+    fail "draining dcpid: $(tail -2 "$T/d3.out")"
+left=$(ls "$T/db2/fleet-spool-"*/*.batch 2>/dev/null | wc -l)
+[ "$left" = 0 ] || fail "$left batches left in the spool"
+got=$(fleet_total "AND epoch = '$e2'")
+[ "$got" = "$want" ] || fail "after kills: the fleet has $got samples of epoch $e2, the host $want"
+
+[ $fails = 0 ] && echo "PASS: fleet daemon ($want samples through the spool)"
+exit $((fails > 0))
