@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/fleet/query.h"
 #include "dcpi/errno.h"
@@ -67,6 +68,7 @@ enum shared_id {
     SF_HOST,
     SF_SINCE,
     SF_UNTIL,
+    SF_STRICT,
     SF_HELP,
     SF_VERSION
 };
@@ -93,6 +95,10 @@ static const shared_flag_t shared[] = {
     {SF_HOST, 0, {"-host", "H[,H...]", "-fleet: only these hosts", NULL}},
     {SF_SINCE, 0, {"-since", "T", "-fleet: epochs after T (2026-01-31[T12:00], 24h, @UNIX)", NULL}},
     {SF_UNTIL, 0, {"-until", "T", "-fleet: epochs before T", NULL}},
+    {SF_STRICT,
+     0,
+     {"-strict", NULL, "a damaged file is an error (exit 1), not skipped with a warning (exit 3)",
+      NULL}},
     {SF_HELP, 0, {"-h", NULL, "print this help and exit", "-help --help"}},
     {SF_VERSION, 0, {"-V", NULL, "print the version and exit", "-version --version"}},
 };
@@ -134,6 +140,8 @@ static int shared_on(const dcpi_cli_t *cli, const shared_flag_t *s)
     if ((s->id == SF_PID || s->id == SF_COMM) && !cli->process_flags)
         return 0;
     if (s->id >= SF_FLEET && s->id <= SF_UNTIL && !cli->fleet_flags)
+        return 0;
+    if (s->id == SF_STRICT && !cli->strict_flag)
         return 0;
     return !overridden(cli, s);
 }
@@ -373,7 +381,7 @@ static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
     for (size_t k = 0; !tf && k < NSHARED; k++)
         if (shared[k].id == sf)
             name = shared[k].f.name;
-    int takes = tf ? tf->arg != NULL : sf < SF_HELP;
+    int takes = tf ? tf->arg != NULL : sf < SF_STRICT;
     if (inline_val && !takes) {
         return dcpi__errf(err, DCPI_EINVAL, "%s: flag '%.*s' takes no value (try -h)", cli->tool,
                           (int)len, a);
@@ -393,6 +401,10 @@ static int parse_one(dcpi_cli_t *cli, int argc, char **argv, int *i, char *err)
                           a);
     }
     *i += takes && !inline_val;
+    if (sf == SF_STRICT) {
+        cli->strict = 1;
+        return 0;
+    }
     if (sf != SF_NONE)
         return set_shared(cli, sf, name, val, err);
     cli->opts[cli->nopts++] = (char *)name;
@@ -420,7 +432,7 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
         cli->tool = argc > 0 && argv[0] ? argv[0] : "dcpi";
     cli->db_arg = cli->epoch_spec = cli->platform = NULL;
     cli->procsel = (dcpi_procsel_t){.pid = -1};
-    cli->nopts = cli->nargs = cli->dashdash = 0;
+    cli->nopts = cli->nargs = cli->dashdash = cli->strict = 0;
     cli->db[0] = cli->epoch[0] = '\0';
     /* One array: the tool's flags fill it from the front (two entries for one "--flag=VALUE"
      * argument), then the operands, then at least one NULL. */
@@ -449,6 +461,7 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
         else
             ops[nops++] = a;
     }
+    dcpi__damage_init(cli->tool, cli->strict);
     cli->args = rest + cli->nopts;
     memcpy(cli->args, ops, (size_t)nops * sizeof(*ops));
     cli->nargs = nops;
@@ -479,6 +492,11 @@ void dcpi_cli_free(dcpi_cli_t *cli)
     free(cli->opts);
     cli->opts = cli->args = NULL;
     cli->nopts = cli->nargs = 0;
+}
+
+int dcpi_cli_status(int status)
+{
+    return dcpi__damage_status(status);
 }
 
 int dcpi_cli_exit(int rc, const char *err)
@@ -578,6 +596,8 @@ int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
     size_t missing = 0;
     if (rc == 0 && by_process && (rc = dcpi_profset_by_process(*out, &cli->procsel, &missing)) < 0)
         dcpi__errf(err, rc, "%s: out of memory", cli->db);
+    if (rc == 0 && cli->strict)
+        rc = dcpi_profset_verify(cli->db, cli->epoch, cli->platform, *out, err);
     if (rc < 0) {
         dcpi_cli_prefix_err(cli, err);
         dcpi_profset_free(*out);

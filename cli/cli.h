@@ -61,6 +61,7 @@ typedef struct dcpi_cli {
     const dcpi_cli_flag_t *flags; /* the tool's own flags (NULL: none) */
     FILE *out;                    /* where -h and -V print (NULL: stdout) */
     int process_flags;            /* 1: accept -pid and -comm */
+    int strict_flag;              /* 1: accept -strict (the tools that read a database's epoch) */
     int load_flags;               /* DCPI_PSET_LOAD_* for dcpi_cli_load */
     int omit;                     /* DCPI_CLI_* shared flags this tool does not take */
     int command;                  /* 1: operands only after "--" (a command to run, dcpid) */
@@ -82,6 +83,7 @@ typedef struct dcpi_cli {
     const char *fleet_url;  /* -fleet value, or NULL (the local database) */
     const char *hosts;      /* -host value (comma-separated), or NULL */
     const char *since_arg, *until_arg; /* -since / -until values, or NULL */
+    int strict; /* 1: -strict (dcpi_cli_load also checks every other file first) */
 
     /* Filled by dcpi_cli_resolve (called by dcpi_cli_load). */
     char db[4096];
@@ -114,6 +116,13 @@ void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);
  * error), 1 for every other error.
  */
 int dcpi_cli_exit(int rc, const char *err);
+
+/* A tool's exit status at the end of its work: status, or 3 (DCPI_EXIT_SKIPPED) when status
+ * is 0 but damaged files were skipped with a warning (core/base/damage.h). Without -strict,
+ * every reader of the database names a damaged file in one line ("TOOL: FILE: reason;
+ * skipped"), leaves it out and goes on; with -strict (dcpi_cli_parse), dcpi_cli_load first
+ * checks every file of the epoch (dcpi_profset_verify) and the first damaged one is the error. */
+int dcpi_cli_status(int status);
 
 /* The whole of v as a number from lo to hi (strtod). Returns 0, or DCPI_EINVAL (*out untouched)
  * for anything else. */

@@ -484,8 +484,19 @@ START_TEST(test_load_bad_file)
     fclose(f);
     char err[DCPI_ERRLEN], want[600];
     dcpi_cli_t cli = new_cli();
-    ck_assert_int_eq(parse(&cli, err, 3, "-db", tmpdb), 0);
     dcpi_profset_t *set = NULL;
+    /* skipped with a warning: the other profile is loaded, the exit status says 3 */
+    ck_assert_int_eq(parse(&cli, err, 3, "-db", tmpdb), 0);
+    ck_assert_int_eq(dcpi_cli_load(&cli, &set, err), 0);
+    ck_assert_uint_eq(set->nimages, 1);
+    ck_assert_int_eq(dcpi_cli_status(0), 3);
+    ck_assert_int_eq(dcpi_cli_status(1), 1);
+    dcpi_profset_free(set);
+    set = NULL;
+    dcpi_cli_free(&cli);
+    /* -strict (a flag of the tools that ask for it): the error, nothing loaded */
+    cli.strict_flag = 1;
+    ck_assert_int_eq(parse(&cli, err, 4, "-db", tmpdb, "-strict"), 0);
     ck_assert_int_lt(dcpi_cli_load(&cli, &set, err), 0);
     ck_assert_ptr_null(set);
     snprintf(want, sizeof(want), "tool: %s: ", path);

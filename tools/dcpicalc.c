@@ -254,8 +254,11 @@ static int run(ctx_t *c)
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {
-        .cli = {.tool = TOOL, .operands = "procedure image", .flags = flags, .process_flags = 1}};
+    ctx_t c = {.cli = {.tool = TOOL,
+                       .strict_flag = 1,
+                       .operands = "procedure image",
+                       .flags = flags,
+                       .process_flags = 1}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {
@@ -266,5 +269,5 @@ int main(int argc, char **argv)
         rc = dcpi_cli_exit(rc, err);
     }
     ctx_free(&c);
-    return rc;
+    return dcpi_cli_status(rc); /* 3: damaged files were skipped */
 }

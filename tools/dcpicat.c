@@ -5,7 +5,8 @@
  * Files of the same image (same "image" value) are merged into one table; files of different
  * images are printed one after the other, in the order the image first appears on the command
  * line. Value profiles (.vprof) are printed as their hotlists (DCPI's dcpivcat), after the PC
- * profiles, and per-process splits (.procs) as their rows per process, last. A file that cannot be
+ * profiles, per-process splits (.procs) as their rows per process, and stack profiles (.stk)
+ * as their chains, last. A file that cannot be
  * read is reported on stderr and skipped (exit status 1). Flags and dispatch only; the printing is
  * in core/store/profcat.c.
  */
@@ -17,6 +18,7 @@
 #include "cli/cli.h"
 #include "core/store/procprof.h"
 #include "core/store/profcat.h"
+#include "core/store/stackprof.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
 #include "dcpi/profile.h"
@@ -65,6 +67,20 @@ static int read_procs(const char *path, dcpi_procprof_t *pp)
     return 1;
 }
 
+/* Read and print a stack profile (.stk); 0, or 1 with the reason on stderr. */
+static int cat_stack(const char *path, bool header)
+{
+    char err[DCPI_ERRLEN] = "";
+    dcpi_stackprof_t *sp = NULL;
+    if (dcpi_stackprof_read(path, &sp, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    dcpi_profcat_print_stack(stdout, sp, path, header);
+    dcpi_stackprof_free(sp);
+    return 0;
+}
+
 /* Print the files named in cli's operands; returns the exit status. */
 static int cat_files(const dcpi_cli_t *cli, bool header)
 {
@@ -81,9 +97,10 @@ static int cat_files(const dcpi_cli_t *cli, bool header)
     if (!procs)
         status = 1;
     for (size_t i = 0; i < nin && vprofs && procs; i++)
-        status |= ends_with(paths[i], DCPI_PROCPROF_SUFFIX)
-                      ? read_procs(paths[i], &procs[i])
-                      : read_one(paths[i], &profs[i], &vprofs[i]);
+        if (!ends_with(paths[i], ".stk"))
+            status |= ends_with(paths[i], DCPI_PROCPROF_SUFFIX)
+                          ? read_procs(paths[i], &procs[i])
+                          : read_one(paths[i], &profs[i], &vprofs[i]);
     if (vprofs && dcpi_profcat_print(stdout, profs, paths, nin, header) < 0) {
         fprintf(stderr, TOOL ": out of memory\n");
         status = 1;
@@ -100,6 +117,9 @@ static int cat_files(const dcpi_cli_t *cli, bool header)
             dcpi_profcat_print_procs(stdout, &procs[i], paths[i], header);
         dcpi_procprof_free(&procs[i]);
     }
+    for (size_t i = 0; i < nin; i++)
+        if (ends_with(paths[i], ".stk"))
+            status |= cat_stack(paths[i], header);
     free(procs);
     free(vprofs);
     free(profs);
@@ -119,7 +139,8 @@ int main(int argc, char **argv)
                       .omit = DCPI_CLI_SHARED,
                       .footer =
                           "Prints dcpi profile files (dcpiformat(5): .prof PC profiles, .vprof "
-                          "value profiles,\n.procs per-process splits) as text."};
+                          "value profiles,\n.procs per-process splits; .stk stack profiles) as "
+                          "text."};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);
@@ -130,7 +151,7 @@ int main(int argc, char **argv)
     int status = 2;
     if (cli.nargs == 0)
         fprintf(stderr, TOOL ": no profile files given: name one or more .prof, .vprof or .procs "
-                             "files (try -h)\n");
+                             "or .stk files (try -h)\n");
     else
         status = cat_files(&cli, header);
     dcpi_cli_free(&cli);

@@ -244,8 +244,11 @@ static int run(ctx_t *c)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    ctx_t c = {
-        .cli = {.tool = TOOL, .operands = "[procedure] image", .flags = flags, .process_flags = 1}};
+    ctx_t c = {.cli = {.tool = TOOL,
+                       .strict_flag = 1,
+                       .operands = "[procedure] image",
+                       .flags = flags,
+                       .process_flags = 1}};
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc != 0) {
         ctx_free(&c);
@@ -255,5 +258,5 @@ int main(int argc, char **argv)
     if (status == 0)
         status = run(&c);
     ctx_free(&c);
-    return status;
+    return dcpi_cli_status(status); /* 3: damaged files were skipped */
 }

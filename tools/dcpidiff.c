@@ -283,6 +283,7 @@ int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL,
+                      .strict_flag = 1,
                       .operands = "SET_A SET_B [image-names...]   (SET: DB, DB@EPOCH or @EPOCH)",
                       .flags = flags,
                       .process_flags = 1};
@@ -294,5 +295,5 @@ int main(int argc, char **argv)
     if (status == 0)
         status = run(&cli, &o);
     dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_status(status); /* 3: damaged files were skipped */
 }

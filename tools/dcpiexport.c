@@ -111,8 +111,11 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {
-        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
+    dcpi_cli_t cli = {.tool = TOOL,
+                      .strict_flag = 1,
+                      .operands = "[image-names...]",
+                      .flags = flags,
+                      .process_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);
@@ -123,5 +126,5 @@ int main(int argc, char **argv)
     if (status == 0)
         status = run(&cli, &o);
     dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_status(status); /* 3: damaged files were skipped */
 }

@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL,
+                      .strict_flag = 1,
                       .operands = "[image-names...]",
                       .flags = flags,
                       .process_flags = 1,
@@ -121,5 +122,5 @@ int main(int argc, char **argv)
         status = run(set, &cli, &o, mapfile);
     dcpi_profset_free(set);
     dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_status(status); /* 3: damaged files were skipped */
 }

@@ -156,7 +156,9 @@ static int run(ctx_t *c)
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {.cli = {.tool = TOOL, .flags = flags, .load_flags = DCPI_PSET_LOAD_PROCS}};
+    ctx_t c = {
+        .cli = {
+            .tool = TOOL, .strict_flag = 1, .flags = flags, .load_flags = DCPI_PSET_LOAD_PROCS}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {
@@ -171,5 +173,5 @@ int main(int argc, char **argv)
     dcpi_profset_free(c.set);
     free(c.vtrace);
     dcpi_cli_free(&c.cli);
-    return rc;
+    return dcpi_cli_status(rc); /* 3: damaged files were skipped */
 }

@@ -76,8 +76,11 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, opts_t *o)
 int main(int argc, char **argv)
 {
     char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {
-        .tool = TOOL, .operands = "[image-names...]", .flags = flags, .process_flags = 1};
+    dcpi_cli_t cli = {.tool = TOOL,
+                      .strict_flag = 1,
+                      .operands = "[image-names...]",
+                      .flags = flags,
+                      .process_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);
@@ -94,5 +97,5 @@ int main(int argc, char **argv)
         status = run(set, &cli, &o);
     dcpi_profset_free(set);
     dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_status(status); /* 3: damaged files were skipped */
 }

@@ -9,16 +9,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/damage.h"
 #include "dcpi/errno.h"
 
 int dcpi__errf(char *err, int code, const char *fmt, ...)
 {
     if (!err)
         return code;
+    char raw[DCPI_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, DCPI_ERRLEN, fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    dcpi__escape(err, DCPI_ERRLEN, raw); /* a corrupt file's bytes never reach a terminal */
     return code;
 }
 

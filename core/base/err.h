@@ -8,7 +8,8 @@
 #include "dcpi/api.h"
 
 /* Printf the reason ("NAME: reason", no newline) into err (DCPI_ERRLEN bytes, may be NULL;
- * truncated to fit). Returns code, so a failure reads "return dcpi__errf(err, DCPI_E..., ...)". */
+ * truncated to fit; non-printable bytes escaped as "\xNN" by dcpi__escape, core/base/damage.h).
+ * Returns code, so a failure reads "return dcpi__errf(err, DCPI_E..., ...)". */
 int dcpi__errf(char *err, int code, const char *fmt, ...) DCPI_PRINTF(3, 4);
 
 /* Put "WHO: " in front of the message already in err (may be NULL), truncating the message to

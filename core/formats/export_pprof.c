@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/base/mem.h"
 #include "core/base/progress.h"
@@ -431,7 +432,9 @@ static int pprof_values(pctx_t *c, const dcpi_export_src_t *src, const dcpi_prof
     for (size_t i = 0; rc == 0 && i < n; i++) {
         dcpi_vprof_t *vp = NULL;
         rc = dcpi_vprof_read(files[i].path, &vp, err);
-        if (rc < 0)
+        if (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)
+            rc = 0; /* damaged: named, left out, counted in the exit status */
+        else if (rc < 0)
             dcpi__err_prefix(err, src->tool);
         else
             rc = pprof_vprof(c, set, vp);

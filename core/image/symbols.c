@@ -725,19 +725,18 @@ static int kallsyms_rank(char type)
     return type == 'T' ? 0 : (type == 'W' || type == 'w') ? 1 : 2;
 }
 
-/* Parse one NUL-terminated line in place: "ADDR TYPE NAME[\t[MOD]]". Returns 1 to keep it. */
+/* Parse one NUL-terminated line in place: "ADDR TYPE NAME[\t[MOD]]". Returns 1 to keep it, 0 to
+ * leave it out (not code, or address 0 as kptr_restrict shows it), -1 when it is no such line. */
 static int parse_kallsyms_line(char *line, ent_t *e, const char *pool)
 {
     char *end = NULL;
     uint64_t addr = strtoull(line, &end, 16);
-    if (end == line || *end != ' ' || !end[1] || end[2] != ' ')
-        return 0;
+    if (end == line || *end != ' ' || !end[1] || end[2] != ' ' || !end[3])
+        return -1;
     char type = end[1];
     if (addr == 0 || !strchr("tTwW", type))
         return 0;
     char *name = end + 3;
-    if (!*name)
-        return 0;
     char *tab = strchr(name, '\t');
     if (tab)
         *tab = ' '; /* "name\t[mod]" becomes "name [mod]" */
@@ -746,15 +745,25 @@ static int parse_kallsyms_line(char *line, ent_t *e, const char *pool)
     return 1;
 }
 
-static int parse_kallsyms(builder_t *b)
+/* Every line of the pool; a line that is not a kallsyms line (a damaged snapshot: binary, cut
+ * or another format) fails the whole file with DCPI_EFORMAT and its number in *bad. */
+static int parse_kallsyms(builder_t *b, size_t *bad)
 {
     char *p = b->pool, *end = b->pool + b->plen;
-    while (p < end) {
+    for (size_t lineno = 1; p < end; lineno++) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *stop = nl ? nl : end;
+        ent_t e;
+        int kept = memchr(p, '\0', (size_t)(stop - p)) ? -1 : 0;
         if (nl)
             *nl = '\0';
-        ent_t e;
-        if (parse_kallsyms_line(p, &e, b->pool)) {
+        if (kept == 0 && (nl || stop > p))
+            kept = parse_kallsyms_line(p, &e, b->pool);
+        if (kept < 0) {
+            *bad = lineno;
+            return DCPI_EFORMAT;
+        }
+        if (kept > 0) {
             int rc = push_ent(b, e);
             if (rc < 0)
                 return rc;
@@ -775,10 +784,13 @@ int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
     if (rc < 0)
         return rc;
     b.pool = text;
-    rc = parse_kallsyms(&b);
+    size_t bad = 0;
+    rc = parse_kallsyms(&b, &bad);
     if (rc == 0)
         rc = finish(&b, out);
-    if (rc < 0)
+    if (rc == DCPI_EFORMAT)
+        dcpi__errf(err, rc, "%s: line %zu is not a symbol line (ADDRESS TYPE NAME)", path, bad);
+    else if (rc < 0)
         dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     builder_free(&b);
     return rc;

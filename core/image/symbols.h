@@ -24,7 +24,8 @@ typedef struct dcpi_symtab dcpi_symtab_t;
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err);
 
 /* Text symbols (types t, T, w, W) of a kallsyms-format file, plain or gzip-compressed; module
- * names "[mod]" kept as a suffix " [mod]". */
+ * names "[mod]" kept as a suffix " [mod]". A line that is no "ADDRESS TYPE NAME" line (a
+ * damaged file) fails it: DCPI_EFORMAT, "PATH: line N is not a symbol line (...)". */
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err);
 
 /* Function symbols of the debug file of build-id hexid (lowercase hex) for an image whose file

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
@@ -53,11 +54,16 @@ static int dir_is_image(const dcpi_lstsel_t *s, const char *dir)
     return n > k && dir[n - k - 1] == '_' && !strcmp(dir + n - k, s->info.id);
 }
 
-/* Read and merge one .vprof file into s->vprofs[v]. */
-static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, char *err)
+/* Read and merge one .vprof file into s->vprofs[v]; a damaged one is named in a warning and
+ * left out (*skipped counts it; core/base/damage.h), or with -strict is the error. */
+static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, int *skipped, char *err)
 {
     dcpi_vprof_t *vp = NULL;
     int rc = dcpi_vprof_read(path, &vp, err);
+    if (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0) {
+        ++*skipped;
+        return 0;
+    }
     if (rc < 0)
         return rc;
     if (!s->vprofs[v]) {
@@ -107,14 +113,15 @@ static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, 
     if (!s->vprofs)
         return DCPI_ENOMEM;
     for (size_t v = 0; v < s->nvp; v++) {
+        int skipped = 0;
         for (size_t i = 0; i < n; i++) {
             if (!is_vprof_of(s, &files[i], s->vpnames[v]))
                 continue;
-            int rc = merge_file(s, v, files[i].path, err);
+            int rc = merge_file(s, v, files[i].path, &skipped, err);
             if (rc < 0)
                 return rc;
         }
-        if (!s->vprofs[v]) { /* a name that matches nothing: say what there is */
+        if (!s->vprofs[v] && !skipped) { /* a name that matches nothing: say what there is */
             char names[512];
             existing_names(s, files, n, names, sizeof names);
             return dcpi__errf(err, DCPI_ENOENT,

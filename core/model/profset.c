@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/mem.h"
@@ -222,7 +223,8 @@ static int find_image(loader_t *ld, const header_t *h, const dcpi_db_file_t *f)
 }
 
 /* The split by process next to the profile file prof_path ("X.prof" -> "X.procs"), added to
- * img's for event ei; a profile without one is counted in img->procs_missing. */
+ * img's for event ei; a profile without one is counted in img->procs_missing, and so is one
+ * whose split is damaged (skipped with a warning, core/base/damage.h; -strict: the error). */
 static int load_procs(dcpi_profset_image_t *img, int ei, const char *prof_path, char *err)
 {
     char path[4200];
@@ -232,13 +234,22 @@ static int load_procs(dcpi_profset_image_t *img, int ei, const char *prof_path, 
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", prof_path);
     if (!img->procs[ei] && !(img->procs[ei] = calloc(1, sizeof(dcpi_procprof_t))))
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
-    int rc = dcpi_procprof_read(path, img->procs[ei], err);
-    if (rc == DCPI_ENOENT) {
+    dcpi_procprof_t one = {0};
+    int rc = dcpi_procprof_read(path, &one, err);
+    if (rc == DCPI_ENOENT ||
+        (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)) {
+        dcpi_procprof_free(&one);
         img->procs_missing++;
         return 0;
     }
+    for (size_t i = 0; rc == 0 && i < one.n; i++)
+        rc = dcpi_procprof_add(img->procs[ei], one.e[i].pid, one.e[i].comm, one.e[i].offset,
+                               one.e[i].count);
+    dcpi_procprof_free(&one);
     if (rc == 0)
         dcpi_procprof_normalize(img->procs[ei]);
+    else if (rc == DCPI_ENOMEM)
+        dcpi__errf(err, rc, "%s: out of memory", path);
     return rc;
 }
 
@@ -350,16 +361,30 @@ static int finish_set(dcpi_profset_t *set)
     return rc;
 }
 
+/* A profile that cannot be read or parsed, or whose header lacks what the set needs, is named
+ * in a warning and left out (core/base/damage.h); with -strict, or out of memory, the load
+ * fails with its message in err. */
 static int load_files(loader_t *ld, const dcpi_db_file_t *files, size_t n, char *err)
 {
+    char why[DCPI_ERRLEN];
     for (size_t i = 0; i < n; i++) {
         dcpi_profile_t *p = NULL;
-        int rc = dcpi_profile_read(files[i].path, &p, err);
-        if (rc < 0) {
-            if (err && !*err)
-                dcpi__errf(err, rc, "%s: %s", files[i].path, dcpi_strerror(rc));
+        why[0] = '\0';
+        int rc = dcpi_profile_read(files[i].path, &p, why);
+        if (rc == 0) {
+            header_t h;
+            rc = read_header(p, files[i].path, &h, why);
+            if (rc < 0)
+                dcpi_profile_free(p);
+        }
+        if (rc < 0 && !why[0])
+            dcpi__errf(why, rc, "%s: %s", files[i].path, dcpi_strerror(rc));
+        if (rc < 0 && (rc == DCPI_ENOMEM || dcpi__damage_skip(rc, "%s", why) < 0)) {
+            dcpi__errf(err, rc, "%s", why);
             return rc;
         }
+        if (rc < 0)
+            continue;
         rc = add_profile(ld, p, &files[i], err);
         if (rc < 0)
             return rc;
@@ -551,11 +576,17 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
     return t;
 }
 
+/* A kept snapshot (kallsyms, jitsyms, the symbol cache) that exists but cannot be parsed. */
+static int is_damage(int rc)
+{
+    return rc == DCPI_EFORMAT || rc == DCPI_ETRUNC || rc == DCPI_ERANGE || rc == DCPI_EVERSION;
+}
+
 /* A kallsyms-format file dcpid saved in the image's directory: the kernel's "kallsyms.gz" (a
  * database written before the symbol cache was compressed has "kallsyms"), a JIT's "jitsyms"
  * (its perf map, offsets as addresses). Plain and gzip files are read alike. */
 static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file,
-                               dcpi_symtab_t **st, char *why)
+                               dcpi_symtab_t **st, char *why, int *damaged)
 {
     char path[4096], gz[4100];
     snprintf(path, sizeof(path), "%s/%s", img->dir, file);
@@ -567,6 +598,7 @@ static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file
         rc = dcpi_symtab_open_kallsyms(path, st, why);
     if (rc < 0 && why && !*why)
         dcpi__errf(why, rc, "%s: %s", strcmp(file, "kallsyms") == 0 ? gz : path, dcpi_strerror(rc));
+    *damaged = is_damage(rc);
     return rc;
 }
 
@@ -579,13 +611,21 @@ static int probe_has_id(int rc)
 /* The image's symbols as dcpid saved them by build-id (DB/.symcache/syms-ID.gz, or syms-ID in
  * a database written before the cache was compressed; kallsyms format, ELF addresses), for a
  * file that changed or vanished since it was profiled: 0 or DCPI_ENOENT. */
-static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
+static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
-    char path[4400];
-    snprintf(path, sizeof(path), "%s/../../../.symcache/syms-%s.gz", img->dir, img->id);
+    char path[4400], db[4096];
+    snprintf(db, sizeof(db), "%s", img->dir); /* DB/EPOCH/PLATFORM/IMAGEDIR */
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(db, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(db, sizeof(db), "%s", up == 2 ? "." : "..");
+    }
+    snprintf(path, sizeof(path), "%s/.symcache/syms-%s.gz", db, img->id);
     if (access(path, R_OK) != 0)
         path[strlen(path) - 3] = '\0';
-    return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, NULL) : DCPI_ENOENT;
+    return access(path, R_OK) == 0 ? dcpi_symtab_open_kallsyms(path, st, why) : DCPI_ENOENT;
 }
 
 /* Whether st names some code only by its .eh_frame range ("BASENAME+0xADDR", dcpi_symtab_open
@@ -606,10 +646,13 @@ static int names_stripped_code(const dcpi_symtab_t *st, const char *path)
  * names stripped code only by .eh_frame ranges, or is missing, and a debug file of the
  * profile's build-id is found (/usr/lib/debug, or debuginfod with DEBUGINFOD_URLS set). An id of
  * 16 digits with no cache is a hash of path, size and mtime, no build-id: not asked for. */
-static int open_old_build(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
+static int open_old_build(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                          int *damaged)
 {
     dcpi_symtab_t *cached = NULL;
-    if (open_cached_symbols(img, &cached) == 0 && !names_stripped_code(cached, img->path)) {
+    char cwhy[DCPI_ERRLEN] = "";
+    int crc = open_cached_symbols(img, &cached, cwhy);
+    if (crc == 0 && !names_stripped_code(cached, img->path)) {
         *st = cached;
         return 0;
     }
@@ -621,24 +664,38 @@ static int open_old_build(const dcpi_profset_image_t *img, dcpi_symtab_t **st)
         return 0;
     }
     *st = cached;
-    return cached ? 0 : DCPI_ENOENT;
+    if (cached)
+        return 0;
+    if (crc != DCPI_ENOENT && why) /* a damaged cache: its name and what is wrong with it */
+        snprintf(why, DCPI_ERRLEN, "%s", cwhy);
+    *damaged = is_damage(crc);
+    return crc != DCPI_ENOENT ? crc : DCPI_ENOENT;
 }
 
-static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+static int open_file_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                             int *damaged)
 {
     dcpi_image_info_t info;
     memset(&info, 0, sizeof(info));
     int rc = dcpi_image_probe(img->path, &info, why);
     if (!probe_has_id(rc)) {
-        if (open_old_build(img, st) == 0)
-            return 0; /* deleted or unreadable since: the names dcpid kept */
-        if (why && !*why)
+        char owhy[DCPI_ERRLEN] = "";
+        int orc = open_old_build(img, st, owhy, damaged);
+        if (orc == 0)
+            return 0;       /* deleted or unreadable since: the names dcpid kept */
+        if (owhy[0] && why) /* the kept names are damaged: that is what to say */
+            snprintf(why, DCPI_ERRLEN, "%s", owhy);
+        else if (why && !*why)
             dcpi__errf(why, rc, "%s: %s", img->path, dcpi_strerror(rc));
-        return rc;
+        return owhy[0] ? orc : rc;
     }
     if (strcmp(info.id, img->id) != 0) {
-        if (open_old_build(img, st) == 0)
+        char owhy[DCPI_ERRLEN] = "";
+        int orc = open_old_build(img, st, owhy, damaged);
+        if (orc == 0)
             return 0; /* upgraded or rebuilt since: the names of the build profiled */
+        if (owhy[0])
+            return dcpi__errf(why, orc, "%s", owhy);
         return dcpi__errf(why, DCPI_EFORMAT, "%s changed since it was profiled (id %s, profile %s)",
                           img->path, info.id, img->id);
     }
@@ -658,22 +715,24 @@ static int open_vdso_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     return dcpi_symtab_open(path, st, why);
 }
 
-int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                                 int *damaged)
 {
     *st = NULL;
+    *damaged = 0;
     if (why)
         why[0] = '\0';
     int rc = DCPI_ENOENT;
     if (img->nsyms)
         rc = dcpi_symtab_from_list(img->syms, img->nsyms, st);
     else if (img->kind == DCPI_PSET_KERNEL)
-        rc = open_saved_kallsyms(img, "kallsyms", st, why);
+        rc = open_saved_kallsyms(img, "kallsyms", st, why, damaged);
     else if (img->kind == DCPI_PSET_FILE)
-        rc = open_file_symbols(img, st, why);
+        rc = open_file_symbols(img, st, why, damaged);
     else if (img->kind == DCPI_PSET_PSEUDO && strcmp(img->path, "[vdso]") == 0)
         rc = open_vdso_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_PSEUDO && strncmp(img->path, "[jit pid ", 9) == 0)
-        rc = open_saved_kallsyms(img, "jitsyms", st, why);
+        rc = open_saved_kallsyms(img, "jitsyms", st, why, damaged);
     if (rc < 0) {
         dcpi_symtab_free(*st);
         *st = NULL;
@@ -681,12 +740,22 @@ int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **s
     return rc;
 }
 
+int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
+{
+    int damaged;
+    return dcpi_profset_open_symbols_ex(img, st, why, &damaged);
+}
+
 dcpi_symtab_t *dcpi_profset_symbols_or_warn(const dcpi_profset_image_t *img, const char *tool)
 {
     dcpi_symtab_t *st = NULL;
     char why[DCPI_ERRLEN] = "";
-    if (dcpi_profset_open_symbols(img, &st, why) < 0 && why[0])
+    int damaged = 0;
+    int rc = dcpi_profset_open_symbols_ex(img, &st, why, &damaged);
+    if (rc < 0 && why[0])
         fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
+    if (rc < 0 && why[0] && damaged)
+        dcpi__damage_count_one(); /* the exit status says that names were lost */
     return st;
 }
 

@@ -70,8 +70,9 @@ typedef struct dcpi_profset {
 /*
  * Read every "*.prof" file of epoch (one platform, or all when platform is NULL) into a new
  * set. Profiles of one image (same id and tstart; unknown samples: same platform) are merged
- * with dcpi_profile_add_all, per event. A file that cannot be read or parsed stops the load:
- * DCPI_E* with "FILE: reason" in err. An epoch without profiles gives an empty set.
+ * with dcpi_profile_add_all, per event. A file that cannot be read or parsed is damage: named in
+ * a warning and left out (core/base/damage.h), or with -strict it stops the load (DCPI_E* with
+ * "FILE: reason" in err). An epoch without profiles gives an empty set.
  */
 int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
                       char *err);
@@ -79,6 +80,15 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, d
 #define DCPI_PSET_LOAD_PROCS 1
 int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
                          dcpi_profset_t **out, char *err);
+
+/*
+ * -strict: check that every other file of the epoch a tool may read parses (the profiles'
+ * splits by process, value profiles, stack files, and the symbol snapshots dcpid kept for the
+ * images of set), so that damage fails the tool before it prints anything. 0, or the first
+ * damaged file's error with "FILE: reason" in err.
+ */
+int dcpi_profset_verify(const char *db, const char *epoch, const char *platform,
+                        const dcpi_profset_t *set, char *err);
 
 /* Which processes a tool looks at: -pid and -comm (both must match when both are given). */
 typedef struct dcpi_procsel {
@@ -138,8 +148,13 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
  * empty why (nothing to warn about).
  */
 int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why);
+/* The same, with *damaged = 1 when a snapshot dcpid kept (kallsyms, jitsyms, the symbol cache)
+ * is there but cannot be parsed: damaged data (core/base/damage.h), not a missing file. */
+int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                                 int *damaged);
 /* dcpi_profset_open_symbols for a tool's view: img's symbols (NULL when none) after
- * "TOOL: WHY; its samples are shown as unknown_rou" on stderr when they cannot be read. */
+ * "TOOL: WHY; its samples are shown as unknown_rou" on stderr when they cannot be read; a
+ * damaged snapshot is counted as damage skipped (dcpi__damage_status: exit 3). */
 dcpi_symtab_t *dcpi_profset_symbols_or_warn(const dcpi_profset_image_t *img, const char *tool);
 
 #endif

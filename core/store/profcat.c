@@ -5,13 +5,27 @@
  */
 #include "core/store/procprof.h"
 #include "core/store/profcat.h"
+#include "core/store/stackprof.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/damage.h"
 #include "dcpi/errno.h"
+
+/* s with its non-printable bytes as "\\xNN" (header values come from files that may be
+ * damaged: their bytes never reach a terminal raw); four rotating buffers, one printf's worth. */
+static const char *esc(const char *s)
+{
+    static char buf[4][4096];
+    static unsigned next;
+    if (!s || !dcpi__needs_escape(s))
+        return s;
+    char *b = buf[next++ % 4];
+    return dcpi__escape(b, sizeof(buf[0]), s);
+}
 
 /* One group: the profiles of one image, g[0..n) (with their files), in command-line order. */
 typedef struct group {
@@ -79,17 +93,17 @@ static void print_header(FILE *out, const group_t *g)
     dcpi_profile_get_hex(p, "tstart", &tstart);
     dcpi_profile_get_u64(p, "tsize", &tsize);
     image_name(g->path[0], p, name, sizeof(name));
-    fprintf(out, "%-20s %s\n", "name", name);
-    fprintf(out, "%-20s %s\n", "image", get_or(p, "image", "-"));
+    fprintf(out, "%-20s %s\n", "name", esc(name));
+    fprintf(out, "%-20s %s\n", "image", esc(get_or(p, "image", "-")));
     for (size_t f = 0; f < g->n; f++) /* each distinct path once */
         for (size_t i = 0; i < dcpi_profile_nlines(g->p[f]); i++) {
             const char *k, *v;
             dcpi_profile_line(g->p[f], i, &k, &v);
             if (strcmp(k, "path") == 0 && !line_printed_before(g, f, k, v))
-                fprintf(out, "%-20s %s\n", "path", v);
+                fprintf(out, "%-20s %s\n", "path", esc(v));
         }
-    fprintf(out, "%-20s %s\n", "epoch", get_or(p, "epoch", "-"));
-    fprintf(out, "%-20s %s\n", "platform", get_or(p, "platform", "-"));
+    fprintf(out, "%-20s %s\n", "epoch", esc(get_or(p, "epoch", "-")));
+    fprintf(out, "%-20s %s\n", "platform", esc(get_or(p, "platform", "-")));
     fprintf(out, "%-20s 0x%012llx\n", "text_start", (unsigned long long)tstart);
     fprintf(out, "%-20s 0x%012llx\n", "text_size", (unsigned long long)tsize);
     for (size_t f = 0; f < g->n; f++)
@@ -100,7 +114,7 @@ static void print_header(FILE *out, const group_t *g)
             const char *k, *v;
             dcpi_profile_line(g->p[f], i, &k, &v);
             if (!is_special(k) && !line_printed_before(g, f, k, v))
-                fprintf(out, "%-20s %s\n", k, v);
+                fprintf(out, "%-20s %s\n", esc(k), esc(v));
         }
 }
 
@@ -200,7 +214,7 @@ void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const c
     for (size_t i = 0; i < pp->n; i++) {
         const dcpi_procprof_entry_t *e = &pp->e[i];
         if (i == 0 || e->pid != pp->e[i - 1].pid || strcmp(e->comm, pp->e[i - 1].comm) != 0)
-            fprintf(out, "pid %" PRIu32 " %s\n", e->pid, e->comm);
+            fprintf(out, "pid %" PRIu32 " %s\n", e->pid, esc(e->comm));
         fprintf(out, "0x%" PRIx32 " %" PRIu64 "\n", e->offset, e->count);
     }
 }
@@ -214,7 +228,7 @@ void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *pat
         for (size_t i = 0; i < dcpi_vprof_nlines(vp); i++) {
             const char *k, *v;
             dcpi_vprof_line(vp, i, &k, &v);
-            fprintf(out, "%s %s\n", k, v);
+            fprintf(out, "%s %s\n", esc(k), esc(v));
         }
         fprintf(out, "\n");
     }
@@ -233,4 +247,66 @@ void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *pat
             fputc('\n', out);
         }
     }
+}
+
+/* ---- stack profiles ---- */
+
+typedef struct chain_ref {
+    size_t i;
+    uint64_t count;
+} chain_ref_t;
+
+static int cmp_chain_ref(const void *a, const void *b)
+{
+    const chain_ref_t *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void print_stack_header(FILE *out, const dcpi_stackprof_t *sp, const char *path)
+{
+    static const char *const keys[] = {"version", "epoch", "platform", "event",
+                                       "period",  "lost",  "truncated"};
+    fprintf(out, "# %s\n", path);
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (dcpi_stackprof_get(sp, keys[k]))
+            fprintf(out, "%-10s %s\n", keys[k], esc(dcpi_stackprof_get(sp, keys[k])));
+    for (size_t i = 0; i < dcpi_stackprof_nimages(sp); i++) {
+        const dcpi_stack_image_t *im = dcpi_stackprof_image_get(sp, i);
+        fprintf(out, "image %zu %s tstart 0x%" PRIx64 " tsize %" PRIu64 " %s\n", i, esc(im->dir),
+                im->tstart, im->tsize, esc(im->path));
+    }
+    fprintf(out, "\n");
+}
+
+void dcpi_profcat_print_stack(FILE *out, const dcpi_stackprof_t *sp, const char *path, bool header)
+{
+    if (header)
+        print_stack_header(out, sp, path);
+    size_t n = dcpi_stackprof_count(sp);
+    chain_ref_t *ord = calloc(n ? n : 1, sizeof(*ord));
+    for (size_t i = 0; ord && i < n; i++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        ord[i].i = i;
+        dcpi_stackprof_chain(sp, i, &f, &nf, &ord[i].count);
+    }
+    if (ord)
+        qsort(ord, n, sizeof(*ord), cmp_chain_ref);
+    for (size_t k = 0; k < n; k++) {
+        const dcpi_frame_t *f;
+        unsigned nf;
+        uint64_t count;
+        dcpi_stackprof_chain(sp, ord ? ord[k].i : k, &f, &nf, &count);
+        fprintf(out, "%" PRIu64 " ", count);
+        for (unsigned j = 0; j < nf; j++) {
+            if (f[j].image == DCPI_STACK_NOIMAGE)
+                fprintf(out, " %s?+0x%" PRIx32, j ? "<- " : "", f[j].offset);
+            else
+                fprintf(out, " %s%" PRIu32 "+0x%" PRIx32, j ? "<- " : "", f[j].image, f[j].offset);
+        }
+        fputc('\n', out);
+    }
+    free(ord);
 }

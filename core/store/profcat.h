@@ -36,5 +36,12 @@ void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *pat
 struct dcpi_procprof;
 void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const char *path,
                               bool header);
+/* A stack profile (.stk, docs/stackformat.md): with header, its header values and its image
+ * table ("image N DIR tstart 0xT tsize S PATH") and a blank line; then one line per chain,
+ * most samples first: "COUNT  FRAME <- FRAME ..." (leaf first), a frame "N+0xOFFSET" (image
+ * index N) or "?+0xADDRESS" outside every image. */
+struct dcpi_stackprof;
+void dcpi_profcat_print_stack(FILE *out, const struct dcpi_stackprof *sp, const char *path,
+                              bool header);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "core/base/bytes.h"
+#include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/store/db.h"
@@ -408,6 +409,8 @@ static int load_one(const char *path, dcpi_stackprof_t **acc, char *err)
         return 0;
     dcpi_stackprof_t *sp = NULL;
     int rc = dcpi_stackprof_read(path, &sp, err);
+    if (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)
+        return 0; /* damaged: named, left out, counted in the exit status (core/base/damage.h) */
     if (rc < 0)
         return rc;
     if (!*acc) {

@@ -116,7 +116,8 @@ int dcpi_stackprof_merge_write(const char *path, const dcpi_stackprof_t *sp, cha
 void dcpi_stackprof_path(const char *db, const char *epoch, const char *platform, const char *event,
                          char *out, size_t len);
 /* The stack profile of event in epoch, merged over every platform (platform NULL) or one.
- * *out is NULL (and 0 returned) when no platform has stacks for that event. */
+ * *out is NULL (and 0 returned) when no platform has stacks for that event. A damaged file is
+ * named in a warning and left out (core/base/damage.h; with -strict it is the error). */
 int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform, const char *event,
                         dcpi_stackprof_t **out, char *err);
 

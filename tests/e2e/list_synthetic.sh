@@ -266,8 +266,11 @@ run vsrc -db "$DB" -source -vprof hot "$PROG"
 VF=$DB/$E/p1/$IMGDIR/vp-classic.vprof
 head -c -8 "$VF" >"$T/cut" && cp "$T/cut" "$VF"
 run vcorrupt -db "$DB" -asm -vprof hot "$PROG"
-[ $rc -eq 1 ] && grep -q "^dcpilist: $VF: " "$T/vcorrupt.err" ||
-    fail "corrupt .vprof: exit $rc, '$(cat "$T/vcorrupt.err")'"
+[ $rc -eq 3 ] && grep -q "^dcpilist: $VF: .*; skipped$" "$T/vcorrupt.err" && grep -q 'hot' "$T/vcorrupt.out" ||
+    fail "corrupt .vprof: exit $rc (want 3, the listing without it), '$(cat "$T/vcorrupt.err")'"
+run vcorrupt_strict -db "$DB" -strict -asm -vprof hot "$PROG"
+[ $rc -eq 1 ] && grep -q "^dcpilist: $VF: " "$T/vcorrupt_strict.err" ||
+    fail "corrupt .vprof, -strict: exit $rc (want 1), '$(cat "$T/vcorrupt_strict.err")'"
 rm -f "$VF"
 
 # ---- errors ----
@@ -296,8 +299,11 @@ run ver -V
 BADF=$DB/$E/p2/$IMGDIR/cpu-clock.prof
 head -c -4 "$BADF" >"$T/cut" && cp "$T/cut" "$BADF"
 run corrupt -db "$DB" hot "$PROG"
-[ $rc -eq 1 ] && grep -q "^dcpilist: $BADF: " "$T/corrupt.err" ||
-    fail "corrupt profile: exit $rc, '$(cat "$T/corrupt.err")'"
+[ $rc -eq 3 ] && grep -q "^dcpilist: $BADF: .*; skipped$" "$T/corrupt.err" ||
+    fail "corrupt profile: exit $rc (want 3), '$(cat "$T/corrupt.err")'"
+run corrupt_strict -db "$DB" -strict hot "$PROG"
+[ $rc -eq 1 ] && grep -q "^dcpilist: $BADF: " "$T/corrupt_strict.err" ||
+    fail "corrupt profile, -strict: exit $rc (want 1), '$(cat "$T/corrupt_strict.err")'"
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all dcpilist checks passed"

@@ -120,7 +120,7 @@ cmp -s "$T/def.out" "$T/gz.out" || fail "kallsyms.gz: not the output of kallsyms
 [ "$(grep -c . "$T/gz.err" || true)" -eq 0 ] || fail "kallsyms.gz: stderr: $(cat "$T/gz.err")"
 { printf '\037\213\007\000\000\000\000\000\000\003'; head -c 40 /dev/zero; } >"$KDIR/kallsyms.gz"
 run gzbad -db "$DB"
-[ $rc -eq 0 ] || fail "a corrupt kallsyms.gz: exit $rc: $(cat "$T/gzbad.err")"
+[ $rc -eq 3 ] || fail "a corrupt kallsyms.gz: exit $rc (want 3: damaged data skipped): $(cat "$T/gzbad.err")"
 [ "$(cat "$T/gzbad.err")" = "dcpiprof: $KDIR/kallsyms.gz: corrupt gzip data (unknown compression method); its samples are shown as unknown_rou" ] ||
     fail "a corrupt kallsyms.gz: stderr '$(cat "$T/gzbad.err")'"
 expect_line gzbad '^ +50 +5\.00% .* unknown_rou +\[kernel\.kallsyms\]$' "a corrupt kallsyms.gz: kernel row"
@@ -207,10 +207,15 @@ run help -h
 BADF=$DB/$E/p2/$IMG/cpu-clock.prof
 head -c -4 "$BADF" >"$T/cut" && cp "$T/cut" "$BADF" # drop half the footer
 run corrupt -db "$DB"
-[ $rc -eq 1 ] && [ "$(wc -l <"$T/corrupt.err")" -eq 1 ] &&
-    grep -q "^dcpiprof: $BADF: " "$T/corrupt.err" ||
-    fail "corrupt profile: exit $rc, stderr '$(cat "$T/corrupt.err")'"
+[ $rc -eq 3 ] && [ "$(wc -l <"$T/corrupt.err")" -eq 1 ] &&
+    grep -q "^dcpiprof: $BADF: .*; skipped$" "$T/corrupt.err" ||
+    fail "corrupt profile: exit $rc (want 3), stderr '$(cat "$T/corrupt.err")'"
+grep -Eq ' alpha +[^ ]*/prog$' "$T/corrupt.out" || fail "corrupt profile: the other platform's rows are not printed"
 echo "corrupt profile: $(cat "$T/corrupt.err")"
+run corrupt_strict -db "$DB" -strict
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/corrupt_strict.err")" -eq 1 ] && [ ! -s "$T/corrupt_strict.out" ] &&
+    grep -q "^dcpiprof: $BADF: " "$T/corrupt_strict.err" ||
+    fail "corrupt profile, -strict: exit $rc (want 1), stderr '$(cat "$T/corrupt_strict.err")'"
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all dcpiprof checks passed"
