@@ -2,7 +2,9 @@
  * export_gperf.c - dcpiexport -format gperftools: the event's samples as gperftools' legacy CPU
  * profile (core/formats/gperf.h), read by google-pprof. A record per stack chain (leaf first),
  * one-PC records for the PC samples no chain accounts for, and a mapping line per file image
- * at its exported load address.
+ * at its exported load address. Kernel addresses (0xffffffff8...) are moved below 2^63, to
+ * GPERF_KERNEL_BASE + offset: google-pprof reads addresses as signed and drops the others,
+ * so its Total would not be the sum of its rows.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +17,10 @@
 #include "core/formats/export.h"
 #include "core/formats/gperf.h"
 #include "dcpi/errno.h"
+
+/* Where kernel samples go in a gperftools profile: the slot below the libraries' (no image
+ * is placed there; a kernel profile's offsets are 32-bit, within one stride). */
+#define GPERF_KERNEL_BASE (DCPI_EXPORT_LIB_BASE - DCPI_EXPORT_LIB_STRIDE)
 
 /* -symbols: the name of every exported pc, for google-pprof's "--- symbol" section (it then
  * needs no binary: stripped images keep dcpi's names, e.g. IMAGE+0xADDR from .eh_frame). */
@@ -129,6 +135,17 @@ static int gperf_image(dcpi_gperf_t *g, const dcpi_profset_image_t *img, long id
 
 /* One record per chain (leaf first; callers are return addresses, which pprof decrements),
  * and a mapping line per stack image the set does not hold. */
+/* The pc of a chain's frame, kernel frames moved below 2^63 as the kernel's PC samples are. */
+static uint64_t gperf_frame_pc(const dcpi_export_stacks_t *xs, dcpi_frame_t f)
+{
+    if (f.image != DCPI_STACK_NOIMAGE) {
+        const char *path = dcpi_stackprof_image_get(xs->sp, f.image)->path;
+        if (path[0] == '[' && strstr(path, "kernel"))
+            return GPERF_KERNEL_BASE + f.offset;
+    }
+    return dcpi_export_frame_pc(xs, f);
+}
+
 static int gperf_chains(dcpi_gperf_t *g, const dcpi_export_stacks_t *xs, symlist_t *syms)
 {
     uint64_t pcs[DCPI_STACK_MAXFRAMES];
@@ -141,7 +158,7 @@ static int gperf_chains(dcpi_gperf_t *g, const dcpi_export_stacks_t *xs, symlist
         if (!dcpi_export_chain_in_set(xs, f))
             continue;
         for (unsigned j = 0; j < n && rc == 0; j++) {
-            pcs[j] = dcpi_export_frame_pc(xs, f[j]);
+            pcs[j] = gperf_frame_pc(xs, f[j]);
             if (syms && f[j].image != DCPI_STACK_NOIMAGE && xs->tabs[f[j].image])
                 rc = sym_add(
                     syms, pcs[j],
@@ -175,9 +192,9 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
     for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
         dcpi__progress_update(&pg, k);
         const dcpi_profset_image_t *img = &set->images[x->order[k]];
-        uint64_t base = k == 0 || img->kind == DCPI_PSET_KERNEL
-                            ? 0
-                            : DCPI_EXPORT_LIB_BASE + k * DCPI_EXPORT_LIB_STRIDE;
+        uint64_t base = img->kind == DCPI_PSET_KERNEL ? GPERF_KERNEL_BASE - img->tstart
+                        : k == 0                      ? 0
+                                 : DCPI_EXPORT_LIB_BASE + k * DCPI_EXPORT_LIB_STRIDE;
         if (syms)
             dcpi_profset_open_symbols(img, &tabs[k], NULL);
         rc = gperf_image(g, img, (long)x->order[k], x->ev, base, xs, &noimage, syms, tabs[k]);
