@@ -14,6 +14,10 @@
 #   - f0's listing has source rows while big.c is readable; with big.c gone, it has no source
 #     row, every instruction of dcpilist -asm f0, and notes that say why (as dcpilist -best
 #     falls back to the instructions);
+#   - a procedure of 960 instructions with samples on 4 (gen_bigprof over a generated long f0):
+#     its table draws those 4 and 3 instructions around each, rows that count the others, and a
+#     button that shows every instruction of dcpilist -asm f0 (and folds them again);
+#   - f0's instructions sorted by samples, then by address, by clicks on their headers;
 #   - no script error, no debug text, no horizontal scrolling at 1000 and 760 px.
 set -u
 export LC_ALL=C
@@ -44,5 +48,22 @@ echo "pages: $(wc -c <"$T/r.html") and $(wc -c <"$T/nosrc.html") bytes"
 
 timeout -k 5 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/report_ui.py" synth "$T/r.html" "$T/nosrc.html" \
     "$T/prof.csv" "$T/peek.txt" "$T/f0.asm" f0 || fail "interaction checks (above)"
+
+# a long procedure (960 instructions) with samples on 4 of them: folded to those and their
+# neighbours, the rest behind a button
+{
+    echo 'volatile long v;'
+    echo '__attribute__((noinline)) void f0(void) {'
+    for i in $(seq 0 119); do echo "    v += $i; v ^= v >> $((i % 7 + 1));"; done
+    echo '}'
+    echo '__attribute__((noinline)) void f1(void) { v += 2; }'
+    echo 'int main(void) { f0(); f1(); return 0; }'
+} >"$T/long.c"
+gcc -O1 -g -o "$T/long" "$T/long.c" || { echo "FAIL: gcc long.c"; exit 1; }
+"$BIN/bench/gen_bigprof" db "$T/db2" "$T/long" 5000 0 >/dev/null || { echo "FAIL: gen_bigprof long"; exit 1; }
+"$BIN/dcpilist" -db "$T/db2" -asm f0 "$T/long" >"$T/long.asm" 2>&1 || { echo "FAIL: dcpilist: $(cat "$T/long.asm")"; exit 1; }
+"$BIN/dcpireport" -db "$T/db2" -o "$T/long.html" 2>"$T/rep.err" || { echo "FAIL: dcpireport: $(cat "$T/rep.err")"; exit 1; }
+timeout -k 5 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/report_ui.py" fold "$T/long.html" "$T/long.asm" f0 ||
+    fail "interaction checks (above)"
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS"

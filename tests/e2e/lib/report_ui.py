@@ -13,6 +13,12 @@
 #       it), collapsing it again; PROC's listing with its source table in PAGE, and in
 #       PAGE_NOSRC without any source row but with every instruction of `dcpilist -asm`
 #       (ASM_LIST) and a note that says why; no horizontal scrolling at 1000 and 760 px.
+#   report_ui.py fold PAGE ASM_LIST PROC
+#       PAGE: a generated profile whose PROC is long (hundreds of instructions) with samples on a
+#       few. Checks: PROC's instruction table draws the instructions with samples and a few
+#       around each, in order, with rows that count the ones left out (summing to dcpilist -asm's
+#       ASM_LIST); its button shows all of them (dcpilist -asm's list, the page taller) and folds
+#       them again.
 #   report_ui.py live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT
 #       PAGE: a dcpid -g run of several programs. Checks: the processes table has dcpiprof
 #       -procs -csl's rows (pid, command, count); sorting it by pid and by command; the caller/
@@ -266,6 +272,47 @@ def synth(page, page_nosrc, prof_csv, peek_txt, asm_list, proc):
         b.close()
 
 
+# ---- fold ----
+
+def fold(page, asm_list, proc):
+    asm = [(ln.split()[1], int(ln.split()[0])) for ln in open(asm_list)
+           if re.match(r'^\s*\d+\s+0x[0-9a-f]+\s', ln)]
+    hot = [a for a, c in asm if c > 0]
+    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
+    b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+    L = '#listings .listing'
+    q_rows = ('[...document.querySelectorAll(%r)[0].querySelectorAll("table.asmtab tbody tr")]'
+              '.map(r => r.className === "insn" ? r.dataset.addr : r.textContent)' % L)
+    try:
+        check(b.open('file://' + page) == 'rendered', 'page drawn')
+        common_checks(b, 'long procedure page')
+        h0 = b.eval('document.documentElement.scrollHeight')
+        rows = b.eval(q_rows)
+        drawn = [r for r in rows if r.startswith('0x')]
+        gaps = [int(re.search(r'(\d+) instructions? without samples', r).group(1))
+                for r in rows if not r.startswith('0x')]
+        button = b.eval('document.querySelectorAll(%r)[0].querySelector("button.unfold")'
+                        '.textContent' % L)
+        check(set(hot) <= set(drawn) and len(drawn) + sum(gaps) == len(asm) and
+              len(drawn) <= 8 * len(hot) and drawn == [a for a, _ in asm if a in set(drawn)],
+              '%s folded: %d of %d instructions drawn in order, every one with samples (%d), gap '
+              'rows for the %d others' % (proc, len(drawn), len(asm), len(hot), sum(gaps)))
+        check(button == 'show the %d instructions without samples' % sum(gaps),
+              'the button says "%s"' % button)
+        b.click('%s button.unfold' % L)
+        rows = b.eval(q_rows)
+        check(rows == [a for a, _ in asm], '%s unfolded: the %d instructions of dcpilist -asm (page: '
+              '%d rows)' % (proc, len(asm), len(rows)))
+        h1 = b.eval('document.documentElement.scrollHeight')
+        check(h1 > h0 + 10 * len(asm), 'the page is %d px tall folded, %d px unfolded' % (h0, h1))
+        b.click('%s button.unfold' % L)
+        check(len(b.eval(q_rows)) == len(drawn) + len(gaps), 'folded again')
+    except CdpError as e:
+        check(False, 'browser: %s' % e)
+    finally:
+        b.close()
+
+
 # ---- live ----
 
 def live(page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
@@ -331,9 +378,12 @@ def live(page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
 if __name__ == '__main__':
     if len(sys.argv) == 8 and sys.argv[1] == 'synth':
         synth(*sys.argv[2:])
+    elif len(sys.argv) == 5 and sys.argv[1] == 'fold':
+        fold(*sys.argv[2:])
     elif len(sys.argv) == 8 and sys.argv[1] == 'live':
         live(*sys.argv[2:])
     else:
         sys.exit('usage: report_ui.py synth PAGE PAGE_NOSRC PROF_CSV PEEK_TXT ASM_LIST PROC | '
+                 'fold PAGE ASM_LIST PROC | '
                  'live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT')
     sys.exit(1 if fails else 0)
