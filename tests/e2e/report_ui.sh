@@ -19,6 +19,7 @@
 #     button that shows every instruction of dcpilist -asm f0 (and folds them again);
 #   - f0's instructions sorted by samples, then by address, by clicks on their headers;
 #   - no script error, no debug text, no horizontal scrolling at 1000 and 760 px.
+# Skips (77) when chromium cannot start here (as report_browser.sh).
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -31,6 +32,11 @@ e2e_require chromium chromium
 e2e_require python3 python3
 e2e_require gcc build-essential
 e2e_require go golang-go
+echo '<html><body><div id="x">a</div><script>document.getElementById("x").textContent="ran"</script></body></html>' >"$T/probe.html"
+timeout -k 5 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir="$T/probe" \
+    --dump-dom "file://$T/probe.html" >"$T/probe.dom" 2>"$T/probe.err"
+grep -q '<div id="x">ran</div>' "$T/probe.dom" ||
+    e2e_skip "chromium cannot run here: $(grep -v dbus "$T/probe.err" | tail -3)"
 
 "$BIN/bench/gen_bigprof" src 60 >"$T/big.c"
 gcc -O1 -g -o "$T/big" "$T/big.c" || { echo "FAIL: gcc"; exit 1; }
