@@ -23,6 +23,8 @@ static const dcpi_cli_flag_t flags[] = {
     {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
     {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)", NULL},
     {"-full_output", NULL, "every row (no -keep cutoff), names whole, full image paths", NULL},
+    {"-json", NULL, "one JSON object (schema dcpiprof/1, see dcpiprof(1)) instead of the table",
+     NULL},
     {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
      NULL},
     {NULL, NULL, NULL, NULL},
@@ -32,6 +34,7 @@ typedef struct opts {
     dcpi_procs_opts_t *o;
     const char **mapfile;
     int full;
+    int *json;
 } opts_t;
 
 static int parse_opt(void *arg, const char *f, const char *v)
@@ -48,6 +51,8 @@ static int parse_opt(void *arg, const char *f, const char *v)
         o->csl = 1;
     else if (!strcmp(f, "-wide"))
         o->wide = 1;
+    else if (!strcmp(f, "-json"))
+        *p->json = 1;
     else if (!strcmp(f, "-full_output"))
         p->full = 1;
     else if (!strcmp(f, "-m"))
@@ -61,10 +66,10 @@ static int parse_opt(void *arg, const char *f, const char *v)
     return 0;
 }
 
-static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile)
+static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile, int *json)
 {
     *o = (dcpi_procs_opts_t){.tool = TOOL, .keep = 100.0};
-    opts_t p = {.o = o, .mapfile = mapfile};
+    opts_t p = {.o = o, .mapfile = mapfile, .json = json};
     if (dcpi_cli_each(cli, parse_opt, &p))
         return 2;
     if (p.full) { /* after the loop: -full_output wins over -keep wherever it is given */
@@ -76,7 +81,7 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **
 
 /* Filter by the image operands, then print the report. Returns the exit status. */
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
-               const char *mapfile)
+               const char *mapfile, int json)
 {
     char err[DCPI_ERRLEN];
     o->db = cli->db;
@@ -90,6 +95,13 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
         return 1;
     }
     dcpi_profset_warn_saturated(set, TOOL);
+    if (json) {
+        const char *epoch = cli->epoch;
+        return dcpi_procs_json(set, o, cli->fleet_url ? NULL : &epoch, cli->fleet_url ? 0 : 1,
+                               stdout) < 0
+                   ? 1
+                   : 0;
+    }
     return dcpi_procs_report(set, o, stdout) < 0 ? 1 : 0;
 }
 
@@ -109,7 +121,8 @@ int main(int argc, char **argv)
     }
     dcpi_procs_opts_t o;
     const char *mapfile = NULL;
-    int status = parse_opts(&cli, &o, &mapfile);
+    int json = 0;
+    int status = parse_opts(&cli, &o, &mapfile, &json);
     dcpi_profset_t *set = NULL;
     if (status == 0) {
         cli.load_flags = o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
@@ -119,7 +132,7 @@ int main(int argc, char **argv)
         status = rc < 0 ? 1 : 0;
     }
     if (status == 0)
-        status = run(set, &cli, &o, mapfile);
+        status = run(set, &cli, &o, mapfile, json);
     dcpi_profset_free(set);
     dcpi_cli_free(&cli);
     return dcpi_cli_status(status); /* 3: damaged files were skipped */

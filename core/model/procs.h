@@ -73,4 +73,13 @@ int dcpi_procs_loss_warning(const dcpi_profset_event_t *ev, char *buf, size_t le
  */
 int dcpi_procs_report(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, FILE *f);
 
+/*
+ * dcpiprof -json: set's events and rows (o->keep applies; csl, wide and no_header do not) as one
+ * JSON object on one line (schema "dcpiprof/1", docs/dcpiprof.md JSON OUTPUT), naming the
+ * epochs the set was read from. An empty set gives empty rows. 0, or a negative DCPI_E* (after
+ * its message on stderr, as dcpi_procs_rows; DCPI_EIO when f cannot be written).
+ */
+int dcpi_procs_json(const dcpi_profset_t *set, const dcpi_procs_opts_t *o,
+                    const char *const *epochs, size_t nepochs, FILE *f);
+
 #endif
