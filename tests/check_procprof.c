@@ -36,15 +36,25 @@ START_TEST(test_proctab_names)
     ck_assert_str_eq(dcpi_proctab_name(pt, child), "check_procprof");
     dcpi_proctab_comm(pt, 4000001, "sha256sum"); /* the same name: the same id */
     ck_assert_uint_eq(dcpi_proctab_id(pt, 4000001), execd);
-    /* exit: the id stays valid until compaction, which renumbers the live ones */
+    /* exit: the id stays valid through a compaction before the next mark (a flush under way) */
     dcpi_proctab_exit(pt, 4000001);
     ck_assert_str_eq(dcpi_proctab_name(pt, execd), "sha256sum");
     ck_assert_uint_eq(dcpi_proctab_count(pt), 4);
     dcpi_proctab_compact(pt);
+    ck_assert_uint_eq(dcpi_proctab_count(pt), 4);
+    ck_assert_str_eq(dcpi_proctab_name(pt, execd), "sha256sum");
+    /* after a mark they are forgotten; the live id does not move */
+    dcpi_proctab_mark(pt);
+    dcpi_proctab_compact(pt);
     ck_assert_uint_eq(dcpi_proctab_count(pt), 2);
     uint32_t again = dcpi_proctab_id(pt, getpid());
+    ck_assert_uint_eq(again, self);
     ck_assert_int_eq(dcpi_proctab_pid(pt, again), getpid());
     ck_assert_uint_eq(dcpi_proctab_count(pt), 2);
+    /* a freed id is reused */
+    dcpi_proctab_fork(pt, getpid(), 4000003);
+    ck_assert_uint_lt(dcpi_proctab_id(pt, 4000003), execd + 1);
+    ck_assert_uint_eq(dcpi_proctab_count(pt), 3);
     /* a vanished pid is named "?" */
     ck_assert_str_eq(dcpi_proctab_name(pt, dcpi_proctab_id(pt, 4000002)), "?");
     ck_assert_uint_eq(dcpi_proctab_failed(pt), 0);
@@ -74,6 +84,11 @@ START_TEST(test_proctab_many)
                 alive[i] = 1;
             }
         }
+        for (int i = 0; i < N; i++)
+            if (alive[i])
+                ck_assert_uint_eq(dcpi_proctab_id(pt, 5000000 + i), id[i]);
+        dcpi_proctab_mark(pt); /* a flush: the dead are freed, the live keep their ids */
+        dcpi_proctab_compact(pt);
         for (int i = 0; i < N; i++)
             if (alive[i])
                 ck_assert_uint_eq(dcpi_proctab_id(pt, 5000000 + i), id[i]);

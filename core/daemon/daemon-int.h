@@ -49,6 +49,7 @@ typedef struct dcpi_daemon_opts dcpi_daemon_opts_t;
 typedef struct ev_stats {
     uint64_t samples, lost, throttled, unknown;
     uint64_t unknown_pending, lost_pending; /* not yet in a written unknown@ profile */
+    uint64_t unknown_swap, lost_swap;       /* ... of them when the flush under way began */
 } ev_stats_t;
 
 /* The bp backend (bparm.c): arms and what became of them (status "vbp"). */
@@ -79,8 +80,8 @@ typedef struct daemon {
     ev_stats_t st[DCPI_SAMPLER_MAXEV];
     dcpi_sampler_t *smp;
     dcpi_loadmap_t *lm;
-    dcpi_agg_t *agg;
-    dcpi_proctab_t *procs; /* pid -> (pid, command) ids the count table keys samples by */
+    dcpi_agg_t *agg, *agg_spare; /* samples go to agg; a flush swaps them and writes the spare */
+    dcpi_proctab_t *procs;       /* pid -> (pid, command) ids the count table keys samples by */
     /* value profiling: NULL without -vtrace */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
@@ -113,6 +114,7 @@ typedef struct daemon {
     /* flushing */
     double start, last_flush, next_flush, last_fail;
     uint64_t total_samples, samples_at_flush, flushed_profiles;
+    uint64_t samples_at_swap, lost_at_swap; /* when the last flush began (what it wrote) */
     time_t last_flush_wall;
     uint64_t flushes; /* completed or failed, with their cost (status "flushes") */
     double flush_ms_last, flush_ms_max, flush_ms_total;
@@ -193,6 +195,8 @@ void dcpi__daemon_bp_free(daemon_t *d);
 int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip);
 void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname);
 
+/* flush.c: the rings are drained this often during a flush (into the other count table) */
+#define DCPI_DAEMON_FLUSH_DRAIN_MS 50
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
@@ -213,6 +217,7 @@ dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
  * oldest epochs of the platform as -keep says (never the current one); remove the current epoch
  * (a command that could not start). */
 int dcpi__daemon_new_epoch(daemon_t *d, char *err);
+uint64_t dcpi__daemon_lost(const daemon_t *d); /* every event's lost samples */
 void dcpi__daemon_epoch_info(daemon_t *d, int open);
 int dcpi__daemon_rotate(daemon_t *d, char *err);
 void dcpi__daemon_rotate_if_due(daemon_t *d);

@@ -206,8 +206,21 @@ static void finish(daemon_t *d)
     if (d->vs) /* ptrace: the target runs on undisturbed while we flush */
         dcpi_vstep_stop(d->vs);
     dcpi__daemon_drain_all(d);
-    if (dcpi__daemon_flush(d, &r) < 0 && d->exit_code == 0)
-        d->exit_code = 1;
+    /* what was drained while a flush wrote (into the other table) needs one more: at most a
+     * few, the rings being nearly quiet by then */
+    for (int i = 0; i < 4; i++) {
+        if (dcpi__daemon_flush(d, &r) < 0) {
+            if (d->exit_code == 0)
+                d->exit_code = 1;
+            break;
+        }
+        if (dcpi_agg_total(d->agg) == 0)
+            break;
+    }
+    if (dcpi_agg_total(d->agg))
+        dcpi__log(DCPI_LOG_WARN,
+                  "exit: %" PRIu64 " samples taken during the last flush not written",
+                  dcpi_agg_total(d->agg));
     dcpi__daemon_epoch_info(d, 0); /* the epoch ended */
     if (d->mode != DCPI_SAMPLE_SYSTEM && !d->o->quiet)
         summary(d);

@@ -17,7 +17,7 @@
 #include "core/daemon/daemon.h"
 #include "core/store/epochs.h"
 
-static uint64_t lost_now(const daemon_t *d)
+uint64_t dcpi__daemon_lost(const daemon_t *d)
 {
     uint64_t n = 0;
     for (int i = 0; i < d->nev; i++)
@@ -25,14 +25,18 @@ static uint64_t lost_now(const daemon_t *d)
     return n;
 }
 
-/* The current epoch's epoch.info: its counts so far; open while it is written. */
+/* The current epoch's epoch.info: its counts so far; open while it is written. An ended epoch
+ * counts what its last flush wrote: the samples up to that flush's start (later ones, drained
+ * while it wrote, go to the next epoch's files). */
 void dcpi__daemon_epoch_info(daemon_t *d, int open)
 {
     char err[DCPI_ERRLEN];
+    uint64_t samples = open ? d->total_samples : d->samples_at_swap;
+    uint64_t lost = open ? dcpi__daemon_lost(d) : d->lost_at_swap;
     dcpi_epoch_info_t info = {.start = d->epoch_start,
                               .end = time(NULL),
-                              .samples = d->total_samples - d->epoch_samples0,
-                              .lost = lost_now(d) - d->epoch_lost0,
+                              .samples = samples - d->epoch_samples0,
+                              .lost = lost - d->epoch_lost0,
                               .open = open};
     snprintf(info.name, sizeof info.name, "%s", d->epoch);
     if (info.end < info.start)
@@ -58,8 +62,8 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     if (dcpi_db_epoch_start(name, &d->epoch_start) < 0)
         d->epoch_start = now;
-    d->epoch_samples0 = d->total_samples;
-    d->epoch_lost0 = lost_now(d);
+    d->epoch_samples0 = d->samples_at_swap; /* (the samples since, in memory, go here) */
+    d->epoch_lost0 = d->lost_at_swap;
     d->kallsyms_done = 0;
     d->vdso_done = 0;
     d->next_epoch = d->o->epoch_every_s ? dcpi__daemon_now() + d->o->epoch_every_s : 0;

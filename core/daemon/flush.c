@@ -125,7 +125,8 @@ static void flush_failed(daemon_t *d, const char *err, flush_result_t *r)
 }
 
 /* The unknown samples' split by process (their counts went to unknown@ by flush_unknown). */
-static void flush_unknown_procs(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_result_t *r)
+static void flush_unknown_procs(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, size_t n,
+                                flush_result_t *r)
 {
     char dirname[DCPI_NAMELEN + 16], err[DCPI_ERRLEN];
     snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
@@ -134,15 +135,16 @@ static void flush_unknown_procs(daemon_t *d, const dcpi_agg_entry_t *e, size_t n
         return;
     }
     dcpi__daemon_push_group(d, dirname, "0", 0, 0, dirname, event_period(d, e[0].event), e, n);
-    dcpi_agg_clear(d->agg, e, n);
+    dcpi_agg_clear(t, e, n);
 }
 
-static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_result_t *r)
+static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, size_t n,
+                        flush_result_t *r)
 {
     image_desc_t im;
     char dirname[512], err[DCPI_ERRLEN];
     if (e[0].image == DCPI_AGG_IMAGE_UNKNOWN) {
-        flush_unknown_procs(d, e, n, r);
+        flush_unknown_procs(d, t, e, n, r);
         return;
     }
     describe_image(d, e[0].image, &im);
@@ -168,7 +170,7 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
         dcpi__daemon_write_jitsyms(d, im.path, dirname);
     if (e[0].image != DCPI_AGG_IMAGE_KERNEL)
         dcpi__daemon_cache_symbols(d, dcpi_loadmap_image(d->lm, e[0].image));
-    dcpi_agg_clear(d->agg, e, n);
+    dcpi_agg_clear(t, e, n);
     r->profiles++;
     r->samples += samples;
 }
@@ -176,23 +178,24 @@ static void flush_group(daemon_t *d, const dcpi_agg_entry_t *e, size_t n, flush_
 static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
 {
     ev_stats_t *s = &d->st[ev];
-    if (!s->unknown_pending && !s->lost_pending)
+    uint64_t unknown = s->unknown_swap, lost = s->lost_swap; /* (as the flush began) */
+    if (!unknown && !lost)
         return;
     char dirname[DCPI_NAMELEN + 16], err[DCPI_ERRLEN];
     snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
     image_desc_t im = {"unknown", "0", 0, 0};
-    dcpi_agg_entry_t e = {.offset = 0, .count = s->unknown_pending};
-    if (write_profile(d, &im, dirname, ev, &e, s->unknown_pending ? 1 : 0, s->lost_pending, err) <
-        0) {
+    dcpi_agg_entry_t e = {.offset = 0, .count = unknown};
+    if (write_profile(d, &im, dirname, ev, &e, unknown ? 1 : 0, lost, err) < 0) {
         dcpi__log(DCPI_LOG_ERR, "flush: %s", err);
         (void)dcpi__pathf(d->flush_error, sizeof d->flush_error, "%s", err);
         r->failures++;
         return;
     }
     r->profiles++;
-    r->samples += s->unknown_pending;
-    dcpi__daemon_push_lost(d, ev, s->lost_pending);
-    s->unknown_pending = s->lost_pending = 0;
+    r->samples += unknown;
+    dcpi__daemon_push_lost(d, ev, lost);
+    s->unknown_pending -= unknown;
+    s->lost_pending -= lost;
 }
 
 /* Add one writer's result (files written, or the failures and their message) to r. */
@@ -247,21 +250,59 @@ static void flush_stacks(daemon_t *d, flush_result_t *r)
     account_flush(d, r, dcpi_dstacks_flush(d->stk, &fi, &failed, err), failed, err);
 }
 
-/* Write everything in memory; what could not be written stays for the next flush. */
-int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+/* What a failed flush could not write goes back into the current table (grown if need be;
+ * what even that cannot hold is counted lost). */
+static void keep_unwritten(daemon_t *d, dcpi_agg_t *t)
 {
-    double t0 = dcpi__daemon_now();
     size_t n = 0;
-    const dcpi_agg_entry_t *e = dcpi_agg_sort(d->agg, &n);
-    *r = (flush_result_t){0};
-    dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
+    for (size_t i = 0; i < n; i++) {
+        const dcpi_agg_entry_t *x = &e[i];
+        if (dcpi_agg_add_proc(d->agg, x->image, x->event, x->offset, x->proc, x->count) < 0 &&
+            (dcpi_agg_grow(d->agg) < 0 ||
+             dcpi_agg_add_proc(d->agg, x->image, x->event, x->offset, x->proc, x->count) < 0))
+            d->st[x->event].lost += x->count;
+    }
+}
+
+/* The PC profiles of table t, group by group; the rings are drained between groups (into the
+ * other table) so that a long flush does not overflow them. */
+static void flush_table(daemon_t *d, dcpi_agg_t *t, flush_result_t *r)
+{
+    size_t n = 0;
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
+    double drained = dcpi__daemon_now();
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
             j++;
-        flush_group(d, e + i, j - i, r);
+        flush_group(d, t, e + i, j - i, r);
         i = j;
+        if (dcpi__daemon_now() - drained > DCPI_DAEMON_FLUSH_DRAIN_MS / 1000.0) {
+            dcpi__daemon_drain_all(d);
+            drained = dcpi__daemon_now();
+        }
     }
+}
+
+/* Write everything in memory; what could not be written stays for the next flush. */
+int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+{
+    double t0 = dcpi__daemon_now();
+    /* the samples of the flush's time go to the spare table; the full one is written */
+    dcpi_agg_t *t = d->agg;
+    d->agg = d->agg_spare;
+    d->agg_spare = t;
+    d->samples_at_swap = d->total_samples;
+    d->lost_at_swap = dcpi__daemon_lost(d);
+    for (int ev = 0; ev < d->nev; ev++) {
+        d->st[ev].unknown_swap = d->st[ev].unknown_pending;
+        d->st[ev].lost_swap = d->st[ev].lost_pending;
+    }
+    dcpi_proctab_mark(d->procs);
+    *r = (flush_result_t){0};
+    dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
+    flush_table(d, t, r);
     for (int ev = 0; ev < d->nev; ev++)
         flush_unknown(d, ev, r);
     if (d->vt)
@@ -289,12 +330,14 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
     if (ms > d->flush_ms_max)
         d->flush_ms_max = ms;
     if (r->failures) {
+        keep_unwritten(d, t);
+        dcpi_agg_reset(t);
         d->last_fail = d->last_flush;
         dcpi__log(DCPI_LOG_ERR, "flush: %zu profiles failed, their samples are kept", r->failures);
         return DCPI_EIO;
     }
-    dcpi_agg_reset(d->agg);
-    dcpi_proctab_compact(d->procs); /* no count refers to a process any more */
+    dcpi_agg_reset(t);
+    dcpi_proctab_compact(d->procs); /* what died before the flush: no count refers to it */
     d->flush_error[0] = 0;
     d->last_flush_wall = time(NULL);
     d->flushed_profiles = r->profiles;

@@ -199,6 +199,8 @@ static int setup_tables(daemon_t *d, char *err)
     int rc = dcpi_loadmap_new(&d->lm);
     if (rc == 0)
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
+    if (rc == 0) /* the flush's: its pages are touched only while a flush runs */
+        rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg_spare);
     if (rc == 0)
         rc = dcpi_proctab_new(&d->procs);
     if (rc < 0)
@@ -352,6 +354,7 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
+    dcpi_agg_free(d->agg_spare);
     dcpi__daemon_top_free(d);
     dcpi_proctab_free(d->procs);
 }

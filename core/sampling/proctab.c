@@ -1,7 +1,7 @@
 /*
  * proctab.c - processes and their command names by small ids, see proctab.h. Entries live in
- * one array (id = index + 1); an open-addressing hash from pid to the pid's current entry
- * (linear probing, backward-shift deletion) finds them.
+ * one array (id = index + 1; a freed entry is reused, so ids never move); an open-addressing
+ * hash from pid to the pid's current entry (linear probing, backward-shift deletion) finds them.
  */
 #include "core/sampling/proctab.h"
 
@@ -14,7 +14,10 @@
 
 typedef struct entry {
     pid_t pid;
-    int alive; /* the pid's current entry, not exited */
+    uint8_t alive; /* the pid's current entry, not exited */
+    uint8_t inuse; /* 0: free (on the free list) */
+    uint32_t died; /* the generation in which it stopped being alive */
+    uint32_t next; /* free list: the next free index + 1 (0: none) */
     char comm[DCPI_COMMLEN];
 } entry_t;
 
@@ -23,6 +26,9 @@ struct dcpi_proctab {
     size_t n, cap;
     uint32_t *slots; /* id of the pid's current entry, 0: empty */
     size_t nslots, used;
+    uint32_t free; /* first free index + 1 (0: none) */
+    uint32_t gen;  /* dcpi_proctab_mark */
+    size_t inuse;  /* entries in use */
     uint64_t failed;
 };
 
@@ -76,24 +82,44 @@ static int rehash(dcpi_proctab_t *pt, size_t nslots)
     return 0;
 }
 
+static void retire(dcpi_proctab_t *pt, entry_t *e)
+{
+    e->alive = 0;
+    e->died = pt->gen;
+}
+
+/* A free entry's index: the free list's first, else a new one at the end (-1: no memory). */
+static long take_entry(dcpi_proctab_t *pt)
+{
+    if (pt->free) {
+        uint32_t k = pt->free - 1;
+        pt->free = pt->e[k].next;
+        return k;
+    }
+    if (pt->n >= UINT32_MAX - 1 || dcpi__grow((void **)&pt->e, &pt->cap, pt->n + 1, sizeof *pt->e))
+        return -1;
+    return (long)pt->n++;
+}
+
 /* A new current entry for pid named comm (the old one, if any, stays for its counts). */
 static uint32_t add(dcpi_proctab_t *pt, pid_t pid, const char *comm)
 {
     if ((pt->used + 1) * 2 > pt->nslots && rehash(pt, pt->nslots * 2) < 0)
         goto fail;
-    if (pt->n >= UINT32_MAX - 1 || dcpi__grow((void **)&pt->e, &pt->cap, pt->n + 1, sizeof *pt->e))
+    long k = take_entry(pt);
+    if (k < 0)
         goto fail;
     size_t i = slot_of(pt, pid);
     if (pt->slots[i])
-        pt->e[pt->slots[i] - 1].alive = 0;
+        retire(pt, &pt->e[pt->slots[i] - 1]);
     else
         pt->used++;
-    entry_t *e = &pt->e[pt->n++];
-    e->pid = pid;
-    e->alive = 1;
+    entry_t *e = &pt->e[k];
+    *e = (entry_t){.pid = pid, .alive = 1, .inuse = 1};
     snprintf(e->comm, sizeof e->comm, "%s", comm);
-    pt->slots[i] = (uint32_t)pt->n;
-    return (uint32_t)pt->n;
+    pt->inuse++;
+    pt->slots[i] = (uint32_t)k + 1;
+    return (uint32_t)k + 1;
 fail:
     pt->failed++;
     return 0;
@@ -152,7 +178,7 @@ void dcpi_proctab_exit(dcpi_proctab_t *pt, pid_t pid)
     size_t i = slot_of(pt, pid);
     if (!pt->slots[i])
         return;
-    pt->e[pt->slots[i] - 1].alive = 0;
+    retire(pt, &pt->e[pt->slots[i] - 1]);
     /* backward-shift deletion keeps every probe sequence unbroken */
     size_t mask = pt->nslots - 1, j = i;
     pt->slots[i] = 0;
@@ -172,12 +198,38 @@ void dcpi_proctab_exit(dcpi_proctab_t *pt, pid_t pid)
 
 pid_t dcpi_proctab_pid(const dcpi_proctab_t *pt, uint32_t id)
 {
-    return id && id <= pt->n ? pt->e[id - 1].pid : 0;
+    return id && id <= pt->n && pt->e[id - 1].inuse ? pt->e[id - 1].pid : 0;
 }
 
 const char *dcpi_proctab_name(const dcpi_proctab_t *pt, uint32_t id)
 {
-    return id && id <= pt->n ? pt->e[id - 1].comm : "swapper";
+    return id && id <= pt->n && pt->e[id - 1].inuse ? pt->e[id - 1].comm : "swapper";
+}
+
+void dcpi_proctab_mark(dcpi_proctab_t *pt)
+{
+    pt->gen++;
+}
+
+/* Free the entries that died before the last mark; drop the free tail and rebuild the free
+ * list (lowest index first). */
+static void free_dead(dcpi_proctab_t *pt)
+{
+    for (size_t i = 0; i < pt->n; i++) {
+        entry_t *e = &pt->e[i];
+        if (e->inuse && !e->alive && e->died < pt->gen) {
+            e->inuse = 0;
+            pt->inuse--;
+        }
+    }
+    while (pt->n && !pt->e[pt->n - 1].inuse)
+        pt->n--;
+    pt->free = 0;
+    for (size_t i = pt->n; i-- > 0;)
+        if (!pt->e[i].inuse) {
+            pt->e[i].next = pt->free;
+            pt->free = (uint32_t)i + 1;
+        }
 }
 
 /* After a compaction: a quarter used or less gives memory back (halving, never below 64). */
@@ -197,24 +249,18 @@ static void shrink(dcpi_proctab_t *pt)
 
 void dcpi_proctab_compact(dcpi_proctab_t *pt)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < pt->n; i++)
-        if (pt->e[i].alive)
-            pt->e[k++] = pt->e[i];
-    pt->n = k;
+    free_dead(pt);
     shrink(pt);
     size_t nslots = pt->nslots;
     while (nslots > 1024 && pt->used * 8 <= nslots)
-        nslots /= 2;              /* (used counts live pids: rehash recounts them) */
-    if (rehash(pt, nslots) < 0) { /* out of memory: forget all, /proc names them again */
-        memset(pt->slots, 0, pt->nslots * sizeof *pt->slots);
-        pt->n = pt->used = 0;
-    }
+        nslots /= 2;
+    if (nslots != pt->nslots && rehash(pt, nslots) < 0)
+        return; /* (the old, larger hash stays) */
 }
 
 uint32_t dcpi_proctab_count(const dcpi_proctab_t *pt)
 {
-    return (uint32_t)pt->n + 1;
+    return (uint32_t)pt->inuse + 1;
 }
 
 uint64_t dcpi_proctab_failed(const dcpi_proctab_t *pt)

@@ -4,10 +4,12 @@
  * flush turns back into the pid and name written next to each profile (core/store/procprof.h).
  *
  * A pid's current id changes when its program changes (exec, or the main thread's COMM record);
- * a forked child starts with its parent's name. An id stays valid until dcpi_proctab_compact,
- * which the daemon calls only after the count table was emptied by a complete flush: exited
- * processes are forgotten then, the live ones renumbered. Id 0 is "no process" (pid 0,
- * "swapper", the idle task). Not thread-safe.
+ * a forked child starts with its parent's name. Ids never move. An entry that stopped being
+ * current (its process exited, or changed its name) stays valid until a dcpi_proctab_compact
+ * that follows a dcpi_proctab_mark made after it stopped: the daemon marks when a flush begins
+ * (samples drained during the flush go to another count table and may name processes that die
+ * meanwhile) and compacts when the flushed table is empty; freed ids are reused. Id 0 is "no
+ * process" (pid 0, "swapper", the idle task). Not thread-safe.
  */
 #ifndef DCPI_CORE_PROCTAB_H
 #define DCPI_CORE_PROCTAB_H
@@ -37,10 +39,12 @@ void dcpi_proctab_exit(dcpi_proctab_t *pt, pid_t pid);
 pid_t dcpi_proctab_pid(const dcpi_proctab_t *pt, uint32_t id);
 const char *dcpi_proctab_name(const dcpi_proctab_t *pt, uint32_t id);
 
-/* Forget exited processes and the old names of live ones; live ones get new ids. Only when no
- * id is referenced any more (the count table is empty). */
+/* A flush begins: entries that stop being current from now on survive the next compaction. */
+void dcpi_proctab_mark(dcpi_proctab_t *pt);
+/* Forget the exited processes and old names that stopped before the last mark (their ids may
+ * be given to new entries); live ids do not change. Memory shrinks with the table. */
 void dcpi_proctab_compact(dcpi_proctab_t *pt);
-/* Ids in use (1 + entries), and the times an id could not be allocated. */
+/* Ids in use (1 + entries in use), and the times an id could not be allocated. */
 uint32_t dcpi_proctab_count(const dcpi_proctab_t *pt);
 uint64_t dcpi_proctab_failed(const dcpi_proctab_t *pt);
 
