@@ -1,19 +1,33 @@
 /*
- * bparm.c - dcpid's bp backend wiring (core/values/bp.c says why, core/sampling/bpslots.h how):
- *   - a user-mode PC sample of event 0 is where a thread is: when the ring's breakpoint is free
- *     (its arm gave all its samples, or waited DCPI_DAEMON_BP_MAXAGE ms), and the ring's arm
- *     budget allows (-vrate value samples/s per CPU, DCPI_DAEMON_BP_COUNT - 1 per arm), the
- *     value pipeline chooses an instruction of the sampled function and a breakpoint is armed
- *     there for that thread on that CPU, for DCPI_DAEMON_BP_COUNT samples;
+ * bparm.c - dcpid's bp backend wiring (core/values/bp.c says which instruction, core/sampling/
+ * bpslots.h how a breakpoint is armed):
+ *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU
+ *     that wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's
+ *     CPU time) says where a thread is; when the ring's breakpoint is free (its arm gave all its
+ *     samples, or waited DCPI_DAEMON_BP_MAXAGE ms) and the ring's arm budget allows (-vrate
+ *     value samples/s per CPU, DCPI_DAEMON_BP_COUNT - 1 per arm), the value pipeline chooses an
+ *     instruction of the sampled function and a breakpoint is armed there for that thread on
+ *     that CPU, for DCPI_DAEMON_BP_COUNT samples, at once: dcpid runs at real-time priority
+ *     where allowed, so the arm follows its trigger by ~0.1 ms even on a loaded machine (it
+ *     used to wait for the next drain, ~4 ms, by which time a thread had often left the
+ *     function, so the arm took the first executions of its next call: issue 21 measured 66% of
+ *     the value samples in a loop's first 8 iterations). An arm that has had no hit yet when
+ *     the ring's next trigger comes is replaced (its thread left the armed code; counted as
+ *     expired), so a thread that sleeps does not hold the ring's breakpoint;
  *   - with BPF (core/capture/bpfmem.h) the armed instruction's memory operand is read at each
  *     sample; the CPU's operand is set before the arm, each sample takes its log entry;
- *   - its first sample (the execution right after the arming interrupt, skid-biased) is dropped
- *     unless -vbp-first; the others go to the value pipeline, always admitted.
+ *   - an arm's first sample (the execution right after the arming interrupt, skid-biased) is
+ *     dropped unless -vbp-first; the other (one: arms are independent, so the value samples are
+ *     too and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
  * Everything is counted for status ("vbp ..."): arms, failed arms (the first reason logged),
- * expired arms, PC samples whose function had nothing to arm, dropped first samples, value
- * samples, and samples read after their arm was closed (still used).
+ * expired arms, triggers whose function had nothing to arm, dropped first samples, value
+ * samples, samples whose memory operand was read, samples read after their arm was closed, the
+ * mean delay from trigger to armed breakpoint, and the mean gap between an arm's
+ * two hits (what one trap costs the target, plus the code between two executions).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +46,21 @@ int dcpi__daemon_bp_setup(daemon_t *d, char *err)
     int rc = dcpi_bpslots_new(d->smp, &d->bps);
     d->bp_tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *d->bp_tokens);
     d->bp_last = calloc((size_t)(n > 0 ? n : 1), sizeof *d->bp_last);
+    d->bp_hit = calloc((size_t)(n > 0 ? n : 1), sizeof *d->bp_hit);
     d->self = getpid();
-    if (rc < 0 || !d->bp_tokens || !d->bp_last)
+    if (rc < 0 || !d->bp_tokens || !d->bp_last || !d->bp_hit)
         return dcpi__errf(err, DCPI_ENOMEM, "bp backend: out of memory");
+    /* the arm follows its trigger by the time dcpid takes to wake: at real-time priority (root
+     * or CAP_SYS_NICE; children and plugin workers forked later do not inherit it) ~0.1 ms
+     * even on a loaded machine, else up to tens of ms there */
+    struct sched_param sp = {.sched_priority = 1};
+    d->bp_rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
+    d->bp_cpu = -1;
+    if (!d->bp_rt)
+        dcpi__log(DCPI_LOG_INFO,
+                  "bp backend: no real-time priority (%s): on a loaded machine arms may come "
+                  "milliseconds after their trigger (status \"arm-delay-us\")",
+                  strerror(errno));
     if (dcpi_bpfmem_open(&d->bpm, d->bpm_why) == 0) {
         dcpi_bpslots_set_prog(d->bps, dcpi_bpfmem_prog_fd(d->bpm));
         dcpi__log(DCPI_LOG_INFO, "bp backend: memory values read by BPF at each sample");
@@ -55,6 +81,20 @@ void dcpi__daemon_bp_free(daemon_t *d)
     d->bpm = NULL;
     free(d->bp_tokens);
     free(d->bp_last);
+    free(d->bp_hit);
+}
+
+void dcpi__daemon_bp_report(const daemon_t *d)
+{
+    if (!d->bps)
+        return;
+    const bp_stats_t *b = &d->bp;
+    dcpi__log(DCPI_LOG_INFO,
+              "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64
+              " expired, %" PRIu64 " failed; arm delay %.0f us, gap between an arm's hits %.1f us",
+              b->arms, b->samples, b->expired, b->failed,
+              b->arms ? (double)b->delay_ns / (double)b->arms / 1e3 : 0.0,
+              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0);
 }
 
 /* Arms per second per ring: -vrate value samples, DCPI_DAEMON_BP_COUNT - 1 per arm. */
@@ -88,6 +128,21 @@ static void end_arm(daemon_t *d, int r)
     dcpi_vtrace_bp_done(d->vt, cookie, got > 1 ? got - 1 : 0);
 }
 
+/* At real-time priority, run on the CPU of the last trigger: the next trigger there wakes dcpid
+ * on the CPU of the thread it interrupted, which then waits until its arm is set (the
+ * breakpoint takes its very next executions, wherever in its phases they are), instead of
+ * running on for the ~0.1 ms dcpid takes elsewhere (and leaving a loop that runs for less). */
+static void follow(daemon_t *d, int cpu)
+{
+    if (!d->bp_rt || cpu == d->bp_cpu || cpu < 0 || cpu >= CPU_SETSIZE)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0)
+        d->bp_cpu = cpu;
+}
+
 void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s)
 {
     int r = d->cur_ring;
@@ -119,16 +174,26 @@ void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s)
                       (unsigned long long)addr, s->tid, strerror(-rc));
         return;
     }
+    uint64_t armed = (uint64_t)(dcpi__daemon_now() * 1e9);
+    d->bp.delay_ns += armed > s->time ? armed - s->time : 0;
     d->bp.arms++;
+    follow(d, (int)s->cpu);
 }
 
 int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s)
 {
     unsigned seq;
     uint32_t cookie;
-    if (!dcpi_bpslots_match(d->bps, d->cur_ring, s->id, &seq, &cookie))
+    int current;
+    if (!dcpi_bpslots_match(d->bps, d->cur_ring, s->id, &seq, &cookie, &current))
         return 0;
     (void)cookie;
+    uint64_t *hit = &d->bp_hit[d->cur_ring];
+    if (seq > 0 && current && *hit && s->time > *hit) { /* the gap from the previous hit */
+        d->bp.gap_ns += s->time - *hit;
+        d->bp.gaps++;
+    }
+    *hit = s->time;
     dcpi_vtrace_sample_t v;
     dcpi__daemon_vsample(s, &v);
     if (d->bpm) /* every breakpoint sample has its entry, the dropped ones too */

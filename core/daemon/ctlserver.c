@@ -98,9 +98,12 @@ static void status_values(const daemon_t *d, dcpi__answer_t *a)
         dcpi__daemon_say(a,
                          "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64
                          " nothing-to-arm %" PRIu64 " first-dropped %" PRIu64 " samples %" PRIu64
-                         " memory-read %" PRIu64 " late %" PRIu64 "%s%s",
+                         " memory-read %" PRIu64 " late %" PRIu64
+                         " arm-delay-us %.0f hit-gap-us %.1f%s%s",
                          d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first,
                          d->bp.samples, d->bp.memread, d->bp.late,
+                         d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
+                         d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
                          d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
     else if (!d->vs)
         dcpi__daemon_say(a, "vbp off: %s", d->bp_why);

@@ -55,6 +55,8 @@ typedef struct ev_stats {
 /* The bp backend (bparm.c): arms and what became of them (status "vbp"). */
 typedef struct bp_stats {
     uint64_t arms, failed, expired, nocand, first, samples, memread, late;
+    uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
+    uint64_t gap_ns, gaps; /* sum and count of the gaps between consecutive hits of an arm */
     int failed_logged;
 } bp_stats_t;
 
@@ -91,6 +93,8 @@ typedef struct daemon {
     int use_bp;                  /* chosen at setup, the slots made once the rings exist */
     char bp_why[DCPI_ERRLEN];    /* why the bp backend is not used ("" when it is) */
     double *bp_tokens, *bp_last; /* per ring: arm budget */
+    uint64_t *bp_hit;            /* per ring: time of the last breakpoint hit */
+    int bp_rt, bp_cpu;           /* real-time priority; the CPU dcpid runs on (-1: any) */
     bp_stats_t bp;
     dcpi_bpfmem_t *bpm;                 /* memory values at breakpoint samples (BPF), else NULL */
     char bpm_why[DCPI_ERRLEN];          /* why not */
@@ -181,13 +185,15 @@ void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
  * when it is free; a DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the
  * value pipeline or was counted), 0 when it is not ours. Set-up (the slots, once the rings
  * exist) and teardown. */
-#define DCPI_DAEMON_BP_COUNT    9  /* samples per arm, the first dropped */
-#define DCPI_DAEMON_BP_MAXAGE   20 /* ms an arm may wait for its samples */
-#define DCPI_DAEMON_BP_DRAIN_MS 4  /* the loop drains the rings this often */
+#define DCPI_DAEMON_BP_COUNT      2      /* samples per arm, the first dropped */
+#define DCPI_DAEMON_BP_MAXAGE     20     /* ms an arm may wait for its samples */
+#define DCPI_DAEMON_BP_DRAIN_MS   4      /* the loop drains the rings this often */
+#define DCPI_DAEMON_BP_TRIGGER_NS 999999 /* the arm trigger's period (thread CPU time) */
 void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_setup(daemon_t *d, char *err);
 void dcpi__daemon_bp_free(daemon_t *d);
+void dcpi__daemon_bp_report(const daemon_t *d); /* the counters, into the log (at exit) */
 
 /* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
  * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the

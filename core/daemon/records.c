@@ -88,14 +88,12 @@ void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
     memcpy(v->regs.r, s->regs, sizeof v->regs.r);
 }
 
-/* A user-mode sample with user registers: to the value profilers (regs backend) or, with the
- * bp backend, a reason to arm a breakpoint. */
+/* A user-mode sample with user registers: to the value profilers (regs backend; the bp
+ * backend arms from its trigger's samples instead, see on_sample). */
 static void value_sample(daemon_t *d, const dcpi_sample_t *s)
 {
-    if (d->bps) {
-        dcpi__daemon_bp_pc(d, s);
+    if (d->bps)
         return;
-    }
     dcpi_vtrace_sample_t v;
     dcpi__daemon_vsample(s, &v);
     dcpi_vtrace_sample(d->vt, &v);
@@ -106,6 +104,11 @@ static void pc_sample(daemon_t *d, const dcpi_sample_t *s);
 static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
+    if (s->event == DCPI_SAMPLER_EV_TRIGGER) { /* the bp backend's arm trigger: not a PC sample */
+        if (d->bps && (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
+            dcpi__daemon_bp_pc(d, s);
+        return;
+    }
     if (s->event == DCPI_SAMPLER_EV_OTHER) {
         if (d->bps && dcpi__daemon_bp_sample(d, s))
             return;

@@ -143,6 +143,8 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
         x.regs_user = dcpi_vtrace_regs_mask(d->vt) | 1ull << DCPI_REG_IP;
         x.callchain = dcpi_vtrace_contexts(d->vt);
         x.max_stack = 4;
+        if (d->use_bp) /* the bp backend's arm trigger (bparm.c) */
+            x.trigger_ns = DCPI_DAEMON_BP_TRIGGER_NS;
     }
     if (d->o->callgraph) {
         x.callchain = x.callchain_kernel = 1;

@@ -98,7 +98,8 @@ int dcpi_bpslots_busy(const dcpi_bpslots_t *b, int ring, uint64_t now_ns, uint64
     if (ring < 0 || ring >= b->nslots)
         return 1;
     const slot_t *sl = &b->slots[ring];
-    return sl->fd >= 0 && sl->cur.got < sl->count && now_ns - sl->armed_ns < max_age_ns;
+    return sl->fd >= 0 && sl->cur.got > 0 && sl->cur.got < sl->count &&
+           now_ns - sl->armed_ns < max_age_ns;
 }
 
 int dcpi_bpslots_close(dcpi_bpslots_t *b, int ring, uint32_t *cookie, unsigned *got)
@@ -159,12 +160,14 @@ static int take(arm_t *a, unsigned *seq, uint32_t *cookie)
     return 1;
 }
 
-int dcpi_bpslots_match(dcpi_bpslots_t *b, int ring, uint64_t id, unsigned *seq, uint32_t *cookie)
+int dcpi_bpslots_match(dcpi_bpslots_t *b, int ring, uint64_t id, unsigned *seq, uint32_t *cookie,
+                       int *current)
 {
     if (ring < 0 || ring >= b->nslots)
         return 0;
     slot_t *sl = &b->slots[ring];
-    if (sl->fd >= 0 && sl->cur.id == id)
+    *current = sl->fd >= 0 && sl->cur.id == id;
+    if (*current)
         return take(&sl->cur, seq, cookie);
     for (unsigned i = 0; i < HISTORY && i < sl->nhist; i++)
         if (sl->hist[i].id == id)

@@ -38,8 +38,9 @@ void dcpi_bpslots_free(dcpi_bpslots_t *b);
  * every breakpoint armed from now on (-1: none). An arm whose attach fails fails. */
 void dcpi_bpslots_set_prog(dcpi_bpslots_t *b, int prog_fd);
 
-/* Whether ring's breakpoint is armed, has not given all its samples, and was armed less than
- * max_age_ns before now_ns (monotonic ns). */
+/* Whether ring's breakpoint is armed, has given some but not all of its samples, and was armed
+ * less than max_age_ns before now_ns (monotonic ns). One that has given none yet is not busy:
+ * its thread left the armed code, and a newer arm may replace it. */
 int dcpi_bpslots_busy(const dcpi_bpslots_t *b, int ring, uint64_t now_ns, uint64_t max_age_ns);
 
 /* Close ring's breakpoint: 1 with its cookie and the samples it gave so far, 0 when none. */
@@ -52,8 +53,9 @@ int dcpi_bpslots_arm(dcpi_bpslots_t *b, int ring, pid_t tid, uint64_t addr, unsi
                      uint32_t cookie, uint64_t now_ns);
 
 /* A DCPI_SAMPLER_EV_OTHER sample with this id read from ring: 1 when it is one of the ring's
- * breakpoints' (the armed one or a recent one), with *seq (its number within its arm) and
- * *cookie; 0 when it is not. */
-int dcpi_bpslots_match(dcpi_bpslots_t *b, int ring, uint64_t id, unsigned *seq, uint32_t *cookie);
+ * breakpoints' (the armed one, *current 1, or a recent one, *current 0), with *seq (its number
+ * within its arm) and *cookie; 0 when it is not. */
+int dcpi_bpslots_match(dcpi_bpslots_t *b, int ring, uint64_t id, unsigned *seq, uint32_t *cookie,
+                       int *current);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -156,6 +157,8 @@ static void fill_attr(struct perf_event_attr *a, const dcpi_event_spec_t *ev, in
     a->exclude_guest = 1;
     a->exclude_kernel = no_kernel;
     a->sample_id_all = 1;
+    a->use_clockid = 1; /* times comparable with CLOCK_MONOTONIC (core/daemon/bparm.c) */
+    a->clockid = CLOCK_MONOTONIC;
     a->watermark = 1;
     a->wakeup_watermark = (uint32_t)(DCPI_SAMPLER_DATA_PAGES * sysconf(_SC_PAGESIZE) / 2);
     if (tracking) {
@@ -319,6 +322,22 @@ static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
     return rc;
 }
 
+/* The arm trigger (dcpi_sampler_opts_t.trigger_ns) of one target on one CPU, into the ring of
+ * the events opened there just before. */
+static int open_trigger(open_ctx_t *c, pid_t pid, int cpu, int slot)
+{
+    struct perf_event_attr a;
+    dcpi_event_spec_t ev = {.type = PERF_TYPE_SOFTWARE,
+                            .config = PERF_COUNT_SW_CPU_CLOCK,
+                            .period = c->s->x.trigger_ns};
+    fill_attr(&a, &ev, 0, c->mode != DCPI_SAMPLE_SYSTEM, c->mode == DCPI_SAMPLE_COMMAND, 1);
+    fill_extra(&a, &c->s->x);
+    a.watermark = 0;
+    a.wakeup_events = 1;
+    int fd = dcpi__perf_open(&a, pid, cpu);
+    return fd < 0 ? fd : attach_fd(c, fd, DCPI_SAMPLER_EV_TRIGGER, slot);
+}
+
 /* All events of one target (pid or -1) on one CPU. */
 static int open_target_cpu(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
@@ -331,12 +350,13 @@ static int open_target_cpu(open_ctx_t *c, pid_t pid, int cpu, int slot)
         if (rc < 0)
             return dcpi__errf(c->err, rc, "perf_event ring buffer: %s", strerror(-rc));
     }
-    return 0;
+    int rc = c->s->x.trigger_ns ? open_trigger(c, pid, cpu, slot) : 0;
+    return rc < 0 ? dcpi__errf(c->err, rc, "perf_event_open(arm trigger): %s", strerror(-rc)) : 0;
 }
 
 static int alloc_sampler(dcpi_sampler_t *s, size_t ntarget, int ncpu)
 {
-    size_t n = ntarget * (size_t)ncpu * (size_t)s->nev;
+    size_t n = ntarget * (size_t)ncpu * (size_t)(s->nev + 1); /* + the trigger */
     s->fds = malloc(n * sizeof *s->fds);
     s->ids = malloc(n * sizeof *s->ids);
     s->rings = calloc((size_t)ncpu, sizeof *s->rings);
@@ -396,6 +416,9 @@ int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sample
     s->nev = nev;
     if (x)
         s->x = *x;
+    for (int e = 0; s->x.trigger_ns && e < nev; e++)
+        if (evs[e].period == s->x.trigger_ns) /* told apart by their period */
+            s->x.trigger_ns++, e = -1;
     *c = (open_ctx_t){.s = s, .evs = evs, .mode = mode, .err = err};
     memset(c->cpu_ring, -1, sizeof c->cpu_ring);
     rc = alloc_sampler(s, nt, ncpu);
@@ -458,6 +481,8 @@ void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a)
 {
     a->sample_type = SAMPLE_TYPE;
     a->sample_id_all = 1;
+    a->use_clockid = 1; /* SET_OUTPUT needs the ring's clock */
+    a->clockid = CLOCK_MONOTONIC;
     fill_extra(a, &s->x);
 }
 
@@ -477,7 +502,7 @@ static int event_of(const dcpi_sampler_t *s, uint64_t id)
 {
     id_map_t key = {.id = id};
     const id_map_t *m = bsearch(&key, s->ids, s->nfds, sizeof *s->ids, id_cmp);
-    return m ? m->event : 0;
+    return m && m->event != DCPI_SAMPLER_EV_TRIGGER ? m->event : 0; /* a trigger's: event 0's */
 }
 
 /* The user entries of a callchain (nr u64, then nr entries) at r[*pos]. */
@@ -545,15 +570,18 @@ static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
     uint64_t id = dcpi__get_host64(r + 8);
     id_map_t key = {.id = id};
     const id_map_t *m = bsearch(&key, s->ids, s->nfds, sizeof *s->ids, id_cmp);
+    uint64_t period = dcpi__get_host64(r + 48);
     dcpi_sample_t smp = {
-        .event = m ? (uint16_t)m->event : DCPI_SAMPLER_EV_OTHER,
+        .event = m                                              ? (uint16_t)m->event
+                 : s->x.trigger_ns && period == s->x.trigger_ns ? DCPI_SAMPLER_EV_TRIGGER
+                                                                : DCPI_SAMPLER_EV_OTHER,
         .id = id,
         .ip = dcpi__get_host64(r + 16),
         .pid = dcpi__get_host32(r + 24),
         .tid = dcpi__get_host32(r + 28),
         .time = dcpi__get_host64(r + 32),
         .cpu = dcpi__get_host32(r + 40),
-        .period = dcpi__get_host64(r + 48),
+        .period = period,
         .misc = ((const struct perf_event_header *)(const void *)r)->misc,
     };
     if ((s->x.callchain || s->x.regs_user) && parse_extra(s, r, size, &smp) < 0)

@@ -44,6 +44,14 @@ typedef struct dcpi_sampler_opts {
     int callchain;        /* PERF_SAMPLE_CALLCHAIN, user part only (unless callchain_kernel) */
     int callchain_kernel; /* with callchain: the kernel part too (dcpid -g) */
     unsigned max_stack;   /* sample_max_stack with callchain (0: 4) */
+    /* An arm trigger besides the events (0: none): a user-mode cpu-clock event of this period
+     * (ns) per target and CPU, with the same record layout, that wakes its ring at every sample
+     * (the events wake it at half full), so that a breakpoint is armed microseconds after the
+     * thread was seen, not at the next drain (core/daemon/bparm.c). Its samples have event
+     * DCPI_SAMPLER_EV_TRIGGER. The period is made to differ from every event's, which is how
+     * the samples of inherited copies (child threads and processes, whose ids are not ours) are
+     * told apart. */
+    uint64_t trigger_ns;
 } dcpi_sampler_opts_t;
 
 /*
@@ -66,9 +74,10 @@ int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i);
 int dcpi_sampler_nfds(const dcpi_sampler_t *s); /* events opened in all */
 /* The CPU whose events ring i holds. */
 int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i);
-/* Set a's sample_type, sample_id_all and the value-profiling fields to the sampler's own
- * layout, so that records of another event redirected into a ring (PERF_EVENT_IOC_SET_OUTPUT)
- * decode like the sampler's (their event is DCPI_SAMPLER_EV_OTHER). */
+/* Set a's sample_type, sample_id_all, clock (CLOCK_MONOTONIC: sample times compare with
+ * clock_gettime's) and the value-profiling fields to the sampler's own layout, so that records of
+ * another event redirected into a ring (PERF_EVENT_IOC_SET_OUTPUT) decode like the sampler's (their
+ * event is DCPI_SAMPLER_EV_OTHER). */
 struct perf_event_attr;
 void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a);
 /* perf_event_open(a, pid, cpu, no group, CLOEXEC): the fd, or the negative errno. */
@@ -81,6 +90,8 @@ int dcpi__perf_open(struct perf_event_attr *a, pid_t pid, int cpu);
  * caller's written into a ring (dcpi_sampler_layout), e.g. a breakpoint (core/sampling/bpslots.h).
  */
 #define DCPI_SAMPLER_EV_OTHER 0xffff
+/* dcpi_sample_t.event of an arm trigger's sample (dcpi_sampler_opts_t.trigger_ns). */
+#define DCPI_SAMPLER_EV_TRIGGER 0xfffe
 
 /* One decoded sample. */
 typedef struct dcpi_sample {

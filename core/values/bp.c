@@ -19,7 +19,8 @@
  *     does not depend on the values it will see, so each instruction's hotlist stays unbiased;
  *   - the first sample of each arm is the execution right after the interrupt that armed it,
  *     the same skid-biased one (measured: call targets 53/35/11 for a 60/30/10 truth): the
- *     daemon drops it and passes the later ones, which are unbiased (60.2/29.7/10.0);
+ *     daemon drops it and passes the next one, which is unbiased (core/daemon/bparm.c says
+ *     when an arm is set and why it takes one value sample);
  *   - dcpi_vtrace_bp_sample: such a sample into the plugins' traces, always admitted (the arm
  *     rate is the value-sample rate).
  * Tables are bounded (functions and candidates); when full they start over.

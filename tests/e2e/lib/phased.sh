@@ -1,0 +1,62 @@
+# tests/e2e/lib/phased.sh - one check of tests/e2e/values_phased.sh and values_procs.sh (sourced
+# after common.sh and stats.sh; needs BIN, T, fail): phased_check MODE runs dcpid's default
+# value backend on samples/work-phased MODE, whose measured `div rcx` has a divisor mix that
+# depends on where the program is (see its top comment) and which counts its exact truth per
+# execution. The run is repeated with twice the length until the instruction has at least
+# PHASED_NMIN value samples (at most 3 runs, from PHASED_MS ms of the workload's CPU time), then
+# every true share must lie within the binomial tolerance of that count (lib/stats.sh).
+PHASED_NMIN=${PHASED_NMIN:-1000}
+PHASED_MS=${PHASED_MS:-2500}
+
+# phased_probe: skip (77) unless cpu-clock sampling and execute breakpoints are available
+phased_probe() {
+    e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+    ACC_MNEM=div ACC_VALUE=rcx timeout -k 5 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock \
+        -vtrace "$BIN/samples/vp-acc.so" -- true >"$T/probe.out" 2>&1 ||
+        fail "probe run failed: $(cat "$T/probe.out")"
+    local log
+    log=$(cat "$T"/probe/dcpid-*.log)
+    case "$log" in
+    *"execute breakpoints unavailable"*)
+        e2e_skip "execute breakpoints unavailable: $(grep -o 'unavailable (.*' <<<"$log")" ;;
+    *"bp backend"*) ;;
+    *) fail "the probe's log names no backend: $log" ;;
+    esac
+}
+
+phased_proc() {
+    case $1 in
+    phased) echo ph_div ;; callsites) echo cs_div ;; threads) echo th_div ;;
+    rare) echo rare_div ;; recurse) echo rec_div ;; spawn) echo sp_div ;;
+    *) fail "unknown work-phased mode $1" ;;
+    esac
+}
+
+phased_check() {
+    local mode=$1 proc ms=$PHASED_MS try line n t lab val pct got
+    proc=$(phased_proc "$mode")
+    export ACC_MNEM=div ACC_VALUE=rcx
+    for try in 1 2 3; do
+        rm -rf "$T/$mode"
+        timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
+            -- "$BIN/samples/work-phased" "$mode" "$ms" >"$T/$mode.out" 2>"$T/$mode.err" ||
+            fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
+        grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
+        DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
+            -vshow 8 -vcutoff 0 "$proc" "$BIN/samples/work-phased" >"$T/$mode.list" 2>&1 ||
+            fail "$mode: dcpilist: $(cat "$T/$mode.list")"
+        line=$(grep -E ' div +rcx' "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
+        [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
+        n=$(vtot "$line")
+        awk -v n="$n" -v m="$PHASED_NMIN" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' && break
+        echo "$mode: $n value samples in a run of $ms ms, fewer than $PHASED_NMIN: again, twice as long"
+        ms=$((ms * 2))
+    done
+    echo "$mode: $(grep -h 'bp backend: [0-9]' "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"
+    stat_min "$mode value samples" "$n" "$PHASED_NMIN" || fail "$mode: too few: $line"
+    for t in $(sed -n 's/^truth //p' "$T/$mode.out"); do
+        lab=${t%%=*} val=${t#*=} pct=${val#*:} val=${val%%:*}
+        got=$(grep -o "([0-9.]*% $val)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1)
+        stat_share "$mode divisor $lab" "${got:-0}" "$pct" "$n" || fail "$mode: $line"
+    done
+}
