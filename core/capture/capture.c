@@ -131,6 +131,23 @@ static int source_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int k,
     return DCPI_ENOENT;
 }
 
+/* TRACE_REGC: the result from the registers alone, else (a load, an ALU op with a memory
+ * source) from the memory operand when the backend read it (bp with BPF). */
+static int result_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t *v)
+{
+    uint64_t flags, m;
+    int rc = dcpi_interp(insn, regs, v, &flags);
+    if (rc != DCPI_ENOTSUP || !regs->mem_ok)
+        return rc;
+    for (int i = 0; i < insn->zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &insn->ops[i];
+        if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.type == ZYDIS_MEMOP_TYPE_MEM)
+            return mem_value(insn, op, regs, &m) == 0 ? dcpi_interp_mem(insn, regs, m, v, &flags)
+                                                      : DCPI_ENOTSUP;
+    }
+    return rc;
+}
+
 /* ---- branches ----------------------------------------------------------------------------- */
 
 static int is_branch(const dcpi_insn_t *insn)
@@ -231,7 +248,6 @@ static int reg_value(const dcpi_regs_t *regs, int idx, uint64_t *v)
 
 static int one_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, trace_value_t k, uint64_t *v)
 {
-    uint64_t flags;
     if (k >= TRACE_RAX && k <= TRACE_R15)
         return reg_value(regs, gpr_perf_index[k - TRACE_RAX], v);
     switch (k) {
@@ -245,7 +261,7 @@ static int one_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, trace_val
     case TRACE_REGB:
         return source_value(insn, regs, 1, v);
     case TRACE_REGC:
-        return dcpi_interp(insn, regs, v, &flags);
+        return result_value(insn, regs, v);
     case TRACE_EA:
         return first_ea(insn, regs, v);
     case TRACE_BR_TAKEN:

@@ -22,6 +22,8 @@ typedef struct ictx {
     uint64_t newf;    /* their new values */
     uint64_t undef;   /* status flags left undefined */
     int dest;         /* DEST_* */
+    int has_mem;      /* dcpi_interp_mem: the memory source operand's value is memv */
+    uint64_t memv;
 } ictx_t;
 
 enum { DEST_OP0, DEST_FLAGS, DEST_RAX64 };
@@ -77,6 +79,11 @@ static inline int opval(const ictx_t *c, int i, uint64_t *v)
         return dcpi_capture_read_reg(c->regs, op->reg.value, v);
     if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && !op->imm.is_relative) {
         *v = op->imm.value.u & mask_w(c->w);
+        return 0;
+    }
+    if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+        c->has_mem) {
+        *v = c->memv & mask_w(op->size ? op->size : 64);
         return 0;
     }
     return DCPI_ENOTSUP;

@@ -555,13 +555,34 @@ static int finish(const ictx_t *c, uint64_t *result)
     return 0;
 }
 
-int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                   uint64_t *new_flags, uint64_t *undefined)
+/* Whether insn's only memory access is one read of one operand (a load's source, an ALU op's
+ * memory source, cmp/test's memory operand): nothing written to memory, no stack, no pointer. */
+static int reads_one_memory(const dcpi_insn_t *insn)
+{
+    int n = 0;
+    for (int i = 0; i < insn->zi.operand_count; i++) {
+        const ZydisDecodedOperand *op = &insn->ops[i];
+        if (op->type == ZYDIS_OPERAND_TYPE_POINTER)
+            return 0;
+        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
+            continue;
+        if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM ||
+            (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
+            op->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+            return 0;
+        n++;
+    }
+    return n == 1;
+}
+
+static int interp_run(const dcpi_insn_t *insn, const dcpi_regs_t *before, int has_mem,
+                      uint64_t memv, uint64_t *result, uint64_t *new_flags, uint64_t *undefined)
 {
     if (!insn || !before || !result || !new_flags)
         return DCPI_EINVAL;
     handler_fn fn = handler_of(insn->zi.mnemonic);
-    if (!fn || uses_memory(insn) || insn->zi.operand_count_visible == 0)
+    if (!fn || insn->zi.operand_count_visible == 0 ||
+        (uses_memory(insn) && !(has_mem && reads_one_memory(insn))))
         return DCPI_ENOTSUP;
     if (!(before->valid & (1ull << DCPI_REG_FLAGS)))
         return DCPI_ENOENT; /* the new rflags are built on the old ones */
@@ -571,6 +592,8 @@ int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t 
         .w = insn->ops[0].size,
         .flags = before->r[DCPI_REG_FLAGS],
         .dest = DEST_OP0,
+        .has_mem = has_mem,
+        .memv = memv,
     };
     if (c.w != 8 && c.w != 16 && c.w != 32 && c.w != 64)
         return DCPI_ENOTSUP;
@@ -587,8 +610,20 @@ int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t 
     return 0;
 }
 
+int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
+                   uint64_t *new_flags, uint64_t *undefined)
+{
+    return interp_run(insn, before, 0, 0, result, new_flags, undefined);
+}
+
 int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
                 uint64_t *new_flags)
 {
     return dcpi_interp_ex(insn, before, result, new_flags, NULL);
+}
+
+int dcpi_interp_mem(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t memval,
+                    uint64_t *result, uint64_t *new_flags)
+{
+    return interp_run(insn, before, 1, memval, result, new_flags, NULL);
 }

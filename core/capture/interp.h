@@ -55,6 +55,13 @@ int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *re
 /* The same, also giving the rflags bits whose new value is undefined (may be NULL). */
 int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
                    uint64_t *new_flags, uint64_t *undefined);
+/* The same for an instruction whose one memory access is a read of one explicit operand (a
+ * load, an ALU op or cmp/test with a memory source), given what that operand holds (memval,
+ * truncated to its width: read by the backend at the instruction, core/capture/bpfmem.h):
+ * a load's result is the loaded value (zero- or sign-extended as the instruction does), an ALU
+ * op's is computed from it. DCPI_ENOTSUP for anything that writes memory. */
+int dcpi_interp_mem(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t memval,
+                    uint64_t *result, uint64_t *new_flags);
 /* Whether condition code cc (0..15, the x86 encoding: o no b ae e ne be a s ns p np l ge le g)
  * holds for rflags. */
 int dcpi_interp_cond(int cc, uint64_t rflags);

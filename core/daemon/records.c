@@ -185,6 +185,8 @@ static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
 void dcpi__daemon_apply_exits(daemon_t *d)
 {
     for (size_t i = 0; i < d->nexits; i++) {
+        if (d->vt) /* its pending traces resolve with its mappings (batched drains) */
+            dcpi_vtrace_pid_event(d->vt, d->exits[i]);
         dcpi_loadmap_exit(d->lm, d->exits[i]);
         dcpi_proctab_exit(d->procs, d->exits[i]);
     }
@@ -244,7 +246,9 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
 void dcpi__daemon_drain_all(daemon_t *d)
 {
     dcpi_sampler_drain_merged(d->smp, handler(d));
-    if (d->vt)
+    if (d->vt && d->bps) /* drained at each arm trigger: plugin round trips batched */
+        dcpi_vtrace_end_drain_batched(d->vt, (uint64_t)(dcpi__daemon_now() * 1e9));
+    else if (d->vt)
         dcpi_vtrace_end_drain(d->vt);
     if (d->vs) {
         if (dcpi_vstep_tick(d->vs) && d->mode == DCPI_SAMPLE_PID && !d->quit) {

@@ -12,7 +12,9 @@
  *     the sampled pc) is decoded once; its candidates are the instructions some plugin (or
  *     -vrecord) has a vlist for. Three arms in four go to the candidate at or before the sampled
  *     pc (the sampled instruction, or the one whose execution the sample landed after, e.g. a
- *     memory-operand div), so hot instructions get most value samples; every fourth goes to
+ *     memory-operand div; every fourth arm goes to the candidate before that one, the slow
+ *     load whose sample landed on the next instruction), so hot instructions get most value
+ *     samples; every fourth goes to
  *     the candidate with the fewest value samples so far (arms that gave none count 16, so a
  *     cold path is retried rarely), so that instructions no sample lands near (a call through
  *     memory, whose samples land in the callee) are covered too. Which instruction is armed
@@ -226,8 +228,10 @@ int dcpi_vtrace_bp_choose(dcpi_vtrace_t *vt, uint32_t pid, uint64_t ip, uint64_t
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
     if (!f || f->ncand == 0)
         return 0;
-    uint32_t best =
-        ++f->turn % COVER_EVERY ? nearest_before(b, f, (uint32_t)(vaddr - f->lo)) : UINT32_MAX;
+    unsigned turn = ++f->turn % COVER_EVERY;
+    uint32_t best = turn ? nearest_before(b, f, (uint32_t)(vaddr - f->lo)) : UINT32_MAX;
+    if (turn == 2 && best != UINT32_MAX && best > f->first)
+        best--; /* the one before: the slow instruction a sample lands after (a load) */
     if (best == UINT32_MAX)
         best = least_sampled(b, f);
     *addr = ip - (vaddr - f->lo) + b->cand[best].delta;

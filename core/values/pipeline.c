@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -347,8 +348,20 @@ void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
     merge_vsamples(vt, p, pid, vs, n);
 }
 
+void dcpi_vtrace_end_drain_batched(dcpi_vtrace_t *vt, uint64_t now_ns)
+{
+    int due = now_ns >= vt->handed_ns + DCPI_VTRACE_BATCH_MS * 1000000ull;
+    for (unsigned i = 0; !due && i < vt->npl; i++)
+        due = trace_encoder_entries(&vt->pl[i].enc) >= VSAMPLE_BUFFER_SIZE / 2;
+    if (due)
+        dcpi_vtrace_end_drain(vt);
+}
+
 void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    vt->handed_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     for (unsigned i = 0; i < vt->npl; i++)
         dcpi__vtrace_hand_over(vt, &vt->pl[i]);
     dcpi__vtrace_rec_hand_over(vt);

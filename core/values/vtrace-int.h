@@ -90,6 +90,7 @@ typedef struct dcpi_vtrace_bucket {
 
 struct dcpi_vtrace {
     dcpi_loadmap_t *lm;
+    uint64_t handed_ns; /* CLOCK_MONOTONIC of the last dcpi_vtrace_end_drain */
     dcpi_vtrace_opts_t o;
     dcpi_vtrace_plugin_t *pl;
     unsigned npl;

@@ -135,7 +135,12 @@ int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt);
 void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
 /* Hand every pending trace to its plugin (end of a ring drain, before a flush). */
 void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt);
-/* Hand pending traces of pid to their plugins (before its mappings change: exec, mmap). */
+/* The same, at most every DCPI_VTRACE_BATCH_MS (now_ns: CLOCK_MONOTONIC) unless a trace is
+ * half full: the bp backend drains at each arm trigger, and a plugin worker's round trip per
+ * drain would keep dcpid from its next arm for as long as the worker waits for a CPU. */
+#define DCPI_VTRACE_BATCH_MS 50
+void dcpi_vtrace_end_drain_batched(dcpi_vtrace_t *vt, uint64_t now_ns);
+/* Hand pending traces of pid to their plugins (before its mappings change: exec, mmap, exit). */
 void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid);
 
 /* Whether 75% of the summaries are in use (flush early). */
