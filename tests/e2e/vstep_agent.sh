@@ -9,7 +9,8 @@
 #     the step backend measures it (every iteration runs the same code, so the timer that starts
 #     a burst cannot favour either value); at least 300 value samples (vtot), each share within
 #     the binomial tolerance of that count (lib/stats.sh);
-#   - vp-classic shows the load's result 0xfff at 100% (the regs backend run shows nothing);
+#   - vp-classic shows the load's result 0xfff at 100% (the regs backend run shows nothing; the
+#     default bp backend shows it too, read by BPF at the breakpoint, where BPF loads);
 #   - the program's output is identical to an unprofiled run's;
 #   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run;
 #   - no ring file is left in /dev/shm;
@@ -180,9 +181,22 @@ if [ ${#MEMVAL[@]} -gt 0 ]; then
 fi
 
 # --- the regs backend on the same program reports the load's value as missing
-to 120 "$BIN/dcpid" -db "$T/regs" -event cpu-clock -vtrace vp-classic -- "$W" -n 300 \
+to 120 "$BIN/dcpid" -db "$T/regs" -event cpu-clock -vtrace vp-classic -vregs -- "$W" -n 300 \
     >/dev/null 2>"$T/err2" || fail "dcpid (regs backend) failed: $(cat "$T/err2")"
 listing "$T/regs" vp-classic >"$T/regs.txt" || fail "dcpilist (regs): $(cat "$T/regs.txt")"
 ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/regs.txt")
 [ -z "$(share "$ld" 0xfff)" ] || fail "the regs backend gave the loaded value: $ld"
+# --- the default backend (bp, where breakpoints and BPF work) gives it: the value BPF read at the
+# breakpoint is the load's result (issue 21 item 2)
+to 120 "$BIN/dcpid" -db "$T/bp" -event cpu-clock -vtrace vp-classic -- "$W" -n 300 \
+    >/dev/null 2>"$T/err3" || fail "dcpid (default backend) failed: $(cat "$T/err3")"
+if grep -q 'bp backend: memory values read by BPF' "$T"/bp/dcpid-*.log; then
+    listing "$T/bp" vp-classic >"$T/bp.txt" || fail "dcpilist (bp): $(cat "$T/bp.txt")"
+    ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/bp.txt")
+    p=$(share "$ld" 0xfff)
+    [ "$p" = 100.0 ] || fail "bp: the sys_mask load's result 0xfff at '$p'%: $ld"
+    echo "bp backend: the load's result 0xfff at $p%"
+else
+    echo "bp part not run: the default backend is not bp with BPF here"
+fi
 echo "PASS"
