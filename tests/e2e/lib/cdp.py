@@ -127,6 +127,17 @@ class Browser:
             self.call('Input.dispatchKeyEvent', {'type': 'keyDown', 'text': ch})
             self.call('Input.dispatchKeyEvent', {'type': 'keyUp'})
 
+    def press(self, selector, key, index=0):
+        """Focus the element (without a click) and press key ('Enter', ' ') on it."""
+        if not self.eval('(function () { var e = document.querySelectorAll(%s)[%d]; '
+                         'if (!e) return false; e.focus(); return document.activeElement === e; '
+                         '})()' % (json.dumps(selector), index)):
+            raise CdpError('%s [%d] cannot take the focus' % (selector, index))
+        code = {'Enter': 13, ' ': 32}[key]
+        for kind in ('keyDown', 'keyUp'):
+            self.call('Input.dispatchKeyEvent', {'type': kind, 'key': key, 'windowsVirtualKeyCode': code,
+                                                 'code': 'Enter' if key == 'Enter' else 'Space'})
+
     def close(self):
         if self.proc is None:
             return

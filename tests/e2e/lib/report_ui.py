@@ -214,6 +214,12 @@ def synth(page, page_nosrc, prof_csv, peek_txt, asm_list, proc):
         b.click('#procs th', col)
         names = [n for n, _ in rows(b, 'tr.prow')]
         check(names == sorted(prof, reverse=True), 'click again: names reversed: %s' % names[:6])
+        col = header(b, '#procs', 'cpu-clock')
+        b.press('#procs th', 'Enter', col)
+        vals = [int(prof[n]['cpu-clock']) for n, _ in rows(b, 'tr.prow')]
+        check(vals == sorted(vals, reverse=True) and b.eval(
+              'document.querySelectorAll("#procs th")[%d].getAttribute("aria-sort")' % col) ==
+              'descending', 'Enter on the focused cpu-clock header sorts by it: %s' % vals[:6])
 
         # the caller/callee view: typed search, then a pick; the link in a procedure row
         b.type('#callsearch', 'f3')
