@@ -16,6 +16,10 @@ to() { timeout -k 5 "$@"; }
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||
     e2e_skip "system-wide sampling needs root or CAP_PERFMON"
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+# (run once, not in make test's ASan pass: its labels say so; by hand under ASan, keep the
+# quarantine small so that freed memory is not counted as growth)
+[ "${DCPI_SANITIZE:-0}" = 1 ] &&
+    export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64
 D=$T/db
 CH=
 trap '[ -n "$CH" ] && kill $CH 2>/dev/null; to 60 "$BIN/dcpictl" -db "$D" quit >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
