@@ -78,6 +78,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
 {
     char err[DCPI_ERRLEN] = "";
     dcpi_profset_t *set = NULL;
+    if (!strcmp(o->format, "pprof")) /* samples labelled with their process */
+        cli->load_flags |= DCPI_PSET_LOAD_PROCS;
     int rc = dcpi_cli_load(cli, &set, err);
     if (rc < 0) {
         fprintf(stderr, "%s\n", err);
@@ -93,7 +95,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
                              .epoch = cli->epoch,
                              .platform = cli->platform,
                              .names = cli->args,
-                             .nnames = cli->nargs};
+                             .nnames = cli->nargs,
+                             .procsel = &cli->procsel};
     dcpi_export_t x;
     rc = dcpi_export_open(&x, &src, set, o->event, o->out, err);
     x.symbolized = o->symbols;

@@ -38,6 +38,8 @@ typedef struct dcpi_export_src {
     const char *platform; /* NULL: every platform */
     char *const *names;   /* image names given by the user; the first one that matches is the */
     int nnames;           /*   program (gmon's image, the first mapping of pprof and gperftools) */
+    const dcpi_procsel_t *procsel; /* -pid/-comm (NULL: every process): pprof labels only the
+                                      selected processes' samples from the .procs splits */
 } dcpi_export_src_t;
 
 /* Samples of chains whose leaf is at (set image img, offset). */

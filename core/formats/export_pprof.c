@@ -98,6 +98,8 @@ typedef struct pctx {
     size_t ntypes, values_type; /* values_type: index of "values/count" or ntypes */
     int64_t *vals;
     uint64_t vprof_skipped;
+    char title[512]; /* "": the program is pprof's main binary; else the name of a mapping
+                        put first (samples of several commands: a system-wide profile) */
 } pctx_t;
 
 static void pctx_free(pctx_t *c)
@@ -184,6 +186,16 @@ static int pprof_layout(pctx_t *c)
     if (n > 1)
         qsort(p + 1, n - 1, sizeof(*p), cmp_placed);
     int rc = 0;
+    /* pprof names a profile after its first mapping ("File:"): a profile of several commands
+     * gets a first mapping of its own, one page at 0 holding no location, named after the
+     * database (when no image starts in that page) */
+    int low = 0;
+    for (size_t k = 0; k < n; k++)
+        low |= p[k].start < PAGE;
+    if (c->title[0] && !low) {
+        int64_t m = dcpi_pprof_mapping(c->pp, 0, PAGE, 0, c->title, NULL, 0);
+        rc = m < 0 ? (int)m : 0;
+    }
     for (size_t k = 0; rc == 0 && k < n; k++)
         rc = pimg_map(c, &c->img[p[k].i]);
     free(p);
@@ -346,8 +358,51 @@ static int pprof_chains(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_
     return rc;
 }
 
+/* One sample of count at location loc, labelled with the process when pe is not NULL
+ * ("pid" numeric, "comm" string). */
+static int pprof_pc_sample(pctx_t *c, const dcpi_profset_t *set, int e, uint64_t loc,
+                           uint64_t count, const dcpi_procprof_entry_t *pe)
+{
+    dcpi_pprof_label_t lab[2] = {{"pid", pe ? (int64_t)pe->pid : 0, NULL},
+                                 {"comm", 0, pe ? pe->comm : NULL}};
+    return dcpi_pprof_sample(c->pp, &loc, 1, pvalues(c, set, e, count, 0), pe ? lab : NULL,
+                             pe ? 2 : 0);
+}
+
+/* Image i's PC samples of event e split by process (its .procs, every file of the image has
+ * one): a labelled sample per (process, offset) of the selected processes at offsets no chain
+ * ends at; at offsets where chains end (they are not per process) the rest, unlabelled. */
+static int pprof_pcs_split(pctx_t *c, const dcpi_profset_t *set, int e,
+                           const dcpi_export_stacks_t *xs, const dcpi_procsel_t *sel, long k,
+                           size_t i)
+{
+    const dcpi_profset_image_t *img = &set->images[i];
+    const dcpi_procprof_t *pp = img->procs[e];
+    int unknown = img->kind == DCPI_PSET_UNKNOWN;
+    size_t n = 0;
+    const dcpi_profile_entry_t *ent = dcpi_profile_entries(img->prof[e], &n);
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        uint64_t cnt = ent[j].count, done = dcpi_export_leaf_count(xs, (long)i, ent[j].offset);
+        if (done == 0 || cnt <= done)
+            continue;
+        int64_t id = unknown ? punknown(c) : plocation(c, k, ent[j].offset, 0);
+        rc = id < 0 ? (int)id : pprof_pc_sample(c, set, e, (uint64_t)id, cnt - done, NULL);
+    }
+    for (size_t j = 0; rc == 0 && j < pp->n; j++) {
+        const dcpi_procprof_entry_t *pe = &pp->e[j];
+        if ((sel && !dcpi_procsel_matches(sel, pe->pid, pe->comm)) ||
+            dcpi_export_leaf_count(xs, (long)i, pe->offset))
+            continue;
+        int64_t id = unknown ? punknown(c) : plocation(c, k, pe->offset, 0);
+        rc = id < 0 ? (int)id : pprof_pc_sample(c, set, e, (uint64_t)id, pe->count, pe);
+    }
+    return rc;
+}
+
 /* One-location samples of event e's PC samples no chain accounts for. */
-static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
+static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs,
+                     const dcpi_procsel_t *sel)
 {
     uint64_t noimage = xs->noimage;
     int rc = 0;
@@ -361,6 +416,11 @@ static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_exp
                      ? pimg_get(c, img->id, img->path, img->tstart, img->tsize, img, (long)i)
                      : 0;
         rc = k < 0 ? (int)k : 0;
+        if (rc == 0 && n && img->procs && img->procs[e] && !img->procs_missing &&
+            !(unknown && noimage)) {
+            rc = pprof_pcs_split(c, set, e, xs, sel, k, i);
+            continue;
+        }
         for (size_t j = 0; rc == 0 && j < n; j++) {
             uint64_t cnt = ent[j].count, done = dcpi_export_leaf_count(xs, (long)i, ent[j].offset);
             if (unknown) {
@@ -370,19 +430,17 @@ static int pprof_pcs(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_exp
             if (cnt <= done)
                 continue;
             int64_t id = unknown ? punknown(c) : plocation(c, k, ent[j].offset, 0);
-            uint64_t loc = (uint64_t)id;
-            rc = id < 0 ? (int)id
-                        : dcpi_pprof_sample(c->pp, &loc, 1, pvalues(c, set, e, cnt - done, 0), NULL,
-                                            0);
+            rc = id < 0 ? (int)id : pprof_pc_sample(c, set, e, (uint64_t)id, cnt - done, NULL);
         }
     }
     return rc;
 }
 
-static int pprof_event(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs)
+static int pprof_event(pctx_t *c, const dcpi_profset_t *set, int e, const dcpi_export_stacks_t *xs,
+                       const dcpi_procsel_t *sel)
 {
     int rc = xs->sp ? pprof_chains(c, set, e, xs) : 0;
-    return rc ? rc : pprof_pcs(c, set, e, xs);
+    return rc ? rc : pprof_pcs(c, set, e, xs, sel);
 }
 
 /* Hotlist entries of one value profile as samples of "values" with a numeric label (key = the
@@ -489,6 +547,49 @@ static int64_t epoch_nanos(const char *epoch)
     return (int64_t)timegm(&tm) * 1000000000;
 }
 
+/* 1 when the samples of set (of the processes sel selects) come from more than one command,
+ * by the splits by process. */
+static int several_commands(const dcpi_profset_t *set, const dcpi_procsel_t *sel)
+{
+    const char *first = NULL;
+    for (size_t i = 0; i < set->nimages; i++)
+        for (size_t e = 0; set->images[i].procs && e < set->nevents; e++) {
+            const dcpi_procprof_t *pp = set->images[i].procs[e];
+            for (size_t j = 0; pp && j < pp->n; j++) {
+                const char *comm = pp->e[j].comm;
+                if (sel && !dcpi_procsel_matches(sel, pp->e[j].pid, comm))
+                    continue;
+                if (first && strcmp(first, comm))
+                    return 1;
+                first = comm;
+            }
+        }
+    return 0;
+}
+
+/* The profile's name, pprof's first comment (shown under "File:" in its reports): the
+ * database and the epoch, and which processes (-comm/-pid, else every one). With samples of
+ * several commands and no program named, also the name of the first mapping (c->title). */
+static int pprof_title(pctx_t *c, const dcpi_export_src_t *src, const dcpi_profset_t *set)
+{
+    const dcpi_procsel_t *sel = src->procsel;
+    char who[128] = "all processes";
+    if (sel && sel->pid >= 0 && sel->comm)
+        snprintf(who, sizeof(who), "process %ld (%.15s)", sel->pid, sel->comm);
+    else if (sel && sel->pid >= 0)
+        snprintf(who, sizeof(who), "process %ld", sel->pid);
+    else if (sel && sel->comm)
+        snprintf(who, sizeof(who), "processes named %.15s", sel->comm);
+    if (src->nnames == 0 && several_commands(set, sel)) {
+        const char *base = strrchr(src->db, '/');
+        base = base && base[1] ? base + 1 : src->db;
+        snprintf(c->title, sizeof(c->title), "%s epoch %s (%s)", base, src->epoch, who);
+    }
+    char title[4096 + 256];
+    snprintf(title, sizeof(title), "dcpi database %s, epoch %s, %s", src->db, src->epoch, who);
+    return dcpi_pprof_comment(c->pp, title);
+}
+
 /* Every event's stacks (xs[e]), and every exported image registered (the set's in order: the
  * program first; then the chains'), then laid out. */
 static int pprof_images(pctx_t *c, const dcpi_export_src_t *src, const dcpi_profset_t *set,
@@ -530,13 +631,12 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
     if (rc == 0) {
         dcpi_pprof_time(c.pp, epoch_nanos(src->epoch));
-        rc = dcpi_pprof_comment(c.pp, "dcpi epoch");
-        rc = rc ? rc : dcpi_pprof_comment(c.pp, src->epoch);
+        rc = pprof_title(&c, src, set);
     }
     err[0] = '\0';
     rc = rc ? rc : pprof_images(&c, src, set, x->order, xs, err);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++)
-        rc = pprof_event(&c, set, (int)e, &xs[e]);
+        rc = pprof_event(&c, set, (int)e, &xs[e], src->procsel);
     if (rc == 0)
         rc = pprof_values(&c, src, set, files, nfiles, err);
     if (rc < 0 && !err[0])
