@@ -2,9 +2,12 @@
  * work-jit.c - a "JIT": copies a small loop into an anonymous executable mapping and runs it for
  * MS milliseconds of CPU (default 1000), so that its samples fall outside every file-backed
  * image, as a JIT's do. With "map", it also writes /tmp/perf-PID.map naming the loop
- * "jit_countdown" (what LuaJIT, node or a JVM agent write for perf). Used by
- * tests/e2e/loss_warning.sh (samples left unattributed are warned about) and jit_perf_map.sh.
- *   work-jit [MS] [map]
+ * "jit_countdown" (what LuaJIT, node or a JVM agent write for perf); with "widemap" the map
+ * also names code at both ends of the address space and inside this program's own text (node's
+ * map names its builtins inside its binary and its JIT code near 0x7fc9...: a map that spans
+ * the whole address space). Used by tests/e2e/loss_warning.sh (samples left unattributed are
+ * warned about) and jit_perf_map.sh.
+ *   work-jit [MS] [map|widemap]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,9 +39,15 @@ int main(int argc, char **argv)
     memcpy(p, code, sizeof code);
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
-    FILE *map = argc > 2 && strcmp(argv[2], "map") == 0 ? fopen(path, "w") : NULL;
+    int wide = argc > 2 && strcmp(argv[2], "widemap") == 0;
+    FILE *map = argc > 2 && (wide || strcmp(argv[2], "map") == 0) ? fopen(path, "w") : NULL;
     if (map) {
+        if (wide)
+            fprintf(map, "1000 10 far_low\n%lx 40 builtin_in_binary\n",
+                    (unsigned long)(uintptr_t)&cpu_ms);
         fprintf(map, "%lx %zx jit_countdown\n", (unsigned long)(uintptr_t)p, sizeof code);
+        if (wide)
+            fprintf(map, "7ffffffff000 10 far_high\n");
         fclose(map);
     }
     uint64_t (*loop)(uint64_t) = (uint64_t(*)(uint64_t))p;

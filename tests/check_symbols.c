@@ -467,6 +467,35 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+/* A perf map: sizes kept (code between two entries is unnamed), names with spaces; a line
+ * that is no map line fails the file. */
+START_TEST(test_perfmap)
+{
+    make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/jitmap", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs("2000 100 JS:*fib /tmp/app.js:1:13\n2200 40 JS:*hot /tmp/app.js:2:13\n0 10 zero\n", f);
+    fclose(f);
+    dcpi_symtab_t *st = NULL;
+    ck_assert_int_eq(dcpi_symtab_open_perfmap(path, &st, NULL), 0);
+    ck_assert_uint_eq(dcpi_symtab_count(st), 2);
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0x20ff)->name, "JS:*fib /tmp/app.js:1:13");
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, 0x2100)); /* the gap */
+    ck_assert_str_eq(dcpi_symtab_lookup(st, 0x2200)->name, "JS:*hot /tmp/app.js:2:13");
+    ck_assert_ptr_null(dcpi_symtab_lookup(st, 0x2240));
+    dcpi_symtab_free(st);
+    f = fopen(path, "w");
+    fputs("2000 100 ok\n2100 t not_a_size\n", f);
+    fclose(f);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_symtab_open_perfmap(path, &st, err), DCPI_EFORMAT);
+    ck_assert_ptr_null(st);
+    ck_assert_msg(strstr(err, "line 2 is not a perf map line") != NULL, "%s", err);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_kallsyms_synthetic)
 {
     make_tmpdir();
@@ -556,6 +585,7 @@ int main(void)
     tcase_add_test(tc, test_debuginfod_off);
     tcase_add_test(tc, test_open_errors);
     tcase_add_test(tc, test_kallsyms_synthetic);
+    tcase_add_test(tc, test_perfmap);
     suite_add_tcase(s, tc);
     TCase *tl = dcpi_check_tcase("libc");
     tcase_set_timeout(tl, 60);

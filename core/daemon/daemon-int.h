@@ -62,11 +62,23 @@ typedef struct bp_stats {
 
 /* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
 #define DCPI_DAEMON_MAXJIT 64
+/* A perf map's code is named by regions of DCPI_JIT_REGION bytes (aligned), at most
+ * DCPI_JIT_MAXREGIONS per process: region i's offsets in "[jit pid N]" start at
+ * 0x1000 + i x DCPI_JIT_REGION, so a map may span the whole address space (node: builtins
+ * inside its binary, code near 0x7fc9...) and its offsets still fit 32 bits. */
+#define DCPI_JIT_REGION     (64ull << 20)
+#define DCPI_JIT_MAXREGIONS 32
+typedef struct jit_region {
+    uint64_t base;   /* aligned start of the region */
+    uint64_t lo, hi; /* the map's code in it, [lo, hi) */
+} jit_region_t;
 typedef struct jit_proc {
     pid_t pid;              /* 0: free */
     uint64_t size, mtime_s; /* the map file as last read */
     long mtime;             /* (nanoseconds) */
-    uint64_t lo;            /* the map's lowest address (the [jit pid N] mapping's start) */
+    jit_region_t region[DCPI_JIT_MAXREGIONS];
+    unsigned nregions;
+    uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
 } jit_proc_t;
 
 typedef struct dcpi_daemon_push dcpi_daemon_push_t;

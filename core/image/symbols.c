@@ -814,6 +814,64 @@ int dcpi_symtab_from_list(const dcpi_symbol_t *v, size_t n, dcpi_symtab_t **out)
     return rc;
 }
 
+/* ---- perf maps ---------------------------------------------------------------------------- */
+
+/* Parse one line in place: "START SIZE NAME" (hex, hex, the rest). 1 to keep it, 0 to leave it
+ * out (size 0), -1 when it is no such line. */
+static int parse_perfmap_line(char *line, ent_t *e, const char *pool)
+{
+    char *end = NULL, *end2 = NULL;
+    uint64_t addr = strtoull(line, &end, 16);
+    if (end == line || *end != ' ')
+        return -1;
+    uint64_t size = strtoull(end + 1, &end2, 16);
+    if (end2 == end + 1 || *end2 != ' ' || !end2[1])
+        return -1;
+    if (size == 0 || addr == 0)
+        return 0;
+    *e = (ent_t){.addr = addr, .size = size, .name = (size_t)(end2 + 1 - pool), .raw = NO_RAW};
+    return 1;
+}
+
+int dcpi_symtab_open_perfmap(const char *path, dcpi_symtab_t **out, char *err)
+{
+    if (!path || !out)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
+    *out = NULL;
+    builder_t b = {0};
+    void *text = NULL;
+    int rc = dcpi__read_file_gz(path, 0, &text, &b.plen, err);
+    if (rc < 0)
+        return rc;
+    b.pool = text;
+    char *p = b.pool, *end = b.pool + b.plen;
+    size_t lineno = 1;
+    for (; rc == 0 && p < end; lineno++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *stop = nl ? nl : end;
+        int kept = memchr(p, '\0', (size_t)(stop - p)) ? -1 : 0;
+        if (nl)
+            *nl = '\0';
+        ent_t e;
+        if (kept == 0 && stop > p)
+            kept = parse_perfmap_line(p, &e, b.pool);
+        if (kept < 0)
+            rc = DCPI_EFORMAT;
+        else if (kept > 0)
+            rc = push_ent(&b, e);
+        p = nl ? nl + 1 : end;
+    }
+    if (rc == 0)
+        rc = finish(&b, out);
+    if (rc == DCPI_EFORMAT)
+        dcpi__errf(err, rc, "%s: line %zu is not a perf map line (START SIZE NAME)", path,
+                   lineno - 1);
+    else if (rc < 0)
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    builder_free(&b);
+    return rc;
+}
+
 /* ---- queries ---------------------------------------------------------------------------- */
 
 void dcpi_symtab_free(dcpi_symtab_t *st)

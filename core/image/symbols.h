@@ -27,6 +27,10 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err);
  * names "[mod]" kept as a suffix " [mod]". A line that is no "ADDRESS TYPE NAME" line (a
  * damaged file) fails it: DCPI_EFORMAT, "PATH: line N is not a symbol line (...)". */
 int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err);
+/* A perf map ("START SIZE NAME" per line, hex, hex, the rest: what JITs write for perf), plain
+ * or gzip-compressed: each symbol covers its size only (code between two is unnamed). A line
+ * that is no such line fails it: DCPI_EFORMAT, "PATH: line N is not a perf map line (...)". */
+int dcpi_symtab_open_perfmap(const char *path, dcpi_symtab_t **out, char *err);
 
 /* Function symbols of the debug file of build-id hexid (lowercase hex) for an image whose file
  * no longer has that build-id (rebuilt, upgraded, deleted): /usr/lib/debug/.build-id, then

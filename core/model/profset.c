@@ -602,6 +602,20 @@ static int open_saved_kallsyms(const dcpi_profset_image_t *img, const char *file
     return rc;
 }
 
+/* A JIT's perf map as dcpid saved it: "jitmap" (perf map format, offsets as addresses, sizes
+ * kept), or "jitsyms" (kallsyms format) in a database written before. */
+static int open_jit_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                            int *damaged)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/jitmap", img->dir);
+    if (access(path, F_OK) != 0)
+        return open_saved_kallsyms(img, "jitsyms", st, why, damaged);
+    int rc = dcpi_symtab_open_perfmap(path, st, why);
+    *damaged = is_damage(rc);
+    return rc;
+}
+
 /* The probe's id is usable when it succeeded, or failed after filling the info. */
 static int probe_has_id(int rc)
 {
@@ -732,7 +746,7 @@ int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t 
     else if (img->kind == DCPI_PSET_PSEUDO && strcmp(img->path, "[vdso]") == 0)
         rc = open_vdso_symbols(img, st, why);
     else if (img->kind == DCPI_PSET_PSEUDO && strncmp(img->path, "[jit pid ", 9) == 0)
-        rc = open_saved_kallsyms(img, "jitsyms", st, why, damaged);
+        rc = open_jit_symbols(img, st, why, damaged);
     if (rc < 0) {
         dcpi_symtab_free(*st);
         *st = NULL;

@@ -49,4 +49,25 @@ theirs=$(perf report -i "$T/perf.data" --stdio --sort sym 2>/dev/null | awk '$NF
 stat_min "dcpi samples" "$total" 500 || fail "too few samples"
 stat_min "perf samples" "$pn" 500 || fail "too few perf samples"
 stat_same "jit_countdown share, dcpi vs perf" "$ours" "$total" "$theirs" "$pn" || fail "shares differ"
-echo "PASS: jit_countdown in [jit pid $pid]: dcpi $ours% (n $total), perf $theirs% (n $pn)"
+# a map that spans the whole address space (entries at 0x1000 and 0x7ffffffff000, and one
+# inside work-jit's own text, as node's map names its builtins inside its binary): jit_countdown
+# keeps perf's share, and the program's own code keeps its ELF name
+MODE=widemap
+run() {
+    rm -rf "$T/db"
+    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $((1000 * $1)) $MODE >/dev/null 2>"$T/err" ||
+        fail "dcpid -- work-jit $MODE failed: $(cat "$T/err")"
+    "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
+    total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/prof")
+    PIDS="$PIDS $(sed -nE 's/.*\[jit pid ([0-9]+)\]$/\1/p' "$T/prof" | head -1)"
+}
+stat_until 500 4 run count
+wide=$(awk '$4 == "jit_countdown" {sub("%", "", $2); print $2}' "$T/prof")
+[ -n "$wide" ] || fail "a map spanning the address space: jit_countdown not named: $(head -10 "$T/prof")"
+grep -q 'builtin_in_binary' "$T/prof" && fail "an entry inside the program's text took its samples from the ELF"
+jd=$(ls -d "$T"/db/*/*/*jit*)
+grep -q ' far_high$' "$jd/jitmap" && grep -q ' far_low$' "$jd/jitmap" ||
+    fail "jitmap lacks the far entries: $(cat "$jd/jitmap")"
+stat_min "dcpi samples (wide map)" "$total" 500 || fail "too few samples"
+stat_same "jit_countdown share, wide map vs perf" "$wide" "$total" "$theirs" "$pn" || fail "shares differ"
+echo "PASS: jit_countdown in [jit pid $pid]: dcpi $ours% (n $total), perf $theirs% (n $pn); a map spanning the address space: $wide%"
