@@ -170,6 +170,78 @@ static void chunk_rows(const dcpi_symtab_t *st, const char *id, const char *host
     }
 }
 
+/* ---- the pages whose symbols this process already saw committed (a set of hashes of id and
+ * page): a host pushing epoch after epoch opens an image's symbols only for new code. ---- */
+
+static struct {
+    pthread_mutex_t mu;
+    uint64_t *v; /* 0: empty */
+    size_t cap, n;
+} seen = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t page_key(const char *id, uint64_t page)
+{
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, id, strlen(id) + 1);
+    h = dcpi__fnv1a(h, &page, sizeof page);
+    return h ? h : 1;
+}
+
+static int seen_has(uint64_t k)
+{
+    for (size_t i = seen.cap ? k % seen.cap : 0; seen.cap; i = (i + 1) % seen.cap) {
+        if (seen.v[i] == k)
+            return 1;
+        if (!seen.v[i])
+            return 0;
+    }
+    return 0;
+}
+
+static void seen_put(uint64_t k)
+{
+    if ((seen.n + 1) * 2 > seen.cap) {
+        size_t cap = seen.cap ? seen.cap * 2 : 4096;
+        uint64_t *v = calloc(cap, sizeof *v), *old = seen.v;
+        if (!v || cap > (1u << 24))
+            return free(v); /* a full cache only costs lookups */
+        size_t oldcap = seen.cap;
+        seen.v = v;
+        seen.cap = cap;
+        seen.n = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i])
+                seen_put(old[i]);
+        free(old);
+    }
+    if (seen_has(k))
+        return;
+    size_t i = k % seen.cap;
+    while (seen.v[i])
+        i = (i + 1) % seen.cap;
+    seen.v[i] = k;
+    seen.n++;
+}
+
+/* 1 when every page of the list ("p,p,..." hex) of image id is known committed. */
+static int pages_seen(const char *id, const char *pages, int mark)
+{
+    int all = *pages != 0;
+    pthread_mutex_lock(&seen.mu);
+    for (const char *p = pages; *p;) {
+        char *e;
+        uint64_t k = page_key(id, strtoull(p, &e, 16));
+        if (mark)
+            seen_put(k);
+        else if (!seen_has(k)) {
+            all = 0;
+            break;
+        }
+        p = *e == ',' ? e + 1 : e + strlen(e);
+    }
+    pthread_mutex_unlock(&seen.mu);
+    return all;
+}
+
 /* One image's symbols near its sampled pages, the chunks not committed yet; nothing when its
  * file cannot be read here (the fleet shows unknown_rou until a host that has it pushes). */
 static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *host,
@@ -179,6 +251,8 @@ static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const ch
     img.name = img.path;
     img.tstart = strtoull(fld[4], NULL, 10);
     img.tsize = strtoull(fld[5], NULL, 10);
+    if (pages_seen(fld[0], fld[6], 0))
+        return 0;
     dcpi_symtab_t *st = NULL;
     char why[DCPI_ERRLEN];
     if (dcpi_profset_open_symbols(&img, &st, why) < 0 || !st)
@@ -198,6 +272,8 @@ static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const ch
     if (rc == 0 && man.n && (rc = dcpi_fbuf_ok(&rows)) == 0 &&
         (rc = dcpi_fleet_insert(f, name, DCPI_FLEET_SYMBOLS_COLS ", cid", &rows, err)) == 0)
         rc = insert_manifest(f, info, &man, err);
+    if (rc == 0)
+        pages_seen(fld[0], fld[6], 1);
     dcpi_fbuf_free(&rows);
     dcpi_fbuf_free(&man);
     free(have);
