@@ -3,10 +3,10 @@
  * with EPOCHS 10-minute epochs from 2026-11-25 00:00 UTC of ROWS sample rows (offsets drawn, by a
  * Zipf-like law, from 300 hot spots inside real functions of real system binaries, so the fleet
  * names them from its symbols), pushed through the real batch and commit code (core/fleet,
- * $FLEETGEN_GROUP epochs per round of inserts, default 32) to URL; and the same samples merged per host into one epoch of a
- * local database (one platform per host: dcpiprof -db reads them all), unless LOCALDB is "-".
- * Prints "rows N seconds S" (the push only).
- *   usage: fleetgen URL FIRST HOSTS EPOCHS ROWS LOCALDB|-
+ * $FLEETGEN_GROUP epochs per round of inserts, default 32) to URL; and the same samples merged per
+ * host into one epoch of a local database (one platform per host: dcpiprof -db reads them all),
+ * unless LOCALDB is "-". Prints "rows N seconds S" (the push only). usage: fleetgen URL FIRST HOSTS
+ * EPOCHS ROWS LOCALDB|-
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,9 +25,9 @@
 #define MAXIMG 4
 #define GROUP  256 /* at most; FLEETGEN_GROUP epochs per round of inserts (default 32) */
 
-static const char *const files[MAXIMG] = {
-    "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/bash",
-    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libcurl.so.4"};
+static const char *const files[MAXIMG] = {"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/bash",
+                                          "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                                          "/usr/lib/x86_64-linux-gnu/libcurl.so.4"};
 static const char *const comms[] = {"web", "db", "cache", "batch", "cron"};
 
 typedef struct img {
@@ -95,8 +95,14 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
     char ep[32];
     uint32_t start;
     epoch_name(e, ep, sizeof ep, &start);
-    dcpi_fleet_key_t k = {.host = host, .epoch = ep, .platform = host, .event = "cpu-clock",
-                          .estart = start, .eend = start + 600, .period = 1000000, .duty = 1};
+    dcpi_fleet_key_t k = {.host = host,
+                          .epoch = ep,
+                          .platform = host,
+                          .event = "cpu-clock",
+                          .estart = start,
+                          .eend = start + 600,
+                          .period = 1000000,
+                          .duty = 1};
     int req[MAXIMG];
     for (int i = 0; i < nimg; i++)
         req[i] = dcpi_fleet_batch_symreq(b, imgs[i].info.id, 0, imgs[i].path, "",

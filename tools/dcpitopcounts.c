@@ -80,7 +80,8 @@ int main(int argc, char **argv)
                       .strict_flag = 1,
                       .operands = "[image-names...]",
                       .flags = flags,
-                      .process_flags = 1};
+                      .process_flags = 1,
+                      .fleet_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);

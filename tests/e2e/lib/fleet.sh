@@ -98,7 +98,7 @@ fleet_restart() {
 # fleet_hostile_prog DIR: build a program whose hot function's symbol name holds a quote, a
 # double quote and backslashes ("q'uo\"te\back\ttab\nnl", the \t and \n as two characters each)
 # at a path with a quote, a double quote, a backslash, a tab and a space; it sets its command
-# name to "c'o\"m\m<TAB>x" and runs about a second. Prints the program's path.
+# name to "c'o\"m\m<TAB>x" and runs for one second of CPU time. Prints the program's path.
 fleet_hostile_prog() {
     local d="$1/we'ird \"dir\\	x"
     mkdir -p "$d"
@@ -128,8 +128,7 @@ int main(void)
 {
     prctl(PR_SET_NAME, "c'o\"m\\m\tx");
     volatile long s = 0;
-    time_t end = time(0) + 1;
-    while (time(0) <= end)
+    while (clock() < CLOCKS_PER_SEC) /* one second of CPU, however loaded the machine */
         for (long i = 0; i < 1000000; i++)
             s += call_hq((int)i);
     return (int)(s & 0);
