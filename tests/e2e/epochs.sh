@@ -36,10 +36,14 @@ to 60 "$BIN/dcpid" -db "$D" -event cpu-clock -- "$DEMO" 300 >/dev/null 2>"$T/err
 GOOD=$(epochs "$D")
 [ "$(echo "$GOOD" | wc -l)" = 1 ] || fail "(1) expected one epoch: $GOOD"
 echo "$GOOD" | grep -qE '^[0-9]{14}$' || fail "(1) epoch name '$GOOD' is not YYYYMMDDHHMMSS"
+# the summary line at exit (issue 23 item 5): samples, lost, images, the epoch's path
+grep -qE "^dcpid: [0-9]+ samples \([0-9]+ lost\) in [0-9]+ images, epoch $D/$GOOD/[^/]+$" "$T/err" ||
+    fail "(1) no summary line: $(cat "$T/err")"
 to 60 "$BIN/dcpid" -db "$D" -event cpu-clock -- /nonexistent/prog >/dev/null 2>"$T/err"
 rc=$?
 [ $rc = 127 ] || fail "(1) dcpid -- /nonexistent/prog exited $rc, expected 127"
 grep -q "/nonexistent/prog: No such file or directory" "$T/err" || fail "(1) no reason: $(cat "$T/err")"
+grep -q "samples (" "$T/err" && fail "(1) a summary line for a command that did not start: $(cat "$T/err")"
 [ "$(epochs "$D")" = "$GOOD" ] || fail "(1) the failed command left an epoch: $(epochs "$D")"
 out=$("$BIN/dcpiprof" -db "$D" 2>&1) || fail "(1) dcpiprof after the failed command: $out"
 echo "$out" | grep -q hot_mul || fail "(1) latest is not the good run: $out"

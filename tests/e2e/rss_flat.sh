@@ -23,7 +23,11 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 D=$T/db
 CH=
 trap '[ -n "$CH" ] && kill $CH 2>/dev/null; to 60 "$BIN/dcpictl" -db "$D" quit >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-to 30 "$BIN/dcpid" -db "$D" -e cpu-clock -flush 5 -quiet || { echo "FAIL: dcpid did not start"; exit 1; }
+to 30 "$BIN/dcpid" -db "$D" -e cpu-clock -flush 5 2>"$T/start" || { echo "FAIL: dcpid did not start: $(cat "$T/start")"; exit 1; }
+# what it started, before it daemonized (issue 23 item 5)
+grep -qE "^dcpid: sampling the whole system \(cpu-clock, [0-9]+ Hz per CPU, [0-9]+ CPUs\) into $D, epoch [0-9]{14}$" "$T/start" &&
+    grep -qE "^dcpid: daemon pid [0-9]+, log $D/dcpid-[^ ]+\.log; stop it with: dcpictl -db $D quit$" "$T/start" ||
+    fail "the start did not say what it started: $(cat "$T/start")"
 ST=$(to 60 "$BIN/dcpictl" -db "$D" status) || { echo "FAIL: status: $ST"; exit 1; }
 DP=$(echo "$ST" | awk '$1 == "pid" { print $2 }')
 echo "$ST" | grep -qE '^memory rss [0-9]+ kB heap [0-9]+ kB in use [0-9]+ kB mmapped [0-9]+ kB$' ||
