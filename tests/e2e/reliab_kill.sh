@@ -3,8 +3,9 @@
 # Each round: start a system-wide dcpid (-flush 1, with -vtrace vp-classic) on the same database
 # (a new epoch each start); flush, read every profile's total with dcpicat, flush again, read
 # again: within the epoch no total may shrink and no file vanish (the second flush and reading
-# every 5th round); then `dcpictl flush` in the background and SIGKILL at a random moment of
-# 1.5 times the last flush's duration.
+# every 5th round); then `dcpictl flush` in the background and SIGKILL at a random moment: in
+# even rounds within the duration of the daemon's last flush (as it logged it) after it logged
+# the request, in odd ones within 1.5 times dcpictl flush's last round trip after the command.
 # After the kill: every *.prof of the epoch parses with dcpicat and no total is below the last
 # reading, the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat does not
 # read .vprof), and a new dcpid starts over the dead one's lock and socket. A kill "landed during
@@ -65,7 +66,7 @@ DEMOID=$(readelf -n "$DEMO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 
 
 # the workload: work-demo over and over plus short pipelines, in its own process group
-setsid bash -c "while :; do '$DEMO' 100 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.2; done" &
+setsid bash -c "while :; do '$DEMO' 50 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.25; done" &
 WPID=$!
 
 # snap EPOCH OUT: "path total" for every .prof of the epoch; fails when one does not parse
@@ -114,15 +115,28 @@ while [ $r -lt "$KILLS" ] || { [ $r -lt "$MAXR" ] && { [ $during -lt "$DURING_MI
         pairs=$((pairs + 1))
     fi
     # the kill, at a random moment of a flush (or just after it)
+    nreq=$(grep -c "dcpid\[$DPID\].*control: flush" "$DB/dcpid-$PLAT.log")
     to 70 "$BIN/dcpictl" -db "$DB" flush >/dev/null 2>&1 &
     CPID=$!
-    # (uniform over 1.5 times the last flush's duration, 20 ms to 2 s: about two thirds of the
-    # kills land inside the flush, on a fast machine as on a slow one)
-    span=$((fms * 3 / 2))
-    [ $span -ge 20 ] || span=20
-    [ $span -le 2000 ] || span=2000
+    # even rounds: from the moment the daemon logged the flush request, uniform over the last
+    # flush's duration (most land inside the flush, on a fast machine as on a slow one); odd
+    # rounds: from the dcpictl command, uniform over 1.5 times that (before, inside or after)
+    if [ $((r % 2)) = 0 ]; then
+        # the duration of this daemon's last flush, as it logged it ("flush: N profiles, S samples, M ms")
+        span=$(grep "dcpid\[$DPID\]" "$DB/dcpid-$PLAT.log" | grep -oE 'flush: [0-9]+ profiles, [0-9]+ samples, [0-9]+ ms' |
+            tail -1 | awk '{ print $(NF - 1) }')
+        span=${span:-100}
+        for i in $(seq 300); do
+            [ "$(grep -c "dcpid\[$DPID\].*control: flush" "$DB/dcpid-$PLAT.log")" -gt "$nreq" ] && break
+            sleep 0.01
+        done
+    else
+        span=$((fms * 3 / 2))
+    fi
+    [ "$span" -ge 5 ] || span=5
+    [ "$span" -le 2000 ] || span=2000
     ms=$(((RANDOM * 32768 + RANDOM) % span))
-    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+    [ $ms -lt 10 ] || sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill -9 "$DPID"
     for i in $(seq 500); do [ -d /proc/"$DPID" ] || break; sleep 0.01; done
     [ -d /proc/"$DPID" ] && fail "round $r: dcpid $DPID survived SIGKILL"
