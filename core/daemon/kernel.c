@@ -19,6 +19,7 @@
 #include "core/daemon/daemon-int.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
+#include "core/store/codecache.h"
 
 unsigned dcpi__daemon_cpuspeed(void)
 {
@@ -187,11 +188,31 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
 /* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
  * format, ELF addresses, gzip), so its profiles stay named after the file is upgraded, rebuilt
  * or deleted (core/model/profset.c reads them when the file's id no longer matches). */
+/* The image's code, once per DB, as DB/.codecache/ID (a copy of the ELF file, bounded: see
+ * core/store/codecache.h), so dcpilist -asm lists it after it is rebuilt or deleted. */
+static void cache_code(daemon_t *d, const dcpi_image_t *img)
+{
+    static int said_full;
+    char err[DCPI_ERRLEN] = "";
+    int rc = dcpi_codecache_add(d->db, img->path, img->info.id, err);
+    if (rc == DCPI_EFULL && !said_full) {
+        said_full = 1;
+        dcpi__log(DCPI_LOG_WARN,
+                  "code cache: %s (%llu MiB) or the cache (%llu MiB) would exceed its bound: "
+                  "images are no longer kept for dcpilist after they change",
+                  img->path, (unsigned long long)(DCPI_CODECACHE_FILE_MAX >> 20),
+                  (unsigned long long)(DCPI_CODECACHE_MAX >> 20));
+    } else if (rc < 0 && rc != DCPI_ENOENT && rc != DCPI_EFULL) {
+        dcpi__log(DCPI_LOG_WARN, "code cache: %s", err[0] ? err : dcpi_strerror(rc));
+    }
+}
+
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];
     if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
         return;
+    cache_code(d, img);
     (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
     (void)dcpi__pathf(path, sizeof path, "syms-%s", img->info.id);
     if (exists_plain_or_gz(dir, path))

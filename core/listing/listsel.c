@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/base/err.h"
+#include "core/store/codecache.h"
 #include "dcpi/errno.h"
 
 /* ---- the image ---- */
@@ -54,6 +55,33 @@ static int no_file_image(const dcpi_lstsel_t *s, const char *name, char *err)
     return 0;
 }
 
+/* The copy dcpid kept of img's build (DB/.codecache/ID, core/store/codecache.h) becomes the file
+ * listed, for a file rebuilt or deleted since it was profiled: 1 when there is one. */
+static int use_kept_code(dcpi_lstsel_t *s, const dcpi_profset_image_t *img)
+{
+    char kept[4096];
+    dcpi_image_info_t info;
+    if (!s->db || img->kind != DCPI_PSET_FILE)
+        return 0;
+    dcpi_codecache_path(s->db, img->id, kept, sizeof kept);
+    if (access(kept, R_OK) != 0 || dcpi_image_probe(kept, &info, NULL) != 0 ||
+        strcmp(info.id, img->id) != 0)
+        return 0;
+    snprintf(s->path, sizeof(s->path), "%s", kept);
+    s->info = info;
+    return 1;
+}
+
+/* A profiled image named by the operand (path or basename) whose file is gone: its kept code. */
+static int kept_for_missing(dcpi_lstsel_t *s, const char *file)
+{
+    for (size_t i = 0; i < s->set->nimages; i++)
+        if (dcpi_profset_image_matches(&s->set->images[i], file) &&
+            use_kept_code(s, &s->set->images[i]))
+            return 1;
+    return 0;
+}
+
 static int resolve_path(dcpi_lstsel_t *s, const char *image, const char *pfile, char *err)
 {
     const char *file = pfile ? pfile : image;
@@ -69,6 +97,10 @@ static int resolve_path(dcpi_lstsel_t *s, const char *image, const char *pfile, 
     }
     snprintf(s->path, sizeof(s->path), "%s", file);
     int rc = dcpi_image_probe(s->path, &s->info, err);
+    if (rc == DCPI_ENOENT && !pfile && kept_for_missing(s, file)) {
+        err[0] = '\0'; /* deleted since: the code dcpid kept of the build profiled */
+        return 0;
+    }
     if (rc == DCPI_ENOENT && !pfile && file == image) {
         return dcpi__errf(err, rc,
                           "%s: no such file, and no image profiled in epoch %s has that name "
@@ -87,7 +119,7 @@ static int same_image(const dcpi_lstsel_t *s, const dcpi_profset_image_t *img)
     return img->kind == DCPI_PSET_FILE && !strcmp(img->id, s->info.id);
 }
 
-static int check_profiled(const dcpi_lstsel_t *s, char *err)
+static int check_profiled(dcpi_lstsel_t *s, char *err)
 {
     for (size_t i = 0; i < s->set->nimages; i++)
         if (same_image(s, &s->set->images[i]))
@@ -96,6 +128,8 @@ static int check_profiled(const dcpi_lstsel_t *s, char *err)
     for (size_t i = 0; i < s->set->nimages; i++) {
         const dcpi_profset_image_t *img = &s->set->images[i];
         if (img->kind == DCPI_PSET_FILE && dcpi_profset_image_matches(img, base)) {
+            if (use_kept_code(s, img))
+                return 0; /* rebuilt since: the code dcpid kept of the build profiled */
             return dcpi__errf(err, DCPI_EFORMAT,
                               "%s changed since it was profiled (id %s, profile %s in epoch %s)",
                               s->path, s->info.id, img->id, s->epoch);

@@ -5,7 +5,9 @@
 # file on disk no longer matches the profile's build-id. A program is profiled, rebuilt with
 # different code, then deleted: dcpiprof names alpha and beta with the same counts each time
 # (before: unknown_rou), and again once the database is turned into the layout written before
-# the cache was compressed (syms-BUILDID, kallsyms: plain text). Skips (77) without cpu-clock.
+# the cache was compressed (syms-BUILDID, kallsyms: plain text). dcpilist -asm lists the build
+# profiled from the copy dcpid kept by build-id (DB/.codecache/BUILDID) after the rebuild and
+# after the deletion, with the same instructions and counts. Skips (77) without cpu-clock.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 T=$(mktemp -d /tmp/dcpi-e2e-rebuilt.XXXXXX)
@@ -38,13 +40,32 @@ zcat "$T/db/.symcache/syms-$id.gz" | grep -Eq '^[0-9a-f]+ t alpha$' ||
 rows() { "$BIN/dcpiprof" -db "$T/db" | awk -v p="$T/prog" '$5 == p {print $4, $1}' | sort; }
 before=$(rows)
 grep -q '^alpha ' <<<"$before" && grep -q '^beta ' <<<"$before" || fail "alpha/beta not named: $before"
+# dcpilist -asm of the build profiled, and its code kept by build-id (DB/.codecache/ID, a copy
+# of the ELF file as perf's ~/.debug keeps one): after a rebuild and after deletion dcpilist
+# lists the same instructions with the same counts (perf annotate works from its cache too)
+asm() { "$BIN/dcpilist" -db "$T/db" -asm alpha "$T/prog" 2>"$T/asm.err" | tail -n +2; }
+asm_before=$(asm)
+grep -q ' alpha' <<<"$(head -1 "$T/asm.err")$asm_before" || grep -q 'ret' <<<"$asm_before" ||
+    fail "dcpilist -asm alpha before the rebuild: $(cat "$T/asm.err") $asm_before"
+cmp -s "$T/prog" "$T/db/.codecache/$id" || fail "no copy of the profiled build in .codecache: $(ls -a "$T/db")"
 src 13 >"$T/p.c"
 gcc -O1 -o "$T/prog" "$T/p.c" || fail "gcc (rebuild) failed"
 after=$(rows)
 [ "$after" = "$before" ] || fail "after a rebuild: '$after', before: '$before'"
+asm_after=$(asm)
+[ "$asm_after" = "$asm_before" ] ||
+    fail "dcpilist -asm after a rebuild: $(cat "$T/asm.err") $(diff <(echo "$asm_before") <(echo "$asm_after"))"
 rm -f "$T/prog"
 gone=$(rows)
 [ "$gone" = "$before" ] || fail "after deleting the binary: '$gone', before: '$before'"
+asm_gone=$(asm)
+[ "$asm_gone" = "$asm_before" ] ||
+    fail "dcpilist -asm after deleting the binary: $(cat "$T/asm.err") $(diff <(echo "$asm_before") <(echo "$asm_gone"))"
+# without the kept copy: the one-line refusal, as before
+mv "$T/db/.codecache" "$T/codecache.saved"
+"$BIN/dcpilist" -db "$T/db" -asm alpha "$T/prog" >/dev/null 2>"$T/asm.err" &&
+    fail "dcpilist -asm of a deleted binary without its kept code succeeded"
+mv "$T/codecache.saved" "$T/db/.codecache"
 all=$("$BIN/dcpiprof" -db "$T/db" 2>&1)
 # the database as the previous version wrote it: every .gz file gunzipped in place
 find "$T/db" -name '*.gz' | while read -r f; do
@@ -55,4 +76,4 @@ old=$(rows)
 [ "$old" = "$before" ] || fail "plain syms-$id (older database): '$old', before: '$before'"
 all_old=$("$BIN/dcpiprof" -db "$T/db" 2>&1)
 [ "$all_old" = "$all" ] || fail "older database layout: dcpiprof differs: $(diff <(echo "$all") <(echo "$all_old"))"
-echo "PASS: named after rebuild and deletion: $(tr '\n' ' ' <<<"$before")"
+echo "PASS: named and listed (dcpilist -asm, $(wc -l <<<"$asm_before") rows) after rebuild and deletion: $(tr '\n' ' ' <<<"$before")"
