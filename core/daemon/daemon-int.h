@@ -261,5 +261,8 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
 void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
 /* img's symbols into DB/.symcache/syms-BUILDID.gz once (names survive upgrades and rebuilds). */
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
+/* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
+ * deleted file) has its code and symbols kept from src while its process lives. */
+void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src);
 
 #endif

@@ -185,16 +185,14 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
         dcpi__log(DCPI_LOG_ERR, "%s", err);
 }
 
-/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
- * format, ELF addresses, gzip), so its profiles stay named after the file is upgraded, rebuilt
- * or deleted (core/model/profset.c reads them when the file's id no longer matches). */
-/* The image's code, once per DB, as DB/.codecache/ID (a copy of the ELF file, bounded: see
- * core/store/codecache.h), so dcpilist -asm lists it after it is rebuilt or deleted. */
-static void cache_code(daemon_t *d, const dcpi_image_t *img)
+/* The image's code, once per DB, as DB/.codecache/ID (a copy of the ELF file read from src,
+ * bounded: see core/store/codecache.h), so dcpilist -asm lists it after it is rebuilt or
+ * deleted. */
+static void cache_code(daemon_t *d, const dcpi_image_t *img, const char *src)
 {
     static int said_full;
     char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_codecache_add(d->db, img->path, img->info.id, err);
+    int rc = dcpi_codecache_add(d->db, src, img->info.id, err);
     if (rc == DCPI_EFULL && !said_full) {
         said_full = 1;
         dcpi__log(DCPI_LOG_WARN,
@@ -207,19 +205,20 @@ static void cache_code(daemon_t *d, const dcpi_image_t *img)
     }
 }
 
-void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
+ * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
+ * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
+ * matches, or the file is gone). */
+static void cache_syms(daemon_t *d, const dcpi_image_t *img, const char *src)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];
-    if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
-        return;
-    cache_code(d, img);
     (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
     (void)dcpi__pathf(path, sizeof path, "syms-%s", img->info.id);
     if (exists_plain_or_gz(dir, path))
         return;
     (void)dcpi__pathf(path, sizeof path, "%s/syms-%s.gz", dir, img->info.id);
     dcpi_symtab_t *st = NULL;
-    if (dcpi_symtab_open(img->path, &st, NULL) < 0)
+    if (dcpi_symtab_open(src, &st, NULL) < 0)
         return;
     char *text = NULL;
     size_t len = 0;
@@ -235,4 +234,21 @@ void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
         dcpi__log(DCPI_LOG_WARN, "symbol cache: %s", err);
     free(text);
     dcpi_symtab_free(st);
+}
+
+void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+{
+    if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
+        return;
+    cache_code(d, img, img->path);
+    cache_syms(d, img, img->path);
+}
+
+void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src)
+{
+    daemon_t *d = ctx;
+    if (!img->info.id_is_buildid)
+        return;
+    cache_code(d, img, src);
+    cache_syms(d, img, src);
 }

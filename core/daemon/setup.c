@@ -200,6 +200,8 @@ static int setup_tables(daemon_t *d, char *err)
     d->cpuspeed = dcpi__daemon_cpuspeed();
     int rc = dcpi_loadmap_new(&d->lm);
     if (rc == 0)
+        dcpi_loadmap_on_unnamed(d->lm, dcpi__daemon_keep_unnamed, d);
+    if (rc == 0)
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
     if (rc == 0) /* the flush's: its pages are touched only while a flush runs */
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg_spare);

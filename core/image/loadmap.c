@@ -54,7 +54,15 @@ struct dcpi_loadmap {
     image_rec_t **images; /* by index */
     unsigned nimages, capimages;
     unsigned long nmappings, probe_failures;
+    dcpi_loadmap_keep_fn keep; /* dcpi_loadmap_on_unnamed */
+    void *keep_ctx;
 };
+
+void dcpi_loadmap_on_unnamed(dcpi_loadmap_t *lm, dcpi_loadmap_keep_fn fn, void *ctx)
+{
+    lm->keep = fn;
+    lm->keep_ctx = ctx;
+}
 
 /* ---- hashing ---------------------------------------------------------------------------- */
 
@@ -297,6 +305,8 @@ static void image_probe(dcpi_loadmap_t *lm, image_rec_t *r, pid_t pid, uint64_t 
     const char *src = probe_source(pid, start, end, r->img.path, mf, sizeof mf);
     if (dcpi_image_probe(src, info, err) == 0) {
         r->img.probed_ok = 1;
+        if (lm->keep && src != r->img.path && access(r->img.path, F_OK) != 0)
+            lm->keep(lm->keep_ctx, &r->img, src); /* memfd, deleted: readable only now */
         return;
     }
     dcpi__log(DCPI_LOG_DEBUG, "loadmap: cannot probe image: %s", err);

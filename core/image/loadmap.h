@@ -31,6 +31,12 @@ typedef struct dcpi_loadmap_stats {
 int dcpi_loadmap_new(dcpi_loadmap_t **out);
 void dcpi_loadmap_free(dcpi_loadmap_t *lm);
 
+/* Called when an image was probed through /proc/PID/map_files because its path names no file
+ * (a program run from a memfd, "/memfd:NAME (deleted)", or a file deleted since it was mapped):
+ * src reads the image now, while the process lives; the callback keeps what it needs. */
+typedef void (*dcpi_loadmap_keep_fn)(void *ctx, const dcpi_image_t *img, const char *src);
+void dcpi_loadmap_on_unnamed(dcpi_loadmap_t *lm, dcpi_loadmap_keep_fn fn, void *ctx);
+
 /*
  * A new mapping [start, start+len) of path at file offset pgoff in pid; it replaces whatever
  * part of older mappings it overlaps. Only executable mappings need to be reported (prot

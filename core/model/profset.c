@@ -576,6 +576,18 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
     return t;
 }
 
+void dcpi_profset_image_db(const dcpi_profset_image_t *img, char *out, size_t len)
+{
+    snprintf(out, len, "%s", img->dir); /* DB/EPOCH/PLATFORM/IMAGEDIR */
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(out, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(out, len, "%s", up == 2 ? "." : "..");
+    }
+}
+
 /* A kept snapshot (kallsyms, jitsyms, the symbol cache) that exists but cannot be parsed. */
 static int is_damage(int rc)
 {
@@ -628,14 +640,7 @@ static int probe_has_id(int rc)
 static int open_cached_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
 {
     char path[4400], db[4096];
-    snprintf(db, sizeof(db), "%s", img->dir); /* DB/EPOCH/PLATFORM/IMAGEDIR */
-    for (int up = 0; up < 3; up++) {
-        char *slash = strrchr(db, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(db, sizeof(db), "%s", up == 2 ? "." : "..");
-    }
+    dcpi_profset_image_db(img, db, sizeof(db));
     snprintf(path, sizeof(path), "%s/.symcache/syms-%s.gz", db, img->id);
     if (access(path, R_OK) != 0)
         path[strlen(path) - 3] = '\0';

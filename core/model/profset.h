@@ -136,6 +136,8 @@ int dcpi_profset_event_index(const dcpi_profset_t *set, const char *name);
  * (ties: the first; 0 when the set has no events). */
 int dcpi_profset_pick_event(const dcpi_profset_t *set, const char *name, const char *tool,
                             const char *epoch);
+/* The database directory img was read from (its dir is DB/EPOCH/PLATFORM/IMAGEDIR). */
+void dcpi_profset_image_db(const dcpi_profset_image_t *img, char *out, size_t len);
 /* Total samples of img over every event. */
 uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_image_t *img);
 

@@ -11,6 +11,7 @@
 #include "core/model/csv.h"
 #include "core/listing/listing.h"
 #include "core/base/mem.h"
+#include "core/store/codecache.h"
 #include "core/image/image.h"
 #include "core/image/srclines.h"
 #include "dcpi/errno.h"
@@ -149,6 +150,13 @@ static void view_open(imgview_t *v, const dcpi_profset_image_t *img, const char 
         int rc = dcpi_image_probe(v->codepath, &v->info, NULL);
         v->code = (rc == 0 || rc == DCPI_EFULL || rc == DCPI_EFORMAT) && v->info.is_elf &&
                   !strcmp(v->info.id, img->id);
+        if (!v->code) { /* rebuilt, deleted or a memfd since: the copy dcpid kept by build-id */
+            char db[4096];
+            dcpi_profset_image_db(img, db, sizeof db);
+            dcpi_codecache_path(db, img->id, v->codepath, sizeof v->codepath);
+            v->code = dcpi_image_probe(v->codepath, &v->info, NULL) == 0 && v->info.is_elf &&
+                      !strcmp(v->info.id, img->id);
+        }
         if (v->code && dcpi_srclines_open(v->codepath, &v->sl, NULL) < 0)
             v->sl = NULL;
     } else if (img->kind == DCPI_PSET_PSEUDO && !strcmp(img->path, "[vdso]")) {
