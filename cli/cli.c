@@ -13,6 +13,7 @@
 #include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/fleet/query.h"
+#include "core/store/epochs.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"
 
@@ -85,7 +86,10 @@ static const shared_flag_t shared[] = {
      {"-db", "DIR", "profile database (default: $DCPIDB, else ./dcpidb)", NULL}},
     {SF_EPOCH,
      DCPI_CLI_EPOCH,
-     {"-epoch", "E", "epoch: a name, latest (default) or latest-N (N before the newest)", NULL}},
+     {"-epoch", "E",
+      "epoch: a name, latest (default) or latest-N (N before the newest); all or A..B where "
+      "the tool merges epochs",
+      NULL}},
     {SF_PLATFORM,
      DCPI_CLI_PLATFORM,
      {"-platform", "P", "only this platform (default: all platforms)", NULL}},
@@ -93,8 +97,10 @@ static const shared_flag_t shared[] = {
     {SF_COMM, 0, {"-comm", "NAME", "only the samples of processes named NAME", "--comm"}},
     {SF_FLEET, 0, {"-fleet", "URL", "read the fleet store at URL (ClickHouse), not -db", NULL}},
     {SF_HOST, 0, {"-host", "H[,H...]", "-fleet: only these hosts", NULL}},
-    {SF_SINCE, 0, {"-since", "T", "-fleet: epochs after T (2026-01-31[T12:00], 24h, @UNIX)", NULL}},
-    {SF_UNTIL, 0, {"-until", "T", "-fleet: epochs before T", NULL}},
+    {SF_SINCE,
+     0,
+     {"-since", "T", "only epochs that end after T (2026-01-31[T12:00], 24h, @UNIX)", NULL}},
+    {SF_UNTIL, 0, {"-until", "T", "only epochs that start before T", NULL}},
     {SF_STRICT,
      0,
      {"-strict", NULL, "a damaged file is an error (exit 1), not skipped with a warning (exit 3)",
@@ -139,7 +145,9 @@ static int shared_on(const dcpi_cli_t *cli, const shared_flag_t *s)
         return 0;
     if ((s->id == SF_PID || s->id == SF_COMM) && !cli->process_flags)
         return 0;
-    if (s->id >= SF_FLEET && s->id <= SF_UNTIL && !cli->fleet_flags)
+    if ((s->id == SF_SINCE || s->id == SF_UNTIL) && !cli->fleet_flags && !cli->multi_epoch)
+        return 0;
+    if ((s->id == SF_FLEET || s->id == SF_HOST) && !cli->fleet_flags)
         return 0;
     if (s->id == SF_STRICT && !cli->strict_flag)
         return 0;
@@ -492,6 +500,9 @@ void dcpi_cli_free(dcpi_cli_t *cli)
     free(cli->opts);
     cli->opts = cli->args = NULL;
     cli->nopts = cli->nargs = 0;
+    dcpi_db_free_list(cli->epochs, cli->nepochs);
+    cli->epochs = NULL;
+    cli->nepochs = 0;
 }
 
 int dcpi_cli_status(int status)
@@ -506,6 +517,52 @@ int dcpi_cli_exit(int rc, const char *err)
     if (err && *err)
         fprintf(stderr, "%s\n", err);
     return rc == DCPI_EINVAL ? 2 : 1;
+}
+
+/* -since/-until into *since, *until (0: not given); "TOOL: ..." in err. */
+static int parse_times(const dcpi_cli_t *cli, int64_t *since, int64_t *until, char *err)
+{
+    int64_t now = (int64_t)time(NULL);
+    *since = *until = 0;
+    if (cli->since_arg && dcpi_epoch_parse_time(cli->since_arg, now, since) < 0)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -since wants a time (2026-01-31, "
+                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
+                          cli->tool, cli->since_arg);
+    if (cli->until_arg && dcpi_epoch_parse_time(cli->until_arg, now, until) < 0)
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -until wants a time (2026-01-31, "
+                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
+                          cli->tool, cli->until_arg);
+    return 0;
+}
+
+/* cli->epochs (and cli->epoch) from -epoch, -since, -until. */
+static int select_epochs(dcpi_cli_t *cli, char *err)
+{
+    const char *spec = cli->epoch_spec;
+    if (!cli->multi_epoch && spec && (strstr(spec, "..") || !strcmp(spec, "all")))
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: -epoch %s: %s reads one epoch (dcpiprof and dcpitopcounts merge "
+                          "several)",
+                          cli->tool, spec, cli->tool);
+    int64_t since = 0, until = 0;
+    int rc = cli->multi_epoch ? parse_times(cli, &since, &until, err) : 0;
+    if (rc < 0)
+        return rc;
+    dcpi_db_free_list(cli->epochs, cli->nepochs);
+    cli->epochs = NULL;
+    cli->nepochs = 0;
+    rc = dcpi_epoch_select(cli->db, spec, cli->platform, since, until, &cli->epochs, &cli->nepochs,
+                           err);
+    if (rc < 0)
+        return rc;
+    if (cli->nepochs == 1)
+        snprintf(cli->epoch, sizeof cli->epoch, "%s", cli->epochs[0]);
+    else
+        snprintf(cli->epoch, sizeof cli->epoch, "%s..%s", cli->epochs[0],
+                 cli->epochs[cli->nepochs - 1]);
+    return 0;
 }
 
 int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
@@ -530,7 +587,7 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
                           "writes",
                           cli->tool, cli->db, from);
     }
-    int rc = dcpi_db_select_epoch(cli->db, cli->epoch_spec, cli->platform, cli->epoch, err);
+    int rc = select_epochs(cli, err);
     if (rc < 0) {
         if (err && !*err)
             dcpi__errf(err, rc, "%s: %s: %s", cli->tool, cli->db, dcpi_strerror(rc));
@@ -546,17 +603,9 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
 static int load_fleet(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
 {
     dcpi_fleet_filter_t flt = {.hosts = cli->hosts, .procsel = &cli->procsel};
-    int64_t now = (int64_t)time(NULL);
-    if (cli->since_arg && dcpi_fleet_parse_time(cli->since_arg, now, &flt.since) < 0)
-        return dcpi__errf(err, DCPI_EINVAL,
-                          "%s: -since wants a time (2026-01-31, "
-                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
-                          cli->tool, cli->since_arg);
-    if (cli->until_arg && dcpi_fleet_parse_time(cli->until_arg, now, &flt.until) < 0)
-        return dcpi__errf(err, DCPI_EINVAL,
-                          "%s: -until wants a time (2026-01-31, "
-                          "2026-01-31T12:00, 24h, 7d, @UNIX), not '%s'",
-                          cli->tool, cli->until_arg);
+    int rc0 = parse_times(cli, &flt.since, &flt.until, err);
+    if (rc0 < 0)
+        return rc0;
     snprintf(cli->epoch, sizeof cli->epoch, "fleet");
     int by_process = cli->procsel.pid >= 0 || cli->procsel.comm;
     int rc = dcpi_fleet_load(cli->fleet_url, &flt, cli->load_flags, out, err);
@@ -580,7 +629,7 @@ int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
     *out = NULL;
     if (cli->fleet_url)
         return load_fleet(cli, out, err);
-    if (cli->hosts || cli->since_arg || cli->until_arg)
+    if (cli->hosts || ((cli->since_arg || cli->until_arg) && !cli->multi_epoch))
         return dcpi__errf(err, DCPI_EINVAL,
                           "%s: -host, -since and -until select in a fleet "
                           "store: give -fleet URL",
@@ -592,12 +641,17 @@ int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
     }
     int by_process = cli->procsel.pid >= 0 || cli->procsel.comm;
     int flags = cli->load_flags | (by_process ? DCPI_PSET_LOAD_PROCS : 0);
-    int rc = dcpi_profset_load_ex(cli->db, cli->epoch, cli->platform, flags, out, err);
+    /* the selection's epochs, unless the tool named one itself in cli->epoch since */
+    const char *one = cli->epoch;
+    int several = cli->nepochs > 1 && strstr(cli->epoch, "..");
+    const char *const *ev = several ? (const char *const *)cli->epochs : &one;
+    size_t nev = several ? cli->nepochs : 1;
+    int rc = dcpi_profset_load_epochs(cli->db, ev, nev, cli->platform, flags, out, err);
     size_t missing = 0;
     if (rc == 0 && by_process && (rc = dcpi_profset_by_process(*out, &cli->procsel, &missing)) < 0)
         dcpi__errf(err, rc, "%s: out of memory", cli->db);
-    if (rc == 0 && cli->strict)
-        rc = dcpi_profset_verify(cli->db, cli->epoch, cli->platform, *out, err);
+    for (size_t k = 0; rc == 0 && cli->strict && k < nev; k++)
+        rc = dcpi_profset_verify(cli->db, ev[k], cli->platform, *out, err);
     if (rc < 0) {
         dcpi_cli_prefix_err(cli, err);
         dcpi_profset_free(*out);

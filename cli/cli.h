@@ -68,6 +68,8 @@ typedef struct dcpi_cli {
     int fleet_flags;              /* 1: accept -fleet URL, -host H[,H...], -since T, -until T:
                                      dcpi_cli_load then reads the fleet store (docs/fleet.md) */
     const char *footer;           /* more lines for -h after the flags (NULL: none) */
+    int multi_epoch;              /* 1: the tool reads several epochs merged (-epoch all, A..B,
+                                     -since T, -until T; dcpi_cli_load adds them up) */
 
     /* Filled by dcpi_cli_parse (pointers into argv). */
     const char *db_arg;     /* -db value, or NULL */
@@ -87,7 +89,9 @@ typedef struct dcpi_cli {
 
     /* Filled by dcpi_cli_resolve (called by dcpi_cli_load). */
     char db[4096];
-    char epoch[DCPI_NAMELEN];
+    char epoch[DCPI_NAMELEN]; /* the epoch read; with several: "FIRST..LAST" (for messages) */
+    char **epochs;            /* every epoch read, ascending (one unless .multi_epoch) */
+    size_t nepochs;
 } dcpi_cli_t;
 
 /*

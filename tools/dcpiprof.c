@@ -87,7 +87,10 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
-    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url;
+    /* children come from one epoch's stack profile: none for -pid/-comm, the fleet, or a
+       selection of several epochs */
+    o->no_children =
+        cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url || cli->nepochs > 1;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
     if (mapfile && dcpi_imagemap_use(mapfile, set, TOOL, err) < 0) {
@@ -95,13 +98,11 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
         return 1;
     }
     dcpi_profset_warn_saturated(set, TOOL);
-    if (json) {
-        const char *epoch = cli->epoch;
-        return dcpi_procs_json(set, o, cli->fleet_url ? NULL : &epoch, cli->fleet_url ? 0 : 1,
-                               stdout) < 0
+    if (json)
+        return dcpi_procs_json(set, o, (const char *const *)cli->epochs,
+                               cli->fleet_url ? 0 : cli->nepochs, stdout) < 0
                    ? 1
                    : 0;
-    }
     return dcpi_procs_report(set, o, stdout) < 0 ? 1 : 0;
 }
 
@@ -113,7 +114,8 @@ int main(int argc, char **argv)
                       .operands = "[image-names...]",
                       .flags = flags,
                       .process_flags = 1,
-                      .fleet_flags = 1};
+                      .fleet_flags = 1,
+                      .multi_epoch = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);

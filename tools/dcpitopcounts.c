@@ -78,6 +78,7 @@ int main(int argc, char **argv)
     char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL,
                       .strict_flag = 1,
+                      .multi_epoch = 1,
                       .operands = "[image-names...]",
                       .flags = flags,
                       .process_flags = 1,

@@ -16,44 +16,6 @@
 #include "core/store/procprof.h"
 #include "dcpi/errno.h"
 
-int dcpi_fleet_parse_time(const char *s, int64_t now, int64_t *out)
-{
-    struct tm tm = {0};
-    char *end = NULL;
-    size_t n = strlen(s);
-    if (s[0] == '@') {
-        long long v = strtoll(s + 1, &end, 10);
-        if (end == s + 1 || *end || v < 0)
-            return DCPI_EINVAL;
-        *out = v;
-        return 0;
-    }
-    if (n >= 2 && strspn(s, "0123456789") == n - 1 && strchr("smhd", s[n - 1])) {
-        long long v = strtoll(s, &end, 10), mul = s[n - 1] == 's'   ? 1
-                                                  : s[n - 1] == 'm' ? 60
-                                                  : s[n - 1] == 'h' ? 3600
-                                                                    : 86400;
-        *out = now - v * mul;
-        return 0;
-    }
-    if ((n == 12 || n == 14) && strspn(s, "0123456789") == n) {
-        uint32_t t;
-        if (dcpi_fleet_epoch_time(s, &t) < 0)
-            return DCPI_EINVAL;
-        *out = t;
-        return 0;
-    }
-    end = strptime(s, "%Y-%m-%d", &tm);
-    if (end && *end == 'T')
-        end = strptime(end + 1, "%H:%M", &tm);
-    if (end && *end == ':')
-        end = strptime(end + 1, "%S", &tm);
-    if (!end || *end)
-        return DCPI_EINVAL;
-    *out = (int64_t)timegm(&tm);
-    return 0;
-}
-
 static void add_hosts(dcpi_fbuf_t *sql, const char *hosts)
 {
     dcpi_fbuf_str(sql, " AND host IN (");

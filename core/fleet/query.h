@@ -14,15 +14,12 @@
 #include "core/model/profset.h"
 
 typedef struct dcpi_fleet_filter {
-    const char *hosts;             /* comma-separated host names; NULL: every host */
-    int64_t since, until;          /* epochs overlapping [since, until) (unix s); 0: open */
+    const char *hosts; /* comma-separated host names; NULL: every host */
+    int64_t since,
+        until; /* epochs overlapping [since, until) (unix s; dcpi_epoch_parse_time); 0: open */
     const dcpi_procsel_t *procsel; /* -pid / -comm; NULL: every process */
     const char *build_id;          /* one image; NULL: all */
 } dcpi_fleet_filter_t;
-
-/* A time for -since/-until: "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS]" (UTC), an epoch name
- * (YYYYMMDDHHMM[SS]), a unix time "@N", or "N[smhd]" ago. 0, or DCPI_EINVAL. */
-int dcpi_fleet_parse_time(const char *s, int64_t now, int64_t *out);
 
 /* The WHERE condition of flt on a data table (with the manifest filter) into sql. */
 void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);

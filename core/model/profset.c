@@ -401,6 +401,12 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, d
 int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
                          dcpi_profset_t **out, char *err)
 {
+    return dcpi_profset_load_epochs(db, &epoch, 1, platform, flags, out, err);
+}
+
+int dcpi_profset_load_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                             const char *platform, int flags, dcpi_profset_t **out, char *err)
+{
     *out = NULL;
     if (err)
         err[0] = '\0';
@@ -408,29 +414,24 @@ int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform
     if (!ld.set) {
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", db);
     }
-    dcpi_db_file_t *files = NULL;
-    size_t n = 0;
-    int rc = dcpi_db_list_files(db, epoch, platform, ".prof", &files, &n, err);
-    if (rc < 0)
-        goto out_set;
-    rc = load_files(&ld, files, n, err);
-    if (rc < 0)
-        goto out_files;
-    rc = finish_set(ld.set);
-    if (rc < 0) {
-        dcpi__errf(err, rc, "%s: out of memory", db);
-        goto out_files;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < nepochs; k++) {
+        dcpi_db_file_t *files = NULL;
+        size_t n = 0;
+        rc = dcpi_db_list_files(db, epochs[k], platform, ".prof", &files, &n, err);
+        if (rc == 0)
+            rc = load_files(&ld, files, n, err);
+        free(files);
     }
-    free(files);
+    if (rc == 0 && (rc = finish_set(ld.set)) < 0)
+        dcpi__errf(err, rc, "%s: out of memory", db);
     free(ld.seen);
+    if (rc < 0) {
+        dcpi_profset_free(ld.set);
+        return rc;
+    }
     *out = ld.set;
     return 0;
-out_files:
-    free(files);
-out_set:
-    free(ld.seen);
-    dcpi_profset_free(ld.set);
-    return rc;
 }
 
 /* ---- per-process selection ---- */

@@ -80,6 +80,11 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, d
 #define DCPI_PSET_LOAD_PROCS 1
 int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
                          dcpi_profset_t **out, char *err);
+/* The profiles of several epochs (-epoch all, A..B, -since/-until) as one set: every file of
+ * each is read as dcpi_profset_load_ex reads one epoch's, so an image's profiles (and splits by
+ * process) of all the epochs are added up, and the events' lost counts too. */
+int dcpi_profset_load_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                             const char *platform, int flags, dcpi_profset_t **out, char *err);
 
 /*
  * -strict: check that every other file of the epoch a tool may read parses (the profiles'

@@ -232,3 +232,153 @@ void dcpi_epoch_sweep(const char *db)
             remove_tree(path);
     closedir(d);
 }
+
+int dcpi_epoch_parse_time(const char *s, int64_t now, int64_t *out)
+{
+    struct tm tm = {0};
+    char *end = NULL;
+    size_t n = strlen(s);
+    if (s[0] == '@') {
+        long long v = strtoll(s + 1, &end, 10);
+        if (end == s + 1 || *end || v < 0)
+            return DCPI_EINVAL;
+        *out = v;
+        return 0;
+    }
+    if (n >= 2 && strspn(s, "0123456789") == n - 1 && strchr("smhd", s[n - 1])) {
+        long long v = strtoll(s, &end, 10), mul = s[n - 1] == 's'   ? 1
+                                                  : s[n - 1] == 'm' ? 60
+                                                  : s[n - 1] == 'h' ? 3600
+                                                                    : 86400;
+        *out = now - v * mul;
+        return 0;
+    }
+    if (dcpi_db_is_epoch_name(s)) {
+        time_t t;
+        if (dcpi_db_epoch_start(s, &t) < 0)
+            return DCPI_EINVAL;
+        *out = (int64_t)t;
+        return 0;
+    }
+    end = strptime(s, "%Y-%m-%d", &tm);
+    if (end && *end == 'T')
+        end = strptime(end + 1, "%H:%M", &tm);
+    if (end && *end == ':')
+        end = strptime(end + 1, "%S", &tm);
+    if (!end || *end)
+        return DCPI_EINVAL;
+    *out = (int64_t)timegm(&tm);
+    return 0;
+}
+
+/* The range [*lo, *hi] of names in v[0..n) that spec selects ("all", "A..B", or one). */
+static int select_range(const char *db, const char *spec, const char *platform, char **v, size_t n,
+                        size_t *lo, size_t *hi, char *err)
+{
+    if (!strcmp(spec, "all")) {
+        *lo = 0;
+        *hi = n - 1;
+        return 0;
+    }
+    const char *dots = strstr(spec, "..");
+    char a[DCPI_NAMELEN], b[DCPI_NAMELEN], ea[DCPI_NAMELEN], eb[DCPI_NAMELEN];
+    if (dots) {
+        if (dots == spec || !dots[2] || (size_t)(dots - spec) >= sizeof a || strstr(dots + 2, ".."))
+            return dcpi__errf(err, DCPI_EINVAL,
+                              "%s: epoch range '%s': want A..B (names, latest or latest-N)", db,
+                              spec);
+        snprintf(a, sizeof a, "%.*s", (int)(dots - spec), spec);
+        snprintf(b, sizeof b, "%s", dots + 2);
+    } else {
+        snprintf(a, sizeof a, "%s", spec);
+        snprintf(b, sizeof b, "%s", spec);
+    }
+    int rc = dcpi_db_select_epoch(db, a, platform, ea, err);
+    rc = rc < 0 ? rc : dcpi_db_select_epoch(db, b, platform, eb, err);
+    if (rc < 0)
+        return rc;
+    if (strcmp(ea, eb) > 0)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: epoch range '%s': %s is after %s", db, spec, ea,
+                          eb);
+    *lo = *hi = n;
+    for (size_t i = 0; i < n; i++) {
+        if (*lo == n && strcmp(v[i], ea) >= 0)
+            *lo = i;
+        if (strcmp(v[i], eb) <= 0)
+            *hi = i;
+    }
+    return 0;
+}
+
+/* 1 when epoch name (of platform) overlaps [since, until) (0: unbounded). */
+static int in_window(const char *db, const char *name, const char *platform, int64_t since,
+                     int64_t until)
+{
+    dcpi_epoch_info_t info;
+    char err[DCPI_ERRLEN];
+    if (dcpi_epoch_stat(db, name, platform, &info, err) < 0)
+        return 0;
+    int64_t start = (int64_t)info.start, end = info.end > info.start ? (int64_t)info.end : start;
+    return (!until || start < until) && (!since || end >= since);
+}
+
+int dcpi_epoch_select(const char *db, const char *spec, const char *platform, int64_t since,
+                      int64_t until, char ***names, size_t *n, char *err)
+{
+    *names = NULL;
+    *n = 0;
+    int bounded = since || until;
+    if (!bounded && (!spec || (!strstr(spec, "..") && strcmp(spec, "all")))) {
+        char one[DCPI_NAMELEN];
+        int rc = dcpi_db_select_epoch(db, spec, platform, one, err);
+        if (rc < 0)
+            return rc;
+        char **v = calloc(1, sizeof(*v));
+        if (!v || !(v[0] = strdup(one))) {
+            free(v);
+            return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", db);
+        }
+        *names = v;
+        *n = 1;
+        return 0;
+    }
+    char **v;
+    size_t nv;
+    int rc = dcpi_db_epochs(db, &v, &nv, err);
+    if (rc < 0)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < nv; i++) { /* only the platform's epochs */
+        char path[4096];
+        struct stat st;
+        if (!platform || (dcpi__pathf(path, sizeof path, "%s/%s/%s", db, v[i], platform) == 0 &&
+                          stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+            v[k++] = v[i];
+        else
+            free(v[i]);
+    }
+    nv = k;
+    size_t lo = 0, hi = 0;
+    if (nv == 0)
+        rc = dcpi__errf(err, DCPI_ENOENT, "%s: no epochs%s%s", db, platform ? " of platform " : "",
+                        platform ? platform : "");
+    else
+        rc = select_range(db, spec ? spec : "all", platform, v, nv, &lo, &hi, err);
+    k = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (rc == 0 && i >= lo && i <= hi && lo < nv && in_window(db, v[i], platform, since, until))
+            v[k++] = v[i];
+        else
+            free(v[i]);
+    }
+    if (rc == 0 && k == 0)
+        rc = dcpi__errf(err, DCPI_ENOENT, "%s: no epoch%s%s%s in the time given by -since/-until",
+                        db, spec ? " of '" : "", spec ? spec : "", spec ? "'" : "");
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    *names = v;
+    *n = k;
+    return 0;
+}

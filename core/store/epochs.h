@@ -54,6 +54,23 @@ int dcpi_epoch_stat(const char *db, const char *epoch, const char *platform, dcp
 int dcpi_epoch_list(const char *db, const char *platform, dcpi_epoch_info_t **out, size_t *n,
                     char *err);
 
+/* A time of -since/-until: "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS]" (UTC), an epoch name
+ * (YYYYMMDDHHMM[SS]: its start), a unix time "@N", or "N[smhd]" ago (from now). 0, or
+ * DCPI_EINVAL. The one time parser of the tools (local epochs and the fleet store). */
+int dcpi_epoch_parse_time(const char *s, int64_t now, int64_t *out);
+
+/*
+ * The epochs a tool reads: spec is NULL (with no time bound: latest), "latest", "latest-N",
+ * a name, "all" (every epoch), or a range "A..B" of two of those (inclusive, A not after B);
+ * then only the epochs overlapping [since, until) are kept (0: unbounded; an epoch spans its
+ * start to its end, see dcpi_epoch_stat), a spec NULL with a bound meaning "all". Only epochs
+ * holding platform count when it is not NULL. *names (ascending, caller frees with
+ * dcpi_db_free_list) gets at least one; DCPI_ENOENT "DB: ..." in err when none is selected,
+ * DCPI_EINVAL for a malformed spec.
+ */
+int dcpi_epoch_select(const char *db, const char *spec, const char *platform, int64_t since,
+                      int64_t until, char ***names, size_t *n, char *err);
+
 /* Remove DB/<epoch>/<platform> (and DB/<epoch> when no platform is left) so that readers see
  * it whole or not at all: it is first renamed to DB/.expire-<epoch>-<platform>, then deleted.
  * Leftovers of an interrupted removal are deleted by dcpi_epoch_sweep. */

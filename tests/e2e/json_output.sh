@@ -72,5 +72,131 @@ tool prof_empty dcpiprof -db "$DB" -json
 check prof_empty 'j["rows"] == [] and j["sort_event"] is None' 'j["epochs"] == ["20240103000000"]'
 rm -rf "${DB:?}/20240103000000"
 
+# ---- epoch selections merged (issue 23 item 2): a second database of three epochs ----
+# E1: kernel 0x10:5 0x150:9, unknown@p1 4096:2, lost 1; task-clock 0x150:4
+# E2: kernel 0x150:20 0x250:7, lost 2
+# E3: kernel 0x10:1 0x250:30, an image only here (unknown@p2 4096:6)
+# Each kernel cpu-clock profile has its split by process (.procs: pid 100 "alpha" gets
+# count - count/3 at each offset, pid 200 "be\"ta" the rest); epoch.info gives each epoch one
+# hour from midnight of its day.
+M=$T/mdb
+mkprocs() { # FILE PID:COMM:OFFSET:COUNT... (sorted by pid, comm, offset)
+    python3 - "$@" <<'PY'
+import sys
+def v(n):
+    out = b""
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+groups = {}
+for a in sys.argv[2:]:
+    pid, comm, off, cnt = a.split(":")
+    groups.setdefault((int(pid), comm), []).append((int(off), int(cnt)))
+data = b"dcpiprocs 1\n"
+for (pid, comm), ents in sorted(groups.items()):
+    data += v(pid) + bytes([len(comm)]) + comm.encode() + v(len(ents))
+    prev = 0
+    for off, cnt in ents:
+        data += v(off - prev) + v(cnt)
+        prev = off
+open(sys.argv[1], "wb").write(data)
+PY
+}
+kprof() { # EPOCH LOST OFFSET:COUNT...
+    local e=$1 lost=$2
+    shift 2
+    local d=$M/$e/p1/_kernel.kallsyms__$KID a=() b=() p
+    e2e_mkprof "$d/cpu-clock.prof" $KID "$e" p1 cpu-clock ffffffff81000000 '[kernel.kallsyms]' \
+        "$lost" "$@"
+    cp "$KDIR/kallsyms" "$d/kallsyms"
+    for p in "$@"; do
+        local off=${p%%:*} cnt=${p##*:}
+        a+=("100:alpha:$off:$((cnt - cnt / 3))")
+        [ $((cnt / 3)) -eq 0 ] || b+=("200:be\"ta:$off:$((cnt / 3))")
+    done
+    mkprocs "$d/cpu-clock.procs" "${a[@]}" "${b[@]}"
+    local day=${e:0:4}-${e:4:2}-${e:6:2} s
+    s=$(date -u -d "$day" +%s)
+    printf 'dcpi-epoch 1\nstart %s\nend %s\nsamples 0\nlost %s\nopen 0\n' "$s" $((s + 3600)) \
+        "$lost" >"$M/$e/p1/epoch.info"
+}
+E1=20240101000000 E2=20240102000000 E3=20240103000000
+kprof $E1 1 $((0x10)):5 $((0x150)):9
+e2e_mkprof "$M/$E1/p1/unknown@p1/cpu-clock.prof" 0 $E1 p1 cpu-clock 0 unknown 0 4096:2
+e2e_mkprof "$M/$E1/p1/_kernel.kallsyms__$KID/task-clock.prof" $KID $E1 p1 task-clock \
+    ffffffff81000000 '[kernel.kallsyms]' 0 $((0x150)):4
+kprof $E2 2 $((0x150)):20 $((0x250)):7
+kprof $E3 0 $((0x10)):1 $((0x250)):30
+e2e_mkprof "$M/$E3/p1/unknown@p2/cpu-clock.prof" 0 $E3 p1 cpu-clock 0 unknown 0 4096:6
+for e in $E1 $E2 $E3; do
+    tool "m$e" dcpiprof -db "$M" -epoch $e -json
+    tool "mp$e" dcpiprof -db "$M" -epoch $e -json -procs
+done
+# sum NAME EPOCH...: the expression "the rows and events of NAME equal those epochs' added up"
+summed() {
+    local name=$1 view=${2:-m} es
+    shift 2
+    es=$(printf '"%s",' "$@")
+    echo "__import__('sumcheck').same(j, [$es], '$T', '$view')"
+}
+cat >"$T/sumcheck.py" <<'PY'
+import json
+def key(r):
+    return tuple(r.get(k) for k in ("image", "procedure", "pid", "comm"))
+def same(j, epochs, t, view):
+    rows, events = {}, {}
+    for e in epochs:
+        x = json.load(open(f"{t}/{view}{e}.json"))
+        for r in x["rows"]:
+            c = rows.setdefault(key(r), {})
+            for ev, n in r["counts"].items():
+                c[ev] = c.get(ev, 0) + n
+        for ev in x["events"]:
+            a = events.setdefault(ev["name"], [0, 0])
+            a[0] += ev["total"]
+            a[1] += ev["lost"]
+    got = {key(r): {k: n for k, n in r["counts"].items() if n} for r in j["rows"]}
+    want = {k: {e: n for e, n in c.items() if n} for k, c in rows.items()}
+    gotev = {ev["name"]: [ev["total"], ev["lost"]] for ev in j["events"]}
+    return got == want and gotev == events and j["epochs"] == epochs
+PY
+export PYTHONPATH=$T
+tool mall dcpiprof -db "$M" -epoch all -json
+check mall "$(summed mall m $E1 $E2 $E3)" 'j["events"][0]["total"] == 5 + 9 + 2 + 20 + 7 + 1 + 30 + 6'
+tool mpall dcpiprof -db "$M" -epoch all -json -procs
+check mpall "$(summed mpall mp $E1 $E2 $E3)" \
+    '{(r["pid"], r["comm"]): r["counts"]["cpu-clock"] for r in j["rows"]} == {(100, "alpha"): 4 + 6 + 14 + 5 + 1 + 20, (200, "be\"ta"): 1 + 3 + 6 + 2 + 0 + 10, (None, None): 8}'
+tool mlast dcpiprof -db "$M" -epoch latest-1..latest -json
+check mlast "$(summed mlast m $E2 $E3)"
+tool mrange dcpiprof -db "$M" -epoch $E1..latest-1 -json
+check mrange "$(summed mrange m $E1 $E2)"
+tool msince dcpiprof -db "$M" -since 2024-01-02 -until 2024-01-03 -json
+check msince "$(summed msince m $E2)"
+tool muntil dcpiprof -db "$M" -until 2024-01-02T00:30 -json
+check muntil "$(summed muntil m $E1 $E2)"
+tool mwin dcpiprof -db "$M" -epoch latest-1..latest -since 2024-01-01T00:30 -json
+check mwin "$(summed mwin m $E2 $E3)"
+tool mtop dcpitopcounts -db "$M" -since 2024-01-02T00:30 -n 1
+[ "$(awk 'NR == 2 {print $1}' "$T/mtop.json")" = 37 ] || fail "dcpitopcounts -since: $(cat "$T/mtop.json")"
+# the table adds up the same way: dcpitopcounts over all = the sum of its epochs' counts
+"$B/dcpitopcounts" -db "$M" -epoch all -n 3 >"$T/top.out" 2>&1 || fail "dcpitopcounts -epoch all: $(head -2 "$T/top.out")"
+[ "$(awk 'NR > 1 {printf "%s:%s ", $1, $5}' "$T/top.out")" = "37:0xffffffff81000250 29:0xffffffff81000150 6:0xffffffff81000010 " ] ||
+    fail "dcpitopcounts -epoch all: want 7+30, 9+20, 5+1 samples: $(head -5 "$T/top.out")"
+# bad selections: one line naming the reason, non-zero exit
+for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-since 2030-01-01"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$B/dcpiprof" -db "$M" $bad >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+    [ $rc -ne 0 ] && [ "$(wc -l <"$T/bad.err")" -eq 1 ] && [ ! -s "$T/bad.out" ] ||
+        fail "dcpiprof $bad: exit $rc, stderr [$(cat "$T/bad.err")], stdout $(wc -c <"$T/bad.out") bytes"
+done
+rc=0
+"$B/dcpilist" -db "$M" -epoch all startup_64 '[kernel.kallsyms]' >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "reads one epoch" "$T/bad.err" || fail "dcpilist -epoch all: exit $rc, $(cat "$T/bad.err")"
+
 [ "$fails" -eq 0 ] || exit 1
-echo "ok: -json output parsed and checked"
+echo "ok: -json output parsed and checked; -epoch all/A..B/-since/-until = the sum of their epochs"
