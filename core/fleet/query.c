@@ -134,7 +134,7 @@ static int load_events(loadctx_t *c)
     return rc;
 }
 
-/* The image a row names (id, path, kind, tstart, tsize): the last one added when it matches. */
+/* The image a row names (id, path, kind, tstart, tsize), added when new. */
 static int image_of(loadctx_t *c, char **fld, int *idx)
 {
     dcpi_profset_t *set = c->set;
@@ -142,15 +142,13 @@ static int image_of(loadctx_t *c, char **fld, int *idx)
     dcpi_fleet_u64(fld[2], &kind);
     dcpi_fleet_u64(fld[3], &tstart);
     dcpi_fleet_u64(fld[4], &tsize);
-    for (size_t i = set->nimages; i-- > 0;) {
-        const dcpi_profset_image_t *im = &set->images[i];
-        if (!strcmp(im->id, fld[0]) && !strcmp(im->path, fld[1]) && im->tstart == tstart) {
+    /* one image per build-id (the queries group by it); sample rows come ordered by it, so the
+     * last image matches but for the first row of the next */
+    for (size_t i = set->nimages; i-- > 0;)
+        if (!strcmp(set->images[i].id, fld[0])) {
             *idx = (int)i;
             return 0;
         }
-        if (set->nimages - i > 4)
-            break; /* rows come ordered by image: only the last few can match */
-    }
     dcpi_profset_image_t d = {.id = fld[0],
                               .kind = (int)kind,
                               .path = fld[1],
@@ -188,17 +186,16 @@ static int on_sample(loadctx_t *c, char **fld)
     return 0;
 }
 
-static const char *img_cols = "build_id, path, kind, tstart, tsize";
-
 static int load_samples(loadctx_t *c)
 {
     dcpi_fbuf_t sql = {0};
+    /* grouped by build-id alone: one build-id is one code, wherever it was mapped from */
     dcpi_fbuf_printf(&sql,
-                     "SELECT %s, event, off, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
-                     img_cols, dcpi_fleet_dbname(c->f), c->info->suffix);
+                     "SELECT build_id, any(path), any(kind), any(tstart), any(tsize), event, off, "
+                     "toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
+                     dcpi_fleet_dbname(c->f), c->info->suffix);
     dcpi_fleet_where(c->f, c->flt, 1, &sql);
-    dcpi_fbuf_printf(&sql, " GROUP BY %s, event, off ORDER BY build_id, path, tstart, event, off",
-                     img_cols);
+    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, off ORDER BY build_id, event, off");
     int rc = each_row(c, &sql, 8, on_sample, c->err);
     dcpi_fbuf_free(&sql);
     return rc;
@@ -222,11 +219,12 @@ static int load_procs(loadctx_t *c)
 {
     int by_pid = c->flt->procsel && c->flt->procsel->pid >= 0;
     dcpi_fbuf_t sql = {0};
-    dcpi_fbuf_printf(
-        &sql, "SELECT %s, event, %s, comm, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
-        img_cols, by_pid ? "pid" : "0", dcpi_fleet_dbname(c->f), c->info->suffix);
+    dcpi_fbuf_printf(&sql,
+                     "SELECT build_id, any(path), any(kind), any(tstart), any(tsize), event, %s, "
+                     "comm, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
+                     by_pid ? "pid" : "0", dcpi_fleet_dbname(c->f), c->info->suffix);
     dcpi_fleet_where(c->f, c->flt, 1, &sql);
-    dcpi_fbuf_printf(&sql, " GROUP BY %s, event, %scomm ORDER BY build_id, path, tstart", img_cols,
+    dcpi_fbuf_printf(&sql, " GROUP BY build_id, event, %scomm ORDER BY build_id",
                      by_pid ? "pid, " : "");
     int rc = each_row(c, &sql, 9, on_procs, c->err);
     dcpi_fbuf_free(&sql);
