@@ -82,6 +82,10 @@ static const dcpi_cli_flag_t flags[] = {
      "ship every flush to the fleet store at URL (ClickHouse, docs/fleet.md),\n"
      "spooled on disk while it is down",
      NULL},
+    {"-duty", "FRACTION",
+     "sample only that share of the time, in randomly placed windows (fleets:\n"
+     "-fleet queries weight each host by 1/FRACTION); 0 < FRACTION <= 1",
+     NULL},
     {"-push-spool", "MB", "bound of the push spool (64); batches beyond it are dropped, counted",
      NULL},
     {NULL, NULL, NULL, NULL},
@@ -169,6 +173,11 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         o->vrecord_max = (unsigned)n;
     } else if (strcmp(f, "-push") == 0) {
         o->push = v;
+    } else if (strcmp(f, "-duty") == 0) {
+        char *end;
+        o->duty = strtod(v, &end);
+        if (*end || !(o->duty > 0 && o->duty <= 1))
+            return bad("-duty wants a fraction above 0 and at most 1, not '%s'", v);
     } else if (strcmp(f, "-push-spool") == 0) {
         if (numeric(f, v, 1UL << 20, &n) < 0)
             return 2;

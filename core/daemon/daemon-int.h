@@ -146,7 +146,9 @@ typedef struct daemon {
     dcpi_image_symtabs_t top_syms;
     struct dcpi_symtab *top_ksyms;
     int top_ksyms_tried;
-    dcpi_daemon_push_t *push; /* -push URL (push.c), else NULL */
+    dcpi_daemon_push_t *push;           /* -push URL (push.c), else NULL */
+    double duty_on, duty_off, duty_end; /* -duty: this cycle's window and end (monotonic s) */
+    int duty_sampling;                  /* 1: inside the window (events enabled) */
     /* command / -p target */
     pid_t child;
     int child_status;
@@ -227,6 +229,10 @@ void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint
 void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost);
 void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods);
 void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
+/* push.c (-duty): enable or disable the events at the windows' edges (every timer tick); the
+ * fraction written into DB/<epoch>/<platform>/duty of each new epoch. */
+void dcpi__daemon_duty_tick(daemon_t *d);
+void dcpi__daemon_duty_record(daemon_t *d);
 void dcpi__daemon_flush_if_full(daemon_t *d);
 dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
 

@@ -97,6 +97,7 @@ static void on_timer(daemon_t *d)
     }
     dcpi__daemon_rotate_if_due(d);
     dcpi__daemon_top_idle(d);
+    dcpi__daemon_duty_tick(d);
 }
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)

@@ -60,6 +60,7 @@ typedef struct dcpi_daemon_opts {
     unsigned vrecord_max;   /* -vrecord-max MB (0: DCPI_DAEMON_DEFAULT_VRECORD_MB) */
     const char *push;       /* -push URL: every flush to the fleet store (docs/fleet.md) */
     unsigned push_spool_mb; /* -push-spool MB: bound of the spool (0: 64) */
+    double duty;            /* -duty FRACTION: sample in random windows of this share (0: 1) */
 } dcpi_daemon_opts_t;
 
 /*

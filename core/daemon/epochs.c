@@ -68,6 +68,7 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
     d->vdso_done = 0;
     d->next_epoch = d->o->epoch_every_s ? dcpi__daemon_now() + d->o->epoch_every_s : 0;
     dcpi__daemon_epoch_info(d, 1);
+    dcpi__daemon_duty_record(d);
     dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
     return d->vt ? new_epoch_values(d, err) : 0;
 }

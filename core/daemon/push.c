@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
@@ -17,6 +18,7 @@
 #include "core/daemon/daemon.h"
 #include "core/fleet/push.h"
 #include "core/fleet/schema.h"
+#include "core/sampling/sampler.h"
 #include "dcpi/errno.h"
 
 struct dcpi_daemon_push {
@@ -32,6 +34,7 @@ struct dcpi_daemon_push {
 
 int dcpi__daemon_push_start(daemon_t *d, char *err)
 {
+    d->duty_sampling = 1; /* the events are on once set up (or at the command's exec) */
     if (!d->o->push)
         return 0;
     dcpi_daemon_push_t *p = calloc(1, sizeof *p);
@@ -93,7 +96,7 @@ static dcpi_fleet_key_t key_of(const daemon_t *d, int ev, uint64_t period)
                               .estart = estart,
                               .eend = now > estart ? now : estart,
                               .period = period,
-                              .duty = 1.0};
+                              .duty = d->o->duty > 0 ? d->o->duty : 1.0};
 }
 
 void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint64_t tstart,
@@ -171,4 +174,57 @@ void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len)
              " dropped %" PRIu64 " (%" PRIu64 " rows) failures %" PRIu64 "%s%s",
              d->o->push, st.queued, st.queued_bytes, st.sent, st.repeats, st.dropped,
              st.dropped_rows, st.failures, st.last_error[0] ? " last error: " : "", st.last_error);
+}
+
+/* ---- -duty: sampling in randomly placed windows --------------------------------------------
+ * Time is cut into cycles of max(10 s, 0.25 s / duty) (a window is at least one 250 ms timer
+ * tick); in each, the events are on for duty x cycle seconds starting at a random point. Over
+ * many cycles a host samples that share of its time, and the fleet weights its counts by
+ * 1/duty (core/fleet/query.c), so shares across hosts stay unbiased. */
+
+static double uniform(void)
+{
+    return (double)(random() % 1000000) / 1000000.0;
+}
+
+static void duty_cycle(daemon_t *d, double now)
+{
+    double duty = d->o->duty, cycle = 0.25 / duty > 10.0 ? 0.25 / duty : 10.0;
+    double on = duty * cycle;
+    d->duty_on = now + uniform() * (cycle - on);
+    d->duty_off = d->duty_on + on;
+    d->duty_end = now + cycle;
+}
+
+void dcpi__daemon_duty_tick(daemon_t *d)
+{
+    if (!(d->o->duty > 0 && d->o->duty < 1) || !d->smp)
+        return;
+    double now = dcpi__daemon_now();
+    if (d->duty_end == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        srandom(
+            (unsigned)(ts.tv_nsec ^ ts.tv_sec ^ (long)getpid() << 16)); /* windows differ by host */
+    }
+    if (d->duty_end == 0 || now >= d->duty_end)
+        duty_cycle(d, now);
+    int want = now >= d->duty_on && now < d->duty_off;
+    if (want == d->duty_sampling)
+        return;
+    int rc = want ? dcpi_sampler_enable(d->smp) : dcpi_sampler_disable(d->smp);
+    if (rc < 0)
+        dcpi__log(DCPI_LOG_WARN, "-duty: %s: %s", want ? "enable" : "disable", dcpi_strerror(rc));
+    d->duty_sampling = want;
+}
+
+void dcpi__daemon_duty_record(daemon_t *d)
+{
+    if (!(d->o->duty > 0 && d->o->duty < 1))
+        return;
+    char path[4500], text[64], err[DCPI_ERRLEN];
+    (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/duty", d->db, d->epoch, d->platform);
+    int n = snprintf(text, sizeof text, "%.9g\n", d->o->duty);
+    if (dcpi__write_atomic(path, text, (size_t)n, err) < 0)
+        dcpi__log(DCPI_LOG_WARN, "-duty: %s", err);
 }

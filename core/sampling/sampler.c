@@ -462,6 +462,14 @@ int dcpi_sampler_enable(dcpi_sampler_t *s)
     return 0;
 }
 
+int dcpi_sampler_disable(dcpi_sampler_t *s)
+{
+    for (size_t i = 0; i < s->nfds; i++)
+        if (ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
+            return -errno;
+    return 0;
+}
+
 int dcpi_sampler_nrings(const dcpi_sampler_t *s)
 {
     return s->nrings;

@@ -67,6 +67,8 @@ int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sample
 void dcpi_sampler_close(dcpi_sampler_t *s);
 /* Enable every event (not needed for DCPI_SAMPLE_COMMAND: enable_on_exec). */
 int dcpi_sampler_enable(dcpi_sampler_t *s);
+/* Stop every event until the next dcpi_sampler_enable (dcpid -duty's off windows). */
+int dcpi_sampler_disable(dcpi_sampler_t *s);
 
 int dcpi_sampler_nrings(const dcpi_sampler_t *s);
 /* The fd to poll for ring i (EPOLLIN at the watermark, EPOLLHUP when its task exited). */

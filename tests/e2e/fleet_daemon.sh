@@ -33,6 +33,15 @@ n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush
 [ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over 2 s"
 [ -z "$(ls "$T/db1/fleet-spool-"* 2>/dev/null)" ] || fail "spool not empty after a run with the server up"
 
+# --- -duty 0.5: the epoch records it, the fleet counts the host's samples twice
+to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- "$BIN/samples/work-demo" \
+    >"$T/dd.out" 2>&1 || fail "dcpid -duty: $(tail -2 "$T/dd.out")"
+ed=$(ls "$T/dbd" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
+[ "$(cat "$T/dbd/$ed/"*/duty 2>/dev/null)" = 0.5 ] || fail "no duty 0.5 recorded in $ed"
+ld=$(local_total "$T/dbd" "$ed")
+fd=$(fleet_sql "$FLEET_HTTP" "SELECT toUInt64(round(sum(cnt / duty))) FROM fl.samples WHERE epoch = '$ed' AND cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)")
+[ "$fd" = "$((2 * ld))" ] || fail "-duty 0.5: the fleet shows $fd samples of $ed, want 2 x $ld"
+
 # --- the server down: dcpid runs as usual, the batches wait in the spool
 fleet_stop "$T/ch"
 to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "$BIN/samples/work-demo" \

@@ -68,6 +68,17 @@ case "$out" in *"already in the store") ;; *) fail "repeat said: $out" ;; esac
 [ "$(fleet_sql "$S" "SELECT count() FROM fl.manifest")" = "$commits" ] || fail "a repeat committed"
 [ "$(total)" = "$local_total" ] || fail "after a repeat: fleet total $(total), local $local_total"
 
+# --- duty: a host that sampled a quarter of the time counts 4 times (dcpid -duty 0.25 writes
+# DB/<epoch>/<platform>/duty); the fleet total of both hosts is 4 a + b
+cp -r "$T/db" "$T/dbq"
+for d in "$T"/dbq/*/*/; do echo 0.25 >"$d/duty"; done
+"$BIN/dcpipush" -q -db "$T/dbq" -host quarter "$U" >/dev/null 2>&1 || fail "push of the duty 0.25 host"
+[ "$(total "AND host = 'quarter'")" = "$local_total" ] || fail "raw counts of the duty host changed"
+fleet_q=$("$BIN/dcpiprof" -fleet "$U" -host quarter | awk '$1 == "cpu-clock" { print $2; exit }')
+[ "$fleet_q" = "$((4 * local_total))" ] || fail "duty 0.25: fleet shows $fleet_q, want $((4 * local_total))"
+both=$("$BIN/dcpiprof" -fleet "$U" -host quarter,"$host" | awk '$1 == "cpu-clock" { print $2; exit }')
+[ "$both" = "$((5 * local_total))" ] || fail "duty 0.25 + 1: fleet shows $both, want $((5 * local_total))"
+
 # --- credentials: from the environment or a file, never the URL
 out=$(DCPI_FLEET_USER=pusher DCPI_FLEET_PASSWORD_FILE="$T/ch/password" \
     "$BIN/dcpipush" -db "$T/db" -host auth1 "$U" 2>&1) || fail "push with a password file: $out"
