@@ -19,7 +19,8 @@
  * (documented in every analysis tool's man page; 1 is an error, 2 a usage error). */
 #define DCPI_EXIT_SKIPPED 3
 
-/* The tool named in front of the warnings ("dcpiprof"), and whether damage is an error
+/* The tool named in front of the warnings ("dcpiprof"; NULL: no warnings, only the count),
+ * and whether damage is an error
  * (strict = 1: dcpi__damage_skip returns the error instead of skipping). */
 void dcpi__damage_init(const char *tool, int strict);
 int dcpi__damage_strict(void);
