@@ -23,7 +23,10 @@
 # vp-acc formats as "missing", so that missing values are counted, not dropped.
 # Usage: bench/hotlist_accuracy.sh BUILD_DIR [SECONDS (6)] [BASE_SECONDS (2)]
 #        (MODES="branch stride" limits the modes)
+#        bench/hotlist_accuracy.sh BUILD_DIR real [SCALE]: the real-program table instead
+#        (bench/hotlist_real.sh: xz, gzip, sqlite3, python3, vp-classic, bp against -vstep)
 set -u
+[ "${2:-}" = real ] && exec "$(dirname "${BASH_SOURCE[0]}")/hotlist_real.sh" "$1" "${3:-1}"
 export LC_ALL=C
 B=$(cd "${1:?usage: hotlist_accuracy.sh BUILD_DIR [SECONDS] [BASE_SECONDS]}" && pwd)
 SECS=${2:-6}

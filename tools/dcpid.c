@@ -48,6 +48,10 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vcontext", NULL, "value samples carry the return addresses of two callers", NULL},
     {"-vrate", "N",
      "at most N value samples per second per CPU (" STR(DCPI_VTRACE_DEFAULT_RATE) ")", NULL},
+    {"-vbudget", "PCT",
+     "bp backend: breakpoint hits take at most PCT% of each thread's CPU time\n"
+     "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a hit costs is measured at start)",
+     NULL},
     {"-vhot", "N", "hotlist size per instruction (" STR(DCPI_VSUMMARY_DEFAULT_CAP) ")", NULL},
     {"-vhash", "N",
      "value summaries in memory (" STR(DCPI_VTRACE_DEFAULT_HASH) "); flushed early at 75%", NULL},
@@ -159,6 +163,12 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (numeric(f, v, 1000000, &n) < 0)
             return 2;
         o->vrate = (unsigned)n;
+    } else if (strcmp(f, "-vbudget") == 0) {
+        char *end;
+        double pct = strtod(v, &end);
+        if (end == v || *end || !(pct >= 0.01 && pct <= 100))
+            return bad("-vbudget: '%s' is not a percentage from 0.01 to 100", v);
+        o->vbudget = pct;
     } else if (strcmp(f, "-vhot") == 0) {
         if (numeric(f, v, DCPI_VSUMMARY_MAX_CAP, &n) < 0)
             return 2;
@@ -252,8 +262,8 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
                    "");
     if (o->pid && o->argv)
         return bad("-p and a command exclude each other%s", "");
-    if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash))
-        return bad("-vcontext, -vrate, -vhot and -vhash need -vtrace%s", "");
+    if (o->nvtrace == 0 && (o->vcontext || o->vrate || o->vhot || o->vhash || o->vbudget))
+        return bad("-vcontext, -vrate, -vbudget, -vhot and -vhash need -vtrace%s", "");
     if (o->vstep && o->vcontext)
         return bad("-vcontext does not combine with -vstep%s", "");
     if (o->vstep && o->nvtrace == 0)

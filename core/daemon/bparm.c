@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <stdio.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +85,42 @@ void dcpi__daemon_bp_free(daemon_t *d)
     free(d->bp_hit);
 }
 
+void dcpi__daemon_bp_budget(daemon_t *d)
+{
+    double pct = d->o->vbudget > 0 ? d->o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET;
+    double max = 1e9 / DCPI_DAEMON_BP_TRIGGER_NS;
+    if (dcpi_bp_trap_cost(&d->bp_trap_us) < 0)
+        d->bp_trap_us = 0;
+    /* a value sample costs its thread one whole arm (the hits, installing and removing the
+     * breakpoint): measured here; at least the hits */
+    if (dcpi_bp_arm_cost(DCPI_DAEMON_BP_COUNT, DCPI_DAEMON_BP_CALIBRATE, &d->bp_arm_us) < 0 ||
+        d->bp_arm_us < DCPI_DAEMON_BP_COUNT * d->bp_trap_us)
+        d->bp_arm_us = DCPI_DAEMON_BP_COUNT * d->bp_trap_us;
+    d->bp_rate = d->bp_arm_us > 0 ? pct / 100 / (d->bp_arm_us / 1e6) : max;
+    if (d->bp_rate > max)
+        d->bp_rate = max;
+    if (d->bp_rate < 1)
+        d->bp_rate = 1;
+    d->bp_trigger_ns = (uint64_t)(1e9 / d->bp_rate);
+    dcpi__log(DCPI_LOG_INFO,
+              "bp backend: a breakpoint hit costs %.1f us here, an arm %.1f us; -vbudget %g%% "
+              "affords %.0f value samples per second of a thread's CPU time (an arm trigger "
+              "every %.2f ms of it)",
+              d->bp_trap_us, d->bp_arm_us, pct, d->bp_rate, (double)d->bp_trigger_ns / 1e6);
+}
+
 void dcpi__daemon_bp_report(const daemon_t *d)
 {
     if (!d->bps)
         return;
+    if (d->mode != DCPI_SAMPLE_SYSTEM) { /* what the budget could not buy, where the user looks */
+        double pct = d->o->vbudget > 0 ? d->o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET;
+        fprintf(stderr,
+                "dcpid: bp backend: %" PRIu64 " value samples; -vbudget %g%% at %.1f us an arm "
+                "affords %.0f per second of a thread's CPU time, so 1000 on an instruction "
+                "with 5%% of them take %.0f s of it\n",
+                d->bp.samples, pct, d->bp_arm_us, d->bp_rate, 1000 / (d->bp_rate * 0.05));
+    }
     const bp_stats_t *b = &d->bp;
     dcpi__log(DCPI_LOG_INFO,
               "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64

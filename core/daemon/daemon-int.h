@@ -99,14 +99,17 @@ typedef struct daemon {
     /* value profiling: NULL without -vtrace */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
-    dcpi_dstacks_t *stk;         /* -g, else NULL */
-    dcpi_vstep_t *vs;            /* -vstep, else NULL */
-    dcpi_bpslots_t *bps;         /* the bp backend (-vtrace where breakpoints work), else NULL */
-    int use_bp;                  /* chosen at setup, the slots made once the rings exist */
-    char bp_why[DCPI_ERRLEN];    /* why the bp backend is not used ("" when it is) */
-    double *bp_tokens, *bp_last; /* per ring: arm budget */
-    uint64_t *bp_hit;            /* per ring: time of the last breakpoint hit */
-    int bp_rt, bp_cpu;           /* real-time priority; the CPU dcpid runs on (-1: any) */
+    dcpi_dstacks_t *stk;          /* -g, else NULL */
+    dcpi_vstep_t *vs;             /* -vstep, else NULL */
+    dcpi_bpslots_t *bps;          /* the bp backend (-vtrace where breakpoints work), else NULL */
+    int use_bp;                   /* chosen at setup, the slots made once the rings exist */
+    char bp_why[DCPI_ERRLEN];     /* why the bp backend is not used ("" when it is) */
+    double *bp_tokens, *bp_last;  /* per ring: arm budget */
+    uint64_t *bp_hit;             /* per ring: time of the last breakpoint hit */
+    int bp_rt, bp_cpu;            /* real-time priority; the CPU dcpid runs on (-1: any) */
+    double bp_trap_us, bp_arm_us; /* what a hit and a whole arm cost a thread here (measured) */
+    double bp_rate;               /* value samples/s of a thread's CPU time -vbudget affords */
+    uint64_t bp_trigger_ns;       /* the arm trigger's period (bparm.c) */
     bp_stats_t bp;
     dcpi_bpfmem_t *bpm;                 /* memory values at breakpoint samples (BPF), else NULL */
     char bpm_why[DCPI_ERRLEN];          /* why not */
@@ -202,12 +205,16 @@ void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
 #define DCPI_DAEMON_BP_COUNT      2      /* samples per arm, the first dropped */
 #define DCPI_DAEMON_BP_MAXAGE     20     /* ms an arm may wait for its samples */
 #define DCPI_DAEMON_BP_DRAIN_MS   4      /* the loop drains the rings this often */
-#define DCPI_DAEMON_BP_TRIGGER_NS 999999 /* the arm trigger's period (thread CPU time) */
+#define DCPI_DAEMON_BP_TRIGGER_NS 999999 /* the arm trigger's shortest period (thread CPU) */
+#define DCPI_DAEMON_BP_CALIBRATE  120    /* arms measured at start (dcpi_bp_arm_cost) */
 void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s);
 int dcpi__daemon_bp_setup(daemon_t *d, char *err);
 void dcpi__daemon_bp_free(daemon_t *d);
 void dcpi__daemon_bp_report(const daemon_t *d); /* the counters, into the log (at exit) */
+/* The value-sample rate -vbudget affords at what a breakpoint hit costs here (measured), and the
+ * arm trigger's period from it (before the sampler opens). */
+void dcpi__daemon_bp_budget(daemon_t *d);
 
 /* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
  * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the

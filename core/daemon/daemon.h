@@ -21,6 +21,7 @@
 #define DCPI_DAEMON_DEFAULT_VBURST        32
 #define DCPI_DAEMON_DEFAULT_VBURST_PTRACE 16
 #define DCPI_DAEMON_DEFAULT_VSTEP_RATE    100 /* -vrate with -vstep: bursts/s per thread */
+#define DCPI_DAEMON_DEFAULT_VBUDGET       2.0 /* -vbudget: % of a thread's CPU for bp traps */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -42,6 +43,8 @@ typedef struct dcpi_daemon_opts {
     int nvtrace;
     int vcontext;
     unsigned vrate;  /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
+    double vbudget;  /* bp backend: % of each thread's CPU time its breakpoint hits may take
+                        (0: DCPI_DAEMON_DEFAULT_VBUDGET) */
     unsigned vhot;   /* hotlist size (0: 16) */
     size_t vhash;    /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
     char **argv;     /* -- command args (NULL: none), NULL-terminated */

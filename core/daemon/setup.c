@@ -144,7 +144,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
         x.callchain = dcpi_vtrace_contexts(d->vt);
         x.max_stack = 4;
         if (d->use_bp) /* the bp backend's arm trigger (bparm.c) */
-            x.trigger_ns = DCPI_DAEMON_BP_TRIGGER_NS;
+            x.trigger_ns = d->bp_trigger_ns;
     }
     if (d->o->callgraph) {
         x.callchain = x.callchain_kernel = 1;
@@ -257,6 +257,8 @@ static int setup_values(daemon_t *d, char *err)
                       "value profiling: execute breakpoints unavailable (%s): using the regs "
                       "backend, whose shares are biased by interrupt skid (see status)",
                       d->bp_why);
+        else
+            dcpi__daemon_bp_budget(d);
     } else {
         snprintf(d->bp_why, sizeof d->bp_why, "%s", o->vstep ? "-vstep" : "-vregs");
     }

@@ -7,6 +7,9 @@
 # every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_MS=${PHASED_MS:-2500}
+# the volume, not the mechanism: which executions an arm takes does not depend on the budget,
+# which only sets how often arms come (the default 2% gives ~400 value samples/s here)
+PHASED_BUDGET=${PHASED_BUDGET:-8}
 
 # phased_probe: skip (77) unless cpu-clock sampling and execute breakpoints are available
 phased_probe() {
@@ -39,6 +42,7 @@ phased_check() {
     for try in 1 2 3; do
         rm -rf "$T/$mode"
         timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
+            -vbudget "$PHASED_BUDGET" \
             -- "$BIN/samples/work-phased" "$mode" "$ms" >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
         grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
