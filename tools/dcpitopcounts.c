@@ -21,6 +21,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-period", NULL, "counts are samples x the sampling period (DCPI's cycles), not samples",
      NULL},
     {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
+    {"-json", NULL, "one JSON object (schema dcpitopcounts/1, see dcpitopcounts(1))", NULL},
     {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
      NULL},
     {NULL, NULL, NULL, NULL},
@@ -37,6 +38,8 @@ static int parse_opt(void *arg, const char *f, const char *v)
     double n = 0;
     if (!strcmp(f, "-csl"))
         o->top.csl = 1;
+    else if (!strcmp(f, "-json"))
+        o->top.json = 1;
     else if (!strcmp(f, "-period"))
         o->top.period = 1;
     else if (!strcmp(f, "-e"))
@@ -62,6 +65,8 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, opts_t *o)
 {
     o->top.epoch = cli->epoch;
+    o->top.epochs = (const char *const *)cli->epochs;
+    o->top.nepochs = cli->fleet_url ? 0 : cli->nepochs;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
     char err[DCPI_ERRLEN];

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "core/model/csv.h"
 #include "core/listing/listing.h"
+#include "core/base/json.h"
 #include "core/base/mem.h"
 #include "core/store/codecache.h"
 #include "core/image/image.h"
@@ -384,6 +385,55 @@ static uint64_t sort_total(const dcpi_profset_t *set, int sort, int period)
     return t;
 }
 
+/* -json: the object's head (everything before the rows' array is closed). */
+static void json_head(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int sort, FILE *f)
+{
+    fputs("{\"schema\":\"dcpitopcounts/1\",\"epochs\":[", f);
+    for (size_t i = 0; i < o->nepochs; i++) {
+        if (i)
+            fputc(',', f);
+        dcpi__json_str(f, o->epochs[i]);
+    }
+    fputs("],", f);
+    dcpi__json_key(f, 0, "sort_event");
+    dcpi__json_str(f, sort >= 0 ? set->events[sort].name : NULL);
+    fprintf(f, ",\"unit\":\"%s\",\"events\":[", o->period ? "samples x period" : "samples");
+    for (size_t e = 0; e < set->nevents; e++) {
+        fputs(e ? ",{" : "{", f);
+        dcpi__json_key(f, 0, "name");
+        dcpi__json_str(f, set->events[e].name);
+        fprintf(f, ",\"total\":%" PRIu64 "}", sort_total(set, (int)e, o->period));
+    }
+    fputs("],\"rows\":[", f);
+}
+
+/* "-" (nothing known) as null. */
+static void json_text(FILE *f, const char *s)
+{
+    dcpi__json_str(f, strcmp(s, "-") ? s : NULL);
+}
+
+static void json_row(const dcpi_profset_t *set, const dcpi_top_row_t *r, const outrow_t *o,
+                     int first, FILE *f)
+{
+    fputs(first ? "{" : ",{", f);
+    dcpi__json_key(f, 0, "procedure");
+    dcpi__json_str(f, o->proc);
+    fprintf(f, ",\"pc\":\"%s\",", o->pc);
+    dcpi__json_key(f, 0, "instruction");
+    json_text(f, o->insn);
+    dcpi__json_key(f, 1, "image");
+    dcpi__json_str(f, set->images[r->image].name);
+    dcpi__json_key(f, 1, "source");
+    json_text(f, o->source);
+    fputs(",\"counts\":{", f);
+    for (size_t e = 0; e < set->nevents; e++) {
+        dcpi__json_key(f, e > 0, set->events[e].name);
+        fprintf(f, "%" PRIu64, r->counts[e]);
+    }
+    fputs("}}", f);
+}
+
 static int print_rows(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int sort,
                       const dcpi_top_row_t *r, size_t n, FILE *f)
 {
@@ -399,11 +449,19 @@ static int print_rows(const dcpi_profset_t *set, const dcpi_top_opts_t *o, int s
         imgview_t *v = &views[r[i].image];
         if (!v->opened)
             view_open(v, &set->images[r[i].image], o->tool);
-        name_row(&dc, v, &set->images[r[i].image], &r[i], o->csl, &out[i]);
+        name_row(&dc, v, &set->images[r[i].image], &r[i], o->csl || o->json, &out[i]);
+    }
+    if (o->json) {
+        json_head(set, o, sort, f);
+        for (size_t i = 0; i < n; i++)
+            json_row(set, &r[i], &out[i], i == 0, f);
+        fputs("]}\n", f);
     }
     layout_t l = {.set = set, .sort = sort, .total = sort_total(set, sort, o->period), .f = f};
     compute_layout(&l, r, out, n);
-    if (o->csl)
+    if (o->json)
+        n = 0; /* printed above */
+    else if (o->csl)
         csv_header(&l);
     else
         table_header(&l);
@@ -429,7 +487,12 @@ int dcpi_top_report(const dcpi_profset_t *set, const dcpi_top_opts_t *o, FILE *f
     if (sort < 0)
         return DCPI_ENOENT;
     if (set->nevents == 0 || set->events[sort].total == 0) {
-        fprintf(stderr, "%s: no samples\n", o->tool);
+        if (o->json) { /* an empty view is still an object */
+            json_head(set, o, set->nevents ? sort : -1, f);
+            fputs("]}\n", f);
+        } else {
+            fprintf(stderr, "%s: no samples\n", o->tool);
+        }
         return 0;
     }
     dcpi_top_row_t *rows = NULL;

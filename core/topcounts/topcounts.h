@@ -24,6 +24,9 @@ typedef struct dcpi_top_opts {
     int period;             /* 1: counts are samples x the profile's period (-period) */
     int csl;                /* 1: comma-separated output */
     const char *epoch;      /* named in messages */
+    int json;               /* 1: one JSON object (schema dcpitopcounts/1, docs/dcpitopcounts.md) */
+    const char *const *epochs; /* -json: the epochs read, listed in the object */
+    size_t nepochs;
 } dcpi_top_opts_t;
 
 /* One sampled instruction: image index in the set, offset from the image's tstart. */

@@ -65,11 +65,22 @@ tool prof_keep dcpiprof -db "$DB" -json -keep 60
 check prof_keep 'len(j["rows"]) == 2'
 tool prof_sel dcpiprof -db "$DB" -json unknown@p1
 check prof_sel 'j["events"][0]["total"] == 10' 'len(j["rows"]) == 1'
+# ---- dcpitopcounts ----
+tool top dcpitopcounts -db "$DB" -json
+check top 'j["schema"] == "dcpitopcounts/1"' 'j["epochs"] == ["'$E'"]' 'j["unit"] == "samples"' \
+    '[(r["procedure"], r["pc"], r["image"], r["counts"]) for r in j["rows"]] == [("we\"ird\\name", "0xffffffff81000150", "[kernel.kallsyms]", {"cpu-clock": 50, "task-clock": 3}), ("ctl\x01x", "0xffffffff81000250", "[kernel.kallsyms]", {"cpu-clock": 20, "task-clock": 0}), ("unknown_rou", "0x1000", "unknown@p1", {"cpu-clock": 10, "task-clock": 0}), ("startup_64", "0xffffffff81000010", "[kernel.kallsyms]", {"cpu-clock": 7, "task-clock": 0})]' \
+    'all(r["instruction"] is None and r["source"] is None for r in j["rows"])' \
+    '[(e["name"], e["total"]) for e in j["events"]] == [("cpu-clock", 87), ("task-clock", 3)]'
+tool top_p dcpitopcounts -db "$DB" -json -period -n 1 -e task-clock
+check top_p 'j["unit"] == "samples x period" and j["sort_event"] == "task-clock"' \
+    'j["rows"][0]["counts"] == {"cpu-clock": 50000000, "task-clock": 3000000} and len(j["rows"]) == 1'
 # an empty epoch: empty rows, still JSON, no "no samples" line
 mkdir -p "$DB/20240103000000/p1"
 e2e_mkprof "$DB/20240103000000/p1/unknown@p1/cpu-clock.prof" 0 20240103000000 p1 cpu-clock 0 unknown 0
 tool prof_empty dcpiprof -db "$DB" -json
 check prof_empty 'j["rows"] == [] and j["sort_event"] is None' 'j["epochs"] == ["20240103000000"]'
+tool top_empty dcpitopcounts -db "$DB" -json
+check top_empty 'j["rows"] == [] and j["epochs"] == ["20240103000000"]'
 rm -rf "${DB:?}/20240103000000"
 
 # ---- epoch selections merged (issue 23 item 2): a second database of three epochs ----
@@ -163,6 +174,16 @@ def same(j, epochs, t, view):
     want = {k: {e: n for e, n in c.items() if n} for k, c in rows.items()}
     gotev = {ev["name"]: [ev["total"], ev["lost"]] for ev in j["events"]}
     return got == want and gotev == events and j["epochs"] == epochs
+def same_top(j, epochs, t):
+    rows = {}
+    for e in epochs:
+        for r in json.load(open(f"{t}/t{e}.json"))["rows"]:
+            c = rows.setdefault((r["image"], r["pc"]), {})
+            for ev, n in r["counts"].items():
+                c[ev] = c.get(ev, 0) + n
+    got = {(r["image"], r["pc"]): {k: n for k, n in r["counts"].items() if n} for r in j["rows"]}
+    want = {k: {e: n for e, n in c.items() if n} for k, c in rows.items()}
+    return got == want and j["epochs"] == epochs
 PY
 export PYTHONPATH=$T
 tool mall dcpiprof -db "$M" -epoch all -json
@@ -180,6 +201,10 @@ tool muntil dcpiprof -db "$M" -until 2024-01-02T00:30 -json
 check muntil "$(summed muntil m $E1 $E2)"
 tool mwin dcpiprof -db "$M" -epoch latest-1..latest -since 2024-01-01T00:30 -json
 check mwin "$(summed mwin m $E2 $E3)"
+for e in $E1 $E2 $E3 all; do
+    tool "t$e" dcpitopcounts -db "$M" -epoch $e -json -n 0
+done
+check tall "__import__('sumcheck').same_top(j, ['$E1', '$E2', '$E3'], '$T')"
 tool mtop dcpitopcounts -db "$M" -since 2024-01-02T00:30 -n 1
 [ "$(awk 'NR == 2 {print $1}' "$T/mtop.json")" = 37 ] || fail "dcpitopcounts -since: $(cat "$T/mtop.json")"
 # the table adds up the same way: dcpitopcounts over all = the sum of its epochs' counts
