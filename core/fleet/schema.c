@@ -110,13 +110,14 @@ int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
         rc = run(f, &sql, err);
     }
     dcpi_fbuf_free(&sql);
-    dcpi_fleet_info_t old;
-    char why[DCPI_ERRLEN];
-    if (rc == 0 && (rc = dcpi_fleet_check(f, &old, why)) == DCPI_EVERSION)
-        return dcpi__errf(err, rc, "%s", why);
-    rc = rc == DCPI_ENOENT ? 0 : rc;
     if (rc < 0)
+        return rc; /* err says why */
+    dcpi_fleet_info_t old;
+    char why[DCPI_ERRLEN] = "";
+    rc = dcpi_fleet_check(f, &old, why);
+    if (rc < 0 && rc != DCPI_ENOENT) /* another version, or the server failed */
         return dcpi__errf(err, rc, "%s", why);
+    rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof tables / sizeof *tables; i++)
         rc = create_table(f, &tables[i], cluster, err);
     return rc == 0 ? write_meta(f, keep, cluster, err) : rc;

@@ -2,8 +2,9 @@
 # fleet_push.sh - dcpipush and dcpictl -fleet against a private clickhouse-server: the schema,
 # a pushed database counted exactly once (a repeat is a no-op), hostile names (host, path, command,
 # symbol with quotes, backslashes, tabs) round-tripping exactly, basic auth from the environment
-# (never the URL), the server down, and pushes killed at random points or cut by a server killed
-# mid-push: once both are back, the store holds every sample exactly once.
+# (never the URL), TLS with the server's certificate verified, duty weighting, the server down,
+# and pushes killed at random points or cut by a server killed mid-push: once both are back,
+# the store holds every sample exactly once.
 # Skips (77) when perf_event_open of cpu-clock is not possible here (the database is recorded).
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -23,7 +24,7 @@ local_total=$("$BIN/dcpiprof" -db "$T/db" | awk '$1 == "cpu-clock" { print $2; e
 [ "${local_total:-0}" -ge 100 ] || { echo "FAIL: only '$local_total' samples recorded"; exit 1; }
 
 mkdir -p "$T/ch"
-fleet_start "$T/ch"
+FLEET_TLS=1 fleet_start "$T/ch"
 U="${FLEET_HTTP}?database=fl"
 S="$FLEET_HTTP"
 committed="cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)"
@@ -90,6 +91,13 @@ case "$out" in *"Wrong password"*) ;; *) fail "wrong password: $out" ;; esac
 out=$("$BIN/dcpipush" -db "$T/db" "http://pusher:pw@127.0.0.1:1/" 2>&1) && fail "URL credentials taken"
 case "$out" in *"credentials in a URL"*) ;; *) fail "URL credentials: $out" ;; esac
 [ "$(total "AND host = 'auth1'")" = "$local_total" ] || fail "auth1 total $(total "AND host = 'auth1'")"
+# TLS: the server's certificate is verified (against DCPI_FLEET_CACERT), with basic auth on top
+out=$("$BIN/dcpipush" -db "$T/db" -host tls0 "$FLEET_HTTPS?database=fl" 2>&1) &&
+    fail "https with an unknown certificate accepted"
+case "$out" in *"certificate"*) ;; *) fail "https, unknown certificate: $out" ;; esac
+out=$(DCPI_FLEET_CACERT="$T/ch/crt.pem" DCPI_FLEET_USER=pusher DCPI_FLEET_PASSWORD_FILE="$T/ch/password" \
+    "$BIN/dcpipush" -db "$T/db" -host tls1 "$FLEET_HTTPS?database=fl" 2>&1) || fail "https push: $out"
+[ "$(total "AND host = 'tls1'")" = "$local_total" ] || fail "tls1 total $(total "AND host = 'tls1'")"
 
 # --- many epochs, pushes killed at random points: nothing lost, nothing twice
 ep=$(ls "$T/db" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)

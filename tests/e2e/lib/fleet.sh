@@ -3,6 +3,8 @@
 # logs, a users file with "default" (no password) and "pusher" (password in DIR/password)), picks
 # free ports on 127.0.0.1, starts clickhouse-server in the background and waits for /ping.
 # It sets FLEET_HTTP (http://127.0.0.1:PORT/), FLEET_TCP (its native port) and FLEET_PID.
+# With FLEET_TLS=1 it also serves https with a self-signed certificate for 127.0.0.1
+# (DIR/crt.pem, made with openssl): FLEET_HTTPS is https://127.0.0.1:PORT/.
 # With CLUSTER_PORTS (native ports of other servers), remote_servers holds the cluster "two"
 # of this server and those as shards. fleet_stop DIR stops the one started in DIR.
 # clickhouse-server is a Debian package make deps installs: its absence is a failure.
@@ -23,6 +25,18 @@ fleet_start() {
     mkdir -p "$dir/data/tmp" "$dir/data/user_files"
     http=$(fleet_free_port) && tcp=$(fleet_free_port) && inter=$(fleet_free_port) ||
         { echo "FAIL: no free port"; exit 1; }
+    local tls=""
+    FLEET_HTTPS=""
+    if [ "${FLEET_TLS:-0}" = 1 ]; then
+        e2e_require openssl openssl
+        local hp
+        hp=$(fleet_free_port) || { echo "FAIL: no free port"; exit 1; }
+        openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
+            -addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/key.pem" -out "$dir/crt.pem" \
+            -days 2 >/dev/null 2>&1 || { echo "FAIL: openssl req"; exit 1; }
+        tls="<https_port>$hp</https_port><openSSL><server><certificateFile>$dir/crt.pem</certificateFile><privateKeyFile>$dir/key.pem</privateKeyFile><verificationMode>none</verificationMode><loadDefaultCAFile>false</loadDefaultCAFile><disableProtocols>sslv2,sslv3</disableProtocols></server></openSSL>"
+        FLEET_HTTPS="https://127.0.0.1:$hp/"
+    fi
     echo 'pw-"q\uote' >"$dir/password"
     local shards="<shard><replica><host>127.0.0.1</host><port>$tcp</port></replica></shard>"
     for p in "$@"; do
@@ -40,6 +54,7 @@ fleet_start() {
   <mark_cache_size>67108864</mark_cache_size><uncompressed_cache_size>67108864</uncompressed_cache_size>
   <max_concurrent_queries>200</max_concurrent_queries>
   <remote_servers><two>$shards</two></remote_servers>
+  $tls
 </yandex>
 XML
     cat >"$dir/users.xml" <<XML
