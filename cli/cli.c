@@ -602,7 +602,8 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
 /* -fleet URL: the fleet store's samples, selected by -host, -since, -until, -pid, -comm. */
 static int load_fleet(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
 {
-    dcpi_fleet_filter_t flt = {.hosts = cli->hosts, .procsel = &cli->procsel};
+    dcpi_fleet_filter_t flt = {
+        .hosts = cli->hosts, .procsel = &cli->procsel, .build_id = cli->build_id};
     int rc0 = parse_times(cli, &flt.since, &flt.until, err);
     if (rc0 < 0)
         return rc0;

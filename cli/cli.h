@@ -85,6 +85,7 @@ typedef struct dcpi_cli {
     const char *fleet_url;  /* -fleet value, or NULL (the local database) */
     const char *hosts;      /* -host value (comma-separated), or NULL */
     const char *since_arg, *until_arg; /* -since / -until values, or NULL */
+    const char *build_id;              /* -fleet: only this image (dcpidiff's SET#ID), or NULL */
     int strict; /* 1: -strict (dcpi_cli_load also checks every other file first) */
 
     /* Filled by dcpi_cli_resolve (called by dcpi_cli_load). */

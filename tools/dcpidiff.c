@@ -139,6 +139,26 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* With -fleet, SET is [HOSTS][@SINCE[..UNTIL]][#BUILDID]: comma-separated hosts (none: all),
+ * a time window (-since/-until's forms) and one build-id of an image (two builds of a program). */
+static void fleet_side(side_t *s)
+{
+    char *hash = strrchr(s->spec, '#'), *at = strchr(s->spec, '@');
+    if (hash) {
+        *hash = '\0';
+        s->cli.build_id = hash[1] ? hash + 1 : NULL;
+    }
+    if (at) {
+        *at = '\0';
+        char *dots = strstr(at + 1, "..");
+        if (dots)
+            *dots = '\0';
+        s->cli.since_arg = at[1] ? at + 1 : NULL;
+        s->cli.until_arg = dots && dots[2] ? dots + 2 : NULL;
+    }
+    s->cli.hosts = s->spec[0] ? s->spec : NULL;
+}
+
 /* SET is DB, DB@EPOCH or @EPOCH (the database of -db, $DCPIDB or ./dcpidb); a DB alone is read
  * at -epoch (default latest). */
 static int load_side(side_t *s, const dcpi_cli_t *cli, const char *arg)
@@ -148,12 +168,14 @@ static int load_side(side_t *s, const dcpi_cli_t *cli, const char *arg)
     s->cli.db[0] = s->cli.epoch[0] = '\0';
     if (!(s->spec = strdup(arg)))
         return 1;
-    char *at = is_dir(s->spec) ? NULL : strrchr(s->spec, '@');
+    if (cli->fleet_url)
+        fleet_side(s);
+    char *at = cli->fleet_url || is_dir(s->spec) ? NULL : strrchr(s->spec, '@');
     if (at) {
         *at = '\0';
         s->cli.epoch_spec = at[1] ? at + 1 : NULL;
     }
-    if (s->spec[0]) {
+    if (s->spec[0] && !cli->fleet_url) {
         s->cli.db_arg = s->spec;
         s->cli.db_from = s->label[0] == 'A' ? "SET_A" : "SET_B";
     }
@@ -284,9 +306,11 @@ int main(int argc, char **argv)
     char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL,
                       .strict_flag = 1,
-                      .operands = "SET_A SET_B [image-names...]   (SET: DB, DB@EPOCH or @EPOCH)",
+                      .operands = "SET_A SET_B [image-names...]   (SET: DB, DB@EPOCH or @EPOCH; "
+                                  "with -fleet: [HOSTS][@SINCE[..UNTIL]][#BUILDID])",
                       .flags = flags,
-                      .process_flags = 1};
+                      .process_flags = 1,
+                      .fleet_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0)
         return dcpi_cli_exit(rc, err);

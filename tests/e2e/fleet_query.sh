@@ -85,6 +85,14 @@ diff "$T/l5" "$T/f5" >"$T/d5" || fail "dcpitopcounts -fleet differs: $(head -5 "
 "$BIN/dcpilist" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6"
 "$BIN/dcpilist" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6"
 [ -s "$T/l6" ] && diff "$T/l6" "$T/f6" >"$T/d6" || fail "dcpilist -fleet differs: $(head -5 "$T/d6")"
+# dcpidiff: two host sets differ (different programs), two time windows of one host do not
+"$BIN/dcpidiff" -fleet "$U" h1 h2 >"$T/df1" 2>&1 || fail "dcpidiff -fleet h1 h2: $(tail -2 "$T/df1")"
+grep -q "hot_mul" "$T/df1" || fail "dcpidiff h1 h2 does not show hot_mul: $(head -8 "$T/df1")"
+"$BIN/dcpidiff" -fleet "$U" "h1@..2026-01-02" "h1@2026-06-01" >"$T/df2" 2>&1 ||
+    fail "dcpidiff -fleet windows: $(tail -2 "$T/df2")"
+n=$(awk 'f && NF { n++ } /^ +A +A%/ { f = 1 } END { print n + 0 }' "$T/df2")
+grep -q "within the noise" "$T/df2" && [ "$n" -le 1 ] ||
+    fail "two windows of the same samples differ: $(head -8 "$T/df2")"
 # -procs: per command over hosts (pid 0): work-demo's samples on the 10 hosts of db1
 want=$("$BIN/dcpiprof" -db "$T/db1" -procs -csl | awk -F, '$NF ~ / work-demo$/ { s += $1 } END { print s * 10 }')
 got=$("$BIN/dcpiprof" -fleet "$U" -procs -csl | awk -F, '$NF == "0 work-demo" { print $1 }')
