@@ -16,6 +16,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-fleet", "URL", "talk to the fleet store at URL instead: init, expire, status", NULL},
     {"-fleet-keep", "DAYS", "init: days the fleet store keeps (default 0: forever)", NULL},
     {"-cluster", "NAME", "init: also Distributed tables over the server's cluster NAME", NULL},
+    {"-json", NULL, "status, epochs: one JSON object (see dcpictl(1))", NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -66,6 +67,7 @@ static int fleet(const dcpi_cli_t *cli, const char *url, const char *keep, const
 
 typedef struct opts {
     const char *plat, *url, *keep, *cluster;
+    int json;
 } opts_t;
 
 static int parse_opt(void *arg, const char *f, const char *v)
@@ -79,6 +81,8 @@ static int parse_opt(void *arg, const char *f, const char *v)
         o->keep = v;
     else if (!strcmp(f, "-cluster"))
         o->cluster = v;
+    else if (!strcmp(f, "-json"))
+        o->json = 1;
     return 0;
 }
 
@@ -113,8 +117,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "dcpictl: %s\n", err);
         status = 1;
     }
+    if (status == 0 && o.json && strcmp(cli.args[0], "epochs") && strcmp(cli.args[0], "status")) {
+        fprintf(stderr, "dcpictl: -json is for status and epochs, not '%s'\n", cli.args[0]);
+        status = 2;
+    }
     if (status == 0 && strcmp(cli.args[0], "epochs") == 0)
-        rc = dcpi_control_epochs(db, platform, stdout, err);
+        rc = dcpi_control_epochs_ex(db, platform, o.json, stdout, err);
+    else if (status == 0 && o.json)
+        rc = dcpi_control_status_json(db, platform, stdout, err);
     else if (status == 0)
         rc = dcpi_control_request(db, platform, cli.args[0], print_line, NULL, err);
     if (status == 0 && rc < 0) {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/base/err.h"
+#include "core/base/json.h"
 #include "core/base/units.h"
 #include "core/daemon/control.h"
 #include "core/store/epochs.h"
@@ -39,7 +40,51 @@ static const char *state(const dcpi_epoch_info_t *e, const char *current)
     return e->open ? "unfinished" : "ended";
 }
 
+static void print_table(const dcpi_epoch_info_t *v, size_t n, const char *current, FILE *out)
+{
+    fprintf(out, "%-14s  %-20s  %-20s  %12s  %10s  %8s  %s\n", "epoch", "start", "end", "samples",
+            "lost", "size", "state");
+    for (size_t i = 0; i < n; i++) {
+        char s[32], e[32], size[32];
+        utc(v[i].start, s, sizeof s);
+        utc(v[i].end, e, sizeof e);
+        dcpi__format_size(v[i].bytes, size, sizeof size);
+        fprintf(out, "%-14s  %-20s  %-20s  %12" PRIu64 "  %10" PRIu64 "  %8s  %s\n", v[i].name, s,
+                e, v[i].samples, v[i].lost, size, state(&v[i], current));
+    }
+}
+
+/* -json: schema dcpictl-epochs/1 (docs/dcpictl.md). */
+static void print_json(const dcpi_epoch_info_t *v, size_t n, const char *current,
+                       const char *platform, FILE *out)
+{
+    fputs("{\"schema\":\"dcpictl-epochs/1\",", out);
+    dcpi__json_key(out, 0, "platform");
+    dcpi__json_str(out, platform);
+    fputs(",\"epochs\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        char s[32], e[32];
+        utc(v[i].start, s, sizeof s);
+        utc(v[i].end, e, sizeof e);
+        fputs(i ? ",{" : "{", out);
+        dcpi__json_key(out, 0, "epoch");
+        dcpi__json_str(out, v[i].name);
+        fprintf(out,
+                ",\"start\":\"%s\",\"start_unix\":%lld,\"end\":\"%s\",\"end_unix\":%lld,"
+                "\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"bytes\":%" PRIu64
+                ",\"state\":\"%s\"}",
+                s, (long long)v[i].start, e, (long long)v[i].end, v[i].samples, v[i].lost,
+                v[i].bytes, state(&v[i], current));
+    }
+    fputs("]}\n", out);
+}
+
 int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *err)
+{
+    return dcpi_control_epochs_ex(db, platform, 0, out, err);
+}
+
+int dcpi_control_epochs_ex(const char *db, const char *platform, int json, FILE *out, char *err)
 {
     dcpi_epoch_info_t *v = NULL;
     size_t n = 0;
@@ -52,16 +97,10 @@ int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *e
         return dcpi__errf(err, DCPI_ENOENT, "%s: no epochs for platform %s", db, platform);
     }
     (void)dcpi_control_request(db, platform, "status", current_epoch, current, why);
-    fprintf(out, "%-14s  %-20s  %-20s  %12s  %10s  %8s  %s\n", "epoch", "start", "end", "samples",
-            "lost", "size", "state");
-    for (size_t i = 0; i < n; i++) {
-        char s[32], e[32], size[32];
-        utc(v[i].start, s, sizeof s);
-        utc(v[i].end, e, sizeof e);
-        dcpi__format_size(v[i].bytes, size, sizeof size);
-        fprintf(out, "%-14s  %-20s  %-20s  %12" PRIu64 "  %10" PRIu64 "  %8s  %s\n", v[i].name, s,
-                e, v[i].samples, v[i].lost, size, state(&v[i], current));
-    }
+    if (json)
+        print_json(v, n, current, platform, out);
+    else
+        print_table(v, n, current, out);
     free(v);
     return 0;
 }

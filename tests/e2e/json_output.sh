@@ -211,6 +211,17 @@ tool mtop dcpitopcounts -db "$M" -since 2024-01-02T00:30 -n 1
 "$B/dcpitopcounts" -db "$M" -epoch all -n 3 >"$T/top.out" 2>&1 || fail "dcpitopcounts -epoch all: $(head -2 "$T/top.out")"
 [ "$(awk 'NR > 1 {printf "%s:%s ", $1, $5}' "$T/top.out")" = "37:0xffffffff81000250 29:0xffffffff81000150 6:0xffffffff81000010 " ] ||
     fail "dcpitopcounts -epoch all: want 7+30, 9+20, 5+1 samples: $(head -5 "$T/top.out")"
+# ---- dcpictl epochs -json (from the database: no daemon needed) ----
+tool ctl dcpictl -db "$M" -platform p1 epochs -json
+s1=$(date -u -d 2024-01-01 +%s)
+check ctl 'j["schema"] == "dcpictl-epochs/1" and j["platform"] == "p1"' \
+    '[e["epoch"] for e in j["epochs"]] == ["'$E1'", "'$E2'", "'$E3'"]' \
+    '[(e["start_unix"] - '$s1', e["end_unix"] - e["start_unix"], e["lost"], e["state"]) for e in j["epochs"]] == [(0, 3600, 1, "ended"), (86400, 3600, 2, "ended"), (172800, 3600, 0, "ended")]' \
+    'j["epochs"][0]["start"] == "2024-01-01T00:00:00Z" and all(e["bytes"] > 0 for e in j["epochs"])'
+rc=0
+"$B/dcpictl" -db "$M" -platform p1 flush -json >/dev/null 2>"$T/ctl.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "json is for status and epochs" "$T/ctl.err" || fail "dcpictl flush -json: exit $rc, $(cat "$T/ctl.err")"
+
 # bad selections: one line naming the reason, non-zero exit
 for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-since 2030-01-01"; do
     rc=0
