@@ -1,0 +1,165 @@
+/*
+ * check_fleet.c - core/fleet without a server: every byte of a hostile name survives a SQL
+ * literal and a TabSeparated field (escaped as ClickHouse reads them, read back as it writes
+ * them), batches survive their spool file and refuse a damaged one, batch ids are deterministic,
+ * and URLs with credentials or a bad database name are refused.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fleet/batch.h"
+#include "core/fleet/conn.h"
+#include "core/fleet/sql.h"
+#include "dcpi/errno.h"
+
+static const char *const hostile[] = {
+    "plain",     "q'uote", "dq\"uote",    "back\\slash",          "tab\there",
+    "new\nline", "cr\rx",  "\\t literal", "all' \" \\ \t \n \\n", "\x01\x1f\x7f high \xc3\xa9",
+    ""};
+
+/* The value ClickHouse would store for a literal: undo the literal's escapes as its lexer does. */
+static char *unquote(const char *lit)
+{
+    size_t n = strlen(lit);
+    ck_assert(n >= 2 && lit[0] == '\'' && lit[n - 1] == '\'');
+    if (n == 2)
+        return strdup("");
+    char *copy = strndup(lit + 1, n - 2), *cur = copy, *f[1];
+    /* the literal's escapes (\' \\ \xHH) are a subset of what the TSV reader undoes */
+    ck_assert_int_eq(dcpi_fleet_tsv_line(&cur, f, 1), 1);
+    char *out = strdup(f[0]);
+    free(copy);
+    return out;
+}
+
+START_TEST(test_sql_literals)
+{
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        dcpi_fbuf_t b = {0};
+        dcpi_fbuf_sqlstr(&b, hostile[i]);
+        ck_assert_int_eq(dcpi_fbuf_ok(&b), 0);
+        /* nothing inside can end the literal or the line */
+        for (size_t k = 1; k + 1 < b.n; k++) {
+            ck_assert(b.p[k] != '\n' && b.p[k] != '\t' && b.p[k] != '\r');
+            if (b.p[k] == '\'')
+                ck_assert(b.p[k - 1] == '\\');
+        }
+        char *back = unquote(b.p);
+        ck_assert_str_eq(back, hostile[i]);
+        free(back);
+        dcpi_fbuf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_tsv_fields)
+{
+    dcpi_fbuf_t b = {0};
+    size_t n = sizeof hostile / sizeof *hostile;
+    for (size_t i = 0; i < n; i++) {
+        dcpi_fbuf_tsv(&b, hostile[i]);
+        dcpi_fbuf_str(&b, i + 1 < n ? "\t" : "\n");
+    }
+    dcpi_fbuf_str(&b, "second\tline\n");
+    char *cur = b.p, *f[16];
+    ck_assert_int_eq(dcpi_fleet_tsv_line(&cur, f, 16), (int)n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(f[i], hostile[i]);
+    ck_assert_int_eq(dcpi_fleet_tsv_line(&cur, f, 16), 2);
+    ck_assert_str_eq(f[1], "line");
+    ck_assert_int_eq(dcpi_fleet_tsv_line(&cur, f, 16), 0);
+    char text[] = "a\tb\tc\n", *c2 = text;
+    ck_assert_int_eq(dcpi_fleet_tsv_line(&c2, f, 2), -1); /* more fields than room */
+    dcpi_fbuf_free(&b);
+}
+END_TEST
+
+static void fill(dcpi_fleet_batch_t *b, const char *host)
+{
+    ck_assert_int_eq(dcpi_fleet_batch_init(b, host, "epoch"), 0);
+    dcpi_fleet_key_t k = {.host = b->host,
+                          .epoch = "202611250000",
+                          .platform = "p\tq",
+                          .event = "cpu-clock",
+                          .estart = 1795564800,
+                          .eend = 1795565400,
+                          .period = 1000,
+                          .duty = 0.25};
+    dcpi_fleet_batch_key(b, DCPI_FLEET_T_SAMPLES, &k);
+    dcpi_fbuf_str(&b->t[DCPI_FLEET_T_SAMPLES], "id\t/bin/x\t0\t4096\t100\t16\t1\tc\t5\n");
+    int img = dcpi_fleet_batch_symreq(b, "ab12", 0, "/bin/we'ird\tpath", "", 4096, 100);
+    ck_assert_int_ge(img, 0);
+    ck_assert_int_eq(dcpi_fleet_batch_symreq(b, "ab12", 0, "/bin/we'ird\tpath", "", 4096, 100),
+                     img);
+    dcpi_fleet_batch_page(b, img, 4096 + 16);
+    dcpi_fleet_batch_page(b, img, 4096 + 9000);
+    ck_assert_int_eq(dcpi_fleet_batch_seal(b, 1795564800, "202611250000"), 0);
+}
+
+START_TEST(test_batch_ids_and_spool_file)
+{
+    dcpi_fleet_batch_t a, b, c, d;
+    fill(&a, "h'1\\x");
+    fill(&b, "h'1\\x");
+    fill(&c, "h2");
+    ck_assert_uint_eq(a.slot, b.slot);
+    ck_assert_uint_eq(a.batch, b.batch);
+    ck_assert_uint_ne(a.slot, c.slot);
+    ck_assert_str_eq(a.day, "2026-11-25");
+    ck_assert_ptr_nonnull(strstr(a.symreq.p, "\t1,3\n")); /* pages 0x1 and 0x3 */
+    dcpi_fbuf_t f = {0};
+    ck_assert_int_eq(dcpi_fleet_batch_encode(&a, &f), 0);
+    ck_assert_int_eq(dcpi_fleet_batch_decode(f.p, f.n, "f", &d, NULL), 0);
+    ck_assert_str_eq(d.host, a.host);
+    ck_assert_uint_eq(d.batch, a.batch);
+    ck_assert_uint_eq(d.rows, a.rows);
+    for (int t = 0; t < DCPI_FLEET_NT; t++)
+        ck_assert_uint_eq(d.t[t].n, a.t[t].n);
+    ck_assert_mem_eq(d.t[0].p, a.t[0].p, a.t[0].n);
+    ck_assert_str_eq(d.symreq.p, a.symreq.p);
+    dcpi_fleet_batch_free(&d);
+    char err[DCPI_ERRLEN];
+    for (size_t cut = 0; cut < f.n; cut += 7) /* every truncation is refused, none half read */
+        ck_assert_int_eq(dcpi_fleet_batch_decode(f.p, cut, "f", &d, err), DCPI_EFORMAT);
+    ck_assert_str_eq(err, "f: not a complete dcpi batch file");
+    dcpi_fbuf_free(&f);
+    dcpi_fleet_batch_free(&a);
+    dcpi_fleet_batch_free(&b);
+    dcpi_fleet_batch_free(&c);
+}
+END_TEST
+
+START_TEST(test_urls)
+{
+    dcpi_fleet_t *f = NULL;
+    char err[DCPI_ERRLEN];
+    ck_assert_int_eq(dcpi_fleet_open("http://u:p@h:1/", &f, err), DCPI_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "credentials in a URL"));
+    ck_assert_int_eq(dcpi_fleet_open("ftp://h/", &f, err), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_fleet_open("http://h:1/?database=a;DROP", &f, err), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_fleet_open("http://h:1/?x=1&database=fl_2", &f, err), 0);
+    ck_assert_str_eq(dcpi_fleet_dbname(f), "fl_2");
+    ck_assert_str_eq(dcpi_fleet_url(f), "http://h:1/");
+    dcpi_fleet_close(f);
+    ck_assert_int_eq(dcpi_fleet_open("https://h:8443", &f, err), 0);
+    ck_assert_str_eq(dcpi_fleet_dbname(f), "dcpi");
+    dcpi_fleet_close(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fleet");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_sql_literals);
+    tcase_add_test(tc, test_tsv_fields);
+    tcase_add_test(tc, test_batch_ids_and_spool_file);
+    tcase_add_test(tc, test_urls);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
