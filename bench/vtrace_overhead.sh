@@ -5,7 +5,7 @@
 # (bp where execute breakpoints work) and with -vregs, interleaved, REPS times; prints the medians of the target's own CPU time (work-demo reports getrusage on
 # stderr), their ratios to the unprofiled run, dcpid's own CPU (CPU of the command tree minus
 # the target's). Same approach as pc_overhead.sh.
-# Usage: bench/vtrace_overhead.sh [BUILD_DIR] [ROUNDS] [REPS] [HZ] [VRATE]
+# Usage: bench/vtrace_overhead.sh [BUILD_DIR] [ROUNDS] [REPS] [HZ] [VRATE]  (VBUDGET=PCT: -vbudget)
 set -eu
 B=$(cd "${1:-build}" && pwd)
 ROUNDS=${2:-2000}
@@ -18,6 +18,7 @@ trap 'rm -rf "$T"' EXIT
 TIMEFORMAT='%3U %3S %3R'
 vr=()
 [ -n "$VRATE" ] && vr=(-vrate "$VRATE")
+[ -n "${VBUDGET:-}" ] && vr+=(-vbudget "$VBUDGET") # bp's -vbudget (VBUDGET=5 bench/...)
 
 # run CMD... : prints "target_cpu total_cpu wall"
 run() {
