@@ -67,6 +67,7 @@ static int use_kept_code(dcpi_lstsel_t *s, const dcpi_profset_image_t *img)
     if (access(kept, R_OK) != 0 || dcpi_image_probe(kept, &info, NULL) != 0 ||
         strcmp(info.id, img->id) != 0)
         return 0;
+    snprintf(s->kept, sizeof(s->kept), "%s", img->path);
     snprintf(s->path, sizeof(s->path), "%s", kept);
     s->info = info;
     return 1;
@@ -353,8 +354,12 @@ static enum dcpi_lst_mode pick_mode(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, i
 void dcpi_lstsel_print(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, const dcpi_lst_vopts_t *vo,
                        FILE *f)
 {
-    fprintf(f, "%s  %s  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n", s->proc, s->path, s->lo, s->hi,
-            s->epoch);
+    if (s->kept[0]) /* rebuilt, deleted or a memfd: say whose code this is */
+        fprintf(f, "%s  %s [code kept by build-id: %s]  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n",
+                s->proc, s->kept, s->path, s->lo, s->hi, s->epoch);
+    else
+        fprintf(f, "%s  %s  (0x%" PRIx64 "..0x%" PRIx64 ")  epoch %s\n", s->proc, s->path, s->lo,
+                s->hi, s->epoch);
     switch (pick_mode(s, mode, vo != NULL)) {
     case DCPI_LST_SOURCE:
         dcpi_listing_print_source(s->ls, 0, f);

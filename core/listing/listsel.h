@@ -43,6 +43,7 @@ typedef struct dcpi_lstsel {
 
     /* dcpi_lstsel_open */
     char path[4096]; /* the image file listed */
+    char kept[4096]; /* "" or the profiled path whose code path holds (DB/.codecache copy) */
     dcpi_image_info_t info;
     dcpi_symtab_t *st;
     const char *proc; /* the procedure's name (in st) and its range [lo, hi) */

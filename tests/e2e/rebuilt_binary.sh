@@ -52,6 +52,9 @@ src 13 >"$T/p.c"
 gcc -O1 -o "$T/prog" "$T/p.c" || fail "gcc (rebuild) failed"
 after=$(rows)
 [ "$after" = "$before" ] || fail "after a rebuild: '$after', before: '$before'"
+"$BIN/dcpilist" -db "$T/db" -asm alpha "$T/prog" 2>/dev/null | head -1 |
+    grep -q "^alpha  $T/prog \[code kept by build-id: .*/\.codecache/$id\]" ||
+    fail "the listing's header does not name the kept code: $("$BIN/dcpilist" -db "$T/db" -asm alpha "$T/prog" 2>&1 | head -1)"
 asm_after=$(asm)
 [ "$asm_after" = "$asm_before" ] ||
     fail "dcpilist -asm after a rebuild: $(cat "$T/asm.err") $(diff <(echo "$asm_before") <(echo "$asm_after"))"
