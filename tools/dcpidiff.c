@@ -32,6 +32,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-keep", "PCT", "print rows until they hold PCT % of the sum of the absolute differences",
      NULL},
     {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
+    {"-json", NULL, "one JSON object (schema dcpidiff/1, see dcpidiff(1))", NULL},
     {"-wide", NULL, "print long names whole (they are cut to 50 columns)", NULL},
     {NULL, NULL, NULL, NULL},
 };
@@ -82,6 +83,8 @@ static int parse_opt(void *arg, const char *f, const char *v)
         o->event = v;
     else if (!strcmp(f, "-all"))
         o->p.all = 1;
+    else if (!strcmp(f, "-json"))
+        o->p.json = 1;
     else if (!strcmp(f, "-csl"))
         o->p.csl = 1;
     else if (!strcmp(f, "-wide"))
@@ -265,7 +268,13 @@ static int compare(side_t sd[2], const dcpi_cli_t *cli, const opts_t *o)
     }
     if (rc == 0)
         rc = dcpi_diff_finish(&d);
-    if (rc == 0) {
+    if (rc == 0 && o->p.json) {
+        dcpi_diff_jside_t js[2];
+        for (int k = 0; k < 2; k++)
+            js[k] = (dcpi_diff_jside_t){sd[k].cli.db, sd[k].cli.epoch,
+                                        sd[k].set->events[sd[k].event].total, k ? d.nb : d.na};
+        dcpi_diff_json(&d, &o->p, sd[0].set->events[sd[0].event].name, js, stdout);
+    } else if (rc == 0) {
         if (!o->p.csl)
             print_sets(sd, &d, o, d.n);
         dcpi_diff_print(&d, &o->p, stdout);

@@ -11,6 +11,7 @@
 
 #include "core/model/csv.h"
 #include "core/diff/diffstat.h"
+#include "core/base/json.h"
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
 
@@ -249,5 +250,70 @@ size_t dcpi_diff_print(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, FILE *f
     if (!o->csl && hidden)
         fprintf(f, "(%zu more row%s within the noise: -all shows them)\n", hidden,
                 hidden == 1 ? "" : "s");
+    return nsig;
+}
+
+/* A double as JSON (null when not finite). */
+static void json_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",\"%s\":%.6g", key, v);
+    else
+        fprintf(f, ",\"%s\":null", key);
+}
+
+size_t dcpi_diff_json(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, const char *event,
+                      const dcpi_diff_jside_t side[2], FILE *f)
+{
+    fputs("{\"schema\":\"dcpidiff/1\",", f);
+    dcpi__json_key(f, 0, "event");
+    dcpi__json_str(f, event);
+    dcpi__json_key(f, 1, "what");
+    dcpi__json_str(f, o->what);
+    dcpi__json_key(f, 1, "group");
+    dcpi__json_str(f, o->group);
+    json_num(f, "alpha", o->alpha);
+    fputs(",\"sets\":[", f);
+    for (int k = 0; k < 2; k++) {
+        fprintf(f, "%s{\"label\":\"%c\",", k ? "," : "", k ? 'B' : 'A');
+        dcpi__json_key(f, 0, "db");
+        dcpi__json_str(f, side[k].db);
+        dcpi__json_key(f, 1, "epoch");
+        dcpi__json_str(f, side[k].epoch);
+        fprintf(f, ",\"samples\":%" PRIu64 ",\"share_of\":%" PRIu64 "}", side[k].samples,
+                side[k].share_of);
+    }
+    fputs("],\"rows\":[", f);
+    double sum = 0.0, cum = 0.0;
+    size_t nsig = 0, hidden = 0, printed = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        sum += fabs(d->rows[i].delta);
+        nsig += d->rows[i].q < o->alpha;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        const dcpi_diff_row_t *r = &d->rows[i];
+        if (o->keep < 100.0 && sum > 0 && cum >= o->keep * sum / 100.0)
+            break;
+        if (!o->all && !(r->q < o->alpha)) {
+            hidden++;
+            continue;
+        }
+        cum += fabs(r->delta);
+        fputs(printed++ ? ",{" : "{", f);
+        dcpi__json_key(f, 0, "name");
+        dcpi__json_str(f, r->name);
+        if (o->group) {
+            dcpi__json_key(f, 1, "group");
+            dcpi__json_str(f, r->image);
+        }
+        fprintf(f, ",\"a\":%" PRIu64 ",\"b\":%" PRIu64, r->a, r->b);
+        json_num(f, "share_a", r->pa);
+        json_num(f, "share_b", r->pb);
+        json_num(f, "diff", r->delta);
+        json_num(f, "p", r->p);
+        json_num(f, "p_adj", r->q);
+        fprintf(f, ",\"significant\":%s}", r->q < o->alpha ? "true" : "false");
+    }
+    fprintf(f, "],\"hidden\":%zu}\n", hidden);
     return nsig;
 }

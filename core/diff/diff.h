@@ -70,12 +70,24 @@ typedef struct dcpi_diff_popts {
     double keep;       /* stop once the printed rows hold PCT % of the sum of |delta| (100: all) */
     int csl;           /* 1: comma-separated */
     int wide;          /* 1: names printed whole (else cut to 50 columns) */
+    int json;          /* 1: dcpi_diff_json instead of the table (-json) */
 } dcpi_diff_popts_t;
 
 /* Print the rows to f: a header line, then the rows (significant ones, or all with o->all),
  * then in the table form one line saying how many rows were noise and hidden. Returns the
  * number of significant rows. */
 size_t dcpi_diff_print(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, FILE *f);
+
+/* One compared set, as -json names it. */
+typedef struct dcpi_diff_jside {
+    const char *db, *epoch;
+    uint64_t samples;  /* of the compared event */
+    uint64_t share_of; /* the total its shares are of */
+} dcpi_diff_jside_t;
+/* dcpidiff -json: the rows dcpi_diff_print prints (same filters) as one JSON object, schema
+ * dcpidiff/1 (docs/dcpidiff.md). Returns the number of significant rows. */
+size_t dcpi_diff_json(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, const char *event,
+                      const dcpi_diff_jside_t side[2], FILE *f);
 
 /*
  * The names images are matched by: ka[i] for A's image i and kb[j] for B's image j are their

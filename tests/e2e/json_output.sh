@@ -211,6 +211,16 @@ tool mtop dcpitopcounts -db "$M" -since 2024-01-02T00:30 -n 1
 "$B/dcpitopcounts" -db "$M" -epoch all -n 3 >"$T/top.out" 2>&1 || fail "dcpitopcounts -epoch all: $(head -2 "$T/top.out")"
 [ "$(awk 'NR > 1 {printf "%s:%s ", $1, $5}' "$T/top.out")" = "37:0xffffffff81000250 29:0xffffffff81000150 6:0xffffffff81000010 " ] ||
     fail "dcpitopcounts -epoch all: want 7+30, 9+20, 5+1 samples: $(head -5 "$T/top.out")"
+# ---- dcpidiff -json: E1 against E3 ----
+tool diff dcpidiff -db "$M" -json -all @$E1 @$E3
+check diff 'j["schema"] == "dcpidiff/1" and j["event"] == "cpu-clock" and j["what"] == "procedure"' \
+    '[(s["label"], s["epoch"], s["samples"]) for s in j["sets"]] == [("A", "'$E1'", 16), ("B", "'$E3'", 37)]' \
+    '{(r["name"], r["group"]): (r["a"], r["b"]) for r in j["rows"]} == {("startup_64", "[kernel.kallsyms]"): (5, 1), ("we\"ird\\name", "[kernel.kallsyms]"): (9, 0), ("ctl\x01x", "[kernel.kallsyms]"): (0, 30), ("unknown_rou", "unknown@p1"): (2, 0), ("unknown_rou", "unknown@p2"): (0, 6)}' \
+    'all(abs(r["share_a"] - 100 * r["a"] / 16) < 1e-3 and abs(r["share_b"] - 100 * r["b"] / 37) < 1e-3 and r["significant"] == (r["p_adj"] < j["alpha"]) for r in j["rows"])' \
+    'j["hidden"] == 0'
+tool diffsig dcpidiff -db "$M" -json @$E1 @$E3
+check diffsig 'all(r["significant"] for r in j["rows"]) and len(j["rows"]) + j["hidden"] == 5'
+
 # ---- dcpictl epochs -json (from the database: no daemon needed) ----
 tool ctl dcpictl -db "$M" -platform p1 epochs -json
 s1=$(date -u -d 2024-01-01 +%s)
