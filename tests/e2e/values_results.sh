@@ -1,0 +1,66 @@
+#!/bin/bash
+# values_results.sh - results at the defaults (issue 21 item 2): vp-classic (each instruction's
+# result) on samples/work-accuracy chase, whose payload load `mov rX, qword ptr [rP+0x8]` loads
+# 0x1111 / 0x2222 / 0x3333 in 50 / 30 / 20% of its executions (exact, printed by the workload).
+# The default backend (bp) reads the loaded value with BPF at the breakpoint, the step backend
+# (-vstep) after the instruction ran: each must have at least NMIN value samples on the load
+# (runs doubled until then, at most 3), every share within the binomial tolerance of its count,
+# and the two backends must agree within the tolerance of both counts (lib/stats.sh stat_same).
+# bp runs with -vbudget 8 for volume (which executions an arm takes does not depend on it).
+# Skips (77) without cpu-clock sampling, execute breakpoints or BPF (the loaded value needs it).
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+W=$BIN/samples/work-accuracy
+T=$(mktemp -d /tmp/dcpi-e2e-values-results.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+NMIN=600
+for f in dcpid dcpilist samples/work-accuracy plugins/vp-classic.so libdcpi-agent.so; do
+    [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+to 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace vp-classic -- true >"$T/probe.out" 2>&1 ||
+    fail "probe run failed: $(cat "$T/probe.out")"
+log=$(cat "$T"/probe/dcpid-*.log)
+grep -q 'execute breakpoints unavailable' <<<"$log" && e2e_skip "execute breakpoints unavailable"
+grep -q 'memory values read by BPF' <<<"$log" ||
+    e2e_skip "BPF cannot be loaded here: $(grep -o 'memory values .*missing.*' <<<"$log")"
+
+# run BE: the payload load's hotlist line in $T/BE.line, runs doubled until NMIN
+run() {
+    local be=$1 ms=6000 args=(-vbudget 8) line n
+    [ "$be" = step ] && args=(-vstep -vrate 1000)
+    for _ in 1 2 3; do
+        rm -rf "$T/$be"
+        to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
+            -- "$W" chase "$ms" >"$T/$be.out" 2>"$T/$be.err" || fail "$be: dcpid failed: $(cat "$T/$be.err")"
+        DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$be" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 \
+            acc_chase "$W" >"$T/$be.list" 2>&1 || fail "$be: dcpilist: $(cat "$T/$be.list")"
+        line=$(grep -E 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' "$T/$be.list" |
+            awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
+        [ -n "$line" ] || fail "$be: no hotlist on the payload load: $(cat "$T/$be.list")"
+        n=$(vtot "$line")
+        [ "$n" -ge $NMIN ] 2>/dev/null && break
+        echo "$be: $n value samples in $ms ms, need $NMIN: again, twice as long"
+        ms=$((ms * 2))
+    done
+    echo "$line" >"$T/$be.line"
+    stat_min "$be value samples" "$n" $NMIN || fail "$be: too few: $line"
+}
+share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
+
+run bp
+run step
+bl=$(cat "$T/bp.line") sl=$(cat "$T/step.line")
+bn=$(vtot "$bl") sn=$(vtot "$sl")
+for t in $(sed -n 's/^truth //p' "$T/bp.out"); do
+    val=${t#*=} pct=${val#*:} val=${val%%:*}
+    b=$(share "$bl" "$val") s=$(share "$sl" "$val")
+    stat_share "bp: loaded $val" "${b:-0}" "$pct" "$bn" || fail "bp: $bl"
+    stat_share "step: loaded $val" "${s:-0}" "$pct" "$sn" || fail "step: $sl"
+    stat_same "bp and step agree on $val" "${b:-0}" "$bn" "${s:-0}" "$sn" || fail "bp: $bl / step: $sl"
+done
+echo "PASS: the loaded value at the defaults (bp, n $bn) and with -vstep (n $sn) within tolerance"
