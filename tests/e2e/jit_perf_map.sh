@@ -65,7 +65,7 @@ stat_until 500 4 run count
 wide=$(awk '$4 == "jit_countdown" {sub("%", "", $2); print $2}' "$T/prof")
 [ -n "$wide" ] || fail "a map spanning the address space: jit_countdown not named: $(head -10 "$T/prof")"
 grep -q 'builtin_in_binary' "$T/prof" && fail "an entry inside the program's text took its samples from the ELF"
-jd=$(ls -d "$T"/db/*/*/*jit*)
+jd=$(ls -d "$T"/db/*/*/jit_pid_*) # (not work-jit_ID, the program's own image)
 grep -q ' far_high$' "$jd/jitmap" && grep -q ' far_low$' "$jd/jitmap" ||
     fail "jitmap lacks the far entries: $(cat "$jd/jitmap")"
 stat_min "dcpi samples (wide map)" "$total" 500 || fail "too few samples"
