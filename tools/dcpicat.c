@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/base/fsutil.h"
 #include "core/store/procprof.h"
 #include "core/store/profcat.h"
 #include "core/store/stackprof.h"
@@ -36,8 +37,32 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+static int is_elf(const char *path)
+{
+    char magic[4] = "";
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(magic, 1, 4, f) : 0;
+    if (f)
+        fclose(f);
+    return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
+/* Another file dcpid writes, printed as text (kallsyms.gz, jitmap, syms-ID.gz, epoch.info, the
+ * log): 1 when it was one (printed), 0 when it is no text file. */
+static int cat_text(const char *path)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    int done = 0;
+    if (dcpi__read_file_gz(path, 0, &buf, &len, NULL) == 0)
+        done = dcpi_profcat_print_text(stdout, buf, len, path, true) == 0;
+    free(buf);
+    return done;
+}
+
 /* Read path as a value profile (.vprof, or a file the PC-profile reader refuses that reads as
- * one) or a PC profile; 0, or 1 with the reason on stderr. */
+ * one) or a PC profile; 0, or 1 with the reason on stderr. A file that is neither but one of
+ * dcpid's text files is printed as text (0). */
 static int read_one(const char *path, dcpi_profile_t **prof, dcpi_vprof_t **vprof)
 {
     char err[DCPI_ERRLEN] = "", verr[DCPI_ERRLEN] = "";
@@ -51,7 +76,13 @@ static int read_one(const char *path, dcpi_profile_t **prof, dcpi_vprof_t **vpro
         return 0;
     if (dcpi_vprof_read(path, vprof, verr) == 0)
         return 0;
-    fprintf(stderr, TOOL ": %s\n", err);
+    if (!ends_with(path, ".prof") && cat_text(path))
+        return 0;
+    if (is_elf(path))
+        fprintf(stderr, TOOL ": %s: an ELF file (dcpid's copy of code: objdump -d reads it)\n",
+                path);
+    else
+        fprintf(stderr, TOOL ": %s\n", err);
     return 1;
 }
 

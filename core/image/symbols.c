@@ -737,6 +737,9 @@ static int parse_kallsyms_line(char *line, ent_t *e, const char *pool)
     if (addr == 0 || !strchr("tTwW", type))
         return 0;
     char *name = end + 3;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+            return -1; /* control bytes in a name: damaged, never printed raw */
     char *tab = strchr(name, '\t');
     if (tab)
         *tab = ' '; /* "name\t[mod]" becomes "name [mod]" */
@@ -827,6 +830,9 @@ static int parse_perfmap_line(char *line, ent_t *e, const char *pool)
     uint64_t size = strtoull(end + 1, &end2, 16);
     if (end2 == end + 1 || *end2 != ' ' || !end2[1])
         return -1;
+    for (const unsigned char *c = (const unsigned char *)end2 + 1; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return -1; /* control bytes in a name: damaged, never printed raw */
     if (size == 0 || addr == 0)
         return 0;
     *e = (ent_t){.addr = addr, .size = size, .name = (size_t)(end2 + 1 - pool), .raw = NO_RAW};

@@ -310,3 +310,33 @@ void dcpi_profcat_print_stack(FILE *out, const dcpi_stackprof_t *sp, const char 
     }
     free(ord);
 }
+
+/* ---- other text files ---- */
+
+int dcpi_profcat_print_text(FILE *out, const char *text, size_t len, const char *path, bool header)
+{
+    if (memchr(text, '\0', len))
+        return DCPI_EFORMAT;
+    if (header)
+        fprintf(out, "# %s\n", esc(path));
+    char *line = NULL, *safe = NULL;
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        char *l = realloc(line, n + 1), *e = realloc(safe, 4 * n + 1);
+        if (!l || !e) {
+            free(l ? l : line);
+            free(e ? e : safe);
+            return DCPI_ENOMEM;
+        }
+        line = l;
+        safe = e;
+        memcpy(line, text + pos, n);
+        line[n] = '\0';
+        fprintf(out, "%s\n", dcpi__escape(safe, 4 * n + 1, line));
+        pos += n + 1;
+    }
+    free(line);
+    free(safe);
+    return 0;
+}

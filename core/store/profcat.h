@@ -40,6 +40,10 @@ void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const c
  * table ("image N DIR tstart 0xT tsize S PATH") and a blank line; then one line per chain,
  * most samples first: "COUNT  FRAME <- FRAME ..." (leaf first), a frame "N+0xOFFSET" (image
  * index N) or "?+0xADDRESS" outside every image. */
+/* A text file dcpid writes besides its profiles (kallsyms.gz, jitmap, a symbol cache's syms-ID.gz,
+ * epoch.info, the log), gunzipped: "# PATH" (with header), then its lines with non-printable
+ * bytes as "\\xNN". DCPI_EFORMAT when text holds a NUL byte (not a text file). */
+int dcpi_profcat_print_text(FILE *out, const char *text, size_t len, const char *path, bool header);
 struct dcpi_stackprof;
 void dcpi_profcat_print_stack(FILE *out, const struct dcpi_stackprof *sp, const char *path,
                               bool header);

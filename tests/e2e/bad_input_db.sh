@@ -59,13 +59,19 @@ kern_dir=$(ls -d "$E"/kernel.kallsyms_* 2>/dev/null | head -1)
 id=$(basename "$prog_dir")
 id=${id##*_}
 
-# dcpicat reads every file dcpid writes
-for f in "$prog_dir/cpu-clock.prof" "$prog_dir/cpu-clock.procs" "$prog_dir/vp-classic.vprof" "$E/stacks/cpu-clock.stk"; do
+# dcpicat reads every file dcpid writes (the text ones as text: symbol snapshots, epoch.info)
+texts=("$kern_dir/kallsyms.gz" "$T/db0/.symcache/syms-$id.gz")
+[ -f "$E/epoch.info" ] && texts+=("$E/epoch.info")
+for f in "$prog_dir/cpu-clock.prof" "$prog_dir/cpu-clock.procs" "$prog_dir/vp-classic.vprof" "$E/stacks/cpu-clock.stk" "${texts[@]}"; do
     "$BIN/dcpicat" "$f" >"$T/cat" 2>"$T/caterr" && [ -s "$T/cat" ] && [ ! -s "$T/caterr" ] ||
         fail "dcpicat $f: $(head -c 300 "$T/caterr")"
 done
+"$BIN/dcpicat" "$E/stacks/cpu-clock.stk" >"$T/cat"
 grep -q '^event *cpu-clock' "$T/cat" && grep -Eq '^[0-9]+  [0-9]+\+0x[0-9a-f]+' "$T/cat" ||
     fail "dcpicat of the stack file prints no header or chain: $(head -12 "$T/cat")"
+"$BIN/dcpicat" "$T/db0/.symcache/syms-$id.gz" | grep -Eq '^[0-9a-f]+ t spin$' || fail "dcpicat of syms-$id.gz: no spin"
+printf 'a \033[2J line\n' >"$T/ctl.txt"
+"$BIN/dcpicat" "$T/ctl.txt" | grep -qF 'a \x1b[2J line' || fail "dcpicat prints control bytes raw: $("$BIN/dcpicat" "$T/ctl.txt" | cat -v)"
 
 # damage HOW FILE: truncate to 300 bytes, or garbage with control bytes (an escape sequence, a
 # bell, a NUL) in what would be a header key
@@ -164,4 +170,4 @@ done
 cp "$T/prog.saved" "$P"
 
 [ "$fails" -eq 0 ] || exit 1
-echo "PASS: one damaged file of each kind is named and skipped (exit 3), -strict fails (exit 1), no raw bytes; dcpicat reads .prof .procs .vprof .stk"
+echo "PASS: one damaged file of each kind is named and skipped (exit 3), -strict fails (exit 1), no raw bytes; dcpicat reads .prof .procs .vprof .stk and the text files"
