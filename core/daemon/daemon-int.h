@@ -235,6 +235,8 @@ void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint
                              const dcpi_agg_entry_t *e, size_t n);
 void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost);
 void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods);
+/* The ending epoch's value hotlists and call chains (from its files), at rotation and exit. */
+void dcpi__daemon_push_values(daemon_t *d);
 void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
 /* push.c (-duty): enable or disable the events at the windows' edges (every timer tick); the
  * fraction written into DB/<epoch>/<platform>/duty of each new epoch. */

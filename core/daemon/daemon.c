@@ -223,6 +223,7 @@ static void finish(daemon_t *d)
                   "exit: %" PRIu64 " samples taken during the last flush not written",
                   dcpi_agg_total(d->agg));
     dcpi__daemon_epoch_info(d, 0); /* the epoch ended */
+    dcpi__daemon_push_values(d);   /* -push: its hotlists and chains */
     if (d->mode != DCPI_SAMPLE_SYSTEM && !d->o->quiet)
         summary(d);
     if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)

@@ -59,6 +59,7 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
     int rc = dcpi_db_new_epoch(d->db, d->platform, now, name, err);
     if (rc < 0)
         return rc;
+    dcpi__daemon_push_values(d); /* -push: the ending epoch's hotlists and chains */
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     if (dcpi_db_epoch_start(name, &d->epoch_start) < 0)
         d->epoch_start = now;

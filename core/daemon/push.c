@@ -165,6 +165,27 @@ void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods)
     p->open = 0;
 }
 
+void dcpi__daemon_push_values(daemon_t *d)
+{
+    dcpi_daemon_push_t *p = d->push;
+    if (!p || (!d->vt && !d->stk) || !d->epoch[0])
+        return;
+    dcpi_fleet_batch_t b;
+    char err[DCPI_ERRLEN] = "";
+    dcpi_spool_stats_t st = {0};
+    dcpi_fleet_batch_init(&b, NULL, "values");
+    int rc = dcpi_fleet_batch_values(&b, d->db, d->epoch, d->platform, (uint32_t)time(NULL), err);
+    if (rc == 0 && b.rows)
+        rc = dcpi_spool_put(p->dir, p->max_bytes, &b, &st, err);
+    if (rc < 0) {
+        dcpi__log(DCPI_LOG_ERR, "push: values of epoch %s: %s", d->epoch,
+                  err[0] ? err : dcpi_strerror(rc));
+        dcpi_pusher_dropped(p->pusher, b.rows);
+    } else if (b.rows)
+        dcpi_pusher_kick(p->pusher);
+    dcpi_fleet_batch_free(&b);
+}
+
 void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len)
 {
     dcpi_spool_stats_t st;

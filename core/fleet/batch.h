@@ -82,6 +82,12 @@ double dcpi_fleet_epoch_duty(const char *db, const char *epoch, const char *plat
 int dcpi_fleet_batch_epoch(dcpi_fleet_batch_t *b, const char *db, const char *epoch, uint32_t eend,
                            char *err);
 
+/* The value hotlists and call chains of one platform of an epoch (dcpid -push ships them when
+ * the epoch ends, and at exit): slot (host, "values", epoch, platform), so a later push of the
+ * grown epoch replaces it. */
+int dcpi_fleet_batch_values(dcpi_fleet_batch_t *b, const char *db, const char *epoch,
+                            const char *platform, uint32_t eend, char *err);
+
 /* The batch as one spool file's bytes, and back (name for messages). */
 int dcpi_fleet_batch_encode(const dcpi_fleet_batch_t *b, dcpi_fbuf_t *out);
 int dcpi_fleet_batch_decode(const char *buf, size_t len, const char *name, dcpi_fleet_batch_t *b,

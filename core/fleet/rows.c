@@ -300,3 +300,22 @@ int dcpi_fleet_batch_epoch(dcpi_fleet_batch_t *b, const char *db, const char *ep
         dcpi__errf(err, rc, "%s/%s: out of memory", db, epoch);
     return rc;
 }
+
+int dcpi_fleet_batch_values(dcpi_fleet_batch_t *b, const char *db, const char *epoch,
+                            const char *platform, uint32_t eend, char *err)
+{
+    epoch_ctx_t c = {.b = b, .db = db, .epoch = epoch, .platform = platform, .eend = eend};
+    if (dcpi_fleet_epoch_time(epoch, &c.estart) < 0)
+        return dcpi__errf(err, DCPI_EINVAL, "%s/%s: not an epoch name", db, epoch);
+    c.duty = dcpi_fleet_epoch_duty(db, epoch, platform);
+    if (c.eend < c.estart)
+        c.eend = c.estart;
+    int rc = platform_hotlists(&c, err);
+    if (rc == 0)
+        rc = platform_chains(&c, err);
+    char slot[600];
+    snprintf(slot, sizeof slot, "values:%s:%s", epoch, platform);
+    if (rc == 0 && (rc = dcpi_fleet_batch_seal(b, c.estart, slot)) < 0)
+        dcpi__errf(err, rc, "%s/%s: out of memory", db, epoch);
+    return rc;
+}

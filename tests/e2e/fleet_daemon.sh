@@ -23,15 +23,24 @@ fleet_total() {
     fleet_sql "$FLEET_HTTP" "SELECT sum(cnt) FROM fl.samples WHERE cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot) $1"
 }
 
-# --- every flush pushed: the fleet's view of this host is the local view
-to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
+# --- every flush pushed: the fleet's view of this host is the local view; -g chains at exit
+to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
     >"$T/d1.out" 2>&1 || fail "dcpid -push: $(tail -2 "$T/d1.out")"
-"$BIN/dcpiprof" -db "$T/db1" >"$T/l1"
-"$BIN/dcpiprof" -fleet "$U" -host "$host" >"$T/f1" 2>&1
+"$BIN/dcpiprof" -db "$T/db1" -i >"$T/l1"
+"$BIN/dcpiprof" -fleet "$U" -host "$host" -i >"$T/f1" 2>&1
 diff "$T/l1" "$T/f1" >"$T/d1" || fail "fleet view != local view: $(head -5 "$T/d1")"
 n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush'")
 [ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over 2 s"
-[ -z "$(ls "$T/db1/fleet-spool-"* 2>/dev/null)" ] || fail "spool not empty after a run with the server up"
+[ -z "$(ls "$T/db1/fleet-spool-"*/*.batch 2>/dev/null)" ] || fail "spool not empty after a run with the server up"
+# its call chains went at exit: the same as dcpipush of its database ships
+"$BIN/dcpipush" -q -db "$T/db1" -host again "$U" >/dev/null 2>&1 || fail "dcpipush of db1"
+chains() {
+    fleet_sql "$FLEET_HTTP" "SELECT count(), sum(cnt) FROM fl.chains WHERE host = '$1' AND cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)" | tr '\t' ' '
+}
+c1=$(chains "$host")
+c2=$(chains again)
+case "$c1" in "0 "*) fail "dcpid -g -push shipped no call chains" ;; esac
+[ "$c1" = "$c2" ] || fail "chains from dcpid ($c1) != from dcpipush ($c2)"
 
 # --- -duty 0.5: the epoch records it, the fleet counts the host's samples twice
 to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- "$BIN/samples/work-demo" \
