@@ -137,7 +137,7 @@ l=$(ldd "$T/vp-divisor.so" | awk '$1 == "libdcpi.so.0" {print $3}')
 # profile with the installed dcpid and the plugin; the installed dcpilist shows the divisors
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 # (MS of work, redone twice and four times as long until the div has 300 value samples)
-MS=${DCPI_TEST_MS:-1500}
+MS=${DCPI_TEST_MS:-3000}
 run() {
     rm -rf "$T/db"
     to 300 /usr/bin/dcpid -db "$T/db" -event cpu-clock -vtrace "$T/vp-divisor.so" -- "$W" div-mem $((MS * $1)) \

@@ -4,7 +4,7 @@
 # of its executions in mode div-reg and in 40 / 20 / 40% in mode div-reg-b (counted per round).
 # Value profiles by dcpid -vtrace's bp backend with samples/vp-acc.so (ACC_MNEM=div ACC_VALUE=rcx,
 # a register: no BPF needed). Asserted, after at least NMIN value samples per set (stat_min; a
-# run of 1 s of the workload, redone up to 4 x as long until it has them, lib/stats.sh):
+# run of 4 s of the workload, redone up to 4 x as long until it has them, lib/stats.sh):
 #  (1) div-reg vs div-reg-b: the value 0x3 (+30 points) and 0xa (-30) are significant with those
 #      signs, 0x7 (unchanged) is noise; each share within the binomial tolerance of the truth
 #      (lib/stats.sh) and equal to the value's count over the instruction's vtot as dcpilist
@@ -28,7 +28,7 @@ W=$BIN/samples/work-accuracy
 VP=$BIN/samples/vp-acc.so
 D=$BIN/dcpidiff
 NMIN=800
-MS=${DCPI_TEST_MS:-1000}
+MS=${DCPI_TEST_MS:-4000}
 LEVEL=1e-6
 INSN=' div rcx \[vp-acc\]$'
 

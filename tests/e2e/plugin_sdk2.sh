@@ -20,12 +20,12 @@ for f in dcpid dcpilist samples/work-accuracy samples/vp-icall.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
-# run SCALE: icall-reg for SCALE x 1.5 s and its hotlist line; redone twice and four times as long
+# run SCALE: icall-reg for SCALE x 4 s and its hotlist line; redone twice and four times as long
 # until the call has NMIN value samples (lib/stats.sh stat_until)
 run() {
     rm -rf "$T/db"
     # -vbudget 10: volume for the check (the default 2% gives the call ~50 value samples/s here)
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$VP" -vbudget 10 -- "$W" icall-reg $((1500 * $1)) \
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$VP" -vbudget 10 -- "$W" icall-reg $((4000 * $1)) \
         >"$T/out" 2>"$T/err" || fail "dcpid failed: $(cat "$T/err")"
     grep -q '^dcpid: value profiler vp-icall: [0-9]* traces, [1-9][0-9]* vsamples' "$T/err" ||
         fail "no vsamples: $(cat "$T/err")"
