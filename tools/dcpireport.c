@@ -100,7 +100,10 @@ static int load_diff(ctx_t *c)
     dcpi_cli_t b = c->cli; /* shares opts and args with c->cli: not freed */
     b.epoch_spec = c->o.diff_epoch;
     b.epoch[0] = '\0';
+    b.epochs = NULL; /* its own epoch list (c->cli's stays c->cli's), freed below */
+    b.nepochs = 0;
     int rc = dcpi_cli_load(&b, &c->diff_set, err);
+    dcpi_db_free_list(b.epochs, b.nepochs);
     if (rc < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
