@@ -169,6 +169,8 @@ static int load_side(side_t *s, const dcpi_cli_t *cli, const char *arg)
     char err[DCPI_ERRLEN] = "";
     s->cli = *cli;
     s->cli.db[0] = s->cli.epoch[0] = '\0';
+    s->cli.epochs = NULL; /* this set's own epoch list, freed by run() */
+    s->cli.nepochs = 0;
     if (!(s->spec = strdup(arg)))
         return 1;
     if (cli->fleet_url)
@@ -305,6 +307,7 @@ static int run(const dcpi_cli_t *cli, const opts_t *o)
         status = compare(sd, cli, o);
     for (int k = 0; k < 2; k++) {
         dcpi_profset_free(sd[k].set);
+        dcpi_db_free_list(sd[k].cli.epochs, sd[k].cli.nepochs);
         free(sd[k].spec);
     }
     return status;
