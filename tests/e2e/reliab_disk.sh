@@ -1,8 +1,9 @@
 #!/bin/bash
-# reliab_disk.sh - a full disk during a flush. The database is a 32 MB tmpfs (the log is kept
-# outside it; system-wide on a busy machine, a flush's profiles and their temporary copies
-# outgrew 4 MB). After one good flush the tmpfs is filled up; a workload runs; the next flush
-# must fail with ENOSPC shown by dcpictl (exit 1), logged, and in `dcpictl status` as "last
+# reliab_disk.sh - a full disk during a flush. The database is a 256 MB tmpfs (the log is kept
+# outside it; system-wide, the database also holds the build-id code cache, DB/.codecache:
+# copies of the sampled binaries, 12 MB here for the normal build's, more for an ASan build's
+# and for compilers running beside it; 4 and 32 MB filled up). After one good flush the tmpfs
+# is filled up; a workload runs; the next flush must fail with ENOSPC shown by dcpictl (exit 1), logged, and in `dcpictl status` as "last
 # flush error"; the profile written before must be byte-identical; no temporary file may be
 # left. Then space is freed and a flush must write everything kept in memory: the sum of the
 # epoch's profile totals is at least the sample count status reported while the disk was full
@@ -37,7 +38,7 @@ for f in dcpid dcpictl dcpicat samples/work-demo; do
     [ -x "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 mkdir "$M"
-mount -t tmpfs -o size=32m tmpfs "$M" 2>"$T/mount.err" ||
+mount -t tmpfs -o size=256m tmpfs "$M" 2>"$T/mount.err" ||
     { echo "SKIP: cannot mount a tmpfs here: $(cat "$T/mount.err")"; exit 77; }
 out=$(to 30 "$BIN/dcpid" -db "$DB" -event cpu-clock -flush 600 -log "$T/dcpid.log" 2>&1)
 if [ $? -ne 0 ]; then
