@@ -3,9 +3,9 @@
 # outside it; system-wide, the database also holds the build-id code cache, DB/.codecache:
 # copies of the sampled binaries, 12 MB here for the normal build's, more for an ASan build's
 # and for compilers running beside it; 4 and 32 MB filled up). After one good flush the tmpfs
-# is filled up; a workload runs; the next flush must fail with ENOSPC shown by dcpictl (exit 1), logged, and in `dcpictl status` as "last
-# flush error"; the profile written before must be byte-identical; no temporary file may be
-# left. Then space is freed and a flush must write everything kept in memory: the sum of the
+# is filled up; a workload runs; the next flush must fail with ENOSPC shown by dcpictl (exit
+# 1), logged, and in `dcpictl status` as "last flush error"; the profile written before must be
+# byte-identical; no temporary file may be left. Then space is freed and a flush must write everything kept in memory: the sum of the
 # epoch's profile totals is at least the sample count status reported while the disk was full
 # (minus lost), and work-demo's profile grew by the run made while it was full.
 # Needs root (mount) and system-wide perf sampling: skips (77) otherwise.
