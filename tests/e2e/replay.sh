@@ -88,7 +88,8 @@ grep -q '^dcpireplay: warning: vp-typo: symbol=lea_lop matched none of the sampl
     fail "a misspelt symbol= under dcpireplay: no warning: $(cat "$T/tout")"
 
 # --- broken plugins under dcpireplay: each in its worker with dcpid's watchdog, so one that
-# crashes or hangs is one line naming it and the reason, the exit status is 1, it writes no
+# crashes or hangs (from its first call: a short recording may hand it one trace only) is one
+# line naming it and the reason, the exit status is 1, it writes no
 # profile, and vp-addr's replayed hotlists are still written and equal the live ones
 P=$BIN/tests/plugins
 declare -A WHY=(
@@ -100,7 +101,7 @@ for x in segv hang too_many; do
     name=tp-${x//_/-}-process
     rm -rf "$T/broken" && cp -a "$T/db" "$T/broken"
     find "$T/broken" -name vp-addr.vprof -delete
-    DCPI_TEST_FAULT_AFTER=1 to 120 "$BIN/dcpireplay" -db "$T/broken" -vtimeout 1 -vtrace vp-addr \
+    DCPI_TEST_FAULT_AFTER=0 to 120 "$BIN/dcpireplay" -db "$T/broken" -vtimeout 1 -vtrace vp-addr \
         -vtrace "$P/${x}_process.so" >"$T/bout" 2>"$T/berr"
     rc=$?
     [ $rc -eq 1 ] || fail "$x under dcpireplay: exit $rc, expected 1: $(cat "$T/berr")"
