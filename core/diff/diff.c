@@ -225,13 +225,18 @@ static void print_row(const dcpi_diff_row_t *r, const dcpi_diff_popts_t *o, cons
         fprintf(f, "%-*s  %s\n", l->wname, r->name, r->image);
 }
 
-size_t dcpi_diff_print(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, FILE *f)
+/*
+ * The rows the table shows, in order, each handed to show(r, arg): rows until -keep's share of
+ * the summed |difference| is reached, the noise left out unless -all. *hidden counts the noise
+ * rows left out; returns how many rows are significant at o->alpha.
+ */
+static size_t each_shown(const dcpi_diff_t *d, const dcpi_diff_popts_t *o,
+                         void (*show)(const dcpi_diff_row_t *r, void *arg), void *arg,
+                         size_t *hidden)
 {
-    layout_t l;
-    compute_layout(d, o, &l);
-    print_header(o, &l, f);
     double sum = 0.0, cum = 0.0;
-    size_t nsig = 0, hidden = 0;
+    size_t nsig = 0;
+    *hidden = 0;
     for (size_t i = 0; i < d->n; i++) {
         sum += fabs(d->rows[i].delta);
         nsig += d->rows[i].q < o->alpha;
@@ -241,12 +246,36 @@ size_t dcpi_diff_print(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, FILE *f
         if (o->keep < 100.0 && sum > 0 && cum >= o->keep * sum / 100.0)
             break;
         if (!o->all && !(r->q < o->alpha)) {
-            hidden++;
+            (*hidden)++;
             continue;
         }
         cum += fabs(r->delta);
-        print_row(r, o, &l, f);
+        show(r, arg);
     }
+    return nsig;
+}
+
+typedef struct {
+    const dcpi_diff_popts_t *o;
+    const layout_t *l;
+    FILE *f;
+    size_t printed;
+} shown_t;
+
+static void show_text(const dcpi_diff_row_t *r, void *arg)
+{
+    shown_t *s = arg;
+    print_row(r, s->o, s->l, s->f);
+}
+
+size_t dcpi_diff_print(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, FILE *f)
+{
+    layout_t l;
+    compute_layout(d, o, &l);
+    print_header(o, &l, f);
+    shown_t s = {.o = o, .l = &l, .f = f};
+    size_t hidden;
+    size_t nsig = each_shown(d, o, show_text, &s, &hidden);
     if (!o->csl && hidden)
         fprintf(f, "(%zu more row%s within the noise: -all shows them)\n", hidden,
                 hidden == 1 ? "" : "s");
@@ -260,6 +289,26 @@ static void json_num(FILE *f, const char *key, double v)
         fprintf(f, ",\"%s\":%.6g", key, v);
     else
         fprintf(f, ",\"%s\":null", key);
+}
+
+static void show_json(const dcpi_diff_row_t *r, void *arg)
+{
+    shown_t *s = arg;
+    FILE *f = s->f;
+    fputs(s->printed++ ? ",{" : "{", f);
+    dcpi__json_key(f, 0, "name");
+    dcpi__json_str(f, r->name);
+    if (s->o->group) {
+        dcpi__json_key(f, 1, "group");
+        dcpi__json_str(f, r->image);
+    }
+    fprintf(f, ",\"a\":%" PRIu64 ",\"b\":%" PRIu64, r->a, r->b);
+    json_num(f, "share_a", r->pa);
+    json_num(f, "share_b", r->pb);
+    json_num(f, "diff", r->delta);
+    json_num(f, "p", r->p);
+    json_num(f, "p_adj", r->q);
+    fprintf(f, ",\"significant\":%s}", r->q < s->o->alpha ? "true" : "false");
 }
 
 size_t dcpi_diff_json(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, const char *event,
@@ -284,36 +333,9 @@ size_t dcpi_diff_json(const dcpi_diff_t *d, const dcpi_diff_popts_t *o, const ch
                 side[k].share_of);
     }
     fputs("],\"rows\":[", f);
-    double sum = 0.0, cum = 0.0;
-    size_t nsig = 0, hidden = 0, printed = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        sum += fabs(d->rows[i].delta);
-        nsig += d->rows[i].q < o->alpha;
-    }
-    for (size_t i = 0; i < d->n; i++) {
-        const dcpi_diff_row_t *r = &d->rows[i];
-        if (o->keep < 100.0 && sum > 0 && cum >= o->keep * sum / 100.0)
-            break;
-        if (!o->all && !(r->q < o->alpha)) {
-            hidden++;
-            continue;
-        }
-        cum += fabs(r->delta);
-        fputs(printed++ ? ",{" : "{", f);
-        dcpi__json_key(f, 0, "name");
-        dcpi__json_str(f, r->name);
-        if (o->group) {
-            dcpi__json_key(f, 1, "group");
-            dcpi__json_str(f, r->image);
-        }
-        fprintf(f, ",\"a\":%" PRIu64 ",\"b\":%" PRIu64, r->a, r->b);
-        json_num(f, "share_a", r->pa);
-        json_num(f, "share_b", r->pb);
-        json_num(f, "diff", r->delta);
-        json_num(f, "p", r->p);
-        json_num(f, "p_adj", r->q);
-        fprintf(f, ",\"significant\":%s}", r->q < o->alpha ? "true" : "false");
-    }
+    shown_t s = {.o = o, .f = f};
+    size_t hidden;
+    size_t nsig = each_shown(d, o, show_json, &s, &hidden);
     fprintf(f, "],\"hidden\":%zu}\n", hidden);
     return nsig;
 }
