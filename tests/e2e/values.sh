@@ -5,7 +5,7 @@
 # 2 10%, 13 5%), its strided load touches base, base+64, ..., base+256 (20% each).
 # Reads the hotlists back with dcpilist -asm -vtrace; each share is checked against the truth
 # with a binomial tolerance from the instruction's value-sample count (vtot), after asserting at
-# least 500 of them (lib/stats.sh; the run is redone up to 4x as long until it has them). Checks that the PC profile still shows the two loops
+# least 500 of them (lib/stats.sh; the run is redone up to 8x as long until it has them). Checks that the PC profile still shows the two loops
 # (dcpictl status's vtrace lines: values_status.sh). DCPI_TEST_FREQ sets the sampling rate (default
 # 2000 Hz; the run lasts 4 s of CPU at 2000 Hz, scaled to keep the expected sample count).
 # Skips (77) when cpu-clock sampling or PERF_SAMPLE_REGS_USER is not available.
@@ -56,7 +56,8 @@ if [ -e "$BIN/tests/plugins/good.so" ]; then
 fi
 
 # --- the run
-# (4 s of CPU; 8, then 16 when the lea's or the load's value samples are fewer than NMIN)
+# (4 s of CPU, then longer, from the rate seen, when the lea's or the load's value samples are
+# fewer than NMIN)
 run() {
     rm -rf "$T/db"
     to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr \
@@ -69,7 +70,7 @@ count() {
     [[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ ]] || { echo 0; return; }
     echo $((a < b ? a : b))
 }
-stat_until $NMIN 4 run count || fail "dcpid run failed: $(cat "$T/err")"
+stat_until $NMIN 8 run count || fail "dcpid run failed: $(cat "$T/err")"
 base=$(awk '/^base / {print $2}' "$T/out")
 [ -n "$base" ] || fail "work-values printed no base address: $(cat "$T/out")"
 find "$T/db" -name vp-classic.vprof | grep -q work-values || fail "no vp-classic.vprof written"

@@ -59,14 +59,15 @@ stat_same() {
 }
 
 # stat_until NMIN MAXSCALE RUN COUNT [ARG...]: run until enough samples. Calls RUN SCALE ARG...,
-# then COUNT ARG..., for SCALE = 1, 2, 4, ... up to MAXSCALE, until COUNT prints a number >= NMIN:
+# then COUNT ARG..., for SCALE = 1 and then larger ones chosen from the rate seen (at least
+# doubling, at most MAXSCALE), until COUNT prints a number >= NMIN:
 # RUN redoes its run from scratch with its workload SCALE times as long; COUNT prints the
 # smallest of the sample counts the checks need. The stopping rule looks at the counts only,
 # never at the shares, so the checks after it keep their binomial tolerances. Returns 1 when RUN
 # fails; otherwise 0, also when even MAXSCALE gave too few (the caller's stat_min says so).
 # Sets STAT_SCALE and STAT_N.
 stat_until() {
-    local nmin=$1 max=$2 run=$3 count=$4
+    local nmin=$1 max=$2 run=$3 count=$4 next
     shift 4
     STAT_SCALE=1
     while :; do
@@ -75,8 +76,14 @@ stat_until() {
         awk -v n="$STAT_N" -v m="$nmin" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' &&
             return 0
         [ "$STAT_SCALE" -lt "$max" ] || return 0
-        echo "note: ${*:+$* }'$STAT_N' samples at scale $STAT_SCALE, need $nmin: running $((STAT_SCALE * 2))x as long"
-        STAT_SCALE=$((STAT_SCALE * 2))
+        # the next scale from the rate seen: a quarter more than the samples missing need (at
+        # least twice the last, at most MAX), so that one more run is nearly always the last
+        next=$(awk -v n="$STAT_N" -v m="$nmin" -v s="$STAT_SCALE" -v x="$max" \
+            'BEGIN { n = (n ~ /^[0-9]+$/) ? n + 0 : 0; t = n > 0 ? s * m / n * 1.25 : 2 * s
+                     t = int(t) + (t > int(t)); if (t < 2 * s) t = 2 * s; if (t > x) t = x
+                     print t }')
+        echo "note: ${*:+$* }'$STAT_N' samples at scale $STAT_SCALE, need $nmin: running ${next}x as long"
+        STAT_SCALE=$next
     done
 }
 
