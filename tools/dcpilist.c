@@ -27,6 +27,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vtrace-insecure", NULL, "as root, load plugins that others could have written", NULL},
     {"-vshow", "N", "value/percentage pairs shown per instruction (default 3)", NULL},
     {"-vcutoff", "PCT", "pairs below PCT % print as '.' (default 5.0)", NULL},
+    {"-json", NULL, "print one JSON object (schema dcpilist/1) instead of the listing", NULL},
     {"-image", "FILE", "the image file to read (the image operand may then be omitted)", "-p"},
     {NULL, NULL, NULL, NULL},
 };
@@ -37,6 +38,7 @@ typedef struct opts {
     const char **vtrace;
     int nvtrace;
     int insecure;
+    int json;
     dcpi_lst_vopts_t vo;
     const char *pfile;
 } opts_t;
@@ -74,6 +76,8 @@ static int parse_opt(void *arg, const char *f, const char *v)
         o->mode = DCPI_LST_BEST;
     else if (!strcmp(f, "-vprof"))
         o->vprof = 1;
+    else if (!strcmp(f, "-json"))
+        o->json = 1;
     else if (!strcmp(f, "-vtrace-insecure"))
         o->insecure = 1;
     else if (!strcmp(f, "-vtrace")) {
@@ -128,6 +132,8 @@ static int prepare(ctx_t *c)
                          .set = c->set,
                          .db = c->cli.db,
                          .epoch = c->cli.epoch,
+                         .epochs = (const char *const *)c->cli.epochs,
+                         .nepochs = c->cli.fleet_url ? 0 : c->cli.nepochs,
                          .platform = c->cli.platform};
     int rc = dcpi_lstsel_open(s, c->proc_arg, c->image_arg, c->o.pfile, err);
     if (rc == 0 && c->o.vprof)
@@ -154,7 +160,15 @@ static int run(ctx_t *c)
         fflush(NULL);
         _exit(1); /* the plugin faulted: its state is unknown, so no vp_unload, no cleanup */
     }
-    dcpi_lstsel_print(&c->sel, c->o.mode, c->o.vprof ? &c->o.vo : NULL, stdout);
+    if (c->o.json && (rc = dcpi_lstsel_json(&c->sel, c->o.vprof, stdout, err)) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err[0] ? err : dcpi_strerror(rc));
+        if (rc != DCPI_EPLUGIN)
+            return 1;
+        fflush(NULL);
+        _exit(1); /* as above */
+    }
+    if (!c->o.json)
+        dcpi_lstsel_print(&c->sel, c->o.mode, c->o.vprof ? &c->o.vo : NULL, stdout);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -4,6 +4,7 @@
  * (core/plugin/guard.h). See listing.h.
  */
 #include "core/listing/listing.h"
+#include "core/listing/listing-int.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -40,8 +41,8 @@ static const char *plugin_name(const dcpi_lst_vp_t *vp)
 
 /* The text of value v: the plugin's vp_format2 / vp_format, else (none, or NULL answer) "0x..."
  * in hex. */
-static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
-                        uint64_t v, char *out, size_t len, char *err)
+int dcpi__lst_value_text(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                         uint64_t v, char *out, size_t len, char *err)
 {
     int rc = 0;
     if (dcpi_guard_has(vp->d, DCPI_GUARD_FORMAT, ctx))
@@ -53,8 +54,8 @@ static int format_value(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const
 }
 
 /* The preface into out: 1 with one (possibly ""), 0 when the plugin omits the hotlist. */
-static int get_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
-                       char *out, size_t len, char *err)
+int dcpi__lst_preface(const trace_inst_t *inst, const dcpi_lst_vp_t *vp, const vp_context_t *ctx,
+                      char *out, size_t len, char *err)
 {
     out[0] = '\0';
     if (!dcpi_guard_has(vp->d, DCPI_GUARD_PREFACE, ctx))
@@ -72,6 +73,25 @@ static int cmp_entry(const void *a, const void *b)
     if (x->context0 != y->context0)
         return x->context0 < y->context0 ? -1 : 1;
     return x->context1 < y->context1 ? -1 : x->context1 > y->context1;
+}
+
+dcpi_ventry_t *dcpi__lst_sorted(const dcpi_vsummary_t *s)
+{
+    dcpi_ventry_t *e = malloc((s->n + 1) * sizeof(*e));
+    if (!e)
+        return NULL;
+    memcpy(e, s->e, s->n * sizeof(*e));
+    qsort(e, s->n, sizeof(*e), cmp_entry);
+    return e;
+}
+
+const vp_context_t *dcpi__lst_insn_ctx(const dcpi_listing_t *ls, size_t v,
+                                       const dcpi_lst_insn_t *in, vp_context_t *ctx)
+{
+    *ctx = ls->vp[v].ctx; /* this instruction's */
+    ctx->pc = in->addr;
+    ctx->offset = in->addr - ls->vp[v].tstart;
+    return ctx->size ? ctx : NULL;
 }
 
 const char *dcpi_listing_backend_note(const char *backend)
@@ -138,7 +158,7 @@ static int format_pairs(sbuf_t *b, const dcpi_ventry_t *e, const dcpi_vsummary_t
         }
         char v[DCPI_LST_PLUGIN_TEXT_MAX];
         int missing = dcpi_listing_value_missing(&e[i]);
-        int rc = missing ? 0 : format_value(inst, vp, ctx, e[i].value, v, sizeof(v), err);
+        int rc = missing ? 0 : dcpi__lst_value_text(inst, vp, ctx, e[i].value, v, sizeof(v), err);
         if (rc < 0)
             return rc;
         sb_printf(b, "%s(%.1f%% %s", b->used ? " " : "", pct, missing ? "missing" : v);
@@ -161,14 +181,12 @@ static int hotlist_text(const dcpi_vsummary_t *s, const trace_inst_t *inst, cons
     if (!s || s->n == 0 || s->vtot == 0)
         return 0;
     char preface[DCPI_LST_PLUGIN_TEXT_MAX];
-    int rc = get_preface(inst, vp, ctx, preface, sizeof(preface), err);
+    int rc = dcpi__lst_preface(inst, vp, ctx, preface, sizeof(preface), err);
     if (rc <= 0)
         return rc; /* a fault, or the plugin omits this instruction's hotlist */
-    dcpi_ventry_t *e = malloc(s->n * sizeof(*e));
+    dcpi_ventry_t *e = dcpi__lst_sorted(s);
     if (!e)
         return 0;
-    memcpy(e, s->e, s->n * sizeof(*e));
-    qsort(e, s->n, sizeof(*e), cmp_entry);
     sb_printf(&b, "%s", preface);
     rc = format_pairs(&b, e, s, inst, vp, ctx, o, err);
     free(e);
@@ -209,11 +227,9 @@ static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_
         char text[DCPI_LST_HOTLIST_LEN];
         if (!in->vs[v] || in->vtext[v])
             continue;
-        vp_context_t ctx = ls->vp[v].ctx; /* this instruction's */
-        ctx.pc = in->addr;
-        ctx.offset = in->addr - ls->vp[v].tstart;
-        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], ctx.size ? &ctx : NULL, vo, text,
-                              sizeof(text), err);
+        vp_context_t ctx;
+        int rc = hotlist_text(in->vs[v], &in->inst, &ls->vp[v], dcpi__lst_insn_ctx(ls, v, in, &ctx),
+                              vo, text, sizeof(text), err);
         if (rc < 0)
             return rc;
         if (!(in->vtext[v] = strdup(text)))

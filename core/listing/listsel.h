@@ -40,6 +40,8 @@ typedef struct dcpi_lstsel {
     const dcpi_profset_t *set; /* the epoch's profile set */
     const char *db, *epoch;    /* where value profiles are read */
     const char *platform;      /* NULL: every platform */
+    const char *const *epochs; /* the epochs read (-epoch all, A..B), ascending; NULL: epoch */
+    size_t nepochs;
 
     /* dcpi_lstsel_open */
     char path[4096]; /* the image file listed */
@@ -116,6 +118,17 @@ int dcpi_lstsel_attach_values(dcpi_lstsel_t *s, char *err);
  */
 void dcpi_lstsel_print(dcpi_lstsel_t *s, enum dcpi_lst_mode mode, const dcpi_lst_vopts_t *vo,
                        FILE *f);
+
+/*
+ * dcpilist -json: the listing built by dcpi_lstsel_build as one JSON object on one line (schema
+ * dcpilist/1, docs/dcpilist.md): the procedure, its events, every instruction with its counts
+ * and source position (when the file has line information), and with values (-vprof, after
+ * dcpi_listing_prepare_values) each value profile's hotlist at each instruction with its
+ * figures, bound (dcpi_listing_share_bound), the text the asm view shows and every entry with
+ * the plugin's text of its value. Nothing is written when a plugin call faults (DCPI_EPLUGIN,
+ * err as dcpi_listing_hotlist). 0, DCPI_ENOMEM, DCPI_EPLUGIN or DCPI_EIO.
+ */
+int dcpi_lstsel_json(dcpi_lstsel_t *s, int values, FILE *f, char *err);
 
 /* Release what the dcpi_lstsel_* functions made (not the borrowed fields). */
 void dcpi_lstsel_free(dcpi_lstsel_t *s);

@@ -5,6 +5,8 @@
 #   ctl~x, and startup_64; an unknown@p1 image.
 # Epoch 20240102000000: startup_64 7, we"ird\name 50, ctl.x 20 (cpu-clock, lost 5),
 #                       task-clock: we"ird\name 3; unknown@p1 cpu-clock 10.
+# dcpilist -json on a gcc -O0 program with value profiles in two epochs: its figures are the
+# text view's (shares, bounds, vtot, thld, nv, the shown text), with and without vp-classic.
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
@@ -233,6 +235,107 @@ check ctl 'j["schema"] == "dcpictl-epochs/1" and j["platform"] == "p1"' \
 rc=0
 "$B/dcpictl" -db "$M" -platform p1 flush -json >/dev/null 2>"$T/ctl.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "json is for status and epochs" "$T/ctl.err" || fail "dcpictl flush -json: exit $rc, $(cat "$T/ctl.err")"
+
+# ---- dcpilist -json (issue 23 item 7): a gcc -O0 program's hot(), two epochs with values ----
+e2e_require gcc build-essential
+e2e_require objdump binutils
+printf '%s\n' '__attribute__((noinline)) long hot(long n) { long s = 0;' \
+    '    for (long i = 0; i < n; i++) s += i * 7; return s; }' \
+    'int main(int argc, char **argv) { (void)argv; return (int)hot(argc); }' >"$T/lprog.c"
+gcc -O0 -g -Wl,--build-id -o "$T/lprog" "$T/lprog.c"
+LP=$T/lprog L=$T/ldb
+LID=$(readelf -n "$LP" | awk '/Build ID:/ {print $3}')
+LTS=$(readelf -lW "$LP" | awk '$1 == "LOAD" && $0 ~ / R?W?E / {print $3}' | sort | head -1)
+mapfile -t LA < <(objdump -d --no-show-raw-insn "$LP" | awk '/<hot>:$/ {on = 1; next} on && /^$/ {exit} on {sub(":", "", $1); print "0x" $1}')
+[ -n "$LID" ] && [ -n "$LTS" ] && [ "${#LA[@]}" -gt 8 ] || fail "cannot read $LP ($LID $LTS ${#LA[@]})"
+o() { echo $((LA[$1] - LTS)); }
+# mkvprof FILE EPOCH BACKEND "OFFSET VTOT SEEN ERR VALUE:C0:C1:COUNT ..."...: a .vprof (the layout of
+# core/store/vprof.h), entries given count descending
+mkvprof() {
+    python3 - "$LID" "$LTS" "$LP" "$@" <<'PY'
+import struct, sys, os
+lid, ts, path, f, epoch, backend = sys.argv[1:7]
+hdr = (f"version vpdb-0.01\nimage {lid}\nepoch {epoch}\nplatform p1\nevent cpu-clock\nperiod 1000000\n"
+       f"tstart {ts}\ntsize 4096\ncpuspeed 2000\nvprof vp-classic\nhotsize 16\ncontexts 1\n"
+       f"backend {backend}\npath {path}\n")
+hdr += "samples" + " " * ((4 - (len(hdr) + 8) % 4) % 4) + "\n"
+body, tv, tsn = b"", 0, 0
+for rec in sys.argv[7:]:
+    w = rec.split()
+    off, vtot, seen, err = (int(x) for x in w[:4])
+    ents = [[int(x, 0) for x in e.split(":")] for e in w[4:]]
+    body += struct.pack("<IIQQQ", off, len(ents), vtot, seen, err)
+    for v, c0, c1, n in ents:
+        body += struct.pack("<QQQQ", v, c0, c1, n)
+    tv, tsn = tv + vtot, tsn + seen
+body += struct.pack("<IIQQ", len(sys.argv) - 7, 0, tv, tsn)
+os.makedirs(os.path.dirname(f), exist_ok=True)
+open(f, "wb").write(hdr.encode() + body)
+PY
+}
+LE1=20240101000000 LE2=20240102000000
+for e in $LE1 $LE2; do
+    d=$L/$e/p1/lprog_$LID
+    e2e_mkprof "$d/cpu-clock.prof" "$LID" $e p1 cpu-clock "$LTS" "$LP" 0 "$(o 1):3" "$(o 4):${e:7:1}0" "$(o 5):2"
+done
+# E1: insn 4 two values exactly (60/40); insn 5 a full hotlist's err (2); E2: insn 4 a third
+# value and 7 again, insn 6 only here (a "missing" value: context0 VP_CONTEXT_MISSING, 1)
+mkvprof "$L/$LE1/p1/lprog_$LID/vp-classic.vprof" $LE1 bp "$(o 4) 100 200 0 7:0:0:60 3:0:0:40" \
+    "$(o 5) 10 10 2 5:0xa:0xb:10"
+mkvprof "$L/$LE2/p1/lprog_$LID/vp-classic.vprof" $LE2 bp "$(o 4) 50 50 0 9:0:0:30 7:0:0:20" \
+    "$(o 6) 8 8 0 0:1:0:8"
+for e in $LE1 $LE2; do
+    tool "l$e" dcpilist -db "$L" -epoch $e -asm -vprof -json hot "$LP"
+    "$B/dcpilist" -db "$L" -epoch $e -asm -vprof hot "$LP" >"$T/l$e.txt" 2>&1 || fail "dcpilist -epoch $e: $(head -2 "$T/l$e.txt")"
+done
+a4=$(printf '0x%x' $((LA[4])))
+check "l$LE1" 'j["schema"] == "dcpilist/1" and j["procedure"] == "hot" and j["epochs"] == ["'$LE1'"]' \
+    'j["image"] == "'"$LP"'" and j["build_id"] == "'"$LID"'" and j["lo"] == "'"${LA[0]}"'"' \
+    'j["events"] == [{"name": "cpu-clock", "samples": 3 + 10 + 2, "image_samples": 15}]' \
+    'len(j["instructions"]) == '${#LA[@]}' and [i["counts"]["cpu-clock"] for i in j["instructions"]][:6] == [0, 3, 0, 0, 10, 2]' \
+    'j["instructions"][1]["line"] == 1 and j["instructions"][1]["file"].endswith("lprog.c")' \
+    'j["value_profiles"][0]["name"] == "vp-classic" and j["value_profiles"][0]["backend"] == "bp" and j["value_profiles"][0]["max_err"] == 2' \
+    '[(h["value"], h["count"], h["share"]) for h in j["instructions"][4]["values"]["vp-classic"]["hotlist"]] == [("0x7", 60, 60.0), ("0x3", 40, 40.0)]' \
+    'j["instructions"][4]["values"]["vp-classic"]["thld"] == 2.0 and j["instructions"][5]["values"]["vp-classic"]["err"] == 2' \
+    'j["instructions"][5]["values"]["vp-classic"]["few"] and not j["instructions"][4]["values"]["vp-classic"]["few"]' \
+    'j["instructions"][5]["values"]["vp-classic"]["hotlist"][0]["context0"] == "0xa" and j["instructions"][3]["values"] == {}'
+check "l$LE2" 'j["instructions"][6]["values"]["vp-classic"]["hotlist"][0]["missing"] is True' \
+    'j["instructions"][6]["values"]["vp-classic"]["hotlist"][0]["text"] == "missing"'
+# the JSON says what the text says: per hotlist vtot, thld, nv, the shown pairs and +-B (the
+# text's one decimal of the JSON's shares and bound)
+cat >"$T/listcheck.py" <<'PY'
+import json, re
+def same_as_text(j, txt):
+    rows = {}
+    for line in open(txt):
+        w = line.split()
+        if len(w) > 2 and w[1].startswith("0x") and re.search(r"\+-[0-9.]+", line):
+            rows[w[1]] = line
+    n = 0
+    for i in j["instructions"]:
+        for name, h in i["values"].items():
+            line = rows.pop(i["addr"])
+            m = re.search(r"(\d+) +([0-9.]+) +(\d+)  (.*)  \+-([0-9.]+)( few)?$", line.rstrip("\n"))
+            vtot, thld, nv, shown, bound, few = m.groups()
+            pairs = re.findall(r"\(([0-9.]+)% ([^ )]+)", shown)
+            want = [("%.1f" % e["share"], e["text"]) for e in h["hotlist"]][:3]
+            if (int(vtot), "%.1f" % h["thld"], int(nv), "%.1f" % h["bound"], bool(few), h["shown"]) != \
+               (h["vtot"], thld, h["nv"], bound, h["few"], shown) or pairs != want:
+                return False
+            n += 1
+    return n > 0 and not rows
+PY
+for e in $LE1 $LE2; do
+    check "l$e" "__import__('listcheck').same_as_text(j, '$T/l$e.txt')"
+done
+# a plugin's texts: vp-classic's preface (the register) and the shown text of the asm view
+tool lvt dcpilist -db "$L" -epoch $LE1 -asm -vtrace "$B/plugins/vp-classic.so" -json hot "$LP"
+"$B/dcpilist" -db "$L" -epoch $LE1 -asm -vtrace "$B/plugins/vp-classic.so" hot "$LP" >"$T/lvt.txt" 2>&1
+check lvt "__import__('listcheck').same_as_text(j, '$T/lvt.txt')" \
+    'j["instructions"][4]["values"]["vp-classic"]["preface"] not in (None, "")' \
+    'j["value_profiles"][0]["plugin"].endswith("vp-classic.so")'
+tool lplain dcpilist -db "$L" -epoch $LE1 -json hot "$LP"
+check lplain '"values" not in j["instructions"][4] and "value_profiles" not in j'
 
 # bad selections: one line naming the reason, non-zero exit
 for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-since 2030-01-01"; do
