@@ -87,10 +87,10 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
-    /* children come from one epoch's stack profile: none for -pid/-comm, the fleet, or a
-       selection of several epochs */
-    o->no_children =
-        cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url || cli->nepochs > 1;
+    /* children come from the epochs' stack profiles (merged): none for -pid/-comm or the fleet */
+    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url;
+    o->epochs = (const char *const *)cli->epochs;
+    o->nepochs = cli->fleet_url ? 0 : cli->nepochs;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
         return 1;
     if (mapfile && dcpi_imagemap_use(mapfile, set, TOOL, err) < 0) {

@@ -54,8 +54,9 @@ static int dir_is_image(const dcpi_lstsel_t *s, const char *dir)
     return n > k && dir[n - k - 1] == '_' && !strcmp(dir + n - k, s->info.id);
 }
 
-/* Read and merge one .vprof file into s->vprofs[v]; a damaged one is named in a warning and
- * left out (*skipped counts it; core/base/damage.h), or with -strict is the error. */
+/* Read and merge one .vprof file into s->vprofs[v] (the platforms' and epochs' files of one
+ * profile add up: counts per value, vtot, seen, err and lost); a damaged one is named in a warning
+ * and left out (*skipped counts it; core/base/damage.h), or with -strict is the error. */
 static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, int *skipped, char *err)
 {
     dcpi_vprof_t *vp = NULL;
@@ -72,8 +73,8 @@ static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, int *skipped
     }
     rc = dcpi_vprof_merge(s->vprofs[v], vp);
     if (rc < 0)
-        dcpi__errf(err, rc, "%s: cannot merge with the other platforms' profiles (%s)", path,
-                   dcpi_strerror(rc));
+        dcpi__errf(err, rc, "%s: cannot merge with the other platforms' and epochs' profiles (%s)",
+                   path, dcpi_strerror(rc));
     dcpi_vprof_free(vp);
     return rc;
 }
@@ -146,13 +147,41 @@ static int name_vprofs(dcpi_lstsel_t *s, dcpi_db_file_t *files, size_t n)
     return rc;
 }
 
+/* The .vprof files of every epoch read (s->epochs, else s->epoch), one list. */
+static int list_vprofs(const dcpi_lstsel_t *s, dcpi_db_file_t **files, size_t *n, char *err)
+{
+    size_t ne = s->nepochs ? s->nepochs : 1;
+    *files = NULL;
+    *n = 0;
+    for (size_t k = 0; k < ne; k++) {
+        dcpi_db_file_t *f = NULL;
+        size_t m = 0;
+        int rc = dcpi_db_list_files(s->db, s->nepochs ? s->epochs[k] : s->epoch, s->platform,
+                                    ".vprof", &f, &m, err);
+        if (rc < 0)
+            return rc;
+        dcpi_db_file_t *all = m ? reallocarray(*files, *n + m, sizeof(*all)) : *files;
+        if (!all) {
+            free(f);
+            return DCPI_ENOMEM;
+        }
+        memcpy(all + *n, f, m * sizeof(*all));
+        *files = all;
+        *n += m;
+        free(f);
+    }
+    return 0;
+}
+
 static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
 {
     dcpi_db_file_t *files = NULL;
     size_t n = 0;
-    int rc = dcpi_db_list_files(s->db, s->epoch, s->platform, ".vprof", &files, &n, err);
-    if (rc < 0)
+    int rc = list_vprofs(s, &files, &n, err);
+    if (rc < 0) {
+        free(files);
         return rc;
+    }
     if (!named)
         rc = name_vprofs(s, files, n);
     if (rc == 0 && s->nvp == 0)

@@ -337,13 +337,17 @@ static int children_rows(const dcpi_profset_t *set, const dcpi_stackprof_t *sp,
     return rc;
 }
 
-/* The children column: when the epoch has a stack profile of the sort event. The stack
+/* The children column: when the epoch (or one of the epochs) has a stack profile of the sort
+ * event; several epochs' stacks are merged. The stack
  * profile and its symbol tables stay open (row names point into them) until freed. */
 static int stack_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, rows_t *r,
                       dcpi_stackprof_t **sp, dcpi_symtab_t ***stabs)
 {
     char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_stackprof_load(o->db, o->epoch, o->platform, set->events[r->sort].name, sp, err);
+    const char *ev = set->events[r->sort].name;
+    int rc = o->nepochs > 1 ? dcpi_stackprof_load_epochs(o->db, o->epochs, o->nepochs, o->platform,
+                                                         ev, sp, err)
+                            : dcpi_stackprof_load(o->db, o->epoch, o->platform, ev, sp, err);
     if (rc < 0) {
         fprintf(stderr, "%s: %s\n", o->tool, err);
         return rc;

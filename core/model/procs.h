@@ -27,7 +27,9 @@ typedef struct dcpi_procs_opts {
     int no_children;        /* 1: no children column (-pid/-comm: stacks are not per process) */
     const char *db;         /* where the stack profile of the sort event is looked for */
     const char *epoch;
-    const char *platform; /* NULL: every platform */
+    const char *const *epochs; /* several epochs read (-epoch all, A..B): their stacks merged */
+    size_t nepochs;            /* (0 or 1: epoch's only) */
+    const char *platform;      /* NULL: every platform */
 } dcpi_procs_opts_t;
 
 /* One row: a procedure of an image, an image (-i) or a process (-procs; proc NULL). */

@@ -448,3 +448,30 @@ int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform,
     }
     return rc;
 }
+
+int dcpi_stackprof_load_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                               const char *platform, const char *event, dcpi_stackprof_t **out,
+                               char *err)
+{
+    if (!epochs || !out)
+        return DCPI_EINVAL;
+    *out = NULL;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < nepochs; k++) {
+        dcpi_stackprof_t *one = NULL;
+        rc = dcpi_stackprof_load(db, epochs[k], platform, event, &one, err);
+        if (rc == 0 && one && !*out) {
+            *out = one;
+            continue;
+        }
+        if (rc == 0 && one && (rc = dcpi_stackprof_merge(*out, one)) < 0)
+            dcpi__errf(err, rc, "%s: epoch %s: cannot merge its stacks of %s: %s", db, epochs[k],
+                       event, rc == DCPI_EINVAL ? "period differs" : dcpi_strerror(rc));
+        dcpi_stackprof_free(one);
+    }
+    if (rc < 0) {
+        dcpi_stackprof_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

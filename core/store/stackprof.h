@@ -120,5 +120,11 @@ void dcpi_stackprof_path(const char *db, const char *epoch, const char *platform
  * named in a warning and left out (core/base/damage.h; with -strict it is the error). */
 int dcpi_stackprof_load(const char *db, const char *epoch, const char *platform, const char *event,
                         dcpi_stackprof_t **out, char *err);
+/* dcpi_stackprof_load of several epochs (-epoch all, A..B) merged into one (chains of the same
+ * frames added up, lost and truncated summed); epochs without stacks add nothing; *out is NULL
+ * when none has any. */
+int dcpi_stackprof_load_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                               const char *platform, const char *event, dcpi_stackprof_t **out,
+                               char *err);
 
 #endif

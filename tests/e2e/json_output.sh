@@ -145,6 +145,32 @@ e2e_mkprof "$M/$E1/p1/_kernel.kallsyms__$KID/task-clock.prof" $KID $E1 p1 task-c
     ffffffff81000000 '[kernel.kallsyms]' 0 $((0x150)):4
 kprof $E2 2 $((0x150)):20 $((0x250)):7
 kprof $E3 0 $((0x10)):1 $((0x250)):30
+# call chains (stacks/cpu-clock.stk, docs/stackformat.md) in E1 and E3, none in E2: E1 we"ird\name
+# called from startup_64 (its return address 0x15) 9 times, startup_64 alone 5; E3 ctl~x from
+# startup_64 30, startup_64 alone 1. Children: E1 startup_64 14, we"ird 9; E3 startup_64 31, ctl~x 30.
+mkstk() { # EPOCH CHAIN... where CHAIN is COUNT:OFFSET[,OFFSET...] (kernel frames, sorted)
+    python3 - "$M" "$KID" "$@" <<'PY'
+import os, struct, sys
+m, kid, epoch = sys.argv[1:4]
+hdr = f"version stk-0.01\nepoch {epoch}\nplatform p1\nevent cpu-clock\nperiod 1000000\n"
+hdr += "samples" + " " * ((4 - (len(hdr) + 8) % 4) % 4) + "\n"
+d, path = f"_kernel.kallsyms__{kid}", "[kernel.kallsyms]"
+img = struct.pack("<QQIIII", 0xffffffff81000000, 4096, len(kid), len(d), len(path), 0)
+img += (kid + d + path).encode()
+img += b"\0" * ((4 - len(img) % 4) % 4)
+chains, total, nf = b"", 0, 0
+for c in sys.argv[4:]:
+    n, offs = c.split(":")
+    offs = [int(o, 0) for o in offs.split(",")]
+    chains += struct.pack("<QI", int(n), len(offs)) + b"".join(struct.pack("<II", 0, o) for o in offs)
+    total, nf = total + int(n), nf + len(offs)
+body = struct.pack("<II", 1, len(sys.argv) - 4) + img + chains + struct.pack("<QII", total, len(sys.argv) - 4, nf)
+os.makedirs(f"{m}/{epoch}/p1/stacks", exist_ok=True)
+open(f"{m}/{epoch}/p1/stacks/cpu-clock.stk", "wb").write(hdr.encode() + body)
+PY
+}
+mkstk $E1 5:0x10 9:0x150,0x15
+mkstk $E3 1:0x10 30:0x250,0x15
 e2e_mkprof "$M/$E3/p1/unknown@p2/cpu-clock.prof" 0 $E3 p1 cpu-clock 0 unknown 0 4096:6
 for e in $E1 $E2 $E3; do
     tool "m$e" dcpiprof -db "$M" -epoch $e -json
@@ -191,6 +217,12 @@ PY
 export PYTHONPATH=$T
 tool mall dcpiprof -db "$M" -epoch all -json
 check mall "$(summed mall m $E1 $E2 $E3)" 'j["events"][0]["total"] == 5 + 9 + 2 + 20 + 7 + 1 + 30 + 6'
+# the children column of several epochs: their stacks merged (E2 has none, and adds nothing)
+check "m$E1" 'j["children"] is True' '{r["procedure"]: r["children"] for r in j["rows"]}["startup_64"] == 14'
+check "m$E2" 'j["children"] is False'
+check mall 'j["children"] is True' \
+    '{r["procedure"]: r.get("children") for r in j["rows"] if r["image"] == "[kernel.kallsyms]"} == {"startup_64": 14 + 31, "we\"ird\\name": 9, "ctl~x": 30}' \
+    "{r['procedure']: r['children'] for r in j['rows']} == {k: sum({r['procedure']: r.get('children', 0) for r in __import__('json').load(open('$T/m' + e + '.json'))['rows']}.get(k, 0) for e in ['$E1', '$E2', '$E3']) for k in {r['procedure'] for r in j['rows']}}"
 tool mpall dcpiprof -db "$M" -epoch all -json -procs
 check mpall "$(summed mpall mp $E1 $E2 $E3)" \
     '{(r["pid"], r["comm"]): r["counts"]["cpu-clock"] for r in j["rows"]} == {(100, "alpha"): 4 + 6 + 14 + 5 + 1 + 20, (200, "be\"\x01ta"): 1 + 3 + 6 + 2 + 0 + 10, (None, None): 8}'
@@ -337,6 +369,46 @@ check lvt "__import__('listcheck').same_as_text(j, '$T/lvt.txt')" \
 tool lplain dcpilist -db "$L" -epoch $LE1 -json hot "$LP"
 check lplain '"values" not in j["instructions"][4] and "value_profiles" not in j'
 
+# dcpilist -epoch all (issue 23 item 2): counts and hotlists of the two epochs added up: per
+# value its counts (a value missing from an epoch's hotlist counts that hotlist's err, its
+# bound for values it does not list), vtot, seen and err
+cat >>"$T/listcheck.py" <<'PY'
+def summed(j, files):
+    parts = [json.load(open(f)) for f in files]
+    if j["epochs"] != [e for p in parts for e in p["epochs"]]:
+        return False
+    for k, i in enumerate(j["instructions"]):
+        ins = [p["instructions"][k] for p in parts]
+        if any(x["addr"] != i["addr"] for x in ins):
+            return False
+        if i["counts"] != {e: sum(x["counts"].get(e, 0) for x in ins) for e in i["counts"]}:
+            return False
+        if set(i["values"]) != {n for x in ins for n in x["values"]}:
+            return False
+        for name, h in i["values"].items():
+            hs = [x["values"][name] for x in ins if name in x["values"]]
+            if [h[f] for f in ("vtot", "seen", "err")] != [sum(x[f] for x in hs) for f in ("vtot", "seen", "err")]:
+                return False
+            keys = {(e["value"], e["context0"], e["context1"]) for x in hs for e in x["hotlist"]}
+            def cnt(x, key):
+                m = [e["count"] for e in x["hotlist"] if (e["value"], e["context0"], e["context1"]) == key]
+                return m[0] if m else x["err"]
+            want = {key: sum(cnt(x, key) for x in hs) for key in keys}
+            got = {(e["value"], e["context0"], e["context1"]): e["count"] for e in h["hotlist"]}
+            if got != want or any(abs(e["share"] - 100.0 * e["count"] / h["vtot"]) > 1e-3 for e in h["hotlist"]):
+                return False
+    return True
+PY
+tool lall dcpilist -db "$L" -epoch all -asm -vprof -json hot "$LP"
+"$B/dcpilist" -db "$L" -epoch all -asm -vprof hot "$LP" >"$T/lall.txt" 2>&1 || fail "dcpilist -epoch all: $(head -2 "$T/lall.txt")"
+check lall "__import__('listcheck').summed(j, ['$T/l$LE1.json', '$T/l$LE2.json'])" \
+    "__import__('listcheck').same_as_text(j, '$T/lall.txt')" \
+    '[(h["value"], h["count"]) for h in j["instructions"][4]["values"]["vp-classic"]["hotlist"]] == [("0x7", 80), ("0x3", 40), ("0x9", 30)]' \
+    'j["instructions"][4]["counts"]["cpu-clock"] == 30 and j["value_profiles"][0]["backend"] == "bp"'
+grep -q "^hot  $LP  (.*)  epoch $LE1..$LE2\$" "$T/lall.txt" || fail "dcpilist -epoch all: header $(head -1 "$T/lall.txt")"
+tool llast dcpilist -db "$L" -epoch latest-1..latest -asm -vprof -json hot "$LP"
+check llast "__import__('listcheck').summed(j, ['$T/l$LE1.json', '$T/l$LE2.json'])"
+
 # bad selections: one line naming the reason, non-zero exit
 for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-since 2030-01-01"; do
     rc=0
@@ -346,8 +418,8 @@ for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-si
         fail "dcpiprof $bad: exit $rc, stderr [$(cat "$T/bad.err")], stdout $(wc -c <"$T/bad.out") bytes"
 done
 rc=0
-"$B/dcpilist" -db "$M" -epoch all startup_64 '[kernel.kallsyms]' >"$T/bad.out" 2>"$T/bad.err" || rc=$?
-[ $rc -eq 2 ] && grep -q "reads one epoch" "$T/bad.err" || fail "dcpilist -epoch all: exit $rc, $(cat "$T/bad.err")"
+"$B/dcpicalc" -db "$M" -epoch all startup_64 '[kernel.kallsyms]' >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "reads one epoch" "$T/bad.err" || fail "dcpicalc -epoch all: exit $rc, $(cat "$T/bad.err")"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: -json output parsed and checked; -epoch all/A..B/-since/-until = the sum of their epochs"
