@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/fleet/batch.h"
@@ -78,6 +79,7 @@ END_TEST
 static void fill(dcpi_fleet_batch_t *b, const char *host)
 {
     ck_assert_int_eq(dcpi_fleet_batch_init(b, host, "epoch"), 0);
+    snprintf(b->epoch, sizeof b->epoch, "%s", "2026\t11");
     dcpi_fleet_key_t k = {.host = b->host,
                           .epoch = "202611250000",
                           .platform = "p\tq",
@@ -112,6 +114,7 @@ START_TEST(test_batch_ids_and_spool_file)
     ck_assert_int_eq(dcpi_fleet_batch_encode(&a, &f), 0);
     ck_assert_int_eq(dcpi_fleet_batch_decode(f.p, f.n, "f", &d, NULL), 0);
     ck_assert_str_eq(d.host, a.host);
+    ck_assert_str_eq(d.epoch, a.epoch);
     ck_assert_uint_eq(d.batch, a.batch);
     ck_assert_uint_eq(d.rows, a.rows);
     for (int t = 0; t < DCPI_FLEET_NT; t++)

@@ -227,14 +227,20 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
-/* push.c (-push URL): the pusher thread, each flush's rows into a spooled batch, status line. */
+/* push.c (-push URL): the pusher thread, each flush's rows into a spooled batch, status line.
+ * A flush adds its groups and losses twice: to the write-ahead batch (DCPI_PUSH_AHEAD) before
+ * it writes any file, spooled as .prep by push_prepare, and to DCPI_PUSH_WRITTEN as each file is
+ * written; push_flush (failures: the flush's failed writes) makes the .prep the flush's batch,
+ * or what was written when part failed. */
+enum { DCPI_PUSH_WRITTEN = 0, DCPI_PUSH_AHEAD = 1 };
 int dcpi__daemon_push_start(daemon_t *d, char *err);
 void dcpi__daemon_push_stop(daemon_t *d);
-void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint64_t tstart,
+void dcpi__daemon_push_group(daemon_t *d, int w, const char *path, const char *id, uint64_t tstart,
                              uint64_t tsize, const char *dirname, uint64_t period,
                              const dcpi_agg_entry_t *e, size_t n);
-void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost);
-void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods);
+void dcpi__daemon_push_lost(daemon_t *d, int w, int ev, uint64_t lost);
+void dcpi__daemon_push_prepare(daemon_t *d, const uint64_t *periods);
+void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods, size_t failures);
 /* The ending epoch's value hotlists and call chains (from its files), at rotation and exit. */
 void dcpi__daemon_push_values(daemon_t *d);
 void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);

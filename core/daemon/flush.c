@@ -134,7 +134,8 @@ static void flush_unknown_procs(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry
         flush_failed(d, err, r);
         return;
     }
-    dcpi__daemon_push_group(d, dirname, "0", 0, 0, dirname, event_period(d, e[0].event), e, n);
+    dcpi__daemon_push_group(d, DCPI_PUSH_WRITTEN, dirname, "0", 0, 0, dirname,
+                            event_period(d, e[0].event), e, n);
     dcpi_agg_clear(t, e, n);
 }
 
@@ -156,7 +157,7 @@ static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, s
         flush_failed(d, err, r);
         return;
     }
-    dcpi__daemon_push_group(d, im.path, im.id, im.tstart, im.tsize, dirname,
+    dcpi__daemon_push_group(d, DCPI_PUSH_WRITTEN, im.path, im.id, im.tstart, im.tsize, dirname,
                             event_period(d, e[0].event), e, n);
     /* The profile is written: its samples are cleared even when their split by process
      * cannot be (they would count twice); the failure is reported like any other. */
@@ -193,7 +194,7 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     }
     r->profiles++;
     r->samples += unknown;
-    dcpi__daemon_push_lost(d, ev, lost);
+    dcpi__daemon_push_lost(d, DCPI_PUSH_WRITTEN, ev, lost);
     s->unknown_pending -= unknown;
     s->lost_pending -= lost;
 }
@@ -265,6 +266,35 @@ static void keep_unwritten(daemon_t *d, dcpi_agg_t *t)
     }
 }
 
+/* -push: the batch of everything table t and the losses will write, spooled before any file is
+ * written (push.c's write-ahead). */
+static void push_ahead(daemon_t *d, dcpi_agg_t *t, const uint64_t *periods)
+{
+    size_t n = 0;
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
+            j++;
+        char dirname[512];
+        if (e[i].image == DCPI_AGG_IMAGE_UNKNOWN) {
+            snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
+            dcpi__daemon_push_group(d, DCPI_PUSH_AHEAD, dirname, "0", 0, 0, dirname,
+                                    periods[e[i].event], e + i, j - i);
+        } else {
+            image_desc_t im;
+            describe_image(d, e[i].image, &im);
+            dcpi_image_dirname(im.path, im.id, dirname, sizeof dirname);
+            dcpi__daemon_push_group(d, DCPI_PUSH_AHEAD, im.path, im.id, im.tstart, im.tsize,
+                                    dirname, periods[e[i].event], e + i, j - i);
+        }
+        i = j;
+    }
+    for (int ev = 0; ev < d->nev; ev++)
+        dcpi__daemon_push_lost(d, DCPI_PUSH_AHEAD, ev, d->st[ev].lost_swap);
+    dcpi__daemon_push_prepare(d, periods);
+}
+
 /* The PC profiles of table t, group by group; the rings are drained between groups (into the
  * other table) so that a long flush does not overflow them. */
 static void flush_table(daemon_t *d, dcpi_agg_t *t, flush_result_t *r)
@@ -302,6 +332,11 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
     dcpi_proctab_mark(d->procs);
     *r = (flush_result_t){0};
     dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
+    uint64_t periods[DCPI_SAMPLER_MAXEV];
+    for (int i = 0; i < d->nev; i++)
+        periods[i] = event_period(d, i);
+    if (d->push)
+        push_ahead(d, t, periods);
     flush_table(d, t, r);
     for (int ev = 0; ev < d->nev; ev++)
         flush_unknown(d, ev, r);
@@ -309,12 +344,8 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_values(d, r);
     if (d->stk)
         flush_stacks(d, r);
-    if (d->push) {
-        uint64_t periods[DCPI_SAMPLER_MAXEV];
-        for (int i = 0; i < d->nev; i++)
-            periods[i] = event_period(d, i);
-        dcpi__daemon_push_flush(d, periods);
-    }
+    if (d->push)
+        dcpi__daemon_push_flush(d, periods, r->failures);
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */

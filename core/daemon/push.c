@@ -3,7 +3,11 @@
  * symbol requests become one batch (core/fleet/batch.h), spooled on disk in
  * DB/fleet-spool-<platform>/ and sent by a background thread (core/fleet/push.h) that retries
  * with backoff: sampling never waits on the store. A batch's slot is (daemon start, flush
- * number): each flush counts once however often it is sent.
+ * number): each flush counts once however often it is sent. Write-ahead: before a flush writes
+ * its files, the batch of everything it is about to write is spooled as a .prep file (dcpi_spool_
+ * prepare); after the files it becomes a .batch (replaced by what was really written when part
+ * of the flush failed), so a dcpid killed at any point of a flush loses none of its samples from
+ * the fleet (the next dcpid -push on the database sends the .prep).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,10 +30,13 @@ struct dcpi_daemon_push {
     char dir[4200];
     uint64_t max_bytes;
     uint64_t start_ns, seq;
-    dcpi_fleet_batch_t b; /* the flush being written */
-    int open;
-    uint64_t ev_samples[DCPI_SAMPLER_MAXEV];
-    uint64_t ev_lost[DCPI_SAMPLER_MAXEV];
+    /* [DCPI_PUSH_WRITTEN]: the flush's rows as its files are written; [DCPI_PUSH_AHEAD]: the
+     * write-ahead copy made before them */
+    dcpi_fleet_batch_t b[2];
+    int open[2];
+    uint64_t ev_samples[2][DCPI_SAMPLER_MAXEV];
+    uint64_t ev_lost[2][DCPI_SAMPLER_MAXEV];
+    char prep[4400]; /* "" or the .prep file of the flush under way */
 };
 
 int dcpi__daemon_push_start(daemon_t *d, char *err)
@@ -60,7 +67,8 @@ void dcpi__daemon_push_stop(daemon_t *d)
     if (!d->push)
         return;
     dcpi_pusher_stop(d->push->pusher, 5.0);
-    dcpi_fleet_batch_free(&d->push->b);
+    dcpi_fleet_batch_free(&d->push->b[0]);
+    dcpi_fleet_batch_free(&d->push->b[1]);
     free(d->push);
     d->push = NULL;
 }
@@ -74,22 +82,24 @@ static int kind_of(const char *path, int unknown)
     return path[0] == '[' ? DCPI_FLEET_PSEUDO : DCPI_FLEET_FILE;
 }
 
-static dcpi_daemon_push_t *open_batch(daemon_t *d)
+static dcpi_daemon_push_t *open_batch(daemon_t *d, int w)
 {
     dcpi_daemon_push_t *p = d->push;
-    if (!p->open) {
-        dcpi_fleet_batch_init(&p->b, NULL, "flush");
-        memset(p->ev_samples, 0, sizeof p->ev_samples);
-        memset(p->ev_lost, 0, sizeof p->ev_lost);
-        p->open = 1;
+    if (!p->open[w]) {
+        dcpi_fleet_batch_init(&p->b[w], NULL, "flush");
+        snprintf(p->b[w].epoch, sizeof p->b[w].epoch, "%.63s", d->epoch);
+        memset(p->ev_samples[w], 0, sizeof p->ev_samples[w]);
+        memset(p->ev_lost[w], 0, sizeof p->ev_lost[w]);
+        p->open[w] = 1;
     }
     return p;
 }
 
-static dcpi_fleet_key_t key_of(const daemon_t *d, int ev, uint64_t period)
+static dcpi_fleet_key_t key_of(const daemon_t *d, const dcpi_fleet_batch_t *b, int ev,
+                               uint64_t period)
 {
     uint32_t estart = (uint32_t)d->epoch_start, now = (uint32_t)time(NULL);
-    return (dcpi_fleet_key_t){.host = d->push->b.host,
+    return (dcpi_fleet_key_t){.host = b->host,
                               .epoch = d->epoch,
                               .platform = d->platform,
                               .event = d->evs[ev].name,
@@ -99,24 +109,25 @@ static dcpi_fleet_key_t key_of(const daemon_t *d, int ev, uint64_t period)
                               .duty = d->o->duty > 0 ? d->o->duty : 1.0};
 }
 
-void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint64_t tstart,
+void dcpi__daemon_push_group(daemon_t *d, int w, const char *path, const char *id, uint64_t tstart,
                              uint64_t tsize, const char *dirname, uint64_t period,
                              const dcpi_agg_entry_t *e, size_t n)
 {
     if (!d->push || !n)
         return;
-    dcpi_daemon_push_t *p = open_batch(d);
+    dcpi_daemon_push_t *p = open_batch(d, w);
+    dcpi_fleet_batch_t *b = &p->b[w];
     int unknown = e[0].image == DCPI_AGG_IMAGE_UNKNOWN;
     int img = -1;
     if (!unknown) {
         char dir[4500];
         (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
-        img = dcpi_fleet_batch_symreq(&p->b, id, kind_of(path, 0), path, dir, tstart, tsize);
+        img = dcpi_fleet_batch_symreq(b, id, kind_of(path, 0), path, dir, tstart, tsize);
     }
-    dcpi_fleet_key_t k = key_of(d, e[0].event, period);
-    dcpi_fbuf_t *o = &p->b.t[DCPI_FLEET_T_SAMPLES];
+    dcpi_fleet_key_t k = key_of(d, b, e[0].event, period);
+    dcpi_fbuf_t *o = &b->t[DCPI_FLEET_T_SAMPLES];
     for (size_t i = 0; i < n; i++) {
-        dcpi_fleet_batch_key(&p->b, DCPI_FLEET_T_SAMPLES, &k);
+        dcpi_fleet_batch_key(b, DCPI_FLEET_T_SAMPLES, &k);
         dcpi_fbuf_tsv(o, id);
         dcpi_fbuf_str(o, "\t");
         dcpi_fbuf_tsv(o, path);
@@ -125,44 +136,92 @@ void dcpi__daemon_push_group(daemon_t *d, const char *path, const char *id, uint
                          (int)dcpi_proctab_pid(d->procs, e[i].proc));
         dcpi_fbuf_tsv(o, dcpi_proctab_name(d->procs, e[i].proc));
         dcpi_fbuf_printf(o, "\t%" PRIu64 "\n", e[i].count);
-        p->ev_samples[e[0].event] += e[i].count;
+        p->ev_samples[w][e[0].event] += e[i].count;
         if (img >= 0)
-            dcpi_fleet_batch_page(&p->b, img, tstart + e[i].offset);
+            dcpi_fleet_batch_page(b, img, tstart + e[i].offset);
     }
 }
 
-void dcpi__daemon_push_lost(daemon_t *d, int ev, uint64_t lost)
+void dcpi__daemon_push_lost(daemon_t *d, int w, int ev, uint64_t lost)
 {
     if (d->push && lost)
-        open_batch(d)->ev_lost[ev] += lost;
+        open_batch(d, w)->ev_lost[w][ev] += lost;
 }
 
-void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods)
+/* Batch w's loss rows, then its ids (slot: daemon start and flush number seq). */
+static int seal(daemon_t *d, int w, const uint64_t *periods, uint64_t seq)
 {
     dcpi_daemon_push_t *p = d->push;
-    if (!p || !p->open)
-        return;
+    dcpi_fleet_batch_t *b = &p->b[w];
     for (int ev = 0; ev < d->nev; ev++) {
-        if (!p->ev_samples[ev] && !p->ev_lost[ev])
+        if (!p->ev_samples[w][ev] && !p->ev_lost[w][ev])
             continue;
-        dcpi_fleet_key_t k = key_of(d, ev, periods[ev]);
-        dcpi_fleet_batch_key(&p->b, DCPI_FLEET_T_LOSS, &k);
-        dcpi_fbuf_printf(&p->b.t[DCPI_FLEET_T_LOSS], "%" PRIu64 "\t%" PRIu64 "\n", p->ev_lost[ev],
-                         p->ev_samples[ev]);
+        dcpi_fleet_key_t k = key_of(d, b, ev, periods[ev]);
+        dcpi_fleet_batch_key(b, DCPI_FLEET_T_LOSS, &k);
+        dcpi_fbuf_printf(&b->t[DCPI_FLEET_T_LOSS], "%" PRIu64 "\t%" PRIu64 "\n", p->ev_lost[w][ev],
+                         p->ev_samples[w][ev]);
     }
-    char slot[64], err[DCPI_ERRLEN] = "";
-    snprintf(slot, sizeof slot, "%" PRIu64 ":%" PRIu64, p->start_ns, ++p->seq);
-    int rc = dcpi_fleet_batch_seal(&p->b, (uint32_t)d->epoch_start, slot);
+    char slot[64];
+    snprintf(slot, sizeof slot, "%" PRIu64 ":%" PRIu64, p->start_ns, seq);
+    return dcpi_fleet_batch_seal(b, (uint32_t)d->epoch_start, slot);
+}
+
+static void close_batch(dcpi_daemon_push_t *p, int w)
+{
+    dcpi_fleet_batch_free(&p->b[w]);
+    p->open[w] = 0;
+}
+
+void dcpi__daemon_push_prepare(daemon_t *d, const uint64_t *periods)
+{
+    dcpi_daemon_push_t *p = d->push;
+    p->prep[0] = 0;
+    if (!p->open[DCPI_PUSH_AHEAD])
+        return;
+    char err[DCPI_ERRLEN] = "";
     dcpi_spool_stats_t st = {0};
+    int rc = seal(d, DCPI_PUSH_AHEAD, periods, p->seq + 1);
     if (rc == 0)
-        rc = dcpi_spool_put(p->dir, p->max_bytes, &p->b, &st, err);
+        rc = dcpi_spool_prepare(p->dir, p->max_bytes, &p->b[DCPI_PUSH_AHEAD], p->prep,
+                                sizeof p->prep, &st, err);
+    if (rc < 0) { /* the flush's own batch is spooled after it, as without the write-ahead */
+        dcpi__log(DCPI_LOG_WARN, "push: write-ahead: %s", err[0] ? err : dcpi_strerror(rc));
+        p->prep[0] = 0;
+    }
+    close_batch(p, DCPI_PUSH_AHEAD);
+}
+
+void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods, size_t failures)
+{
+    dcpi_daemon_push_t *p = d->push;
+    if (!p || (!p->open[DCPI_PUSH_WRITTEN] && !p->prep[0]))
+        return;
+    char err[DCPI_ERRLEN] = "";
+    int rc = 0;
+    ++p->seq;
+    if (p->prep[0] && !failures) /* written as prepared: the write-ahead copy is the batch */
+        rc = dcpi_spool_commit(p->prep, err);
+    else if (p->prep[0]) { /* part failed (kept for the next flush): only what was written */
+        if (!p->open[DCPI_PUSH_WRITTEN])
+            open_batch(d, DCPI_PUSH_WRITTEN); /* nothing written: an empty batch */
+        rc = seal(d, DCPI_PUSH_WRITTEN, periods, p->seq);
+        if (rc == 0)
+            rc = dcpi_spool_replace(p->prep, &p->b[DCPI_PUSH_WRITTEN], err);
+        if (rc == 0)
+            rc = dcpi_spool_commit(p->prep, err);
+    } else {
+        dcpi_spool_stats_t st = {0};
+        rc = seal(d, DCPI_PUSH_WRITTEN, periods, p->seq);
+        if (rc == 0)
+            rc = dcpi_spool_put(p->dir, p->max_bytes, &p->b[DCPI_PUSH_WRITTEN], &st, err);
+    }
     if (rc < 0) {
         dcpi__log(DCPI_LOG_ERR, "push: %s", err[0] ? err : dcpi_strerror(rc));
-        dcpi_pusher_dropped(p->pusher, p->b.rows);
+        dcpi_pusher_dropped(p->pusher, p->b[DCPI_PUSH_WRITTEN].rows);
     } else
         dcpi_pusher_kick(p->pusher);
-    dcpi_fleet_batch_free(&p->b);
-    p->open = 0;
+    p->prep[0] = 0;
+    close_batch(p, DCPI_PUSH_WRITTEN);
 }
 
 void dcpi__daemon_push_values(daemon_t *d)

@@ -214,8 +214,10 @@ double dcpi_fleet_epoch_duty(const char *db, const char *epoch, const char *plat
 
 int dcpi_fleet_batch_encode(const dcpi_fleet_batch_t *b, dcpi_fbuf_t *out)
 {
-    dcpi_fbuf_str(out, "dcpibatch 1\nhost ");
+    dcpi_fbuf_str(out, "dcpibatch 2\nhost ");
     dcpi_fbuf_tsv(out, b->host);
+    dcpi_fbuf_str(out, "\nepoch ");
+    dcpi_fbuf_tsv(out, b->epoch);
     dcpi_fbuf_printf(
         out, "\nkind %s\nday %s\nskey %" PRIu64 "\nslot %" PRIu64 "\nbatch %" PRIu64 "\nrows %zu\n",
         b->kind, b->day, b->skey, b->slot, b->batch, b->rows);
@@ -243,14 +245,25 @@ static int take_line(const char **p, const char *end, char *line, size_t len)
 static int decode_head(const char **p, const char *end, dcpi_fleet_batch_t *b)
 {
     char line[600];
-    if (take_line(p, end, line, sizeof line) < 0 || strcmp(line, "dcpibatch 1") != 0)
+    if (take_line(p, end, line, sizeof line) < 0 ||
+        (strcmp(line, "dcpibatch 1") != 0 && strcmp(line, "dcpibatch 2") != 0))
         return -1;
+    int v2 = line[10] == '2'; /* version 1 (no epoch line): its commits are never superseded */
     if (take_line(p, end, line, sizeof line) < 0 || strncmp(line, "host ", 5) != 0)
         return -1;
     char *cur = line + 5, *f[1];
     if (dcpi_fleet_tsv_line(&cur, f, 1) != 1)
         return -1;
     snprintf(b->host, sizeof b->host, "%s", f[0]);
+    if (v2) {
+        if (take_line(p, end, line, sizeof line) < 0 || strncmp(line, "epoch ", 6) != 0)
+            return -1;
+        cur = line + 6;
+        int empty = !*cur;
+        if (!empty && dcpi_fleet_tsv_line(&cur, f, 1) != 1)
+            return -1;
+        snprintf(b->epoch, sizeof b->epoch, "%s", empty ? "" : f[0]);
+    }
     if (take_line(p, end, line, sizeof line) < 0 || sscanf(line, "kind %15s", b->kind) != 1)
         return -1;
     if (take_line(p, end, line, sizeof line) < 0 || sscanf(line, "day %15s", b->day) != 1)

@@ -26,7 +26,9 @@ enum {
 
 typedef struct dcpi_fleet_batch {
     char host[256];
-    char kind[16];  /* "epoch" (dcpipush) or "flush" (dcpid -push) */
+    char kind[16];  /* "epoch" (dcpipush), "flush" or "values" (dcpid -push) */
+    char epoch[64]; /* the epoch the rows belong to: an "epoch" commit of (host, epoch)
+                       supersedes that epoch's "flush" and "values" commits (schema.h) */
     char day[16];   /* YYYY-MM-DD (UTC) of the epoch's start: the manifest's partition */
     uint64_t skey;  /* hash of the host: the sharding key */
     uint64_t slot;  /* what this batch replaces */

@@ -60,12 +60,15 @@ static int with_cid(const dcpi_fbuf_t *rows, uint64_t cid, dcpi_fbuf_t *out)
 
 /* One manifest row into m. */
 static void manifest_row(dcpi_fbuf_t *m, const char *day, uint64_t skey, const char *host,
-                         uint64_t slot, uint64_t batch, uint64_t cid, const char *kind, size_t rows)
+                         uint64_t slot, uint64_t batch, uint64_t cid, const char *kind, size_t rows,
+                         const char *epoch)
 {
     dcpi_fbuf_printf(m, "%s\t%" PRIu64 "\t", day, skey);
     dcpi_fbuf_tsv(m, host);
-    dcpi_fbuf_printf(m, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%zu\n", slot,
+    dcpi_fbuf_printf(m, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%zu\t", slot,
                      batch, cid, now_ns(), kind, rows);
+    dcpi_fbuf_tsv(m, epoch);
+    dcpi_fbuf_str(m, "\n");
 }
 
 static int insert_manifest(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const dcpi_fbuf_t *m,
@@ -166,7 +169,7 @@ static void chunk_rows(const dcpi_symtab_t *st, const char *id, const char *host
         }
         if (!have[i])
             manifest_row(man, "1970-01-02", skey, host, sym_slot(id, c), sym_slot(id, c), cid,
-                         "symbols", count);
+                         "symbols", count, "");
     }
 }
 
@@ -352,7 +355,7 @@ static int push_new(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
     for (size_t i = 0; i < n; i++)
         if (!have[i])
             manifest_row(&m, b[i]->day, b[i]->skey, b[i]->host, b[i]->slot, b[i]->batch, cid[i],
-                         b[i]->kind, b[i]->rows);
+                         b[i]->kind, b[i]->rows, b[i]->epoch);
     if (rc == 0)
         rc = insert_manifest(f, info, &m, err);
     dcpi_fbuf_free(&m);
@@ -456,8 +459,11 @@ void dcpi_spool_count(const char *dir, dcpi_spool_stats_t *st)
     free_names(names, n);
 }
 
-int dcpi_spool_put(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b,
-                   dcpi_spool_stats_t *st, char *err)
+/* b encoded into DIR/<time>-<batch><suffix> (atomic), unless the spool is full; its path in
+ * path. */
+static int spool_write(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b,
+                       const char *suffix, char *path, size_t plen, dcpi_spool_stats_t *st,
+                       char *err)
 {
     dcpi_spool_stats_t now = {0};
     dcpi_spool_count(dir, &now);
@@ -471,14 +477,70 @@ int dcpi_spool_put(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t
                         "dropped",
                         dir, now.queued_bytes, b->rows);
     }
-    char path[4400];
     if (rc == 0 && (rc = dcpi__mkdirs(dir, 0700)) < 0)
         dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
-    if (rc == 0 && (rc = dcpi__pathf(path, sizeof path, "%s/%020" PRIu64 "-%016" PRIx64 ".batch",
-                                     dir, now_ns(), b->batch)) == 0)
+    if (rc == 0 && (rc = dcpi__pathf(path, plen, "%s/%020" PRIu64 "-%016" PRIx64 "%s", dir,
+                                     now_ns(), b->batch, suffix)) == 0)
         rc = dcpi__write_atomic(path, buf.p, buf.n, err);
     dcpi_fbuf_free(&buf);
     return rc;
+}
+
+int dcpi_spool_put(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b,
+                   dcpi_spool_stats_t *st, char *err)
+{
+    char path[4400];
+    return spool_write(dir, max_bytes, b, ".batch", path, sizeof path, st, err);
+}
+
+int dcpi_spool_prepare(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b, char *path,
+                       size_t len, dcpi_spool_stats_t *st, char *err)
+{
+    return spool_write(dir, max_bytes, b, ".prep", path, len, st, err);
+}
+
+int dcpi_spool_replace(const char *path, const dcpi_fleet_batch_t *b, char *err)
+{
+    dcpi_fbuf_t buf = {0};
+    int rc = dcpi_fleet_batch_encode(b, &buf);
+    if (rc == 0)
+        rc = dcpi__write_atomic(path, buf.p, buf.n, err);
+    dcpi_fbuf_free(&buf);
+    return rc;
+}
+
+/* PATH.prep renamed PATH.batch. */
+static int promote(const char *prep, char *err)
+{
+    char to[4400];
+    size_t n = strlen(prep);
+    if (n < 5 || n >= sizeof to || strcmp(prep + n - 5, ".prep") != 0)
+        return dcpi__errf(err, DCPI_EINVAL, "%s: not a prepared batch", prep);
+    memcpy(to, prep, n - 5);
+    memcpy(to + n - 5, ".batch", 7);
+    if (rename(prep, to) < 0)
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", prep, strerror(errno));
+    return 0;
+}
+
+int dcpi_spool_commit(const char *path, char *err)
+{
+    return promote(path, err);
+}
+
+void dcpi_spool_recover(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        char path[4400], err[DCPI_ERRLEN];
+        if (n > 5 && de->d_name[0] != '.' && !strcmp(de->d_name + n - 5, ".prep") &&
+            dcpi__pathf(path, sizeof path, "%s/%s", dir, de->d_name) == 0)
+            (void)promote(path, err);
+    }
+    if (d)
+        closedir(d);
 }
 
 static int send_file(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char *path,
@@ -634,6 +696,7 @@ int dcpi_pusher_start(const char *url, const char *dir, dcpi_pusher_t **out, cha
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
+    dcpi_spool_recover(dir); /* the flush a killed dcpid was writing */
     dcpi_spool_count(dir, &p->st);
     if (pthread_create(&p->thread, NULL, pusher_main, p) != 0) {
         free(p->url);

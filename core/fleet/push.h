@@ -51,6 +51,19 @@ typedef struct dcpi_spool_stats {
  * then DCPI_EFULL (counted in st->dropped). */
 int dcpi_spool_put(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b,
                    dcpi_spool_stats_t *st, char *err);
+/*
+ * Write-ahead for a flush (dcpid -push): b goes into dir as "<time>-<batch>.prep" (path in
+ * path), which senders ignore, before the flush writes its files; then dcpi_spool_commit
+ * renames it to .batch, after dcpi_spool_replace put in what the flush really wrote when part of
+ * it failed. A .prep left by a process killed mid-flush is made a .batch by dcpi_spool_recover
+ * (dcpi_pusher_start calls it): the fleet then has every sample of that flush, even those the
+ * killed process never wrote to its database. DCPI_EFULL as dcpi_spool_put.
+ */
+int dcpi_spool_prepare(const char *dir, uint64_t max_bytes, const dcpi_fleet_batch_t *b, char *path,
+                       size_t len, dcpi_spool_stats_t *st, char *err);
+int dcpi_spool_replace(const char *path, const dcpi_fleet_batch_t *b, char *err);
+int dcpi_spool_commit(const char *path, char *err);
+void dcpi_spool_recover(const char *dir);
 /* Send the spooled batches oldest first, each removed once committed; stops at the first
  * failure (the batch stays) and returns it. Counts in st. url opened per call. */
 int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, char *err);

@@ -127,6 +127,7 @@ static void hot_summary(const epoch_ctx_t *c, const dcpi_fleet_key_t *k, const d
     const char *id = dcpi_vprof_get(vp, "image"), *path = dcpi_vprof_get(vp, "path");
     const char *plugin = dcpi_vprof_get(vp, "vprof"), *ctx = dcpi_vprof_get(vp, "contexts");
     const char *ts = dcpi_vprof_get(vp, "tstart"), *tz = dcpi_vprof_get(vp, "tsize");
+    const char *backend = dcpi_vprof_get(vp, "backend");
     uint64_t tstart = ts ? strtoull(ts, NULL, 16) : 0, tsize = tz ? strtoull(tz, NULL, 10) : 0;
     dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_HOTLISTS];
     path = path ? path : "";
@@ -136,14 +137,16 @@ static void hot_summary(const epoch_ctx_t *c, const dcpi_fleet_key_t *k, const d
         dcpi_fbuf_tsv(o, plugin ? plugin : "");
         dcpi_fbuf_printf(o, "\t%u\t%d\t%u\t", dcpi_vprof_hotsize(vp), ctx && ctx[0] == '1', off);
         if (i == 0)
-            dcpi_fbuf_printf(o, "0\t0\t0\t0\t0\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", s->err,
+            dcpi_fbuf_printf(o, "0\t0\t0\t0\t0\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t", s->err,
                              s->vtot, s->seen);
         else {
             const dcpi_ventry_t *e = &s->e[i - 1];
             dcpi_fbuf_printf(
-                o, "1\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t0\t0\n",
+                o, "1\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t0\t0\t",
                 e->value, e->context0, e->context1, e->count, s->err);
         }
+        dcpi_fbuf_tsv(o, backend ? backend : "");
+        dcpi_fbuf_str(o, "\n");
     }
 }
 
@@ -278,6 +281,7 @@ int dcpi_fleet_batch_epoch(dcpi_fleet_batch_t *b, const char *db, const char *ep
                            char *err)
 {
     epoch_ctx_t c = {.b = b, .db = db, .epoch = epoch};
+    snprintf(b->epoch, sizeof b->epoch, "%.63s", epoch);
     if (dcpi_fleet_epoch_time(epoch, &c.estart) < 0)
         return dcpi__errf(err, DCPI_EINVAL, "%s/%s: not an epoch name", db, epoch);
     char **plats = NULL;
@@ -305,6 +309,7 @@ int dcpi_fleet_batch_values(dcpi_fleet_batch_t *b, const char *db, const char *e
                             const char *platform, uint32_t eend, char *err)
 {
     epoch_ctx_t c = {.b = b, .db = db, .epoch = epoch, .platform = platform, .eend = eend};
+    snprintf(b->epoch, sizeof b->epoch, "%.63s", epoch);
     if (dcpi_fleet_epoch_time(epoch, &c.estart) < 0)
         return dcpi__errf(err, DCPI_EINVAL, "%s/%s: not an epoch name", db, epoch);
     c.duty = dcpi_fleet_epoch_duty(db, epoch, platform);

@@ -25,7 +25,7 @@ static const struct table {
     {"hotlists",
      KEYDEFS IMGDEFS "plugin String, hotsize UInt32, contexts UInt8, off UInt32, entry UInt8, "
                      "value UInt64, ctx0 UInt64, ctx1 UInt64, cnt UInt64, err UInt64, vtot UInt64, "
-                     "seen UInt64, cid UInt64",
+                     "seen UInt64, backend String, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
     {"chains", KEYDEFS "chain String, cnt UInt64, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (event, host, estart, chain)", 1},
@@ -35,7 +35,7 @@ static const struct table {
      "MergeTree() ORDER BY (build_id, addr)", 0},
     {"manifest",
      "day Date, skey UInt64, host String, slot UInt64, batch UInt64, cid UInt64, pushed UInt64, "
-     "kind String, rows UInt64",
+     "kind String, rows UInt64, epoch String",
      "ReplacingMergeTree() PARTITION BY day ORDER BY (slot, batch, cid)", 1},
 };
 
@@ -96,6 +96,49 @@ static int write_meta(dcpi_fleet_t *f, long keep, const char *cluster, char *err
     return rc;
 }
 
+/* The columns schema 2 added to schema 1 (table, column, type). */
+static const struct added {
+    const char *table, *column, *type;
+} added_v2[] = {{"hotlists", "backend", "String"}, {"manifest", "epoch", "String"}};
+
+/* Add a column to name (and name_all when it exists) unless there. */
+static int add_column(dcpi_fleet_t *f, const char *name, const struct added *a, char *err)
+{
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0};
+    char n[32] = "";
+    dcpi_fbuf_str(&sql, "SELECT countIf(name = ");
+    dcpi_fbuf_sqlstr(&sql, a->column);
+    dcpi_fbuf_str(&sql, "), count() FROM system.columns WHERE database = ");
+    dcpi_fbuf_sqlstr(&sql, db);
+    dcpi_fbuf_str(&sql, " AND table = ");
+    dcpi_fbuf_sqlstr(&sql, name);
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_scalar(f, sql.p, n, sizeof n, err);
+    dcpi_fbuf_reset(&sql);
+    if (rc == 0 && !strncmp(n, "0\t", 2) && strcmp(n, "0\t0") != 0) { /* the table, no column */
+        dcpi_fbuf_printf(&sql, "ALTER TABLE %s.%s ADD COLUMN %s %s", db, name, a->column, a->type);
+        rc = run(f, &sql, err);
+    }
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+/* Schema 1 to 2: the added columns (empty in the old rows) on every table holding them. */
+static int upgrade_v1(dcpi_fleet_t *f, char *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof added_v2 / sizeof *added_v2; i++) {
+        char all[64];
+        snprintf(all, sizeof all, "%s_all", added_v2[i].table);
+        rc = add_column(f, added_v2[i].table, &added_v2[i], err);
+        if (rc == 0)
+            rc = add_column(f, all, &added_v2[i], err);
+    }
+    return rc;
+}
+
 int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
 {
     const char *db = dcpi_fleet_dbname(f);
@@ -115,9 +158,12 @@ int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
     dcpi_fleet_info_t old;
     char why[DCPI_ERRLEN] = "";
     rc = dcpi_fleet_check(f, &old, why);
-    if (rc < 0 && rc != DCPI_ENOENT) /* another version, or the server failed */
+    if (rc == DCPI_EVERSION && old.schema == 1)
+        rc = upgrade_v1(f, err);
+    else if (rc < 0 && rc != DCPI_ENOENT) /* another version, or the server failed */
         return dcpi__errf(err, rc, "%s", why);
-    rc = 0;
+    else
+        rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof tables / sizeof *tables; i++)
         rc = create_table(f, &tables[i], cluster, err);
     return rc == 0 ? write_meta(f, keep, cluster, err) : rc;
@@ -145,9 +191,10 @@ static int parse_meta(dcpi_fleet_t *f, char *text, dcpi_fleet_info_t *info, char
                           "%s: database %s has no dcpi schema (run dcpictl -fleet URL init)",
                           dcpi_fleet_url(f), dcpi_fleet_dbname(f));
     if (info->schema != DCPI_FLEET_SCHEMA)
-        return dcpi__errf(err, DCPI_EVERSION,
-                          "%s: database %s has dcpi schema %d, this dcpi knows %d",
-                          dcpi_fleet_url(f), dcpi_fleet_dbname(f), info->schema, DCPI_FLEET_SCHEMA);
+        return dcpi__errf(
+            err, DCPI_EVERSION, "%s: database %s has dcpi schema %d, this dcpi knows %d%s",
+            dcpi_fleet_url(f), dcpi_fleet_dbname(f), info->schema, DCPI_FLEET_SCHEMA,
+            info->schema < DCPI_FLEET_SCHEMA ? " (dcpictl -fleet URL init upgrades it)" : "");
     return 0;
 }
 
@@ -227,6 +274,10 @@ int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err)
 
 void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
 {
-    dcpi_fbuf_printf(sql, "cid IN (SELECT argMax(cid, pushed) FROM %s.manifest GROUP BY slot)",
-                     dcpi_fleet_dbname(f));
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_printf(sql,
+                     "cid IN (SELECT argMax(cid, pushed) FROM %s.manifest WHERE kind NOT IN "
+                     "('flush', 'values') OR (host, epoch) NOT IN (SELECT host, epoch FROM "
+                     "%s.manifest WHERE kind = 'epoch') GROUP BY slot)",
+                     db, db);
 }

@@ -9,7 +9,8 @@
  * host, or of the build-id for symbols) is the sharding key of the Distributed tables.
  * Data tables are partitioned by day (of the epoch's start, UTC); retention drops whole days.
  * Only SQL, engines and formats ClickHouse 18.16 and current releases both accept are used
- * (no TTL clause, no query parameters: literals are escaped, sql.h).
+ * (no TTL clause, no query parameters: literals are escaped, sql.h). Schema 2 added
+ * hotlists.backend and manifest.epoch; init upgrades a schema 1 store in place.
  */
 #ifndef DCPI_CORE_FLEET_SCHEMA_H
 #define DCPI_CORE_FLEET_SCHEMA_H
@@ -18,7 +19,7 @@
 
 #include "core/fleet/conn.h"
 
-#define DCPI_FLEET_SCHEMA 1
+#define DCPI_FLEET_SCHEMA 2
 
 /* Columns of the data tables, in insert order (rows.c writes them in this order). */
 #define DCPI_FLEET_KEYCOLS "day, skey, host, epoch, estart, eend, platform, event, period, duty"
@@ -26,11 +27,11 @@
     DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, off, pid, comm, cnt"
 #define DCPI_FLEET_HOTLISTS_COLS                                                                   \
     DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, hotsize, contexts, off, "   \
-                       "entry, value, ctx0, ctx1, cnt, err, vtot, seen"
+                       "entry, value, ctx0, ctx1, cnt, err, vtot, seen, backend"
 #define DCPI_FLEET_CHAINS_COLS   DCPI_FLEET_KEYCOLS ", chain, cnt"
 #define DCPI_FLEET_LOSS_COLS     DCPI_FLEET_KEYCOLS ", lost, samples"
 #define DCPI_FLEET_SYMBOLS_COLS  "skey, build_id, addr, size, name"
-#define DCPI_FLEET_MANIFEST_COLS "day, skey, host, slot, batch, cid, pushed, kind, rows"
+#define DCPI_FLEET_MANIFEST_COLS "day, skey, host, slot, batch, cid, pushed, kind, rows, epoch"
 
 /* Image kinds in the kind column (as core/model/profset.h's dcpi_pset_kind). */
 enum { DCPI_FLEET_FILE = 0, DCPI_FLEET_KERNEL = 1, DCPI_FLEET_UNKNOWN = 2, DCPI_FLEET_PSEUDO = 3 };
@@ -49,7 +50,7 @@ typedef struct dcpi_fleet_info {
  * cluster in the server's remote_servers config: then "<table>_all" Distributed tables over it
  * (sharded by skey) are created too and used by every push and query through this server. Run
  * it on each shard first (without cluster), then on the server that fronts them (with it).
- * An existing schema of another version is an error (DCPI_EVERSION).
+ * A schema 1 store is upgraded (its added columns); a newer one is an error (DCPI_EVERSION).
  */
 int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err);
 /* Read and check the meta table: DCPI_ENOENT "URL: database D has no dcpi schema (run dcpictl
@@ -59,8 +60,10 @@ int dcpi_fleet_check(dcpi_fleet_t *f, dcpi_fleet_info_t *info, char *err);
  * the number of partitions dropped. Symbols stay. 0 when keep is 0. */
 int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err);
 
-/* The manifest filter of a query: "cid IN (SELECT argMax(cid, pushed) FROM DB.manifest GROUP BY
- * slot)" over the local manifest (on a cluster each shard reads its own). */
+/* The manifest filter of a query: the newest commit of each slot ("cid IN (SELECT argMax(cid,
+ * pushed) FROM DB.manifest ... GROUP BY slot)"), where an "epoch" commit of a host's epoch
+ * (dcpipush) supersedes the "flush" and "values" commits of that epoch (dcpid -push): an epoch
+ * both shipped counts once. Over the local manifest (on a cluster each shard reads its own). */
 void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql);
 
 #endif

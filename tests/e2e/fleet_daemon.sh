@@ -19,9 +19,10 @@ U="${FLEET_HTTP}?database=fl"
 "$BIN/dcpictl" -fleet "$U" init >/dev/null || { echo "FAIL: init"; exit 1; }
 host=$(hostname)
 local_total() { "$BIN/dcpiprof" -db "$1" -epoch "$2" | awk '$1 == "cpu-clock" { print $2; exit }'; }
-fleet_total() {
-    fleet_sql "$FLEET_HTTP" "SELECT sum(cnt) FROM fl.samples WHERE cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot) $1"
-}
+# the rows that count (core/fleet/schema.c): each slot's newest commit, a dcpipush of an epoch
+# superseding what dcpid -push shipped of it
+committed="cid IN (SELECT argMax(cid, pushed) FROM fl.manifest WHERE kind NOT IN ('flush', 'values') OR (host, epoch) NOT IN (SELECT host, epoch FROM fl.manifest WHERE kind = 'epoch') GROUP BY slot)"
+fleet_total() { fleet_sql "$FLEET_HTTP" "SELECT sum(cnt) FROM fl.samples WHERE $committed $1"; }
 
 # --- every flush pushed: the fleet's view of this host is the local view; -g chains at exit
 to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
@@ -35,12 +36,18 @@ n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush
 # its call chains went at exit: the same as dcpipush of its database ships
 "$BIN/dcpipush" -q -db "$T/db1" -host again "$U" >/dev/null 2>&1 || fail "dcpipush of db1"
 chains() {
-    fleet_sql "$FLEET_HTTP" "SELECT count(), sum(cnt) FROM fl.chains WHERE host = '$1' AND cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)" | tr '\t' ' '
+    fleet_sql "$FLEET_HTTP" "SELECT count(), sum(cnt) FROM fl.chains WHERE host = '$1' AND $committed" | tr '\t' ' '
 }
 c1=$(chains "$host")
 c2=$(chains again)
 case "$c1" in "0 "*) fail "dcpid -g -push shipped no call chains" ;; esac
 [ "$c1" = "$c2" ] || fail "chains from dcpid ($c1) != from dcpipush ($c2)"
+# the same epoch also shipped by dcpipush as the same host: it replaces what dcpid shipped of
+# it (counted once), and a repeat of either is a no-op
+"$BIN/dcpipush" -q -db "$T/db1" "$U" >/dev/null 2>&1 || fail "dcpipush of db1 as $host"
+"$BIN/dcpiprof" -fleet "$U" -host "$host" -i >"$T/f1b" 2>&1
+diff "$T/l1" "$T/f1b" >"$T/d1b" || fail "dcpid -push and dcpipush of one epoch: $(head -5 "$T/d1b")"
+[ "$(chains "$host")" = "$c1" ] || fail "chains of dcpid -push and dcpipush: $(chains "$host"), want $c1"
 
 # --- -duty 0.5: the epoch records it, the fleet counts the host's samples twice
 to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- "$BIN/samples/work-demo" \
@@ -48,7 +55,7 @@ to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- "
 ed=$(ls "$T/dbd" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
 [ "$(cat "$T/dbd/$ed/"*/duty 2>/dev/null)" = 0.5 ] || fail "no duty 0.5 recorded in $ed"
 ld=$(local_total "$T/dbd" "$ed")
-fd=$(fleet_sql "$FLEET_HTTP" "SELECT toUInt64(round(sum(cnt / duty))) FROM fl.samples WHERE epoch = '$ed' AND cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)")
+fd=$(fleet_sql "$FLEET_HTTP" "SELECT toUInt64(round(sum(cnt / duty))) FROM fl.samples WHERE epoch = '$ed' AND $committed")
 [ "$fd" = "$((2 * ld))" ] || fail "-duty 0.5: the fleet shows $fd samples of $ed, want 2 x $ld"
 
 # --- the server down: dcpid runs as usual, the batches wait in the spool
@@ -71,12 +78,20 @@ want=$(local_total "$T/db2" "$e2")
 queued=$(ls "$T/db2/fleet-spool-"*/*.batch 2>/dev/null | wc -l)
 [ "$queued" -ge 2 ] || fail "only $queued batches spooled"
 
-# --- back up; dcpid runs that drain the spool are killed at random points, then one finishes
+# a flush's write-ahead copy (.prep) that a dcpid killed inside the flush left is sent by the
+# next dcpid -push on the database: one spooled batch made into one
+f=$(ls "$T/db2/fleet-spool-"*/*.batch | head -1)
+mv "$f" "${f%.batch}.prep"
+
+# --- back up; dcpid runs that drain the spool are killed at random points (even ones while
+# they sample and flush every second themselves), then one finishes
 fleet_restart "$T/ch"
 for i in 1 2 3 4 5 6; do
-    "$BIN/dcpid" -db "$T/db2" -e cpu-clock -push "$U" -- sleep 2 >/dev/null 2>&1 &
+    w=(sleep 2)
+    [ $((i % 2)) = 0 ] && w=("$BIN/samples/work-demo")
+    "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "${w[@]}" >/dev/null 2>&1 &
     p=$!
-    sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+    sleep "$((i % 2 == 0 ? RANDOM % 2 : 0)).$((RANDOM % 10))$((RANDOM % 10))"
     kill -9 $p 2>/dev/null
     wait $p 2>/dev/null
     rm -f "$T/db2/dcpid-"*.sock
@@ -87,6 +102,14 @@ left=$(ls "$T/db2/fleet-spool-"*/*.batch 2>/dev/null | wc -l)
 [ "$left" = 0 ] || fail "$left batches left in the spool"
 got=$(fleet_total "AND epoch = '$e2'")
 [ "$got" = "$want" ] || fail "after kills: the fleet has $got samples of epoch $e2, the host $want"
+# the killed runs' own epochs: every sample their database holds is in the fleet (a run killed
+# inside a flush may have shipped samples it never wrote to its files: never fewer)
+for e in $(ls "$T/db2" | grep -E '^[0-9]{12}([0-9]{2})?$'); do
+    [ "$e" = "$e2" ] && continue
+    l=$(local_total "$T/db2" "$e")
+    g=$(fleet_total "AND epoch = '$e' AND host = '$host'")
+    [ "${g:-0}" -ge "${l:-0}" ] || fail "killed run's epoch $e: the fleet has $g samples, its files $l"
+done
 
 [ $fails = 0 ] && echo "PASS: fleet daemon ($want samples through the spool)"
 exit $((fails > 0))

@@ -42,10 +42,21 @@ fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 1)" >/dev/null
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 99999999999999999999)" >/dev/null 2>&1 ||
     fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 18446744073709551615)" >/dev/null
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 99 succeeded"
-case "$out" in *"has dcpi schema 99, this dcpi knows 1"*) ;; *) fail "schema 99: $out" ;; esac
+case "$out" in *"has dcpi schema 99, this dcpi knows 2"*) ;; *) fail "schema 99: $out" ;; esac
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
 sleep 0.5
 "$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
+# a schema 1 store (no hotlists.backend, no manifest.epoch) is refused, then upgraded by init
+fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN backend" >/dev/null
+fleet_sql "$S" "ALTER TABLE fl.manifest DROP COLUMN epoch" >/dev/null
+fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
+fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '1', 1)" >/dev/null
+sleep 0.5
+out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 1 succeeded"
+case "$out" in *"has dcpi schema 1, this dcpi knows 2 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 1: $out" ;; esac
+"$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 1 store: $(cat "$T/up.out")"
+[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'))")" = 2 ] ||
+    fail "init did not add the schema 2 columns"
 
 # --- push, hostile names, repeat
 host=$'ho\'st"\\\tna me'
