@@ -94,28 +94,16 @@ static void status_values(const daemon_t *d, dcpi__answer_t *a)
         dcpi__daemon_say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64,
                          rs.bytes, rs.traces, rs.refused);
     dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
-    if (d->bps)
-        dcpi__daemon_say(a,
-                         "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64
-                         " nothing-to-arm %" PRIu64 " first-dropped %" PRIu64 " samples %" PRIu64
-                         " memory-read %" PRIu64 " late %" PRIu64
-                         " arm-delay-us %.0f hit-gap-us %.1f%s%s",
-                         d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first,
-                         d->bp.samples, d->bp.memread, d->bp.late,
-                         d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
-                         d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
-                         d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
-    else if (!d->vs)
-        dcpi__daemon_say(a, "vbp off: %s", d->bp_why);
     dcpi__daemon_say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64,
                      dcpi_vtrace_nocode(d->vt), dcpi_vtrace_unresolved(d->vt));
     dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
 }
 
-static void status_vstep(const daemon_t *d, dcpi__answer_t *a)
+/* The value backend's lines ("vbp ...", "vstep ..."). */
+static void status_backend(const daemon_t *d, dcpi__answer_t *a)
 {
-    char buf[512], *save = NULL;
-    dcpi_vstep_status(d->vs, buf, sizeof buf);
+    char buf[1024], *save = NULL;
+    dcpi_vbackend_status(d->vb, buf, sizeof buf);
     for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         dcpi__daemon_say(a, "%s", l);
 }
@@ -165,8 +153,8 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     }
     if (d->vt)
         status_values(d, a);
-    if (d->vs)
-        status_vstep(d, a);
+    if (d->vb)
+        status_backend(d, a);
     if (d->stk) {
         dcpi_dstacks_stats_t ss;
         dcpi_dstacks_stats(d->stk, &ss);
@@ -225,8 +213,7 @@ static void run_command(daemon_t *d, const char *cmd, dcpi__answer_t *a)
         dcpi__daemon_top(d, cmd + 3, a);
     } else if (strcmp(cmd, "quit") == 0) {
         d->quit = 1;
-        if (d->vs) /* ptrace: detach first, the target runs on while we flush */
-            dcpi_vstep_stop(d->vs);
+        dcpi_vbackend_stop(d->vb); /* ptrace: detach first, the target runs on while we flush */
         d->exit_code = flush_answer(d, a) == 0 ? 0 : 1;
         if (d->exit_code == 0)
             dcpi__daemon_say(a, "ok");

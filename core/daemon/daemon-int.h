@@ -19,16 +19,15 @@
 #include <time.h>
 
 #include "core/base/err.h"
-#include "core/capture/bpfmem.h"
 #include "core/image/image.h"
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
 #include "core/sampling/aggregate.h"
-#include "core/sampling/bpslots.h"
 #include "core/sampling/dstacks.h"
 #include "core/sampling/proctab.h"
 #include "core/sampling/sampler.h"
 #include "core/store/db.h"
+#include "core/values/backend.h"
 #include "core/values/vstep.h"
 #include "core/values/vtrace.h"
 #include "dcpi/api.h"
@@ -51,14 +50,6 @@ typedef struct ev_stats {
     uint64_t unknown_pending, lost_pending; /* not yet in a written unknown@ profile */
     uint64_t unknown_swap, lost_swap;       /* ... of them when the flush under way began */
 } ev_stats_t;
-
-/* The bp backend (bparm.c): arms and what became of them (status "vbp"). */
-typedef struct bp_stats {
-    uint64_t arms, failed, expired, nocand, first, samples, memread, late;
-    uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
-    uint64_t gap_ns, gaps; /* sum and count of the gaps between consecutive hits of an arm */
-    int failed_logged;
-} bp_stats_t;
 
 /* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
 #define DCPI_DAEMON_MAXJIT 64
@@ -96,25 +87,13 @@ typedef struct daemon {
     dcpi_loadmap_t *lm;
     dcpi_agg_t *agg, *agg_spare; /* samples go to agg; a flush swaps them and writes the spare */
     dcpi_proctab_t *procs;       /* pid -> (pid, command) ids the count table keys samples by */
-    /* value profiling: NULL without -vtrace */
+    /* value profiling (-vtrace; NULL without): the plugins, the sink that runs them
+     * (core/values/vtrace.h) and the backend that feeds it (core/values/backend.h) */
     dcpi_vp_set_t *vps;
     dcpi_vtrace_t *vt;
-    dcpi_dstacks_t *stk;          /* -g, else NULL */
-    dcpi_vstep_t *vs;             /* -vstep, else NULL */
-    dcpi_bpslots_t *bps;          /* the bp backend (-vtrace where breakpoints work), else NULL */
-    int use_bp;                   /* chosen at setup, the slots made once the rings exist */
-    char bp_why[DCPI_ERRLEN];     /* why the bp backend is not used ("" when it is) */
-    double *bp_tokens, *bp_last;  /* per ring: arm budget */
-    uint64_t *bp_hit;             /* per ring: time of the last breakpoint hit */
-    int bp_rt, bp_cpu;            /* real-time priority; the CPU dcpid runs on (-1: any) */
-    double bp_trap_us, bp_arm_us; /* what a hit and a whole arm cost a thread here (measured) */
-    double bp_rate;               /* value samples/s of a thread's CPU time -vbudget affords */
-    uint64_t bp_trigger_ns;       /* the arm trigger's period (bparm.c) */
-    bp_stats_t bp;
-    dcpi_bpfmem_t *bpm;                 /* memory values at breakpoint samples (BPF), else NULL */
-    char bpm_why[DCPI_ERRLEN];          /* why not */
+    dcpi_vbackend_t *vb;
+    dcpi_dstacks_t *stk;                /* -g, else NULL */
     int cur_ring;                       /* the ring being drained */
-    pid_t self;                         /* dcpid's own pid (no breakpoint there) */
     jit_proc_t jit[DCPI_DAEMON_MAXJIT]; /* jit.c: processes with a perf map */
     /* kernel image */
     int kernel_ok, kallsyms_done, vdso_done;
@@ -194,27 +173,6 @@ void dcpi__daemon_cleanup(daemon_t *d);
 /* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
 void dcpi__daemon_drain_all(daemon_t *d);
 void dcpi__daemon_apply_exits(daemon_t *d);
-
-/* records.c: the value-pipeline sample of a user-mode perf sample with registers. */
-void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
-
-/* bparm.c: the bp backend: after a user-mode PC sample of event 0, arm the ring's breakpoint
- * when it is free; a DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the
- * value pipeline or was counted), 0 when it is not ours. Set-up (the slots, once the rings
- * exist) and teardown. */
-#define DCPI_DAEMON_BP_COUNT      2      /* samples per arm, the first dropped */
-#define DCPI_DAEMON_BP_MAXAGE     20     /* ms an arm may wait for its samples */
-#define DCPI_DAEMON_BP_DRAIN_MS   4      /* the loop drains the rings this often */
-#define DCPI_DAEMON_BP_TRIGGER_NS 999999 /* the arm trigger's shortest period (thread CPU) */
-#define DCPI_DAEMON_BP_CALIBRATE  120    /* arms measured at start (dcpi_bp_arm_cost) */
-void dcpi__daemon_bp_pc(daemon_t *d, const dcpi_sample_t *s);
-int dcpi__daemon_bp_sample(daemon_t *d, const dcpi_sample_t *s);
-int dcpi__daemon_bp_setup(daemon_t *d, char *err);
-void dcpi__daemon_bp_free(daemon_t *d);
-void dcpi__daemon_bp_report(const daemon_t *d); /* the counters, into the log (at exit) */
-/* The value-sample rate -vbudget affords at what a breakpoint hit costs here (measured), and the
- * arm trigger's period from it (before the sampler opens). */
-void dcpi__daemon_bp_budget(daemon_t *d);
 
 /* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
  * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the

@@ -129,7 +129,7 @@ static void loop(daemon_t *d)
 {
     struct epoll_event evs[64];
     while (!d->quit) {
-        int timeout = d->vs ? dcpi_vstep_timeout_ms(d->vs) : d->bps ? DCPI_DAEMON_BP_DRAIN_MS : -1;
+        int timeout = dcpi_vbackend_timeout_ms(d->vb);
         int n = epoll_wait(d->epfd, evs, 64, timeout);
         if (n < 0 && errno != EINTR) {
             dcpi__log(DCPI_LOG_ERR, "epoll_wait: %s", strerror(errno));
@@ -140,7 +140,7 @@ static void loop(daemon_t *d)
             dispatch_event(d, &evs[i]);
         /* -vstep -p: samples admit bursts, run them soon; -vstep: the step records of exited
          * processes are drained (with every ring's mappings applied) before they are forgotten */
-        if ((d->vs || d->bps) && !d->quit && (timeout >= 0 || d->nexits))
+        if (dcpi_vbackend_polls(d->vb) && !d->quit && (timeout >= 0 || d->nexits))
             dcpi__daemon_drain_all(d);
         dcpi__daemon_apply_exits(d);
         dcpi__daemon_flush_if_full(d);
@@ -204,8 +204,7 @@ static void finish(daemon_t *d)
 {
     flush_result_t r;
     sd_notify(0, "STOPPING=1\nSTATUS=flushing"); /* (under systemd, Type=notify) */
-    if (d->vs) /* ptrace: the target runs on undisturbed while we flush */
-        dcpi_vstep_stop(d->vs);
+    dcpi_vbackend_stop(d->vb); /* ptrace: the target runs on undisturbed while we flush */
     dcpi__daemon_drain_all(d);
     /* what was drained while a flush wrote (into the other table) needs one more: at most a
      * few, the rings being nearly quiet by then */
@@ -228,7 +227,7 @@ static void finish(daemon_t *d)
         summary(d);
     if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
         report_values(d);
-    dcpi__daemon_bp_report(d);
+    dcpi_vbackend_report(d->vb, d->mode != DCPI_SAMPLE_SYSTEM);
     for (int i = 0; d->mode != DCPI_SAMPLE_SYSTEM && i < d->nev; i++) {
         char w[512];
         if (dcpi__daemon_loss_warning(d, i, w, sizeof w))
@@ -308,7 +307,7 @@ _Noreturn static void not_started(int fd, int e)
 
 /* The command's child: waits for the go byte, then execs. *go is the pipe that starts it,
  * *exec the one that reports an exec failure (see command_started). */
-static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vstep_t *vs, int *go, int *exec)
+static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vbackend_t *vb, int *go, int *exec)
 {
     int p[2], x[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -326,7 +325,7 @@ static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vstep_t *vs, in
         char c;
         if (read(p[0], &c, 1) != 1)
             not_started(x[1], ECANCELED);
-        if (vs && dcpi_vstep_child_env(vs) < 0) {
+        if (dcpi_vbackend_child_env(vb) < 0) {
             fprintf(stderr, "dcpid: -vstep: cannot set the agent's environment\n");
             not_started(x[1], ENOMEM);
         }
@@ -400,7 +399,7 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     int go = -1, exec = -1;
     int rc = dcpi__daemon_setup_base(d, err);
     if (rc == 0 && d->mode == DCPI_SAMPLE_COMMAND) {
-        d->child = spawn(d->o->argv, orig, d->vs, &go, &exec);
+        d->child = spawn(d->o->argv, orig, d->vb, &go, &exec);
         if (d->child < 0)
             rc = dcpi__errf(err, dcpi__errno_code(errno), "fork: %s", strerror(errno));
     }

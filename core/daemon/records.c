@@ -1,6 +1,8 @@
 /*
  * records.c - the perf records of dcpid's rings (see sampler.h): samples into the count table
- * (kernel, user, unknown), the value profilers (-vtrace) and the stacks (-g); MMAP2, COMM
+ * (kernel, user, unknown), the value backend (-vtrace, core/values/backend.h: whichever it is,
+ * it gets the user-mode PC samples of the first event and the samples of no PC event) and the
+ * stacks (-g); MMAP2, COMM
  * (exec), FORK and EXIT into the loadmap, exits deferred until after the drain; LOST and
  * THROTTLE into the per-event counts that status shows.
  */
@@ -76,46 +78,16 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s, uint32_t proc)
         count_unknown(d, s->event, proc);
 }
 
-void dcpi__daemon_vsample(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
-{
-    *v = (dcpi_vtrace_sample_t){
-        .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = s->time, .ip = s->ip};
-    if (s->nchain > 1) /* chain[0] is the ip itself */
-        v->context0 = s->chain[1];
-    if (s->nchain > 2)
-        v->context1 = s->chain[2];
-    v->regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
-    memcpy(v->regs.r, s->regs, sizeof v->regs.r);
-}
-
-/* A user-mode sample with user registers: to the value profilers (regs backend; the bp
- * backend arms from its trigger's samples instead, see on_sample). */
-static void value_sample(daemon_t *d, const dcpi_sample_t *s)
-{
-    if (d->bps)
-        return;
-    dcpi_vtrace_sample_t v;
-    dcpi__daemon_vsample(s, &v);
-    dcpi_vtrace_sample(d->vt, &v);
-}
-
 static void pc_sample(daemon_t *d, const dcpi_sample_t *s);
 
 static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
-    if (s->event == DCPI_SAMPLER_EV_TRIGGER) { /* the bp backend's arm trigger: not a PC sample */
-        if (d->bps && (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
-            dcpi__daemon_bp_pc(d, s);
-        return;
-    }
-    if (s->event == DCPI_SAMPLER_EV_OTHER) {
-        if (d->bps && dcpi__daemon_bp_sample(d, s))
+    if (s->event == DCPI_SAMPLER_EV_TRIGGER || s->event == DCPI_SAMPLER_EV_OTHER) {
+        if (dcpi_vbackend_record(d->vb, s, d->cur_ring))
+            return; /* the value backend's (e.g. an arm trigger, a breakpoint): not a PC sample */
+        if (s->event == DCPI_SAMPLER_EV_TRIGGER)
             return;
-        if (d->bps) { /* a breakpoint's sample read after its arm was forgotten: not a PC sample */
-            d->bp.late++;
-            return;
-        }
         dcpi_sample_t c = *s; /* an id of none of our events: count it for the first */
         c.event = 0;
         pc_sample(d, &c);
@@ -139,10 +111,8 @@ static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
             count_unknown(d, s->event, proc);
     } else if (mode == PERF_RECORD_MISC_USER) {
         user_sample(d, s, proc);
-        if (d->vt && s->event == 0 && s->regs_abi != 0)
-            value_sample(d, s);
-        if (d->vs && s->event == 0)
-            dcpi_vstep_sample(d->vs, s->pid, s->tid);
+        if (s->event == 0)
+            dcpi_vbackend_pc(d->vb, s, d->cur_ring);
     } else {
         count_unknown(d, s->event, proc);
     }
@@ -154,18 +124,14 @@ static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint6
                      uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path)
 {
     daemon_t *d = arg;
-    if (d->vt) /* pending value traces of pid resolve with the old mappings */
-        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
+    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, 0); /* values of pid: with the old mappings */
     dcpi_loadmap_mmap(d->lm, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
 }
 
 static void on_exec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
-    if (d->vs) /* step records of the old image (rings mapped so far) */
-        dcpi_vstep_drain(d->vs);
-    if (d->vt)
-        dcpi_vtrace_pid_event(d->vt, (pid_t)pid);
+    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, 1);
     dcpi_loadmap_exec(d->lm, (pid_t)pid);
 }
 
@@ -185,8 +151,8 @@ static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
 void dcpi__daemon_apply_exits(daemon_t *d)
 {
     for (size_t i = 0; i < d->nexits; i++) {
-        if (d->vt) /* its pending traces resolve with its mappings (batched drains) */
-            dcpi_vtrace_pid_event(d->vt, d->exits[i]);
+        /* its pending traces resolve with its mappings (batched drains) */
+        dcpi_vbackend_pid_event(d->vb, d->exits[i], 0);
         dcpi_loadmap_exit(d->lm, d->exits[i]);
         dcpi_proctab_exit(d->procs, d->exits[i]);
     }
@@ -246,16 +212,11 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
 void dcpi__daemon_drain_all(daemon_t *d)
 {
     dcpi_sampler_drain_merged(d->smp, handler(d));
-    if (d->vt && d->bps) /* drained at each arm trigger: plugin round trips batched */
-        dcpi_vtrace_end_drain_batched(d->vt, (uint64_t)(dcpi__daemon_now() * 1e9));
-    else if (d->vt)
-        dcpi_vtrace_end_drain(d->vt);
-    if (d->vs) {
-        if (dcpi_vstep_tick(d->vs) && d->mode == DCPI_SAMPLE_PID && !d->quit) {
-            dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
-            d->quit = 1;
-        }
-        dcpi_vtrace_end_drain(d->vt);
+    /* the backend's own records (step rings, ptrace bursts) and the sink's traces */
+    if (dcpi_vbackend_drain(d->vb, (uint64_t)(dcpi__daemon_now() * 1e9)) &&
+        d->mode == DCPI_SAMPLE_PID && !d->quit) { /* the ptrace target is gone */
+        dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
+        d->quit = 1;
     }
     dcpi__daemon_apply_exits(d);
 }

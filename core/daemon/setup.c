@@ -23,6 +23,7 @@
 #include "core/daemon/daemon-int.h"
 #include "core/daemon/daemon.h"
 #include "core/image/debuginfod.h"
+#include "core/sampling/bpslots.h"
 #include "dcpi/errno.h"
 
 static int absolute(const char *path, char *out, size_t len)
@@ -137,15 +138,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
     char why[DCPI_ERRLEN] = "";
     int no_kernel = 0;
     dcpi_sampler_opts_t x = {0};
-    if (d->vt && !d->o->vstep) { /* -vstep: values come from the bursts */
-        /* at least one register: a sample without REGS_USER never reaches the value pipeline,
-         * so vlists that need no register (TRACE_RIP, TRACE_NONE) would get no entries */
-        x.regs_user = dcpi_vtrace_regs_mask(d->vt) | 1ull << DCPI_REG_IP;
-        x.callchain = dcpi_vtrace_contexts(d->vt);
-        x.max_stack = 4;
-        if (d->use_bp) /* the bp backend's arm trigger (bparm.c) */
-            x.trigger_ns = d->bp_trigger_ns;
-    }
+    dcpi_vbackend_sampler_opts(d->vb, &x); /* registers, contexts, an arm trigger */
     if (d->o->callgraph) {
         x.callchain = x.callchain_kernel = 1;
         x.max_stack = DCPI_DSTACKS_MAX_STACK;
@@ -249,24 +242,32 @@ static int setup_values(daemon_t *d, char *err)
     vo.isolate = !o->vinproc;
     vo.timeout_ms = o->vtimeout_s * 1000u;
     vo.record = o->vrecord;
-    d->use_bp = 0;
+    char why[DCPI_ERRLEN] = ""; /* why not the bp backend */
+    int use_bp = 0;
     if (!o->vstep && !o->vregs) {
-        d->use_bp = dcpi_bp_probe(d->bp_why) == 0;
-        if (!d->use_bp)
+        use_bp = dcpi_bp_probe(why) == 0;
+        if (!use_bp)
             dcpi__log(DCPI_LOG_WARN,
                       "value profiling: execute breakpoints unavailable (%s): using the regs "
                       "backend, whose shares are biased by interrupt skid (see status)",
-                      d->bp_why);
-        else
-            dcpi__daemon_bp_budget(d);
+                      why);
     } else {
-        snprintf(d->bp_why, sizeof d->bp_why, "%s", o->vstep ? "-vstep" : "-vregs");
+        snprintf(why, sizeof why, "%s", o->vstep ? "-vstep" : "-vregs");
     }
-    vo.backend = o->vstep ? "step" : d->use_bp ? "bp" : "regs";
+    vo.backend = o->vstep ? "step" : use_bp ? "bp" : "regs";
     vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
                     << 20;
     if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
         return rc;
+    dcpi_vbackend_bp_opts_t bo = {.budget_pct =
+                                      o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET,
+                                  .keep_first = o->vbp_first};
+    if (use_bp) /* the budget measured here sets the arm trigger's period */
+        rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
+    else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */
+        rc = dcpi_vbackend_regs_new(d->vt, why, &d->vb);
+    if (rc < 0)
+        return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
     if (o->vstep)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
@@ -300,8 +301,8 @@ int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
                             .plugin_dirs = o->plugin_dirs,
                             .ns_per_sample = ns_per_sample(d)};
     if (d->mode == DCPI_SAMPLE_COMMAND)
-        return dcpi_vstep_agent_new(d->vt, &so, &d->vs, err);
-    return dcpi_vstep_ptrace_new(d->vt, &so, target, &d->vs, err);
+        return dcpi_vstep_agent_new(d->vt, &so, &d->vb, err);
+    return dcpi_vstep_ptrace_new(d->vt, &so, target, &d->vb, err);
 }
 
 /* The part of the setup before the target runs: database, log, lock, events, plugins. */
@@ -327,7 +328,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     if (d->mode == DCPI_SAMPLE_PID && kill(target, 0) < 0 && errno == ESRCH)
         return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
-    rc = rc < 0 ? rc : dcpi__daemon_bp_setup(d, err);
+    rc = rc < 0 ? rc : dcpi_vbackend_start(d->vb, d->smp, err);
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
@@ -352,9 +353,10 @@ void dcpi__daemon_cleanup(daemon_t *d)
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    dcpi__daemon_bp_free(d); /* its events write into the sampler's rings */
+    /* the backend before the sampler (its breakpoints write into the rings) and the sink (its
+     * step encoders write into the sink's traces) */
+    dcpi_vbackend_free(d->vb);
     dcpi_sampler_close(d->smp);
-    dcpi_vstep_free(d->vs);  /* before vtrace: its encoders write into vtrace's traces */
     dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);

@@ -1,14 +1,14 @@
 /*
- * bp.c - the bp backend's half of the value pipeline (dcpid -vtrace where execute breakpoints
- * work; docs/vprofiler.md "WHERE VALUES COME FROM"). The breakpoints themselves are
- * core/sampling/bpslots.h, armed by core/daemon/records.c.
+ * bp.c - the bp backend's chooser (backend.h; dcpid -vtrace where execute breakpoints work;
+ * docs/vprofiler.md "WHERE VALUES COME FROM"): which instruction an arm takes. Its tables are
+ * the backend's (bparm.c, which arms the breakpoints: core/sampling/bpslots.h).
  *
  * A timer interrupt lands after slow instructions and around mispredicts, so the registers of a
  * PC sample over-represent the slow executions of the sampled instruction, and an instruction
  * that always retires in another's shadow (a memory-operand div, a call through memory) is never
  * the sampled pc. Here a PC sample only says where the thread is; the value sample is taken by
  * a breakpoint on an instruction of the same function, at its next executions:
- *   - dcpi_vtrace_bp_choose: the sampled function (ELF symbol; without one, the 128 bytes from
+ *   - dcpi__vbp_choose: the sampled function (ELF symbol; without one, the 128 bytes from
  *     the sampled pc) is decoded once; its candidates are the instructions some plugin (or
  *     -vrecord) has a vlist for. Three arms in four go to the candidate at or before the sampled
  *     pc (the sampled instruction, or the one whose execution the sample landed after, e.g. a
@@ -23,8 +23,8 @@
  *     the same skid-biased one (measured: call targets 53/35/11 for a 60/30/10 truth): the
  *     daemon drops it and passes the next one, which is unbiased (core/daemon/bparm.c says
  *     when an arm is set and why it takes one value sample);
- *   - dcpi_vtrace_bp_sample: such a sample into the plugins' traces, always admitted (the arm
- *     rate is the value-sample rate).
+ *   - such a sample goes into the plugins' traces always admitted (bparm.c; the arm rate is
+ *     the value-sample rate).
  * Tables are bounded (functions and candidates); when full they start over.
  */
 #include "core/values/vtrace-int.h"
@@ -58,7 +58,7 @@ typedef struct bp_cand {
     uint32_t samples, misses;
 } bp_cand_t;
 
-struct dcpi_vtrace_bp {
+struct dcpi__vbp_choice {
     bp_fn_t fn[FN_SLOTS];
     unsigned nfn;
     bp_cand_t *cand;
@@ -66,34 +66,32 @@ struct dcpi_vtrace_bp {
     uint8_t *code; /* FN_MAX_BYTES */
 };
 
-static void bp_reset(struct dcpi_vtrace_bp *b)
+static void bp_reset(dcpi__vbp_choice_t *b)
 {
     memset(b->fn, 0, sizeof b->fn);
     b->nfn = 0;
     b->ncand = 0;
 }
 
-static struct dcpi_vtrace_bp *bp_get(dcpi_vtrace_t *vt)
+static dcpi__vbp_choice_t *bp_get(dcpi__vbp_choice_t **c)
 {
-    if (!vt->bp) {
-        vt->bp = calloc(1, sizeof *vt->bp);
-        if (vt->bp && !(vt->bp->code = malloc(FN_MAX_BYTES))) {
-            free(vt->bp);
-            vt->bp = NULL;
+    if (!*c) {
+        *c = calloc(1, sizeof **c);
+        if (*c && !((*c)->code = malloc(FN_MAX_BYTES))) {
+            free(*c);
+            *c = NULL;
         }
     }
-    return vt->bp;
+    return *c;
 }
 
-void dcpi__vtrace_bp_free(dcpi_vtrace_t *vt)
+void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
 {
-    struct dcpi_vtrace_bp *b = vt->bp;
     if (!b)
         return;
     free(b->cand);
     free(b->code);
     free(b);
-    vt->bp = NULL;
 }
 
 /* Whether some plugin (or the recorder) wants the instruction at (img, off): a vlist for its
@@ -115,8 +113,8 @@ static int wanted(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint32_t off,
 }
 
 /* Decode [lo, hi) of img (ELF vaddrs) into f's candidates. */
-static void decode_fn(dcpi_vtrace_t *vt, struct dcpi_vtrace_bp *b, const dcpi_image_t *img,
-                      bp_fn_t *f, uint64_t hi)
+static void decode_fn(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img, bp_fn_t *f,
+                      uint64_t hi)
 {
     uint64_t foff;
     f->first = (uint32_t)b->ncand;
@@ -142,7 +140,7 @@ static void decode_fn(dcpi_vtrace_t *vt, struct dcpi_vtrace_bp *b, const dcpi_im
 }
 
 /* The decoded range holding vaddr (decoded now if new), or NULL. */
-static bp_fn_t *fn_at(dcpi_vtrace_t *vt, struct dcpi_vtrace_bp *b, const dcpi_image_t *img,
+static bp_fn_t *fn_at(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img,
                       uint64_t vaddr)
 {
     uint64_t lo = vaddr, hi = vaddr + NOSYM_BYTES;
@@ -186,7 +184,7 @@ static int decode_at(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t vaddr,
 
 /* The candidate at or before delta (the sampled instruction, or the one whose execution the
  * sample landed after), UINT32_MAX when none. */
-static uint32_t nearest_before(const struct dcpi_vtrace_bp *b, const bp_fn_t *f, uint32_t delta)
+static uint32_t nearest_before(const dcpi__vbp_choice_t *b, const bp_fn_t *f, uint32_t delta)
 {
     uint32_t lo = 0, hi = f->ncand; /* first candidate with a larger delta: hi */
     while (lo < hi) {
@@ -201,7 +199,7 @@ static uint32_t nearest_before(const struct dcpi_vtrace_bp *b, const bp_fn_t *f,
 
 /* The candidate with the fewest value samples, arms that gave none counting MISS_WEIGHT; ties
  * rotate. */
-static uint32_t least_sampled(const struct dcpi_vtrace_bp *b, const bp_fn_t *f)
+static uint32_t least_sampled(const dcpi__vbp_choice_t *b, const bp_fn_t *f)
 {
     uint32_t best = f->first;
     uint64_t best_score = UINT64_MAX;
@@ -216,12 +214,12 @@ static uint32_t least_sampled(const struct dcpi_vtrace_bp *b, const bp_fn_t *f)
     return best;
 }
 
-int dcpi_vtrace_bp_choose(dcpi_vtrace_t *vt, uint32_t pid, uint64_t ip, uint64_t *addr,
-                          uint32_t *cookie, dcpi_insn_t *insn)
+int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
+                     uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
-    struct dcpi_vtrace_bp *b = bp_get(vt);
+    dcpi__vbp_choice_t *b = bp_get(c);
     if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
         return 0;
     uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
@@ -241,18 +239,12 @@ int dcpi_vtrace_bp_choose(dcpi_vtrace_t *vt, uint32_t pid, uint64_t ip, uint64_t
     return 1;
 }
 
-void dcpi_vtrace_bp_done(dcpi_vtrace_t *vt, uint32_t cookie, unsigned got)
+void dcpi__vbp_done(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned got)
 {
-    struct dcpi_vtrace_bp *b = vt->bp;
     if (!b || cookie >= b->ncand)
         return; /* the tables started over since the arm */
     if (got)
         b->cand[cookie].samples += got;
     else
         b->cand[cookie].misses++;
-}
-
-void dcpi_vtrace_bp_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
-{
-    dcpi__vtrace_take(vt, s, 1);
 }

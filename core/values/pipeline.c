@@ -191,7 +191,6 @@ void dcpi_vtrace_free(dcpi_vtrace_t *vt)
     for (unsigned i = 0; i < vt->npl; i++)
         free_plugin(&vt->pl[i]);
     dcpi__vtrace_close_code(vt);
-    dcpi__vtrace_bp_free(vt);
     dcpi__vtrace_select_free(vt);
     free(vt->pl);
     free(vt);

@@ -1,239 +1,65 @@
 /*
- * regs.c - the regs backend of dcpid -vtrace (see vtrace.h): one user-mode PC sample with its
- * user registers (dcpi_vtrace_sample) into the plugins' traces and the recorder's.
- *
- * Per sample:
- *   1. resolve the ip (image, offset, mapping) and read up to 15 code bytes from the image file
- *      (one fd per image, pread, a direct-mapped cache of 4096 places) or, when the file cannot be
- *      read, from the process (process_vm_readv); failure counts as "without code";
- *   2. decode; for each enabled plugin with a vlist for the key the sample is a candidate; if
- *      the per-CPU token bucket admits the sample, compute the vlist's values
- *      (core/capture/capture.h) and append a burst (pid, tid, time) and one entry to the
- *      plugin's trace; otherwise it is only "seen" in the instruction's summary;
- *   3. the traces go on through the pipeline (pipeline.c): hand-over, merge, flush.
- * With -vrecord, the recorder (record.c) is one more candidate, decided once for all.
+ * regs.c - the regs backend (backend.h; dcpid -vregs, or where execute breakpoints do not work):
+ * every user-mode PC sample of the first event that carries user registers goes into the sink
+ * as it is (entry.c: decode, capture, admission at -vrate per CPU). Its state is why the bp
+ * backend is not used, for status. The values are those of the sampled instruction's slow
+ * executions (interrupt skid; docs/vprofiler.md "WHERE VALUES COME FROM").
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/backend.h"
 
-#include <fcntl.h>
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#include "core/image/image.h"
+#include "core/base/err.h"
 #include "dcpi/errno.h"
 
-#define FD_UNTRIED (-2)
-#define FD_FAILED  (-1)
+typedef struct vregs {
+    dcpi_vbackend_t b;
+    char why[DCPI_ERRLEN]; /* why not bp */
+} vregs_t;
 
-/* ---------------------------------------------------------------- reading code */
-
-int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+static void regs_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
 {
-    if (img->index >= vt->nfds) {
-        if (img->index > UINT_MAX - 16)
-            return FD_FAILED;
-        unsigned n = img->index + 16;
-        int *f = reallocarray(vt->fds, n, sizeof *f);
-        if (!f)
-            return FD_FAILED;
-        for (unsigned i = vt->nfds; i < n; i++)
-            f[i] = FD_UNTRIED;
-        vt->fds = f;
-        vt->nfds = n;
-    }
-    int *fd = &vt->fds[img->index];
-    if (*fd == FD_UNTRIED) {
-        *fd = img->probed_ok && img->path[0] == '/' ? open(img->path, O_RDONLY | O_CLOEXEC) : -1;
-        if (*fd < 0)
-            *fd = FD_FAILED;
-    }
-    return *fd;
+    /* at least one register: a sample without REGS_USER never reaches the value pipeline,
+     * so vlists that need no register (TRACE_RIP, TRACE_NONE) would get no entries */
+    x->regs_user = dcpi_vtrace_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
+    x->callchain = dcpi_vtrace_contexts(b->vt);
+    x->max_stack = 4;
 }
 
-/* Up to 15 bytes at ip: from the image file when it can be read, else from the process. */
-static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
-                         const dcpi_vtrace_sample_t *s, uint8_t *buf)
+static void regs_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
 {
-    uint64_t off = s->ip - start + pgoff;
-    dcpi_vtrace_code_slot_t *c =
-        &vt->code[(off ^ (off >> 12) ^ img->index * 0x9e37u) % DCPI_VTRACE_CODE_SLOTS];
-    if (c->image_plus1 == img->index + 1 && c->off == off) {
-        memcpy(buf, c->bytes, c->len);
-        return c->len;
-    }
-    int fd = dcpi__vtrace_image_fd(vt, img);
-    if (fd >= 0) {
-        ssize_t n = pread(fd, buf, 15, (off_t)off);
-        if (n > 0) { /* files do not change under a mapping: cache them */
-            *c = (dcpi_vtrace_code_slot_t){
-                .off = off, .image_plus1 = img->index + 1, .len = (uint8_t)n};
-            memcpy(c->bytes, buf, (size_t)n);
-            return n;
-        }
-    }
-    struct iovec local = {buf, 15}, remote = {(void *)(uintptr_t)s->ip, 15};
-    ssize_t n = process_vm_readv((pid_t)s->pid, &local, 1, &remote, 1, 0);
-    if (n <= 0) { /* the 15 bytes may cross into an unmapped page: try up to its end */
-        size_t left = 4096 - (s->ip & 4095);
-        remote.iov_len = local.iov_len = left < 15 ? left : 15;
-        n = process_vm_readv((pid_t)s->pid, &local, 1, &remote, 1, 0);
-    }
-    return n;
+    (void)ring;
+    if (s->regs_abi == 0)
+        return; /* no user registers (a kernel thread) */
+    dcpi_vtrace_sample_t v;
+    dcpi_vbackend_sample_of(s, &v);
+    dcpi_vtrace_sample(b->vt, &v);
 }
 
-void dcpi__vtrace_close_code(dcpi_vtrace_t *vt)
+static void regs_status(const dcpi_vbackend_t *b, char *buf, size_t len)
 {
-    for (unsigned i = 0; i < vt->nfds; i++)
-        if (vt->fds[i] >= 0)
-            close(vt->fds[i]);
-    free(vt->fds);
+    snprintf(buf, len, "vbp off: %s\n", ((const vregs_t *)b)->why);
 }
 
-/* ---------------------------------------------------------------- one sample */
-
-static int admit(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+static void regs_free(dcpi_vbackend_t *b)
 {
-    dcpi_vtrace_bucket_t *b = &vt->cpu[s->cpu % DCPI_VTRACE_MAXCPU];
-    if (b->last == 0) {
-        b->tokens = vt->burst;
-    } else if (s->time > b->last) {
-        b->tokens += (double)(s->time - b->last) * vt->o.rate / 1e9;
-        if (b->tokens > vt->burst)
-            b->tokens = vt->burst;
-    }
-    if (s->time > b->last || b->last == 0)
-        b->last = s->time;
-    if (b->tokens < 1)
-        return 0;
-    b->tokens -= 1;
-    return 1;
+    free(b);
 }
 
-/* Whether enc must be handed over before an entry of pid: another pid, or full. */
-static int must_hand_over(const trace_encoder_t *e, uint32_t pid)
-{
-    return e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE);
-}
+static const dcpi_vbackend_ops_t regs_ops = {.name = "regs",
+                                             .sampler_opts = regs_sampler_opts,
+                                             .pc = regs_pc,
+                                             .status = regs_status,
+                                             .free = regs_free};
 
-/* One entry (and its burst) into e. 0 or DCPI_EFULL / DCPI_E*. */
-static int append(dcpi_vtrace_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn,
-                  const dcpi_vtrace_sample_t *s, const trace_value_t *kinds, int n,
-                  const uint64_t *values, unsigned missing)
+int dcpi_vbackend_regs_new(dcpi_vtrace_t *vt, const char *why_not_bp, dcpi_vbackend_t **out)
 {
-    int rc = trace_encoder_burst(e, s->pid, s->tid, s->time, vt->o.contexts);
-    return rc ? rc
-              : trace_encoder_entry(e, &insn->inst, s->ip, s->context0, s->context1, n, kinds,
-                                    values, missing);
-}
-
-/* The n values of a vlist (kinds as stored per key) for the sample: kinds[] and values[] filled,
- * the missing bits returned. */
-static unsigned capture(const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
-                        const uint8_t *stored, int n, trace_value_t *kinds, uint64_t *values)
-{
-    unsigned missing = 0;
-    for (int i = 0; i < n; i++)
-        kinds[i] = (trace_value_t)stored[i];
-    dcpi_capture_values(insn, &s->regs, kinds, n, values, &missing);
-    return missing;
-}
-
-/* Append the sample's entry to p's trace, handing the trace over first if needed. */
-static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t *insn,
-                   const dcpi_vtrace_sample_t *s, unsigned image)
-{
-    trace_opc_t k = insn->inst.opc;
-    int n = p->nval[k];
-    trace_value_t kinds[TRACE_VLIST_MAX];
-    uint64_t values[TRACE_VLIST_MAX];
-    unsigned missing = capture(insn, s, p->kinds[k], n, kinds, values);
-    if (must_hand_over(&p->enc, s->pid))
-        dcpi__vtrace_hand_over(vt, p);
-    for (int tries = 0; tries < 2; tries++) {
-        int rc = append(vt, &p->enc, insn, s, kinds, n, values, missing);
-        if (rc == 0) {
-            p->st.missing += missing != 0;
-            return;
-        }
-        if (rc != DCPI_EFULL || tries)
-            break;
-        dcpi__vtrace_hand_over(vt, p); /* full: a burst left without its entry is harmless */
-    }
-    dcpi__vtrace_lose(p, image, 1);
-}
-/* Append the sample's entry with the recording vlist to the recorder's trace. */
-static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
-                       const dcpi_image_t *img, uint64_t start, uint64_t pgoff)
-{
-    dcpi_vtrace_recorder_t *r = &vt->rec;
-    trace_opc_t k = insn->inst.opc;
-    int n = r->nval[k];
-    trace_value_t kinds[TRACE_VLIST_MAX];
-    uint64_t values[TRACE_VLIST_MAX];
-    unsigned missing = capture(insn, s, r->kinds[k], n, kinds, values);
-    if (must_hand_over(&r->enc, s->pid))
-        dcpi__vtrace_rec_hand_over(vt);
-    dcpi__vtrace_rec_map(vt, img, start, pgoff, s);
-    int rc = append(vt, &r->enc, insn, s, kinds, n, values, missing);
-    if (rc == DCPI_EFULL) {
-        dcpi__vtrace_rec_hand_over(vt);
-        append(vt, &r->enc, insn, s, kinds, n, values, missing);
-    }
-}
-
-void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
-{
-    dcpi__vtrace_take(vt, s, 0);
-}
-
-void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always)
-{
-    dcpi_image_t *img;
-    uint64_t start, pgoff;
-    uint32_t off;
-    uint8_t code[15];
-    dcpi_insn_t insn;
-    if (dcpi_loadmap_resolve(vt->lm, (pid_t)s->pid, s->ip, &img, &off) < 0 ||
-        dcpi_loadmap_lookup(vt->lm, (pid_t)s->pid, s->ip, &img, &start, &pgoff) < 0) {
-        vt->unresolved++;
-        return;
-    }
-    ssize_t len = read_code(vt, img, start, pgoff, s, code);
-    if (len <= 0) {
-        vt->nocode++;
-        return;
-    }
-    if (dcpi_capture_decode(code, (size_t)len, s->ip, &insn) < 0 || insn.inst.opc >= vt->nkeys) {
-        vt->unresolved++;
-        return;
-    }
-    int admitted = -1; /* decided at the first candidate (the recorder is one for all) */
-    if (vt->rec.tf) {
-        admitted = always || admit(vt, s);
-        if (admitted)
-            rec_encode(vt, &insn, s, img, start, pgoff);
-        else
-            dcpi_tracefile_seen(vt->rec.tf, s->pid, s->ip, insn.inst.opc, 1);
-    }
-    for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
-        if (p->st.disabled || p->nval[insn.inst.opc] < 0 ||
-            !dcpi__vtrace_admits(vt, p, img, off, &insn.inst))
-            continue;
-        p->st.seen++;
-        if (admitted < 0)
-            admitted = always || admit(vt, s);
-        if (admitted) {
-            encode(vt, p, &insn, s, img->index);
-            continue;
-        }
-        dcpi_vsummary_t *sum = dcpi__vtrace_summary_at(vt, p, img->index, off);
-        if (sum)
-            dcpi_vsummary_seen(sum, 1);
-        else
-            dcpi__vtrace_lose(p, img->index, 1);
-    }
+    vregs_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return DCPI_ENOMEM;
+    r->b = (dcpi_vbackend_t){.ops = &regs_ops, .vt = vt};
+    snprintf(r->why, sizeof r->why, "%s", why_not_bp ? why_not_bp : "");
+    *out = &r->b;
+    return 0;
 }

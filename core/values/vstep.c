@@ -3,6 +3,7 @@
  * the value profilers' traces (dcpi_vtrace_step).
  */
 #include "core/values/vstep.h"
+#include "core/values/backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,8 +27,10 @@ typedef struct bucket {
     double tokens;
 } bucket_t;
 
+typedef struct dcpi_vstep dcpi_vstep_t;
+
 struct dcpi_vstep {
-    dcpi_vtrace_t *vt;
+    dcpi_vbackend_t b; /* the sink: b.vt */
     dcpi_vstep_opts_t o;
     dcpi_step_encoder_t *se; /* one per plugin */
     uint64_t records, entries;
@@ -49,6 +52,10 @@ struct dcpi_vstep {
     step_record_t recs[STEP_BURST_MAX];
 };
 
+static const dcpi_vbackend_ops_t step_ops;
+static void vstep_free(dcpi_vstep_t *vs);
+static void vstep_stop(dcpi_vstep_t *vs);
+
 static dcpi_vstep_t *alloc_vstep(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o)
 {
     dcpi_vstep_t *vs = calloc(1, sizeof *vs);
@@ -60,7 +67,7 @@ static dcpi_vstep_t *alloc_vstep(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o)
         free(vs);
         return NULL;
     }
-    vs->vt = vt;
+    vs->b = (dcpi_vbackend_t){.ops = &step_ops, .vt = vt};
     vs->o = *o;
     if (vs->o.burst == 0 || vs->o.burst > STEP_BURST_MAX)
         vs->o.burst = 16;
@@ -75,7 +82,7 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
 {
     dcpi_vstep_t *vs = arg;
     vs->records++;
-    vs->entries += (uint64_t)dcpi_vtrace_step(vs->vt, vs->se, pid, rec);
+    vs->entries += (uint64_t)dcpi_vtrace_step(vs->b.vt, vs->se, pid, rec);
     return 0;
 }
 
@@ -107,7 +114,7 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
                       DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
 }
 
-int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vstep_t **out,
+int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
                          char *err)
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
@@ -121,7 +128,7 @@ int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vst
     if (rc == 0)
         dcpi_stepdrain_keep_first(vs->drain, vs->o.keep_first);
     if (rc < 0) {
-        dcpi_vstep_free(vs);
+        vstep_free(vs);
         return rc;
     }
     dcpi__log(DCPI_LOG_INFO,
@@ -129,11 +136,11 @@ int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vst
               "of each burst %s",
               vs->agent, vs->prefix, vs->o.burst, vs->o.rate,
               vs->o.keep_first ? "kept" : "dropped");
-    *out = vs;
+    *out = &vs->b;
     return 0;
 }
 
-int dcpi_vstep_child_env(const dcpi_vstep_t *vs)
+static int vstep_child_env(const dcpi_vstep_t *vs)
 {
     char num[32];
     const char *old = getenv("LD_PRELOAD");
@@ -163,7 +170,7 @@ static void agent_drain(dcpi_vstep_t *vs)
 /* ---------------------------------------------------------------- ptrace */
 
 int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
-                          dcpi_vstep_t **out, char *err)
+                          dcpi_vbackend_t **out, char *err)
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
@@ -171,7 +178,7 @@ int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t p
     char why[DCPI_ERRLEN] = "";
     int rc = dcpi_ptstep_attach(pid, &vs->pt, why);
     if (rc < 0) {
-        dcpi_vstep_free(vs);
+        vstep_free(vs);
         return dcpi__errf(err, rc, "-vstep -p %d: %s", (int)pid, why);
     }
     vs->pid = pid;
@@ -179,7 +186,7 @@ int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t p
     dcpi__log(DCPI_LOG_INFO,
               "vstep: ptrace attached to %d (%d threads), %u-instruction bursts, %u/s per thread",
               (int)pid, dcpi_ptstep_threads(vs->pt, NULL, 0), vs->o.burst, vs->o.rate);
-    *out = vs;
+    *out = &vs->b;
     return 0;
 }
 
@@ -209,7 +216,7 @@ static int is_pending(const dcpi_vstep_t *vs, uint32_t tid)
     return 0;
 }
 
-void dcpi_vstep_sample(dcpi_vstep_t *vs, uint32_t pid, uint32_t tid)
+static void vstep_sample(dcpi_vstep_t *vs, uint32_t pid, uint32_t tid)
 {
     if (!vs->pt || pid != (uint32_t)vs->pid || tid == 0)
         return;
@@ -257,20 +264,20 @@ static int ptrace_tick(dcpi_vstep_t *vs)
         run_bursts(vs);
     if (vs->gone) {
         dcpi__log(DCPI_LOG_INFO, "vstep: process %d is gone", (int)vs->pid);
-        dcpi_vstep_stop(vs);
+        vstep_stop(vs);
     }
     return vs->gone;
 }
 
 /* ---------------------------------------------------------------- both */
 
-void dcpi_vstep_drain(dcpi_vstep_t *vs)
+static void vstep_drain(dcpi_vstep_t *vs)
 {
     if (vs->drain) /* no scan: rings found later may hold records of mappings not applied yet */
         dcpi_stepdrain_poll(vs->drain, on_record, vs);
 }
 
-int dcpi_vstep_tick(dcpi_vstep_t *vs)
+static int vstep_tick(dcpi_vstep_t *vs)
 {
     if (!vs->drain)
         return ptrace_tick(vs);
@@ -279,12 +286,12 @@ int dcpi_vstep_tick(dcpi_vstep_t *vs)
     return 0;
 }
 
-int dcpi_vstep_timeout_ms(const dcpi_vstep_t *vs)
+static int vstep_timeout_ms(const dcpi_vstep_t *vs)
 {
     return vs->pt ? DCPI_VSTEP_TICK_MS : -1;
 }
 
-void dcpi_vstep_stop(dcpi_vstep_t *vs)
+static void vstep_stop(dcpi_vstep_t *vs)
 {
     if (!vs->pt)
         return;
@@ -300,7 +307,7 @@ void dcpi_vstep_stop(dcpi_vstep_t *vs)
               rc < 0 ? ": detach reported an error" : "");
 }
 
-void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len)
+static void vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len)
 {
     int n;
     uint64_t dropped = vs->first_dropped;
@@ -325,11 +332,11 @@ void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len)
              vs->records, vs->entries, dropped);
 }
 
-void dcpi_vstep_free(dcpi_vstep_t *vs)
+static void vstep_free(dcpi_vstep_t *vs)
 {
     if (!vs)
         return;
-    dcpi_vstep_stop(vs);
+    vstep_stop(vs);
     if (vs->drain) {
         dcpi_step_stats_t st;
         dcpi_stepdrain_stats(vs->drain, &st);
@@ -341,3 +348,62 @@ void dcpi_vstep_free(dcpi_vstep_t *vs)
     free(vs->se);
     free(vs);
 }
+
+/* ---------------------------------------------------------------- the backend's entry points */
+
+static int step_child_env(const dcpi_vbackend_t *b)
+{
+    return vstep_child_env((const dcpi_vstep_t *)b);
+}
+
+static void step_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
+{
+    (void)ring;
+    vstep_sample((dcpi_vstep_t *)b, s->pid, s->tid);
+}
+
+static void step_pid_event(dcpi_vbackend_t *b, pid_t pid, int exec)
+{
+    (void)pid;
+    if (exec) /* step records of the old image (rings mapped so far) */
+        vstep_drain((dcpi_vstep_t *)b);
+}
+
+static int step_drain(dcpi_vbackend_t *b, uint64_t now_ns)
+{
+    (void)now_ns;
+    dcpi_vtrace_end_drain(b->vt);
+    int gone = vstep_tick((dcpi_vstep_t *)b);
+    dcpi_vtrace_end_drain(b->vt);
+    return gone;
+}
+
+static int step_timeout_ms(const dcpi_vbackend_t *b)
+{
+    return vstep_timeout_ms((const dcpi_vstep_t *)b);
+}
+
+static void step_stop(dcpi_vbackend_t *b)
+{
+    vstep_stop((dcpi_vstep_t *)b);
+}
+
+static void step_status(const dcpi_vbackend_t *b, char *buf, size_t len)
+{
+    vstep_status((const dcpi_vstep_t *)b, buf, len);
+}
+
+static void step_free(dcpi_vbackend_t *b)
+{
+    vstep_free((dcpi_vstep_t *)b);
+}
+
+static const dcpi_vbackend_ops_t step_ops = {.name = "step",
+                                             .child_env = step_child_env,
+                                             .pc = step_pc,
+                                             .pid_event = step_pid_event,
+                                             .drain = step_drain,
+                                             .timeout_ms = step_timeout_ms,
+                                             .stop = step_stop,
+                                             .status = step_status,
+                                             .free = step_free};

@@ -1,12 +1,11 @@
 /*
- * vstep.h - dcpid -vstep: the step backend's glue (docs/step-backend.md, docs/dcpid.md).
+ * vstep.h - dcpid -vstep: the step backend (backend.h; docs/step-backend.md, docs/dcpid.md).
  *
  * Agent mode (a command): the command runs with libdcpi-agent.so preloaded and
- * DCPI_AGENT_RING=/dev/shm/dcpi-step-<dcpid pid>; its rings are scanned and drained by
- * dcpi_vstep_drain/_tick. ptrace mode (-p PID): every thread is seized at start; PC samples of
- * the target admit bursts (token bucket per thread) that dcpi_vstep_tick single-steps; the
- * target is left running by dcpi_vstep_stop. In both modes the step records go to the value
- * profilers through dcpi_vtrace_step (the regs backend's hand-over and merge path).
+ * DCPI_AGENT_RING=/dev/shm/dcpi-step-<dcpid pid>; its rings are scanned and drained at each
+ * drain. ptrace mode (-p PID): every thread is seized at start; PC samples of the target admit
+ * bursts (token bucket per thread) that the drains single-step; the target is left running by
+ * stop. In both modes the step records go to the sink through dcpi_vtrace_step (step.c).
  * All calls from the thread that created it (ptrace is per tracer thread). Not thread-safe.
  */
 #ifndef DCPI_CORE_VSTEP_H
@@ -16,14 +15,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/values/backend.h"
 #include "core/values/vtrace.h"
 
 #define DCPI_VSTEP_AGENT        "libdcpi-agent.so"
 #define DCPI_VSTEP_AGENT_ENV    "DCPI_AGENT_PATH" /* the agent library, overriding the search */
 #define DCPI_VSTEP_TICK_MS      10                /* loop period while attached (ptrace) */
 #define DCPI_VSTEP_MAX_PER_TICK 8                 /* ptrace bursts per loop iteration */
-
-typedef struct dcpi_vstep dcpi_vstep_t;
 
 typedef struct dcpi_vstep_opts {
     unsigned burst; /* instructions per burst (1..256) */
@@ -39,32 +37,23 @@ typedef struct dcpi_vstep_opts {
 } dcpi_vstep_opts_t;
 
 /* Agent mode: find the agent, open the drain for /dev/shm/dcpi-step-<getpid()>. 0 or a
- * negative DCPI_E* with err "-vstep: reason". */
-int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vstep_t **out,
+ * negative DCPI_E* with err "-vstep: reason". The backend (backend.h) then gives:
+ *   child_env  in the command's process, between fork and exec: LD_PRELOAD (prepended),
+ *              DCPI_AGENT_RING, DCPI_AGENT_BURST, DCPI_AGENT_RATE;
+ *   pid_event  at an exec, every record of the rings mapped so far to the sink;
+ *   drain      agent: the rings into the sink, then the rings of gone processes freed; ptrace:
+ *              pending stops, the admitted bursts run; 1 once the ptrace target is gone;
+ *   timeout_ms DCPI_VSTEP_TICK_MS while attached (ptrace), -1 otherwise;
+ *   stop       ptrace: detach (every thread keeps running); agent: nothing;
+ *   status     "vstep agent bursts B steps S lost L" or "vstep ptrace bursts B steps S", then
+ *              "vstep records R entries E first-dropped F";
+ *   free       stop, close the rings (unlinking their files). */
+int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
                          char *err);
-/* In the command's process, between fork and exec: LD_PRELOAD (prepended), DCPI_AGENT_RING,
- * DCPI_AGENT_BURST, DCPI_AGENT_RATE. 0 or -1 (setenv failed). */
-int dcpi_vstep_child_env(const dcpi_vstep_t *vs);
-/* ptrace mode: seize every thread of pid. 0, DCPI_ESRCH, DCPI_EPERM (err says why), DCPI_ENOMEM */
+/* ptrace mode: seize every thread of pid; PC samples of the target (pc) admit bursts (token
+ * bucket per thread) that drain single-steps. 0, DCPI_ESRCH, DCPI_EPERM (err says why),
+ * DCPI_ENOMEM */
 int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
-                          dcpi_vstep_t **out, char *err);
-
-/* A user-mode PC sample of (pid, tid): in ptrace mode it may admit a burst of tid. */
-void dcpi_vstep_sample(dcpi_vstep_t *vs, uint32_t pid, uint32_t tid);
-/* Agent: hand every record of the rings mapped so far over (before an exec is applied to the
- * loadmap). ptrace: nothing. */
-void dcpi_vstep_drain(dcpi_vstep_t *vs);
-/* Periodic work. Agent: drain, then free the rings of gone processes. ptrace: handle pending
- * stops, run the admitted bursts. Returns 1 once the ptrace target is gone, else 0. */
-int dcpi_vstep_tick(dcpi_vstep_t *vs);
-/* epoll timeout for the loop: DCPI_VSTEP_TICK_MS while attached, -1 otherwise. */
-int dcpi_vstep_timeout_ms(const dcpi_vstep_t *vs);
-/* ptrace: detach (every thread keeps running); agent: a last drain. Idempotent. */
-void dcpi_vstep_stop(dcpi_vstep_t *vs);
-/* The status lines ("vstep agent bursts B steps S lost L" or "vstep ptrace bursts B steps S",
- * then "vstep records R entries E first-dropped F"), each ending in '\n', into buf. */
-void dcpi_vstep_status(const dcpi_vstep_t *vs, char *buf, size_t len);
-/* Stop, close the rings (unlinking their files). NULL is fine. */
-void dcpi_vstep_free(dcpi_vstep_t *vs);
+                          dcpi_vbackend_t **out, char *err);
 
 #endif

@@ -4,10 +4,11 @@
  *               the plugins (in process or in worker processes), merge of the vsamples into the
  *               per-(image, plugin) value profiles, flush, counters;
  *   record.c    the recorder (-vrecord): its trace, MAP records, segments per epoch;
- *   regs.c      the regs backend: code bytes, admission (rate), decode + capture + encode of a
- *               user-mode sample (dcpi_vtrace_sample);
+ *   entry.c     a CPU state into entries: code bytes, admission (rate), decode + capture + encode
+ *               of a user-mode sample (dcpi_vtrace_sample, the regs and bp backends' way in);
  *   step.c      the step backend's entry (dcpi_vtrace_step);
- *   bp.c        the bp backend's half: which instruction a breakpoint arms, its samples in;
+ *   bp.c        the bp backend's chooser: which instruction a breakpoint arms;
+ *   bparm.c     the bp backend (backend.h): its arms and their samples;
  *   select.c    the specification's instruction filter and symbol, and images' symbol tables;
  *   replay.c    dcpireplay: a recording's entries into the plugins' traces (replay.h).
  * Not part of the API: only core/values/ includes it.
@@ -104,7 +105,6 @@ struct dcpi_vtrace {
     uint64_t nocode, unresolved;
     trace_parser_t parser;
     dcpi_vtrace_recorder_t rec;
-    struct dcpi_vtrace_bp *bp; /* bp.c's tables, created at the first choice */
     dcpi_image_symtabs_t syms; /* select.c: the images' symbol tables */
     dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
 };
@@ -133,7 +133,7 @@ void dcpi__vtrace_rec_pid_event(dcpi_vtrace_t *vt, pid_t pid);
 void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start,
                           uint64_t pgoff, const dcpi_vtrace_sample_t *s);
 
-/* ---- regs.c */
+/* ---- entry.c */
 
 /* Close the image files opened to read code bytes. */
 void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
@@ -160,8 +160,17 @@ const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p);
 const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img);
 void dcpi__vtrace_select_free(dcpi_vtrace_t *vt);
 
-/* ---- bp.c */
+/* ---- bp.c: the bp backend's chooser; its tables are the backend's (bparm.c) */
 
-void dcpi__vtrace_bp_free(dcpi_vtrace_t *vt);
+typedef struct dcpi__vbp_choice dcpi__vbp_choice_t;
+/* The instruction a breakpoint should arm after a PC sample of pid at ip: 1 with its runtime
+ * address, a cookie for dcpi__vbp_done and (insn not NULL) the instruction decoded, 0 when the
+ * sampled function has no instruction any plugin wants (or ip is in no known image). *c: the
+ * tables, made at the first call. */
+int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
+                     uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn);
+/* The arm of cookie ended after giving got value samples (0: it expired unfired). */
+void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
+void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
 
 #endif

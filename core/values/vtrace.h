@@ -5,13 +5,14 @@
  * plugin (vp_prof_process), and the vsamples it returns are merged into per-(image, plugin)
  * value profiles (core/store/vprof.h) that are written into the database with the PC profiles.
  *
- * One object, dcpi_vtrace_t, in four files (core/values/vtrace-int.h is its inside):
- *   pipeline.c  what both backends feed: plugins (in process or in worker processes), hand-over,
- *               merge, summaries, flush, counters;
- *   regs.c      the regs backend (dcpi_vtrace_sample): for every user-mode PC sample, read the
- *               sampled instruction's bytes, decode it, and for each plugin whose specification
- *               has a vlist for its key compute the values from the sampled user registers
- *               (core/capture/capture.h) and append an entry to that plugin's trace;
+ * One object, dcpi_vtrace_t, the sink every backend (core/values/backend.h) feeds, in these
+ * files (core/values/vtrace-int.h is its inside):
+ *   pipeline.c  what every backend feeds: plugins (in process or in worker processes),
+ *               hand-over, merge, summaries, flush, counters;
+ *   entry.c     a CPU state (dcpi_vtrace_sample): read the instruction's bytes, decode it, and
+ *               for each plugin whose specification has a vlist for its key compute the values
+ *               from the user registers (core/capture/capture.h) and append an entry to that
+ *               plugin's trace;
  *   step.c      the step backend's entry (dcpi_vtrace_step, driven by core/values/vstep.h);
  *   record.c    -vrecord: the admitted samples into values.trace (core/store/tracefile.h).
  *
@@ -189,17 +190,6 @@ uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
 
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
 struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
-
-/* ---- bp backend (bp.c; the breakpoints: core/sampling/bpslots.h) ----
- * The instruction a breakpoint should arm after a PC sample of pid at ip: 1 with its runtime
- * address, a cookie for dcpi_vtrace_bp_done and (insn not NULL) the instruction decoded, 0 when
- * the sampled function has no instruction any plugin wants (or ip is in no known image). */
-int dcpi_vtrace_bp_choose(dcpi_vtrace_t *vt, uint32_t pid, uint64_t ip, uint64_t *addr,
-                          uint32_t *cookie, dcpi_insn_t *insn);
-/* The arm of cookie ended after giving got value samples (0: it expired unfired). */
-void dcpi_vtrace_bp_done(dcpi_vtrace_t *vt, uint32_t cookie, unsigned got);
-/* A breakpoint's sample (registers before the armed instruction) into the traces, admitted. */
-void dcpi_vtrace_bp_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
 
 /* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records

@@ -1,0 +1,109 @@
+/*
+ * backend.h - where values come from: the one interface of every value backend. A backend owns
+ * its source and its state and turns what the source gives (a PC sample's registers, a
+ * breakpoint's sample, single-step records, a recording) into trace entries of the value sink
+ * (vtrace.h: each plugin's trace, handed to the plugin workers, merged into hotlists, flushed).
+ * dcpid (core/daemon/) holds one backend and calls it only through these entry points, never
+ * asking which one it is:
+ *
+ *   regs    (-vregs, or where breakpoints do not work) a PC sample's user registers  (regs.c)
+ *   bp      (default) an execute breakpoint armed after a PC sample, its samples     (bp.c: which
+ *           instruction; bparm.c: the arms, core/sampling/bpslots + core/capture/bpfmem)
+ *   step    (-vstep) bursts of single steps: the agent's rings or ptrace          (vstep.c, step.c)
+ *   replay  (dcpireplay) a recording's entries, through the same sink and workers   (replay.c)
+ *
+ * Every entry point may be NULL in a backend's table (the wrappers below then do nothing, or
+ * return the neutral answer). None of them allocates per sample.
+ */
+#ifndef DCPI_CORE_VALUES_BACKEND_H
+#define DCPI_CORE_VALUES_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/sampling/sampler.h"
+#include "core/values/vtrace.h"
+
+typedef struct dcpi_vbackend dcpi_vbackend_t;
+
+typedef struct dcpi_vbackend_ops {
+    const char *name; /* "regs", "bp", "step", "replay": the .vprof "backend" line */
+    /* Set up, before the sampler opens: what the backend needs of it (user registers, call
+     * chains, an arm trigger). */
+    void (*sampler_opts)(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x);
+    /* Set up, once the sampler's rings exist (smp outlives the backend). 0 or a negative DCPI_E*
+     * with err. */
+    int (*start)(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err);
+    /* In the command's process between fork and exec (its environment). 0 or -1. */
+    int (*child_env)(const dcpi_vbackend_t *b);
+    /* On PC sample: a user-mode sample of the first event, read from ring. */
+    void (*pc)(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
+    /* On record: a sample of none of the PC events (DCPI_SAMPLER_EV_OTHER or _EV_TRIGGER) read
+     * from ring: 1 when it was the backend's (consumed), 0 when not. */
+    int (*record)(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
+    /* pid's mappings are about to change (exec 1: an exec; 0: an mmap or its exit): what the
+     * backend holds of pid goes to the sink first. */
+    void (*pid_event)(dcpi_vbackend_t *b, pid_t pid, int exec);
+    /* Drain: the end of a drain of the rings (and the loop's periodic wake-up): the backend's
+     * own records into the sink, the sink's traces to the plugins. 1 once the backend's target
+     * is gone (ptrace), else 0. */
+    int (*drain)(dcpi_vbackend_t *b, uint64_t now_ns);
+    /* How often the loop must wake up to drain (ms), -1: only when the rings have records. */
+    int (*timeout_ms)(const dcpi_vbackend_t *b);
+    /* Leave the target alone (ptrace: detach); the sink still takes what is pending. */
+    void (*stop)(dcpi_vbackend_t *b);
+    /* Status lines (each ending in '\n') into buf, "" when none. */
+    void (*status)(const dcpi_vbackend_t *b, char *buf, size_t len);
+    /* At exit: counters into the log and, when user is 1 (a command or -p), one line on stderr
+     * about what the backend could not do. */
+    void (*report)(const dcpi_vbackend_t *b, int user);
+    /* Free: close the source and free its state (the sink is not the backend's). */
+    void (*free)(dcpi_vbackend_t *b);
+} dcpi_vbackend_ops_t;
+
+/* The head of every backend's state (its own struct starts with it). */
+struct dcpi_vbackend {
+    const dcpi_vbackend_ops_t *ops;
+    dcpi_vtrace_t *vt; /* the sink */
+};
+
+/* ---- the backends (each in its own files, see the top) */
+
+/* regs: why not bp ("" none, else shown by status as "vbp off: WHY"). 0 or DCPI_ENOMEM. */
+int dcpi_vbackend_regs_new(dcpi_vtrace_t *vt, const char *why_not_bp, dcpi_vbackend_t **out);
+
+/* bp: the value sink, the share of a thread's CPU its traps may take (-vbudget, percent), and
+ * whether each arm's first (skid-biased) sample is kept (-vbp-first). The budget is measured
+ * here (traps cost what this machine makes them cost) and sets the arm trigger's period. 0 or
+ * DCPI_ENOMEM. */
+typedef struct dcpi_vbackend_bp_opts {
+    double budget_pct;
+    int keep_first;
+} dcpi_vbackend_bp_opts_t;
+int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o,
+                         dcpi_vbackend_t **out);
+
+/* ---- calls (b may be NULL: no value profiling) */
+
+const char *dcpi_vbackend_name(const dcpi_vbackend_t *b);
+void dcpi_vbackend_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x);
+int dcpi_vbackend_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err);
+int dcpi_vbackend_child_env(const dcpi_vbackend_t *b);
+void dcpi_vbackend_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
+int dcpi_vbackend_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
+void dcpi_vbackend_pid_event(dcpi_vbackend_t *b, pid_t pid, int exec);
+int dcpi_vbackend_drain(dcpi_vbackend_t *b, uint64_t now_ns);
+int dcpi_vbackend_timeout_ms(const dcpi_vbackend_t *b);
+/* Whether the backend has records of its own to drain at the loop's wake-ups (a timeout_ms
+ * entry point), not only after the rings had records. */
+int dcpi_vbackend_polls(const dcpi_vbackend_t *b);
+void dcpi_vbackend_stop(dcpi_vbackend_t *b);
+void dcpi_vbackend_status(const dcpi_vbackend_t *b, char *buf, size_t len);
+void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user);
+void dcpi_vbackend_free(dcpi_vbackend_t *b);
+
+/* A perf sample as the sink takes it (registers before the sampled instruction, callers). */
+void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
+
+#endif

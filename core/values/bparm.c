@@ -1,0 +1,373 @@
+/*
+ * bparm.c - the bp backend (backend.h; dcpid's default -vtrace backend where execute breakpoints
+ * work): its arms and their samples, and its state (bp.c says which instruction,
+ * core/sampling/bpslots.h how a breakpoint is armed):
+ *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU
+ *     that wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's
+ *     CPU time) says where a thread is; when the ring's breakpoint is free (its arm gave all its
+ *     samples, or waited DCPI_DAEMON_BP_MAXAGE ms) and the ring's arm budget allows (-vrate
+ *     value samples/s per CPU, DCPI_DAEMON_BP_COUNT - 1 per arm), the value pipeline chooses an
+ *     instruction of the sampled function and a breakpoint is armed there for that thread on
+ *     that CPU, for DCPI_DAEMON_BP_COUNT samples, at once: dcpid runs at real-time priority
+ *     where allowed, so the arm follows its trigger by ~0.1 ms even on a loaded machine (it
+ *     used to wait for the next drain, ~4 ms, by which time a thread had often left the
+ *     function, so the arm took the first executions of its next call: issue 21 measured 66% of
+ *     the value samples in a loop's first 8 iterations). An arm that has had no hit yet when
+ *     the ring's next trigger comes is replaced (its thread left the armed code; counted as
+ *     expired), so a thread that sleeps does not hold the ring's breakpoint;
+ *   - with BPF (core/capture/bpfmem.h) the armed instruction's memory operand is read at each
+ *     sample; the CPU's operand is set before the arm, each sample takes its log entry;
+ *   - an arm's first sample (the execution right after the arming interrupt, skid-biased) is
+ *     dropped unless -vbp-first; the other (one: arms are independent, so the value samples are
+ *     too and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
+ * Everything is counted for status ("vbp ..."): arms, failed arms (the first reason logged),
+ * expired arms, triggers whose function had nothing to arm, dropped first samples, value
+ * samples, samples whose memory operand was read, samples read after their arm was closed, the
+ * mean delay from trigger to armed breakpoint, and the mean gap between an arm's
+ * two hits (what one trap costs the target, plus the code between two executions).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <time.h>
+
+#include "core/base/err.h"
+#include "core/base/log.h"
+#include "core/capture/bpfmem.h"
+#include "core/sampling/bpslots.h"
+#include "core/values/backend.h"
+#include "core/values/vtrace-int.h"
+#include "dcpi/errno.h"
+
+#define BP_COUNT      2      /* samples per arm, the first dropped */
+#define BP_MAXAGE     20     /* ms an arm may wait for its samples */
+#define BP_DRAIN_MS   4      /* the loop drains the rings this often */
+#define BP_TRIGGER_NS 999999 /* the arm trigger's shortest period (thread CPU) */
+#define BP_CALIBRATE  120    /* arms measured at start (dcpi_bp_arm_cost) */
+
+/* Arms and what became of them (status "vbp"). */
+typedef struct bp_stats {
+    uint64_t arms, failed, expired, nocand, first, samples, memread, late;
+    uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
+    uint64_t gap_ns, gaps; /* sum and count of the gaps between consecutive hits of an arm */
+    int failed_logged;
+} bp_stats_t;
+
+typedef struct vbp {
+    dcpi_vbackend_t b;
+    dcpi_vbackend_bp_opts_t o;
+    dcpi_sampler_t *smp;
+    dcpi_bpslots_t *bps;        /* the breakpoints, one per ring */
+    dcpi__vbp_choice_t *choice; /* bp.c: which instruction an arm takes */
+    double *tokens, *last;      /* per ring: arm budget */
+    uint64_t *hit;              /* per ring: time of the last breakpoint hit */
+    int rt, cpu;                /* real-time priority; the CPU dcpid runs on (-1: any) */
+    double trap_us, arm_us;     /* what a hit and a whole arm cost a thread here (measured) */
+    double rate;                /* value samples/s of a thread's CPU time -vbudget affords */
+    uint64_t trigger_ns;        /* the arm trigger's period */
+    bp_stats_t bp;
+    dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
+    char bpm_why[DCPI_ERRLEN]; /* why not */
+    pid_t self;                /* dcpid's own pid (no breakpoint there) */
+} vbp_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
+{
+    vbp_t *d = (vbp_t *)b;
+    d->smp = smp;
+    int n = dcpi_sampler_nrings(d->smp);
+    int rc = dcpi_bpslots_new(d->smp, &d->bps);
+    d->tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *d->tokens);
+    d->last = calloc((size_t)(n > 0 ? n : 1), sizeof *d->last);
+    d->hit = calloc((size_t)(n > 0 ? n : 1), sizeof *d->hit);
+    d->self = getpid();
+    if (rc < 0 || !d->tokens || !d->last || !d->hit)
+        return dcpi__errf(err, DCPI_ENOMEM, "bp backend: out of memory");
+    /* the arm follows its trigger by the time dcpid takes to wake: at real-time priority (root
+     * or CAP_SYS_NICE; children and plugin workers forked later do not inherit it) ~0.1 ms
+     * even on a loaded machine, else up to tens of ms there */
+    struct sched_param sp = {.sched_priority = 1};
+    d->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
+    d->cpu = -1;
+    if (!d->rt)
+        dcpi__log(DCPI_LOG_INFO,
+                  "bp backend: no real-time priority (%s): on a loaded machine arms may come "
+                  "milliseconds after their trigger (status \"arm-delay-us\")",
+                  strerror(errno));
+    if (dcpi_bpfmem_open(&d->bpm, d->bpm_why) == 0) {
+        dcpi_bpslots_set_prog(d->bps, dcpi_bpfmem_prog_fd(d->bpm));
+        dcpi__log(DCPI_LOG_INFO, "bp backend: memory values read by BPF at each sample");
+    } else {
+        dcpi__log(DCPI_LOG_WARN,
+                  "bp backend: memory values (MEMVAL, memory sources and call targets) are "
+                  "missing: %s",
+                  d->bpm_why);
+    }
+    return 0;
+}
+
+static void bp_free(dcpi_vbackend_t *b)
+{
+    vbp_t *d = (vbp_t *)b;
+    dcpi_bpslots_free(d->bps); /* before the program they use */
+    d->bps = NULL;
+    dcpi_bpfmem_close(d->bpm);
+    d->bpm = NULL;
+    free(d->tokens);
+    free(d->last);
+    free(d->hit);
+    dcpi__vbp_choice_free(d->choice);
+    free(d);
+}
+
+/* The value-sample rate -vbudget affords at what a breakpoint hit costs here (measured), and the
+ * arm trigger's period from it (before the sampler opens). */
+static void budget(vbp_t *d)
+{
+    double pct = d->o.budget_pct;
+    double max = 1e9 / BP_TRIGGER_NS;
+    if (dcpi_bp_trap_cost(&d->trap_us) < 0)
+        d->trap_us = 0;
+    /* a value sample costs its thread one whole arm (the hits, installing and removing the
+     * breakpoint): measured here; at least the hits */
+    if (dcpi_bp_arm_cost(BP_COUNT, BP_CALIBRATE, &d->arm_us) < 0 ||
+        d->arm_us < BP_COUNT * d->trap_us)
+        d->arm_us = BP_COUNT * d->trap_us;
+    d->rate = d->arm_us > 0 ? pct / 100 / (d->arm_us / 1e6) : max;
+    if (d->rate > max)
+        d->rate = max;
+    if (d->rate < 1)
+        d->rate = 1;
+    d->trigger_ns = (uint64_t)(1e9 / d->rate);
+    dcpi__log(DCPI_LOG_INFO,
+              "bp backend: a breakpoint hit costs %.1f us here, an arm %.1f us; -vbudget %g%% "
+              "affords %.0f value samples per second of a thread's CPU time (an arm trigger "
+              "every %.2f ms of it)",
+              d->trap_us, d->arm_us, pct, d->rate, (double)d->trigger_ns / 1e6);
+}
+
+/* The counters, into the log (at exit); for a command or -p, what the budget could not buy on
+ * stderr, where the user looks. */
+static void bp_report(const dcpi_vbackend_t *vb, int user)
+{
+    const vbp_t *d = (const vbp_t *)vb;
+    if (!d->bps)
+        return;
+    if (user) {
+        double pct = d->o.budget_pct;
+        fprintf(stderr,
+                "dcpid: bp backend: %" PRIu64 " value samples; -vbudget %g%% at %.1f us an arm "
+                "affords %.0f per second of a thread's CPU time, so 1000 on an instruction "
+                "with 5%% of them take %.0f s of it\n",
+                d->bp.samples, pct, d->arm_us, d->rate, 1000 / (d->rate * 0.05));
+    }
+    const bp_stats_t *b = &d->bp;
+    dcpi__log(DCPI_LOG_INFO,
+              "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64
+              " expired, %" PRIu64 " failed; arm delay %.0f us, gap between an arm's hits %.1f us",
+              b->arms, b->samples, b->expired, b->failed,
+              b->arms ? (double)b->delay_ns / (double)b->arms / 1e3 : 0.0,
+              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0);
+}
+
+/* Arms per second per ring: -vrate value samples, BP_COUNT - 1 per arm. */
+static double arm_rate(const vbp_t *d)
+{
+    return (double)dcpi_vtrace_rate(d->b.vt) / (BP_COUNT - 1);
+}
+
+static int take_token(vbp_t *d, int r, double now)
+{
+    double *t = &d->tokens[r], *last = &d->last[r];
+    *t = *last == 0 ? 2 : *t + (now - *last) * arm_rate(d);
+    if (*t > 2)
+        *t = 2;
+    *last = now;
+    if (*t < 1)
+        return 0;
+    *t -= 1;
+    return 1;
+}
+
+/* The arm of ring r ended: tell the chooser how many value samples it gave. */
+static void end_arm(vbp_t *d, int r)
+{
+    uint32_t cookie;
+    unsigned got;
+    if (!dcpi_bpslots_close(d->bps, r, &cookie, &got))
+        return;
+    if (got == 0)
+        d->bp.expired++;
+    dcpi__vbp_done(d->choice, cookie, got > 1 ? got - 1 : 0);
+}
+
+/* At real-time priority, run on the CPU of the last trigger: the next trigger there wakes dcpid
+ * on the CPU of the thread it interrupted, which then waits until its arm is set (the
+ * breakpoint takes its very next executions, wherever in its phases they are), instead of
+ * running on for the ~0.1 ms dcpid takes elsewhere (and leaving a loop that runs for less). */
+static void follow(vbp_t *d, int cpu)
+{
+    if (!d->rt || cpu == d->cpu || cpu < 0 || cpu >= CPU_SETSIZE)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0)
+        d->cpu = cpu;
+}
+
+/* An arm trigger's user-mode sample: after a PC sample of event 0, arm the ring's breakpoint
+ * when it is free. */
+static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
+{
+    int r = ring;
+    double now = now_s();
+    uint64_t now_ns = (uint64_t)(now * 1e9);
+    if (s->pid == (uint32_t)d->self || dcpi_bpslots_busy(d->bps, r, now_ns, BP_MAXAGE * 1000000ull))
+        return; /* never a breakpoint in dcpid itself (system-wide) */
+    end_arm(d, r);
+    if (!take_token(d, r, now))
+        return;
+    uint64_t addr;
+    uint32_t cookie;
+    dcpi_insn_t insn;
+    if (!dcpi__vbp_choose(d->b.vt, &d->choice, s->pid, s->ip, &addr, &cookie, &insn)) {
+        d->bp.nocand++;
+        return;
+    }
+    if (d->bpm)
+        dcpi_bpfmem_set(d->bpm, dcpi_sampler_ring_cpu(d->smp, r), &insn);
+    int rc = dcpi_bpslots_arm(d->bps, r, (pid_t)s->tid, addr, BP_COUNT, cookie, now_ns);
+    if (rc < 0) {
+        d->bp.failed++;
+        dcpi__vbp_done(d->choice, cookie, 0);
+        if (!d->bp.failed_logged++)
+            dcpi__log(DCPI_LOG_WARN,
+                      "bp backend: cannot arm a breakpoint at 0x%llx in thread %u (%s); such "
+                      "arms are counted as failed in status",
+                      (unsigned long long)addr, s->tid, strerror(-rc));
+        return;
+    }
+    uint64_t armed = (uint64_t)(now_s() * 1e9);
+    d->bp.delay_ns += armed > s->time ? armed - s->time : 0;
+    d->bp.arms++;
+    follow(d, (int)s->cpu);
+}
+
+/* A DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the value pipeline
+ * or was counted), 0 when it is not ours. */
+static int bp_sample(vbp_t *d, const dcpi_sample_t *s, int ring)
+{
+    unsigned seq;
+    uint32_t cookie;
+    int current;
+    if (!dcpi_bpslots_match(d->bps, ring, s->id, &seq, &cookie, &current))
+        return 0;
+    (void)cookie;
+    uint64_t *hit = &d->hit[ring];
+    if (seq > 0 && current && *hit && s->time > *hit) { /* the gap from the previous hit */
+        d->bp.gap_ns += s->time - *hit;
+        d->bp.gaps++;
+    }
+    *hit = s->time;
+    dcpi_vtrace_sample_t v;
+    dcpi_vbackend_sample_of(s, &v);
+    if (d->bpm) /* every breakpoint sample has its entry, the dropped ones too */
+        d->bp.memread += dcpi_bpfmem_next(d->bpm, (int)s->cpu, &v.regs) && v.regs.mem_ok;
+    if (seq == 0 && !d->o.keep_first) {
+        d->bp.first++;
+        return 1;
+    }
+    if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER || !s->regs_abi) {
+        d->bp.failed++; /* cannot happen with exclude_kernel: counted all the same */
+        return 1;
+    }
+    d->bp.samples++;
+    dcpi__vtrace_take(d->b.vt, &v, 1);
+    return 1;
+}
+
+static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
+{
+    vbp_t *d = (vbp_t *)b;
+    if (s->event == DCPI_SAMPLER_EV_TRIGGER) { /* the arm trigger: not a PC sample */
+        if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
+            bp_trigger(d, s, ring);
+        return 1;
+    }
+    if (s->event != DCPI_SAMPLER_EV_OTHER)
+        return 0;
+    if (!bp_sample(d, s, ring)) /* a breakpoint's sample read after its arm was forgotten */
+        d->bp.late++;
+    return 1;
+}
+
+static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
+{
+    x->regs_user = dcpi_vtrace_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
+    x->callchain = dcpi_vtrace_contexts(b->vt);
+    x->max_stack = 4;
+    x->trigger_ns = ((const vbp_t *)b)->trigger_ns; /* the arm trigger */
+}
+
+/* Drained at each arm trigger: the plugins' round trips are batched. */
+static int bp_drain(dcpi_vbackend_t *b, uint64_t now_ns)
+{
+    dcpi_vtrace_end_drain_batched(b->vt, now_ns);
+    return 0;
+}
+
+static int bp_timeout_ms(const dcpi_vbackend_t *b)
+{
+    (void)b;
+    return BP_DRAIN_MS;
+}
+
+static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
+{
+    const vbp_t *d = (const vbp_t *)b;
+    snprintf(buf, len,
+             "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64 " nothing-to-arm %" PRIu64
+             " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 " late %" PRIu64
+             " arm-delay-us %.0f hit-gap-us %.1f%s%s\n",
+             d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first, d->bp.samples,
+             d->bp.memread, d->bp.late,
+             d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
+             d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
+             d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
+}
+
+static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
+                                           .sampler_opts = bp_sampler_opts,
+                                           .start = bp_start,
+                                           .record = bp_record,
+                                           .drain = bp_drain,
+                                           .timeout_ms = bp_timeout_ms,
+                                           .status = bp_status,
+                                           .report = bp_report,
+                                           .free = bp_free};
+
+int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o, dcpi_vbackend_t **out)
+{
+    vbp_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return DCPI_ENOMEM;
+    d->b = (dcpi_vbackend_t){.ops = &bp_ops, .vt = vt};
+    d->o = *o;
+    budget(d);
+    *out = &d->b;
+    return 0;
+}
