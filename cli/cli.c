@@ -543,8 +543,8 @@ static int select_epochs(dcpi_cli_t *cli, char *err)
     const char *spec = cli->epoch_spec;
     if (!cli->multi_epoch && spec && (strstr(spec, "..") || !strcmp(spec, "all")))
         return dcpi__errf(err, DCPI_EINVAL,
-                          "%s: -epoch %s: %s reads one epoch (dcpiprof, dcpilist and "
-                          "dcpitopcounts merge several)",
+                          "%s: -epoch %s: %s reads one epoch (dcpiprof, dcpilist, "
+                          "dcpicalc, dcpiexport and dcpitopcounts merge several)",
                           cli->tool, spec, cli->tool);
     int64_t since = 0, until = 0;
     int rc = cli->multi_epoch ? parse_times(cli, &since, &until, err) : 0;

@@ -93,6 +93,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
     dcpi_export_src_t src = {.tool = TOOL,
                              .db = cli->db,
                              .epoch = cli->epoch,
+                             .epochs = (const char *const *)cli->epochs,
+                             .nepochs = cli->nepochs,
                              .platform = cli->platform,
                              .names = cli->args,
                              .nnames = cli->nargs,
@@ -118,7 +120,8 @@ int main(int argc, char **argv)
                       .strict_flag = 1,
                       .operands = "[image-names...]",
                       .flags = flags,
-                      .process_flags = 1};
+                      .process_flags = 1,
+                      .multi_epoch = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);

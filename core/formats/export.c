@@ -104,8 +104,11 @@ int dcpi_export_stacks_load(const dcpi_export_src_t *src, const dcpi_profset_t *
                             const size_t *order, int ev, dcpi_export_stacks_t *xs, char *err)
 {
     *xs = (dcpi_export_stacks_t){0};
-    int rc =
-        dcpi_stackprof_load(src->db, src->epoch, src->platform, set->events[ev].name, &xs->sp, err);
+    const char *name = set->events[ev].name;
+    int rc = src->nepochs > 1
+                 ? dcpi_stackprof_load_epochs(src->db, src->epochs, src->nepochs, src->platform,
+                                              name, &xs->sp, err)
+                 : dcpi_stackprof_load(src->db, src->epoch, src->platform, name, &xs->sp, err);
     if (rc < 0) {
         dcpi__err_prefix(err, src->tool);
         return rc;

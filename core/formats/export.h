@@ -32,12 +32,14 @@
 
 /* Where the exported set comes from (no argv: the tool fills it from its flags). */
 typedef struct dcpi_export_src {
-    const char *tool;     /* the name in front of every message */
-    const char *db;       /* the database directory */
-    const char *epoch;    /* the epoch exported (stack and value profiles are read from it) */
-    const char *platform; /* NULL: every platform */
-    char *const *names;   /* image names given by the user; the first one that matches is the */
-    int nnames;           /*   program (gmon's image, the first mapping of pprof and gperftools) */
+    const char *tool;          /* the name in front of every message */
+    const char *db;            /* the database directory */
+    const char *epoch;         /* the epoch exported (stack and value profiles are read from it) */
+    const char *const *epochs; /* several epochs exported (-epoch all, A..B): their stack and */
+    size_t nepochs;            /*   value profiles merged; NULL, 0: epoch only */
+    const char *platform;      /* NULL: every platform */
+    char *const *names; /* image names given by the user; the first one that matches is the */
+    int nnames;         /*   program (gmon's image, the first mapping of pprof and gperftools) */
     const dcpi_procsel_t *procsel; /* -pid/-comm (NULL: every process): pprof labels only the
                                       selected processes' samples from the .procs splits */
 } dcpi_export_src_t;

@@ -621,7 +621,9 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     pctx_t c = {0};
     dcpi_db_file_t *files = NULL;
     size_t nfiles = 0;
-    int rc = dcpi_db_list_files(src->db, src->epoch, src->platform, ".vprof", &files, &nfiles, err);
+    const char *const *ev = src->nepochs ? src->epochs : &src->epoch;
+    int rc = dcpi_db_list_files_epochs(src->db, ev, src->nepochs ? src->nepochs : 1, src->platform,
+                                       ".vprof", &files, &nfiles, err);
     if (rc < 0) {
         dcpi__err_prefix(err, src->tool);
         return rc;
@@ -630,7 +632,7 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     rc = xs ? dcpi_pprof_new(&c.pp) : DCPI_ENOMEM;
     rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
     if (rc == 0) {
-        dcpi_pprof_time(c.pp, epoch_nanos(src->epoch));
+        dcpi_pprof_time(c.pp, epoch_nanos(ev[0])); /* several: the first one's start */
         rc = pprof_title(&c, src, set);
     }
     err[0] = '\0';

@@ -147,41 +147,15 @@ static int name_vprofs(dcpi_lstsel_t *s, dcpi_db_file_t *files, size_t n)
     return rc;
 }
 
-/* The .vprof files of every epoch read (s->epochs, else s->epoch), one list. */
-static int list_vprofs(const dcpi_lstsel_t *s, dcpi_db_file_t **files, size_t *n, char *err)
-{
-    size_t ne = s->nepochs ? s->nepochs : 1;
-    *files = NULL;
-    *n = 0;
-    for (size_t k = 0; k < ne; k++) {
-        dcpi_db_file_t *f = NULL;
-        size_t m = 0;
-        int rc = dcpi_db_list_files(s->db, s->nepochs ? s->epochs[k] : s->epoch, s->platform,
-                                    ".vprof", &f, &m, err);
-        if (rc < 0)
-            return rc;
-        dcpi_db_file_t *all = m ? reallocarray(*files, *n + m, sizeof(*all)) : *files;
-        if (!all) {
-            free(f);
-            return DCPI_ENOMEM;
-        }
-        memcpy(all + *n, f, m * sizeof(*all));
-        *files = all;
-        *n += m;
-        free(f);
-    }
-    return 0;
-}
-
 static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
 {
     dcpi_db_file_t *files = NULL;
     size_t n = 0;
-    int rc = list_vprofs(s, &files, &n, err);
-    if (rc < 0) {
-        free(files);
+    const char *const *ev = s->nepochs ? s->epochs : &s->epoch;
+    int rc = dcpi_db_list_files_epochs(s->db, ev, s->nepochs ? s->nepochs : 1, s->platform,
+                                       ".vprof", &files, &n, err);
+    if (rc < 0)
         return rc;
-    }
     if (!named)
         rc = name_vprofs(s, files, n);
     if (rc == 0 && s->nvp == 0)

@@ -543,3 +543,32 @@ int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, 
     *n = fl.n;
     return 0;
 }
+
+int dcpi_db_list_files_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                              const char *platform, const char *suffix, dcpi_db_file_t **files,
+                              size_t *n, char *err)
+{
+    *files = NULL;
+    *n = 0;
+    for (size_t k = 0; k < nepochs; k++) {
+        dcpi_db_file_t *f = NULL;
+        size_t m = 0;
+        int rc = dcpi_db_list_files(db, epochs[k], platform, suffix, &f, &m, err);
+        dcpi_db_file_t *all = rc == 0 && m ? reallocarray(*files, *n + m, sizeof(*all)) : *files;
+        if (rc == 0 && m && !all)
+            rc = DCPI_ENOMEM;
+        if (rc < 0) {
+            free(f);
+            free(*files);
+            *files = NULL;
+            *n = 0;
+            return rc;
+        }
+        if (m)
+            memcpy(all + *n, f, m * sizeof(*all));
+        *files = all;
+        *n += m;
+        free(f);
+    }
+    return 0;
+}

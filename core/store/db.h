@@ -85,5 +85,10 @@ typedef struct dcpi_db_file {
  * (platform NULL), sorted by platform, imagedir, file. Caller frees *files. */
 int dcpi_db_list_files(const char *db, const char *epoch, const char *platform, const char *suffix,
                        dcpi_db_file_t **files, size_t *n, char *err);
+/* The same for several epochs (-epoch all, A..B): their lists one after the other, in the order
+ * of epochs. On error *files is NULL. */
+int dcpi_db_list_files_epochs(const char *db, const char *const *epochs, size_t nepochs,
+                              const char *platform, const char *suffix, dcpi_db_file_t **files,
+                              size_t *n, char *err);
 
 #endif

@@ -4,7 +4,8 @@
 # dcpiprof's children column must equal google-pprof's cumulative counts of the exported
 # gperftools file (and its flat counts the self column), and gprof's call graph of the exported
 # gmon.out must call each function as many times as dcpiprof's children column says (dcpi's
-# arcs count samples through the arc).
+# arcs count samples through the arc). The epoch copied under a second name: -epoch all gives
+# twice the counts, children and exported chains.
 set -eu
 export LC_ALL=C
 B=${DCPI_BIN:?}
@@ -51,4 +52,23 @@ for f in f1 f2 f3 f7 f20 f59; do
     n=$((n + 1))
 done
 echo "gprof call counts agree on $n functions"
+
+# several epochs (issue 23 item 2): the epoch copied under a later name; -epoch all doubles every
+# count, the children column (stacks merged) and the exported chains
+E=$(ls "$T/db" | grep -Ex "[0-9]{12,14}" | head -1)
+cp -r "$T/db/$E" "$T/db/$((E + 1))"
+"$B/dcpiprof" -db "$T/db" -epoch all -csl >"$T/all.csv" || fail "dcpiprof -epoch all failed"
+[ "$(awk -F, '$6 == "main" {print $4}' "$T/all.csv")" = 40000 ] || fail "-epoch all: main's children are not 2 x 20000"
+"$B/dcpiexport" -db "$T/db" -epoch all -format gperftools -o "$T/all.prof" || fail "dcpiexport -epoch all"
+google-pprof --text --cum "$T/big" "$T/all.prof" >"$T/allp.txt" 2>/dev/null || fail "google-pprof (all) failed"
+[ "$(awk '/^Total:/ {print $2}' "$T/allp.txt")" = 40000 ] || fail "-epoch all: pprof total $(grep Total: "$T/allp.txt")"
+n=0
+while IFS=, read -r self _ _ children _ proc _; do
+    [ "$proc" = procedure ] && continue
+    p=$(awk -v f="$proc" '$6 == f {print $1, $4}' "$T/allp.txt")
+    w=$(awk -F, -v f="$proc" '$6 == f {print 2 * $1, 2 * $4}' "$T/dcpi.csv")
+    [ "$p" = "$self $children" ] && [ "$p" = "$w" ] || fail "-epoch all: $proc: pprof '$p', dcpiprof '$self $children', 2 x one epoch '$w'"
+    n=$((n + 1))
+done <"$T/all.csv"
+[ "$n" -ge 60 ] || fail "-epoch all: only $n procedures compared"
 [ "$fails" -eq 0 ] && echo "PASS" || exit 1

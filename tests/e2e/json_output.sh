@@ -406,6 +406,8 @@ check lall "__import__('listcheck').summed(j, ['$T/l$LE1.json', '$T/l$LE2.json']
     '[(h["value"], h["count"]) for h in j["instructions"][4]["values"]["vp-classic"]["hotlist"]] == [("0x7", 80), ("0x3", 40), ("0x9", 30)]' \
     'j["instructions"][4]["counts"]["cpu-clock"] == 30 and j["value_profiles"][0]["backend"] == "bp"'
 grep -q "^hot  $LP  (.*)  epoch $LE1..$LE2\$" "$T/lall.txt" || fail "dcpilist -epoch all: header $(head -1 "$T/lall.txt")"
+"$B/dcpicalc" -db "$L" -epoch all hot "$LP" >"$T/calc.out" 2>&1 || fail "dcpicalc -epoch all: $(head -2 "$T/calc.out")"
+grep -q '^event cpu-clock: 40 samples in the procedure' "$T/calc.out" || fail "dcpicalc -epoch all: not 15 + 25 samples: $(head -3 "$T/calc.out")"
 tool llast dcpilist -db "$L" -epoch latest-1..latest -asm -vprof -json hot "$LP"
 check llast "__import__('listcheck').summed(j, ['$T/l$LE1.json', '$T/l$LE2.json'])"
 
@@ -418,8 +420,8 @@ for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-si
         fail "dcpiprof $bad: exit $rc, stderr [$(cat "$T/bad.err")], stdout $(wc -c <"$T/bad.out") bytes"
 done
 rc=0
-"$B/dcpicalc" -db "$M" -epoch all startup_64 '[kernel.kallsyms]' >"$T/bad.out" 2>"$T/bad.err" || rc=$?
-[ $rc -eq 2 ] && grep -q "reads one epoch" "$T/bad.err" || fail "dcpicalc -epoch all: exit $rc, $(cat "$T/bad.err")"
+"$B/dcpireport" -db "$M" -epoch all -o "$T/r.html" >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "reads one epoch" "$T/bad.err" || fail "dcpireport -epoch all: exit $rc, $(cat "$T/bad.err")"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: -json output parsed and checked; -epoch all/A..B/-since/-until = the sum of their epochs"
