@@ -143,7 +143,7 @@ static unsigned capture(const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
     return missing;
 }
 
-/* Append the sample's entry to p's trace, handing the trace over first if needed. */
+/* Append the sample's entry to p's trace (the sink's put: hand-over, full, lost). */
 static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t *insn,
                    const dcpi_vtrace_sample_t *s, unsigned image)
 {
@@ -152,20 +152,21 @@ static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
     unsigned missing = capture(insn, s, p->kinds[k], n, kinds, values);
-    if (must_hand_over(&p->enc, s->pid))
-        dcpi__vtrace_hand_over(vt, p);
-    for (int tries = 0; tries < 2; tries++) {
-        int rc = append(vt, &p->enc, insn, s, kinds, n, values, missing);
-        if (rc == 0) {
-            p->st.missing += missing != 0;
-            return;
-        }
-        if (rc != DCPI_EFULL || tries)
-            break;
-        dcpi__vtrace_hand_over(vt, p); /* full: a burst left without its entry is harmless */
-    }
-    dcpi__vtrace_lose(p, image, 1);
+    dcpi__vtrace_put_t e = {.pid = s->pid,
+                            .tid = s->tid,
+                            .time = s->time,
+                            .contexts = vt->o.contexts,
+                            .inst = &insn->inst,
+                            .pc = s->ip,
+                            .c0 = s->context0,
+                            .c1 = s->context1,
+                            .n = n,
+                            .kinds = kinds,
+                            .values = values,
+                            .missing = missing};
+    dcpi__vtrace_put(vt, p, &e, image);
 }
+
 /* Append the sample's entry with the recording vlist to the recorder's trace. */
 static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
                        const dcpi_image_t *img, uint64_t start, uint64_t pgoff)

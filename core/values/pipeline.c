@@ -255,6 +255,31 @@ void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n)
     p->st.lost += n;
 }
 
+/* ---------------------------------------------------------------- entries in */
+
+int dcpi__vtrace_put(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi__vtrace_put_t *e,
+                     unsigned image)
+{
+    trace_encoder_t *enc = &p->enc;
+    if (enc->have_pid && (enc->pid != e->pid || trace_encoder_entries(enc) >= VSAMPLE_BUFFER_SIZE))
+        dcpi__vtrace_hand_over(vt, p);
+    for (int tries = 0; tries < 2 && !p->st.disabled; tries++) {
+        int rc = trace_encoder_burst(enc, e->pid, e->tid, e->time, e->contexts);
+        if (rc == 0)
+            rc = trace_encoder_entry(enc, e->inst, e->pc, e->c0, e->c1, e->n, e->kinds, e->values,
+                                     e->missing);
+        if (rc == 0) {
+            p->st.missing += e->missing != 0;
+            return 1;
+        }
+        if (rc != DCPI_EFULL || tries)
+            break;
+        dcpi__vtrace_hand_over(vt, p); /* full: a burst left without its entry is harmless */
+    }
+    dcpi__vtrace_lose(p, image, 1);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- handing traces over */
 
 static void plugin_error(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, int rc)

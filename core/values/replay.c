@@ -1,6 +1,7 @@
 /*
- * replay.c - dcpireplay's engine: plugins over recorded value traces (see replay.h), in the
- * value pipeline dcpid uses (pipeline.c: workers, watchdog, merge, flush).
+ * replay.c - dcpireplay's engine, the replay backend (backend.h): plugins over recorded value
+ * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi__vtrace_put, workers,
+ * watchdog, merge, flush). Each drain replays one segment; the last one ends the source.
  *
  * The first segment's header gives the recording's facts (hotsize, contexts, event...); the
  * pipeline is made then, its images being the recording's: each MAP record names an image
@@ -14,6 +15,7 @@
  * pipeline writes the value profiles (origin values.replay; a disabled plugin's are not).
  */
 #include "core/base/progress.h"
+#include "core/values/backend.h"
 #include "core/values/keys.h"
 #include "core/values/replay.h"
 #include "core/values/vtrace-int.h"
@@ -43,10 +45,10 @@ typedef struct rmap {
 } rmap_t;
 
 typedef struct replay {
+    dcpi_vbackend_t b; /* the replay backend; b.vt, the sink, made at the first segment */
     const dcpi_replay_opts_t *o;
     dcpi_replay_stats_t *st;
     dcpi_vp_set_t *set;
-    dcpi_vtrace_t *vt; /* made at the first segment, from its header */
     dcpi_vtrace_images_t images;
     dcpi_image_t **img; /* the recording's images, by index */
     unsigned nimg;
@@ -57,6 +59,11 @@ typedef struct replay {
     int have_meta;
     unsigned hotsize;
     trace_parser_t in;
+    char dir[4096]; /* DB/<epoch>/<platform>/values.trace */
+    char **seg;     /* its segment files, replayed in turn (one per drain) */
+    size_t nseg, next;
+    int rc; /* the first failure (err), which ends the replay */
+    char err[DCPI_ERRLEN];
 } replay_t;
 
 static void say(replay_t *r, int level, const char *fmt, ...) DCPI_PRINTF(3, 4);
@@ -141,7 +148,7 @@ static int add_map(replay_t *r, const dcpi_tracefile_record_t *m)
     int rc = add_image(r, m, &image);
     if (rc < 0)
         return rc;
-    dcpi_vtrace_pid_event(r->vt, (pid_t)m->pid);
+    dcpi_vtrace_pid_event(r->b.vt, (pid_t)m->pid);
     for (size_t i = 0; i < r->nmap;) {
         const rmap_t *o = &r->map[i];
         if (o->pid == m->pid && o->start < m->end && m->start < o->end)
@@ -194,7 +201,7 @@ static int make_pipeline(replay_t *r, char *err)
         .report_arg = r,
         .disable_note = "; its value profiles are not written",
     };
-    return dcpi_vtrace_new(r->set, NULL, &vo, &r->vt, err);
+    return dcpi_vtrace_new(r->set, NULL, &vo, &r->b.vt, err);
 }
 
 /* The entry the input parser just returned, with p's vlist for its key, appended to p's trace
@@ -219,25 +226,19 @@ static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst,
             values[i] = r->in.values[j];
     }
     p->st.seen++;
-    if (p->enc.have_pid &&
-        (p->enc.pid != pid || trace_encoder_entries(&p->enc) >= VSAMPLE_BUFFER_SIZE))
-        dcpi__vtrace_hand_over(r->vt, p);
-    for (int tries = 0; tries < 2 && !p->st.disabled; tries++) {
-        int rc =
-            trace_encoder_burst(&p->enc, pid, trace_parser_get_tid(&r->in),
-                                trace_parser_get_time(&r->in), trace_parser_has_context(&r->in));
-        if (rc == 0)
-            rc = trace_encoder_entry(&p->enc, inst, pc, c0, c1, n, kinds, values, missing);
-        if (rc == 0) {
-            r->st->fed++;
-            p->st.missing += missing != 0;
-            return;
-        }
-        if (rc != DCPI_EFULL || tries)
-            break;
-        dcpi__vtrace_hand_over(r->vt, p);
-    }
-    dcpi__vtrace_lose(p, image, 1);
+    dcpi__vtrace_put_t e = {.pid = pid,
+                            .tid = trace_parser_get_tid(&r->in),
+                            .time = trace_parser_get_time(&r->in),
+                            .contexts = trace_parser_has_context(&r->in),
+                            .inst = inst,
+                            .pc = pc,
+                            .c0 = c0,
+                            .c1 = c1,
+                            .n = n,
+                            .kinds = kinds,
+                            .values = values,
+                            .missing = missing};
+    r->st->fed += (uint64_t)dcpi__vtrace_put(r->b.vt, p, &e, image);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -245,7 +246,7 @@ static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst,
 static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
                          uint64_t c1)
 {
-    dcpi_vtrace_t *vt = r->vt;
+    dcpi_vtrace_t *vt = r->b.vt;
     dcpi_image_t *img = NULL;
     uint32_t off = 0;
     int mapped = resolve(r, (pid_t)trace_parser_get_pid(&r->in), pc, &img, &off) == 0;
@@ -272,7 +273,7 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
             break;
         }
         r->st->entries++;
-        if (inst.opc < r->vt->nkeys)
+        if (inst.opc < r->b.vt->nkeys)
             replay_entry(r, &inst, pc, c0, c1);
     }
     if (rc == TRACE_PARSE_ERROR) {
@@ -288,7 +289,7 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
  * the decision its entries left (a pair has the key, not the instruction). */
 static void replay_seen(replay_t *r, const dcpi_tracefile_record_t *rec)
 {
-    dcpi_vtrace_t *vt = r->vt;
+    dcpi_vtrace_t *vt = r->b.vt;
     for (uint32_t i = 0; i < rec->npairs; i++) {
         uint64_t pc;
         uint32_t key, count, off;
@@ -385,13 +386,13 @@ static int replay_segment(replay_t *r, const char *path, char *err)
         return rc;
     r->st->segments++;
     rc = check_meta(r, rd, path, err);
-    if (rc == 0 && !r->vt)
+    if (rc == 0 && !r->b.vt)
         rc = make_pipeline(r, err);
     if (rc == 0)
         rc = replay_records(r, rd, path, err);
-    if (r->vt)
-        dcpi_vtrace_end_drain(r->vt); /* resolved with this segment's MAP records */
-    r->nmap = 0;                      /* MAP records belong to their segment */
+    if (r->b.vt)
+        dcpi_vtrace_end_drain(r->b.vt); /* resolved with this segment's MAP records */
+    r->nmap = 0;                        /* MAP records belong to their segment */
     dcpi_tracefile_reader_close(rd);
     return rc;
 }
@@ -419,7 +420,7 @@ static int write_all(replay_t *r, char *err)
         fi.cpucount = atoi(v);
     if (!fi.event)
         fi.event = "";
-    int rc = dcpi_vtrace_flush(r->vt, &fi, NULL, why);
+    int rc = dcpi_vtrace_flush(r->b.vt, &fi, NULL, why);
     if (rc >= 0) {
         r->st->files = (uint64_t)rc;
         return 0;
@@ -433,9 +434,9 @@ static int write_all(replay_t *r, char *err)
 /* The plugins' counters into the replay's, and what their selection says. */
 static void count(replay_t *r)
 {
-    for (unsigned i = 0; r->vt && i < r->vt->npl; i++) {
-        const dcpi_vtrace_stats_t *s = &r->vt->pl[i].st;
-        const char *note = dcpi_vtrace_plugin_note(r->vt, i);
+    for (unsigned i = 0; r->b.vt && i < r->b.vt->npl; i++) {
+        const dcpi_vtrace_stats_t *s = &r->b.vt->pl[i].st;
+        const char *note = dcpi_vtrace_plugin_note(r->b.vt, i);
         if (note[0])
             say(r, DCPI_LOG_WARN, "%s", note);
         r->st->values += s->values;
@@ -445,60 +446,76 @@ static void count(replay_t *r)
     }
 }
 
-/* ---------------------------------------------------------------- driver */
+/* ---------------------------------------------------------------- the backend */
 
-static int replay_all(replay_t *r, const char *dir, char *err)
+/* Drain: the next segment into the sink; 1 once every segment was replayed or one failed. */
+static int replay_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 {
-    char **names = NULL;
-    size_t n = 0;
-    int rc = dcpi_tracefile_list(dir, &names, &n, err);
-    if (rc == DCPI_ENOENT)
-        return dcpi__errf(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", dir);
-    if (rc < 0)
-        return rc;
-    if (n == 0)
-        rc = dcpi__errf(err, DCPI_ENOENT, "%s: no segment files", dir);
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    replay_t *r = (replay_t *)b;
+    (void)now_ns;
+    if (r->rc == 0 && r->next < r->nseg) {
         char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = replay_segment(r, path, err);
+        snprintf(path, sizeof path, "%s/%s", r->dir, r->seg[r->next++]);
+        r->rc = replay_segment(r, path, r->err);
     }
-    dcpi_db_free_list(names, n);
-    if (rc == 0)
-        rc = write_all(r, err);
-    count(r);
-    return rc;
+    return r->rc < 0 || r->next == r->nseg;
 }
 
-static void free_replay(replay_t *r)
+static void replay_free(dcpi_vbackend_t *b)
 {
-    dcpi_vtrace_free(r->vt); /* ends the workers */
+    replay_t *r = (replay_t *)b;
+    dcpi_vtrace_free(r->b.vt); /* ends the workers */
     for (unsigned i = 0; i < r->nimg; i++)
         free_image(r->img[i]);
     free(r->img);
     free(r->map);
+    dcpi_db_free_list(r->seg, r->nseg);
     dcpi__hdr_free(&r->meta);
     free(r);
 }
+
+static const dcpi_vbackend_ops_t replay_ops = {
+    .name = "replay", .drain = replay_drain, .free = replay_free};
+
+/* The recording's segments (set up). */
+static int replay_open(replay_t *r, char *err)
+{
+    int rc = dcpi_tracefile_list(r->dir, &r->seg, &r->nseg, err);
+    if (rc == DCPI_ENOENT)
+        return dcpi__errf(err, rc, "%s: no recorded traces (record with dcpid -vrecord)", r->dir);
+    if (rc < 0)
+        return rc;
+    if (r->nseg == 0)
+        return dcpi__errf(err, DCPI_ENOENT, "%s: no segment files", r->dir);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- driver */
 
 int dcpi_replay_run(dcpi_vp_set_t *set, const dcpi_replay_opts_t *o, dcpi_replay_stats_t *st,
                     char *err)
 {
     dcpi_replay_stats_t local;
-    char dir[4096];
     if (!set || !o || !o->db || !o->epoch || !o->platform)
         return dcpi__errf(err, DCPI_EINVAL, "replay: missing plugins, database, epoch or platform");
-    if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", o->db, o->epoch, o->platform,
-                 DCPI_TRACEFILE_DIR) >= (int)sizeof dir)
-        return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", o->db);
     replay_t *r = calloc(1, sizeof *r);
     if (!r)
         return dcpi__errf(err, DCPI_ENOMEM, "replay: out of memory");
+    r->b.ops = &replay_ops;
     r->o = o;
     r->set = set;
     r->st = st ? st : &local;
     memset(r->st, 0, sizeof *r->st);
-    int rc = replay_all(r, dir, err);
-    free_replay(r);
+    int rc = 0;
+    if (snprintf(r->dir, sizeof r->dir, "%s/%s/%s/%s", o->db, o->epoch, o->platform,
+                 DCPI_TRACEFILE_DIR) >= (int)sizeof r->dir)
+        rc = dcpi__errf(err, DCPI_ERANGE, "%s: path too long", o->db);
+    if (rc == 0 && (rc = replay_open(r, err)) == 0) {
+        while (!dcpi_vbackend_drain(&r->b, 0))
+            ;
+        rc = r->rc < 0 ? dcpi__errf(err, r->rc, "%s", r->err) : write_all(r, err);
+        count(r);
+    }
+    dcpi_vbackend_free(&r->b);
     return rc;
 }

@@ -119,6 +119,26 @@ void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n);
 /* Give p's pending trace to the plugin and start a new one. */
 void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p);
 
+/* One trace entry as a backend gives it to the sink: its burst (pid, tid, time, whether the
+ * entry carries contexts) and the entry (instruction, pc, callers, the plugin's vlist values). */
+typedef struct dcpi__vtrace_put {
+    uint32_t pid, tid;
+    uint64_t time;
+    int contexts;
+    const trace_inst_t *inst;
+    uint64_t pc, c0, c1;
+    int n;
+    const trace_value_t *kinds;
+    const uint64_t *values;
+    unsigned missing;
+} dcpi__vtrace_put_t;
+/* The entry into p's trace, the one way entries of the regs, bp and replay backends reach a
+ * plugin: the trace is handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE
+ * entries, and when it is full; an entry that cannot be written (or whose plugin was disabled
+ * meanwhile) is lost at image. 1 written, 0 lost. */
+int dcpi__vtrace_put(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi__vtrace_put_t *e,
+                     unsigned image);
+
 /* ---- record.c */
 
 /* The recording vlist of every key (the plugins' vlists must be built): 0 or DCPI_ENOMEM. */
