@@ -13,7 +13,7 @@
 #define DCPI_BPFMEM_MAXCPU  1024
 
 /* The memory operand: ea = disp + reg[base] + (reg[index] << shift), size bytes (1..8) read
- * there; regs are perf's numbering (core/capture/regs.h). on == 0: read nothing. */
+ * there; regs are perf's numbering (core/capture/cpustate.h). on == 0: read nothing. */
 struct dcpi_bpfmem_op {
     long long disp;
     unsigned char base, index, shift, size;

@@ -30,7 +30,7 @@ struct {
     __type(value, struct dcpi_bpfmem_log);
 } dcpi_logs SEC(".maps");
 
-/* The context's user registers by perf's numbering (core/capture/regs.h): each read at a
+/* The context's user registers by perf's numbering (core/capture/cpustate.h): each read at a
  * constant offset (the verifier rewrites every context access; the context's own bytes are not
  * pt_regs, and a computed context pointer is refused). */
 static __always_inline void user_regs(const struct bpf_perf_event_data *ctx, __u64 *g)

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 
 typedef struct dcpi_bpfmem dcpi_bpfmem_t;
 

@@ -39,7 +39,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 #include "dcpi/trace-vlist.h"
 
 /* The sample_regs_user mask a vlist needs: exactly the registers its kinds read (TRACE_RAX

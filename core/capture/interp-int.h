@@ -1,14 +1,14 @@
 /*
  * interp-int.h - what the interpreter's files share (internal to it, see interp.h): the
- * evaluation state, the flag helpers and operand reads; the handlers of interp2.c, which interp.c
- * dispatches to. Include core/capture/interp.h (the DCPI_FLAG_* bits) first: this header does
- * not, so that interp.c including it makes no include cycle (deps.sh).
+ * evaluation state, the flag helpers and operand reads; the handlers of interpdiv.c and
+ * interpbits.c, which interp.c dispatches to. Include core/capture/interp.h (the DCPI_FLAG_* bits)
+ * first: this header does not, so that interp.c including it makes no include cycle (deps.sh).
  */
 #ifndef DCPI_CORE_INTERP_INT_H
 #define DCPI_CORE_INTERP_INT_H
 
 #include <stdint.h>
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 #include "dcpi/errno.h"
 
 /* State of one evaluation. Values are kept masked to the operation width w. */
@@ -96,8 +96,9 @@ static inline int opval2(const ictx_t *c, uint64_t *a, uint64_t *b)
     return rc ? rc : opval(c, 1, b);
 }
 
-/* interp2.c: div/idiv, bt/bts/btr/btc, lzcnt/tzcnt/bsf/bsr, rcl/rcr, shld/shrd. */
+/* interpdiv.c: div/idiv. */
 int dcpi__interp_div(ictx_t *c);
+/* interpbits.c: bt/bts/btr/btc, lzcnt/tzcnt/bsf/bsr, rcl/rcr, shld/shrd. */
 int dcpi__interp_bt(ictx_t *c);
 int dcpi__interp_bitscan(ictx_t *c);
 int dcpi__interp_rcx(ictx_t *c);

@@ -2,10 +2,10 @@
  * interp.c - the x86-64 result interpreter of the regs backend (see interp.h): evaluates
  * register/immediate-only integer instructions from the registers before them, with the
  * status flags they write.
- * Two files: this one (~600 lines) holds the dispatch table (a case per mnemonic family) and the
- * common families; interp2.c the less common ones (div/idiv, bt*, bit scans, rcl/rcr, shld/shrd),
- * which would push one file past 800 lines. They share the state and flag helpers through
- * interp-int.h; check_interp checks both against the CPU.
+ * This file holds the dispatch table (a case per mnemonic family) and the conditions, moves,
+ * add/sub and logic, shifts and rotates, multiplication; interpdiv.c the division, interpbits.c the
+ * bit-level families (bt*, bit scans, rcl/rcr, shld/shrd). They share the state and flag helpers
+ * through interp-int.h; check_interp checks all of them against the CPU.
  */
 #include "core/capture/interp.h"
 

@@ -10,7 +10,8 @@
  *   shl/sal, shr, sar, rol, ror (by 1, imm8 or cl; count masked to 5 bits, 6 for 64-bit),
  *   imul (1-, 2- and 3-operand), mul (1-operand), xchg reg,reg, bswap, popcnt,
  *   div, idiv (1-operand), bt, bts, btr, btc (register or imm8 offset), lzcnt, tzcnt, bsf, bsr,
- *   rcl, rcr (by 1, imm8 or cl), shld, shrd (imm8 or cl). The last five lines: interp2.c.
+ *   rcl, rcr (by 1, imm8 or cl), shld, shrd (imm8 or cl). div/idiv: interpdiv.c; the bit-level
+ * families: interpbits.c.
  *
  * The result: the full 64-bit destination register after the instruction (32-bit writes
  * zero-extend, including cmovcc not taken and shifts by 0; 8/16-bit writes merge into the old
@@ -34,7 +35,7 @@
 #define DCPI_CORE_INTERP_H
 
 #include <stdint.h>
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 
 /* rflags status bits. */
 #define DCPI_FLAG_CF      0x001ull

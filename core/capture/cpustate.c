@@ -1,8 +1,8 @@
 /*
- * regs.c - the machine state the capture works on: perf's user registers (sub-register reads
- * and merges), effective addresses of memory operands, and decoding (Zydis 4). See regs.h.
+ * cpustate.c - the machine state the capture works on: perf's user registers (sub-register reads
+ * and merges), effective addresses of memory operands, and decoding (Zydis 4). See cpustate.h.
  */
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 
 #include <string.h>
 #include "dcpi/errno.h"

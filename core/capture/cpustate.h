@@ -1,11 +1,11 @@
 /*
- * regs.h - the machine state value capture works on: perf's x86-64 user registers as a sample
+ * cpustate.h - the machine state value capture works on: perf's x86-64 user registers as a sample
  * gives them (PERF_SAMPLE_REGS_USER, before the sampled instruction), an instruction decoded
  * with Zydis 4, and the helpers both the capture (capture.h) and the interpreter (interp.h)
  * use: sub-register reads and merges, effective addresses.
  */
-#ifndef DCPI_CORE_CAPTURE_REGS_H
-#define DCPI_CORE_CAPTURE_REGS_H
+#ifndef DCPI_CORE_CAPTURE_CPUSTATE_H
+#define DCPI_CORE_CAPTURE_CPUSTATE_H
 
 #include <stddef.h>
 #include <stdint.h>
