@@ -1,14 +1,14 @@
 /*
- * pipeline.c - the value pipeline both backends feed (see vtrace.h, vtrace-int.h): plugins and
- * their traces, hand-over to the plugins, merge of the vsamples they return into the
+ * pipeline.c - the sink every value backend feeds (see backend.h, vtrace.h, vtrace-int.h): plugins
+ * and their traces, hand-over to the plugins, merge of the vsamples they return into the
  * per-(image, plugin) value profiles, flush, counters.
  *
  * A trace goes to its plugin (vp_prof_process) when its buffer is full, when it holds
  * VSAMPLE_BUFFER_SIZE entries, when the pid changes, at the end of each ring drain, before a
  * flush and before pid's mappings change; the vsamples returned are resolved in the pid and
  * added to the (image, plugin) value profile at their offset. dcpi_vtrace_flush writes the value
- * profiles next to the PC profiles. The entries come from the regs backend (regs.c,
- * dcpi_vtrace_sample) or the step backend (step.c, dcpi_vtrace_step).
+ * profiles next to the PC profiles. The entries come in through dcpi__vtrace_put (entry.c for
+ * the regs and bp backends' CPU states, replay.c) or dcpi_vtrace_step (step.c, the step backend).
  *
  * Isolation (opts.isolate, core/plugin/vpworker.h): each plugin's trace buffer lives in memory
  * shared with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or
