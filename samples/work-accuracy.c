@@ -1,8 +1,10 @@
 /*
  * work-accuracy.c - workloads with exact value truth for bench/hotlist_accuracy.sh: one
  * instruction form per mode, written in inline asm so that the form exists exactly as named.
- *   work-accuracy MODE [MS]   run MODE for MS milliseconds of this process's CPU time (default
- *                             2000), so a competing load does not shorten the sampled work
+ *   work-accuracy MODE [MS [WAIT_MS]]   run MODE for MS milliseconds of this process's CPU time
+ *                             (default 2000), so a competing load does not shorten the sampled
+ *                             work; WAIT_MS: sleep that long first (a profiler arms itself
+ *                             before the first execution: dcpid -voracle, whose count is exact)
  * Modes (procedure, measured instruction, its values per execution):
  *   branch     acc_branch     `jbe`: taken in 80% of executions, not taken in 20%
  *   icall-reg  acc_icall_reg  `call rdx`: targets acc_t0 / acc_t1 / acc_t2 in 60 / 30 / 10%
@@ -315,10 +317,11 @@ int main(int argc, char **argv)
             m = &modes[i];
     if (!m) {
         fprintf(stderr, "usage: work-accuracy branch|icall-reg|icall-mem|size-arg|div-reg|div-mem|"
-                        "div-reg-b|div-mem-b|chase|stride [MS]\n");
+                        "div-reg-b|div-mem-b|chase|stride [MS [WAIT_MS]]\n");
         return 2;
     }
     double ms = argc > 2 ? atof(argv[2]) : 2000.0;
+    double wait_ms = argc > 3 ? atof(argv[3]) : 0.0; /* before the first round (dcpid -voracle) */
     uint64_t targets[3] = {(uintptr_t)acc_t0, (uintptr_t)acc_t1, (uintptr_t)acc_t2};
     int k = 0;
     printf("truth");
@@ -340,6 +343,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 40; i++)
         array[i] = (uint64_t)i;
     shuffle(1);
+    if (wait_ms > 0) {
+        long wms = (long)wait_ms;
+        struct timespec w = {(time_t)(wms / 1000), (wms % 1000) * 1000000L};
+        nanosleep(&w, NULL);
+    }
     uint64_t acc = 0;
     long rounds = 0;
     double start = cpu_ms(), now = start;

@@ -52,6 +52,15 @@ static const dcpi_cli_flag_t flags[] = {
      "bp backend: breakpoint hits take at most PCT% of each thread's CPU time\n"
      "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a hit costs is measured at start)",
      NULL},
+    {"-voracle", "ADDR:IMAGE",
+     "every execution of the instruction at ADDR (ELF address as dcpilist\n"
+     "shows it, or SYMBOL[+OFF]) of IMAGE, in windows: its exact values in\n"
+     "value profiles NAME.oracle beside each plugin's (slows the target)",
+     NULL},
+    {"-voracle-duty", "ON/EVERY",
+     "-voracle's windows: ON ms in every EVERY ms (" STR(DCPI_ORACLE_ON_MS) "/" STR(
+         DCPI_ORACLE_EVERY_MS) "; ON = EVERY: the whole run)",
+     NULL},
     {"-vhot", "N", "hotlist size per instruction (" STR(DCPI_VSUMMARY_DEFAULT_CAP) ")", NULL},
     {"-vhash", "N",
      "value summaries in memory (" STR(DCPI_VTRACE_DEFAULT_HASH) "); flushed early at 75%", NULL},
@@ -169,6 +178,15 @@ static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
         if (end == v || *end || !(pct >= 0.01 && pct <= 100))
             return bad("-vbudget: '%s' is not a percentage from 0.01 to 100", v);
         o->vbudget = pct;
+    } else if (strcmp(f, "-voracle") == 0) {
+        o->voracle = v;
+    } else if (strcmp(f, "-voracle-duty") == 0) {
+        unsigned on = 0, every = 0;
+        char c;
+        if (sscanf(v, "%u/%u%c", &on, &every, &c) != 2 || on == 0 || every < on || every > 3600000)
+            return bad("-voracle-duty wants ON/EVERY in ms, 0 < ON <= EVERY, not '%s'", v);
+        o->voracle_on_ms = on;
+        o->voracle_every_ms = every;
     } else if (strcmp(f, "-vhot") == 0) {
         if (numeric(f, v, DCPI_VSUMMARY_MAX_CAP, &n) < 0)
             return 2;
@@ -284,6 +302,10 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
         return bad("-vbp-first does not combine with -vregs%s", "");
     if (o->push_spool_mb && !o->push)
         return bad("-push-spool needs -push%s", "");
+    if (o->voracle && (o->nvtrace == 0 || o->vstep || (!o->pid && !o->argv)))
+        return bad("-voracle needs -vtrace, -p PID or a command, and not -vstep%s", "");
+    if (o->voracle_on_ms && !o->voracle)
+        return bad("-voracle-duty needs -voracle%s", "");
     if (o->vstep_first && !o->vstep)
         return bad("-vstep-first needs -vstep%s", "");
     return 0;

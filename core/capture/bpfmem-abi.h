@@ -8,9 +8,11 @@
 #ifndef DCPI_CORE_BPFMEM_ABI_H
 #define DCPI_CORE_BPFMEM_ABI_H
 
-#define DCPI_BPFMEM_NOREG   0xff /* no base / index register */
-#define DCPI_BPFMEM_ENTRIES 16   /* log entries per CPU (a ring; n counts them all) */
-#define DCPI_BPFMEM_MAXCPU  1024
+#define DCPI_BPFMEM_NOREG 0xff /* no base / index register */
+/* log entries per CPU (a ring; n counts them all): dcpid -voracle's period-1 breakpoint takes
+ * ~100k samples/s of a CPU, read every 4 ms or at each half-full sampling ring (~650 samples) */
+#define DCPI_BPFMEM_ENTRIES 2048
+#define DCPI_BPFMEM_MAXCPU  1024 /* the maps are sized to the possible CPUs at load */
 
 /* The memory operand: ea = disp + reg[base] + (reg[index] << shift), size bytes (1..8) read
  * there; regs are perf's numbering (core/capture/cpustate.h). on == 0: read nothing. */

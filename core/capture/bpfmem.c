@@ -32,6 +32,7 @@ struct dcpi_bpfmem {
     struct dcpi_bpfmem_op *ops;
     struct dcpi_bpfmem_log *logs;
     size_t ops_len, logs_len;
+    int ncpu;                        /* entries of both maps: the possible CPUs */
     uint64_t rd[DCPI_BPFMEM_MAXCPU]; /* log entries paired so far, per CPU */
 };
 
@@ -41,13 +42,13 @@ static int silent(enum libbpf_print_level l, const char *fmt, va_list ap)
     return 0;
 }
 
-static void *map_table(struct bpf_object *obj, const char *name, size_t elem, size_t *len)
+static void *map_table(struct bpf_object *obj, const char *name, size_t elem, int ncpu, size_t *len)
 {
     struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
     if (!map)
         return NULL;
     long page = sysconf(_SC_PAGESIZE);
-    *len = ((elem * DCPI_BPFMEM_MAXCPU + (size_t)page - 1) / (size_t)page) * (size_t)page;
+    *len = ((elem * (size_t)ncpu + (size_t)page - 1) / (size_t)page) * (size_t)page;
     void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
     return p == MAP_FAILED ? NULL : p;
 }
@@ -64,14 +65,24 @@ int dcpi_bpfmem_open(dcpi_bpfmem_t **out, char *err)
         rc = dcpi__errf(err, dcpi__errno_code(errno), "BPF object: %s", strerror(errno));
         goto fail;
     }
+    /* a log is 64 KB: one per possible CPU, not DCPI_BPFMEM_MAXCPU */
+    m->ncpu = libbpf_num_possible_cpus();
+    if (m->ncpu <= 0 || m->ncpu > DCPI_BPFMEM_MAXCPU)
+        m->ncpu = DCPI_BPFMEM_MAXCPU;
+    struct bpf_map *ops = bpf_object__find_map_by_name(m->obj, "dcpi_ops");
+    struct bpf_map *logs = bpf_object__find_map_by_name(m->obj, "dcpi_logs");
+    if (ops && logs &&
+        (bpf_map__set_max_entries(ops, (__u32)m->ncpu) < 0 ||
+         bpf_map__set_max_entries(logs, (__u32)m->ncpu) < 0))
+        m->ncpu = DCPI_BPFMEM_MAXCPU;
     if ((rc = bpf_object__load(m->obj)) < 0) {
         rc = dcpi__errf(err, dcpi__errno_code(-rc), "BPF load: %s", strerror(-rc));
         goto fail;
     }
     struct bpf_program *prog = bpf_object__find_program_by_name(m->obj, "dcpi_bpfmem");
     m->prog_fd = prog ? bpf_program__fd(prog) : -1;
-    m->ops = map_table(m->obj, "dcpi_ops", sizeof *m->ops, &m->ops_len);
-    m->logs = map_table(m->obj, "dcpi_logs", sizeof *m->logs, &m->logs_len);
+    m->ops = map_table(m->obj, "dcpi_ops", sizeof *m->ops, m->ncpu, &m->ops_len);
+    m->logs = map_table(m->obj, "dcpi_logs", sizeof *m->logs, m->ncpu, &m->logs_len);
     if (m->prog_fd < 0 || !m->ops || !m->logs) {
         rc = dcpi__errf(err, DCPI_EFORMAT, "BPF: program or maps missing or not mappable");
         goto fail;
@@ -138,7 +149,7 @@ static int recipe(const dcpi_insn_t *insn, struct dcpi_bpfmem_op *op)
 
 void dcpi_bpfmem_set(dcpi_bpfmem_t *m, int cpu, const dcpi_insn_t *insn)
 {
-    if (cpu < 0 || cpu >= DCPI_BPFMEM_MAXCPU)
+    if (cpu < 0 || cpu >= m->ncpu)
         return;
     struct dcpi_bpfmem_op op = {0};
     if (!insn || recipe(insn, &op) < 0)
@@ -151,7 +162,7 @@ void dcpi_bpfmem_set(dcpi_bpfmem_t *m, int cpu, const dcpi_insn_t *insn)
 int dcpi_bpfmem_next(dcpi_bpfmem_t *m, int cpu, dcpi_regs_t *regs)
 {
     regs->mem_ok = 0;
-    if (cpu < 0 || cpu >= DCPI_BPFMEM_MAXCPU || (regs->valid & DCPI_KEY_MASK) != DCPI_KEY_MASK)
+    if (cpu < 0 || cpu >= m->ncpu || (regs->valid & DCPI_KEY_MASK) != DCPI_KEY_MASK)
         return 0;
     unsigned long long g[32] = {0};
     for (int i = 0; i < DCPI_REG_COUNT; i++)

@@ -22,6 +22,8 @@
 #define DCPI_DAEMON_DEFAULT_VBURST_PTRACE 16
 #define DCPI_DAEMON_DEFAULT_VSTEP_RATE    100 /* -vrate with -vstep: bursts/s per thread */
 #define DCPI_DAEMON_DEFAULT_VBUDGET       2.0 /* -vbudget: % of a thread's CPU for bp traps */
+#define DCPI_ORACLE_ON_MS                 20  /* -voracle-duty: windows of 20 ms ... */
+#define DCPI_ORACLE_EVERY_MS              200 /* ... one in every 200 ms */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -64,6 +66,8 @@ typedef struct dcpi_daemon_opts {
     const char *push;       /* -push URL: every flush to the fleet store (docs/fleet.md) */
     unsigned push_spool_mb; /* -push-spool MB: bound of the spool (0: 64) */
     double duty;            /* -duty FRACTION: sample in random windows of this share (0: 1) */
+    const char *voracle;    /* -voracle ADDR:IMAGE: every execution of one instruction */
+    unsigned voracle_on_ms, voracle_every_ms; /* -voracle-duty ON/EVERY (0: 20/200) */
 } dcpi_daemon_opts_t;
 
 /*

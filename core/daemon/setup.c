@@ -244,6 +244,7 @@ static int setup_values(daemon_t *d, char *err)
     vo.record = o->vrecord;
     char why[DCPI_ERRLEN] = ""; /* why not the bp backend */
     int use_bp = 0;
+    vo.oracle = o->voracle != NULL;
     if (!o->vstep && !o->vregs) {
         use_bp = dcpi_bp_probe(why) == 0;
         if (!use_bp)
@@ -329,6 +330,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
         return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
     rc = rc < 0 ? rc : dcpi_vbackend_start(d->vb, d->smp, err);
+    rc = rc < 0 ? rc : dcpi__daemon_oracle_new(d, err);
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
@@ -353,6 +355,7 @@ void dcpi__daemon_cleanup(daemon_t *d)
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
+    dcpi__daemon_oracle_free(d); /* its events write into the sampler's rings */
     /* the backend before the sampler (its breakpoints write into the rings) and the sink (its
      * step encoders write into the sink's traces) */
     dcpi_vbackend_free(d->vb);

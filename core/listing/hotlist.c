@@ -107,6 +107,9 @@ const char *dcpi_listing_backend_note(const char *backend)
                "allowed, else missing";
     if (strcmp(backend, "step") == 0)
         return "single-stepped bursts: exact values, shares per execution within bursts";
+    if (strcmp(backend, "oracle") == 0)
+        return "the oracle (dcpid -voracle): every execution of the instruction in its windows, "
+               "exact there; its +-B is the sampling noise of the windows' mix, not of a sample";
     if (strcmp(backend, "replay") == 0)
         return "replayed from a values.trace recording (regs or bp backend)";
     if (strcmp(backend, "mixed") == 0)

@@ -147,6 +147,24 @@ static int name_vprofs(dcpi_lstsel_t *s, dcpi_db_file_t *files, size_t n)
     return rc;
 }
 
+/* A named plugin's oracle profile (dcpid -voracle: "NAME.oracle") is shown after it. */
+static int name_oracles(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n)
+{
+    size_t nvp = s->nvp;
+    for (size_t v = 0; v < nvp; v++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s.oracle", s->vpnames[v]);
+        for (size_t i = 0; i < n; i++)
+            if (is_vprof_of(s, &files[i], name)) {
+                int rc = add_vpname(s, name);
+                if (rc < 0)
+                    return rc;
+                break;
+            }
+    }
+    return 0;
+}
+
 static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
 {
     dcpi_db_file_t *files = NULL;
@@ -156,8 +174,7 @@ static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
                                        ".vprof", &files, &n, err);
     if (rc < 0)
         return rc;
-    if (!named)
-        rc = name_vprofs(s, files, n);
+    rc = named ? name_oracles(s, files, n) : name_vprofs(s, files, n);
     if (rc == 0 && s->nvp == 0)
         fprintf(stderr, "%s: no value profiles of %s in epoch %s\n", s->tool, s->path, s->epoch);
     if (rc == 0)
@@ -196,6 +213,12 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
 {
     dcpi_lst_vp_t *lv = &s->ls->vp[v];
     dcpi_vp_t *plugin = dcpi_vp_find(s->plugins, s->vpnames[v]);
+    const char *dot = strrchr(s->vpnames[v], '.');
+    if (!plugin && dot && !strcmp(dot, ".oracle")) { /* NAME.oracle: formatted by NAME */
+        char name[600];
+        snprintf(name, sizeof name, "%.*s", (int)(dot - s->vpnames[v]), s->vpnames[v]);
+        plugin = dcpi_vp_find(s->plugins, name);
+    }
     lv->name = s->vpnames[v];
     lv->d = plugin ? dcpi_vp_dispatch(plugin) : NULL;
     lv->plugin = plugin ? dcpi_vp_path(plugin) : NULL;

@@ -192,27 +192,57 @@ void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
     dcpi__vtrace_take(vt, s, 0);
 }
 
+/* The sample's image, offset, mapping and decoded instruction: 0, or -1 (counted). */
+static int decode_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, dcpi_image_t **img,
+                         uint32_t *off, uint64_t *start, uint64_t *pgoff, dcpi_insn_t *insn)
+{
+    uint8_t code[15];
+    if (dcpi_loadmap_resolve(vt->lm, (pid_t)s->pid, s->ip, img, off) < 0 ||
+        dcpi_loadmap_lookup(vt->lm, (pid_t)s->pid, s->ip, img, start, pgoff) < 0) {
+        vt->unresolved++;
+        return -1;
+    }
+    ssize_t len = read_code(vt, *img, *start, *pgoff, s, code);
+    if (len <= 0) {
+        vt->nocode++;
+        return -1;
+    }
+    if (dcpi_capture_decode(code, (size_t)len, s->ip, insn) < 0 || insn->inst.opc >= vt->nkeys) {
+        vt->unresolved++;
+        return -1;
+    }
+    return 0;
+}
+
+int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+{
+    dcpi_image_t *img;
+    uint64_t start, pgoff;
+    uint32_t off;
+    dcpi_insn_t insn;
+    int took = 0;
+    if (decode_sample(vt, s, &img, &off, &start, &pgoff, &insn) < 0)
+        return 0;
+    for (unsigned i = vt->npl; i < vt->npl + vt->nor; i++) {
+        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        if (p->st.disabled || p->nval[insn.inst.opc] < 0 ||
+            !dcpi__vtrace_admits(vt, p, img, off, &insn.inst))
+            continue;
+        p->st.seen++;
+        encode(vt, p, &insn, s, img->index);
+        took = 1;
+    }
+    return took;
+}
+
 void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
     uint32_t off;
-    uint8_t code[15];
     dcpi_insn_t insn;
-    if (dcpi_loadmap_resolve(vt->lm, (pid_t)s->pid, s->ip, &img, &off) < 0 ||
-        dcpi_loadmap_lookup(vt->lm, (pid_t)s->pid, s->ip, &img, &start, &pgoff) < 0) {
-        vt->unresolved++;
+    if (decode_sample(vt, s, &img, &off, &start, &pgoff, &insn) < 0)
         return;
-    }
-    ssize_t len = read_code(vt, img, start, pgoff, s, code);
-    if (len <= 0) {
-        vt->nocode++;
-        return;
-    }
-    if (dcpi_capture_decode(code, (size_t)len, s->ip, &insn) < 0 || insn.inst.opc >= vt->nkeys) {
-        vt->unresolved++;
-        return;
-    }
     int admitted = -1; /* decided at the first candidate (the recorder is one for all) */
     if (vt->rec.tf) {
         admitted = always || admit(vt, s);

@@ -133,11 +133,38 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     return 0;
 }
 
+/* p's oracle twin t: p's dispatch and specification (vp_prof_init is not called again), its
+ * own buffer, worker, key tables and value profiles, named "NAME.oracle". */
+static int init_oracle(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *t, const dcpi_vtrace_plugin_t *p,
+                       char *err)
+{
+    t->vp = p->vp;
+    t->d = p->d;
+    t->spec = p->spec;
+    t->oracle = 1;
+    snprintf(t->oname, sizeof t->oname, "%s.oracle", p->name);
+    t->name = t->oname;
+    if (vt->o.isolate) {
+        int rc =
+            dcpi_vpworker_new(t->d, t->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &t->w, err);
+        if (rc < 0)
+            return rc;
+        dcpi_vpworker_set_backend(t->w, backend_of(vt));
+        t->buf = dcpi_vpworker_inbuf(t->w);
+    } else {
+        t->buf = malloc(DCPI_VTRACE_BUF_BYTES);
+    }
+    if (!t->buf || build_keys(vt, t) < 0 || dcpi__vtrace_select_init(t) < 0)
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", t->name);
+    trace_encoder_init(&t->enc, t->buf, DCPI_VTRACE_BUF_BYTES);
+    return 0;
+}
+
 static void free_plugin(dcpi_vtrace_plugin_t *p)
 {
     /* dcpid's own copy of the plugin's state (vp_prof_init ran here, before any worker was
-     * forked) is released here; a worker releases its copy itself. */
-    if (p->spec && p->d->vp_prof_done)
+     * forked) is released here; a worker releases its copy itself. A twin shares its plugin's. */
+    if (p->spec && p->d->vp_prof_done && !p->oracle)
         p->d->vp_prof_done();
     for (unsigned i = 0; i < p->nslots; i++)
         dcpi_vprof_free(p->slots[i].vp);
@@ -155,7 +182,7 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
 {
     unsigned n = dcpi_vp_count(set);
     dcpi_vtrace_t *vt = calloc(1, sizeof *vt);
-    if (!vt || !(vt->pl = calloc(n ? n : 1, sizeof *vt->pl))) {
+    if (!vt || !(vt->pl = calloc((n ? n : 1) * (o->oracle ? 2 : 1), sizeof *vt->pl))) {
         free(vt);
         return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
     }
@@ -174,6 +201,14 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
             return rc;
         }
     }
+    for (unsigned i = 0; o->oracle && i < n; i++, vt->nor++) {
+        int rc = init_oracle(vt, &vt->pl[n + i], &vt->pl[i], err);
+        if (rc < 0) {
+            vt->nor++;
+            dcpi_vtrace_free(vt);
+            return rc;
+        }
+    }
     if (vt->o.record && dcpi__vtrace_rec_build(vt) < 0) {
         dcpi_vtrace_free(vt);
         return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
@@ -188,7 +223,7 @@ void dcpi_vtrace_free(dcpi_vtrace_t *vt)
         return;
     dcpi_vtrace_end_drain(vt);
     dcpi__vtrace_rec_free(vt);
-    for (unsigned i = 0; i < vt->npl; i++)
+    for (unsigned i = 0; i < vt->npl + vt->nor; i++)
         free_plugin(&vt->pl[i]);
     dcpi__vtrace_close_code(vt);
     dcpi__vtrace_select_free(vt);
@@ -375,7 +410,7 @@ void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
 void dcpi_vtrace_end_drain_batched(dcpi_vtrace_t *vt, uint64_t now_ns)
 {
     int due = now_ns >= vt->handed_ns + DCPI_VTRACE_BATCH_MS * 1000000ull;
-    for (unsigned i = 0; !due && i < vt->npl; i++)
+    for (unsigned i = 0; !due && i < vt->npl + vt->nor; i++)
         due = trace_encoder_entries(&vt->pl[i].enc) >= VSAMPLE_BUFFER_SIZE / 2;
     if (due)
         dcpi_vtrace_end_drain(vt);
@@ -386,14 +421,14 @@ void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     vt->handed_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    for (unsigned i = 0; i < vt->npl; i++)
+    for (unsigned i = 0; i < vt->npl + vt->nor; i++)
         dcpi__vtrace_hand_over(vt, &vt->pl[i]);
     dcpi__vtrace_rec_hand_over(vt);
 }
 
 void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
 {
-    for (unsigned i = 0; i < vt->npl; i++)
+    for (unsigned i = 0; i < vt->npl + vt->nor; i++)
         if (trace_encoder_entries(&vt->pl[i].enc) && vt->pl[i].enc.pid == (unsigned)pid)
             dcpi__vtrace_hand_over(vt, &vt->pl[i]);
     dcpi__vtrace_rec_pid_event(vt, pid);
@@ -438,7 +473,7 @@ static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
     rc = rc ? rc : dcpi_vprof_set(vp, "path", img->path);
     rc = rc ? rc : dcpi_vprof_set(vp, "vprof", p->name);
     rc = rc ? rc : dcpi_vprof_set(vp, "contexts", vt->o.contexts ? "1" : "0");
-    rc = rc ? rc : dcpi_vprof_set(vp, "backend", backend_of(vt));
+    rc = rc ? rc : dcpi_vprof_set(vp, "backend", p->oracle ? "oracle" : backend_of(vt));
     if (fi->origin)
         rc = rc ? rc : dcpi_vprof_set(vp, "origin", fi->origin);
     snprintf(num, sizeof num, "%" PRIu64, lost);
@@ -499,7 +534,7 @@ static int check_exclusive(const dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info
 {
     char dir[VPROF_DIR_LEN], file[VPROF_FILE_LEN];
     struct stat sb;
-    for (unsigned i = 0; i < vt->npl; i++) {
+    for (unsigned i = 0; i < vt->npl + vt->nor; i++) {
         const dcpi_vtrace_plugin_t *p = &vt->pl[i];
         for (unsigned im = 0; im < p->nslots; im++) {
             if (!to_write(p, im, fi))
@@ -526,7 +561,7 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
             *failed = 1;
         return last;
     }
-    for (unsigned i = 0; i < vt->npl; i++) {
+    for (unsigned i = 0; i < vt->npl + vt->nor; i++) {
         dcpi_vtrace_plugin_t *p = &vt->pl[i];
         for (unsigned im = 0; im < p->nslots; im++) {
             if (!to_write(p, im, fi))
@@ -569,14 +604,19 @@ unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt)
     return vt->npl;
 }
 
+unsigned dcpi_vtrace_noracles(const dcpi_vtrace_t *vt)
+{
+    return vt->nor;
+}
+
 const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i)
 {
-    return i < vt->npl ? vt->pl[i].name : NULL;
+    return i < vt->npl + vt->nor ? vt->pl[i].name : NULL;
 }
 
 void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out)
 {
-    if (i < vt->npl)
+    if (i < vt->npl + vt->nor)
         *out = vt->pl[i].st;
     else
         memset(out, 0, sizeof *out);

@@ -70,6 +70,10 @@ typedef struct dcpi_vtrace_plugin {
     int error_logged;
     dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
     char why[DCPI_ERRLEN]; /* why it was disabled */
+    /* An oracle twin (opts.oracle): the plugin's dispatch and specification, its own trace,
+     * worker and value profiles ("NAME.oracle"), fed only by dcpi_vtrace_oracle_sample. */
+    int oracle;
+    char oname[272];
 } dcpi_vtrace_plugin_t;
 
 /* The recorder (-vrecord): its trace and the recording vlist per key. */
@@ -93,8 +97,8 @@ struct dcpi_vtrace {
     dcpi_loadmap_t *lm;
     uint64_t handed_ns; /* CLOCK_MONOTONIC of the last dcpi_vtrace_end_drain */
     dcpi_vtrace_opts_t o;
-    dcpi_vtrace_plugin_t *pl;
-    unsigned npl;
+    dcpi_vtrace_plugin_t *pl; /* npl plugins, then nor oracle twins (opts.oracle) */
+    unsigned npl, nor;
     trace_opc_t nkeys;
     uint64_t regs_mask;
     double burst;

@@ -79,6 +79,10 @@ typedef struct dcpi_vtrace_opts {
     /* Appended to the line that says a plugin was disabled (NULL: nothing), e.g. dcpireplay's
      * "; its value profiles are not written". */
     const char *disable_note;
+    /* dcpid -voracle: every plugin gets an oracle twin: the same plugin (dispatch and
+     * specification), its own trace and worker, its vsamples in value profiles named
+     * "NAME.oracle" (header backend "oracle"), fed only by dcpi_vtrace_oracle_sample. */
+    int oracle;
 } dcpi_vtrace_opts_t;
 
 /* One user-mode sample as the regs backend sees it. */
@@ -190,6 +194,14 @@ uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
 
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
 struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
+
+/* ---- the oracle (dcpid -voracle, opts.oracle) ----
+ * A sample of the oracle's period-1 breakpoint into the oracle twins' traces only (always
+ * admitted): 1 when some twin took it, 0 when none has a vlist for the instruction (or it could
+ * not be resolved or decoded). Twins are indexed after the plugins: dcpi_vtrace_plugin_name
+ * and _stats take nplugins() + i for the i-th of dcpi_vtrace_noracles(). */
+int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
+unsigned dcpi_vtrace_noracles(const dcpi_vtrace_t *vt);
 
 /* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
