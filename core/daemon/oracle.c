@@ -42,7 +42,7 @@
 #include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/capture/bpfmem.h"
-#include "core/capture/regs.h"
+#include "core/capture/cpustate.h"
 #include "core/daemon/daemon-int.h"
 #include "core/daemon/daemon.h"
 #include "core/image/symbols.h"
