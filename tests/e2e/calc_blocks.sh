@@ -24,7 +24,7 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 [ "$fails" -eq 0 ] || exit 1
 
 FREQ=${DCPI_TEST_FREQ:-1000}
-MS=$(awk -v f="$FREQ" 'BEGIN { printf "%d", 2500 * 1000 / f }') # ~2500 samples at any rate
+MS=$(awk -v f="$FREQ" -v ms="$(stat_ms 2500)" 'BEGIN { printf "%d", ms * 1000 / f }') # ~2500 samples at any rate
 W=$BIN/samples/work-calc
 # chain_block K: the block whose instructions hold 16 "imul ..., 0xK" (the then-block K=3, the
 # else-block K=5)

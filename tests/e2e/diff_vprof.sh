@@ -28,7 +28,7 @@ W=$BIN/samples/work-accuracy
 VP=$BIN/samples/vp-acc.so
 D=$BIN/dcpidiff
 NMIN=800
-MS=${DCPI_TEST_MS:-4000}
+MS=${DCPI_TEST_MS:-$(stat_ms 4000)}
 LEVEL=1e-6
 INSN=' div rcx \[vp-acc\]$'
 

@@ -20,7 +20,7 @@ export WORK_JIT_KEEP_MAP=1 # the map outlives the run, as real JITs leave theirs
 # 1 s of the loop, each run redone 2 and 4 s long until it has 500 samples (lib/stats.sh)
 run() {
     rm -rf "$T/db"
-    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $((1000 * $1)) map >/dev/null 2>"$T/err" ||
+    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $(($(stat_ms 1000) * $1)) map >/dev/null 2>"$T/err" ||
         fail "dcpid -- work-jit failed: $(cat "$T/err")"
     grep -q 'warning' "$T/err" && fail "a warning for a run whose JIT code has a perf map: $(cat "$T/err")"
     "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
@@ -37,7 +37,7 @@ ours=$(awk '{sub("%", "", $2); print $2}' <<<"$row")
 
 e2e_require perf linux-perf
 prun() {
-    to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- "$BIN/samples/work-jit" $((1000 * $1)) map >/dev/null 2>"$T/perr" ||
+    to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- "$BIN/samples/work-jit" $(($(stat_ms 1000) * $1)) map >/dev/null 2>"$T/perr" ||
         e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
     PIDS="$PIDS $(perf script -i "$T/perf.data" -F pid 2>/dev/null | awk 'NF {print $1; exit}')"
     pn=$(perf script -i "$T/perf.data" -F ip 2>/dev/null | wc -l)
@@ -55,7 +55,7 @@ stat_same "jit_countdown share, dcpi vs perf" "$ours" "$total" "$theirs" "$pn" |
 MODE=widemap
 run() {
     rm -rf "$T/db"
-    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $((1000 * $1)) $MODE >/dev/null 2>"$T/err" ||
+    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-jit" $(($(stat_ms 1000) * $1)) $MODE >/dev/null 2>"$T/err" ||
         fail "dcpid -- work-jit $MODE failed: $(cat "$T/err")"
     "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
     total=$(awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}' "$T/prof")

@@ -27,7 +27,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-MS=${DCPI_TEST_MS:-4000}
+MS=${DCPI_TEST_MS:-$(stat_ms 4000)}
 NMIN=500
 
 for f in dcpid dcpilist samples/work-accuracy; do

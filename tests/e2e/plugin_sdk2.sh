@@ -25,7 +25,7 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 run() {
     rm -rf "$T/db"
     # -vbudget 10: volume for the check (the default 2% gives the call ~50 value samples/s here)
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$VP" -vbudget 10 -- "$W" icall-reg $((4000 * $1)) \
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$VP" -vbudget 10 -- "$W" icall-reg $(($(stat_ms 4000) * $1)) \
         >"$T/out" 2>"$T/err" || fail "dcpid failed: $(cat "$T/err")"
     grep -q '^dcpid: value profiler vp-icall: [0-9]* traces, [1-9][0-9]* vsamples' "$T/err" ||
         fail "no vsamples: $(cat "$T/err")"

@@ -25,7 +25,7 @@ e2e_probe_cpu_clock "cpu-clock sampling with call chains" -g
 # 1.5 s of CPU (3, 6 s when it gave fewer than 1000 samples)
 run() {
     rm -rf "$T/db"
-    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -- "$W" $((1500 * $1)) >"$T/out" 2>"$T/err" ||
+    to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -- "$W" $(($(stat_ms 1500) * $1)) >"$T/out" 2>"$T/err" ||
         fail "dcpid -g failed: $(cat "$T/err")"
     ls "$T"/db/*/*/stacks/cpu-clock.stk >/dev/null 2>&1 || fail "no stacks/cpu-clock.stk written"
     "$BIN/dcpiprof" -db "$T/db" -csl >"$T/prof.csv" 2>&1 || fail "dcpiprof: $(cat "$T/prof.csv")"

@@ -32,10 +32,10 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 # warm have 1000 samples (lib/stats.sh stat_until)
 run() {
     rm -rf "$T/db"
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $((2500 * $1)) >"$T/out.a" 2>"$T/err.a" ||
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 2500) * $1)) >"$T/out.a" 2>"$T/err.a" ||
         { fail "dcpid (mode a): $(tail -1 "$T/err.a")"; return 1; }
     sleep 1 # a new epoch name (they have a resolution of one second)
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $((1500 * $1)) >/dev/null 2>"$T/err.b" ||
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $(($(stat_ms 1500) * $1)) >/dev/null 2>"$T/err.b" ||
         { fail "dcpid (mode b): $(tail -1 "$T/err.b")"; return 1; }
 }
 count() {

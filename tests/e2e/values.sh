@@ -61,7 +61,7 @@ fi
 run() {
     rm -rf "$T/db"
     to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr \
-        -- "$W" "$(stat_scale_ms $((4000 * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
+        -- "$W" "$(stat_scale_ms $(($(stat_ms 4000) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
 }
 count() {
     local a b

@@ -23,7 +23,7 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 NMIN=500
-MS=${DCPI_TEST_MS:-5000}
+MS=${DCPI_TEST_MS:-$(stat_ms 5000)}
 
 for f in dcpid dcpilist dcpictl samples/work-accuracy samples/vp-acc.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"

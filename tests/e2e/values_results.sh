@@ -31,7 +31,8 @@ grep -q 'memory values read by BPF' <<<"$log" ||
 
 # run BE: the payload load's hotlist line in $T/BE.line, runs doubled until NMIN
 run() {
-    local be=$1 ms=6000 args=(-vbudget 8) line n
+    local be=$1 ms args=(-vbudget 8) line n
+    ms=$(stat_ms 6000)
     [ "$be" = step ] && args=(-vstep -vrate 1000)
     for _ in 1 2 3; do
         rm -rf "$T/$be"
@@ -43,8 +44,8 @@ run() {
             awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
         [ -n "$line" ] || fail "$be: no hotlist on the payload load: $(cat "$T/$be.list")"
         n=$(vtot "$line")
-        [ "$n" -ge $NMIN ] 2>/dev/null && break
-        echo "$be: $n value samples in $ms ms, need $NMIN: again, twice as long"
+        [ "$n" -ge "$(stat_need $NMIN)" ] 2>/dev/null && break
+        echo "$be: $n value samples in $ms ms, need $(stat_need $NMIN): again, twice as long"
         ms=$((ms * 2))
     done
     echo "$line" >"$T/$be.line"

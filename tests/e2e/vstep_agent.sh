@@ -167,7 +167,7 @@ if [ ${#MEMVAL[@]} -gt 0 ]; then
     brun() {
         rm -rf "$T/br"
         to 300 "$BIN/dcpid" -db "$T/br" -event cpu-clock -vtrace "$P/vp-taken.so" -vstep -vrate 1000 \
-            -- "$W" -j $((2000 * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
+            -- "$W" -j $(($(stat_ms 2000) * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
         to 60 "$BIN/dcpilist" -db "$T/br" -asm -vtrace "$P/vp-taken.so" -vshow 8 -vcutoff 0 \
             branch_pass "$W" >"$T/taken" 2>&1 || fail "dcpilist vp-taken: $(cat "$T/taken")"
         # (the listing names a jump's target as objdump does: "jz 11a0 <branch_pass+0x20>")

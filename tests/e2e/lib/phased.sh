@@ -6,7 +6,7 @@
 # PHASED_NMIN value samples (at most 3 runs, from PHASED_MS ms of the workload's CPU time), then
 # every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
-PHASED_MS=${PHASED_MS:-2500}
+PHASED_MS=${PHASED_MS:-$(stat_ms 2500)}
 # the volume, not the mechanism: which executions an arm takes does not depend on the budget,
 # which only sets how often arms come (the default 2% gives ~400 value samples/s here)
 PHASED_BUDGET=${PHASED_BUDGET:-8}
@@ -52,8 +52,8 @@ phased_check() {
         line=$(grep -E ' div +rcx' "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
         [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
         n=$(vtot "$line")
-        awk -v n="$n" -v m="$PHASED_NMIN" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' && break
-        echo "$mode: $n value samples in a run of $ms ms, fewer than $PHASED_NMIN: again, twice as long"
+        awk -v n="$n" -v m="$(stat_need "$PHASED_NMIN")" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' && break
+        echo "$mode: $n value samples in a run of $ms ms, fewer than $(stat_need "$PHASED_NMIN"): again, twice as long"
         ms=$((ms * 2))
     done
     echo "$mode: $(grep -h 'bp backend: [0-9]' "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"

@@ -11,6 +11,30 @@
 
 STAT_Z=${STAT_Z:-5.5}
 STAT_ROUND=${STAT_ROUND:-0.05}
+# DCPI_TEST_QUICK=1 (make test's ASan+UBSan pass): that pass is there for memory and undefined-
+# behaviour errors, which the same code paths show with fewer samples; the first pass checks the
+# statistics at full power. Quick asks a quarter of each minimum sample count (at least 100) and
+# of each base run length (stat_ms); tolerances still come from the counts seen, so every check
+# keeps its false-failure rate and only loses power.
+STAT_QUICK=${DCPI_TEST_QUICK:-0}
+
+# stat_need N: the minimum sample count to ask for: N, or a quarter of it (at least 100) when quick
+stat_need() {
+    if [ "$STAT_QUICK" = 1 ]; then
+        awk -v n="$1" 'BEGIN { n = int(n / 4); print n < 100 ? 100 : n }'
+    else
+        echo "$1"
+    fi
+}
+
+# stat_ms MS: a base run length in milliseconds: MS, or a quarter of it (at least 250) when quick
+stat_ms() {
+    if [ "$STAT_QUICK" = 1 ]; then
+        awk -v n="$1" 'BEGIN { n = int(n / 4); print n < 250 ? 250 : n }'
+    else
+        echo "$1"
+    fi
+}
 
 # stat_tol P N: the tolerance (points) for a share of P percent estimated from N samples.
 stat_tol() {
@@ -18,8 +42,11 @@ stat_tol() {
         'BEGIN { p /= 100; printf "%.2f", z * sqrt(p * (1 - p) / n) * 100 + r }'
 }
 
-# stat_min WHAT N NMIN: fails (returns 1, prints why) when N is not a number >= NMIN.
+# stat_min WHAT N NMIN: fails (returns 1, prints why) when N is not a number >= NMIN (stat_need).
 stat_min() {
+    local need
+    need=$(stat_need "$3")
+    set -- "$1" "$2" "$need"
     if ! awk -v n="$2" -v m="$3" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }'; then
         echo "$1: '$2' samples, need at least $3 for the statistical checks"
         return 1
@@ -67,7 +94,8 @@ stat_same() {
 # fails; otherwise 0, also when even MAXSCALE gave too few (the caller's stat_min says so).
 # Sets STAT_SCALE and STAT_N.
 stat_until() {
-    local nmin=$1 max=$2 run=$3 count=$4 next
+    local nmin max=$2 run=$3 count=$4 next
+    nmin=$(stat_need "$1")
     shift 4
     STAT_SCALE=1
     while :; do
