@@ -599,12 +599,18 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err)
     return 0;
 }
 
+int dcpi_cli_fleet_filter(const dcpi_cli_t *cli, dcpi_fleet_filter_t *flt, char *err)
+{
+    *flt = (dcpi_fleet_filter_t){
+        .hosts = cli->hosts, .procsel = &cli->procsel, .build_id = cli->build_id};
+    return parse_times(cli, &flt->since, &flt->until, err);
+}
+
 /* -fleet URL: the fleet store's samples, selected by -host, -since, -until, -pid, -comm. */
 static int load_fleet(dcpi_cli_t *cli, dcpi_profset_t **out, char *err)
 {
-    dcpi_fleet_filter_t flt = {
-        .hosts = cli->hosts, .procsel = &cli->procsel, .build_id = cli->build_id};
-    int rc0 = parse_times(cli, &flt.since, &flt.until, err);
+    dcpi_fleet_filter_t flt;
+    int rc0 = dcpi_cli_fleet_filter(cli, &flt, err);
     if (rc0 < 0)
         return rc0;
     snprintf(cli->epoch, sizeof cli->epoch, "fleet");

@@ -33,6 +33,7 @@
 #define DCPI_CLI_CLI_H
 
 #include <stdio.h>
+#include "core/fleet/query.h"
 #include "core/model/profset.h"
 #include "core/store/db.h"
 
@@ -156,5 +157,9 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);
 /* dcpi_profset_load of cli's resolved db/epoch/platform (resolving first when cli->epoch is
  * empty), with the tool name in front of every error. */
 int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err);
+/* With -fleet: the selection of -host, -since, -until, -pid, -comm (and a build-id) as the
+ * fleet's filter (core/fleet/query.h), for the tools' other fleet queries; flt borrows from
+ * cli. 0, or a bad time's error. */
+int dcpi_cli_fleet_filter(const dcpi_cli_t *cli, dcpi_fleet_filter_t *flt, char *err);
 
 #endif

@@ -121,6 +121,26 @@ static int parse_opts(ctx_t *c)
 
 /* ---- main flow ---- */
 
+/* -fleet -vprof: the image's hotlists merged over the selected hosts in the store. */
+static int fleet_values(ctx_t *c, const char *const *dirs, char *err)
+{
+    dcpi_fleet_filter_t flt;
+    char **names = NULL;
+    dcpi_vprof_t **vps = NULL;
+    size_t n = 0;
+    int rc = dcpi_cli_fleet_filter(&c->cli, &flt, err);
+    if (rc == 0)
+        rc = dcpi_fleet_vprofs(c->cli.fleet_url, &flt, c->sel.info.id, &names, &vps, &n, err);
+    if (rc == 0)
+        rc = dcpi_lstsel_values_given(&c->sel, dirs, c->o.vtrace, (size_t)c->o.nvtrace,
+                                      c->o.insecure, names, vps, n, err);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(vps);
+    return rc;
+}
+
 /* The listing up to the point where it can be printed; 0, or 1 after its message. */
 static int prepare(ctx_t *c)
 {
@@ -136,7 +156,9 @@ static int prepare(ctx_t *c)
                          .nepochs = c->cli.fleet_url ? 0 : c->cli.nepochs,
                          .platform = c->cli.platform};
     int rc = dcpi_lstsel_open(s, c->proc_arg, c->image_arg, c->o.pfile, err);
-    if (rc == 0 && c->o.vprof)
+    if (rc == 0 && c->o.vprof && c->cli.fleet_url)
+        rc = fleet_values(c, dirs, err);
+    else if (rc == 0 && c->o.vprof)
         rc = dcpi_lstsel_values(s, dirs, c->o.vtrace, (size_t)c->o.nvtrace, c->o.insecure, err);
     if (rc == 0)
         rc = dcpi_lstsel_build(s, err);

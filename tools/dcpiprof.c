@@ -79,6 +79,19 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **
     return 0;
 }
 
+typedef struct fleet_ctx {
+    const char *url;
+    const dcpi_fleet_filter_t *flt;
+} fleet_ctx_t;
+
+/* -fleet: the children column from the store's call chains of the sort event. */
+static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
+                        dcpi_stackprof_t **sp, char *err)
+{
+    const fleet_ctx_t *fc = arg;
+    return dcpi_fleet_stacks(fc->url, fc->flt, set, event, sp, err);
+}
+
 /* Filter by the image operands, then print the report. Returns the exit status. */
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
                const char *mapfile, int json)
@@ -87,8 +100,19 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
     o->db = cli->db;
     o->epoch = cli->epoch;
     o->platform = cli->platform;
-    /* children come from the epochs' stack profiles (merged): none for -pid/-comm or the fleet */
-    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm || cli->fleet_url;
+    /* children come from the epochs' stack profiles (merged), or the fleet's chains: none for
+     * -pid/-comm */
+    o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm;
+    dcpi_fleet_filter_t flt;
+    fleet_ctx_t fc = {.url = cli->fleet_url, .flt = &flt};
+    if (cli->fleet_url) {
+        if (dcpi_cli_fleet_filter(cli, &flt, err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        o->stacks = fleet_stacks;
+        o->stacks_arg = &fc;
+    }
     o->epochs = (const char *const *)cli->epochs;
     o->nepochs = cli->fleet_url ? 0 : cli->nepochs;
     if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)

@@ -217,15 +217,13 @@ static int on_procs(loadctx_t *c, char **fld)
 
 static int load_procs(loadctx_t *c)
 {
-    int by_pid = c->flt->procsel && c->flt->procsel->pid >= 0;
     dcpi_fbuf_t sql = {0};
     dcpi_fbuf_printf(&sql,
-                     "SELECT build_id, any(path), any(kind), any(tstart), any(tsize), event, %s, "
+                     "SELECT build_id, any(path), any(kind), any(tstart), any(tsize), event, pid, "
                      "comm, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
-                     by_pid ? "pid" : "0", dcpi_fleet_dbname(c->f), c->info->suffix);
+                     dcpi_fleet_dbname(c->f), c->info->suffix);
     dcpi_fleet_where(c->f, c->flt, 1, &sql);
-    dcpi_fbuf_printf(&sql, " GROUP BY build_id, event, %scomm ORDER BY build_id",
-                     by_pid ? "pid, " : "");
+    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, pid, comm ORDER BY build_id");
     int rc = each_row(c, &sql, 9, on_procs, c->err);
     dcpi_fbuf_free(&sql);
     return rc;

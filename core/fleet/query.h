@@ -12,6 +12,8 @@
 
 #include "core/fleet/conn.h"
 #include "core/model/profset.h"
+#include "core/store/stackprof.h"
+#include "core/store/vprof.h"
 
 typedef struct dcpi_fleet_filter {
     const char *hosts; /* comma-separated host names; NULL: every host */
@@ -25,11 +27,32 @@ typedef struct dcpi_fleet_filter {
 void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
 
 /*
- * The selected samples as a set (flags: DCPI_PSET_LOAD_PROCS adds each image's split by command
- * name: pids differ between hosts, so the fleet's split is per command, pid 0, unless -pid asks
- * for one). "URL: reason" in err. An empty selection gives an empty set.
+ * The selected samples as a set (flags: DCPI_PSET_LOAD_PROCS adds each image's split by process,
+ * pid and command name as the hosts recorded them: one host's split is its local one; equal
+ * (pid, command) pairs of several hosts add up). "URL: reason" in err. An empty selection gives
+ * an empty set.
  */
 int dcpi_fleet_load(const char *url, const dcpi_fleet_filter_t *flt, int flags,
                     dcpi_profset_t **out, char *err);
+
+/*
+ * The value hotlists of image build_id in the selection (-pid/-comm do not apply: hotlists are
+ * per image): one value profile per plugin, every host's and epoch's summaries merged in the
+ * store as dcpi_vsummary_merge merges them (queryvals.c), with the header keys a listing reads
+ * (vprof, image, tstart, tsize, contexts, backend: "mixed" when hosts differ, path). names[i] and
+ * vps[i] are the caller's (free, dcpi_vprof_free, then both arrays). None: *n = 0.
+ */
+int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const char *build_id,
+                      char ***names, dcpi_vprof_t ***vps, size_t *n, char *err);
+
+/*
+ * The call chains of event in the selection (-pid/-comm do not apply) summed per chain in the
+ * store (weighted by 1/duty) as a stack profile: its images are the chains' build-ids and text
+ * starts, with the path of set's image of the same id and text start (a frame in an image
+ * without samples in set has no path: it is named only through set). *out NULL when there are
+ * none.
+ */
+int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcpi_profset_t *set,
+                      const char *event, dcpi_stackprof_t **out, char *err);
 
 #endif

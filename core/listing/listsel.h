@@ -103,6 +103,13 @@ uint64_t dcpi_lstsel_symbol_end(const dcpi_symtab_t *st, const dcpi_symbol_t *sy
 int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
                        size_t n, int insecure, char *err);
 
+/* dcpi_lstsel_values with the image's value profiles given instead of read from the epoch
+ * (the fleet's, merged over its hosts): vps[i] is the profile of plugin vpnames[i]; every vps[i]
+ * is taken (freed with s, or here when not shown), vpnames stays the caller's. */
+int dcpi_lstsel_values_given(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
+                             size_t n, int insecure, char **vpnames, dcpi_vprof_t **vps,
+                             size_t nvps, char *err);
+
 /* The listing of the procedure: decoded, its samples of every event of the image attributed,
  * the value profiles attached. */
 int dcpi_lstsel_build(dcpi_lstsel_t *s, char *err);

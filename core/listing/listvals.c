@@ -193,6 +193,55 @@ int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *co
     return rc;
 }
 
+/* Take the given value profiles (names[i], vps[i]) for those to show; the others are freed. */
+static int take_given(dcpi_lstsel_t *s, char **names, dcpi_vprof_t **vps, size_t n, int named,
+                      char *err)
+{
+    int rc = 0;
+    for (size_t i = 0; !named && rc == 0 && i < n; i++)
+        rc = add_vpname(s, names[i]);
+    if (rc == 0 && !(s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs))))
+        rc = DCPI_ENOMEM;
+    for (size_t v = 0; rc == 0 && v < s->nvp; v++) {
+        for (size_t i = 0; i < n && !s->vprofs[v]; i++)
+            if (vps[i] && !strcmp(names[i], s->vpnames[v])) {
+                s->vprofs[v] = vps[i];
+                vps[i] = NULL;
+            }
+        if (!s->vprofs[v]) {
+            char there[512] = "";
+            size_t used = 0;
+            for (size_t i = 0; i < n && used < sizeof there; i++) {
+                int w =
+                    snprintf(there + used, sizeof there - used, "%s%s", used ? ", " : "", names[i]);
+                used += w > 0 ? (size_t)w : 0;
+            }
+            rc = dcpi__errf(err, DCPI_ENOENT,
+                            "no value profile '%s' of %s in epoch %s (value profiles there: %s)",
+                            s->vpnames[v], s->path, s->epoch, there[0] ? there : "none");
+        }
+    }
+    if (rc == 0 && s->nvp == 0)
+        fprintf(stderr, "%s: no value profiles of %s in epoch %s\n", s->tool, s->path, s->epoch);
+    for (size_t i = 0; i < n; i++)
+        dcpi_vprof_free(vps[i]);
+    return rc;
+}
+
+int dcpi_lstsel_values_given(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
+                             size_t n, int insecure, char **vpnames, dcpi_vprof_t **vps,
+                             size_t nvps, char *err)
+{
+    err[0] = '\0';
+    int rc = load_plugins(s, dirs, names, n, insecure, err);
+    if (rc < 0) {
+        for (size_t i = 0; i < nvps; i++)
+            dcpi_vprof_free(vps[i]);
+        return rc;
+    }
+    return take_given(s, vpnames, vps, nvps, n > 0, err);
+}
+
 /* vp_context_t.symbolize: "symbol+0xoff" of an ELF address of the listed image. */
 static const char *symbolize(const vp_context_t *ctx, uint64_t vaddr)
 {

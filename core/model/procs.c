@@ -345,9 +345,10 @@ static int stack_rows(const dcpi_profset_t *set, const dcpi_procs_opts_t *o, row
 {
     char err[DCPI_ERRLEN] = "";
     const char *ev = set->events[r->sort].name;
-    int rc = o->nepochs > 1 ? dcpi_stackprof_load_epochs(o->db, o->epochs, o->nepochs, o->platform,
-                                                         ev, sp, err)
-                            : dcpi_stackprof_load(o->db, o->epoch, o->platform, ev, sp, err);
+    int rc = o->stacks        ? o->stacks(o->stacks_arg, set, ev, sp, err)
+             : o->nepochs > 1 ? dcpi_stackprof_load_epochs(o->db, o->epochs, o->nepochs,
+                                                           o->platform, ev, sp, err)
+                              : dcpi_stackprof_load(o->db, o->epoch, o->platform, ev, sp, err);
     if (rc < 0) {
         fprintf(stderr, "%s: %s\n", o->tool, err);
         return rc;

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include "core/model/profset.h"
+#include "core/store/stackprof.h"
 
 typedef struct dcpi_procs_opts {
     const char *tool;       /* the name in front of every message */
@@ -30,6 +31,11 @@ typedef struct dcpi_procs_opts {
     const char *const *epochs; /* several epochs read (-epoch all, A..B): their stacks merged */
     size_t nepochs;            /* (0 or 1: epoch's only) */
     const char *platform;      /* NULL: every platform */
+    /* NULL, or where the stack profile of an event comes from instead of db (the fleet's):
+     * 0 with *sp NULL when there is none, or DCPI_E* with its message in err */
+    int (*stacks)(void *arg, const dcpi_profset_t *set, const char *event, dcpi_stackprof_t **sp,
+                  char *err);
+    void *stacks_arg;
 } dcpi_procs_opts_t;
 
 /* One row: a procedure of an image, an image (-i) or a process (-procs; proc NULL). */

@@ -15,9 +15,10 @@ trap 'fleet_stop "$T/b"; fleet_stop "$T/a"; [ -n "${KEEP:-}" ] || rm -rf "$T"' E
 e2e_require gcc build-essential
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
-# --- two recordings: the demo workload and a program with hostile names
+# --- two recordings: the demo workload (with call chains and vp-classic's value hotlists) and a
+# program with hostile names
 prog=$(fleet_hostile_prog "$T") || exit 1
-to 60 "$BIN/dcpid" -db "$T/db1" -event cpu-clock -- "$BIN/samples/work-demo" >/dev/null 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/db1" -event cpu-clock -g -vtrace vp-classic -- "$BIN/samples/work-demo" >/dev/null 2>&1 ||
     { echo "FAIL: dcpid work-demo"; exit 1; }
 to 60 "$BIN/dcpid" -db "$T/db2" -event cpu-clock -- "$prog" >/dev/null 2>&1 ||
     { echo "FAIL: dcpid hostile program"; exit 1; }
@@ -54,14 +55,17 @@ for s in "$A" "$B"; do
     [ "$(fleet_sql "$s" "SELECT count() FROM fl.samples")" -gt 0 ] || fail "shard $s holds no rows"
 done
 
-# sum of the local views, one "key count" line per row (key: the columns after the counts)
+# sum of the local views, one "key count" line per row (key: the columns after the counts and,
+# where the view has them, the children columns)
+rows_of() { awk -F, 'NR == 1 { skip = $4 == "children" ? 5 : 3; next }
+    { k = $0; for (i = 0; i < skip; i++) sub(/^[^,]*,/, "", k); print $1 "," k }'; }
 sum_local() { # VIEWFLAGS...
-    for i in $(seq 1 21); do "$BIN/dcpiprof" -db "$T/db$((i % 2 + 1))" -csl "$@" | tail -n +2; done |
-        awk -F, '{ k = $0; sub(/^[^,]*,[^,]*,[^,]*,/, "", k); s[k] += $1 } END { for (k in s) if (s[k]) print k " " s[k] }' | sort
+    for i in $(seq 1 21); do "$BIN/dcpiprof" -db "$T/db$((i % 2 + 1))" -csl "$@" | rows_of; done |
+        awk -F, '{ k = $0; sub(/^[^,]*,/, "", k); s[k] += $1 } END { for (k in s) if (s[k]) print k " " s[k] }' | sort
 }
 fleet_rows() {
-    "$BIN/dcpiprof" -fleet "$U" -since 2026-06-01 -csl "$@" | tail -n +2 |
-        awk -F, '{ k = $0; sub(/^[^,]*,[^,]*,[^,]*,/, "", k); if ($1) print k " " $1 }' | sort
+    "$BIN/dcpiprof" -fleet "$U" -since 2026-06-01 -csl "$@" | rows_of |
+        awk -F, '{ k = $0; sub(/^[^,]*,/, "", k); if ($1) print k " " $1 }' | sort
 }
 sum_local >"$T/want.proc"
 fleet_rows >"$T/got.proc" || fail "dcpiprof -fleet failed"
@@ -93,10 +97,41 @@ grep -q "hot_mul" "$T/df1" || fail "dcpidiff h1 h2 does not show hot_mul: $(head
 n=$(awk 'f && NF { n++ } /^ +A +A%/ { f = 1 } END { print n + 0 }' "$T/df2")
 grep -q "within the noise" "$T/df2" && [ "$n" -le 1 ] ||
     fail "two windows of the same samples differ: $(head -8 "$T/df2")"
-# -procs: per command over hosts (pid 0): work-demo's samples on the 10 hosts of db1
-want=$("$BIN/dcpiprof" -db "$T/db1" -procs -csl | awk -F, '$NF ~ / work-demo$/ { s += $1 } END { print s * 10 }')
-got=$("$BIN/dcpiprof" -fleet "$U" -procs -csl | awk -F, '$NF == "0 work-demo" { print $1 }')
-[ "$got" = "$want" ] || fail "-procs: work-demo $got, want $want"
+# -procs: per process as each host recorded it (one host: its local view line for line); the
+# 10 hosts of db1 (one recording) add up per pid and command
+"$BIN/dcpiprof" -db "$T/db1" -procs >"$T/l7" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host h2 -procs >"$T/f7" 2>&1
+diff "$T/l7" "$T/f7" >"$T/d7" || fail "-procs of one host differs: $(head -5 "$T/d7")"
+want=$("$BIN/dcpiprof" -db "$T/db1" -procs -csl | awk -F, '$NF ~ / work-demo$/ { print $1 * 10 " " $NF }' | sort)
+got=$("$BIN/dcpiprof" -fleet "$U" -procs -csl | awk -F, '$NF ~ / work-demo$/ { print $1 " " $NF }' | sort)
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "-procs: work-demo '$got', want '$want'"
+# the children column (from the stored call chains) of one host: its local view
+"$BIN/dcpiprof" -db "$T/db1" >"$T/l8" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host h2 >"$T/f8" 2>&1
+grep -q "children" "$T/l8" && diff "$T/l8" "$T/f8" >"$T/d8" ||
+    fail "children column of one host differs: $(head -5 "$T/d8")"
+
+# --- two recordings of work-demo as two hosts: the fleet's value hotlists (-vprof) and children
+# are those of a local epoch holding both recordings (as two platforms, which dcpilist and
+# dcpiprof merge as the fleet's GROUP BY must: hotlists by dcpi_vsummary_merge)
+to 60 "$BIN/dcpid" -db "$T/db3" -event cpu-clock -g -vtrace vp-classic -- "$BIN/samples/work-demo" >/dev/null 2>&1 ||
+    fail "dcpid work-demo (second recording)"
+"$BIN/dcpipush" -q -db "$T/db3" -host v3 "$U" >"$T/push-v3.out" 2>&1 || fail "push v3: $(cat "$T/push-v3.out")"
+e1=$(ls "$T/db1" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
+e3=$(ls "$T/db3" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
+mkdir -p "$T/m"
+cp -r "$T/db1/$e1" "$T/m/$e1"
+for p in "$T/db3/$e3"/*/; do cp -r "$p" "$T/m/$e1/$(basename "$p")-v3"; done
+"$BIN/dcpilist" -db "$T/m" -vprof hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l9"
+"$BIN/dcpilist" -fleet "$U" -host h2,v3 -vprof hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f9"
+grep -q "^vp-classic: backend" "$T/l9" && diff "$T/l9" "$T/f9" >"$T/d9" ||
+    fail "dcpilist -fleet -vprof of two hosts differs from their merge: $(head -5 "$T/d9")"
+"$BIN/dcpiprof" -db "$T/m" >"$T/l10" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host h2,v3 >"$T/f10" 2>&1
+diff "$T/l10" "$T/f10" >"$T/d10" || fail "children of two hosts differ from their merge: $(head -5 "$T/d10")"
+out=$("$BIN/dcpilist" -fleet "$U" -host h2 -vtrace vp-addr hot_mul "$BIN/samples/work-demo" 2>&1) &&
+    fail "a value profile the fleet does not hold was listed"
+case "$out" in *"no value profile 'vp-addr' of "*"(value profiles there: vp-classic)") ;; *) fail "-vtrace vp-addr: $out" ;; esac
 
 # --- time windows: the old epoch of db2 only, then nothing
 old=$("$BIN/dcpiprof" -db "$T/db2" -epoch 202601011000 | awk '$1 == "cpu-clock" { print $2; exit }')

@@ -1,0 +1,354 @@
+/*
+ * queryvals.c - the fleet's value hotlists of one image (query.h, dcpi_fleet_vprofs): the stored
+ * summaries of every selected host and epoch merged by ClickHouse's GROUP BY, one value profile
+ * per plugin; and its call chains of one event as a stack profile (dcpi_fleet_stacks).
+ *
+ * The merge is dcpi_vsummary_merge's (core/store/vsummary.h) over any number of summaries: per
+ * instruction, E is the sum of the summaries' err; a key's candidate count is the sum of its
+ * listed counts plus the err of every summary that does not list it (E minus the err of those
+ * that do: each entry row carries its summary's err); the hotsize largest candidates (count
+ * desc, key asc) are kept and err = max(E, the largest dropped candidate). For two summaries
+ * this is the pairwise merge exactly, so the fleet's hotlists of two hosts are the local merge
+ * of their profiles. Every count is weighted by 1/duty (per stored row, rounded), as samples.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/err.h"
+#include "core/base/mem.h"
+#include "core/fleet/query.h"
+#include "core/fleet/schema.h"
+#include "dcpi/errno.h"
+
+#define W(x) "toUInt64(round(" x " / duty))"
+
+typedef struct vq {
+    dcpi_fleet_t *f;
+    const char *suffix;
+    const dcpi_fleet_filter_t *flt;
+    char **names;
+    dcpi_vprof_t **vps;
+    size_t n, capnames, capvps;
+    /* the candidates of the instruction being merged */
+    dcpi_ventry_t *cand;
+    size_t ncand, capcand;
+    char *err;
+} vq_t;
+
+/* Run the query in sql with the selection's WHERE and the rest after it. */
+static int run(vq_t *q, const char *select, const char *rest, dcpi_fbuf_t *out)
+{
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql, "%s FROM %s.hotlists%s", select, dcpi_fleet_dbname(q->f), q->suffix);
+    dcpi_fleet_where(q->f, q->flt, 0, &sql);
+    dcpi_fbuf_str(&sql, rest);
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_query(q->f, sql.p, out, q->err);
+    dcpi_fbuf_free(&sql);
+    return rc;
+}
+
+static long find(const vq_t *q, const char *plugin)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (!strcmp(q->names[i], plugin))
+            return (long)i;
+    return -1;
+}
+
+/* The profile of plugin, made from its first summary row (hotsize, tstart, tsize, contexts,
+ * path) when new. */
+static int profile_of(vq_t *q, char **fld, dcpi_vprof_t **out)
+{
+    long i = find(q, fld[0]);
+    if (i >= 0) {
+        *out = q->vps[i];
+        return 0;
+    }
+    uint64_t hot = 0, tstart = 0, tsize = 0, ctx = 0;
+    if (dcpi_fleet_u64(fld[2], &hot) < 0 || dcpi_fleet_u64(fld[3], &tstart) < 0 ||
+        dcpi_fleet_u64(fld[4], &tsize) < 0 || dcpi_fleet_u64(fld[5], &ctx) < 0 || hot == 0 ||
+        hot > DCPI_VSUMMARY_MAX_CAP)
+        return dcpi__errf(q->err, DCPI_EFORMAT, "%s: a bad hotlist summary row of %s",
+                          dcpi_fleet_url(q->f), fld[0]);
+    if (dcpi__grow((void **)&q->names, &q->capnames, q->n + 1, sizeof *q->names) < 0 ||
+        dcpi__grow((void **)&q->vps, &q->capvps, q->n + 1, sizeof *q->vps) < 0)
+        return DCPI_ENOMEM;
+    dcpi_vprof_t *vp = NULL;
+    int rc = dcpi_vprof_new((unsigned)hot, &vp);
+    if (rc < 0)
+        return rc;
+    char ts[32], sz[32];
+    snprintf(ts, sizeof ts, "%" PRIx64, tstart);
+    snprintf(sz, sizeof sz, "%" PRIu64, tsize);
+    (void)dcpi_vprof_set(vp, "path", fld[6]); /* for messages only: a path the header
+                                                   grammar refuses is left out */
+    if (dcpi_vprof_set(vp, "vprof", fld[0]) < 0 ||
+        dcpi_vprof_set(vp, "image", q->flt->build_id) < 0 || dcpi_vprof_set(vp, "tstart", ts) < 0 ||
+        dcpi_vprof_set(vp, "tsize", sz) < 0 ||
+        dcpi_vprof_set(vp, "contexts", ctx ? "1" : "0") < 0 || !(q->names[q->n] = strdup(fld[0]))) {
+        dcpi_vprof_free(vp);
+        return DCPI_ENOMEM;
+    }
+    q->vps[q->n++] = vp;
+    *out = vp;
+    return 0;
+}
+
+/* Summary rows: plugin, off, hotsize, tstart, tsize, contexts, path, E, vtot, seen. */
+static int on_summary(vq_t *q, char **fld)
+{
+    dcpi_vprof_t *vp = NULL;
+    int rc = profile_of(q, fld, &vp);
+    uint64_t off = 0, e = 0, vtot = 0, seen = 0;
+    if (rc < 0)
+        return rc;
+    if (dcpi_fleet_u64(fld[1], &off) < 0 || off > UINT32_MAX || dcpi_fleet_u64(fld[7], &e) < 0 ||
+        dcpi_fleet_u64(fld[8], &vtot) < 0 || dcpi_fleet_u64(fld[9], &seen) < 0)
+        return dcpi__errf(q->err, DCPI_EFORMAT, "%s: a bad hotlist summary row of %s",
+                          dcpi_fleet_url(q->f), fld[0]);
+    dcpi_vsummary_t *s = dcpi_vprof_at(vp, (uint32_t)off, 1);
+    if (!s)
+        return DCPI_ENOMEM;
+    s->err = e; /* E until the entries are merged */
+    s->vtot = vtot;
+    s->seen = seen;
+    return 0;
+}
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+    const dcpi_ventry_t *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return dcpi_vsummary_key_cmp(a, b);
+}
+
+/* The candidates gathered for s: the cap largest kept, err = max(E, largest dropped). */
+static void settle(vq_t *q, dcpi_vsummary_t *s)
+{
+    if (!s)
+        return;
+    qsort(q->cand, q->ncand, sizeof *q->cand, rank_cmp);
+    size_t keep = q->ncand < s->cap ? q->ncand : s->cap;
+    memcpy(s->e, q->cand, keep * sizeof *s->e);
+    s->n = (uint32_t)keep;
+    if (keep < q->ncand && q->cand[keep].count > s->err)
+        s->err = q->cand[keep].count;
+    q->ncand = 0;
+}
+
+/* Entry rows (ordered by plugin, off): plugin, off, value, ctx0, ctx1, sum count, sum err. */
+static int on_entry(vq_t *q, char **fld, dcpi_vsummary_t **cur, char *curkey, size_t keylen)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s\t%s", fld[0], fld[1]);
+    if (strcmp(key, curkey) != 0) {
+        settle(q, *cur);
+        snprintf(curkey, keylen, "%s", key);
+        long i = find(q, fld[0]);
+        uint64_t off = 0;
+        *cur = i >= 0 && dcpi_fleet_u64(fld[1], &off) == 0 && off <= UINT32_MAX
+                   ? dcpi_vprof_at(q->vps[i], (uint32_t)off, 0)
+                   : NULL;
+    }
+    if (!*cur) /* an entry without its summary row: a damaged push, left out */
+        return 0;
+    dcpi_ventry_t e;
+    uint64_t cnt = 0, err = 0;
+    if (dcpi_fleet_u64(fld[2], &e.value) < 0 || dcpi_fleet_u64(fld[3], &e.context0) < 0 ||
+        dcpi_fleet_u64(fld[4], &e.context1) < 0 || dcpi_fleet_u64(fld[5], &cnt) < 0 ||
+        dcpi_fleet_u64(fld[6], &err) < 0)
+        return dcpi__errf(q->err, DCPI_EFORMAT, "%s: a bad hotlist entry row of %s",
+                          dcpi_fleet_url(q->f), fld[0]);
+    uint64_t E = (*cur)->err;
+    e.count = cnt + (E > err ? E - err : 0); /* + the err of the summaries not listing it */
+    if (dcpi__grow((void **)&q->cand, &q->capcand, q->ncand + 1, sizeof *q->cand) < 0)
+        return DCPI_ENOMEM;
+    q->cand[q->ncand++] = e;
+    return 0;
+}
+
+static int load_summaries(vq_t *q)
+{
+    dcpi_fbuf_t out = {0};
+    int rc = run(q,
+                 "SELECT plugin, off, max(hotsize), any(tstart), any(tsize), max(contexts), "
+                 "any(path), sum(" W("err") "), sum(" W("vtot") "), sum(" W("seen") ")",
+                 " AND entry = 0 GROUP BY plugin, off ORDER BY plugin, off", &out);
+    char *cur = out.p, *fld[10];
+    int n;
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 10)) != 0)
+        rc = n == 10 ? on_summary(q, fld)
+                     : dcpi__errf(q->err, DCPI_EFORMAT, "%s: a result row of %d fields, not 10",
+                                  dcpi_fleet_url(q->f), n);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+static int load_entries(vq_t *q)
+{
+    dcpi_fbuf_t out = {0};
+    int rc =
+        run(q, "SELECT plugin, off, value, ctx0, ctx1, sum(" W("cnt") "), sum(" W("err") ")",
+            " AND entry = 1 GROUP BY plugin, off, value, ctx0, ctx1 ORDER BY plugin, off", &out);
+    char *cur = out.p, *fld[7], key[600] = "";
+    dcpi_vsummary_t *s = NULL;
+    int n;
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 7)) != 0)
+        rc = n == 7 ? on_entry(q, fld, &s, key, sizeof key)
+                    : dcpi__errf(q->err, DCPI_EFORMAT, "%s: a result row of %d fields, not 7",
+                                 dcpi_fleet_url(q->f), n);
+    if (rc == 0)
+        settle(q, s);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+/* Each profile's backend: the one its hosts name, "mixed" when they name several. */
+static int load_backends(vq_t *q)
+{
+    dcpi_fbuf_t out = {0};
+    int rc = run(q, "SELECT plugin, backend",
+                 " AND entry = 0 AND backend != '' GROUP BY plugin, backend ORDER BY plugin", &out);
+    char *cur = out.p, *fld[2];
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 2) == 2) {
+        long i = find(q, fld[0]);
+        if (i < 0)
+            continue;
+        const char *had = dcpi_vprof_get(q->vps[i], "backend");
+        if (dcpi_vprof_set(q->vps[i], "backend", had && strcmp(had, fld[1]) ? "mixed" : fld[1]) < 0)
+            rc = DCPI_ENOMEM;
+    }
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
+int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const char *build_id,
+                      char ***names, dcpi_vprof_t ***vps, size_t *n, char *err)
+{
+    *names = NULL;
+    *vps = NULL;
+    *n = 0;
+    dcpi_fleet_filter_t one = *flt;
+    one.build_id = build_id;
+    one.procsel = NULL; /* hotlists are per image, not per process */
+    dcpi_fleet_info_t info = {.suffix = ""};
+    vq_t q = {.flt = &one, .err = err};
+    int rc = dcpi_fleet_open(url, &q.f, err);
+    if (rc == 0)
+        rc = dcpi_fleet_check(q.f, &info, err);
+    q.suffix = info.suffix;
+    if (rc == 0)
+        rc = load_summaries(&q);
+    if (rc == 0)
+        rc = load_entries(&q);
+    if (rc == 0)
+        rc = load_backends(&q);
+    if (rc < 0 && err && !*err)
+        dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
+    dcpi_fleet_close(q.f);
+    free(q.cand);
+    if (rc < 0) {
+        for (size_t i = 0; i < q.n; i++) {
+            free(q.names[i]);
+            dcpi_vprof_free(q.vps[i]);
+        }
+        free(q.names);
+        free(q.vps);
+        return rc;
+    }
+    *names = q.names;
+    *vps = q.vps;
+    *n = q.n;
+    return 0;
+}
+
+/* ---- call chains ------------------------------------------------------------------------ */
+
+/* One chain's text ("ID:TSTART:OFF;...", leaf first; "-:0:OFF" outside every image) into sp. */
+static int add_chain(dcpi_stackprof_t *sp, const dcpi_profset_t *set, char *text, uint64_t count)
+{
+    dcpi_frame_t f[DCPI_STACK_MAXFRAMES];
+    unsigned n = 0;
+    for (char *save = NULL, *fr = strtok_r(text, ";", &save); fr && n < DCPI_STACK_MAXFRAMES;
+         fr = strtok_r(NULL, ";", &save)) {
+        char *c1 = strchr(fr, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            return DCPI_EFORMAT;
+        *c1 = *c2 = 0;
+        uint64_t tstart = strtoull(c1 + 1, NULL, 16);
+        f[n].offset = (uint32_t)strtoul(c2 + 1, NULL, 16);
+        f[n].image = DCPI_STACK_NOIMAGE;
+        if (strcmp(fr, "-") != 0) {
+            const char *path = NULL;
+            for (size_t k = 0; set && k < set->nimages && !path; k++)
+                if (set->images[k].tstart == tstart && !strcmp(set->images[k].id, fr))
+                    path = set->images[k].path;
+            char dir[160];
+            snprintf(dir, sizeof dir, "fleet_%.128s", fr);
+            int img = dcpi_stackprof_image(sp, fr, dir, path, tstart, 0);
+            if (img < 0)
+                return img;
+            f[n].image = (uint32_t)img;
+        }
+        n++;
+    }
+    if (!n || !count)
+        return 0;
+    int rc = dcpi_stackprof_add(sp, f, n, count);
+    return rc == DCPI_EFULL ? 0 : rc; /* counted in "lost" */
+}
+
+int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcpi_profset_t *set,
+                      const char *event, dcpi_stackprof_t **out, char *err)
+{
+    *out = NULL;
+    dcpi_fleet_filter_t any = *flt;
+    any.build_id = NULL; /* chains cross images */
+    any.procsel = NULL;  /* and are not split by process */
+    dcpi_fleet_info_t info = {.suffix = ""};
+    dcpi_fleet_t *f = NULL;
+    dcpi_fbuf_t sql = {0}, res = {0};
+    int rc = dcpi_fleet_open(url, &f, err);
+    if (rc == 0)
+        rc = dcpi_fleet_check(f, &info, err);
+    if (rc == 0) {
+        dcpi_fbuf_printf(&sql, "SELECT chain, sum(" W("cnt") ") FROM %s.chains%s",
+                         dcpi_fleet_dbname(f), info.suffix);
+        dcpi_fleet_where(f, &any, 0, &sql);
+        dcpi_fbuf_str(&sql, " AND event = ");
+        dcpi_fbuf_sqlstr(&sql, event);
+        dcpi_fbuf_str(&sql, " GROUP BY chain");
+        if ((rc = dcpi_fbuf_ok(&sql)) == 0)
+            rc = dcpi_fleet_query(f, sql.p, &res, err);
+    }
+    size_t lines = 0;
+    for (size_t i = 0; rc == 0 && i < res.n; i++)
+        lines += res.p[i] == '\n';
+    dcpi_stackprof_t *sp = NULL;
+    if (rc == 0 && lines)
+        rc = dcpi_stackprof_new(lines > DCPI_STACKPROF_DEFAULT_CHAINS ? (unsigned)lines : 0, &sp);
+    char *cur = res.p, *fld[2];
+    int n;
+    while (rc == 0 && sp && (n = dcpi_fleet_tsv_line(&cur, fld, 2)) != 0) {
+        uint64_t cnt = 0;
+        if (n != 2 || dcpi_fleet_u64(fld[1], &cnt) < 0 ||
+            (rc = add_chain(sp, set, fld[0], cnt)) == DCPI_EFORMAT)
+            rc = dcpi__errf(err, DCPI_EFORMAT, "%s: a bad call chain row", url);
+    }
+    if (rc < 0 && err && !*err)
+        dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&res);
+    dcpi_fleet_close(f);
+    if (rc < 0) {
+        dcpi_stackprof_free(sp);
+        return rc;
+    }
+    *out = sp;
+    return 0;
+}
