@@ -72,6 +72,26 @@ typedef struct jit_proc {
     uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
 } jit_proc_t;
 
+/* kernel.c: the kernel image (samples of kernel mode are counted at ip - tstart) and what of it
+ * the current epoch has written. */
+typedef struct daemon_kernel {
+    int ok;                       /* its text range is known */
+    int kallsyms_done, vdso_done; /* written into the current epoch */
+    uint64_t tstart, tsize;       /* its text */
+    char id[DCPI_IMAGE_IDLEN];    /* its identity (build-id) */
+} daemon_kernel_t;
+
+/* top.c: the live view (dcpitop): a window of PC samples while a client watches. */
+typedef struct daemon_top {
+    dcpi_agg_t *agg; /* (image, 0, offset, pid) -> samples of the current window */
+    int on;          /* a client asked within DCPI_DAEMON_TOP_IDLE seconds */
+    double since, last;
+    uint64_t lost0, dropped;
+    dcpi_image_symtabs_t syms;
+    struct dcpi_symtab *ksyms;
+    int ksyms_tried;
+} daemon_top_t;
+
 typedef struct dcpi_daemon_push dcpi_daemon_push_t;
 typedef struct dcpi_daemon_oracle dcpi_daemon_oracle_t;
 
@@ -96,10 +116,7 @@ typedef struct daemon {
     dcpi_dstacks_t *stk;                /* -g, else NULL */
     int cur_ring;                       /* the ring being drained */
     jit_proc_t jit[DCPI_DAEMON_MAXJIT]; /* jit.c: processes with a perf map */
-    /* kernel image */
-    int kernel_ok, kallsyms_done, vdso_done;
-    uint64_t ktstart, ktsize;
-    char kid[DCPI_IMAGE_IDLEN];
+    daemon_kernel_t kern;               /* kernel.c: the kernel image */
     /* deferred exits and the negative cache of /proc rescans */
     pid_t exits[MAXEXITS];
     size_t nexits;
@@ -120,15 +137,8 @@ typedef struct daemon {
     char flush_error[DCPI_ERRLEN];
     unsigned cpuspeed;
     int cpucount, throttle_logged, quit, exit_code;
-    /* the live view (top.c) */
-    dcpi_agg_t *top; /* (image, 0, offset, pid) -> samples of the current window */
-    int top_on;      /* a client asked within DCPI_DAEMON_TOP_IDLE seconds */
-    pid_t cur_pid;   /* the sample being counted (records.c) */
-    double top_since, top_last;
-    uint64_t top_lost0, top_dropped;
-    dcpi_image_symtabs_t top_syms;
-    struct dcpi_symtab *top_ksyms;
-    int top_ksyms_tried;
+    daemon_top_t top;                   /* top.c: the live view */
+    pid_t cur_pid;                      /* the sample being counted (records.c) */
     dcpi_daemon_push_t *push;           /* -push URL (push.c), else NULL */
     dcpi_daemon_oracle_t *orc;          /* -voracle (oracle.c), else NULL */
     double duty_on, duty_off, duty_end; /* -duty: this cycle's window and end (monotonic s) */

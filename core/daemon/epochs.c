@@ -65,8 +65,8 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
         d->epoch_start = now;
     d->epoch_samples0 = d->samples_at_swap; /* (the samples since, in memory, go here) */
     d->epoch_lost0 = d->lost_at_swap;
-    d->kallsyms_done = 0;
-    d->vdso_done = 0;
+    d->kern.kallsyms_done = 0;
+    d->kern.vdso_done = 0;
     d->next_epoch = d->o->epoch_every_s ? dcpi__daemon_now() + d->o->epoch_every_s : 0;
     dcpi__daemon_epoch_info(d, 1);
     dcpi__daemon_duty_record(d);

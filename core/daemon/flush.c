@@ -27,7 +27,7 @@ typedef struct image_desc {
 static void describe_image(const daemon_t *d, uint32_t index, image_desc_t *out)
 {
     if (index == DCPI_AGG_IMAGE_KERNEL) {
-        *out = (image_desc_t){"[kernel.kallsyms]", d->kid, d->ktstart, d->ktsize};
+        *out = (image_desc_t){"[kernel.kallsyms]", d->kern.id, d->kern.tstart, d->kern.tsize};
         return;
     }
     const dcpi_image_t *img = dcpi_loadmap_image(d->lm, index);
@@ -163,9 +163,9 @@ static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, s
      * cannot be (they would count twice); the failure is reported like any other. */
     if (write_procs(d, dirname, e[0].event, e, n, err) < 0)
         flush_failed(d, err, r);
-    if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kallsyms_done)
+    if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kern.kallsyms_done)
         dcpi__daemon_write_kallsyms(d, dirname);
-    if (!d->vdso_done && strcmp(im.path, "[vdso]") == 0)
+    if (!d->kern.vdso_done && strcmp(im.path, "[vdso]") == 0)
         dcpi__daemon_write_vdso(d, dirname);
     if (strncmp(im.path, "[jit pid ", 9) == 0)
         dcpi__daemon_write_jitsyms(d, im.path, dirname);

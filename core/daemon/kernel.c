@@ -59,16 +59,16 @@ void dcpi__daemon_kernel_range(daemon_t *d)
     }
     if (f)
         fclose(f);
-    dcpi_image_kernel_id(d->kid);
-    d->kernel_ok = lo != UINT64_MAX;
-    if (!d->kernel_ok) {
+    dcpi_image_kernel_id(d->kern.id);
+    d->kern.ok = lo != UINT64_MAX;
+    if (!d->kern.ok) {
         dcpi__log(DCPI_LOG_WARN, "/proc/kallsyms shows no addresses: kernel samples count as "
                                  "unknown");
         return;
     }
-    d->ktstart = lo;
-    d->ktsize = UINT32_MAX;
-    dcpi__log(DCPI_LOG_INFO, "kernel text 0x%" PRIx64 " id %s", lo, d->kid);
+    d->kern.tstart = lo;
+    d->kern.tsize = UINT32_MAX;
+    dcpi__log(DCPI_LOG_INFO, "kernel text 0x%" PRIx64 " id %s", lo, d->kern.id);
 }
 
 /* Keep only the text symbols' lines of /proc/kallsyms in buf[0..len), in place; returns their
@@ -105,7 +105,7 @@ static int shared_copy(daemon_t *d, const char *path, const char *text, size_t l
 {
     char dir[4200], cached[4400];
     (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
-    (void)dcpi__pathf(cached, sizeof cached, "%s/kallsyms-%.40s-%016" PRIx64 ".gz", dir, d->kid,
+    (void)dcpi__pathf(cached, sizeof cached, "%s/kallsyms-%.40s-%016" PRIx64 ".gz", dir, d->kern.id,
                       dcpi__fnv1a(DCPI_FNV64_OFFSET, text, len));
     if (access(cached, F_OK) != 0 &&
         (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz(cached, text, len, err) < 0))
@@ -132,7 +132,7 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
     char dir[4200], path[4400];
     (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
     if (exists_plain_or_gz(dir, "kallsyms")) {
-        d->kallsyms_done = 1;
+        d->kern.kallsyms_done = 1;
         return;
     }
     (void)dcpi__pathf(path, sizeof path, "%s/kallsyms.gz", dir);
@@ -142,7 +142,7 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
     /* /proc files report size 0: dcpi__read_file reads to EOF whatever the size says. */
     if (dcpi__read_file("/proc/kallsyms", 0, &text, &len, err) == 0 &&
         shared_copy(d, path, text, keep_text_lines(text, len), err) == 0)
-        d->kallsyms_done = 1;
+        d->kern.kallsyms_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
     free(text);
@@ -176,11 +176,11 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
     (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/vdso.so", d->db, d->epoch, d->platform,
                       dirname);
     if (access(path, F_OK) == 0 || own_vdso(&bytes, &len) < 0) {
-        d->vdso_done = 1;
+        d->kern.vdso_done = 1;
         return;
     }
     if (dcpi__write_atomic(path, bytes, len, err) == 0)
-        d->vdso_done = 1;
+        d->kern.vdso_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
 }

@@ -44,7 +44,7 @@ static int tried_before(daemon_t *d, pid_t pid)
 
 static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off, uint32_t proc)
 {
-    if (d->top_on && ev == 0)
+    if (d->top.on && ev == 0)
         dcpi__daemon_top_add(d, image, off);
     if (dcpi_agg_add_proc(d->agg, image, (uint16_t)ev, off, proc, 1) == 0)
         return;
@@ -106,8 +106,8 @@ static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
     d->st[s->event].samples++;
     d->total_samples++;
     if (mode == PERF_RECORD_MISC_KERNEL) {
-        uint64_t off = s->ip - d->ktstart;
-        if (d->kernel_ok && s->ip >= d->ktstart && off <= UINT32_MAX)
+        uint64_t off = s->ip - d->kern.tstart;
+        if (d->kern.ok && s->ip >= d->kern.tstart && off <= UINT32_MAX)
             add_count(d, DCPI_AGG_IMAGE_KERNEL, s->event, (uint32_t)off, proc);
         else
             count_unknown(d, s->event, proc);

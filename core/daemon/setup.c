@@ -204,7 +204,7 @@ static int setup_tables(daemon_t *d, char *err)
         return dcpi__errf(err, rc, "setup: %s", dcpi_strerror(rc));
     dcpi__daemon_kernel_range(d);
     if (d->o->callgraph) {
-        dcpi_dstacks_kernel_t k = {d->kernel_ok, d->kid, d->ktstart, d->ktsize};
+        dcpi_dstacks_kernel_t k = {d->kern.ok, d->kern.id, d->kern.tstart, d->kern.tsize};
         if ((rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk)) < 0)
             return dcpi__errf(err, rc, "-g: %s", dcpi_strerror(rc));
     }

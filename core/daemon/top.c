@@ -36,24 +36,24 @@ typedef struct top_filter {
 
 void dcpi__daemon_top_add(daemon_t *d, uint32_t image, uint32_t offset)
 {
-    if (dcpi_agg_add_proc(d->top, image, 0, offset, (uint32_t)d->cur_pid, 1) < 0)
-        d->top_dropped++;
+    if (dcpi_agg_add_proc(d->top.agg, image, 0, offset, (uint32_t)d->cur_pid, 1) < 0)
+        d->top.dropped++;
 }
 
 void dcpi__daemon_top_free(daemon_t *d)
 {
-    dcpi_agg_free(d->top);
-    d->top = NULL;
-    d->top_on = 0;
-    dcpi_image_symtabs_free(&d->top_syms);
-    dcpi_symtab_free(d->top_ksyms);
-    d->top_ksyms = NULL;
-    d->top_ksyms_tried = 0;
+    dcpi_agg_free(d->top.agg);
+    d->top.agg = NULL;
+    d->top.on = 0;
+    dcpi_image_symtabs_free(&d->top.syms);
+    dcpi_symtab_free(d->top.ksyms);
+    d->top.ksyms = NULL;
+    d->top.ksyms_tried = 0;
 }
 
 void dcpi__daemon_top_idle(daemon_t *d)
 {
-    if (d->top_on && dcpi__daemon_now() - d->top_last > DCPI_DAEMON_TOP_IDLE) {
+    if (d->top.on && dcpi__daemon_now() - d->top.last > DCPI_DAEMON_TOP_IDLE) {
         dcpi__log(DCPI_LOG_INFO, "top: no client for %d s, live view off", DCPI_DAEMON_TOP_IDLE);
         dcpi__daemon_top_free(d);
     }
@@ -109,13 +109,13 @@ static const char *procedure(daemon_t *d, uint32_t image, uint32_t offset)
     const dcpi_symtab_t *st = NULL;
     uint64_t addr = offset;
     if (image == DCPI_AGG_IMAGE_KERNEL) {
-        if (!d->top_ksyms_tried++)
-            dcpi_symtab_open_kallsyms("/proc/kallsyms", &d->top_ksyms, NULL);
-        st = d->top_ksyms;
-        addr += d->ktstart;
+        if (!d->top.ksyms_tried++)
+            dcpi_symtab_open_kallsyms("/proc/kallsyms", &d->top.ksyms, NULL);
+        st = d->top.ksyms;
+        addr += d->kern.tstart;
     } else if (image != DCPI_AGG_IMAGE_UNKNOWN) {
         const dcpi_image_t *img = dcpi_loadmap_image(d->lm, image);
-        st = dcpi_image_symtab(&d->top_syms, img);
+        st = dcpi_image_symtab(&d->top.syms, img);
         addr += img->info.tstart;
     }
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, addr) : NULL;
@@ -163,7 +163,7 @@ static int window_rows(daemon_t *d, const top_filter_t *f, top_row_t **procs, si
                        top_row_t **imgs, size_t *ni, uint64_t *all, uint64_t *shown)
 {
     size_t n = 0, cp = 0, ci = 0;
-    const dcpi_agg_entry_t *e = dcpi_agg_sort(d->top, &n);
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(d->top.agg, &n);
     for (size_t i = 0; i < n; i++) {
         *all += e[i].count;
         if (!wanted(d, f, (pid_t)e[i].proc))
@@ -186,18 +186,18 @@ void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
         return;
     }
     double now = dcpi__daemon_now();
-    if (!d->top && dcpi_agg_new(DCPI_DAEMON_TOP_ENTRIES, &d->top) < 0) {
+    if (!d->top.agg && dcpi_agg_new(DCPI_DAEMON_TOP_ENTRIES, &d->top.agg) < 0) {
         dcpi__daemon_say(a, "error: top: out of memory");
         return;
     }
-    if (!d->top_on) { /* a new view: its first window starts now */
-        d->top_on = 1;
-        d->top_since = now;
-        d->top_lost0 = lost0(d);
-        d->top_dropped = 0;
+    if (!d->top.on) { /* a new view: its first window starts now */
+        d->top.on = 1;
+        d->top.since = now;
+        d->top.lost0 = lost0(d);
+        d->top.dropped = 0;
         dcpi__log(DCPI_LOG_INFO, "top: live view on");
     }
-    d->top_last = now;
+    d->top.last = now;
     top_row_t *procs = NULL, *imgs = NULL;
     size_t np = 0, ni = 0;
     uint64_t all = 0, shown = 0;
@@ -207,7 +207,7 @@ void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
         dcpi__daemon_say(a,
                          "top window %.3f samples %" PRIu64 " shown %" PRIu64 " lost %" PRIu64
                          " dropped %" PRIu64 " event %s epoch %s",
-                         now - d->top_since, all, shown, lost0(d) - d->top_lost0, d->top_dropped,
+                         now - d->top.since, all, shown, lost0(d) - d->top.lost0, d->top.dropped,
                          d->nev ? d->evs[0].name : "-", d->epoch);
         answer_rows(d, "proc", procs, np, f.rows, a);
         answer_rows(d, "image", imgs, ni, f.rows, a);
@@ -215,8 +215,8 @@ void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
     }
     free(procs);
     free(imgs);
-    dcpi_agg_reset(d->top);
-    d->top_since = now;
-    d->top_lost0 = lost0(d);
-    d->top_dropped = 0;
+    dcpi_agg_reset(d->top.agg);
+    d->top.since = now;
+    d->top.lost0 = lost0(d);
+    d->top.dropped = 0;
 }
