@@ -28,7 +28,7 @@ W=$BIN/samples/work-accuracy
 VP=$BIN/samples/vp-acc.so
 D=$BIN/dcpidiff
 NMIN=800
-MS=${DCPI_TEST_MS:-$(stat_ms 4000)}
+MS=${DCPI_TEST_MS:-$(stat_ms 2000)}
 LEVEL=1e-6
 INSN=' div rcx \[vp-acc\]$'
 
@@ -60,7 +60,7 @@ record1() { # SCALE DB MODE
     shift
     [ "$scale" = 1 ] || rm -rf "$(ls -d "$1"/[0-9]* | sort | tail -1)" # the short run's epoch
     sleep 1 # a new epoch name (they have a resolution of one second)
-    to 300 "$BIN/dcpid" -db "$1" -event cpu-clock -vtrace "$VP" -- "$W" "$2" $((MS * scale)) \
+    to 300 "$BIN/dcpid" -db "$1" -event cpu-clock -vtrace "$VP" -vbudget 8 -- "$W" "$2" $((MS * scale)) \
         >"$1.out" 2>"$1.err" || { fail "$2: dcpid failed: $(cat "$1.err")"; return 1; }
     sed -n 's/^truth //p' "$1.out" >"$1.truth"
     [ -s "$1.truth" ] || { fail "$2: no truth line: $(cat "$1.out")"; return 1; }

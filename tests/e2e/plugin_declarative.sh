@@ -27,7 +27,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-MS=${DCPI_TEST_MS:-$(stat_ms 4000)}
+MS=${DCPI_TEST_MS:-$(stat_ms 2000)}
 NMIN=500
 
 for f in dcpid dcpilist samples/work-accuracy; do
@@ -74,7 +74,7 @@ run1() {
     local args=()
     for s in "$@"; do args+=(-vtrace "$s"); done
     rm -rf "${T:?}/$tag"
-    to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock "${args[@]}" -- "$W" "$mode" $((MS * scale)) \
+    to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock -vbudget 8 "${args[@]}" -- "$W" "$mode" $((MS * scale)) \
         >"$T/$tag.out" 2>"$T/$tag.err" || fail "$tag: dcpid failed: $(cat "$T/$tag.err")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \
         >"$T/$tag.list" 2>&1 || fail "$tag: dcpilist failed: $(cat "$T/$tag.list")"

@@ -60,7 +60,7 @@ fi
 # fewer than NMIN)
 run() {
     rm -rf "$T/db"
-    to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr \
+    to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr -vbudget 8 \
         -- "$W" "$(stat_scale_ms $(($(stat_ms 4000) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
 }
 count() {

@@ -23,7 +23,7 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 NMIN=500
-MS=${DCPI_TEST_MS:-$(stat_ms 5000)}
+MS=${DCPI_TEST_MS:-$(stat_ms 2500)}
 
 for f in dcpid dcpilist dcpictl samples/work-accuracy samples/vp-acc.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
@@ -54,7 +54,7 @@ run1() {
     local mode=$2 re=$3
     export ACC_MNEM=$4 ACC_VALUE=$5
     rm -rf "${T:?}/$mode"
-    to 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -- "$W" "$mode" $((MS * $1)) \
+    to 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -vbudget 8 -- "$W" "$mode" $((MS * $1)) \
         >"$T/$mode.out" 2>"$T/$mode.err" || fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
@@ -97,7 +97,7 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 if [ "$(id -u)" = 0 ] || [ "$paranoid" -le 0 ]; then
     sysrun() { # SCALE: the daemon, then work-accuracy branch for SCALE x MS
         export ACC_MNEM=jbe ACC_VALUE=taken
-        out=$(to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -vtrace "$VP" 2>&1) ||
+        out=$(to 30 "$BIN/dcpid" -db "$T/sys" -event cpu-clock -vtrace "$VP" -vbudget 8 2>&1) ||
             fail "system-wide dcpid did not start: $out"
         to 300 "$W" branch $((MS * $1)) >"$T/branch-sys.out" 2>&1 || fail "work-accuracy failed: $(cat "$T/branch-sys.out")"
         dpid=$(to 30 "$BIN/dcpictl" -db "$T/sys" status | awk '/^pid / {print $2}')
