@@ -94,11 +94,6 @@ static void status_values(const daemon_t *d, dcpi__answer_t *a)
         dcpi__daemon_say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64,
                          rs.bytes, rs.traces, rs.refused);
     dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
-    if (d->orc) {
-        char line[4800];
-        dcpi__daemon_oracle_status(d, line, sizeof line);
-        dcpi__daemon_say(a, "%s", line);
-    }
     dcpi__daemon_say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64,
                      dcpi_vtrace_nocode(d->vt), dcpi_vtrace_unresolved(d->vt));
     dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
@@ -107,7 +102,7 @@ static void status_values(const daemon_t *d, dcpi__answer_t *a)
 /* The value backend's lines ("vbp ...", "vstep ..."). */
 static void status_backend(const daemon_t *d, dcpi__answer_t *a)
 {
-    char buf[1024], *save = NULL;
+    char buf[8192], *save = NULL;
     dcpi_vbackend_status(d->vb, buf, sizeof buf);
     for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         dcpi__daemon_say(a, "%s", l);

@@ -93,7 +93,6 @@ typedef struct daemon_top {
 } daemon_top_t;
 
 typedef struct dcpi_daemon_push dcpi_daemon_push_t;
-typedef struct dcpi_daemon_oracle dcpi_daemon_oracle_t;
 
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
@@ -140,7 +139,6 @@ typedef struct daemon {
     daemon_top_t top;                   /* top.c: the live view */
     pid_t cur_pid;                      /* the sample being counted (records.c) */
     dcpi_daemon_push_t *push;           /* -push URL (push.c), else NULL */
-    dcpi_daemon_oracle_t *orc;          /* -voracle (oracle.c), else NULL */
     double duty_on, duty_off, duty_end; /* -duty: this cycle's window and end (monotonic s) */
     int duty_sampling;                  /* 1: inside the window (events enabled) */
     /* command / -p target */
@@ -185,24 +183,6 @@ void dcpi__daemon_cleanup(daemon_t *d);
 /* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
 void dcpi__daemon_drain_all(daemon_t *d);
 void dcpi__daemon_apply_exits(daemon_t *d);
-
-/* oracle.c (-voracle ADDR:IMAGE): set-up (before the sampler opens) and teardown (before the
- * sampler closes); a mapping seen (IMAGE mapped: its breakpoints opened in that process) and an
- * exec (its breakpoints are stale); the windows, at every drain; a DCPI_SAMPLER_EV_OTHER sample:
- * 1 when it was the oracle's (into the oracle twins, or counted); the status line and the exit
- * report (log, and stderr for a command or -p). */
-int dcpi__daemon_oracle_new(daemon_t *d, char *err);
-void dcpi__daemon_oracle_free(daemon_t *d);
-void dcpi__daemon_oracle_mmap(daemon_t *d, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-                              uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-                              const char *path);
-void dcpi__daemon_oracle_exec(daemon_t *d, pid_t pid);
-void dcpi__daemon_oracle_tick(daemon_t *d);
-int dcpi__daemon_oracle_sample(daemon_t *d, const dcpi_sample_t *s);
-/* Kernel throttles and ring losses while the oracle runs (its executions may be among them). */
-void dcpi__daemon_oracle_loss(daemon_t *d, uint64_t throttled, uint64_t lost);
-void dcpi__daemon_oracle_status(const daemon_t *d, char *buf, size_t len);
-void dcpi__daemon_oracle_report(const daemon_t *d);
 
 /* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
  * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the

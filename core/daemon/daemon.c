@@ -228,7 +228,6 @@ static void finish(daemon_t *d)
     if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
         report_values(d);
     dcpi_vbackend_report(d->vb, d->mode != DCPI_SAMPLE_SYSTEM);
-    dcpi__daemon_oracle_report(d);
     for (int i = 0; d->mode != DCPI_SAMPLE_SYSTEM && i < d->nev; i++) {
         char w[512];
         if (dcpi__daemon_loss_warning(d, i, w, sizeof w))

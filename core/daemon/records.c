@@ -84,10 +84,9 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
     if (s->event == DCPI_SAMPLER_EV_TRIGGER || s->event == DCPI_SAMPLER_EV_OTHER) {
-        if (d->orc && s->event == DCPI_SAMPLER_EV_OTHER && dcpi__daemon_oracle_sample(d, s))
-            return; /* -voracle's breakpoint (before the bp backend, which takes every other) */
         if (dcpi_vbackend_record(d->vb, s, d->cur_ring))
-            return; /* the value backend's (e.g. an arm trigger, a breakpoint): not a PC sample */
+            return; /* a value backend's (an arm trigger, a breakpoint, -voracle's): not a PC
+                     * sample */
         if (s->event == DCPI_SAMPLER_EV_TRIGGER)
             return;
         dcpi_sample_t c = *s; /* an id of none of our events: count it for the first */
@@ -126,19 +125,17 @@ static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint6
                      uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path)
 {
     daemon_t *d = arg;
-    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, 0); /* values of pid: with the old mappings */
+    /* values of pid: with the old mappings */
+    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, DCPI_VBACKEND_MMAP);
     dcpi_loadmap_mmap(d->lm, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
-    if (d->orc)
-        dcpi__daemon_oracle_mmap(d, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
+    dcpi_vbackend_mmap(d->vb, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
 }
 
 static void on_exec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
-    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, 1);
+    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, DCPI_VBACKEND_EXEC);
     dcpi_loadmap_exec(d->lm, (pid_t)pid);
-    if (d->orc)
-        dcpi__daemon_oracle_exec(d, (pid_t)pid);
 }
 
 static void on_comm(void *arg, uint32_t pid, uint32_t tid, const char *comm, int exec)
@@ -158,10 +155,8 @@ void dcpi__daemon_apply_exits(daemon_t *d)
 {
     for (size_t i = 0; i < d->nexits; i++) {
         /* its pending traces resolve with its mappings (batched drains) */
-        dcpi_vbackend_pid_event(d->vb, d->exits[i], 0);
+        dcpi_vbackend_pid_event(d->vb, d->exits[i], DCPI_VBACKEND_EXIT);
         dcpi_loadmap_exit(d->lm, d->exits[i]);
-        if (d->orc)
-            dcpi__daemon_oracle_exec(d, d->exits[i]);
         dcpi_proctab_exit(d->procs, d->exits[i]);
     }
     d->nexits = 0;
@@ -180,8 +175,7 @@ static void on_lost(void *arg, int ev, uint64_t n)
 {
     daemon_t *d = arg;
     d->st[ev].lost += n;
-    if (d->orc)
-        dcpi__daemon_oracle_loss(d, 0, n);
+    dcpi_vbackend_loss(d->vb, 0, n);
     d->st[ev].lost_pending += n;
 }
 
@@ -189,8 +183,7 @@ static void on_throttle(void *arg, int ev)
 {
     daemon_t *d = arg;
     d->st[ev].throttled++;
-    if (d->orc) /* ids of inherited events are unknown: every throttle may be the oracle's */
-        dcpi__daemon_oracle_loss(d, 1, 0);
+    dcpi_vbackend_loss(d->vb, 1, 0); /* ids of inherited events are unknown: any may be theirs */
     if (!d->throttle_logged++)
         dcpi__log(DCPI_LOG_WARN,
                   "event %s throttled by the kernel (samples not taken; see "
@@ -231,6 +224,4 @@ void dcpi__daemon_drain_all(daemon_t *d)
         d->quit = 1;
     }
     dcpi__daemon_apply_exits(d);
-    if (d->orc)
-        dcpi__daemon_oracle_tick(d);
 }

@@ -267,6 +267,18 @@ static int setup_values(daemon_t *d, char *err)
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
     else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */
         rc = dcpi_vbackend_regs_new(d->vt, why, &d->vb);
+    if (rc == 0 && o->voracle) { /* -voracle: beside it, before it (its breakpoints' samples) */
+        dcpi_vbackend_oracle_opts_t oo = {
+            .spec = o->voracle,
+            .on_ms = o->voracle_on_ms ? o->voracle_on_ms : DCPI_ORACLE_ON_MS,
+            .every_ms = o->voracle_every_ms ? o->voracle_every_ms : DCPI_ORACLE_EVERY_MS,
+            .target = d->mode == DCPI_SAMPLE_PID ? o->pid : 0};
+        dcpi_vbackend_t *orc;
+        if ((rc = dcpi_vbackend_oracle_new(d->vt, &oo, &orc)) == 0) {
+            dcpi_vbackend_chain(&orc, d->vb);
+            d->vb = orc;
+        }
+    }
     if (rc < 0)
         return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
     if (o->vstep)
@@ -301,9 +313,12 @@ int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
                             .keep_first = o->vstep_first,
                             .plugin_dirs = o->plugin_dirs,
                             .ns_per_sample = ns_per_sample(d)};
-    if (d->mode == DCPI_SAMPLE_COMMAND)
-        return dcpi_vstep_agent_new(d->vt, &so, &d->vb, err);
-    return dcpi_vstep_ptrace_new(d->vt, &so, target, &d->vb, err);
+    dcpi_vbackend_t *b = NULL;
+    int rc = d->mode == DCPI_SAMPLE_COMMAND ? dcpi_vstep_agent_new(d->vt, &so, &b, err)
+                                            : dcpi_vstep_ptrace_new(d->vt, &so, target, &b, err);
+    if (rc == 0)
+        dcpi_vbackend_chain(&d->vb, b);
+    return rc;
 }
 
 /* The part of the setup before the target runs: database, log, lock, events, plugins. */
@@ -330,7 +345,6 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
         return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
     rc = rc < 0 ? rc : dcpi_vbackend_start(d->vb, d->smp, err);
-    rc = rc < 0 ? rc : dcpi__daemon_oracle_new(d, err);
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
@@ -355,7 +369,6 @@ void dcpi__daemon_cleanup(daemon_t *d)
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    dcpi__daemon_oracle_free(d); /* its events write into the sampler's rings */
     /* the backend before the sampler (its breakpoints write into the rings) and the sink (its
      * step encoders write into the sink's traces) */
     dcpi_vbackend_free(d->vb);

@@ -11,9 +11,14 @@
  *           instruction; bparm.c: the arms, core/sampling/bpslots + core/capture/bpfmem)
  *   step    (-vstep) bursts of single steps: the agent's rings or ptrace          (vstep.c, step.c)
  *   replay  (dcpireplay) a recording's entries, through the same sink and workers   (replay.c)
+ *   oracle  (-voracle) every execution of one instruction in windows, beside the main
+ *           backend, into the sink's oracle twins                                     (oracle.c)
  *
  * Every entry point may be NULL in a backend's table (the wrappers below then do nothing, or
- * return the neutral answer). None of them allocates per sample.
+ * return the neutral answer). None of them allocates per sample. Backends may be chained
+ * (dcpi_vbackend_chain: the oracle before the main one): each call goes to every backend of the
+ * chain in turn (a record to the first that takes it, a PC sample's child environment and name
+ * to all, the sink's own work once).
  */
 #ifndef DCPI_CORE_VALUES_BACKEND_H
 #define DCPI_CORE_VALUES_BACKEND_H
@@ -42,9 +47,9 @@ typedef struct dcpi_vbackend_ops {
     /* On record: a sample of none of the PC events (DCPI_SAMPLER_EV_OTHER or _EV_TRIGGER) read
      * from ring: 1 when it was the backend's (consumed), 0 when not. */
     int (*record)(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
-    /* pid's mappings are about to change (exec 1: an exec; 0: an mmap or its exit): what the
+    /* pid's mappings are about to change (what: DCPI_VBACKEND_MMAP, _EXEC, _EXIT): what the
      * backend holds of pid goes to the sink first. */
-    void (*pid_event)(dcpi_vbackend_t *b, pid_t pid, int exec);
+    void (*pid_event)(dcpi_vbackend_t *b, pid_t pid, int what);
     /* Drain: the end of a drain of the rings (and the loop's periodic wake-up): the backend's
      * own records into the sink, the sink's traces to the plugins. 1 once the backend's target
      * is gone (ptrace), else 0. */
@@ -60,12 +65,21 @@ typedef struct dcpi_vbackend_ops {
     void (*report)(const dcpi_vbackend_t *b, int user);
     /* Free: close the source and free its state (the sink is not the backend's). */
     void (*free)(dcpi_vbackend_t *b);
+    /* A mapping of pid (its MMAP2 record, after pid_event): e.g. the oracle arms the image's
+     * instruction there. */
+    void (*mmap)(dcpi_vbackend_t *b, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                 uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path);
+    /* The rings' kernel throttles and lost records (any event): executions may be among them. */
+    void (*loss)(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost);
 } dcpi_vbackend_ops_t;
+
+enum { DCPI_VBACKEND_MMAP = 0, DCPI_VBACKEND_EXEC = 1, DCPI_VBACKEND_EXIT = 2 };
 
 /* The head of every backend's state (its own struct starts with it). */
 struct dcpi_vbackend {
     const dcpi_vbackend_ops_t *ops;
-    dcpi_vtrace_t *vt; /* the sink */
+    dcpi_vtrace_t *vt;          /* the sink */
+    struct dcpi_vbackend *next; /* the next backend of the chain, NULL: none */
 };
 
 /* ---- the backends (each in its own files, see the top) */
@@ -84,7 +98,21 @@ typedef struct dcpi_vbackend_bp_opts {
 int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o,
                          dcpi_vbackend_t **out);
 
-/* ---- calls (b may be NULL: no value profiling) */
+/* oracle: spec "ADDR:IMAGE" (kept by the caller), windows of on_ms in every every_ms, the -p
+ * target (0: none; its maps are read until IMAGE is armed). Checked at start. 0 or
+ * DCPI_ENOMEM. */
+typedef struct dcpi_vbackend_oracle_opts {
+    const char *spec;
+    unsigned on_ms, every_ms;
+    pid_t target;
+} dcpi_vbackend_oracle_opts_t;
+int dcpi_vbackend_oracle_new(dcpi_vtrace_t *vt, const dcpi_vbackend_oracle_opts_t *o,
+                             dcpi_vbackend_t **out);
+
+/* ---- calls (b may be NULL: no value profiling; every call goes along the chain) */
+
+/* Append b at the end of *chain (*chain NULL: b is the chain). */
+void dcpi_vbackend_chain(dcpi_vbackend_t **chain, dcpi_vbackend_t *b);
 
 const char *dcpi_vbackend_name(const dcpi_vbackend_t *b);
 void dcpi_vbackend_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x);
@@ -92,7 +120,10 @@ int dcpi_vbackend_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err);
 int dcpi_vbackend_child_env(const dcpi_vbackend_t *b);
 void dcpi_vbackend_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
 int dcpi_vbackend_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring);
-void dcpi_vbackend_pid_event(dcpi_vbackend_t *b, pid_t pid, int exec);
+void dcpi_vbackend_pid_event(dcpi_vbackend_t *b, pid_t pid, int what);
+void dcpi_vbackend_mmap(dcpi_vbackend_t *b, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                        uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path);
+void dcpi_vbackend_loss(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost);
 int dcpi_vbackend_drain(dcpi_vbackend_t *b, uint64_t now_ns);
 int dcpi_vbackend_timeout_ms(const dcpi_vbackend_t *b);
 /* Whether the backend has records of its own to drain at the loop's wake-ups (a timeout_ms

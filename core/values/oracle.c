@@ -1,6 +1,8 @@
 /*
- * oracle.c - dcpid -voracle ADDR:IMAGE: the exact value distribution of one instruction, to hold
- * the sampled hotlists against on the same run (docs/dcpid.md "THE ORACLE (-voracle)").
+ * oracle.c - the oracle backend (backend.h; dcpid -voracle ADDR:IMAGE): the exact value
+ * distribution of one instruction, to hold the sampled hotlists against on the same run
+ * (docs/dcpid.md "THE ORACLE (-voracle)"). It runs beside the main backend (chained before it,
+ * so its breakpoints' samples are its own) and feeds the same sink's oracle twins.
  *
  * A period-1 execute breakpoint at the instruction takes *every* execution while it is enabled:
  *   - opened per thread and CPU (PERF_TYPE_BREAKPOINT, HW_BREAKPOINT_X, sample_period 1,
@@ -37,15 +39,15 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/capture/bpfmem.h"
 #include "core/capture/cpustate.h"
-#include "core/daemon/daemon-int.h"
-#include "core/daemon/daemon.h"
 #include "core/image/symbols.h"
+#include "core/sampling/sampler.h"
 #include "core/values/backend.h"
 #include "dcpi/errno.h"
 
@@ -62,7 +64,10 @@ typedef struct oracle_proc {
     unsigned ntids;
 } oracle_proc_t;
 
-struct dcpi_daemon_oracle {
+typedef struct oracle {
+    dcpi_vbackend_t b;
+    dcpi_vbackend_oracle_opts_t opt;
+    dcpi_sampler_t *smp;
     char path[4096]; /* IMAGE as given */
     dev_t dev;       /* the file's identity (a mapping names the same file) */
     ino_t ino;
@@ -81,12 +86,12 @@ struct dcpi_daemon_oracle {
     uint64_t procs_armed, windows, samples, stray, memmiss, nottaken, failed;
     uint64_t throttled, lost; /* the rings' THROTTLE records and lost records (any event) */
     int failed_logged;
-};
+} oracle_t;
 
 /* ---------------------------------------------------------------- set-up */
 
 /* ADDR: 0x hex or decimal ELF vaddr, or SYMBOL[+OFF] of IMAGE's symbol table. */
-static int parse_addr(dcpi_daemon_oracle_t *o, const char *a, char *err)
+static int parse_addr(oracle_t *o, const char *a, char *err)
 {
     char *end;
     errno = 0;
@@ -118,15 +123,19 @@ static int parse_addr(dcpi_daemon_oracle_t *o, const char *a, char *err)
     return 0;
 }
 
-int dcpi__daemon_oracle_new(daemon_t *d, char *err)
+static double now_s(void)
 {
-    const char *spec = d->o->voracle, *colon = spec ? strchr(spec, ':') : NULL;
-    if (!spec)
-        return 0;
-    dcpi_daemon_oracle_t *o = calloc(1, sizeof *o);
-    if (!o)
-        return dcpi__errf(err, DCPI_ENOMEM, "-voracle: out of memory");
-    d->orc = o;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Set up, once the rings exist: the instruction, its image, the BPF program. */
+static int oracle_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
+{
+    oracle_t *o = (oracle_t *)b;
+    const char *spec = o->opt.spec, *colon = strchr(spec, ':');
+    o->smp = smp;
     if (!colon || colon == spec || !colon[1])
         return dcpi__errf(err, DCPI_EINVAL, "-voracle: '%s' is not ADDR:IMAGE", spec);
     if (!realpath(colon + 1, o->path))
@@ -159,8 +168,8 @@ int dcpi__daemon_oracle_new(daemon_t *d, char *err)
         return dcpi__errf(err, DCPI_EFORMAT,
                           "-voracle: %s+0x%" PRIx64 ": no instruction decodes there", o->path,
                           o->vaddr);
-    o->on_s = (d->o->voracle_on_ms ? d->o->voracle_on_ms : DCPI_ORACLE_ON_MS) / 1e3;
-    o->every_s = (d->o->voracle_every_ms ? d->o->voracle_every_ms : DCPI_ORACLE_EVERY_MS) / 1e3;
+    o->on_s = o->opt.on_ms / 1e3;
+    o->every_s = o->opt.every_ms / 1e3;
     char why[DCPI_ERRLEN];
     if (dcpi_bpfmem_open(&o->bpm, why) < 0)
         dcpi__log(DCPI_LOG_WARN, "-voracle: memory operands are missing: %s", why);
@@ -171,21 +180,18 @@ int dcpi__daemon_oracle_new(daemon_t *d, char *err)
     return 0;
 }
 
-void dcpi__daemon_oracle_free(daemon_t *d)
+static void oracle_free(dcpi_vbackend_t *b)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
-    if (!o)
-        return;
+    oracle_t *o = (oracle_t *)b;
     for (unsigned i = 0; i < o->nfds; i++)
         close(o->fds[i]);
     dcpi_bpfmem_close(o->bpm);
     free(o);
-    d->orc = NULL;
 }
 
 /* ---------------------------------------------------------------- arming a process */
 
-static oracle_proc_t *proc_of(dcpi_daemon_oracle_t *o, pid_t pid)
+static oracle_proc_t *proc_of(oracle_t *o, pid_t pid)
 {
     for (int i = 0; i < ORACLE_MAXPROCS; i++)
         if (o->procs[i].pid == pid)
@@ -193,7 +199,7 @@ static oracle_proc_t *proc_of(dcpi_daemon_oracle_t *o, pid_t pid)
     return NULL;
 }
 
-static void open_failed(dcpi_daemon_oracle_t *o, pid_t tid, int rc)
+static void open_failed(oracle_t *o, pid_t tid, int rc)
 {
     o->failed++;
     if (!o->failed_logged++)
@@ -202,9 +208,8 @@ static void open_failed(dcpi_daemon_oracle_t *o, pid_t tid, int rc)
 }
 
 /* The period-1 breakpoint of thread tid on the CPU of ring r, into that ring. */
-static void open_one(daemon_t *d, pid_t tid, int r, uint64_t addr)
+static void open_one(oracle_t *o, pid_t tid, int r, uint64_t addr)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
     if (o->nfds == ORACLE_MAXFDS) {
         open_failed(o, tid, -EMFILE);
         return;
@@ -221,15 +226,15 @@ static void open_one(daemon_t *d, pid_t tid, int r, uint64_t addr)
     a.inherit = 0; /* new threads are armed by the rescan: their samples carry known ids */
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    dcpi_sampler_layout(d->smp, &a);
-    int fd = dcpi__perf_open(&a, tid, dcpi_sampler_ring_cpu(d->smp, r));
+    dcpi_sampler_layout(o->smp, &a);
+    int fd = dcpi__perf_open(&a, tid, dcpi_sampler_ring_cpu(o->smp, r));
     if (fd < 0) {
         open_failed(o, tid, fd);
         return;
     }
     uint64_t id = 0;
     if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
-        ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, dcpi_sampler_ring_fd(d->smp, r)) < 0 ||
+        ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, dcpi_sampler_ring_fd(o->smp, r)) < 0 ||
         (o->bpm && ioctl(fd, PERF_EVENT_IOC_SET_BPF, dcpi_bpfmem_prog_fd(o->bpm)) < 0)) {
         open_failed(o, tid, -errno);
         close(fd);
@@ -240,7 +245,7 @@ static void open_one(daemon_t *d, pid_t tid, int r, uint64_t addr)
 }
 
 /* Open the breakpoints of p's threads that have none yet (every ring's CPU). */
-static void arm_threads(daemon_t *d, oracle_proc_t *p)
+static void arm_threads(oracle_t *o, oracle_proc_t *p)
 {
     char dir[64];
     snprintf(dir, sizeof dir, "/proc/%d/task", (int)p->pid);
@@ -256,21 +261,20 @@ static void arm_threads(daemon_t *d, oracle_proc_t *p)
         if (k < p->ntids)
             continue;
         if (p->ntids == ORACLE_MAXTIDS) {
-            open_failed(d->orc, tid, -ENOSPC);
+            open_failed(o, tid, -ENOSPC);
             continue;
         }
         p->tids[p->ntids++] = tid;
-        for (int r = 0; r < dcpi_sampler_nrings(d->smp); r++)
-            open_one(d, tid, r, p->addr);
+        for (int r = 0; r < dcpi_sampler_nrings(o->smp); r++)
+            open_one(o, tid, r, p->addr);
     }
     if (dp)
         closedir(dp);
 }
 
 /* Arm pid, whose copy of the instruction runs at addr. */
-static void arm(daemon_t *d, pid_t pid, uint64_t addr)
+static void arm(oracle_t *o, pid_t pid, uint64_t addr)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
     oracle_proc_t *p = proc_of(o, pid);
     if (p && p->addr == addr)
         return;
@@ -282,35 +286,35 @@ static void arm(daemon_t *d, pid_t pid, uint64_t addr)
     o->procs_armed++;
     dcpi_insn_t insn;
     if (o->bpm && dcpi_capture_decode(o->code, o->ncode, addr, &insn) > 0)
-        for (int r = 0; r < dcpi_sampler_nrings(d->smp); r++)
-            dcpi_bpfmem_set(o->bpm, dcpi_sampler_ring_cpu(d->smp, r), &insn);
-    arm_threads(d, p);
+        for (int r = 0; r < dcpi_sampler_nrings(o->smp); r++)
+            dcpi_bpfmem_set(o->bpm, dcpi_sampler_ring_cpu(o->smp, r), &insn);
+    arm_threads(o, p);
     dcpi__log(DCPI_LOG_INFO, "-voracle: armed in process %d at 0x%" PRIx64, (int)pid, addr);
 }
 
-void dcpi__daemon_oracle_mmap(daemon_t *d, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-                              uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-                              const char *path)
+/* A mapping seen (its MMAP2 record): IMAGE mapped, its breakpoints opened in that process. */
+static void oracle_mmap(dcpi_vbackend_t *b, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                        uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
-    if (!o || !(prot & 4 /* PROT_EXEC */) || pid == getpid() || o->foff < pgoff ||
-        o->foff - pgoff >= len)
+    oracle_t *o = (oracle_t *)b;
+    if (!(prot & 4 /* PROT_EXEC */) || pid == getpid() || o->foff < pgoff || o->foff - pgoff >= len)
         return;
     int same = (ino && ino == (uint64_t)o->ino && makedev(maj, min) == o->dev) ||
                (path && strcmp(path, o->path) == 0);
     if (same)
-        arm(d, pid, start + o->foff - pgoff);
+        arm(o, pid, start + o->foff - pgoff);
 }
 
-void dcpi__daemon_oracle_exec(daemon_t *d, pid_t pid)
+/* An exec or an exit of pid: its breakpoints are stale. */
+static void oracle_pid_event(dcpi_vbackend_t *b, pid_t pid, int what)
 {
-    oracle_proc_t *p = d->orc ? proc_of(d->orc, pid) : NULL;
+    oracle_proc_t *p = what != DCPI_VBACKEND_MMAP ? proc_of((oracle_t *)b, pid) : NULL;
     if (p) /* its events stay (stale after an exec): their samples are strays */
         p->pid = 0;
 }
 
 /* A -p target mapped IMAGE before dcpid started: its /proc/PID/maps. */
-static void scan_maps(daemon_t *d, pid_t pid)
+static void scan_maps(oracle_t *o, pid_t pid)
 {
     char path[64], line[4600], file[4096];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
@@ -326,8 +330,7 @@ static void scan_maps(daemon_t *d, pid_t pid)
         char *p = file;
         while (*p == ' ')
             p++;
-        dcpi__daemon_oracle_mmap(d, pid, lo, hi - lo, off, maj, min, ino,
-                                 strchr(perm, 'x') ? 4u : 0u, p);
+        oracle_mmap(&o->b, pid, lo, hi - lo, off, maj, min, ino, strchr(perm, 'x') ? 4u : 0u, p);
     }
     if (f)
         fclose(f);
@@ -335,7 +338,7 @@ static void scan_maps(daemon_t *d, pid_t pid)
 
 /* ---------------------------------------------------------------- windows */
 
-static void set_enabled(dcpi_daemon_oracle_t *o, int on)
+static void set_enabled(oracle_t *o, int on)
 {
     if (o->enabled == on)
         return;
@@ -345,23 +348,23 @@ static void set_enabled(dcpi_daemon_oracle_t *o, int on)
         ioctl(o->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
-void dcpi__daemon_oracle_tick(daemon_t *d)
+/* Drain: a -p target's maps until armed, new threads, the windows. */
+static int oracle_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
-    if (!o)
-        return;
-    if (d->mode == DCPI_SAMPLE_PID && !proc_of(o, d->o->pid) && !o->procs_armed)
-        scan_maps(d, d->o->pid);
-    double now = dcpi__daemon_now();
+    oracle_t *o = (oracle_t *)b;
+    (void)now_ns;
+    if (o->opt.target > 0 && !proc_of(o, o->opt.target) && !o->procs_armed)
+        scan_maps(o, o->opt.target);
+    double now = now_s();
     if (now >= o->rescan + ORACLE_RESCAN_S) { /* threads started since */
         o->rescan = now;
         for (int i = 0; i < ORACLE_MAXPROCS; i++)
             if (o->procs[i].pid)
-                arm_threads(d, &o->procs[i]);
+                arm_threads(o, &o->procs[i]);
     }
     if (o->on_s >= o->every_s) {
         set_enabled(o, 1);
-        return;
+        return 0;
     }
     if (now >= o->cycle + o->every_s || o->cycle == 0) { /* a new period, a new window in it */
         o->cycle = now;
@@ -369,14 +372,20 @@ void dcpi__daemon_oracle_tick(daemon_t *d)
         o->win_off = o->win_on + o->on_s;
     }
     set_enabled(o, now >= o->win_on && now < o->win_off);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- samples */
 
-int dcpi__daemon_oracle_sample(daemon_t *d, const dcpi_sample_t *s)
+/* A DCPI_SAMPLER_EV_OTHER sample: 1 when it was the oracle's (into the oracle twins, or
+ * counted). */
+static int oracle_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
 {
-    dcpi_daemon_oracle_t *o = d->orc;
+    oracle_t *o = (oracle_t *)b;
     int ours = 0;
+    (void)ring;
+    if (s->event != DCPI_SAMPLER_EV_OTHER)
+        return 0;
     for (unsigned i = 0; i < o->nfds && !ours; i++)
         ours = o->ids[i] == s->id;
     if (!ours)
@@ -392,22 +401,23 @@ int dcpi__daemon_oracle_sample(daemon_t *d, const dcpi_sample_t *s)
     }
     o->samples++;
     o->memmiss += !mem;
-    if (!dcpi_vtrace_oracle_sample(d->vt, &v))
+    if (!dcpi_vtrace_oracle_sample(o->b.vt, &v))
         o->nottaken++;
     return 1;
 }
 
-void dcpi__daemon_oracle_loss(daemon_t *d, uint64_t throttled, uint64_t lost)
+/* Kernel throttles and ring losses while the oracle runs (its executions may be among them). */
+static void oracle_loss(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost)
 {
-    d->orc->throttled += throttled;
-    d->orc->lost += lost;
+    oracle_t *o = (oracle_t *)b;
+    o->throttled += throttled;
+    o->lost += lost;
 }
 
 /* ---------------------------------------------------------------- reports */
 
-void dcpi__daemon_oracle_status(const daemon_t *d, char *buf, size_t len)
+static void status_line(const oracle_t *o, char *buf, size_t len)
 {
-    const dcpi_daemon_oracle_t *o = d->orc;
     snprintf(buf, len,
              "voracle 0x%" PRIx64 ":%s processes %" PRIu64 " windows %" PRIu64 " samples %" PRIu64
              " no-plugin %" PRIu64 " memory-missed %" PRIu64 " stray %" PRIu64 " failed %" PRIu64
@@ -417,19 +427,52 @@ void dcpi__daemon_oracle_status(const daemon_t *d, char *buf, size_t len)
              o->bpm ? "" : " (memory values off)");
 }
 
-void dcpi__daemon_oracle_report(const daemon_t *d)
+static void oracle_status(const dcpi_vbackend_t *b, char *buf, size_t len)
 {
-    if (!d->orc)
-        return;
+    size_t n;
+    status_line((const oracle_t *)b, buf, len);
+    if ((n = strlen(buf)) + 1 < len) {
+        buf[n] = '\n';
+        buf[n + 1] = '\0';
+    }
+}
+
+/* The status line into the log, and for a command or -p (user) on stderr, with a warning when
+ * executions in the windows were missed. */
+static void oracle_report(const dcpi_vbackend_t *b, int user)
+{
+    const oracle_t *o = (const oracle_t *)b;
     char line[4800];
-    dcpi__daemon_oracle_status(d, line, sizeof line);
+    status_line(o, line, sizeof line);
     dcpi__log(DCPI_LOG_INFO, "%s", line);
-    if (d->mode != DCPI_SAMPLE_SYSTEM)
+    if (user)
         fprintf(stderr, "dcpid: %s\n", line);
-    const dcpi_daemon_oracle_t *o = d->orc;
-    if (d->mode != DCPI_SAMPLE_SYSTEM && (o->throttled || o->lost || o->memmiss || o->failed))
+    if (user && (o->throttled || o->lost || o->memmiss || o->failed))
         fprintf(stderr,
                 "dcpid: warning: -voracle missed executions in its windows (throttled by the "
                 "kernel's perf_event_max_sample_rate, records lost, memory reads missed or "
                 "breakpoints refused): its profile is not exact\n");
+}
+
+static const dcpi_vbackend_ops_t oracle_ops = {.name = "oracle",
+                                               .start = oracle_start,
+                                               .record = oracle_record,
+                                               .pid_event = oracle_pid_event,
+                                               .mmap = oracle_mmap,
+                                               .loss = oracle_loss,
+                                               .drain = oracle_drain,
+                                               .status = oracle_status,
+                                               .report = oracle_report,
+                                               .free = oracle_free};
+
+int dcpi_vbackend_oracle_new(dcpi_vtrace_t *vt, const dcpi_vbackend_oracle_opts_t *opt,
+                             dcpi_vbackend_t **out)
+{
+    oracle_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return DCPI_ENOMEM;
+    o->b = (dcpi_vbackend_t){.ops = &oracle_ops, .vt = vt};
+    o->opt = *opt;
+    *out = &o->b;
+    return 0;
 }
