@@ -39,7 +39,8 @@ typedef struct ctx {
     const char **vtrace;
     const char *out;
     dcpi_profset_t *set, *diff_set;
-    char *diff_name; /* -diff's epoch, resolved */
+    char *diff_name;         /* -diff's epoch, resolved */
+    dcpi_fleet_filter_t flt; /* -fleet: the selection */
 } ctx_t;
 
 static int parse_opt(void *arg, const char *f, const char *v)
@@ -89,8 +90,29 @@ static int parse_opts(ctx_t *c)
         fprintf(stderr, TOOL ": unexpected operand '%s' (try -h)\n", c->cli.args[0]);
         return 2;
     }
+    if (c->cli.fleet_url && c->o.diff_epoch) {
+        fprintf(stderr, TOOL ": -diff compares two epochs of a database, not the fleet (dcpidiff "
+                             "-fleet compares two selections)\n");
+        return 2;
+    }
     c->o.vtrace = c->vtrace;
     return 0;
+}
+
+/* -fleet: the flame graph, children and callers from the store's call chains. */
+static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
+                        dcpi_stackprof_t **sp, char *err)
+{
+    const ctx_t *c = arg;
+    return dcpi_fleet_stacks(c->cli.fleet_url, &c->flt, set, event, sp, err);
+}
+
+/* -fleet: the listings' value hotlists merged over the selected hosts. */
+static int fleet_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
+                        char *err)
+{
+    const ctx_t *c = arg;
+    return dcpi_fleet_vprofs(c->cli.fleet_url, &c->flt, id, names, vps, n, err);
 }
 
 /* -diff: the set of EPOCH_B in the same database. */
@@ -153,15 +175,24 @@ static int run(ctx_t *c)
     c->o.plugin_dirs =
         dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
     c->o.diff_set = c->diff_set;
+    if (c->cli.fleet_url) {
+        if ((rc = dcpi_cli_fleet_filter(&c->cli, &c->flt, err)) < 0)
+            return dcpi_cli_exit(rc, err);
+        c->o.stacks = fleet_stacks;
+        c->o.vprofs = fleet_vprofs;
+        c->o.source_arg = c;
+    }
     dcpi_profset_warn_saturated(c->set, TOOL);
     return write_page(c);
 }
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {
-        .cli = {
-            .tool = TOOL, .strict_flag = 1, .flags = flags, .load_flags = DCPI_PSET_LOAD_PROCS}};
+    ctx_t c = {.cli = {.tool = TOOL,
+                       .strict_flag = 1,
+                       .flags = flags,
+                       .load_flags = DCPI_PSET_LOAD_PROCS,
+                       .fleet_flags = 1}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {

@@ -269,38 +269,163 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
 
 /* ---- call chains ------------------------------------------------------------------------ */
 
-/* One chain's text ("ID:TSTART:OFF;...", leaf first; "-:0:OFF" outside every image) into sp. */
-static int add_chain(dcpi_stackprof_t *sp, const dcpi_profset_t *set, char *text, uint64_t count)
+/* An "=ID:TSTART:INDEX:PATH" row: a chain image's path and its index in the pushed profile. */
+typedef struct imgrow {
+    char *id, *path;
+    uint64_t tstart, index;
+} imgrow_t;
+
+typedef struct chains {
+    imgrow_t *img;
+    size_t nimg, capimg;
+    dcpi_frame_t *fr; /* every chain's frames */
+    size_t nfr, capfr;
+    struct chain {
+        size_t first;
+        unsigned n;
+        uint64_t count;
+    } * ch;
+    size_t nch, capch;
+} chains_t;
+
+static const char *path_of(const chains_t *cs, const dcpi_profset_t *set, const char *id,
+                           uint64_t tstart)
 {
-    dcpi_frame_t f[DCPI_STACK_MAXFRAMES];
+    for (size_t k = 0; set && k < set->nimages; k++)
+        if (set->images[k].tstart == tstart && !strcmp(set->images[k].id, id))
+            return set->images[k].path;
+    for (size_t i = 0; i < cs->nimg; i++)
+        if (cs->img[i].tstart == tstart && !strcmp(cs->img[i].id, id))
+            return cs->img[i].path;
+    return NULL;
+}
+
+static int parse_img(chains_t *cs, char *text)
+{
+    char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL,
+         *c3 = c2 ? strchr(c2 + 1, ':') : NULL;
+    if (!c3)
+        return DCPI_EFORMAT;
+    *c1 = *c2 = *c3 = 0;
+    if (dcpi__grow((void **)&cs->img, &cs->capimg, cs->nimg + 1, sizeof *cs->img) < 0)
+        return DCPI_ENOMEM;
+    cs->img[cs->nimg++] = (imgrow_t){.id = text,
+                                     .tstart = strtoull(c1 + 1, NULL, 16),
+                                     .index = strtoull(c2 + 1, NULL, 16),
+                                     .path = c3 + 1};
+    return 0;
+}
+
+static int cmp_img(const void *pa, const void *pb)
+{
+    const imgrow_t *a = pa, *b = pb;
+    if (a->index != b->index)
+        return a->index < b->index ? -1 : 1;
+    int c = strcmp(a->id, b->id);
+    return c ? c : a->tstart < b->tstart ? -1 : a->tstart > b->tstart;
+}
+
+/* One chain's text ("ID:TSTART:OFF;...", leaf first; "-:0:OFF" outside every image): its
+ * frames (images registered in sp) into cs. */
+static int parse_chain(chains_t *cs, dcpi_stackprof_t *sp, const dcpi_profset_t *set, char *text,
+                       uint64_t count)
+{
+    size_t first = cs->nfr;
     unsigned n = 0;
     for (char *save = NULL, *fr = strtok_r(text, ";", &save); fr && n < DCPI_STACK_MAXFRAMES;
-         fr = strtok_r(NULL, ";", &save)) {
+         fr = strtok_r(NULL, ";", &save), n++) {
         char *c1 = strchr(fr, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
             return DCPI_EFORMAT;
         *c1 = *c2 = 0;
         uint64_t tstart = strtoull(c1 + 1, NULL, 16);
-        f[n].offset = (uint32_t)strtoul(c2 + 1, NULL, 16);
-        f[n].image = DCPI_STACK_NOIMAGE;
+        dcpi_frame_t f = {.image = DCPI_STACK_NOIMAGE,
+                          .offset = (uint32_t)strtoul(c2 + 1, NULL, 16)};
         if (strcmp(fr, "-") != 0) {
-            const char *path = NULL;
-            for (size_t k = 0; set && k < set->nimages && !path; k++)
-                if (set->images[k].tstart == tstart && !strcmp(set->images[k].id, fr))
-                    path = set->images[k].path;
             char dir[160];
             snprintf(dir, sizeof dir, "fleet_%.128s", fr);
-            int img = dcpi_stackprof_image(sp, fr, dir, path, tstart, 0);
+            int img = dcpi_stackprof_image(sp, fr, dir, path_of(cs, set, fr, tstart), tstart, 0);
             if (img < 0)
                 return img;
-            f[n].image = (uint32_t)img;
+            f.image = (uint32_t)img;
         }
-        n++;
+        if (dcpi__grow((void **)&cs->fr, &cs->capfr, cs->nfr + 1, sizeof *cs->fr) < 0)
+            return DCPI_ENOMEM;
+        cs->fr[cs->nfr++] = f;
     }
     if (!n || !count)
         return 0;
-    int rc = dcpi_stackprof_add(sp, f, n, count);
-    return rc == DCPI_EFULL ? 0 : rc; /* counted in "lost" */
+    if (dcpi__grow((void **)&cs->ch, &cs->capch, cs->nch + 1, sizeof *cs->ch) < 0)
+        return DCPI_ENOMEM;
+    cs->ch[cs->nch++] = (struct chain){.first = first, .n = n, .count = count};
+    return 0;
+}
+
+static const chains_t *g_cs; /* qsort has no context argument in C11 */
+
+/* The order of a stack profile file's chains (stackprof-file.c): frame by frame, image index
+ * then offset; a prefix first. */
+static int cmp_chain(const void *pa, const void *pb)
+{
+    const struct chain *x = pa, *y = pb;
+    const dcpi_frame_t *a = &g_cs->fr[x->first], *b = &g_cs->fr[y->first];
+    for (unsigned i = 0; i < x->n && i < y->n; i++) {
+        if (a[i].image != b[i].image)
+            return a[i].image < b[i].image ? -1 : 1;
+        if (a[i].offset != b[i].offset)
+            return a[i].offset < b[i].offset ? -1 : 1;
+    }
+    return x->n == y->n ? 0 : x->n < y->n ? -1 : 1;
+}
+
+/* The result rows as a stack profile ordered as a pushed file is: the images by their index
+ * there, the chains sorted as a file's (so one host's epoch reads as its file does). */
+static int build_stacks(char *res, size_t lines, const dcpi_profset_t *set, dcpi_stackprof_t **out)
+{
+    chains_t cs = {0};
+    char **text = calloc(lines + 1, sizeof *text), **cnt = calloc(lines + 1, sizeof *cnt);
+    char *cur = res, *fld[2];
+    size_t nc = 0;
+    int n, rc = text && cnt ? 0 : DCPI_ENOMEM;
+    while (rc == 0 && nc < lines && (n = dcpi_fleet_tsv_line(&cur, fld, 2)) != 0) {
+        if (n != 2)
+            rc = DCPI_EFORMAT;
+        else if (fld[0][0] == '=')
+            rc = parse_img(&cs, fld[0] + 1);
+        else {
+            text[nc] = fld[0];
+            cnt[nc++] = fld[1];
+        }
+    }
+    if (rc == 0 && nc)
+        rc = dcpi_stackprof_new(nc > DCPI_STACKPROF_DEFAULT_CHAINS ? (unsigned)nc : 0, out);
+    if (cs.nimg > 1)
+        qsort(cs.img, cs.nimg, sizeof *cs.img, cmp_img);
+    for (size_t i = 0; rc == 0 && *out && i < cs.nimg; i++) {
+        char dir[160];
+        snprintf(dir, sizeof dir, "fleet_%.128s", cs.img[i].id);
+        const char *path = path_of(&cs, set, cs.img[i].id, cs.img[i].tstart);
+        int img = dcpi_stackprof_image(*out, cs.img[i].id, dir, path, cs.img[i].tstart, 0);
+        rc = img < 0 ? img : 0;
+    }
+    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        uint64_t c = 0;
+        rc =
+            dcpi_fleet_u64(cnt[i], &c) < 0 ? DCPI_EFORMAT : parse_chain(&cs, *out, set, text[i], c);
+    }
+    g_cs = &cs;
+    if (rc == 0 && cs.nch > 1)
+        qsort(cs.ch, cs.nch, sizeof *cs.ch, cmp_chain);
+    for (size_t i = 0; rc == 0 && i < cs.nch; i++) {
+        rc = dcpi_stackprof_add(*out, &cs.fr[cs.ch[i].first], cs.ch[i].n, cs.ch[i].count);
+        rc = rc == DCPI_EFULL ? 0 : rc; /* counted in "lost" */
+    }
+    free(text);
+    free(cnt);
+    free(cs.img);
+    free(cs.fr);
+    free(cs.ch);
+    return rc;
 }
 
 int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcpi_profset_t *set,
@@ -330,16 +455,8 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
     for (size_t i = 0; rc == 0 && i < res.n; i++)
         lines += res.p[i] == '\n';
     dcpi_stackprof_t *sp = NULL;
-    if (rc == 0 && lines)
-        rc = dcpi_stackprof_new(lines > DCPI_STACKPROF_DEFAULT_CHAINS ? (unsigned)lines : 0, &sp);
-    char *cur = res.p, *fld[2];
-    int n;
-    while (rc == 0 && sp && (n = dcpi_fleet_tsv_line(&cur, fld, 2)) != 0) {
-        uint64_t cnt = 0;
-        if (n != 2 || dcpi_fleet_u64(fld[1], &cnt) < 0 ||
-            (rc = add_chain(sp, set, fld[0], cnt)) == DCPI_EFORMAT)
-            rc = dcpi__errf(err, DCPI_EFORMAT, "%s: a bad call chain row", url);
-    }
+    if (rc == 0 && lines && (rc = build_stacks(res.p, lines, set, &sp)) == DCPI_EFORMAT)
+        rc = dcpi__errf(err, DCPI_EFORMAT, "%s: a bad call chain row", url);
     if (rc < 0 && err && !*err)
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
     dcpi_fbuf_free(&sql);

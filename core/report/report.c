@@ -177,7 +177,9 @@ static int write_tables(FILE *f, const dcpi_profset_t *set, const dcpi_report_op
                             .sort_event = o->sort_event,
                             .db = o->db,
                             .epoch = o->epoch,
-                            .platform = o->platform};
+                            .platform = o->platform,
+                            .stacks = o->stacks,
+                            .stacks_arg = o->source_arg};
     dcpi_procs_table_t *images = NULL;
     po.by_image = 1;
     int rc = dcpi_procs_rows(set, &po, &images);

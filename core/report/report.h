@@ -27,6 +27,7 @@
 #include "core/model/procs.h"
 #include "core/model/profset.h"
 #include "core/store/stackprof.h"
+#include "core/store/vprof.h"
 
 struct dcpi_symtab;
 
@@ -51,6 +52,15 @@ typedef struct dcpi_report_opts {
     const char *const *plugin_dirs;    /* where plugin names are searched */
     const dcpi_profset_t *diff_set;    /* -diff: the set compared to (NULL: none) */
     const char *diff_epoch;            /*   its epoch's name */
+    /* NULL, or where the stack profile of an event comes from instead of db (the fleet's;
+     * as dcpi_procs_opts_t's stacks) */
+    int (*stacks)(void *arg, const dcpi_profset_t *set, const char *event, dcpi_stackprof_t **sp,
+                  char *err);
+    /* NULL, or where an image's value profiles come from instead of db (the fleet's): every
+     * plugin's profile of image id, names[i] and vps[i] the caller's (as dcpi_fleet_vprofs) */
+    int (*vprofs)(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
+                  char *err);
+    void *source_arg; /* their arg */
 } dcpi_report_opts_t;
 
 /*

@@ -27,6 +27,10 @@ typedef struct lctx {
     dcpi_db_file_t *vfiles; /* the epoch's .vprof files */
     size_t nvfiles;
     char **vpnames; /* [o->nvtrace]: the profile name of each -vtrace plugin */
+    /* o->vprofs (the fleet): the value profiles of the image being listed */
+    char **gnames;
+    dcpi_vprof_t **gvps;
+    size_t ngiven;
     const char **use;
     size_t listed;
 } lctx_t;
@@ -34,6 +38,9 @@ typedef struct lctx {
 /* 1 when the epoch has value profile name (NULL: any) of image id. */
 static int has_vprof(const lctx_t *c, const char *id, const char *name)
 {
+    for (size_t i = 0; c->o->vprofs && i < c->ngiven; i++) /* the fleet's, of id */
+        if (!name || !strcmp(c->gnames[i], name))
+            return 1;
     size_t k = strlen(id);
     for (size_t i = 0; i < c->nvfiles; i++) {
         const dcpi_db_file_t *vf = &c->vfiles[i];
@@ -273,6 +280,33 @@ static size_t pick_plugins(lctx_t *c, const char *id)
     return n;
 }
 
+/* Release the given value profiles (those not taken by a listing). */
+static void drop_given(lctx_t *c)
+{
+    for (size_t i = 0; i < c->ngiven; i++) {
+        free(c->gnames[i]);
+        dcpi_vprof_free(c->gvps ? c->gvps[i] : NULL);
+    }
+    free(c->gnames);
+    free(c->gvps);
+    c->gnames = NULL;
+    c->gvps = NULL;
+    c->ngiven = 0;
+}
+
+/* The listing's value profiles: read from the epoch, or the given ones (taken). */
+static int values_of(lctx_t *c, dcpi_lstsel_t *s, size_t nuse, char *why)
+{
+    const dcpi_report_opts_t *o = c->o;
+    if (!o->vprofs)
+        return dcpi_lstsel_values(s, o->plugin_dirs, c->use, nuse, o->insecure, why);
+    int rc = dcpi_lstsel_values_given(s, o->plugin_dirs, c->use, nuse, o->insecure, c->gnames,
+                                      c->gvps, c->ngiven, why);
+    free(c->gvps); /* every profile taken */
+    c->gvps = NULL;
+    return rc;
+}
+
 /* The listing of one row: 0 (listed, or a note written), or an error that stops the page. */
 static int list_one(lctx_t *c, const dcpi_procs_row_t *row, char *err)
 {
@@ -282,11 +316,16 @@ static int list_one(lctx_t *c, const dcpi_procs_row_t *row, char *err)
         .tool = o->tool, .set = c->set, .db = o->db, .epoch = o->epoch, .platform = o->platform};
     char addr[32], why[DCPI_ERRLEN] = "";
     snprintf(addr, sizeof addr, "0x%" PRIx64, row->addr);
+    int rc = 0;
+    if (o->vprofs &&
+        (rc = o->vprofs(o->source_arg, img->id, &c->gnames, &c->gvps, &c->ngiven, err)) < 0)
+        return rc; /* the store failed: the page stops */
     size_t nuse = pick_plugins(c, img->id);
     int values = o->nvtrace ? nuse > 0 : has_vprof(c, img->id, NULL);
-    int rc = dcpi_lstsel_open(&s, addr, img->path, NULL, why);
+    rc = dcpi_lstsel_open(&s, addr, img->path, NULL, why);
     if (rc == 0 && values)
-        rc = dcpi_lstsel_values(&s, o->plugin_dirs, c->use, nuse, o->insecure, why);
+        rc = values_of(c, &s, nuse, why);
+    drop_given(c);
     if (rc == 0)
         rc = dcpi_lstsel_build(&s, why);
     if (rc == 0 && s.nvp && (rc = dcpi_listing_prepare_values(s.ls, &o->vo, why)) == DCPI_EPLUGIN)
@@ -312,7 +351,9 @@ int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_
                           const dcpi_procs_table_t *t, char *err)
 {
     lctx_t c = {.set = set, .o = o, .f = f};
-    int rc = dcpi_db_list_files(o->db, o->epoch, o->platform, ".vprof", &c.vfiles, &c.nvfiles, err);
+    int rc = o->vprofs ? 0
+                       : dcpi_db_list_files(o->db, o->epoch, o->platform, ".vprof", &c.vfiles,
+                                            &c.nvfiles, err);
     if (rc == 0)
         rc = plugin_names(&c, err);
     fputs("\"listings\":[", f);

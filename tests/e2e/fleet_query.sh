@@ -13,6 +13,7 @@ e2e_counting fleet-query
 to() { timeout -k 5 "$@"; }
 trap 'fleet_stop "$T/b"; fleet_stop "$T/a"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 e2e_require gcc build-essential
+e2e_require python3 python3
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # --- two recordings: the demo workload (with call chains and vp-classic's value hotlists) and a
@@ -129,6 +130,27 @@ grep -q "^vp-classic: backend" "$T/l9" && diff "$T/l9" "$T/f9" >"$T/d9" ||
 "$BIN/dcpiprof" -db "$T/m" >"$T/l10" 2>&1
 "$BIN/dcpiprof" -fleet "$U" -host h2,v3 >"$T/f10" 2>&1
 diff "$T/l10" "$T/f10" >"$T/d10" || fail "children of two hosts differ from their merge: $(head -5 "$T/d10")"
+# dcpireport -fleet: one host's page is its local page but for the title, db and epoch (flame
+# graph, callers, children, listings with hotlists); two hosts' page has the merged epoch's
+# tables, listings and flame totals (the frames' numbering follows the order in which chains
+# were met, which the fleet cannot know for a local merge)
+norm() { tr ',' '\n' <"$1" | grep -v -e '^"db":' -e '^"epoch":' -e '<title>'; }
+"$BIN/dcpireport" -db "$T/db1" -o "$T/r1.html" 2>"$T/r1.err" || fail "dcpireport: $(cat "$T/r1.err")"
+"$BIN/dcpireport" -fleet "$U" -host h2 -o "$T/r2.html" 2>"$T/r2.err" || fail "dcpireport -fleet: $(cat "$T/r2.err")"
+grep -q '"flame":{' "$T/r1.html" && diff <(norm "$T/r1.html") <(norm "$T/r2.html") >"$T/d11" ||
+    fail "dcpireport -fleet of one host differs from its local page: $(head -5 "$T/d11")"
+"$BIN/dcpireport" -db "$T/m" -o "$T/r3.html" 2>/dev/null
+"$BIN/dcpireport" -fleet "$U" -host h2,v3 -o "$T/r4.html" 2>/dev/null
+page() {
+    python3 -c 'import json, re, sys
+d = json.loads(re.search(r"<script type=\"application/json\"[^>]*>(.*?)</script>", open(sys.argv[1]).read(), re.S).group(1))
+print(json.dumps([d[k] for k in ("events", "image_rows", "proc_rows", "process_rows", "listings")]))
+print(d["flame"]["total"], d["flame"]["chains"], d["calls"]["total"], d["calls"]["rows"], sorted(d["calls"]["images"]))' "$1"
+}
+[ "$(page "$T/r3.html")" = "$(page "$T/r4.html")" ] ||
+    fail "dcpireport -fleet of two hosts differs from the merged epoch's page"
+out=$("$BIN/dcpireport" -fleet "$U" -diff latest 2>&1) && fail "dcpireport -fleet -diff accepted"
+case "$out" in *"-diff compares two epochs of a database, not the fleet"*) ;; *) fail "-fleet -diff: $out" ;; esac
 out=$("$BIN/dcpilist" -fleet "$U" -host h2 -vtrace vp-addr hot_mul "$BIN/samples/work-demo" 2>&1) &&
     fail "a value profile the fleet does not hold was listed"
 case "$out" in *"no value profile 'vp-addr' of "*"(value profiles there: vp-classic)") ;; *) fail "-vtrace vp-addr: $out" ;; esac
