@@ -13,7 +13,7 @@
 # a flush" when the dead daemon's log has "control: flush" (or nothing) after its last "flush: N
 # profiles" line, or it left a ".NAME.tmp.XXXXXX" file (these are counted and must not disturb
 # dcpiprof).
-# Rounds: at least RELIAB_KILLS (default 10), then more until RELIAB_DURING (default 6) kills
+# Rounds: at least RELIAB_KILLS (default 6), then more until RELIAB_DURING (default 3) kills
 # landed during a flush and work-demo's .vprof was read back after 3 kills, at most
 # RELIAB_MAX (default 3 x RELIAB_KILLS) rounds; fewer .vprof read-backs is a failure, fewer
 # kills inside a flush is said (flushes of a few ms on an idle machine). make test-stress
@@ -27,8 +27,8 @@ set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 DEMO=$BIN/samples/work-demo
-KILLS=${RELIAB_KILLS:-10}
-DURING_MIN=${RELIAB_DURING:-6}
+KILLS=${RELIAB_KILLS:-6}
+DURING_MIN=${RELIAB_DURING:-3}
 VPROF_MIN=3
 MAXR=${RELIAB_MAX:-$((3 * KILLS))}
 T=$(mktemp -d /tmp/dcpi-e2e-kill.XXXXXX)
