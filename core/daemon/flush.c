@@ -229,6 +229,8 @@ static void flush_values(daemon_t *d, flush_result_t *r)
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
     account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
+    if (dcpi_vbackend_flush(d->vb, &fi, err) < 0) /* bp: the missing marks, <plugin>.vmiss */
+        dcpi__log(DCPI_LOG_WARN, "flush: %s", err);
 }
 
 /* The stack profiles (-g; dstacks.c keeps what it could not write). */

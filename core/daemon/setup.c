@@ -263,6 +263,8 @@ static int setup_values(daemon_t *d, char *err)
     dcpi_vbackend_bp_opts_t bo = {.budget_pct =
                                       o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET,
                                   .keep_first = o->vbp_first};
+    if (d->evs[0].type == PERF_TYPE_SOFTWARE) /* cpu-clock, task-clock: ns */
+        bo.pc_ns = d->evs[0].period;
     if (use_bp) /* the budget measured here sets the arm trigger's period */
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
     else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */

@@ -78,6 +78,8 @@ static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, si
                          const dcpi_lst_vopts_t *vo, FILE *f)
 {
     const dcpi_vsummary_t *s = in->vs[v];
+    if (!s && in->vtext && in->vtext[v]) /* "missing: REASON" (listvals.c) */
+        fprintf(f, " %6s %6s %3s  %s", "-", "-", "-", in->vtext[v]);
     if (!s)
         return; /* no value columns: nothing to show (and no trailing blanks) */
     double thld = s->vtot ? (double)s->seen / (double)s->vtot : 0.0;
@@ -109,12 +111,12 @@ static void print_insn(const dcpi_listing_t *ls, const widths_t *w, const dcpi_l
         fputc('\n', f);
         return;
     }
-    if (in->vs[0] && pad > 0)
+    if ((in->vs[0] || (in->vtext && in->vtext[0])) && pad > 0)
         fprintf(f, "%*s", pad, "");
     print_values(ls, in, 0, vo, f);
     fputc('\n', f);
     for (size_t v = 1; v < ls->nvp; v++) { /* further profiles: continuation lines */
-        if (!in->vs[v])
+        if (!in->vs[v] && !(in->vtext && in->vtext[v]))
             continue;
         print_counts(ls, w, NULL, f);
         fprintf(f, "%-*s  %-*s", w->addr, "", w->insn, ls->vp[v].name);

@@ -378,11 +378,14 @@ void dcpi_lstsel_free(dcpi_lstsel_t *s)
     for (size_t v = 0; v < s->nvp; v++) {
         if (s->vprofs)
             dcpi_vprof_free(s->vprofs[v]);
+        if (s->vmiss)
+            free(s->vmiss[v]);
         if (s->vpnames)
             free(s->vpnames[v]);
     }
     free(s->vpnames);
     free(s->vprofs);
+    free(s->vmiss);
     dcpi_listing_free(s->ls);
     dcpi_vp_set_free(s->plugins);
     dcpi_srclines_free(s->sl);

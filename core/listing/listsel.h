@@ -55,6 +55,7 @@ typedef struct dcpi_lstsel {
     dcpi_vp_set_t *plugins;
     char **vpnames;        /* [nvp]: value profiles shown ("vp-classic") */
     dcpi_vprof_t **vprofs; /* [nvp]: merged over the platforms, NULL when none */
+    char **vmiss;          /* [nvp]: their <name>.vmiss files' lines ("0xOFF reason"), or NULL */
     size_t nvp;
 
     /* dcpi_lstsel_build */

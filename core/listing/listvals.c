@@ -11,6 +11,7 @@
 
 #include "core/base/damage.h"
 #include "core/base/err.h"
+#include "core/base/fsutil.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
 
@@ -79,11 +80,17 @@ static int merge_file(dcpi_lstsel_t *s, size_t v, const char *path, int *skipped
     return rc;
 }
 
-/* 1 when files[i] is value profile name of this image. */
+/* 1 when f is value profile name of this image (its .vprof or, suffix ".vmiss", its marks). */
+static int is_file_of(const dcpi_lstsel_t *s, const dcpi_db_file_t *f, const char *name,
+                      const char *suffix)
+{
+    size_t len = strlen(f->file) - strlen(suffix);
+    return dir_is_image(s, f->imagedir) && strlen(name) == len && !strncmp(f->file, name, len);
+}
+
 static int is_vprof_of(const dcpi_lstsel_t *s, const dcpi_db_file_t *f, const char *name)
 {
-    size_t len = strlen(f->file) - strlen(".vprof");
-    return dir_is_image(s, f->imagedir) && strlen(name) == len && !strncmp(f->file, name, len);
+    return is_file_of(s, f, name, ".vprof");
 }
 
 /* The names of the image's value profiles in files, "a, b" (or "none"), into out. */
@@ -108,10 +115,31 @@ static void existing_names(const dcpi_lstsel_t *s, const dcpi_db_file_t *files, 
         snprintf(out, len, "none");
 }
 
-static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, char *err)
+/* Append the missing-value marks at path (<name>.vmiss, written by dcpid's bp backend:
+ * "0xOFFSET reason" lines; an unreadable file is no marks) to *text. */
+static int read_vmiss(const char *path, char **text)
+{
+    void *buf = NULL;
+    size_t len = 0, old = *text ? strlen(*text) : 0;
+    if (dcpi__read_file(path, 1, &buf, &len, NULL) < 0)
+        return 0;
+    char *t = realloc(*text, old + len + 1);
+    if (!t) {
+        free(buf);
+        return DCPI_ENOMEM;
+    }
+    memcpy(t + old, buf, len + 1);
+    *text = t;
+    free(buf);
+    return 0;
+}
+
+static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n,
+                       const dcpi_db_file_t *mfiles, size_t mn, char *err)
 {
     s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs));
-    if (!s->vprofs)
+    s->vmiss = calloc(s->nvp + 1, sizeof(*s->vmiss));
+    if (!s->vprofs || !s->vmiss)
         return DCPI_ENOMEM;
     for (size_t v = 0; v < s->nvp; v++) {
         int skipped = 0;
@@ -122,7 +150,12 @@ static int read_vprofs(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n, 
             if (rc < 0)
                 return rc;
         }
-        if (!s->vprofs[v] && !skipped) { /* a name that matches nothing: say what there is */
+        for (size_t i = 0; i < mn; i++)
+            if (is_file_of(s, &mfiles[i], s->vpnames[v], ".vmiss") &&
+                read_vmiss(mfiles[i].path, &s->vmiss[v]) < 0)
+                return DCPI_ENOMEM;
+        if (!s->vprofs[v] && !s->vmiss[v] &&
+            !skipped) { /* a name that matches nothing: say what there is */
             char names[512];
             existing_names(s, files, n, names, sizeof names);
             return dcpi__errf(err, DCPI_ENOENT,
@@ -167,19 +200,24 @@ static int name_oracles(dcpi_lstsel_t *s, const dcpi_db_file_t *files, size_t n)
 
 static int find_vprofs(dcpi_lstsel_t *s, int named, char *err)
 {
-    dcpi_db_file_t *files = NULL;
-    size_t n = 0;
+    dcpi_db_file_t *files = NULL, *mfiles = NULL;
+    size_t n = 0, mn = 0;
     const char *const *ev = s->nepochs ? s->epochs : &s->epoch;
-    int rc = dcpi_db_list_files_epochs(s->db, ev, s->nepochs ? s->nepochs : 1, s->platform,
-                                       ".vprof", &files, &n, err);
-    if (rc < 0)
+    size_t nev = s->nepochs ? s->nepochs : 1;
+    int rc = dcpi_db_list_files_epochs(s->db, ev, nev, s->platform, ".vprof", &files, &n, err);
+    if (rc == 0) /* the marks of selected instructions without values (dcpid's bp backend) */
+        rc = dcpi_db_list_files_epochs(s->db, ev, nev, s->platform, ".vmiss", &mfiles, &mn, err);
+    if (rc < 0) {
+        free(files);
         return rc;
+    }
     rc = named ? name_oracles(s, files, n) : name_vprofs(s, files, n);
     if (rc == 0 && s->nvp == 0)
         fprintf(stderr, "%s: no value profiles of %s in epoch %s\n", s->tool, s->path, s->epoch);
     if (rc == 0)
-        rc = read_vprofs(s, files, n, err);
+        rc = read_vprofs(s, files, n, mfiles, mn, err);
     free(files);
+    free(mfiles);
     return rc;
 }
 
@@ -257,6 +295,30 @@ static const char *symbolize(const vp_context_t *ctx, uint64_t vaddr)
     return buf;
 }
 
+/* The missing-value marks of value profile v: "missing: REASON" as the value text of each
+ * instruction of the procedure that has no hotlist (a mark that a hotlist contradicts, from
+ * another platform or an earlier flush, is not shown). */
+static int attach_vmiss(dcpi_lstsel_t *s, size_t v, uint64_t tstart)
+{
+    char *save = NULL;
+    for (char *l = s->vmiss && s->vmiss[v] ? strtok_r(s->vmiss[v], "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save)) {
+        char *end = NULL;
+        unsigned long long off = strtoull(l, &end, 16);
+        dcpi_lst_insn_t *in =
+            end != l && *end == ' ' ? dcpi_listing_find(s->ls, tstart + off) : NULL;
+        if (!in || in->addr != tstart + off || in->vs[v] || (in->vtext && in->vtext[v]))
+            continue;
+        if (!in->vtext && !(in->vtext = calloc(s->ls->nvp + 1, sizeof(*in->vtext))))
+            return DCPI_ENOMEM;
+        if (asprintf(&in->vtext[v], "missing: %s", end + 1) < 0) {
+            in->vtext[v] = NULL;
+            return DCPI_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 /* Hand the hotlists of value profile v to the listing. */
 static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
 {
@@ -273,8 +335,8 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
     lv->plugin = plugin ? dcpi_vp_path(plugin) : NULL;
     lv->hotsize = DCPI_VSUMMARY_DEFAULT_CAP;
     const dcpi_vprof_t *vp = s->vprofs[v];
-    if (!vp)
-        return 0;
+    if (!vp) /* marks only: no instruction had values */
+        return attach_vmiss(s, v, s->info.tstart);
     lv->hotsize = dcpi_vprof_hotsize(vp);
     lv->backend = dcpi_vprof_get(vp, "backend");
     const char *ts = dcpi_vprof_get(vp, "tstart");
@@ -299,7 +361,7 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
         dcpi_vprof_entry(vp, i, &off, &sum);
         dcpi_listing_set_values(s->ls, v, tstart + off, sum);
     }
-    return 0;
+    return attach_vmiss(s, v, tstart);
 }
 
 int dcpi_lstsel_attach_values(dcpi_lstsel_t *s, char *err)

@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/base/err.h"
@@ -42,7 +39,7 @@ struct dcpi_bpslots {
     slot_t *slots;
 };
 
-static void bp_attr(struct perf_event_attr *a, uint64_t addr)
+void dcpi__bp_attr(struct perf_event_attr *a, uint64_t addr)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
@@ -60,143 +57,11 @@ static void bp_attr(struct perf_event_attr *a, uint64_t addr)
 int dcpi_bp_probe(char *err)
 {
     struct perf_event_attr a;
-    bp_attr(&a, (uint64_t)(uintptr_t)&dcpi_bp_probe);
+    dcpi__bp_attr(&a, (uint64_t)(uintptr_t)&dcpi_bp_probe);
     int fd = dcpi__perf_open(&a, 0, -1);
     if (fd < 0)
         return dcpi__errf(err, fd, "perf_event_open(breakpoint): %s", strerror(-fd));
     close(fd);
-    return 0;
-}
-
-/* What the breakpoint of dcpi_bp_trap_cost traps on. */
-__attribute__((noinline)) static void trap_target(void)
-{
-    __asm__ volatile("" ::: "memory");
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Seconds per call of trap_target: the fastest of TRAP_BATCHES batches (a batch the scheduler
- * interrupted is slower, never faster). */
-#define TRAP_BATCHES 7
-#define TRAP_CALLS   32
-static double per_call(void)
-{
-    double best = 1e9;
-    for (int b = 0; b < TRAP_BATCHES; b++) {
-        double t0 = mono_s();
-        for (int i = 0; i < TRAP_CALLS; i++)
-            trap_target();
-        double t = (mono_s() - t0) / TRAP_CALLS;
-        if (t < best)
-            best = t;
-    }
-    return best;
-}
-
-int dcpi_bp_trap_cost(double *us)
-{
-    struct perf_event_attr a;
-    bp_attr(&a, (uint64_t)(uintptr_t)&trap_target);
-    a.sample_period = 1ull << 62; /* counts each hit, never writes a sample */
-    a.disabled = 0;
-    double plain = per_call();
-    int fd = dcpi__perf_open(&a, 0, -1);
-    if (fd < 0)
-        return fd;
-    double trapped = per_call();
-    close(fd);
-    *us = trapped > plain ? (trapped - plain) * 1e6 : 0.0;
-    return 0;
-}
-
-/* ---- the cost of one whole arm: a spinner thread calls trap_target; the caller arms a
- * breakpoint on it as dcpid does (open for the spinner's thread, REFRESH(count), wait for the
- * hits, close), and the spinner's CPU time per call with arms, against without, gives what an
- * arm costs the thread it is set on: the hits, perf's installing and removing the breakpoint
- * (IPIs, debug-register writes: VM exits in a VM), and whatever else the kernel charges it. */
-typedef struct spinner {
-    volatile int stop, phase; /* phase: 0 none, 1 baseline, 2 armed */
-    volatile pid_t tid;
-    volatile uint64_t calls[3];
-    volatile double cpu[3];
-} spinner_t;
-
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *spin(void *arg)
-{
-    spinner_t *sp = arg;
-    sp->tid = (pid_t)syscall(SYS_gettid);
-    while (!sp->stop) {
-        int ph = sp->phase;
-        double t0 = thread_cpu_s();
-        uint64_t n = 0;
-        while (sp->phase == ph && !sp->stop) {
-            trap_target();
-            n++;
-        }
-        sp->calls[ph] += n;
-        sp->cpu[ph] += thread_cpu_s() - t0;
-    }
-    return NULL;
-}
-
-/* One arm on tid, as dcpid sets them: 0 when it gave its count hits, else negative. */
-static int one_arm(pid_t tid, unsigned count)
-{
-    struct perf_event_attr a;
-    bp_attr(&a, (uint64_t)(uintptr_t)&trap_target);
-    int fd = dcpi__perf_open(&a, tid, -1);
-    if (fd < 0)
-        return fd;
-    int rc = ioctl(fd, PERF_EVENT_IOC_REFRESH, (int)count) < 0 ? -errno : -EAGAIN;
-    for (int i = 0; rc == -EAGAIN && i < 2000; i++) {
-        uint64_t c = 0;
-        if (read(fd, &c, sizeof c) == (ssize_t)sizeof c && c >= count)
-            rc = 0;
-        else
-            usleep(50);
-    }
-    close(fd);
-    return rc;
-}
-
-int dcpi_bp_arm_cost(unsigned count, unsigned narms, double *us)
-{
-    spinner_t sp = {0};
-    pthread_t th;
-    if (pthread_create(&th, NULL, spin, &sp) != 0)
-        return -EAGAIN;
-    while (!sp.tid)
-        usleep(100);
-    int rc = 0, done = 0;
-    for (unsigned round = 0; round < 4 && rc >= 0; round++) {
-        sp.phase = 1; /* the same number of plain and armed stretches, interleaved */
-        usleep(5000);
-        sp.phase = 2;
-        for (unsigned i = 0; i < narms / 4 && rc >= 0; i++, done++)
-            rc = one_arm(sp.tid, count);
-    }
-    sp.stop = 1;
-    pthread_join(th, NULL);
-    if (rc < 0)
-        return rc;
-    if (!sp.calls[1] || !sp.calls[2] || !done)
-        return -EAGAIN;
-    double plain = sp.cpu[1] / (double)sp.calls[1], armed = sp.cpu[2] / (double)sp.calls[2];
-    double extra = (armed - plain) * (double)sp.calls[2] / done;
-    *us = extra > 0 ? extra * 1e6 : 0.0;
     return 0;
 }
 
@@ -260,7 +125,7 @@ int dcpi_bpslots_arm(dcpi_bpslots_t *b, int ring, pid_t tid, uint64_t addr, unsi
     unsigned og;
     dcpi_bpslots_close(b, ring, &oc, &og);
     struct perf_event_attr a;
-    bp_attr(&a, addr);
+    dcpi__bp_attr(&a, addr);
     dcpi_sampler_layout(b->s, &a);
     int fd = dcpi__perf_open(&a, tid, dcpi_sampler_ring_cpu(b->s, ring));
     if (fd < 0)

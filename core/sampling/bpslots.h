@@ -29,16 +29,10 @@ typedef struct dcpi_bpslots dcpi_bpslots_t;
  * negative errno with "perf_event_open(breakpoint): reason" in err. */
 int dcpi_bp_probe(char *err);
 
-/* What one execute-breakpoint hit costs the thread that takes it here (the exception, perf's
- * handler, the return; a VM's exits included), in microseconds: the fastest of a few batches of
- * hits on a function of the caller's, minus the calls alone (~7 ms at 30 us a hit). 0, or the
- * negative errno of perf_event_open. */
-int dcpi_bp_trap_cost(double *us);
-
-/* What one whole arm costs the thread it is set on (open for the thread, REFRESH(count), count
- * hits, close), in microseconds: narms arms on a spinner thread of the caller's, its CPU time per
- * call against stretches without arms (tens of ms). 0, or a negative errno. */
-int dcpi_bp_arm_cost(unsigned count, unsigned narms, double *us);
+/* The attributes of an execute breakpoint at addr: one sample per hit, disabled, user mode only
+ * (bpslots.c and bpcost.c). */
+struct perf_event_attr;
+void dcpi__bp_attr(struct perf_event_attr *a, uint64_t addr);
 
 /* Slots for every ring of s (which must outlive them). 0 or DCPI_ENOMEM. */
 int dcpi_bpslots_new(dcpi_sampler_t *s, dcpi_bpslots_t **out);

@@ -324,16 +324,22 @@ static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
 
 /* The arm trigger (dcpi_sampler_opts_t.trigger_ns) of one target on one CPU, into the ring of
  * the events opened there just before. */
+void dcpi_sampler_trigger_attr(const dcpi_sampler_opts_t *x, struct perf_event_attr *a)
+{
+    dcpi_event_spec_t ev = {
+        .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .period = x->trigger_ns};
+    fill_attr(a, &ev, 0, 0, 0, 1);
+    fill_extra(a, x);
+    a->watermark = 0;
+    a->wakeup_events = 1;
+}
+
 static int open_trigger(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
     struct perf_event_attr a;
-    dcpi_event_spec_t ev = {.type = PERF_TYPE_SOFTWARE,
-                            .config = PERF_COUNT_SW_CPU_CLOCK,
-                            .period = c->s->x.trigger_ns};
-    fill_attr(&a, &ev, 0, c->mode != DCPI_SAMPLE_SYSTEM, c->mode == DCPI_SAMPLE_COMMAND, 1);
-    fill_extra(&a, &c->s->x);
-    a.watermark = 0;
-    a.wakeup_events = 1;
+    dcpi_sampler_trigger_attr(&c->s->x, &a);
+    a.inherit = c->mode != DCPI_SAMPLE_SYSTEM;
+    a.enable_on_exec = c->mode == DCPI_SAMPLE_COMMAND;
     int fd = dcpi__perf_open(&a, pid, cpu);
     return fd < 0 ? fd : attach_fd(c, fd, DCPI_SAMPLER_EV_TRIGGER, slot);
 }

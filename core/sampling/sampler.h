@@ -82,6 +82,9 @@ int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i);
  * event is DCPI_SAMPLER_EV_OTHER). */
 struct perf_event_attr;
 void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a);
+/* The attributes of an arm trigger of x (x->trigger_ns, the record layout of x's extra fields),
+ * disabled, for one thread (no inherit): what core/sampling/bpcost.c measures. */
+void dcpi_sampler_trigger_attr(const dcpi_sampler_opts_t *x, struct perf_event_attr *a);
 /* perf_event_open(a, pid, cpu, no group, CLOEXEC): the fd, or the negative errno. */
 int dcpi__perf_open(struct perf_event_attr *a, pid_t pid, int cpu);
 

@@ -159,6 +159,11 @@ void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user)
         e->ops->report(e, user);
 }
 
+int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    return b && b->ops->flush ? b->ops->flush(b, fi, err) : 0;
+}
+
 void dcpi_vbackend_free(dcpi_vbackend_t *b)
 {
     while (b) {

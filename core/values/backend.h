@@ -63,6 +63,9 @@ typedef struct dcpi_vbackend_ops {
     /* At exit: counters into the log and, when user is 1 (a command or -p), one line on stderr
      * about what the backend could not do. */
     void (*report)(const dcpi_vbackend_t *b, int user);
+    /* After the sink's flush (fi: where it wrote): the backend's own files. 0 or a negative
+     * DCPI_E* with err. */
+    int (*flush)(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err);
     /* Free: close the source and free its state (the sink is not the backend's). */
     void (*free)(dcpi_vbackend_t *b);
     /* A mapping of pid (its MMAP2 record, after pid_event): e.g. the oracle arms the image's
@@ -94,6 +97,7 @@ int dcpi_vbackend_regs_new(dcpi_vtrace_t *vt, const char *why_not_bp, dcpi_vback
 typedef struct dcpi_vbackend_bp_opts {
     double budget_pct;
     int keep_first;
+    uint64_t pc_ns; /* a PC sample's period in ns of a thread's CPU (cpu-clock), 0: unknown */
 } dcpi_vbackend_bp_opts_t;
 int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o,
                          dcpi_vbackend_t **out);
@@ -132,6 +136,7 @@ int dcpi_vbackend_polls(const dcpi_vbackend_t *b);
 void dcpi_vbackend_stop(dcpi_vbackend_t *b);
 void dcpi_vbackend_status(const dcpi_vbackend_t *b, char *buf, size_t len);
 void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user);
+int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err);
 void dcpi_vbackend_free(dcpi_vbackend_t *b);
 
 /* A perf sample as the sink takes it (registers before the sampled instruction, callers). */

@@ -10,15 +10,19 @@
  * a breakpoint on an instruction of the same function, at its next executions:
  *   - dcpi__vbp_choose: the sampled function (ELF symbol; without one, the 128 bytes from
  *     the sampled pc) is decoded once; its candidates are the instructions some plugin (or
- *     -vrecord) has a vlist for. Three arms in four go to the candidate at or before the sampled
- *     pc (the sampled instruction, or the one whose execution the sample landed after, e.g. a
- *     memory-operand div; every fourth arm goes to the candidate before that one, the slow
- *     load whose sample landed on the next instruction), so hot instructions get most value
- *     samples; every fourth goes to
- *     the candidate with the fewest value samples so far (arms that gave none count 16, so a
- *     cold path is retried rarely), so that instructions no sample lands near (a call through
+ *     -vrecord) has a vlist for. Of each eight arms in a function, six go to the candidate at
+ *     or before the sampled pc (four to the sampled instruction, or the one whose execution the
+ *     sample landed after, e.g. a memory-operand div; two to the candidate before that one, the
+ *     slow load whose sample landed on the next instruction), so hot instructions get most value
+ *     samples; one goes to the function's major instructions in turn (those holding
+ *     DCPI_VBP_MAJOR_PCT% of its PC samples: the budget is spent where it buys the most,
+ *     a major instruction with few PC samples gets more than its share); one goes to the
+ *     candidate with the fewest value samples so far (arms that gave none count 16, so a cold
+ *     path is retried rarely), so that instructions no sample lands near (a call through
  *     memory, whose samples land in the callee) are covered too. Which instruction is armed
- *     does not depend on the values it will see, so each instruction's hotlist stays unbiased;
+ *     does not depend on the values it will see, nor on how many it has had (a choice that did
+ *     would weigh the executions of some moments more than others), so each instruction's
+ *     hotlist stays unbiased;
  *   - the first sample of each arm is the execution right after the interrupt that armed it,
  *     the same skid-biased one (measured: call targets 53/35/11 for a 60/30/10 truth): the
  *     daemon drops it and passes the next one, which is unbiased (core/daemon/bparm.c says
@@ -29,10 +33,13 @@
  */
 #include "core/values/vtrace-int.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/fsutil.h"
 #include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
@@ -43,7 +50,7 @@
 #define FN_MAX_BYTES 65536      /* bytes decoded per function */
 #define NOSYM_BYTES  128        /* decoded from the pc when no symbol covers it */
 #define MISS_WEIGHT  16         /* an arm that gave no sample counts as this many */
-#define COVER_EVERY  4          /* every 4th arm goes to the least-sampled candidate */
+#define TURNS        8          /* arms in a function's cycle of choices (see choose) */
 
 typedef struct bp_fn {
     uint32_t image_plus1; /* 0: empty */
@@ -51,11 +58,17 @@ typedef struct bp_fn {
     uint64_t lo;    /* ELF vaddr of the decoded range's start */
     uint32_t first; /* index of its first candidate */
     uint32_t turn;  /* rotates ties */
+    uint32_t trig;  /* PC samples that landed in it (dcpi__vbp_pc) */
+    uint32_t rr;    /* the major candidate chosen last (next_major) */
 } bp_fn_t;
 
 typedef struct bp_cand {
     uint32_t delta; /* from lo */
     uint32_t samples, misses;
+    uint32_t at;          /* PC samples whose pc was this instruction */
+    uint32_t arms, fails; /* arms chosen here; of them, failed to arm (last errno: err) */
+    uint32_t plugins;     /* bit i: plugin i selects it (bit 31: plugin 31 and later) */
+    int err;
 } bp_cand_t;
 
 struct dcpi__vbp_choice {
@@ -95,21 +108,20 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
 }
 
 /* Whether some plugin (or the recorder) wants the instruction at (img, off): a vlist for its
- * key, and its specification's filter and symbol admit it. */
+ * key, and its specification's filter and symbol admit it; *plugins: which plugins (bit i). */
 static int wanted(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint32_t off,
-                  const trace_inst_t *inst)
+                  const trace_inst_t *inst, uint32_t *plugins)
 {
     trace_opc_t k = inst->opc;
+    *plugins = 0;
     if (k >= vt->nkeys)
         return 0;
-    if (vt->rec.tf && vt->rec.nval[k] >= 0)
-        return 1;
     for (unsigned i = 0; i < vt->npl; i++) {
         dcpi_vtrace_plugin_t *p = &vt->pl[i];
         if (!p->st.disabled && p->nval[k] >= 0 && dcpi__vtrace_admits(vt, p, img, off, inst))
-            return 1;
+            *plugins |= 1u << (i < 31 ? i : 31);
     }
-    return 0;
+    return *plugins || (vt->rec.tf && vt->rec.nval[k] >= 0);
 }
 
 /* Decode [lo, hi) of img (ELF vaddrs) into f's candidates. */
@@ -129,10 +141,10 @@ static void decode_fn(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
         int len = dcpi_capture_decode(b->code + pos, (size_t)got - pos, f->lo + pos, &insn);
         if (len <= 0)
             break;
-        uint32_t off = (uint32_t)(f->lo + pos - img->info.tstart);
-        if (wanted(vt, img, off, &insn.inst) && b->ncand < MAX_CANDS &&
+        uint32_t off = (uint32_t)(f->lo + pos - img->info.tstart), plugins;
+        if (wanted(vt, img, off, &insn.inst, &plugins) && b->ncand < MAX_CANDS &&
             dcpi__grow((void **)&b->cand, &b->cap, b->ncand + 1, sizeof *b->cand) == 0) {
-            b->cand[b->ncand++] = (bp_cand_t){.delta = (uint32_t)pos};
+            b->cand[b->ncand++] = (bp_cand_t){.delta = (uint32_t)pos, .plugins = plugins};
             f->ncand++;
         }
         pos += (size_t)len;
@@ -197,6 +209,29 @@ static uint32_t nearest_before(const dcpi__vbp_choice_t *b, const bp_fn_t *f, ui
     return lo ? f->first + lo - 1 : UINT32_MAX;
 }
 
+/* Whether candidate c of f holds >= DCPI_VBP_MAJOR_PCT% of f's PC samples. */
+static int major(const bp_fn_t *f, const bp_cand_t *c)
+{
+    return f->trig >= DCPI_VBP_MIN_TRIG &&
+           (uint64_t)c->at * 100 >= (uint64_t)f->trig * DCPI_VBP_MAJOR_PCT;
+}
+
+/* The major candidate after the last one this returned (round robin), UINT32_MAX when f has
+ * none. Not the neediest: a choice that changed once an instruction had enough samples would
+ * weigh the executions before that moment more than those after (a phased program's hotlist
+ * would lean to its first phases; measured on the two-thread workload of values_procs.sh). */
+static uint32_t next_major(dcpi__vbp_choice_t *b, bp_fn_t *f)
+{
+    for (uint32_t j = 1; j <= f->ncand; j++) {
+        uint32_t k = (f->rr + j) % f->ncand;
+        if (major(f, &b->cand[f->first + k])) {
+            f->rr = k;
+            return f->first + k;
+        }
+    }
+    return UINT32_MAX;
+}
+
 /* The candidate with the fewest value samples, arms that gave none counting MISS_WEIGHT; ties
  * rotate. */
 static uint32_t least_sampled(const dcpi__vbp_choice_t *b, const bp_fn_t *f)
@@ -214,6 +249,23 @@ static uint32_t least_sampled(const dcpi__vbp_choice_t *b, const bp_fn_t *f)
     return best;
 }
 
+void dcpi__vbp_pc(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip)
+{
+    dcpi_image_t *img;
+    uint64_t start, pgoff;
+    dcpi__vbp_choice_t *b = bp_get(c);
+    if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
+        return;
+    uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
+    bp_fn_t *f = fn_at(vt, b, img, vaddr);
+    if (!f || f->ncand == 0)
+        return;
+    f->trig++;
+    uint32_t near = nearest_before(b, f, (uint32_t)(vaddr - f->lo));
+    if (near != UINT32_MAX && b->cand[near].delta == (uint32_t)(vaddr - f->lo))
+        b->cand[near].at++; /* the instruction's own PC samples: which ones are major */
+}
+
 int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
                      uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn)
 {
@@ -226,14 +278,18 @@ int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, ui
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
     if (!f || f->ncand == 0)
         return 0;
-    unsigned turn = ++f->turn % COVER_EVERY;
-    uint32_t best = turn ? nearest_before(b, f, (uint32_t)(vaddr - f->lo)) : UINT32_MAX;
-    if (turn == 2 && best != UINT32_MAX && best > f->first)
-        best--; /* the one before: the slow instruction a sample lands after (a load) */
+    unsigned turn = ++f->turn % TURNS;
+    uint32_t near = nearest_before(b, f, (uint32_t)(vaddr - f->lo));
+    uint32_t best = turn % 4 ? near : UINT32_MAX;
+    if (turn % 4 == 2 && best != UINT32_MAX && best > f->first)
+        best--;    /* the one before: the slow instruction a sample lands after (a load) */
+    if (turn == 4) /* the next major instruction in turn */
+        best = next_major(b, f);
     if (best == UINT32_MAX)
         best = least_sampled(b, f);
     *addr = ip - (vaddr - f->lo) + b->cand[best].delta;
     *cookie = best;
+    b->cand[best].arms++;
     if (insn && decode_at(vt, img, f->lo + b->cand[best].delta, *addr, insn) < 0)
         return 0;
     return 1;
@@ -247,4 +303,134 @@ void dcpi__vbp_done(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned got)
         b->cand[cookie].samples += got;
     else
         b->cand[cookie].misses++;
+}
+
+void dcpi__vbp_failed(dcpi__vbp_choice_t *b, uint32_t cookie, int err)
+{
+    if (!b || cookie >= b->ncand)
+        return;
+    b->cand[cookie].fails++;
+    b->cand[cookie].err = err;
+}
+
+/* ---- what became of the selected instructions: the budget report and the missing marks */
+
+void dcpi__vbp_each(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *b, dcpi__vbp_fn *fn, void *ctx)
+{
+    for (unsigned s = 0; b && s < FN_SLOTS; s++) {
+        const bp_fn_t *f = &b->fn[s];
+        const dcpi_image_t *img =
+            f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
+        if (!img)
+            continue;
+        const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+        const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, f->lo) : NULL;
+        for (uint32_t j = 0; j < f->ncand; j++) {
+            const bp_cand_t *c = &b->cand[f->first + j];
+            dcpi__vbp_insn_t in = {.img = img,
+                                   .vaddr = f->lo + c->delta,
+                                   .offset = (uint32_t)(f->lo + c->delta - img->info.tstart),
+                                   .sym = sym ? sym->name : NULL,
+                                   .symoff = sym ? f->lo + c->delta - sym->addr : 0,
+                                   .fn_trig = f->trig,
+                                   .at = c->at,
+                                   .arms = c->arms,
+                                   .fails = c->fails,
+                                   .samples = c->samples,
+                                   .misses = c->misses,
+                                   .plugins = c->plugins,
+                                   .err = c->err,
+                                   .major = major(f, c)};
+            fn(ctx, &in);
+        }
+    }
+}
+
+const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len)
+{
+    if (in->samples)
+        return NULL;
+    if (in->arms == 0)
+        snprintf(buf, len,
+                 "no arm afforded (%u PC samples in its procedure, the budget's arms "
+                 "went to others)",
+                 in->fn_trig);
+    else if (in->fails == in->arms)
+        snprintf(buf, len, "breakpoint not armed (%u tries: %s)", in->fails,
+                 in->err == ENOSPC ? "debug registers busy" : strerror(in->err));
+    else
+        snprintf(buf, len, "not executed while armed (%u arms)", in->arms - in->fails);
+    return buf;
+}
+
+/* ---- DB/<epoch>/<platform>/<imagedir>/<plugin>.vmiss: one line per selected instruction of
+ * the decoded functions without value samples, "0xOFFSET reason" (docs/dcpiformat.md). */
+
+typedef struct miss_ctx {
+    const dcpi_image_t *img;
+    unsigned plugin;
+    char *buf;
+    size_t len, cap;
+    int oom;
+} miss_ctx_t;
+
+static void miss_line(void *arg, const dcpi__vbp_insn_t *in)
+{
+    miss_ctx_t *m = arg;
+    char why[160], line[200];
+    uint32_t bit = 1u << (m->plugin < 31 ? m->plugin : 31);
+    if (in->img != m->img || !(in->plugins & bit) || !dcpi__vbp_why_missing(in, why, sizeof why))
+        return;
+    int n = snprintf(line, sizeof line, "0x%x %s\n", in->offset, why);
+    if (n <= 0 || dcpi__grow((void **)&m->buf, &m->cap, m->len + (size_t)n + 1, 1) < 0) {
+        m->oom = 1;
+        return;
+    }
+    memcpy(m->buf + m->len, line, (size_t)n + 1);
+    m->len += (size_t)n;
+}
+
+/* The directory part of path, in place of a static copy. */
+static const char *dirname_of(const char *path)
+{
+    static char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    return dir;
+}
+
+int dcpi__vbp_write_missing(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *b,
+                            const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    unsigned nimg = dcpi_loadmap_nimages(vt->lm);
+    uint8_t *done = b ? calloc(nimg + 1, 1) : NULL;
+    int last = b && !done ? DCPI_ENOMEM : 0;
+    for (unsigned s = 0; done && s < FN_SLOTS; s++) {
+        const bp_fn_t *f = &b->fn[s];
+        const dcpi_image_t *img = f->image_plus1 && f->image_plus1 <= nimg && !done[f->image_plus1]
+                                      ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1)
+                                      : NULL;
+        if (img) /* each image once */
+            done[f->image_plus1] = 1;
+        for (unsigned i = 0; img && i < vt->npl; i++) {
+            miss_ctx_t m = {.img = img, .plugin = i};
+            dcpi__vbp_each(vt, b, miss_line, &m);
+            char dirname[512], path[4096];
+            dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
+            int rc = m.oom ? DCPI_ENOMEM
+                           : dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/%s.vmiss", fi->db,
+                                         fi->epoch, fi->platform, dirname, vt->pl[i].name);
+            if (rc == 0 && m.len && (rc = dcpi__mkdirs(dirname_of(path), 0755)) == 0)
+                rc = dcpi__write_atomic(path, m.buf, m.len, err);
+            else if (rc == 0)
+                unlink(path); /* nothing missing (any more) */
+            free(m.buf);
+            if (rc < 0)
+                last = rc;
+        }
+    }
+    free(done);
+    return last;
 }

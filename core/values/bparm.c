@@ -40,6 +40,7 @@
 #include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/capture/bpfmem.h"
+#include "core/sampling/bpcost.h"
 #include "core/sampling/bpslots.h"
 #include "core/values/backend.h"
 #include "core/values/vtrace-int.h"
@@ -49,11 +50,11 @@
 #define BP_MAXAGE     20     /* ms an arm may wait for its samples */
 #define BP_DRAIN_MS   4      /* the loop drains the rings this often */
 #define BP_TRIGGER_NS 999999 /* the arm trigger's shortest period (thread CPU) */
-#define BP_CALIBRATE  120    /* arms measured at start (dcpi_bp_arm_cost) */
 
 /* Arms and what became of them (status "vbp"). */
 typedef struct bp_stats {
-    uint64_t arms, failed, expired, nocand, first, samples, memread, late;
+    uint64_t arms, failed, expired, nocand, first, samples, memread, late, triggers;
+    uint64_t pcs;          /* user PC samples of the first event (the threads' CPU time) */
     uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
     uint64_t gap_ns, gaps; /* sum and count of the gaps between consecutive hits of an arm */
     int failed_logged;
@@ -68,8 +69,8 @@ typedef struct vbp {
     double *tokens, *last;      /* per ring: arm budget */
     uint64_t *hit;              /* per ring: time of the last breakpoint hit */
     int rt, cpu;                /* real-time priority; the CPU dcpid runs on (-1: any) */
-    double trap_us, arm_us;     /* what a hit and a whole arm cost a thread here (measured) */
-    double rate;                /* value samples/s of a thread's CPU time -vbudget affords */
+    dcpi_bp_cost_t cost;        /* what a hit, a trigger, an arm cost a thread here (measured) */
+    double rate;                /* arms/s of a thread's CPU time -vbudget (-vrate) affords */
     uint64_t trigger_ns;        /* the arm trigger's period */
     bp_stats_t bp;
     dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
@@ -107,7 +108,7 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
                   "bp backend: no real-time priority (%s): on a loaded machine arms may come "
                   "milliseconds after their trigger (status \"arm-delay-us\")",
                   strerror(errno));
-    if (dcpi_bpfmem_open(&d->bpm, d->bpm_why) == 0) {
+    if (d->bpm) { /* opened by budget() */
         dcpi_bpslots_set_prog(d->bps, dcpi_bpfmem_prog_fd(d->bpm));
         dcpi__log(DCPI_LOG_INFO, "bp backend: memory values read by BPF at each sample");
     } else {
@@ -133,30 +134,100 @@ static void bp_free(dcpi_vbackend_t *b)
     free(d);
 }
 
-/* The value-sample rate -vbudget affords at what a breakpoint hit costs here (measured), and the
- * arm trigger's period from it (before the sampler opens). */
+/* What the budget affords, from what a trigger and an arm cost here (measured at start): per
+ * second of a thread's CPU time, f triggers, each of which may arm, with
+ * f x (c_trigger + c_arm) = -vbudget. A trigger that cannot arm (the ring's breakpoint busy, no
+ * candidate in the function) costs less, so the budget is an upper bound. Thinning the triggers'
+ * arms instead (more triggers, fewer arms) would buy fewer value samples: a trigger costs more
+ * than an arm here (measured: 30-80 us against 18-45). -vrate caps the arms, and then the
+ * triggers, which are no use without them. The BPF program is opened here so that its cost is
+ * in the arms measured. */
 static void budget(vbp_t *d)
 {
-    double pct = d->o.budget_pct;
-    double max = 1e9 / BP_TRIGGER_NS;
-    if (dcpi_bp_trap_cost(&d->trap_us) < 0)
-        d->trap_us = 0;
-    /* a value sample costs its thread one whole arm (the hits, installing and removing the
-     * breakpoint): measured here; at least the hits */
-    if (dcpi_bp_arm_cost(BP_COUNT, BP_CALIBRATE, &d->arm_us) < 0 ||
-        d->arm_us < BP_COUNT * d->trap_us)
-        d->arm_us = BP_COUNT * d->trap_us;
-    d->rate = d->arm_us > 0 ? pct / 100 / (d->arm_us / 1e6) : max;
-    if (d->rate > max)
-        d->rate = max;
-    if (d->rate < 1)
-        d->rate = 1;
-    d->trigger_ns = (uint64_t)(1e9 / d->rate);
+    double pct = d->o.budget_pct, max = 1e9 / BP_TRIGGER_NS;
+    dcpi_bp_cost_t *c = &d->cost;
+    if (dcpi_bpfmem_open(&d->bpm, d->bpm_why) < 0)
+        d->bpm = NULL;
+    dcpi_sampler_opts_t x = {.regs_user = dcpi_vtrace_regs_mask(d->b.vt) | 1ull << DCPI_REG_IP,
+                             .callchain = dcpi_vtrace_contexts(d->b.vt),
+                             .max_stack = 4};
+    int rc = dcpi_bp_cost_measure(&x, BP_COUNT, d->bpm ? dcpi_bpfmem_prog_fd(d->bpm) : -1, c);
+    if (rc < 0)
+        dcpi__log(DCPI_LOG_WARN,
+                  "bp backend: cannot measure what a trigger and an arm cost here (%s): "
+                  "assumed from the hit's cost",
+                  strerror(-rc));
+    /* never below what the hits alone cost (a noisy measurement can read less) */
+    if (c->arm_us < BP_COUNT * c->hit_us)
+        c->arm_us = BP_COUNT * c->hit_us;
+    if (c->trigger_us < c->hit_us)
+        c->trigger_us = c->hit_us;
+    double per_trigger = (c->trigger_us + c->arm_us) / 1e6;
+    double f = per_trigger > 0 ? pct / 100 / per_trigger : max;
+    double arms = (double)dcpi_vtrace_rate(d->b.vt) / (BP_COUNT - 1);
+    if (f > arms) /* -vrate caps the arms */
+        f = arms;
+    if (f > max)
+        f = max;
+    if (f < 1)
+        f = 1;
+    d->rate = f;
+    d->trigger_ns = (uint64_t)(1e9 / f);
     dcpi__log(DCPI_LOG_INFO,
-              "bp backend: a breakpoint hit costs %.1f us here, an arm %.1f us; -vbudget %g%% "
-              "affords %.0f value samples per second of a thread's CPU time (an arm trigger "
-              "every %.2f ms of it)",
-              d->trap_us, d->arm_us, pct, d->rate, (double)d->trigger_ns / 1e6);
+              "bp backend: measured here: a breakpoint hit %.1f us, an arm trigger %.1f us, an "
+              "arm %.1f us of the thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of "
+              "a thread's CPU and %.0f value samples per second of it",
+              c->hit_us, c->trigger_us, c->arm_us, pct, 1e3 / f, d->rate);
+}
+
+/* ---- what the budget could not afford: major instructions (DCPI_VBP_MAJOR_PCT% of their
+ * procedure's PC samples) whose value samples come at less than DCPI_VBP_NEED per
+ * DCPI_VBP_NEED_S s of the profiled threads' CPU time. */
+typedef struct shortfall {
+    const vbp_t *d;
+    double cpu_s;
+    unsigned majors, shortn;
+    FILE *out; /* NULL: count only */
+} shortfall_t;
+
+static void short_line(void *arg, const dcpi__vbp_insn_t *in)
+{
+    shortfall_t *c = arg;
+    if (!in->major)
+        return;
+    c->majors++;
+    double per = c->cpu_s > 0 ? in->samples * DCPI_VBP_NEED_S / c->cpu_s : 0;
+    if (per >= DCPI_VBP_NEED)
+        return;
+    if (c->shortn++ >= 10 || !c->out)
+        return;
+    double f = 1e9 / (double)c->d->trigger_ns, grow = per > 0 ? DCPI_VBP_NEED / per : 0;
+    char need[160];
+    if (per <= 0)
+        dcpi__vbp_why_missing(in, need, sizeof need);
+    else if (f * grow > 1e9 / BP_TRIGGER_NS)
+        snprintf(need, sizeof need, "more than the bp backend's one trigger per ms gives");
+    else
+        snprintf(need, sizeof need, "-vbudget %.1f%% would afford them", c->d->o.budget_pct * grow);
+    const char *slash = strrchr(in->img->path, '/');
+    fprintf(c->out,
+            "dcpid:   %s+0x%" PRIx64 " (%s, %.0f%% of its PC samples): %u value samples, %.0f per "
+            "%d s; %s\n",
+            in->sym ? in->sym : "?", in->sym ? in->symoff : in->vaddr,
+            slash ? slash + 1 : in->img->path, 100.0 * in->at / (in->fn_trig ? in->fn_trig : 1),
+            in->samples, per, DCPI_VBP_NEED_S, need);
+}
+
+/* The profiled threads' CPU seconds: their PC samples of a cpu-clock event (a period in ns),
+ * else the triggers (one every trigger_ns of it: coarse when they are rare). */
+static shortfall_t shortfall(const vbp_t *d, FILE *out)
+{
+    shortfall_t c = {.d = d, .out = out};
+    c.cpu_s = d->o.pc_ns ? (double)d->bp.pcs * (double)d->o.pc_ns / 1e9
+                         : (double)d->bp.triggers * (double)d->trigger_ns / 1e9;
+    if (d->choice)
+        dcpi__vbp_each(d->b.vt, d->choice, short_line, &c);
+    return c;
 }
 
 /* The counters, into the log (at exit); for a command or -p, what the budget could not buy on
@@ -167,12 +238,22 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
     if (!d->bps)
         return;
     if (user) {
-        double pct = d->o.budget_pct;
+        const dcpi_bp_cost_t *k = &d->cost;
+        shortfall_t c = shortfall(d, NULL);
         fprintf(stderr,
-                "dcpid: bp backend: %" PRIu64 " value samples; -vbudget %g%% at %.1f us an arm "
-                "affords %.0f per second of a thread's CPU time, so 1000 on an instruction "
-                "with 5%% of them take %.0f s of it\n",
-                d->bp.samples, pct, d->arm_us, d->rate, 1000 / (d->rate * 0.05));
+                "dcpid: bp backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget %g%% "
+                "at %.0f us a trigger and %.0f us an arm here affords %.0f per second of a "
+                "thread's CPU time\n",
+                d->bp.samples, c.cpu_s, d->o.budget_pct, k->trigger_us, k->arm_us, d->rate);
+        if (c.shortn) {
+            fprintf(stderr,
+                    "dcpid: bp backend: could not afford %d value samples per %d s of CPU on %u "
+                    "of %u instructions holding >= %d%% of their procedure's PC samples:\n",
+                    DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+            shortfall(d, stderr);
+            if (c.shortn > 10)
+                fprintf(stderr, "dcpid:   ... and %u more\n", c.shortn - 10);
+        }
     }
     const bp_stats_t *b = &d->bp;
     dcpi__log(DCPI_LOG_INFO,
@@ -183,10 +264,10 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
               b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0);
 }
 
-/* Arms per second per ring: -vrate value samples, BP_COUNT - 1 per arm. */
+/* Arms per second per ring: what the budget (and -vrate) affords. */
 static double arm_rate(const vbp_t *d)
 {
-    return (double)dcpi_vtrace_rate(d->b.vt) / (BP_COUNT - 1);
+    return d->rate;
 }
 
 static int take_token(vbp_t *d, int r, double now)
@@ -236,6 +317,8 @@ static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
     int r = ring;
     double now = now_s();
     uint64_t now_ns = (uint64_t)(now * 1e9);
+    if (s->pid != (uint32_t)d->self)
+        d->bp.triggers++; /* each stands for trigger_ns of a thread's CPU time */
     if (s->pid == (uint32_t)d->self || dcpi_bpslots_busy(d->bps, r, now_ns, BP_MAXAGE * 1000000ull))
         return; /* never a breakpoint in dcpid itself (system-wide) */
     end_arm(d, r);
@@ -254,6 +337,7 @@ static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
     if (rc < 0) {
         d->bp.failed++;
         dcpi__vbp_done(d->choice, cookie, 0);
+        dcpi__vbp_failed(d->choice, cookie, -rc);
         if (!d->bp.failed_logged++)
             dcpi__log(DCPI_LOG_WARN,
                       "bp backend: cannot arm a breakpoint at 0x%llx in thread %u (%s); such "
@@ -315,6 +399,24 @@ static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     return 1;
 }
 
+/* A PC sample: which instructions hold the PC samples (the major ones), and every function
+ * with PC samples decoded (its selected instructions get values or missing marks). */
+static void bp_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
+{
+    vbp_t *d = (vbp_t *)b;
+    (void)ring;
+    if (s->pid == (uint32_t)d->self)
+        return;
+    d->bp.pcs++;
+    dcpi__vbp_pc(b->vt, &d->choice, s->pid, s->ip);
+}
+
+static int bp_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    vbp_t *d = (vbp_t *)b;
+    return d->choice ? dcpi__vbp_write_missing(b->vt, d->choice, fi, err) : 0;
+}
+
 static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
 {
     x->regs_user = dcpi_vtrace_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
@@ -348,16 +450,27 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
              d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
              d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
+    size_t used = strlen(buf);
+    shortfall_t c = shortfall(d, NULL);
+    const dcpi_bp_cost_t *k = &d->cost;
+    snprintf(buf + used, len > used ? len - used : 0,
+             "vbp budget %g%%: hit-us %.1f trigger-us %.1f arm-us %.1f, a trigger every %.2f ms "
+             "of a thread's CPU; below %d value samples per %d s: %u of %u instructions with "
+             ">= %d%% of their procedure's PC samples\n",
+             d->o.budget_pct, k->hit_us, k->trigger_us, k->arm_us, (double)d->trigger_ns / 1e6,
+             DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
 }
 
 static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
                                            .sampler_opts = bp_sampler_opts,
                                            .start = bp_start,
+                                           .pc = bp_pc,
                                            .record = bp_record,
                                            .drain = bp_drain,
                                            .timeout_ms = bp_timeout_ms,
                                            .status = bp_status,
                                            .report = bp_report,
+                                           .flush = bp_flush,
                                            .free = bp_free};
 
 int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o, dcpi_vbackend_t **out)

@@ -195,6 +195,45 @@ int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, ui
                      uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn);
 /* The arm of cookie ended after giving got value samples (0: it expired unfired). */
 void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
+/* The arm of cookie could not be set (err: the positive errno of perf_event_open or an ioctl). */
+void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
+/* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
+ * values or missing marks) and its PC samples counted per instruction (which are major). */
+void dcpi__vbp_pc(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip);
 void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
+
+/* What the budget aims at (bparm.c reports what it could not afford): at least DCPI_VBP_NEED
+ * value samples on every instruction holding DCPI_VBP_MAJOR_PCT% of its procedure's PC samples
+ * (counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds of a
+ * thread's CPU. */
+#define DCPI_VBP_NEED      1000
+#define DCPI_VBP_NEED_S    6
+#define DCPI_VBP_MAJOR_PCT 5
+#define DCPI_VBP_MIN_TRIG  20
+/* One selected instruction of a decoded function, as dcpi__vbp_each reports it. */
+typedef struct dcpi__vbp_insn {
+    const dcpi_image_t *img;
+    uint64_t vaddr;   /* ELF vaddr */
+    uint32_t offset;  /* from the image's tstart */
+    const char *sym;  /* its function's symbol, NULL when none */
+    uint64_t symoff;  /* from the symbol */
+    uint32_t fn_trig; /* PC samples in its function */
+    uint32_t at;      /* ... at this instruction */
+    uint32_t arms, fails, samples, misses;
+    uint32_t plugins; /* bit i: plugin i selects it (bit 31: plugins 31 and later) */
+    int err;          /* errno of the last failed arm */
+    int major;        /* holds DCPI_VBP_MAJOR_PCT% of its function's PC samples */
+} dcpi__vbp_insn_t;
+typedef void dcpi__vbp_fn(void *ctx, const dcpi__vbp_insn_t *in);
+/* fn for every selected instruction of every function a PC sample landed in. */
+void dcpi__vbp_each(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *c, dcpi__vbp_fn *fn, void *ctx);
+/* NULL when in has value samples, else why not, into buf: "no arm afforded (...)", "breakpoint
+ * not armed (...)", "not executed while armed (...)". */
+const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len);
+/* Write, for every (image, plugin) with selected instructions in the decoded functions, the
+ * missing marks DB/<epoch>/<platform>/<imagedir>/<plugin>.vmiss (removed when none is missing).
+ * 0 or the last negative error (err: "PATH: reason"). */
+int dcpi__vbp_write_missing(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *c,
+                            const dcpi_vtrace_flush_info_t *fi, char *err);
 
 #endif

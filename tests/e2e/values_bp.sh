@@ -11,7 +11,9 @@
 # true share within the binomial tolerance of that count (lib/stats.sh). The first sample of
 # each breakpoint arm, the skid-biased one, is dropped: status counts them (first-dropped). Where
 # BPF cannot be loaded the memory forms must be all "missing" (flagged, never invented), and the
-# log must say why. Skips (77) when cpu-clock sampling or execute breakpoints are unavailable.
+# log must say why. What the budget could not afford is printed at exit, and a selected
+# instruction without values is marked "missing: REASON" by dcpilist. Skips (77) when
+# cpu-clock sampling or execute breakpoints are unavailable.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-accuracy
@@ -125,6 +127,26 @@ DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/be" -asm -vtrace "$VP" -vcutoff 0 acc_
 grep -E ' jbe ' "$T/be.list" | grep -q '(100.0% 0x7062)' ||
     fail "the plugin did not see backend 'bp': $(grep -E ' jbe ' "$T/be.list")"
 
+# what the budget cannot afford is said (issue 21 item 3) and every selected instruction without
+# values is marked with why (item 2): the plugin selects the 6 movs of acc_branch; at the
+# smallest budget the arm trigger comes once per second of CPU (~1 s here), so at most a few
+# arms are set and at least 3 movs must read "missing: no arm afforded"
+export ACC_MNEM=mov ACC_VALUE=rcx
+to 60 "$BIN/dcpid" -db "$T/miss" -event cpu-clock -vbudget 0.01 -vtrace "$VP" -- "$W" branch 1000 \
+    >/dev/null 2>"$T/miss.err" || fail "missing-marks run failed: $(cat "$T/miss.err")"
+grep -Eq '^dcpid: bp backend: could not afford 1000 value samples per 6 s of CPU on [1-9][0-9]* of [1-9][0-9]* instructions' \
+    "$T/miss.err" || fail "no statement of what the budget could not afford: $(cat "$T/miss.err")"
+grep -Eq '^dcpid:   acc_branch\+0x[0-9a-f]+ \(work-accuracy, [0-9]+% of its PC samples\): [0-9]+ value samples, [0-9]+ per 6 s; ' \
+    "$T/miss.err" || fail "the shortfall names no acc_branch instruction: $(cat "$T/miss.err")"
+DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/miss" -asm -vtrace "$VP" acc_branch "$W" >"$T/miss.list" 2>&1 ||
+    fail "missing marks: dcpilist: $(cat "$T/miss.list")"
+grep -E '^ *[0-9]+ +0x[0-9a-f]+ +(: )?mov ' "$T/miss.list" >"$T/miss.movs"
+[ "$(wc -l <"$T/miss.movs")" = 6 ] || fail "acc_branch should list 6 movs: $(cat "$T/miss.list")"
+unmarked=$(grep -Ev '\(|missing: (no arm afforded|breakpoint not armed|not executed while armed) \(' "$T/miss.movs")
+[ -z "$unmarked" ] || fail "selected instructions with neither values nor a missing mark: $unmarked"
+[ "$(grep -c 'missing: no arm afforded' "$T/miss.movs")" -ge 3 ] ||
+    fail "expected >= 3 movs without an arm at -vbudget 0.01: $(cat "$T/miss.movs")"
+
 # status: the backend's counters, first-dropped among them
 export ACC_MNEM=jbe ACC_VALUE=taken
 "$BIN/dcpid" -db "$T/st" -event cpu-clock -vtrace "$VP" -- "$W" branch 3000 >/dev/null 2>&1 &
@@ -138,4 +160,6 @@ done
 wait $pid
 grep -qE '^vbp arms [1-9][0-9]* failed [0-9]+ expired [0-9]+ nothing-to-arm [0-9]+ first-dropped [1-9][0-9]* samples [1-9]' <<<"$st" ||
     fail "status has no live vbp line: $st"
+grep -qE '^vbp budget [0-9.]+%: hit-us [0-9.]+ trigger-us [0-9.]+ arm-us [0-9.]+, a trigger every [0-9.]+ ms of a thread.s CPU; below 1000 value samples per 6 s: [0-9]+ of [0-9]+ instructions' <<<"$st" ||
+    fail "status has no vbp budget line: $st"
 echo "PASS: bp backend within binomial tolerance (BPF memory values: $([ $bpf = 1 ] && echo on || echo off))"
