@@ -259,7 +259,8 @@ int main(int argc, char **argv)
                        .operands = "procedure image",
                        .flags = flags,
                        .process_flags = 1,
-                       .multi_epoch = 1}};
+                       .multi_epoch = 1,
+                       .fleet_flags = 1}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {

@@ -83,13 +83,16 @@ diff "$T/l2" "$T/f2" >"$T/d3" || fail "host h1 differs from its local view: $(he
 "$BIN/dcpiprof" -fleet "$U" -host h2 -comm work-demo >"$T/f3" 2>&1
 diff "$T/l3" "$T/f3" >"$T/d4" || fail "-comm differs: $(head -5 "$T/d4")"
 grep -q "hot_mul" "$T/f3" || fail "-comm work-demo lost hot_mul"
-# dcpitopcounts and dcpilist read the same set (the listing's first line names the epoch)
+# dcpitopcounts, dcpilist and dcpicalc read the same set (a listing's first line names the epoch)
 "$BIN/dcpitopcounts" -db "$T/db1" -n 10 >"$T/l5" 2>&1
 "$BIN/dcpitopcounts" -fleet "$U" -host h2 -n 10 >"$T/f5" 2>&1
 diff "$T/l5" "$T/f5" >"$T/d5" || fail "dcpitopcounts -fleet differs: $(head -5 "$T/d5")"
 "$BIN/dcpilist" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6"
 "$BIN/dcpilist" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6"
 [ -s "$T/l6" ] && diff "$T/l6" "$T/f6" >"$T/d6" || fail "dcpilist -fleet differs: $(head -5 "$T/d6")"
+"$BIN/dcpicalc" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6c"
+"$BIN/dcpicalc" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6c"
+grep -q "blocks" "$T/l6c" && diff "$T/l6c" "$T/f6c" >"$T/d6c" || fail "dcpicalc -fleet differs: $(head -5 "$T/d6c")"
 # dcpidiff: two host sets differ (different programs), two time windows of one host do not
 "$BIN/dcpidiff" -fleet "$U" h1 h2 >"$T/df1" 2>&1 || fail "dcpidiff -fleet h1 h2: $(tail -2 "$T/df1")"
 grep -q "hot_mul" "$T/df1" || fail "dcpidiff h1 h2 does not show hot_mul: $(head -8 "$T/df1")"
