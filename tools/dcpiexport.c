@@ -74,6 +74,27 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     return 0;
 }
 
+typedef struct fleet_ctx {
+    const char *url;
+    const dcpi_fleet_filter_t *flt;
+} fleet_ctx_t;
+
+/* -fleet: call chains summed per chain in the store. */
+static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
+                        dcpi_stackprof_t **sp, char *err)
+{
+    const fleet_ctx_t *fc = arg;
+    return dcpi_fleet_stacks(fc->url, fc->flt, set, event, sp, err);
+}
+
+/* -fleet: an image's value hotlists merged over the hosts. */
+static int fleet_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
+                        char *err)
+{
+    const fleet_ctx_t *fc = arg;
+    return dcpi_fleet_vprofs(fc->url, fc->flt, id, names, vps, n, err);
+}
+
 static int run(dcpi_cli_t *cli, const opts_t *o)
 {
     char err[DCPI_ERRLEN] = "";
@@ -90,6 +111,13 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
         dcpi_profset_free(set);
         return 1;
     }
+    dcpi_fleet_filter_t flt;
+    fleet_ctx_t fc = {.url = cli->fleet_url, .flt = &flt};
+    if (cli->fleet_url && (rc = dcpi_cli_fleet_filter(cli, &flt, err)) < 0) {
+        fprintf(stderr, "%s\n", err);
+        dcpi_profset_free(set);
+        return 1;
+    }
     dcpi_export_src_t src = {.tool = TOOL,
                              .db = cli->db,
                              .epoch = cli->epoch,
@@ -99,6 +127,13 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
                              .names = cli->args,
                              .nnames = cli->nargs,
                              .procsel = &cli->procsel};
+    if (cli->fleet_url) { /* the store's call chains and hotlists, the store named as the db */
+        src.db = cli->fleet_url;
+        src.nepochs = 0;
+        src.stacks = fleet_stacks;
+        src.vprofs = fleet_vprofs;
+        src.source_arg = &fc;
+    }
     dcpi_export_t x;
     rc = dcpi_export_open(&x, &src, set, o->event, o->out, err);
     x.symbolized = o->symbols;
@@ -121,7 +156,8 @@ int main(int argc, char **argv)
                       .operands = "[image-names...]",
                       .flags = flags,
                       .process_flags = 1,
-                      .multi_epoch = 1};
+                      .multi_epoch = 1,
+                      .fleet_flags = 1};
     int rc = dcpi_cli_parse(&cli, argc, argv, err);
     if (rc != 0) {
         dcpi_cli_free(&cli);

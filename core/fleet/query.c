@@ -206,13 +206,14 @@ static int on_procs(loadctx_t *c, char **fld)
     int img;
     int rc = image_of(c, fld, &img);
     int ev = dcpi_profset_event_index(c->set, fld[5]);
-    uint64_t pid = 0, cnt = 0;
-    if (rc < 0 || ev < 0 || dcpi_fleet_u64(fld[6], &pid) < 0 || dcpi_fleet_u64(fld[8], &cnt) < 0)
+    uint64_t pid = 0, cnt = 0, off = 0;
+    if (rc < 0 || ev < 0 || dcpi_fleet_u64(fld[6], &pid) < 0 || dcpi_fleet_u64(fld[8], &cnt) < 0 ||
+        dcpi_fleet_u64(fld[9], &off) < 0 || off > UINT32_MAX)
         return rc < 0 ? rc : DCPI_EFORMAT;
     dcpi_procprof_t **pp = &c->set->images[img].procs[ev];
     if (!*pp && !(*pp = calloc(1, sizeof **pp)))
         return DCPI_ENOMEM;
-    return dcpi_procprof_add(*pp, (uint32_t)pid, fld[7], 0, cnt);
+    return dcpi_procprof_add(*pp, (uint32_t)pid, fld[7], (uint32_t)off, cnt);
 }
 
 static int load_procs(loadctx_t *c)
@@ -220,11 +221,12 @@ static int load_procs(loadctx_t *c)
     dcpi_fbuf_t sql = {0};
     dcpi_fbuf_printf(&sql,
                      "SELECT build_id, any(path), any(kind), any(tstart), any(tsize), event, pid, "
-                     "comm, toUInt64(round(sum(cnt / duty))) FROM %s.samples%s",
+                     "comm, toUInt64(round(sum(cnt / duty))), off FROM %s.samples%s",
                      dcpi_fleet_dbname(c->f), c->info->suffix);
     dcpi_fleet_where(c->f, c->flt, 1, &sql);
-    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, pid, comm ORDER BY build_id");
-    int rc = each_row(c, &sql, 9, on_procs, c->err);
+    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, pid, comm, off ORDER BY build_id, event, off, "
+                        "pid, comm");
+    int rc = each_row(c, &sql, 10, on_procs, c->err);
     dcpi_fbuf_free(&sql);
     return rc;
 }

@@ -269,10 +269,11 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
 
 /* ---- call chains ------------------------------------------------------------------------ */
 
-/* An "=ID:TSTART:INDEX:PATH" row: a chain image's path and its index in the pushed profile. */
+/* An "=ID:TSTART:INDEX:TSIZE:PATH" row: a chain image's path, text size and index in the
+ * pushed profile. */
 typedef struct imgrow {
     char *id, *path;
-    uint64_t tstart, index;
+    uint64_t tstart, index, tsize;
 } imgrow_t;
 
 typedef struct chains {
@@ -288,31 +289,38 @@ typedef struct chains {
     size_t nch, capch;
 } chains_t;
 
+/* The path and text size of image (id, tstart): the set's, else its image row's. */
 static const char *path_of(const chains_t *cs, const dcpi_profset_t *set, const char *id,
-                           uint64_t tstart)
+                           uint64_t tstart, uint64_t *tsize)
 {
+    *tsize = 0;
     for (size_t k = 0; set && k < set->nimages; k++)
-        if (set->images[k].tstart == tstart && !strcmp(set->images[k].id, id))
+        if (set->images[k].tstart == tstart && !strcmp(set->images[k].id, id)) {
+            *tsize = set->images[k].tsize;
             return set->images[k].path;
+        }
     for (size_t i = 0; i < cs->nimg; i++)
-        if (cs->img[i].tstart == tstart && !strcmp(cs->img[i].id, id))
+        if (cs->img[i].tstart == tstart && !strcmp(cs->img[i].id, id)) {
+            *tsize = cs->img[i].tsize;
             return cs->img[i].path;
+        }
     return NULL;
 }
 
 static int parse_img(chains_t *cs, char *text)
 {
     char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL,
-         *c3 = c2 ? strchr(c2 + 1, ':') : NULL;
-    if (!c3)
+         *c3 = c2 ? strchr(c2 + 1, ':') : NULL, *c4 = c3 ? strchr(c3 + 1, ':') : NULL;
+    if (!c4)
         return DCPI_EFORMAT;
-    *c1 = *c2 = *c3 = 0;
+    *c1 = *c2 = *c3 = *c4 = 0;
     if (dcpi__grow((void **)&cs->img, &cs->capimg, cs->nimg + 1, sizeof *cs->img) < 0)
         return DCPI_ENOMEM;
     cs->img[cs->nimg++] = (imgrow_t){.id = text,
                                      .tstart = strtoull(c1 + 1, NULL, 16),
                                      .index = strtoull(c2 + 1, NULL, 16),
-                                     .path = c3 + 1};
+                                     .tsize = strtoull(c3 + 1, NULL, 16),
+                                     .path = c4 + 1};
     return 0;
 }
 
@@ -344,7 +352,9 @@ static int parse_chain(chains_t *cs, dcpi_stackprof_t *sp, const dcpi_profset_t 
         if (strcmp(fr, "-") != 0) {
             char dir[160];
             snprintf(dir, sizeof dir, "fleet_%.128s", fr);
-            int img = dcpi_stackprof_image(sp, fr, dir, path_of(cs, set, fr, tstart), tstart, 0);
+            uint64_t tsize;
+            const char *path = path_of(cs, set, fr, tstart, &tsize);
+            int img = dcpi_stackprof_image(sp, fr, dir, path, tstart, tsize);
             if (img < 0)
                 return img;
             f.image = (uint32_t)img;
@@ -404,8 +414,9 @@ static int build_stacks(char *res, size_t lines, const dcpi_profset_t *set, dcpi
     for (size_t i = 0; rc == 0 && *out && i < cs.nimg; i++) {
         char dir[160];
         snprintf(dir, sizeof dir, "fleet_%.128s", cs.img[i].id);
-        const char *path = path_of(&cs, set, cs.img[i].id, cs.img[i].tstart);
-        int img = dcpi_stackprof_image(*out, cs.img[i].id, dir, path, cs.img[i].tstart, 0);
+        uint64_t tsize;
+        const char *path = path_of(&cs, set, cs.img[i].id, cs.img[i].tstart, &tsize);
+        int img = dcpi_stackprof_image(*out, cs.img[i].id, dir, path, cs.img[i].tstart, tsize);
         rc = img < 0 ? img : 0;
     }
     for (size_t i = 0; rc == 0 && i < nc; i++) {

@@ -184,9 +184,10 @@ static int platform_hotlists(epoch_ctx_t *c, char *err)
 }
 
 /* A chain as text: "ID:TSTART:OFF" frames (hex), leaf first, ';' between; "-:0:OFF" outside
- * every image. Each image of the stack profile also gets a row "=ID:TSTART:INDEX:PATH" of count
- * 0: the path a querying machine names a frame's image by (stackview.h), and its place in the
- * profile's image table (a query orders the images and chains as the file does). */
+ * every image. Each image of the stack profile also gets a row "=ID:TSTART:INDEX:TSIZE:PATH"
+ * (hex numbers) of count 0: the path a querying machine names a frame's image by
+ * (stackview.h), its text size, and its place in the profile's image table (a query orders the
+ * images and chains as the file does). */
 static void chain_text(dcpi_fbuf_t *o, const dcpi_stackprof_t *sp, const dcpi_frame_t *f,
                        unsigned n)
 {
@@ -221,10 +222,11 @@ static void stack_rows(epoch_ctx_t *c, const dcpi_stackprof_t *sp)
     const char *ev = dcpi_stackprof_get(sp, "event"), *per = dcpi_stackprof_get(sp, "period");
     dcpi_fleet_key_t k = key_of(c, ev ? ev : "", per ? strtoull(per, NULL, 10) : 0);
     dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_CHAINS];
-    for (size_t i = 0; i < ni; i++) { /* "=ID:TSTART:INDEX:PATH" rows (count 0): the images */
+    for (size_t i = 0; i < ni; i++) { /* "=ID:TSTART:INDEX:TSIZE:PATH" rows (count 0) */
         const dcpi_stack_image_t *im = dcpi_stackprof_image_get(sp, i);
         dcpi_fbuf_t text = {0};
-        dcpi_fbuf_printf(&text, "=%s:%" PRIx64 ":%zx:%s", im->id, im->tstart, i, im->path);
+        dcpi_fbuf_printf(&text, "=%s:%" PRIx64 ":%zx:%" PRIx64 ":%s", im->id, im->tstart, i,
+                         im->tsize, im->path);
         dcpi_fleet_batch_key(c->b, DCPI_FLEET_T_CHAINS, &k);
         dcpi_fbuf_tsv(o, text.p ? text.p : "");
         dcpi_fbuf_str(o, "\t0\n");

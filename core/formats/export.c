@@ -105,7 +105,8 @@ int dcpi_export_stacks_load(const dcpi_export_src_t *src, const dcpi_profset_t *
 {
     *xs = (dcpi_export_stacks_t){0};
     const char *name = set->events[ev].name;
-    int rc = src->nepochs > 1
+    int rc = src->stacks ? src->stacks(src->source_arg, set, name, &xs->sp, err)
+             : src->nepochs > 1
                  ? dcpi_stackprof_load_epochs(src->db, src->epochs, src->nepochs, src->platform,
                                               name, &xs->sp, err)
                  : dcpi_stackprof_load(src->db, src->epoch, src->platform, name, &xs->sp, err);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include "core/model/profset.h"
 #include "core/model/stackview.h"
+#include "core/store/vprof.h"
 
 /* Load addresses given to images after the first one (the program, kept at its ELF vaddrs). */
 #define DCPI_EXPORT_LIB_BASE   0x7f0000000000ull
@@ -42,6 +43,15 @@ typedef struct dcpi_export_src {
     int nnames;         /*   program (gmon's image, the first mapping of pprof and gperftools) */
     const dcpi_procsel_t *procsel; /* -pid/-comm (NULL: every process): pprof labels only the
                                       selected processes' samples from the .procs splits */
+    /* NULL, or where the stack profile of an event comes from instead of db (the fleet's) */
+    int (*stacks)(void *arg, const dcpi_profset_t *set, const char *event, dcpi_stackprof_t **sp,
+                  char *err);
+    /* NULL, or where an image's value profiles come from instead of db's .vprof files (the
+     * fleet's, merged over hosts): every plugin's profile of image id, names[i] and vps[i] the
+     * caller's */
+    int (*vprofs)(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
+                  char *err);
+    void *source_arg;
 } dcpi_export_src_t;
 
 /* Samples of chains whose leaf is at (set image img, offset). */

@@ -504,6 +504,38 @@ static int pprof_values(pctx_t *c, const dcpi_export_src_t *src, const dcpi_prof
     return rc;
 }
 
+/* The value profiles of the given source (the fleet's): every exported image's, in set order,
+ * into *all (*n of them; the caller frees each and the array). */
+static int given_values(const dcpi_export_src_t *src, const dcpi_profset_t *set,
+                        const size_t *order, dcpi_vprof_t ***all, size_t *n, char *err)
+{
+    int rc = 0;
+    size_t cap = 0;
+    *all = NULL;
+    *n = 0;
+    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        const dcpi_profset_image_t *img = &set->images[order[k]];
+        char **names = NULL;
+        dcpi_vprof_t **vps = NULL;
+        size_t nv = 0;
+        if (img->kind == DCPI_PSET_UNKNOWN)
+            continue;
+        rc = src->vprofs(src->source_arg, img->id, &names, &vps, &nv, err);
+        for (size_t i = 0; i < nv; i++) {
+            if (rc == 0 && dcpi__grow((void **)all, &cap, *n + 1, sizeof **all) < 0)
+                rc = DCPI_ENOMEM;
+            if (rc == 0)
+                (*all)[(*n)++] = vps[i];
+            else
+                dcpi_vprof_free(vps[i]);
+            free(names[i]);
+        }
+        free(names);
+        free(vps);
+    }
+    return rc;
+}
+
 static const char *event_unit(const char *event)
 {
     return !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock") ? "nanoseconds" : "events";
@@ -622,10 +654,15 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     dcpi_db_file_t *files = NULL;
     size_t nfiles = 0;
     const char *const *ev = src->nepochs ? src->epochs : &src->epoch;
-    int rc = dcpi_db_list_files_epochs(src->db, ev, src->nepochs ? src->nepochs : 1, src->platform,
-                                       ".vprof", &files, &nfiles, err);
+    dcpi_vprof_t **given = NULL;
+    int rc = src->vprofs ? given_values(src, set, x->order, &given, &nfiles, err)
+                         : dcpi_db_list_files_epochs(src->db, ev, src->nepochs ? src->nepochs : 1,
+                                                     src->platform, ".vprof", &files, &nfiles, err);
     if (rc < 0) {
         dcpi__err_prefix(err, src->tool);
+        for (size_t i = 0; given && i < nfiles; i++)
+            dcpi_vprof_free(given[i]);
+        free(given);
         return rc;
     }
     dcpi_export_stacks_t *xs = calloc(set->nevents ? set->nevents : 1, sizeof(*xs));
@@ -639,8 +676,13 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     rc = rc ? rc : pprof_images(&c, src, set, x->order, xs, err);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++)
         rc = pprof_event(&c, set, (int)e, &xs[e], src->procsel);
-    if (rc == 0)
+    for (size_t i = 0; rc == 0 && given && i < nfiles; i++)
+        rc = pprof_vprof(&c, set, given[i]);
+    if (rc == 0 && !src->vprofs)
         rc = pprof_values(&c, src, set, files, nfiles, err);
+    for (size_t i = 0; given && i < nfiles; i++)
+        dcpi_vprof_free(given[i]);
+    free(given);
     if (rc < 0 && !err[0])
         dcpi__errf(err, rc, "%s: %s: %s", src->tool, x->out, dcpi_strerror(rc));
     else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)

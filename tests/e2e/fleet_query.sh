@@ -14,6 +14,7 @@ to() { timeout -k 5 "$@"; }
 trap 'fleet_stop "$T/b"; fleet_stop "$T/a"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 e2e_require gcc build-essential
 e2e_require python3 python3
+e2e_require go golang-go
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # --- two recordings: the demo workload (with call chains and vp-classic's value hotlists) and a
@@ -90,6 +91,20 @@ diff "$T/l5" "$T/f5" >"$T/d5" || fail "dcpitopcounts -fleet differs: $(head -5 "
 "$BIN/dcpilist" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6"
 "$BIN/dcpilist" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6"
 [ -s "$T/l6" ] && diff "$T/l6" "$T/f6" >"$T/d6" || fail "dcpilist -fleet differs: $(head -5 "$T/d6")"
+# dcpiexport: the same file (gperftools, gmon byte for byte; pprof as Go's pprof reads it, but for
+# its comment and time)
+for f in gperftools gmon pprof; do
+    "$BIN/dcpiexport" -db "$T/db1" -format $f -o "$T/l.$f" work-demo 2>"$T/x.err" || fail "dcpiexport $f: $(cat "$T/x.err")"
+    "$BIN/dcpiexport" -fleet "$U" -host h2 -format $f -o "$T/f.$f" work-demo 2>"$T/x.err" ||
+        fail "dcpiexport -fleet $f: $(cat "$T/x.err")"
+done
+cmp -s "$T/l.gperftools" "$T/f.gperftools" || fail "dcpiexport -fleet -format gperftools differs"
+cmp -s "$T/l.gmon" "$T/f.gmon" || fail "dcpiexport -fleet -format gmon differs"
+for s in l f; do
+    go tool pprof -raw "$T/$s.pprof" 2>&1 | grep -v -e '^Comments' -e 'dcpi database' -e '^Time' >"$T/$s.raw"
+done
+grep -q "vp-classic" "$T/l.raw" && diff "$T/l.raw" "$T/f.raw" >"$T/d6x" ||
+    fail "dcpiexport -fleet -format pprof differs: $(head -5 "$T/d6x")"
 "$BIN/dcpicalc" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6c"
 "$BIN/dcpicalc" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6c"
 grep -q "blocks" "$T/l6c" && diff "$T/l6c" "$T/f6c" >"$T/d6c" || fail "dcpicalc -fleet differs: $(head -5 "$T/d6c")"
