@@ -163,6 +163,16 @@ static int expand_all(ctx_t *c, char ***names, size_t *n)
 
 static int load_sets(ctx_t *c)
 {
+    if (c->cli.fleet_url) { /* -fleet: one set, the store's selection summed in ClickHouse */
+        if (c->nspecs) {
+            fprintf(stderr, TOOL ": -epoch and -epochs select a database's epochs; with -fleet use "
+                                 "-since and -until\n");
+            return 2;
+        }
+        c->sets = calloc(2, sizeof(*c->sets));
+        c->epochs = calloc(2, sizeof(*c->epochs));
+        return c->sets && c->epochs ? load_one(c) : 1;
+    }
     if (c->nspecs == 0 && add_spec(c, "latest", 6) < 0)
         return 1;
     int status = 0;
@@ -248,7 +258,8 @@ int main(int argc, char **argv)
                        .strict_flag = 1,
                        .operands = "[procedure] image",
                        .flags = flags,
-                       .process_flags = 1}};
+                       .process_flags = 1,
+                       .fleet_flags = 1}};
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc != 0) {
         ctx_free(&c);

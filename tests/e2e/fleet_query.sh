@@ -105,6 +105,9 @@ for s in l f; do
 done
 grep -q "vp-classic" "$T/l.raw" && diff "$T/l.raw" "$T/f.raw" >"$T/d6x" ||
     fail "dcpiexport -fleet -format pprof differs: $(head -5 "$T/d6x")"
+"$BIN/dcpicoverage" -db "$T/db1" "$BIN/samples/work-demo" 2>&1 | grep -v '^epochs' >"$T/l6v"
+"$BIN/dcpicoverage" -fleet "$U" -host h2 "$BIN/samples/work-demo" 2>&1 | grep -v '^epochs' >"$T/f6v"
+grep -q "hot_mul" "$T/l6v" && diff "$T/l6v" "$T/f6v" >"$T/d6v" || fail "dcpicoverage -fleet differs: $(head -5 "$T/d6v")"
 "$BIN/dcpicalc" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6c"
 "$BIN/dcpicalc" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6c"
 grep -q "blocks" "$T/l6c" && diff "$T/l6c" "$T/f6c" >"$T/d6c" || fail "dcpicalc -fleet differs: $(head -5 "$T/d6c")"
