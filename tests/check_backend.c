@@ -5,8 +5,8 @@
  * and a drain hands the trace to the plugin (the sink's hand-over when the backend has no drain
  * of its own); a chain of two test backends shows what goes where: a record to the first that
  * takes it, a drain to the main (last) backend then the others, pid events to all and then the
- * sink, the shortest timeout, status lines of all, the main backend's report first, every one
- * freed.
+ * sink, the shortest timeout, status lines of all, the main backend's report first, every one's
+ * files flushed (the first failure returned), every one freed.
  */
 #include <check.h>
 #include <stdio.h>
@@ -182,6 +182,17 @@ static void f_loss(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost)
     log_call(b, "loss");
 }
 
+/* A's files fail to be written, M's are written. */
+static int f_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+{
+    (void)fi;
+    log_call(b, "flush");
+    if (((fake_t *)b)->take_id != 1)
+        return 0;
+    snprintf(err, DCPI_ERRLEN, "A: cannot write");
+    return DCPI_EIO;
+}
+
 static void f_free(dcpi_vbackend_t *b)
 {
     (*((fake_t *)b)->freed)++;
@@ -197,6 +208,7 @@ static const dcpi_vbackend_ops_t fake_ops = {.name = "fake",
                                              .status = f_status,
                                              .report = f_report,
                                              .loss = f_loss,
+                                             .flush = f_flush,
                                              .free = f_free};
 
 static dcpi_vbackend_t *fake(const char *name, uint64_t take_id, int timeout, int *freed)
@@ -248,6 +260,11 @@ START_TEST(test_chain)
     calls[0] = 0;
     dcpi_vbackend_report(chain, 1);
     ck_assert_str_eq(calls, "M.report A.report ");
+    calls[0] = 0;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_int_eq(dcpi_vbackend_flush(chain, NULL, err), DCPI_EIO); /* the others still flush */
+    ck_assert_str_eq(calls, "A.flush M.flush ");
+    ck_assert_str_eq(err, "A: cannot write");
     dcpi_vbackend_free(chain);
     ck_assert_int_eq(freed, 2);
 }

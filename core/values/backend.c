@@ -159,9 +159,18 @@ void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user)
         e->ops->report(e, user);
 }
 
+/* Every backend's files (the first failure is returned, the others still written). */
 int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
 {
-    return b && b->ops->flush ? b->ops->flush(b, fi, err) : 0;
+    int rc = 0;
+    char later[DCPI_ERRLEN]; /* a later failure's line (err keeps the first) */
+    EACH(e, b)
+    {
+        int x = e->ops->flush ? e->ops->flush(e, fi, rc < 0 ? later : err) : 0;
+        if (x < 0 && rc == 0)
+            rc = x;
+    }
+    return rc;
 }
 
 void dcpi_vbackend_free(dcpi_vbackend_t *b)
