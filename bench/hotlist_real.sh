@@ -1,28 +1,35 @@
 #!/bin/bash
 # bench/hotlist_real.sh - value hotlists of programs nobody here wrote (issue 21 item 4): for xz,
-# gzip, sqlite3 and python3 from Debian, vp-classic's hotlists (each instruction's result) from
-# the default backend (bp) against the step backend (dcpid -vstep: every instruction of its
-# bursts single-stepped, exact per execution within them), the oracle, on two runs of the same
-# deterministic work. For every instruction both listed with at least VMIN value samples (bp)
-# and OMIN (step), and for each of bp's top-3 values: |bp share - step share| (a value step did
-# not list counts as 0%), and whether bp's printed +-B contains step's share. Prints one row per
-# instruction and a summary per program and overall: rows, mean and max |delta|, share of
-# top-3 shares whose +-B holds the oracle's. Instructions whose top value holds under 10% of
-# bp's samples (a counter, an address: no hot value, and addresses differ between the runs)
-# are left out.
-# Not the same run: the step backend and bp cannot run in one dcpid. The work is deterministic
-# (fixed input, one thread), so both runs execute the same instructions with the same values.
+# gzip, sqlite3 and python3 from Debian (apt-get install xz-utils gzip sqlite3 python3), the
+# default hotlist (dcpid -vtrace vp-classic: the bp backend, default -vbudget) against the oracle
+# (dcpid -voracle ADDR:IMAGE: every execution of the instruction in windows) on the same run.
+#   1. a discovery run per program: the hottest instructions (PC samples) of its hottest
+#      procedures that vp-classic lists, NINSN of them (default 6);
+#   2. one run per instruction with -voracle ADDR:IMAGE -voracle-duty DUTY (default 5/50: 5 ms
+#      windows, 10% of the run, ~100 windows in 5 s): dcpilist shows the bp hotlist and the
+#      oracle's (vp-classic.oracle) of that instruction;
+#   3. per row: bp's value samples (n) and the oracle's executions (vtot), bp's printed +-B, and
+#      for each of bp's top-3 values bp share / oracle share (a value the oracle did not list
+#      counts 0%), |delta| and whether +-B holds the oracle's share. Rows whose oracle top value
+#      holds under 10% (a counter, an address: no hot value) or with fewer than VMIN bp value
+#      samples (default 30) or OMIN oracle executions (default 1000) are listed as left out,
+#      with the reason.
+# Summary per program and overall: rows, top-3 shares, mean and max |delta|, share of top-3
+# shares whose +-B holds the oracle's.
 # Usage: bench/hotlist_real.sh BUILD_DIR [SCALE (1)] (PROGS="xz gzip" limits the programs;
-#        BUDGET=PCT runs bp with -vbudget PCT instead of its default)
+#        NINSN=N instructions per program; DUTY=ON/EVERY the oracle's windows; BUDGET=PCT runs
+#        bp with -vbudget PCT instead of its default)
 set -u
 export LC_ALL=C
 B=$(cd "${1:?usage: hotlist_real.sh BUILD_DIR [SCALE]}" && pwd)
 SCALE=${2:-1}
 PROGS=${PROGS:-xz gzip sqlite3 python3}
+NINSN=${NINSN:-6}
+DUTY=${DUTY:-5/50}
 VMIN=${VMIN:-30}
-OMIN=${OMIN:-100}
+OMIN=${OMIN:-1000}
 T=$(mktemp -d /tmp/dcpi-hotreal.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 PY=/usr/bin/python3
 bud=()
 [ -n "${BUDGET:-}" ] && bud=(-vbudget "$BUDGET")
@@ -55,56 +62,78 @@ cmd() {
     esac
 }
 
-# rows PROG BE: "addr vtot B value share value share value share" per listed instruction
-rows() {
-    local db=$T/$1-$2 img proc show=3
-    [ "$2" = step ] && show=16 # the oracle: bp's top values further down its list too
-    "$B/dcpiprof" -db "$db" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $NF !~ /^\[/ {print $4, $5}' |
-        head -8 >"$T/$1-$2.procs"
-    while read -r proc img; do
-        "$B/dcpilist" -db "$db" -asm -vtrace vp-classic -vshow $show -vcutoff 0 "$proc" "$img" 2>/dev/null
-    done <"$T/$1-$2.procs" | awk '$1 ~ /^[0-9]+$/ && /\(/ && !/missing/ {
-        addr = $2; b = "x"; line = $0
-        if (match(line, /\+-[0-9.]+/)) b = substr(line, RSTART + 2, RLENGTH - 2)
-        vt = ""; for (i = 3; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i + 1) ~ /^[0-9.]+$/ && $(i + 2) ~ /^[0-9]+$/) { vt = $i; break }
-        out = addr " " vt " " b
-        rest = line
-        while (match(rest, /\([0-9.]+% [^)]*\)/)) {
-            s = substr(rest, RSTART + 1, RLENGTH - 2); split(s, p, "% ")
-            out = out " " p[2] " " p[1]; rest = substr(rest, RSTART + RLENGTH)
-        }
-        print out }'
+# listing DB PROC IMAGE: dcpilist with vp-classic's hotlists (and the oracle's, when there)
+listing() {
+    "$B/dcpilist" -db "$1" -asm -vtrace vp-classic -vshow 16 -vcutoff 0 "$2" "$3" 2>/dev/null
 }
 
-printf '%-8s %-10s %6s %6s %6s  %-44s %s\n' program address bp-n step-n +-B "top-3 bp / step shares" "max|d|"
+# candidates PROG: "pcsamples addr proc image" of the instructions with a hotlist, hottest first
+candidates() {
+    local db=$T/$1-disc proc img
+    "$B/dcpiprof" -db "$db" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $NF !~ /^\[/ {print $4, $5}' |
+        head -6 >"$T/$1.procs"
+    while read -r proc img; do
+        listing "$db" "$proc" "$img" | awk -v p="$proc" -v i="$img" \
+            '$1 ~ /^[0-9]+$/ && /\(/ && !/missing/ { m = 0
+                if (match($0, /\([0-9.]+% /)) m = substr($0, RSTART + 1, RLENGTH - 3) + 0
+                if (m >= 10) print $1, $2, p, i }'
+    done <"$T/$1.procs" | sort -k1,1nr | head -"$NINSN"
+}
+
+# pairs LINE: "value share" per (share% value) of a hotlist line
+pairs() {
+    grep -o '([0-9.]*% [^)]*)' <<<"$1" | tr -d '()%'
+}
+
+printf '%-8s %-9s %-28s %5s %6s %5s  %-50s %s\n' program address instruction bp-n oracle +-B \
+    "top-3 values: bp / oracle share (|delta|, in +-B?)" ""
 for prog in $PROGS; do
     c=$(cmd "$prog")
-    for be in bp step; do
-        args=()
-        [ $be = step ] && args=(-vstep)
-        [ $be = bp ] && args=("${bud[@]}")
+    # shellcheck disable=SC2086
+    "$B/dcpid" -db "$T/$prog-disc" -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-disc.err" ||
+        { echo "bench: $prog (discovery) failed: $(tail -2 "$T/$prog-disc.err")" >&2; continue; }
+    candidates "$prog" >"$T/$prog.cand"
+    k=0
+    while read -r _ addr proc img; do
+        k=$((k + 1))
+        db=$T/$prog-$k
         # shellcheck disable=SC2086
-        "$B/dcpid" -db "$T/$prog-$be" -vtrace vp-classic "${args[@]}" -- $c >/dev/null 2>"$T/$prog-$be.err" ||
-            { echo "bench: $prog ($be) failed: $(tail -2 "$T/$prog-$be.err")" >&2; continue 2; }
-        rows "$prog" "$be" >"$T/$prog-$be.rows"
-    done
-    awk -v prog="$prog" -v vmin="$VMIN" -v omin="$OMIN" '
-        FNR == NR { n[$1] = $2; for (i = 4; i < NF; i += 2) s[$1 "|" $i] = $(i + 1); next }
-        ($1 in n) && $2 >= vmin && n[$1] >= omin && $5 >= 10 {
-            line = ""; mx = 0
-            for (i = 4; i < NF && i < 10; i += 2) {
-                o = ($1 "|" $i) in s ? s[$1 "|" $i] : 0
-                d = $(i + 1) - o; if (d < 0) d = -d
-                sum += d; k++; if (d > mx) mx = d; if (d > gmx) gmx = d
-                if ($3 != "x" && d <= $3 + 0) hit++
-                line = line sprintf("%s %.1f/%.1f ", $i, $(i + 1), o)
-            }
-            rowsn++
-            printf "%-8s %-10s %6d %6d %6s  %-44s %.1f\n", prog, $1, $2, n[$1], $3, line, mx
-        }
-        END { if (k) printf "%-8s summary: %d instructions, %d top-3 shares: mean |d| %.2f, max |d| %.1f, +-B holds the oracle %.1f%%\n", prog, rowsn, k, sum / k, gmx, 100 * hit / k
-              else printf "%-8s summary: no instruction with %d+ bp and %d+ step value samples\n", prog, vmin, omin }
-    ' "$T/$prog-step.rows" "$T/$prog-bp.rows" | tee -a "$T/all"
+        "$B/dcpid" -db "$db" -vtrace vp-classic "${bud[@]}" -voracle "$addr:$img" -voracle-duty "$DUTY" \
+            -- $c >/dev/null 2>"$db.err" ||
+            { echo "bench: $prog $addr failed: $(tail -2 "$db.err")" >&2; continue; }
+        orc=$(grep '^dcpid: voracle ' "$db.err")
+        listing "$db" "$proc" "$img" >"$db.list"
+        bl=$(awk -v a="$addr" '$1 ~ /^[0-9]+$/ && $2 == a' "$db.list" | head -1)
+        ol=$(grep -A1 -E "^ *[0-9]+ +$addr " "$db.list" | grep 'vp-classic.oracle' | head -1)
+        insn=$(awk '{ s = ""; for (i = 3; i <= NF && $i !~ /^[0-9]+$/; i++) s = s (s ? " " : "") $i; print s }' <<<"$bl")
+        bn=$(awk '{ for (i = 3; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i + 1) ~ /^[0-9.]+$/) { print $i; exit } }' <<<"$bl")
+        on=$(awk '{ print $2 }' <<<"$ol")
+        bb=$(grep -o '+-[0-9.]*' <<<"$bl" | head -1 | tr -d '+-')
+        pairs "$bl" | head -3 >"$db.bp"
+        pairs "$ol" >"$db.or"
+        otop=$(head -1 "$db.or" | awk '{ print $1 + 0 }')
+        why=""
+        [ -n "$bl" ] || why="no bp hotlist"
+        [ -z "$why" ] && [ -z "$ol" ] && why="no oracle hotlist ($orc)"
+        [ -z "$why" ] && [ "${bn:-0}" -lt "$VMIN" ] && why="$bn bp value samples (< $VMIN)"
+        [ -z "$why" ] && [ "${on:-0}" -lt "$OMIN" ] && why="$on oracle executions (< $OMIN)"
+        [ -z "$why" ] && awk -v t="${otop:-0}" 'BEGIN { exit !(t < 10) }' && why="no hot value (oracle top ${otop}%)"
+        if [ -n "$why" ]; then
+            printf '%-8s %-9s %-28.28s  left out: %s\n' "$prog" "$addr" "$insn" "$why"
+            continue
+        fi
+        awk -v prog="$prog" -v addr="$addr" -v insn="$insn" -v bn="$bn" -v on="$on" -v bb="$bb" '
+            FNR == NR { o[$2] = $1; next }
+            { v = $2; s = $1; os = (v in o) ? o[v] : 0; d = s - os; if (d < 0) d = -d
+              in_b = d <= bb + 0; line = line sprintf("%s %.1f/%.1f (%.1f,%s) ", v, s, os, d, in_b ? "y" : "N")
+              print "share", prog, d, in_b > "/dev/stderr" }
+            END { printf "%-8s %-9s %-28.28s %5d %6d %5s  %s\n", prog, addr, insn, bn, on, bb, line
+                  print "row", prog > "/dev/stderr" }
+        ' "$db.or" "$db.bp" 2>>"$T/shares"
+    done <"$T/$prog.cand"
 done
-awk '/summary:/ && /instructions/ { split($0, a, " "); r += $3; k += $5 }
-    END { print "overall: " r " instructions, " k " top-3 shares (per-program summaries above)" }' "$T/all"
+awk '$1 == "row" { r[$2]++; R++ }
+    $1 == "share" { n[$2]++; s[$2] += $3; if ($3 > m[$2]) m[$2] = $3; h[$2] += $4
+        N++; S += $3; if ($3 > M) M = $3; H += $4 }
+    END { for (p in n) printf "%-8s summary: %d rows, %d top-3 shares: mean |delta| %.2f, max %.1f, +-B holds the oracle %d/%d (%.1f%%)\n", p, r[p], n[p], s[p] / n[p], m[p], h[p], n[p], 100 * h[p] / n[p]
+          if (N) printf "overall: %d rows, %d top-3 shares: mean |delta| %.2f, max %.1f, +-B holds the oracle %d/%d (%.1f%%)\n", R, N, S / N, M, H, N, 100 * H / N }' "$T/shares"

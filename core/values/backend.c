@@ -192,4 +192,8 @@ void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
         v->context1 = s->chain[2];
     v->regs.valid = s->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
     memcpy(v->regs.r, s->regs, sizeof v->regs.r);
+    /* RF (resume flag, bit 16) is the kernel's, never the program's (pushf clears it): the
+     * breakpoint handler sets it in the saved flags after an execute breakpoint's event, so a
+     * second breakpoint on the same execution (-voracle beside a bp arm) would see it */
+    v->regs.r[DCPI_REG_FLAGS] &= ~(1ull << 16);
 }
