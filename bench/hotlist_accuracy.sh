@@ -24,7 +24,7 @@
 # Usage: bench/hotlist_accuracy.sh BUILD_DIR [SECONDS (6)] [BASE_SECONDS (2)]
 #        (MODES="branch stride" limits the modes)
 #        bench/hotlist_accuracy.sh BUILD_DIR real [SCALE]: the real-program table instead
-#        (bench/hotlist_real.sh: xz, gzip, sqlite3, python3, vp-classic, bp against -vstep)
+#        (bench/hotlist_real.sh: xz, gzip, sqlite3, python3, vp-classic, bp against -voracle)
 set -u
 [ "${2:-}" = real ] && exec "$(dirname "${BASH_SOURCE[0]}")/hotlist_real.sh" "$1" "${3:-1}"
 export LC_ALL=C

@@ -1,6 +1,6 @@
 #!/bin/bash
 # values_oracle.sh - dcpid -voracle ADDR:IMAGE (issue 21 item 4): every execution of one
-# instruction, exactly. samples/work-accuracy MODE 300 200 sleeps 200 ms (dcpid arms the oracle
+# instruction, exactly. samples/work-accuracy MODE 300 500 sleeps 500 ms (dcpid arms the oracle
 # when it sees the image mapped), then runs whole rounds of NSEQ = 2000 executions of the
 # measured instruction, each round holding every value exactly in its printed share, and
 # prints the rounds it ran. With -voracle-duty 1/1 (one window: the whole run) the oracle's
@@ -51,7 +51,7 @@ oracle() {
     for try in 1 2 3; do
         rm -rf "${T:?}/$mode"
         to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$a:$W" \
-            -voracle-duty 1/1 -- "$W" "$mode" 300 200 >"$T/$mode.out" 2>"$T/$mode.err" ||
+            -voracle-duty 1/1 -- "$W" "$mode" 300 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid -voracle failed: $(cat "$T/$mode.err")"
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
         echo "$mode: $line"
