@@ -224,8 +224,9 @@ static int load_procs(loadctx_t *c)
                      "comm, toUInt64(round(sum(cnt / duty))), off FROM %s.samples%s",
                      dcpi_fleet_dbname(c->f), c->info->suffix);
     dcpi_fleet_where(c->f, c->flt, 1, &sql);
-    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, pid, comm, off ORDER BY build_id, event, off, "
-                        "pid, comm");
+    /* ordered as a .procs file holds them: by (pid, name), then offset */
+    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, pid, comm, off ORDER BY build_id, event, pid, "
+                        "comm, off");
     int rc = each_row(c, &sql, 10, on_procs, c->err);
     dcpi_fbuf_free(&sql);
     return rc;
