@@ -2,7 +2,8 @@
  * check_fleet.c - core/fleet without a server: every byte of a hostile name survives a SQL
  * literal and a TabSeparated field (escaped as ClickHouse reads them, read back as it writes
  * them), batches survive their spool file and refuse a damaged one, batch ids are deterministic,
- * and URLs with credentials or a bad database name are refused.
+ * a flush's write-ahead copy (.prep) is not sent until committed or recovered, and URLs with
+ * credentials or a bad database name are refused.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "core/fleet/batch.h"
 #include "core/fleet/conn.h"
+#include "core/fleet/push.h"
 #include "core/fleet/sql.h"
 #include "dcpi/errno.h"
 
@@ -133,6 +135,36 @@ START_TEST(test_batch_ids_and_spool_file)
 }
 END_TEST
 
+/* A .prep file is invisible to the sender until dcpi_spool_commit, or dcpi_spool_recover after
+ * the process that wrote it died; dcpi_spool_replace keeps its name. */
+START_TEST(test_spool_write_ahead)
+{
+    char dir[] = "/tmp/check-fleet-spool.XXXXXX", err[DCPI_ERRLEN], path[4400], cmd[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    dcpi_fleet_batch_t a, c;
+    fill(&a, "h1");
+    fill(&c, "h2");
+    dcpi_spool_stats_t st = {0};
+    ck_assert_int_eq(dcpi_spool_prepare(dir, 0, &a, path, sizeof path, &st, err), 0);
+    ck_assert_ptr_nonnull(strstr(path, ".prep"));
+    dcpi_spool_count(dir, &st);
+    ck_assert_uint_eq(st.queued, 0); /* not sent while the flush writes its files */
+    ck_assert_int_eq(dcpi_spool_replace(path, &c, err), 0);
+    ck_assert_int_eq(dcpi_spool_commit(path, err), 0);
+    dcpi_spool_count(dir, &st);
+    ck_assert_uint_eq(st.queued, 1);
+    ck_assert_int_eq(dcpi_spool_commit(path, err), DCPI_ENOENT); /* once */
+    ck_assert_int_eq(dcpi_spool_prepare(dir, 0, &a, path, sizeof path, &st, err), 0);
+    dcpi_spool_recover(dir); /* its writer was killed: the next dcpid -push sends it */
+    dcpi_spool_count(dir, &st);
+    ck_assert_uint_eq(st.queued, 2);
+    dcpi_fleet_batch_free(&a);
+    dcpi_fleet_batch_free(&c);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_urls)
 {
     dcpi_fleet_t *f = NULL;
@@ -158,6 +190,7 @@ int main(void)
     tcase_add_test(tc, test_sql_literals);
     tcase_add_test(tc, test_tsv_fields);
     tcase_add_test(tc, test_batch_ids_and_spool_file);
+    tcase_add_test(tc, test_spool_write_ahead);
     tcase_add_test(tc, test_urls);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
