@@ -34,7 +34,7 @@ extern char bk_code[];
 
 static dcpi_loadmap_t *lm;
 static dcpi_vp_set_t *set;
-static dcpi_vtrace_t *vt;
+static dcpi_values_t *vt;
 
 static void setup(void)
 {
@@ -43,13 +43,13 @@ static void setup(void)
     ck_assert_int_eq(dcpi_loadmap_scan_proc(lm, getpid()), 0);
     ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
     ck_assert_msg(dcpi_vp_load(set, CLASSIC, NULL, err) == 0, "%s", err);
-    dcpi_vtrace_opts_t o = {.rate = 1000000};
-    ck_assert_msg(dcpi_vtrace_new(set, lm, &o, &vt, err) == 0, "%s", err);
+    dcpi_values_opts_t o = {.rate = 1000000};
+    ck_assert_msg(dcpi_values_new(set, lm, &o, &vt, err) == 0, "%s", err);
 }
 
 static void teardown(void)
 {
-    dcpi_vtrace_free(vt);
+    dcpi_values_free(vt);
     dcpi_vp_set_free(set);
     dcpi_loadmap_free(lm);
 }
@@ -71,8 +71,8 @@ static dcpi_sample_t lea_sample(uint64_t t_ns)
 
 static uint64_t traces(void)
 {
-    dcpi_vtrace_stats_t st;
-    dcpi_vtrace_plugin_stats(vt, 0, &st);
+    dcpi_values_stats_t st;
+    dcpi_values_plugin_stats(vt, 0, &st);
     return st.traces;
 }
 
@@ -99,7 +99,7 @@ START_TEST(test_regs_backend)
     dcpi_image_t *img;
     uint32_t off;
     ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), LEA_IP, &img, &off), 0);
-    struct dcpi_vprof *vp = dcpi_vtrace_vprof(vt, img->index, 0);
+    struct dcpi_vprof *vp = dcpi_values_vprof(vt, img->index, 0);
     ck_assert_ptr_nonnull(vp);
     const dcpi_vsummary_t *sum = dcpi_vprof_at(vp, off, 0);
     ck_assert_ptr_nonnull(sum);
@@ -183,7 +183,7 @@ static void f_loss(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost)
 }
 
 /* A's files fail to be written, M's are written. */
-static int f_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+static int f_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err)
 {
     (void)fi;
     log_call(b, "flush");

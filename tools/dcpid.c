@@ -15,7 +15,7 @@
 #include "core/daemon/daemon.h"
 #include "core/plugin/vploader.h"
 #include "core/store/vsummary.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 
 #define STR_(x) #x
 #define STR(x)  STR_(x)
@@ -47,7 +47,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vtrace", "PLUGIN", "value-profile with PLUGIN (name or path); repeatable", NULL},
     {"-vcontext", NULL, "value samples carry the return addresses of two callers", NULL},
     {"-vrate", "N",
-     "at most N value samples per second per CPU (" STR(DCPI_VTRACE_DEFAULT_RATE) ")", NULL},
+     "at most N value samples per second per CPU (" STR(DCPI_VALUES_DEFAULT_RATE) ")", NULL},
     {"-vbudget", "PCT",
      "bp backend: breakpoint hits take at most PCT% of each thread's CPU time\n"
      "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a hit costs is measured at start)",
@@ -63,7 +63,7 @@ static const dcpi_cli_flag_t flags[] = {
      NULL},
     {"-vhot", "N", "hotlist size per instruction (" STR(DCPI_VSUMMARY_DEFAULT_CAP) ")", NULL},
     {"-vhash", "N",
-     "value summaries in memory (" STR(DCPI_VTRACE_DEFAULT_HASH) "); flushed early at 75%", NULL},
+     "value summaries in memory (" STR(DCPI_VALUES_DEFAULT_HASH) "); flushed early at 75%", NULL},
     {"-vregs", NULL,
      "values from the PC samples' registers (the regs backend) instead of\n"
      "execute breakpoints (the bp backend, the default where perf_event\n"

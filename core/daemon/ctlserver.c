@@ -79,24 +79,24 @@ int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len)
 
 static void status_values(const daemon_t *d, dcpi__answer_t *a)
 {
-    for (unsigned i = 0; i < dcpi_vtrace_nplugins(d->vt); i++) {
-        dcpi_vtrace_stats_t st;
-        dcpi_vtrace_plugin_stats(d->vt, i, &st);
+    for (unsigned i = 0; i < dcpi_values_nplugins(d->vt); i++) {
+        dcpi_values_stats_t st;
+        dcpi_values_plugin_stats(d->vt, i, &st);
         dcpi__daemon_say(a,
                          "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64
                          " lost %" PRIu64 " errors %" PRIu64 " missing %" PRIu64 "%s%s",
-                         dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost,
+                         dcpi_values_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost,
                          st.errors, st.missing, st.disabled ? " disabled: " : "",
-                         st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
+                         st.disabled ? dcpi_values_plugin_why(d->vt, i) : "");
     }
     dcpi_tracefile_stats_t rs;
-    if (dcpi_vtrace_record_stats(d->vt, &rs) == 0)
+    if (dcpi_values_record_stats(d->vt, &rs) == 0)
         dcpi__daemon_say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64,
                          rs.bytes, rs.traces, rs.refused);
-    dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_vtrace_rate(d->vt));
+    dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_values_rate(d->vt));
     dcpi__daemon_say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64,
-                     dcpi_vtrace_nocode(d->vt), dcpi_vtrace_unresolved(d->vt));
-    dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+                     dcpi_values_nocode(d->vt), dcpi_values_unresolved(d->vt));
+    dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_values_used(d->vt), dcpi_values_capacity(d->vt));
 }
 
 /* The value backend's lines ("vbp ...", "vstep ..."). */

@@ -29,7 +29,7 @@
 #include "core/store/db.h"
 #include "core/values/backend.h"
 #include "core/values/vstep.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 #include "dcpi/api.h"
 
 /* daemon.h's options, by name only: daemon.c includes this header, which must not include
@@ -108,9 +108,9 @@ typedef struct daemon {
     dcpi_agg_t *agg, *agg_spare; /* samples go to agg; a flush swaps them and writes the spare */
     dcpi_proctab_t *procs;       /* pid -> (pid, command) ids the count table keys samples by */
     /* value profiling (-vtrace; NULL without): the plugins, the sink that runs them
-     * (core/values/vtrace.h) and the backend that feeds it (core/values/backend.h) */
+     * (core/values/values.h) and the backend that feeds it (core/values/backend.h) */
     dcpi_vp_set_t *vps;
-    dcpi_vtrace_t *vt;
+    dcpi_values_t *vt;
     dcpi_vbackend_t *vb;
     dcpi_dstacks_t *stk;                /* -g, else NULL */
     int cur_ring;                       /* the ring being drained */
@@ -217,7 +217,7 @@ void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
 void dcpi__daemon_duty_tick(daemon_t *d);
 void dcpi__daemon_duty_record(daemon_t *d);
 void dcpi__daemon_flush_if_full(daemon_t *d);
-dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
+dcpi_values_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
 
 /* epochs.c: start a new epoch (epoch.info written, open); rewrite the current one's epoch.info;
  * flush and rotate to a new epoch (then retention); rotate when -epoch-every is due; remove the

@@ -6,10 +6,10 @@
  * kernel.c. perf details live in sampler.c, the count table in aggregate.c, the database
  * layout in db.c.
  *
- * Value profiling (-vtrace) lives in vtrace.c: setup.c loads the plugins and asks perf for the
- * user registers (and callchains with -vcontext), records.c hands every user-mode sample of the
- * first event to vtrace and ends its traces after each ring drain, and flush.c flushes it with
- * the PC profiles.
+ * Value profiling (-vtrace) lives in core/values/: setup.c loads the plugins, makes the sink
+ * (values.h) and chooses the backend (backend.h), which says what it needs of perf; records.c
+ * hands the backend every user-mode sample of the first event and every sample of no PC event,
+ * and drains it after each ring drain; flush.c flushes the sink with the PC profiles.
  */
 #include "core/daemon/daemon.h"
 
@@ -151,18 +151,18 @@ static void loop(daemon_t *d)
  * the details), a disabled one with its reason; every one disabled fails the run. */
 static void report_values(daemon_t *d)
 {
-    unsigned n = dcpi_vtrace_nplugins(d->vt), dead = 0;
+    unsigned n = dcpi_values_nplugins(d->vt), dead = 0;
     for (unsigned i = 0; i < n; i++) {
-        dcpi_vtrace_stats_t st;
-        dcpi_vtrace_plugin_stats(d->vt, i, &st);
+        dcpi_values_stats_t st;
+        dcpi_values_plugin_stats(d->vt, i, &st);
         dead += st.disabled != 0;
         fprintf(stderr,
                 "dcpid: value profiler %s: %" PRIu64 " traces, %" PRIu64 " vsamples, %" PRIu64
                 " entries with missing values, %" PRIu64 " lost, %" PRIu64 " errors%s%s\n",
-                dcpi_vtrace_plugin_name(d->vt, i), st.traces, st.values, st.missing, st.lost,
+                dcpi_values_plugin_name(d->vt, i), st.traces, st.values, st.missing, st.lost,
                 st.errors, st.disabled ? "; DISABLED: " : "",
-                st.disabled ? dcpi_vtrace_plugin_why(d->vt, i) : "");
-        const char *note = dcpi_vtrace_plugin_note(d->vt, i);
+                st.disabled ? dcpi_values_plugin_why(d->vt, i) : "");
+        const char *note = dcpi_values_plugin_note(d->vt, i);
         if (note[0])
             fprintf(stderr, "dcpid: warning: %s\n", note);
     }

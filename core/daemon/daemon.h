@@ -44,11 +44,11 @@ typedef struct dcpi_daemon_opts {
     const char *vtrace[DCPI_DAEMON_MAXVP];
     int nvtrace;
     int vcontext;
-    unsigned vrate;  /* value traces per second per CPU (0: DCPI_VTRACE_DEFAULT_RATE) */
+    unsigned vrate;  /* value traces per second per CPU (0: DCPI_VALUES_DEFAULT_RATE) */
     double vbudget;  /* bp backend: % of each thread's CPU time its breakpoint hits may take
                         (0: DCPI_DAEMON_DEFAULT_VBUDGET) */
     unsigned vhot;   /* hotlist size (0: 16) */
-    size_t vhash;    /* summaries in memory (0: DCPI_VTRACE_DEFAULT_HASH) */
+    size_t vhash;    /* summaries in memory (0: DCPI_VALUES_DEFAULT_HASH) */
     char **argv;     /* -- command args (NULL: none), NULL-terminated */
     int callgraph;   /* -g: call chains of every sample into stack profiles */
     int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */

@@ -48,8 +48,8 @@ void dcpi__daemon_epoch_info(daemon_t *d, int open)
 /* -vrecord: the recording goes on in the new epoch's values.trace. */
 static int new_epoch_values(daemon_t *d, char *err)
 {
-    dcpi_vtrace_flush_info_t fi = dcpi__daemon_flush_info(d);
-    return dcpi_vtrace_new_epoch(d->vt, &fi, err);
+    dcpi_values_flush_info_t fi = dcpi__daemon_flush_info(d);
+    return dcpi_values_new_epoch(d->vt, &fi, err);
 }
 
 int dcpi__daemon_new_epoch(daemon_t *d, char *err)

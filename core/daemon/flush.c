@@ -2,8 +2,8 @@
  * flush.c - dcpid's flush and epochs: the count table sorted by image and event into one
  * PC profile per group (merged into the current epoch's files) and its split by process
  * (<event>.procs, core/store/procprof.h), the unknown@<platform> profiles, the value profiles
- * (vtrace.c) and the stack profiles (dstacks.c). What could not be written stays in memory for the
- * next flush; the error is kept for status.
+ * (core/values/values.h) and the stack profiles (dstacks.c). What could not be written stays in
+ * memory for the next flush; the error is kept for status.
  */
 #include <inttypes.h>
 #include <malloc.h>
@@ -211,9 +211,9 @@ static void account_flush(daemon_t *d, flush_result_t *r, int rc, size_t failed,
 }
 
 /* What the value profiles' headers and the recording need of the current epoch. */
-dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d)
+dcpi_values_flush_info_t dcpi__daemon_flush_info(const daemon_t *d)
 {
-    return (dcpi_vtrace_flush_info_t){.db = d->db,
+    return (dcpi_values_flush_info_t){.db = d->db,
                                       .epoch = d->epoch,
                                       .platform = d->platform,
                                       .event = d->evs[0].name,
@@ -225,10 +225,10 @@ dcpi_vtrace_flush_info_t dcpi__daemon_flush_info(const daemon_t *d)
 /* The value profiles (pipeline.c keeps what it could not write). */
 static void flush_values(daemon_t *d, flush_result_t *r)
 {
-    dcpi_vtrace_flush_info_t fi = dcpi__daemon_flush_info(d);
+    dcpi_values_flush_info_t fi = dcpi__daemon_flush_info(d);
     size_t failed = 0;
     char err[DCPI_ERRLEN] = "";
-    account_flush(d, r, dcpi_vtrace_flush(d->vt, &fi, &failed, err), failed, err);
+    account_flush(d, r, dcpi_values_flush(d->vt, &fi, &failed, err), failed, err);
     if (dcpi_vbackend_flush(d->vb, &fi, err) < 0) /* bp: the missing marks, <plugin>.vmiss */
         dcpi__log(DCPI_LOG_WARN, "flush: %s", err);
 }
@@ -381,7 +381,7 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
 
 void dcpi__daemon_flush_if_full(daemon_t *d)
 {
-    int values = d->vt && dcpi_vtrace_needs_flush(d->vt);
+    int values = d->vt && dcpi_values_needs_flush(d->vt);
     int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
     if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
         dcpi__daemon_now() - d->last_fail < FAIL_RETRY_S)
@@ -390,7 +390,7 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
         dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");
     else if (values)
         dcpi__log(DCPI_LOG_INFO, "value summaries 75%% full (%zu/%zu), flushing early",
-                  dcpi_vtrace_used(d->vt), dcpi_vtrace_capacity(d->vt));
+                  dcpi_values_used(d->vt), dcpi_values_capacity(d->vt));
     else
         dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
     flush_result_t r;

@@ -237,7 +237,7 @@ static int setup_values(daemon_t *d, char *err)
         dcpi__log(DCPI_LOG_INFO, "value profiler %s loaded from %s", dcpi_vp_name(vp),
                   dcpi_vp_path(vp));
     }
-    dcpi_vtrace_opts_t vo = {
+    dcpi_values_opts_t vo = {
         .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
     vo.isolate = !o->vinproc;
     vo.timeout_ms = o->vtimeout_s * 1000u;
@@ -258,7 +258,7 @@ static int setup_values(daemon_t *d, char *err)
     vo.backend = o->vstep ? "step" : use_bp ? "bp" : "regs";
     vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
                     << 20;
-    if ((rc = dcpi_vtrace_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
+    if ((rc = dcpi_values_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
         return rc;
     dcpi_vbackend_bp_opts_t bo = {.budget_pct =
                                       o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET,
@@ -287,14 +287,14 @@ static int setup_values(daemon_t *d, char *err)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
                   "thread",
-                  dcpi_vtrace_nplugins(d->vt), vburst(d),
+                  dcpi_values_nplugins(d->vt), vburst(d),
                   o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
     else
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, %s backend, regs mask 0x%" PRIx64
                   ", %u value samples/s per CPU%s",
-                  dcpi_vtrace_nplugins(d->vt), vo.backend, dcpi_vtrace_regs_mask(d->vt),
-                  dcpi_vtrace_rate(d->vt), o->vcontext ? ", contexts" : "");
+                  dcpi_values_nplugins(d->vt), vo.backend, dcpi_values_regs_mask(d->vt),
+                  dcpi_values_rate(d->vt), o->vcontext ? ", contexts" : "");
     return 0;
 }
 
@@ -375,7 +375,7 @@ void dcpi__daemon_cleanup(daemon_t *d)
      * step encoders write into the sink's traces) */
     dcpi_vbackend_free(d->vb);
     dcpi_sampler_close(d->smp);
-    dcpi_vtrace_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
+    dcpi_values_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);

@@ -78,7 +78,7 @@ void dcpi_vbackend_pid_event(dcpi_vbackend_t *b, pid_t pid, int what)
     EACH(e, b)
     if (e->ops->pid_event)
         e->ops->pid_event(e, pid, what);
-    dcpi_vtrace_pid_event(b->vt, pid); /* pending traces of pid resolve with the old mappings */
+    dcpi_values_pid_event(b->vt, pid); /* pending traces of pid resolve with the old mappings */
 }
 
 void dcpi_vbackend_mmap(dcpi_vbackend_t *b, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -102,7 +102,7 @@ int dcpi_vbackend_drain(dcpi_vbackend_t *b, uint64_t now_ns)
     dcpi_vbackend_t *m = (dcpi_vbackend_t *)main_of(b);
     if (!m)
         return 0;
-    int gone = m->ops->drain ? m->ops->drain(m, now_ns) : (dcpi_vtrace_end_drain(m->vt), 0);
+    int gone = m->ops->drain ? m->ops->drain(m, now_ns) : (dcpi_values_end_drain(m->vt), 0);
     EACH(e, b)
     if (e != m && e->ops->drain)
         gone |= e->ops->drain(e, now_ns);
@@ -160,7 +160,7 @@ void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user)
 }
 
 /* Every backend's files (the first failure is returned, the others still written). */
-int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err)
 {
     int rc = 0;
     char later[DCPI_ERRLEN]; /* a later failure's line (err keeps the first) */
@@ -182,9 +182,9 @@ void dcpi_vbackend_free(dcpi_vbackend_t *b)
     }
 }
 
-void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v)
+void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_values_sample_t *v)
 {
-    *v = (dcpi_vtrace_sample_t){
+    *v = (dcpi_values_sample_t){
         .pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = s->time, .ip = s->ip};
     if (s->nchain > 1) /* chain[0] is the ip itself */
         v->context0 = s->chain[1];

@@ -2,7 +2,7 @@
  * backend.h - where values come from: the one interface of every value backend. A backend owns
  * its source and its state and turns what the source gives (a PC sample's registers, a
  * breakpoint's sample, single-step records, a recording) into trace entries of the value sink
- * (vtrace.h: each plugin's trace, handed to the plugin workers, merged into hotlists, flushed).
+ * (values.h: each plugin's trace, handed to the plugin workers, merged into hotlists, flushed).
  * dcpid (core/daemon/) holds one backend and calls it only through these entry points, never
  * asking which one it is:
  *
@@ -28,7 +28,7 @@
 #include <sys/types.h>
 
 #include "core/sampling/sampler.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 
 typedef struct dcpi_vbackend dcpi_vbackend_t;
 
@@ -65,7 +65,7 @@ typedef struct dcpi_vbackend_ops {
     void (*report)(const dcpi_vbackend_t *b, int user);
     /* After the sink's flush (fi: where it wrote): the backend's own files. 0 or a negative
      * DCPI_E* with err. */
-    int (*flush)(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err);
+    int (*flush)(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err);
     /* Free: close the source and free its state (the sink is not the backend's). */
     void (*free)(dcpi_vbackend_t *b);
     /* A mapping of pid (its MMAP2 record, after pid_event): e.g. the oracle arms the image's
@@ -81,14 +81,14 @@ enum { DCPI_VBACKEND_MMAP = 0, DCPI_VBACKEND_EXEC = 1, DCPI_VBACKEND_EXIT = 2 };
 /* The head of every backend's state (its own struct starts with it). */
 struct dcpi_vbackend {
     const dcpi_vbackend_ops_t *ops;
-    dcpi_vtrace_t *vt;          /* the sink */
+    dcpi_values_t *vt;          /* the sink */
     struct dcpi_vbackend *next; /* the next backend of the chain, NULL: none */
 };
 
 /* ---- the backends (each in its own files, see the top) */
 
 /* regs: why not bp ("" none, else shown by status as "vbp off: WHY"). 0 or DCPI_ENOMEM. */
-int dcpi_vbackend_regs_new(dcpi_vtrace_t *vt, const char *why_not_bp, dcpi_vbackend_t **out);
+int dcpi_vbackend_regs_new(dcpi_values_t *vt, const char *why_not_bp, dcpi_vbackend_t **out);
 
 /* bp: the value sink, the share of a thread's CPU its traps may take (-vbudget, percent), and
  * whether each arm's first (skid-biased) sample is kept (-vbp-first). The budget is measured
@@ -99,7 +99,7 @@ typedef struct dcpi_vbackend_bp_opts {
     int keep_first;
     uint64_t pc_ns; /* a PC sample's period in ns of a thread's CPU (cpu-clock), 0: unknown */
 } dcpi_vbackend_bp_opts_t;
-int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o,
+int dcpi_vbackend_bp_new(dcpi_values_t *vt, const dcpi_vbackend_bp_opts_t *o,
                          dcpi_vbackend_t **out);
 
 /* oracle: spec "ADDR:IMAGE" (kept by the caller), windows of on_ms in every every_ms, the -p
@@ -110,7 +110,7 @@ typedef struct dcpi_vbackend_oracle_opts {
     unsigned on_ms, every_ms;
     pid_t target;
 } dcpi_vbackend_oracle_opts_t;
-int dcpi_vbackend_oracle_new(dcpi_vtrace_t *vt, const dcpi_vbackend_oracle_opts_t *o,
+int dcpi_vbackend_oracle_new(dcpi_values_t *vt, const dcpi_vbackend_oracle_opts_t *o,
                              dcpi_vbackend_t **out);
 
 /* ---- calls (b may be NULL: no value profiling; every call goes along the chain) */
@@ -136,10 +136,10 @@ int dcpi_vbackend_polls(const dcpi_vbackend_t *b);
 void dcpi_vbackend_stop(dcpi_vbackend_t *b);
 void dcpi_vbackend_status(const dcpi_vbackend_t *b, char *buf, size_t len);
 void dcpi_vbackend_report(const dcpi_vbackend_t *b, int user);
-int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err);
+int dcpi_vbackend_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err);
 void dcpi_vbackend_free(dcpi_vbackend_t *b);
 
 /* A perf sample as the sink takes it (registers before the sampled instruction, callers). */
-void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_vtrace_sample_t *v);
+void dcpi_vbackend_sample_of(const dcpi_sample_t *s, dcpi_values_sample_t *v);
 
 #endif

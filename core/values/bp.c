@@ -31,7 +31,7 @@
  *     the value-sample rate).
  * Tables are bounded (functions and candidates); when full they start over.
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -109,7 +109,7 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
 
 /* Whether some plugin (or the recorder) wants the instruction at (img, off): a vlist for its
  * key, and its specification's filter and symbol admit it; *plugins: which plugins (bit i). */
-static int wanted(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint32_t off,
+static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
                   const trace_inst_t *inst, uint32_t *plugins)
 {
     trace_opc_t k = inst->opc;
@@ -117,21 +117,21 @@ static int wanted(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint32_t off,
     if (k >= vt->nkeys)
         return 0;
     for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
-        if (!p->st.disabled && p->nval[k] >= 0 && dcpi__vtrace_admits(vt, p, img, off, inst))
+        dcpi_values_plugin_t *p = &vt->pl[i];
+        if (!p->st.disabled && p->nval[k] >= 0 && dcpi__values_admits(vt, p, img, off, inst))
             *plugins |= 1u << (i < 31 ? i : 31);
     }
     return *plugins || (vt->rec.tf && vt->rec.nval[k] >= 0);
 }
 
 /* Decode [lo, hi) of img (ELF vaddrs) into f's candidates. */
-static void decode_fn(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img, bp_fn_t *f,
+static void decode_fn(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img, bp_fn_t *f,
                       uint64_t hi)
 {
     uint64_t foff;
     f->first = (uint32_t)b->ncand;
     f->ncand = 0;
-    int fd = dcpi__vtrace_image_fd(vt, img);
+    int fd = dcpi__values_image_fd(vt, img);
     if (fd < 0 || dcpi_image_vaddr_to_file(&img->info, f->lo, &foff) < 0)
         return;
     size_t want = hi - f->lo > FN_MAX_BYTES ? FN_MAX_BYTES : (size_t)(hi - f->lo);
@@ -152,11 +152,11 @@ static void decode_fn(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
 }
 
 /* The decoded range holding vaddr (decoded now if new), or NULL. */
-static bp_fn_t *fn_at(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img,
+static bp_fn_t *fn_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img,
                       uint64_t vaddr)
 {
     uint64_t lo = vaddr, hi = vaddr + NOSYM_BYTES;
-    const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+    const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
     if (sym && sym->size && vaddr - sym->addr < FN_MAX_BYTES) {
         lo = sym->addr;
@@ -182,12 +182,12 @@ static bp_fn_t *fn_at(dcpi_vtrace_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
 }
 
 /* Decode the instruction at ELF vaddr of img, which runs at addr. */
-static int decode_at(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t vaddr, uint64_t addr,
+static int decode_at(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t vaddr, uint64_t addr,
                      dcpi_insn_t *insn)
 {
     uint8_t code[15];
     uint64_t foff;
-    int fd = dcpi__vtrace_image_fd(vt, img);
+    int fd = dcpi__values_image_fd(vt, img);
     if (fd < 0 || dcpi_image_vaddr_to_file(&img->info, vaddr, &foff) < 0)
         return DCPI_ENOENT;
     ssize_t n = pread(fd, code, sizeof code, (off_t)foff);
@@ -249,7 +249,7 @@ static uint32_t least_sampled(const dcpi__vbp_choice_t *b, const bp_fn_t *f)
     return best;
 }
 
-void dcpi__vbp_pc(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip)
+void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
@@ -266,7 +266,7 @@ void dcpi__vbp_pc(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint6
         b->cand[near].at++; /* the instruction's own PC samples: which ones are major */
 }
 
-int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
+int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
                      uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn)
 {
     dcpi_image_t *img;
@@ -315,7 +315,7 @@ void dcpi__vbp_failed(dcpi__vbp_choice_t *b, uint32_t cookie, int err)
 
 /* ---- what became of the selected instructions: the budget report and the missing marks */
 
-void dcpi__vbp_each(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *b, dcpi__vbp_fn *fn, void *ctx)
+void dcpi__vbp_each(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, dcpi__vbp_fn *fn, void *ctx)
 {
     for (unsigned s = 0; b && s < FN_SLOTS; s++) {
         const bp_fn_t *f = &b->fn[s];
@@ -323,7 +323,7 @@ void dcpi__vbp_each(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *b, dcpi__vbp_fn
             f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
         if (!img)
             continue;
-        const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+        const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
         const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, f->lo) : NULL;
         for (uint32_t j = 0; j < f->ncand; j++) {
             const bp_cand_t *c = &b->cand[f->first + j];
@@ -401,8 +401,8 @@ static const char *dirname_of(const char *path)
     return dir;
 }
 
-int dcpi__vbp_write_missing(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *b,
-                            const dcpi_vtrace_flush_info_t *fi, char *err)
+int dcpi__vbp_write_missing(dcpi_values_t *vt, const dcpi__vbp_choice_t *b,
+                            const dcpi_values_flush_info_t *fi, char *err)
 {
     unsigned nimg = dcpi_loadmap_nimages(vt->lm);
     uint8_t *done = b ? calloc(nimg + 1, 1) : NULL;

@@ -43,7 +43,7 @@
 #include "core/sampling/bpcost.h"
 #include "core/sampling/bpslots.h"
 #include "core/values/backend.h"
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 #include "dcpi/errno.h"
 
 #define BP_COUNT      2      /* samples per arm, the first dropped */
@@ -148,8 +148,8 @@ static void budget(vbp_t *d)
     dcpi_bp_cost_t *c = &d->cost;
     if (dcpi_bpfmem_open(&d->bpm, d->bpm_why) < 0)
         d->bpm = NULL;
-    dcpi_sampler_opts_t x = {.regs_user = dcpi_vtrace_regs_mask(d->b.vt) | 1ull << DCPI_REG_IP,
-                             .callchain = dcpi_vtrace_contexts(d->b.vt),
+    dcpi_sampler_opts_t x = {.regs_user = dcpi_values_regs_mask(d->b.vt) | 1ull << DCPI_REG_IP,
+                             .callchain = dcpi_values_contexts(d->b.vt),
                              .max_stack = 4};
     int rc = dcpi_bp_cost_measure(&x, BP_COUNT, d->bpm ? dcpi_bpfmem_prog_fd(d->bpm) : -1, c);
     if (rc < 0)
@@ -164,7 +164,7 @@ static void budget(vbp_t *d)
         c->trigger_us = c->hit_us;
     double per_trigger = (c->trigger_us + c->arm_us) / 1e6;
     double f = per_trigger > 0 ? pct / 100 / per_trigger : max;
-    double arms = (double)dcpi_vtrace_rate(d->b.vt) / (BP_COUNT - 1);
+    double arms = (double)dcpi_values_rate(d->b.vt) / (BP_COUNT - 1);
     if (f > arms) /* -vrate caps the arms */
         f = arms;
     if (f > max)
@@ -367,7 +367,7 @@ static int bp_sample(vbp_t *d, const dcpi_sample_t *s, int ring)
         d->bp.gaps++;
     }
     *hit = s->time;
-    dcpi_vtrace_sample_t v;
+    dcpi_values_sample_t v;
     dcpi_vbackend_sample_of(s, &v);
     if (d->bpm) /* every breakpoint sample has its entry, the dropped ones too */
         d->bp.memread += dcpi_bpfmem_next(d->bpm, (int)s->cpu, &v.regs) && v.regs.mem_ok;
@@ -380,7 +380,7 @@ static int bp_sample(vbp_t *d, const dcpi_sample_t *s, int ring)
         return 1;
     }
     d->bp.samples++;
-    dcpi__vtrace_take(d->b.vt, &v, 1);
+    dcpi__values_take(d->b.vt, &v, 1);
     return 1;
 }
 
@@ -411,7 +411,7 @@ static void bp_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     dcpi__vbp_pc(b->vt, &d->choice, s->pid, s->ip);
 }
 
-static int bp_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char *err)
+static int bp_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err)
 {
     vbp_t *d = (vbp_t *)b;
     return d->choice ? dcpi__vbp_write_missing(b->vt, d->choice, fi, err) : 0;
@@ -419,8 +419,8 @@ static int bp_flush(dcpi_vbackend_t *b, const dcpi_vtrace_flush_info_t *fi, char
 
 static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
 {
-    x->regs_user = dcpi_vtrace_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
-    x->callchain = dcpi_vtrace_contexts(b->vt);
+    x->regs_user = dcpi_values_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
+    x->callchain = dcpi_values_contexts(b->vt);
     x->max_stack = 4;
     x->trigger_ns = ((const vbp_t *)b)->trigger_ns; /* the arm trigger */
 }
@@ -428,7 +428,7 @@ static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
 /* Drained at each arm trigger: the plugins' round trips are batched. */
 static int bp_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 {
-    dcpi_vtrace_end_drain_batched(b->vt, now_ns);
+    dcpi_values_end_drain_batched(b->vt, now_ns);
     return 0;
 }
 
@@ -473,7 +473,7 @@ static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
                                            .flush = bp_flush,
                                            .free = bp_free};
 
-int dcpi_vbackend_bp_new(dcpi_vtrace_t *vt, const dcpi_vbackend_bp_opts_t *o, dcpi_vbackend_t **out)
+int dcpi_vbackend_bp_new(dcpi_values_t *vt, const dcpi_vbackend_bp_opts_t *o, dcpi_vbackend_t **out)
 {
     vbp_t *d = calloc(1, sizeof *d);
     if (!d)

@@ -1,7 +1,7 @@
 /*
- * entry.c - the sink's way in for a CPU state (see vtrace.h): the user registers right before an
- * instruction runs, taken by the regs backend (a PC sample, regs.c: dcpi_vtrace_sample) or the
- * bp backend (a breakpoint's sample, bparm.c: dcpi__vtrace_take always admitted), into the
+ * entry.c - the sink's way in for a CPU state (see values.h): the user registers right before an
+ * instruction runs, taken by the regs backend (a PC sample, regs.c: dcpi_values_sample) or the
+ * bp backend (a breakpoint's sample, bparm.c: dcpi__values_take always admitted), into the
  * plugins' traces and the recorder's.
  *
  * Per sample:
@@ -15,7 +15,7 @@
  *   3. the traces go on through the pipeline (pipeline.c): hand-over, merge, flush.
  * With -vrecord, the recorder (record.c) is one more candidate, decided once for all.
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -32,7 +32,7 @@
 
 /* ---------------------------------------------------------------- reading code */
 
-int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+int dcpi__values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img)
 {
     if (img->index >= vt->nfds) {
         if (img->index > UINT_MAX - 16)
@@ -56,21 +56,21 @@ int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img)
 }
 
 /* Up to 15 bytes at ip: from the image file when it can be read, else from the process. */
-static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
-                         const dcpi_vtrace_sample_t *s, uint8_t *buf)
+static ssize_t read_code(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t start, uint64_t pgoff,
+                         const dcpi_values_sample_t *s, uint8_t *buf)
 {
     uint64_t off = s->ip - start + pgoff;
-    dcpi_vtrace_code_slot_t *c =
-        &vt->code[(off ^ (off >> 12) ^ img->index * 0x9e37u) % DCPI_VTRACE_CODE_SLOTS];
+    dcpi_values_code_slot_t *c =
+        &vt->code[(off ^ (off >> 12) ^ img->index * 0x9e37u) % DCPI_VALUES_CODE_SLOTS];
     if (c->image_plus1 == img->index + 1 && c->off == off) {
         memcpy(buf, c->bytes, c->len);
         return c->len;
     }
-    int fd = dcpi__vtrace_image_fd(vt, img);
+    int fd = dcpi__values_image_fd(vt, img);
     if (fd >= 0) {
         ssize_t n = pread(fd, buf, 15, (off_t)off);
         if (n > 0) { /* files do not change under a mapping: cache them */
-            *c = (dcpi_vtrace_code_slot_t){
+            *c = (dcpi_values_code_slot_t){
                 .off = off, .image_plus1 = img->index + 1, .len = (uint8_t)n};
             memcpy(c->bytes, buf, (size_t)n);
             return n;
@@ -86,7 +86,7 @@ static ssize_t read_code(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t st
     return n;
 }
 
-void dcpi__vtrace_close_code(dcpi_vtrace_t *vt)
+void dcpi__values_close_code(dcpi_values_t *vt)
 {
     for (unsigned i = 0; i < vt->nfds; i++)
         if (vt->fds[i] >= 0)
@@ -96,9 +96,9 @@ void dcpi__vtrace_close_code(dcpi_vtrace_t *vt)
 
 /* ---------------------------------------------------------------- one sample */
 
-static int admit(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+static int admit(dcpi_values_t *vt, const dcpi_values_sample_t *s)
 {
-    dcpi_vtrace_bucket_t *b = &vt->cpu[s->cpu % DCPI_VTRACE_MAXCPU];
+    dcpi_values_bucket_t *b = &vt->cpu[s->cpu % DCPI_VALUES_MAXCPU];
     if (b->last == 0) {
         b->tokens = vt->burst;
     } else if (s->time > b->last) {
@@ -121,8 +121,8 @@ static int must_hand_over(const trace_encoder_t *e, uint32_t pid)
 }
 
 /* One entry (and its burst) into e. 0 or DCPI_EFULL / DCPI_E*. */
-static int append(dcpi_vtrace_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn,
-                  const dcpi_vtrace_sample_t *s, const trace_value_t *kinds, int n,
+static int append(dcpi_values_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn,
+                  const dcpi_values_sample_t *s, const trace_value_t *kinds, int n,
                   const uint64_t *values, unsigned missing)
 {
     int rc = trace_encoder_burst(e, s->pid, s->tid, s->time, vt->o.contexts);
@@ -133,7 +133,7 @@ static int append(dcpi_vtrace_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn
 
 /* The n values of a vlist (kinds as stored per key) for the sample: kinds[] and values[] filled,
  * the missing bits returned. */
-static unsigned capture(const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
+static unsigned capture(const dcpi_insn_t *insn, const dcpi_values_sample_t *s,
                         const uint8_t *stored, int n, trace_value_t *kinds, uint64_t *values)
 {
     unsigned missing = 0;
@@ -144,15 +144,15 @@ static unsigned capture(const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
 }
 
 /* Append the sample's entry to p's trace (the sink's put: hand-over, full, lost). */
-static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t *insn,
-                   const dcpi_vtrace_sample_t *s, unsigned image)
+static void encode(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_insn_t *insn,
+                   const dcpi_values_sample_t *s, unsigned image)
 {
     trace_opc_t k = insn->inst.opc;
     int n = p->nval[k];
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
     unsigned missing = capture(insn, s, p->kinds[k], n, kinds, values);
-    dcpi__vtrace_put_t e = {.pid = s->pid,
+    dcpi__values_put_t e = {.pid = s->pid,
                             .tid = s->tid,
                             .time = s->time,
                             .contexts = vt->o.contexts,
@@ -164,36 +164,36 @@ static void encode(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_insn_t
                             .kinds = kinds,
                             .values = values,
                             .missing = missing};
-    dcpi__vtrace_put(vt, p, &e, image);
+    dcpi__values_put(vt, p, &e, image);
 }
 
 /* Append the sample's entry with the recording vlist to the recorder's trace. */
-static void rec_encode(dcpi_vtrace_t *vt, const dcpi_insn_t *insn, const dcpi_vtrace_sample_t *s,
+static void rec_encode(dcpi_values_t *vt, const dcpi_insn_t *insn, const dcpi_values_sample_t *s,
                        const dcpi_image_t *img, uint64_t start, uint64_t pgoff)
 {
-    dcpi_vtrace_recorder_t *r = &vt->rec;
+    dcpi_values_recorder_t *r = &vt->rec;
     trace_opc_t k = insn->inst.opc;
     int n = r->nval[k];
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
     unsigned missing = capture(insn, s, r->kinds[k], n, kinds, values);
     if (must_hand_over(&r->enc, s->pid))
-        dcpi__vtrace_rec_hand_over(vt);
-    dcpi__vtrace_rec_map(vt, img, start, pgoff, s);
+        dcpi__values_rec_hand_over(vt);
+    dcpi__values_rec_map(vt, img, start, pgoff, s);
     int rc = append(vt, &r->enc, insn, s, kinds, n, values, missing);
     if (rc == DCPI_EFULL) {
-        dcpi__vtrace_rec_hand_over(vt);
+        dcpi__values_rec_hand_over(vt);
         append(vt, &r->enc, insn, s, kinds, n, values, missing);
     }
 }
 
-void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+void dcpi_values_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s)
 {
-    dcpi__vtrace_take(vt, s, 0);
+    dcpi__values_take(vt, s, 0);
 }
 
 /* The sample's image, offset, mapping and decoded instruction: 0, or -1 (counted). */
-static int decode_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, dcpi_image_t **img,
+static int decode_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s, dcpi_image_t **img,
                          uint32_t *off, uint64_t *start, uint64_t *pgoff, dcpi_insn_t *insn)
 {
     uint8_t code[15];
@@ -214,7 +214,7 @@ static int decode_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, dcpi_
     return 0;
 }
 
-int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
+int dcpi_values_oracle_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
@@ -224,9 +224,9 @@ int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
     if (decode_sample(vt, s, &img, &off, &start, &pgoff, &insn) < 0)
         return 0;
     for (unsigned i = vt->npl; i < vt->npl + vt->nor; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        dcpi_values_plugin_t *p = &vt->pl[i];
         if (p->st.disabled || p->nval[insn.inst.opc] < 0 ||
-            !dcpi__vtrace_admits(vt, p, img, off, &insn.inst))
+            !dcpi__values_admits(vt, p, img, off, &insn.inst))
             continue;
         p->st.seen++;
         encode(vt, p, &insn, s, img->index);
@@ -235,7 +235,7 @@ int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s)
     return took;
 }
 
-void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always)
+void dcpi__values_take(dcpi_values_t *vt, const dcpi_values_sample_t *s, int always)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
@@ -252,9 +252,9 @@ void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int alw
             dcpi_tracefile_seen(vt->rec.tf, s->pid, s->ip, insn.inst.opc, 1);
     }
     for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        dcpi_values_plugin_t *p = &vt->pl[i];
         if (p->st.disabled || p->nval[insn.inst.opc] < 0 ||
-            !dcpi__vtrace_admits(vt, p, img, off, &insn.inst))
+            !dcpi__values_admits(vt, p, img, off, &insn.inst))
             continue;
         p->st.seen++;
         if (admitted < 0)
@@ -263,10 +263,10 @@ void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int alw
             encode(vt, p, &insn, s, img->index);
             continue;
         }
-        dcpi_vsummary_t *sum = dcpi__vtrace_summary_at(vt, p, img->index, off);
+        dcpi_vsummary_t *sum = dcpi__values_summary_at(vt, p, img->index, off);
         if (sum)
             dcpi_vsummary_seen(sum, 1);
         else
-            dcpi__vtrace_lose(p, img->index, 1);
+            dcpi__values_lose(p, img->index, 1);
     }
 }

@@ -391,7 +391,7 @@ static int oracle_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     if (!ours)
         return 0;
     const oracle_proc_t *p = proc_of(o, (pid_t)s->pid);
-    dcpi_vtrace_sample_t v;
+    dcpi_values_sample_t v;
     dcpi_vbackend_sample_of(s, &v);
     int mem = o->bpm && dcpi_bpfmem_next(o->bpm, (int)s->cpu, &v.regs); /* every sample's entry */
     if (!p || p->addr != s->ip ||
@@ -401,7 +401,7 @@ static int oracle_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     }
     o->samples++;
     o->memmiss += !mem;
-    if (!dcpi_vtrace_oracle_sample(o->b.vt, &v))
+    if (!dcpi_values_oracle_sample(o->b.vt, &v))
         o->nottaken++;
     return 1;
 }
@@ -465,7 +465,7 @@ static const dcpi_vbackend_ops_t oracle_ops = {.name = "oracle",
                                                .report = oracle_report,
                                                .free = oracle_free};
 
-int dcpi_vbackend_oracle_new(dcpi_vtrace_t *vt, const dcpi_vbackend_oracle_opts_t *opt,
+int dcpi_vbackend_oracle_new(dcpi_values_t *vt, const dcpi_vbackend_oracle_opts_t *opt,
                              dcpi_vbackend_t **out)
 {
     oracle_t *o = calloc(1, sizeof *o);

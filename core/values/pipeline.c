@@ -1,14 +1,14 @@
 /*
- * pipeline.c - the sink every value backend feeds (see backend.h, vtrace.h, vtrace-int.h): plugins
+ * pipeline.c - the sink every value backend feeds (see backend.h, values.h, values-int.h): plugins
  * and their traces, hand-over to the plugins, merge of the vsamples they return into the
  * per-(image, plugin) value profiles, flush, counters.
  *
  * A trace goes to its plugin (vp_prof_process) when its buffer is full, when it holds
  * VSAMPLE_BUFFER_SIZE entries, when the pid changes, at the end of each ring drain, before a
  * flush and before pid's mappings change; the vsamples returned are resolved in the pid and
- * added to the (image, plugin) value profile at their offset. dcpi_vtrace_flush writes the value
- * profiles next to the PC profiles. The entries come in through dcpi__vtrace_put (entry.c for
- * the regs and bp backends' CPU states, replay.c) or dcpi_vtrace_step (step.c, the step backend).
+ * added to the (image, plugin) value profile at their offset. dcpi_values_flush writes the value
+ * profiles next to the PC profiles. The entries come in through dcpi__values_put (entry.c for
+ * the regs and bp backends' CPU states, replay.c) or dcpi_values_step (step.c, the step backend).
  *
  * Isolation (opts.isolate, core/plugin/vpworker.h): each plugin's trace buffer lives in memory
  * shared with its worker process, which runs vp_prof_process; a plugin that crashes, hangs or
@@ -17,7 +17,7 @@
  * recording's MAP records as the images (opts.images) and its own messages (opts.report).
  */
 #include "core/values/keys.h"
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -36,8 +36,8 @@
 
 /* ---------------------------------------------------------------- messages and images */
 
-static void say(const dcpi_vtrace_t *vt, int level, const char *fmt, ...) DCPI_PRINTF(3, 4);
-static void say(const dcpi_vtrace_t *vt, int level, const char *fmt, ...)
+static void say(const dcpi_values_t *vt, int level, const char *fmt, ...) DCPI_PRINTF(3, 4);
+static void say(const dcpi_values_t *vt, int level, const char *fmt, ...)
 {
     char line[DCPI_ERRLEN + 256];
     va_list ap;
@@ -50,7 +50,7 @@ static void say(const dcpi_vtrace_t *vt, int level, const char *fmt, ...)
         dcpi__log(level, "%s", line);
 }
 
-static int resolve_pc(const dcpi_vtrace_t *vt, unsigned pid, uint64_t pc, dcpi_image_t **img,
+static int resolve_pc(const dcpi_values_t *vt, unsigned pid, uint64_t pc, dcpi_image_t **img,
                       uint32_t *off)
 {
     if (vt->o.images)
@@ -58,7 +58,7 @@ static int resolve_pc(const dcpi_vtrace_t *vt, unsigned pid, uint64_t pc, dcpi_i
     return dcpi_loadmap_resolve(vt->lm, (pid_t)pid, pc, img, off);
 }
 
-static const dcpi_image_t *image_at(const dcpi_vtrace_t *vt, unsigned index)
+static const dcpi_image_t *image_at(const dcpi_values_t *vt, unsigned index)
 {
     if (vt->o.images)
         return vt->o.images->image(vt->o.images->arg, index);
@@ -68,7 +68,7 @@ static const dcpi_image_t *image_at(const dcpi_vtrace_t *vt, unsigned index)
 /* ---------------------------------------------------------------- setup */
 
 /* Per-key tables of one plugin's specification, and its registers. */
-static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
+static int build_keys(dcpi_values_t *vt, dcpi_values_plugin_t *p)
 {
     int rc = dcpi_values_key_tables(p->spec, vt->nkeys, &p->nval, &p->kinds);
     if (rc < 0)
@@ -84,7 +84,7 @@ static int build_keys(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
 }
 
 /* Whether p's specification has a vlist for some key. */
-static int selects_any(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p)
+static int selects_any(const dcpi_values_t *vt, const dcpi_values_plugin_t *p)
 {
     for (trace_opc_t k = 0; k < vt->nkeys; k++)
         if (p->nval[k] >= 0)
@@ -93,12 +93,12 @@ static int selects_any(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p)
 }
 
 /* The backend feeding the pipeline, as plugins see it (trace_parser_backend). */
-static const char *backend_of(const dcpi_vtrace_t *vt)
+static const char *backend_of(const dcpi_values_t *vt)
 {
     return vt->o.backend ? vt->o.backend : "regs";
 }
 
-static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp, char *err)
+static int init_plugin(dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_vp_t *vp, char *err)
 {
     p->vp = vp;
     p->d = dcpi_vp_dispatch(vp);
@@ -114,28 +114,28 @@ static int init_plugin(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_vp_t *vp
     }
     if (vt->o.isolate) {
         int rc =
-            dcpi_vpworker_new(p->d, p->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
+            dcpi_vpworker_new(p->d, p->name, DCPI_VALUES_BUF_BYTES, vt->o.timeout_ms, &p->w, err);
         if (rc < 0)
             return rc;
         dcpi_vpworker_set_backend(p->w, backend_of(vt));
         p->buf = dcpi_vpworker_inbuf(p->w);
     } else {
-        p->buf = malloc(DCPI_VTRACE_BUF_BYTES);
+        p->buf = malloc(DCPI_VALUES_BUF_BYTES);
     }
-    if (!p->buf || build_keys(vt, p) < 0 || dcpi__vtrace_select_init(p) < 0)
+    if (!p->buf || build_keys(vt, p) < 0 || dcpi__values_select_init(p) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     if (!selects_any(vt, p))
         return dcpi__errf(err, DCPI_EPLUGIN,
                           "%s: vp_prof_init's specification selects no instruction (every key "
                           "ignored: add vlists with trace_add_vlist_by_select / _by_opc)",
                           p->name);
-    trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&p->enc, p->buf, DCPI_VALUES_BUF_BYTES);
     return 0;
 }
 
 /* p's oracle twin t: p's dispatch and specification (vp_prof_init is not called again), its
  * own buffer, worker, key tables and value profiles, named "NAME.oracle". */
-static int init_oracle(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *t, const dcpi_vtrace_plugin_t *p,
+static int init_oracle(dcpi_values_t *vt, dcpi_values_plugin_t *t, const dcpi_values_plugin_t *p,
                        char *err)
 {
     t->vp = p->vp;
@@ -146,21 +146,21 @@ static int init_oracle(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *t, const dcpi_vt
     t->name = t->oname;
     if (vt->o.isolate) {
         int rc =
-            dcpi_vpworker_new(t->d, t->name, DCPI_VTRACE_BUF_BYTES, vt->o.timeout_ms, &t->w, err);
+            dcpi_vpworker_new(t->d, t->name, DCPI_VALUES_BUF_BYTES, vt->o.timeout_ms, &t->w, err);
         if (rc < 0)
             return rc;
         dcpi_vpworker_set_backend(t->w, backend_of(vt));
         t->buf = dcpi_vpworker_inbuf(t->w);
     } else {
-        t->buf = malloc(DCPI_VTRACE_BUF_BYTES);
+        t->buf = malloc(DCPI_VALUES_BUF_BYTES);
     }
-    if (!t->buf || build_keys(vt, t) < 0 || dcpi__vtrace_select_init(t) < 0)
+    if (!t->buf || build_keys(vt, t) < 0 || dcpi__values_select_init(t) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", t->name);
-    trace_encoder_init(&t->enc, t->buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&t->enc, t->buf, DCPI_VALUES_BUF_BYTES);
     return 0;
 }
 
-static void free_plugin(dcpi_vtrace_plugin_t *p)
+static void free_plugin(dcpi_values_plugin_t *p)
 {
     /* dcpid's own copy of the plugin's state (vp_prof_init ran here, before any worker was
      * forked) is released here; a worker releases its copy itself. A twin shares its plugin's. */
@@ -177,27 +177,27 @@ static void free_plugin(dcpi_vtrace_plugin_t *p)
     free(p->kinds);
 }
 
-int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
-                    dcpi_vtrace_t **out, char *err)
+int dcpi_values_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_values_opts_t *o,
+                    dcpi_values_t **out, char *err)
 {
     unsigned n = dcpi_vp_count(set);
-    dcpi_vtrace_t *vt = calloc(1, sizeof *vt);
+    dcpi_values_t *vt = calloc(1, sizeof *vt);
     if (!vt || !(vt->pl = calloc((n ? n : 1) * (o->oracle ? 2 : 1), sizeof *vt->pl))) {
         free(vt);
         return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
     }
     vt->lm = lm;
     vt->o = *o;
-    vt->o.rate = o->rate ? o->rate : DCPI_VTRACE_DEFAULT_RATE;
+    vt->o.rate = o->rate ? o->rate : DCPI_VALUES_DEFAULT_RATE;
     vt->o.hotsize = o->hotsize ? o->hotsize : DCPI_VSUMMARY_DEFAULT_CAP;
-    vt->o.max_summaries = o->max_summaries ? o->max_summaries : DCPI_VTRACE_DEFAULT_HASH;
+    vt->o.max_summaries = o->max_summaries ? o->max_summaries : DCPI_VALUES_DEFAULT_HASH;
     vt->burst = vt->o.rate / 10.0 > 1 ? vt->o.rate / 10.0 : 1;
     vt->nkeys = trace_opc_count();
     for (unsigned i = 0; i < n; i++, vt->npl++) {
         int rc = init_plugin(vt, &vt->pl[i], dcpi_vp_get(set, i), err);
         if (rc < 0) {
             vt->npl++; /* free_plugin knows whether vp_prof_init returned a specification */
-            dcpi_vtrace_free(vt);
+            dcpi_values_free(vt);
             return rc;
         }
     }
@@ -205,57 +205,57 @@ int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_op
         int rc = init_oracle(vt, &vt->pl[n + i], &vt->pl[i], err);
         if (rc < 0) {
             vt->nor++;
-            dcpi_vtrace_free(vt);
+            dcpi_values_free(vt);
             return rc;
         }
     }
-    if (vt->o.record && dcpi__vtrace_rec_build(vt) < 0) {
-        dcpi_vtrace_free(vt);
+    if (vt->o.record && dcpi__values_rec_build(vt) < 0) {
+        dcpi_values_free(vt);
         return dcpi__errf(err, DCPI_ENOMEM, "vtrace: out of memory");
     }
     *out = vt;
     return 0;
 }
 
-void dcpi_vtrace_free(dcpi_vtrace_t *vt)
+void dcpi_values_free(dcpi_values_t *vt)
 {
     if (!vt)
         return;
-    dcpi_vtrace_end_drain(vt);
-    dcpi__vtrace_rec_free(vt);
+    dcpi_values_end_drain(vt);
+    dcpi__values_rec_free(vt);
     for (unsigned i = 0; i < vt->npl + vt->nor; i++)
         free_plugin(&vt->pl[i]);
-    dcpi__vtrace_close_code(vt);
-    dcpi__vtrace_select_free(vt);
+    dcpi__values_close_code(vt);
+    dcpi__values_select_free(vt);
     free(vt->pl);
     free(vt);
 }
 
-uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt)
+uint64_t dcpi_values_regs_mask(const dcpi_values_t *vt)
 {
     /* perf has no registers past R15 in this numbering: asking for them is EINVAL */
     return vt->regs_mask & ((1ull << DCPI_REG_COUNT) - 1);
 }
 
-unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt)
+unsigned dcpi_values_rate(const dcpi_values_t *vt)
 {
     return vt->o.rate;
 }
 
-int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt)
+int dcpi_values_contexts(const dcpi_values_t *vt)
 {
     return vt->o.contexts;
 }
 
 /* ---------------------------------------------------------------- summaries */
 
-static dcpi_vtrace_vslot_t *slot_of(dcpi_vtrace_plugin_t *p, unsigned image)
+static dcpi_values_vslot_t *slot_of(dcpi_values_plugin_t *p, unsigned image)
 {
     if (image >= p->nslots) {
         if (image > UINT_MAX - 16)
             return NULL;
         unsigned n = image + 16;
-        dcpi_vtrace_vslot_t *s = reallocarray(p->slots, n, sizeof *s);
+        dcpi_values_vslot_t *s = reallocarray(p->slots, n, sizeof *s);
         if (!s)
             return NULL;
         memset(s + p->nslots, 0, (n - p->nslots) * sizeof *s);
@@ -266,10 +266,10 @@ static dcpi_vtrace_vslot_t *slot_of(dcpi_vtrace_plugin_t *p, unsigned image)
 }
 
 /* The summary of (image, offset) for plugin p, created if needed and allowed. */
-dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
+dcpi_vsummary_t *dcpi__values_summary_at(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
                                          uint32_t offset)
 {
-    dcpi_vtrace_vslot_t *sl = slot_of(p, image);
+    dcpi_values_vslot_t *sl = slot_of(p, image);
     if (!sl)
         return NULL;
     if (!sl->vp && dcpi_vprof_new(vt->o.hotsize, &sl->vp) < 0)
@@ -282,9 +282,9 @@ dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t
     return s;
 }
 
-void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n)
+void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n)
 {
-    dcpi_vtrace_vslot_t *sl = slot_of(p, image);
+    dcpi_values_vslot_t *sl = slot_of(p, image);
     if (sl)
         sl->lost += n;
     p->st.lost += n;
@@ -292,12 +292,12 @@ void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n)
 
 /* ---------------------------------------------------------------- entries in */
 
-int dcpi__vtrace_put(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi__vtrace_put_t *e,
+int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi__values_put_t *e,
                      unsigned image)
 {
     trace_encoder_t *enc = &p->enc;
     if (enc->have_pid && (enc->pid != e->pid || trace_encoder_entries(enc) >= VSAMPLE_BUFFER_SIZE))
-        dcpi__vtrace_hand_over(vt, p);
+        dcpi__values_hand_over(vt, p);
     for (int tries = 0; tries < 2 && !p->st.disabled; tries++) {
         int rc = trace_encoder_burst(enc, e->pid, e->tid, e->time, e->contexts);
         if (rc == 0)
@@ -309,15 +309,15 @@ int dcpi__vtrace_put(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi__vtr
         }
         if (rc != DCPI_EFULL || tries)
             break;
-        dcpi__vtrace_hand_over(vt, p); /* full: a burst left without its entry is harmless */
+        dcpi__values_hand_over(vt, p); /* full: a burst left without its entry is harmless */
     }
-    dcpi__vtrace_lose(p, image, 1);
+    dcpi__values_lose(p, image, 1);
     return 0;
 }
 
 /* ---------------------------------------------------------------- handing traces over */
 
-static void plugin_error(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, int rc)
+static void plugin_error(const dcpi_values_t *vt, dcpi_values_plugin_t *p, int rc)
 {
     p->st.errors++;
     if (!p->error_logged++)
@@ -325,7 +325,7 @@ static void plugin_error(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, int r
             p->name, rc);
 }
 
-static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
+static void merge_vsamples(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned pid,
                            const vsample_t *v, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -335,9 +335,9 @@ static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned 
             p->st.lost++; /* no image for the pc the plugin returned */
             continue;
         }
-        dcpi_vsummary_t *s = dcpi__vtrace_summary_at(vt, p, img->index, off);
+        dcpi_vsummary_t *s = dcpi__values_summary_at(vt, p, img->index, off);
         if (!s) {
-            dcpi__vtrace_lose(p, img->index, 1);
+            dcpi__values_lose(p, img->index, 1);
             continue;
         }
         dcpi_vsummary_add(s, v[i].value, v[i].context0, v[i].context1, 1);
@@ -346,7 +346,7 @@ static void merge_vsamples(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned 
 }
 
 /* p broke its contract: one log line, the status says why; its entries are lost. */
-static void disable(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned entries,
+static void disable(const dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned entries,
                     const char *why)
 {
     snprintf(p->why, sizeof p->why, "%s", why);
@@ -358,7 +358,7 @@ static void disable(const dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned e
 }
 
 /* vp_prof_process in this process (-vinproc): 0 with *n, *vs, or DCPI_EPLUGIN with why. */
-static int process_here(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid, int *n,
+static int process_here(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned pid, int *n,
                         const vsample_t **vs, char *why)
 {
     vsample_t *v = NULL;
@@ -376,13 +376,13 @@ static int process_here(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid
 }
 
 /* Give p's pending trace to the plugin and start a new one. */
-void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
+void dcpi__values_hand_over(dcpi_values_t *vt, dcpi_values_plugin_t *p)
 {
     unsigned entries = trace_encoder_entries(&p->enc);
     if (entries == 0 || p->st.disabled) {
         p->st.lost += p->st.disabled ? entries : 0;
         if (p->enc.len) /* bursts without entries: nothing to hand over */
-            trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+            trace_encoder_init(&p->enc, p->buf, DCPI_VALUES_BUF_BYTES);
         return;
     }
     unsigned pid = p->enc.pid;
@@ -393,7 +393,7 @@ void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
         rc = dcpi_vpworker_process(p->w, pid, trace_encoder_size(&p->enc), &n, &vs, why);
     else
         rc = process_here(vt, p, pid, &n, &vs, why);
-    trace_encoder_init(&p->enc, p->buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&p->enc, p->buf, DCPI_VALUES_BUF_BYTES);
     p->st.traces++;
     if (rc < 0) {
         disable(vt, p, entries, why);
@@ -407,52 +407,52 @@ void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p)
     merge_vsamples(vt, p, pid, vs, n);
 }
 
-void dcpi_vtrace_end_drain_batched(dcpi_vtrace_t *vt, uint64_t now_ns)
+void dcpi_values_end_drain_batched(dcpi_values_t *vt, uint64_t now_ns)
 {
-    int due = now_ns >= vt->handed_ns + DCPI_VTRACE_BATCH_MS * 1000000ull;
+    int due = now_ns >= vt->handed_ns + DCPI_VALUES_BATCH_MS * 1000000ull;
     for (unsigned i = 0; !due && i < vt->npl + vt->nor; i++)
         due = trace_encoder_entries(&vt->pl[i].enc) >= VSAMPLE_BUFFER_SIZE / 2;
     if (due)
-        dcpi_vtrace_end_drain(vt);
+        dcpi_values_end_drain(vt);
 }
 
-void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt)
+void dcpi_values_end_drain(dcpi_values_t *vt)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     vt->handed_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     for (unsigned i = 0; i < vt->npl + vt->nor; i++)
-        dcpi__vtrace_hand_over(vt, &vt->pl[i]);
-    dcpi__vtrace_rec_hand_over(vt);
+        dcpi__values_hand_over(vt, &vt->pl[i]);
+    dcpi__values_rec_hand_over(vt);
 }
 
-void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid)
+void dcpi_values_pid_event(dcpi_values_t *vt, pid_t pid)
 {
     for (unsigned i = 0; i < vt->npl + vt->nor; i++)
         if (trace_encoder_entries(&vt->pl[i].enc) && vt->pl[i].enc.pid == (unsigned)pid)
-            dcpi__vtrace_hand_over(vt, &vt->pl[i]);
-    dcpi__vtrace_rec_pid_event(vt, pid);
+            dcpi__values_hand_over(vt, &vt->pl[i]);
+    dcpi__values_rec_pid_event(vt, pid);
 }
 
 /* ---------------------------------------------------------------- flushing */
 
-int dcpi_vtrace_needs_flush(const dcpi_vtrace_t *vt)
+int dcpi_values_needs_flush(const dcpi_values_t *vt)
 {
     return vt->nsummaries * 4 >= vt->o.max_summaries * 3;
 }
 
-size_t dcpi_vtrace_used(const dcpi_vtrace_t *vt)
+size_t dcpi_values_used(const dcpi_values_t *vt)
 {
     return vt->nsummaries;
 }
 
-size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt)
+size_t dcpi_values_capacity(const dcpi_values_t *vt)
 {
     return vt->o.max_summaries;
 }
 
-static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
-                      const dcpi_image_t *img, const dcpi_vtrace_flush_info_t *fi, dcpi_vprof_t *vp,
+static int set_header(const dcpi_values_t *vt, const dcpi_values_plugin_t *p,
+                      const dcpi_image_t *img, const dcpi_values_flush_info_t *fi, dcpi_vprof_t *vp,
                       uint64_t lost)
 {
     char num[64];
@@ -484,8 +484,8 @@ static int set_header(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p,
 #define VPROF_FILE_LEN 4600
 
 /* The directory and the .vprof file of (image, plugin). 0 or DCPI_ERANGE with err. */
-static int vprof_path(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, unsigned image,
-                      const dcpi_vtrace_flush_info_t *fi, char *dir, char *file, char *err)
+static int vprof_path(const dcpi_values_t *vt, const dcpi_values_plugin_t *p, unsigned image,
+                      const dcpi_values_flush_info_t *fi, char *dir, char *file, char *err)
 {
     const dcpi_image_t *img = image_at(vt, image);
     char dirname[512];
@@ -498,10 +498,10 @@ static int vprof_path(const dcpi_vtrace_t *vt, const dcpi_vtrace_plugin_t *p, un
 }
 
 /* Write one (image, plugin) value profile. */
-static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
-                     const dcpi_vtrace_flush_info_t *fi, char *err)
+static int write_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
+                     const dcpi_values_flush_info_t *fi, char *err)
 {
-    dcpi_vtrace_vslot_t *sl = &p->slots[image];
+    dcpi_values_vslot_t *sl = &p->slots[image];
     const dcpi_image_t *img = image_at(vt, image);
     char dir[VPROF_DIR_LEN], file[VPROF_FILE_LEN];
     int rc = vprof_path(vt, p, image, fi, dir, file, err);
@@ -523,19 +523,19 @@ static int write_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
 }
 
 /* Whether flush writes p's profile of image. */
-static int to_write(const dcpi_vtrace_plugin_t *p, unsigned image,
-                    const dcpi_vtrace_flush_info_t *fi)
+static int to_write(const dcpi_values_plugin_t *p, unsigned image,
+                    const dcpi_values_flush_info_t *fi)
 {
     return (p->slots[image].vp || p->slots[image].lost) && !(fi->skip_disabled && p->st.disabled);
 }
 
 /* fi->exclusive: DCPI_EEXIST ("FILE: exists") when any file flush would write exists. */
-static int check_exclusive(const dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err)
+static int check_exclusive(const dcpi_values_t *vt, const dcpi_values_flush_info_t *fi, char *err)
 {
     char dir[VPROF_DIR_LEN], file[VPROF_FILE_LEN];
     struct stat sb;
     for (unsigned i = 0; i < vt->npl + vt->nor; i++) {
-        const dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        const dcpi_values_plugin_t *p = &vt->pl[i];
         for (unsigned im = 0; im < p->nslots; im++) {
             if (!to_write(p, im, fi))
                 continue;
@@ -549,20 +549,20 @@ static int check_exclusive(const dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info
     return 0;
 }
 
-int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
+int dcpi_values_flush(dcpi_values_t *vt, const dcpi_values_flush_info_t *fi, size_t *failed,
                       char *err)
 {
     int written = 0, last = 0;
     size_t nfail = 0;
     char why[DCPI_ERRLEN];
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     if (fi->exclusive && (last = check_exclusive(vt, fi, err)) < 0) {
         if (failed)
             *failed = 1;
         return last;
     }
     for (unsigned i = 0; i < vt->npl + vt->nor; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        dcpi_values_plugin_t *p = &vt->pl[i];
         for (unsigned im = 0; im < p->nslots; im++) {
             if (!to_write(p, im, fi))
                 continue;
@@ -584,37 +584,37 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
 
 /* ---------------------------------------------------------------- counters */
 
-const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i)
+const char *dcpi_values_plugin_why(const dcpi_values_t *vt, unsigned i)
 {
     return i < vt->npl ? vt->pl[i].why : "";
 }
 
-const char *dcpi_vtrace_plugin_note(dcpi_vtrace_t *vt, unsigned i)
+const char *dcpi_values_plugin_note(dcpi_values_t *vt, unsigned i)
 {
-    return i < vt->npl ? dcpi__vtrace_select_note(&vt->pl[i]) : "";
+    return i < vt->npl ? dcpi__values_select_note(&vt->pl[i]) : "";
 }
 
-int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i)
+int dcpi_values_plugin_worker(const dcpi_values_t *vt, unsigned i)
 {
     return i < vt->npl && vt->pl[i].w ? dcpi_vpworker_pid(vt->pl[i].w) : 0;
 }
 
-unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt)
+unsigned dcpi_values_nplugins(const dcpi_values_t *vt)
 {
     return vt->npl;
 }
 
-unsigned dcpi_vtrace_noracles(const dcpi_vtrace_t *vt)
+unsigned dcpi_values_noracles(const dcpi_values_t *vt)
 {
     return vt->nor;
 }
 
-const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i)
+const char *dcpi_values_plugin_name(const dcpi_values_t *vt, unsigned i)
 {
     return i < vt->npl + vt->nor ? vt->pl[i].name : NULL;
 }
 
-void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out)
+void dcpi_values_plugin_stats(const dcpi_values_t *vt, unsigned i, dcpi_values_stats_t *out)
 {
     if (i < vt->npl + vt->nor)
         *out = vt->pl[i].st;
@@ -622,17 +622,17 @@ void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_s
         memset(out, 0, sizeof *out);
 }
 
-uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt)
+uint64_t dcpi_values_nocode(const dcpi_values_t *vt)
 {
     return vt->nocode;
 }
 
-uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt)
+uint64_t dcpi_values_unresolved(const dcpi_values_t *vt)
 {
     return vt->unresolved;
 }
 
-struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i)
+struct dcpi_vprof *dcpi_values_vprof(const dcpi_values_t *vt, unsigned image, unsigned i)
 {
     if (i >= vt->npl || image >= vt->pl[i].nslots)
         return NULL;

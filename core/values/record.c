@@ -1,13 +1,13 @@
 /*
- * record.c - the recorder of dcpid -vrecord (docs/dcpireplay.md "RECORDING"; see vtrace.h,
- * vtrace-int.h): every decoded sample is a candidate of the recorder; admitted ones get an entry
+ * record.c - the recorder of dcpid -vrecord (docs/dcpireplay.md "RECORDING"; see values.h,
+ * values-int.h): every decoded sample is a candidate of the recorder; admitted ones get an entry
  * in the recorder's trace with the recording vlist of their key (the union of the plugins'
  * vlists, then up to 7 values of REGC, EA, REGA, REGB, BR_TAKEN, BR_TARGET, RFLAGS) and a MAP
  * for their mapping; the others a SEEN count (regs.c encodes them). Here: the recording vlists,
  * the MAPs, handing the trace over to the segment (core/store/tracefile.h), one segment per
  * epoch.
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,12 +20,12 @@
 #include "dcpi/errno.h"
 
 /* The recording vlist of every key: the union of the plugins' vlists, then the extras. */
-int dcpi__vtrace_rec_build(dcpi_vtrace_t *vt)
+int dcpi__values_rec_build(dcpi_values_t *vt)
 {
     static const uint8_t extra[] = {TRACE_REGC,     TRACE_EA,        TRACE_REGA,  TRACE_REGB,
                                     TRACE_BR_TAKEN, TRACE_BR_TARGET, TRACE_RFLAGS};
-    dcpi_vtrace_recorder_t *r = &vt->rec;
-    r->buf = malloc(DCPI_VTRACE_BUF_BYTES);
+    dcpi_values_recorder_t *r = &vt->rec;
+    r->buf = malloc(DCPI_VALUES_BUF_BYTES);
     r->nval = malloc(vt->nkeys);
     r->kinds = calloc(vt->nkeys, sizeof *r->kinds);
     if (!r->buf || !r->nval || !r->kinds)
@@ -45,14 +45,14 @@ int dcpi__vtrace_rec_build(dcpi_vtrace_t *vt)
             v[j] = (trace_value_t)r->kinds[k][j];
         vt->regs_mask |= dcpi_capture_perf_mask(v, n);
     }
-    trace_encoder_init(&r->enc, r->buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&r->enc, r->buf, DCPI_VALUES_BUF_BYTES);
     return 0;
 }
 
 /* Write the recorder's pending trace into the segment and start a new one. */
-void dcpi__vtrace_rec_hand_over(dcpi_vtrace_t *vt)
+void dcpi__values_rec_hand_over(dcpi_values_t *vt)
 {
-    dcpi_vtrace_recorder_t *r = &vt->rec;
+    dcpi_values_recorder_t *r = &vt->rec;
     if (!r->tf)
         return;
     if (trace_encoder_entries(&r->enc)) {
@@ -61,16 +61,16 @@ void dcpi__vtrace_rec_hand_over(dcpi_vtrace_t *vt)
             dcpi__log(DCPI_LOG_ERR, "vrecord: %s: %s", dcpi_tracefile_path(r->tf),
                       dcpi_strerror(rc));
     }
-    trace_encoder_init(&r->enc, r->buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&r->enc, r->buf, DCPI_VALUES_BUF_BYTES);
 }
 
 /* Hand the recorder's trace over and close its segment; refusals and errors are logged. */
-static void rec_close(dcpi_vtrace_t *vt)
+static void rec_close(dcpi_values_t *vt)
 {
     char err[DCPI_ERRLEN] = "";
     if (!vt->rec.tf)
         return;
-    dcpi__vtrace_rec_hand_over(vt);
+    dcpi__values_rec_hand_over(vt);
     dcpi_tracefile_stats_t st;
     dcpi_tracefile_stats(vt->rec.tf, &st);
     int rc = dcpi_tracefile_close(vt->rec.tf, err);
@@ -84,7 +84,7 @@ static void rec_close(dcpi_vtrace_t *vt)
         dcpi__log(DCPI_LOG_ERR, "vrecord: %s", err);
 }
 
-void dcpi__vtrace_rec_free(dcpi_vtrace_t *vt)
+void dcpi__values_rec_free(dcpi_values_t *vt)
 {
     rec_close(vt);
     free(vt->rec.buf);
@@ -92,22 +92,22 @@ void dcpi__vtrace_rec_free(dcpi_vtrace_t *vt)
     free(vt->rec.kinds);
 }
 
-void dcpi__vtrace_rec_pid_event(dcpi_vtrace_t *vt, pid_t pid)
+void dcpi__values_rec_pid_event(dcpi_values_t *vt, pid_t pid)
 {
     if (!vt->rec.tf)
         return;
     if (trace_encoder_entries(&vt->rec.enc) && vt->rec.enc.pid == (unsigned)pid)
-        dcpi__vtrace_rec_hand_over(vt);
+        dcpi__values_rec_hand_over(vt);
     dcpi_tracefile_forget_pid(vt->rec.tf, (unsigned)pid);
     if (vt->rec.map_pid == (uint32_t)pid)
         vt->rec.map_pid = 0;
 }
 
 /* The recorder's MAP for the mapping of s->ip (written when it changes). */
-void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start,
-                          uint64_t pgoff, const dcpi_vtrace_sample_t *s)
+void dcpi__values_rec_map(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t start,
+                          uint64_t pgoff, const dcpi_values_sample_t *s)
 {
-    dcpi_vtrace_recorder_t *r = &vt->rec;
+    dcpi_values_recorder_t *r = &vt->rec;
     if (r->map_pid == s->pid && s->ip >= r->map_lo && s->ip < r->map_hi)
         return;
     uint64_t lo, hi, delta;
@@ -123,7 +123,7 @@ void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t s
     }
 }
 
-int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err)
+int dcpi_values_new_epoch(dcpi_values_t *vt, const dcpi_values_flush_info_t *fi, char *err)
 {
     char dir[4096];
     if (!vt->o.record)
@@ -142,11 +142,11 @@ int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi,
                                   .hotsize = vt->o.hotsize};
     vt->rec.map_pid = 0;
     vt->rec.error_logged = 0;
-    trace_encoder_init(&vt->rec.enc, vt->rec.buf, DCPI_VTRACE_BUF_BYTES);
+    trace_encoder_init(&vt->rec.enc, vt->rec.buf, DCPI_VALUES_BUF_BYTES);
     return dcpi_tracefile_open(dir, &meta, vt->o.record_max, &vt->rec.tf, err);
 }
 
-int dcpi_vtrace_record_stats(const dcpi_vtrace_t *vt, struct dcpi_tracefile_stats *out)
+int dcpi_values_record_stats(const dcpi_values_t *vt, struct dcpi_tracefile_stats *out)
 {
     if (!vt->rec.tf)
         return DCPI_ENOENT;

@@ -22,8 +22,8 @@ static void regs_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
 {
     /* at least one register: a sample without REGS_USER never reaches the value pipeline,
      * so vlists that need no register (TRACE_RIP, TRACE_NONE) would get no entries */
-    x->regs_user = dcpi_vtrace_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
-    x->callchain = dcpi_vtrace_contexts(b->vt);
+    x->regs_user = dcpi_values_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
+    x->callchain = dcpi_values_contexts(b->vt);
     x->max_stack = 4;
 }
 
@@ -32,9 +32,9 @@ static void regs_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     (void)ring;
     if (s->regs_abi == 0)
         return; /* no user registers (a kernel thread) */
-    dcpi_vtrace_sample_t v;
+    dcpi_values_sample_t v;
     dcpi_vbackend_sample_of(s, &v);
-    dcpi_vtrace_sample(b->vt, &v);
+    dcpi_values_sample(b->vt, &v);
 }
 
 static void regs_status(const dcpi_vbackend_t *b, char *buf, size_t len)
@@ -53,7 +53,7 @@ static const dcpi_vbackend_ops_t regs_ops = {.name = "regs",
                                              .status = regs_status,
                                              .free = regs_free};
 
-int dcpi_vbackend_regs_new(dcpi_vtrace_t *vt, const char *why_not_bp, dcpi_vbackend_t **out)
+int dcpi_vbackend_regs_new(dcpi_values_t *vt, const char *why_not_bp, dcpi_vbackend_t **out)
 {
     vregs_t *r = calloc(1, sizeof *r);
     if (!r)

@@ -1,6 +1,6 @@
 /*
  * replay.c - dcpireplay's engine, the replay backend (backend.h): plugins over recorded value
- * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi__vtrace_put, workers,
+ * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi__values_put, workers,
  * watchdog, merge, flush). Each drain replays one segment; the last one ends the source.
  *
  * The first segment's header gives the recording's facts (hotsize, contexts, event...); the
@@ -18,7 +18,7 @@
 #include "core/values/backend.h"
 #include "core/values/keys.h"
 #include "core/values/replay.h"
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -49,7 +49,7 @@ typedef struct replay {
     const dcpi_replay_opts_t *o;
     dcpi_replay_stats_t *st;
     dcpi_vp_set_t *set;
-    dcpi_vtrace_images_t images;
+    dcpi_values_images_t images;
     dcpi_image_t **img; /* the recording's images, by index */
     unsigned nimg;
     size_t capimg;
@@ -148,7 +148,7 @@ static int add_map(replay_t *r, const dcpi_tracefile_record_t *m)
     int rc = add_image(r, m, &image);
     if (rc < 0)
         return rc;
-    dcpi_vtrace_pid_event(r->b.vt, (pid_t)m->pid);
+    dcpi_values_pid_event(r->b.vt, (pid_t)m->pid);
     for (size_t i = 0; i < r->nmap;) {
         const rmap_t *o = &r->map[i];
         if (o->pid == m->pid && o->start < m->end && m->start < o->end)
@@ -188,8 +188,8 @@ static int resolve(void *arg, pid_t pid, uint64_t pc, dcpi_image_t **img, uint32
 static int make_pipeline(replay_t *r, char *err)
 {
     const char *ctx = dcpi__hdr_get(&r->meta, "contexts");
-    r->images = (dcpi_vtrace_images_t){.arg = r, .resolve = resolve, .image = image_of};
-    dcpi_vtrace_opts_t vo = {
+    r->images = (dcpi_values_images_t){.arg = r, .resolve = resolve, .image = image_of};
+    dcpi_values_opts_t vo = {
         .hotsize = r->hotsize,
         .max_summaries = REPLAY_MAX_SUMMARIES,
         .contexts = ctx && strcmp(ctx, "0") != 0,
@@ -201,12 +201,12 @@ static int make_pipeline(replay_t *r, char *err)
         .report_arg = r,
         .disable_note = "; its value profiles are not written",
     };
-    return dcpi_vtrace_new(r->set, NULL, &vo, &r->b.vt, err);
+    return dcpi_values_new(r->set, NULL, &vo, &r->b.vt, err);
 }
 
 /* The entry the input parser just returned, with p's vlist for its key, appended to p's trace
  * (handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE entries, or is full). */
-static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst, uint64_t pc,
+static void feed(replay_t *r, dcpi_values_plugin_t *p, const trace_inst_t *inst, uint64_t pc,
                  uint64_t c0, uint64_t c1, unsigned image)
 {
     trace_opc_t k = inst->opc;
@@ -226,7 +226,7 @@ static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst,
             values[i] = r->in.values[j];
     }
     p->st.seen++;
-    dcpi__vtrace_put_t e = {.pid = pid,
+    dcpi__values_put_t e = {.pid = pid,
                             .tid = trace_parser_get_tid(&r->in),
                             .time = trace_parser_get_time(&r->in),
                             .contexts = trace_parser_has_context(&r->in),
@@ -238,7 +238,7 @@ static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst,
                             .kinds = kinds,
                             .values = values,
                             .missing = missing};
-    r->st->fed += (uint64_t)dcpi__vtrace_put(r->b.vt, p, &e, image);
+    r->st->fed += (uint64_t)dcpi__values_put(r->b.vt, p, &e, image);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -246,17 +246,17 @@ static void feed(replay_t *r, dcpi_vtrace_plugin_t *p, const trace_inst_t *inst,
 static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
                          uint64_t c1)
 {
-    dcpi_vtrace_t *vt = r->b.vt;
+    dcpi_values_t *vt = r->b.vt;
     dcpi_image_t *img = NULL;
     uint32_t off = 0;
     int mapped = resolve(r, (pid_t)trace_parser_get_pid(&r->in), pc, &img, &off) == 0;
     for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        dcpi_values_plugin_t *p = &vt->pl[i];
         if (p->st.disabled || p->nval[inst->opc] < 0)
             continue;
         if (!mapped)
             p->st.lost++; /* no MAP holds the pc: no image to count it in */
-        else if (dcpi__vtrace_admits(vt, p, img, off, inst))
+        else if (dcpi__values_admits(vt, p, img, off, inst))
             feed(r, p, inst, pc, c0, c1, img->index);
     }
 }
@@ -289,7 +289,7 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
  * the decision its entries left (a pair has the key, not the instruction). */
 static void replay_seen(replay_t *r, const dcpi_tracefile_record_t *rec)
 {
-    dcpi_vtrace_t *vt = r->b.vt;
+    dcpi_values_t *vt = r->b.vt;
     for (uint32_t i = 0; i < rec->npairs; i++) {
         uint64_t pc;
         uint32_t key, count, off;
@@ -299,17 +299,17 @@ static void replay_seen(replay_t *r, const dcpi_tracefile_record_t *rec)
         if (key >= vt->nkeys || resolve(r, (pid_t)rec->pid, pc, &img, &off) < 0)
             continue;
         for (unsigned k = 0; k < vt->npl; k++) {
-            dcpi_vtrace_plugin_t *p = &vt->pl[k];
+            dcpi_values_plugin_t *p = &vt->pl[k];
             if (p->st.disabled || p->nval[key] < 0)
                 continue;
-            if (p->filter ? dcpi__vtrace_admitted(p, img, off) != 1
-                          : !dcpi__vtrace_admits(vt, p, img, off, NULL))
+            if (p->filter ? dcpi__values_admitted(p, img, off) != 1
+                          : !dcpi__values_admits(vt, p, img, off, NULL))
                 continue;
-            dcpi_vsummary_t *s = dcpi__vtrace_summary_at(vt, p, img->index, off);
+            dcpi_vsummary_t *s = dcpi__values_summary_at(vt, p, img->index, off);
             if (s)
                 dcpi_vsummary_seen(s, count);
             else
-                dcpi__vtrace_lose(p, img->index, 1);
+                dcpi__values_lose(p, img->index, 1);
         }
     }
 }
@@ -391,7 +391,7 @@ static int replay_segment(replay_t *r, const char *path, char *err)
     if (rc == 0)
         rc = replay_records(r, rd, path, err);
     if (r->b.vt)
-        dcpi_vtrace_end_drain(r->b.vt); /* resolved with this segment's MAP records */
+        dcpi_values_end_drain(r->b.vt); /* resolved with this segment's MAP records */
     r->nmap = 0;                        /* MAP records belong to their segment */
     dcpi_tracefile_reader_close(rd);
     return rc;
@@ -402,7 +402,7 @@ static int replay_segment(replay_t *r, const char *path, char *err)
 static int write_all(replay_t *r, char *err)
 {
     char why[DCPI_ERRLEN] = "";
-    dcpi_vtrace_flush_info_t fi = {
+    dcpi_values_flush_info_t fi = {
         .db = r->o->db,
         .epoch = r->o->epoch,
         .platform = r->o->platform,
@@ -420,7 +420,7 @@ static int write_all(replay_t *r, char *err)
         fi.cpucount = atoi(v);
     if (!fi.event)
         fi.event = "";
-    int rc = dcpi_vtrace_flush(r->b.vt, &fi, NULL, why);
+    int rc = dcpi_values_flush(r->b.vt, &fi, NULL, why);
     if (rc >= 0) {
         r->st->files = (uint64_t)rc;
         return 0;
@@ -435,8 +435,8 @@ static int write_all(replay_t *r, char *err)
 static void count(replay_t *r)
 {
     for (unsigned i = 0; r->b.vt && i < r->b.vt->npl; i++) {
-        const dcpi_vtrace_stats_t *s = &r->b.vt->pl[i].st;
-        const char *note = dcpi_vtrace_plugin_note(r->b.vt, i);
+        const dcpi_values_stats_t *s = &r->b.vt->pl[i].st;
+        const char *note = dcpi_values_plugin_note(r->b.vt, i);
         if (note[0])
             say(r, DCPI_LOG_WARN, "%s", note);
         r->st->values += s->values;
@@ -464,7 +464,7 @@ static int replay_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 static void replay_free(dcpi_vbackend_t *b)
 {
     replay_t *r = (replay_t *)b;
-    dcpi_vtrace_free(r->b.vt); /* ends the workers */
+    dcpi_values_free(r->b.vt); /* ends the workers */
     for (unsigned i = 0; i < r->nimg; i++)
         free_image(r->img[i]);
     free(r->img);

@@ -6,7 +6,7 @@
  * the per-(image, plugin) value profiles into the database as dcpid would, marked "origin
  * values.replay".
  *
- * The plugins run in dcpid's value pipeline (core/values/vtrace.h): each in its own worker
+ * The plugins run in dcpid's value pipeline (core/values/values.h): each in its own worker
  * process with dcpid's watchdog (core/plugin/vpworker.h), the vsamples resolved through the
  * recording's MAP records. A plugin that crashes, hangs or breaks the buffer contract is
  * disabled with one line, "NAME: disabled: REASON; its value profiles are not written", through

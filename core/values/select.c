@@ -5,7 +5,7 @@
  * and the images' symbol tables, opened on first use, that the symbol restriction and the bp
  * backend's chooser (bp.c) share.
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,25 +16,25 @@
 
 #define SEL_SLOTS 4096
 
-typedef struct dcpi_vtrace_sel {
+typedef struct dcpi_values_sel {
     uint32_t image_plus1; /* 0: empty */
     uint32_t off;
     int ok;
 } sel_t;
 
-const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img)
+const dcpi_symtab_t *dcpi__values_symtab(dcpi_values_t *vt, const dcpi_image_t *img)
 {
     return dcpi_image_symtab(&vt->syms, img);
 }
 
-void dcpi__vtrace_select_free(dcpi_vtrace_t *vt)
+void dcpi__values_select_free(dcpi_values_t *vt)
 {
     dcpi_image_symtabs_free(&vt->syms);
     for (unsigned i = 0; i < vt->npl; i++)
         free(vt->pl[i].sel);
 }
 
-int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
+int dcpi__values_select_init(dcpi_values_plugin_t *p)
 {
     p->filter = trace_vlist_table_get_filter(p->spec);
     p->symbol = trace_vlist_table_get_symbol(p->spec);
@@ -44,7 +44,7 @@ int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p)
     return 0;
 }
 
-static int decide(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off,
+static int decide(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t *img, uint32_t off,
                   const trace_inst_t *inst)
 {
     uint64_t vaddr = img->info.tstart + off;
@@ -56,7 +56,7 @@ static int decide(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t
     if (p->filter && !p->filter(inst))
         return p->sel_filter++, 0;
     if (p->symbol) {
-        const dcpi_symtab_t *st = dcpi__vtrace_symtab(vt, img);
+        const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
         const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
         if (!sym || strcmp(sym->name, p->symbol) != 0)
             return p->sel_symbol++, 0;
@@ -66,7 +66,7 @@ static int decide(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t
 }
 
 /* Why p got nothing, when its selection refused every instruction its keys select. */
-const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p)
+const char *dcpi__values_select_note(dcpi_values_plugin_t *p)
 {
     p->note[0] = '\0';
     if (!p->sel || p->sel_in || p->st.disabled)
@@ -93,12 +93,12 @@ const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p)
     return p->note;
 }
 
-static sel_t *slot_of(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off)
+static sel_t *slot_of(const dcpi_values_plugin_t *p, const dcpi_image_t *img, uint32_t off)
 {
     return &p->sel[(off ^ (off >> 11) ^ img->index * 0x9e37u) % SEL_SLOTS];
 }
 
-int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off)
+int dcpi__values_admitted(const dcpi_values_plugin_t *p, const dcpi_image_t *img, uint32_t off)
 {
     if (!p->sel)
         return 1;
@@ -106,7 +106,7 @@ int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img
     return s->image_plus1 == img->index + 1 && s->off == off ? s->ok : -1;
 }
 
-int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
+int dcpi__values_admits(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t *img,
                         uint32_t off, const trace_inst_t *inst)
 {
     if (!p->sel)

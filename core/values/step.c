@@ -1,16 +1,16 @@
 /*
- * step.c - the step backend's entry into the value pipeline (dcpi_vtrace_step, see vtrace.h):
+ * step.c - the step backend's entry into the value pipeline (dcpi_values_step, see values.h):
  * dcpid -vstep (vstep.c) hands over step records (core/capture/stepring.h); each goes into every
  * enabled plugin's trace with dcpi_step_encode (core/capture/stepdrain.h), then the traces take
  * the regs backend's path through pipeline.c.
  */
-#include "core/values/vtrace-int.h"
+#include "core/values/values-int.h"
 
 #include "core/capture/stepdrain.h"
 #include "dcpi/errno.h"
 
 /* Whether p's filter and symbol (select.c) admit the record's instruction (always without). */
-static int admitted(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
+static int admitted(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned pid,
                     const step_record_t *rec)
 {
     dcpi_image_t *img;
@@ -21,19 +21,19 @@ static int admitted(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned pid,
     if (rec->insn_len == 0 || trace_inst_decode(rec->insn, rec->insn_len, &inst) < 0 ||
         dcpi_loadmap_resolve(vt->lm, (pid_t)pid, rec->before[DCPI_REG_IP], &img, &off) < 0)
         return 0;
-    return dcpi__vtrace_admits(vt, p, img, off, &inst);
+    return dcpi__values_admits(vt, p, img, off, &inst);
 }
 
 /* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key, or
  * its specification does not admit the instruction). */
-static int step_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_step_encoder_t *se,
+static int step_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_step_encoder_t *se,
                     unsigned pid, const step_record_t *rec)
 {
     if (!admitted(vt, p, pid, rec))
         return 0;
     trace_encoder_t *e = &p->enc;
     if (e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE))
-        dcpi__vtrace_hand_over(vt, p);
+        dcpi__values_hand_over(vt, p);
     for (int tries = 0; tries < 2; tries++) {
         /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
         if (trace_encoder_size(e) == 0 || se->enc != e || se->pid != pid)
@@ -45,18 +45,18 @@ static int step_one(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, dcpi_step_encode
             return rc;
         if (rc != DCPI_EFULL || tries)
             break;
-        dcpi__vtrace_hand_over(vt, p);
+        dcpi__values_hand_over(vt, p);
     }
     p->st.lost++;
     return 0;
 }
 
-int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+int dcpi_values_step(dcpi_values_t *vt, struct dcpi_step_encoder *se, unsigned pid,
                      const struct step_record *rec)
 {
     int n = 0;
     for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_vtrace_plugin_t *p = &vt->pl[i];
+        dcpi_values_plugin_t *p = &vt->pl[i];
         if (p->st.disabled)
             continue;
         int w = step_one(vt, p, &se[i], pid, rec);

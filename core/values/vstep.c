@@ -1,6 +1,6 @@
 /*
  * vstep.c - dcpid -vstep (see vstep.h): the agent's rings or ptrace bursts, step records into
- * the value profilers' traces (dcpi_vtrace_step).
+ * the value profilers' traces (dcpi_values_step).
  */
 #include "core/values/vstep.h"
 #include "core/values/backend.h"
@@ -56,10 +56,10 @@ static const dcpi_vbackend_ops_t step_ops;
 static void vstep_free(dcpi_vstep_t *vs);
 static void vstep_stop(dcpi_vstep_t *vs);
 
-static dcpi_vstep_t *alloc_vstep(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o)
+static dcpi_vstep_t *alloc_vstep(dcpi_values_t *vt, const dcpi_vstep_opts_t *o)
 {
     dcpi_vstep_t *vs = calloc(1, sizeof *vs);
-    unsigned n = dcpi_vtrace_nplugins(vt);
+    unsigned n = dcpi_values_nplugins(vt);
     if (!vs)
         return NULL;
     vs->se = calloc(n ? n : 1, sizeof *vs->se);
@@ -82,7 +82,7 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
 {
     dcpi_vstep_t *vs = arg;
     vs->records++;
-    vs->entries += (uint64_t)dcpi_vtrace_step(vs->b.vt, vs->se, pid, rec);
+    vs->entries += (uint64_t)dcpi_values_step(vs->b.vt, vs->se, pid, rec);
     return 0;
 }
 
@@ -114,7 +114,7 @@ static int find_agent(dcpi_vstep_t *vs, char *err)
                       DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
 }
 
-int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
+int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
                          char *err)
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
@@ -169,7 +169,7 @@ static void agent_drain(dcpi_vstep_t *vs)
 
 /* ---------------------------------------------------------------- ptrace */
 
-int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
+int dcpi_vstep_ptrace_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
                           dcpi_vbackend_t **out, char *err)
 {
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
@@ -372,9 +372,9 @@ static void step_pid_event(dcpi_vbackend_t *b, pid_t pid, int exec)
 static int step_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 {
     (void)now_ns;
-    dcpi_vtrace_end_drain(b->vt);
+    dcpi_values_end_drain(b->vt);
     int gone = vstep_tick((dcpi_vstep_t *)b);
-    dcpi_vtrace_end_drain(b->vt);
+    dcpi_values_end_drain(b->vt);
     return gone;
 }
 

@@ -5,7 +5,7 @@
  * DCPI_AGENT_RING=/dev/shm/dcpi-step-<dcpid pid>; its rings are scanned and drained at each
  * drain. ptrace mode (-p PID): every thread is seized at start; PC samples of the target admit
  * bursts (token bucket per thread) that the drains single-step; the target is left running by
- * stop. In both modes the step records go to the sink through dcpi_vtrace_step (step.c).
+ * stop. In both modes the step records go to the sink through dcpi_values_step (step.c).
  * All calls from the thread that created it (ptrace is per tracer thread). Not thread-safe.
  */
 #ifndef DCPI_CORE_VSTEP_H
@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "core/values/backend.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 
 #define DCPI_VSTEP_AGENT        "libdcpi-agent.so"
 #define DCPI_VSTEP_AGENT_ENV    "DCPI_AGENT_PATH" /* the agent library, overriding the search */
@@ -48,12 +48,12 @@ typedef struct dcpi_vstep_opts {
  *   status     "vstep agent bursts B steps S lost L" or "vstep ptrace bursts B steps S", then
  *              "vstep records R entries E first-dropped F";
  *   free       stop, close the rings (unlinking their files). */
-int dcpi_vstep_agent_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
+int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
                          char *err);
 /* ptrace mode: seize every thread of pid; PC samples of the target (pc) admit bursts (token
  * bucket per thread) that drain single-steps. 0, DCPI_ESRCH, DCPI_EPERM (err says why),
  * DCPI_ENOMEM */
-int dcpi_vstep_ptrace_new(dcpi_vtrace_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
+int dcpi_vstep_ptrace_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
                           dcpi_vbackend_t **out, char *err);
 
 #endif

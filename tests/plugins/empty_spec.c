@@ -1,7 +1,7 @@
 /*
  * empty_spec.c - test plugin: a specification that selects no instruction (a new table, every
  * key ignored), which dcpid refuses with one line instead of running it for "0 traces"
- * (tests/check_vtrace.c).
+ * (tests/check_values.c).
  */
 #include "tp-common.h"
 

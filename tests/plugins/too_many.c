@@ -1,7 +1,7 @@
 /*
  * too_many.c - vtrace test plugin: a valid plugin (name "tp-too-many") whose specification
  * records the basic entry for every key, but whose vp_prof_process breaks the contract by
- * returning VSAMPLE_BUFFER_SIZE + 1 samples; dcpid must disable it (tests/check_vtrace.c).
+ * returning VSAMPLE_BUFFER_SIZE + 1 samples; dcpid must disable it (tests/check_values.c).
  */
 #include "tp-common.h"
 

@@ -1,7 +1,7 @@
 /*
  * tp-fault.h - shared body of the isolation test plugins (segv_process.c, abort_process.c,
  * hang_process.c, too_many_process.c, badptr_process.c; tests/e2e/plugin_faults.sh,
- * tests/check_vtrace.c): a valid plugin recording the basic entry for every key whose
+ * tests/check_values.c): a valid plugin recording the basic entry for every key whose
  * vp_prof_process returns one vsample (value 1) per entry for its first calls, then misbehaves
  * in one way from call number $DCPI_TEST_FAULT_AFTER + 1 on (default 3 good calls).
  */

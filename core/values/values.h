@@ -1,19 +1,19 @@
 /*
- * vtrace.h - dcpid's value profiling (dcpid -vtrace / -vstep, docs/dcpid.md,
+ * values.h - dcpid's value profiling (dcpid -vtrace / -vstep, docs/dcpid.md,
  * vprofiler(5)): the division of labour of the seed. dcpid asks each plugin what to capture
  * (vp_prof_init); each backend appends entries to the plugins' traces, full traces go to the
  * plugin (vp_prof_process), and the vsamples it returns are merged into per-(image, plugin)
  * value profiles (core/store/vprof.h) that are written into the database with the PC profiles.
  *
- * One object, dcpi_vtrace_t, the sink every backend (core/values/backend.h) feeds, in these
- * files (core/values/vtrace-int.h is its inside):
+ * One object, dcpi_values_t, the sink every backend (core/values/backend.h) feeds, in these
+ * files (core/values/values-int.h is its inside):
  *   pipeline.c  what every backend feeds: plugins (in process or in worker processes),
  *               hand-over, merge, summaries, flush, counters;
- *   entry.c     a CPU state (dcpi_vtrace_sample): read the instruction's bytes, decode it, and
+ *   entry.c     a CPU state (dcpi_values_sample): read the instruction's bytes, decode it, and
  *               for each plugin whose specification has a vlist for its key compute the values
  *               from the user registers (core/capture/capture.h) and append an entry to that
  *               plugin's trace;
- *   step.c      the step backend's entry (dcpi_vtrace_step, driven by core/values/vstep.h);
+ *   step.c      the step backend's entry (dcpi_values_step, driven by core/values/vstep.h);
  *   record.c    -vrecord: the admitted samples into values.trace (core/store/tracefile.h).
  *
  * Rate (regs backend): at most `rate` sampled instructions per second per CPU become value-trace
@@ -22,11 +22,11 @@
  * thinning.
  *
  * No allocation per sample except a new summary the first time an instruction is seen; the
- * number of summaries is bounded (max_summaries): dcpi_vtrace_needs_flush says when 75% are in
+ * number of summaries is bounded (max_summaries): dcpi_values_needs_flush says when 75% are in
  * use, and vsamples that find the table full are counted as lost. Not thread-safe.
  */
-#ifndef DCPI_CORE_VTRACE_H
-#define DCPI_CORE_VTRACE_H
+#ifndef DCPI_CORE_VALUES_H
+#define DCPI_CORE_VALUES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,27 +36,27 @@
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
 
-#define DCPI_VTRACE_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
-#define DCPI_VTRACE_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
-#define DCPI_VTRACE_MAXCPU       1024
+#define DCPI_VALUES_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
+#define DCPI_VALUES_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
+#define DCPI_VALUES_MAXCPU       1024
 
-typedef struct dcpi_vtrace dcpi_vtrace_t;
+typedef struct dcpi_values dcpi_values_t;
 
 /* Where vsamples resolve and which images the value profiles are about: dcpid's loadmap
  * (opts.images NULL), or another source such as dcpireplay's recorded MAP records
  * (core/values/replay.c). Images are numbered densely from 0 and live as long as the pipeline. */
-typedef struct dcpi_vtrace_images {
+typedef struct dcpi_values_images {
     void *arg;
     /* As dcpi_loadmap_resolve: 0 with the image and the offset of pc from its tstart. */
     int (*resolve)(void *arg, pid_t pid, uint64_t pc, dcpi_image_t **img, uint32_t *offset);
     /* The image of an index resolve gave. */
     dcpi_image_t *(*image)(void *arg, unsigned index);
-} dcpi_vtrace_images_t;
+} dcpi_values_images_t;
 
-typedef struct dcpi_vtrace_opts {
-    unsigned rate;        /* per CPU per second (0: DCPI_VTRACE_DEFAULT_RATE) */
+typedef struct dcpi_values_opts {
+    unsigned rate;        /* per CPU per second (0: DCPI_VALUES_DEFAULT_RATE) */
     unsigned hotsize;     /* hotlist size per instruction (0: 16) */
-    size_t max_summaries; /* 0: DCPI_VTRACE_DEFAULT_HASH */
+    size_t max_summaries; /* 0: DCPI_VALUES_DEFAULT_HASH */
     int contexts;         /* -vcontext */
     /* Isolation (core/plugin/vpworker.h): 1 runs each plugin's vp_prof_process in its own worker
      * process with a watchdog of timeout_ms (0: DCPI_VPWORKER_DEFAULT_TIMEOUT_MS); 0 runs it
@@ -64,14 +64,14 @@ typedef struct dcpi_vtrace_opts {
     int isolate;
     unsigned timeout_ms;
     /* -vrecord (docs/dcpireplay.md): record every admitted sample into the epoch's
-     * values.trace (opened by dcpi_vtrace_new_epoch); record_max bounds it in bytes (0: none). */
+     * values.trace (opened by dcpi_values_new_epoch); record_max bounds it in bytes (0: none). */
     int record;
     uint64_t record_max;
     /* The backend feeding this pipeline, written as "backend" into every .vprof header and
      * shown by dcpilist: "regs" (NULL) or "step". */
     const char *backend;
-    /* NULL: the loadmap given to dcpi_vtrace_new. */
-    const dcpi_vtrace_images_t *images;
+    /* NULL: the loadmap given to dcpi_values_new. */
+    const dcpi_values_images_t *images;
     /* Where the pipeline's one-line messages go (a plugin disabled or failing, a failed flush):
      * report(report_arg, DCPI_LOG_ERR or _WARN, line); NULL: the log (core/base/log.h). */
     void (*report)(void *arg, int level, const char *line);
@@ -81,21 +81,21 @@ typedef struct dcpi_vtrace_opts {
     const char *disable_note;
     /* dcpid -voracle: every plugin gets an oracle twin: the same plugin (dispatch and
      * specification), its own trace and worker, its vsamples in value profiles named
-     * "NAME.oracle" (header backend "oracle"), fed only by dcpi_vtrace_oracle_sample. */
+     * "NAME.oracle" (header backend "oracle"), fed only by dcpi_values_oracle_sample. */
     int oracle;
-} dcpi_vtrace_opts_t;
+} dcpi_values_opts_t;
 
 /* One user-mode sample as the regs backend sees it. */
-typedef struct dcpi_vtrace_sample {
+typedef struct dcpi_values_sample {
     uint32_t pid, tid, cpu;
     uint64_t time; /* ns */
     uint64_t ip;
     uint64_t context0, context1; /* return addresses of the first two callers (0: none) */
     dcpi_regs_t regs;            /* before the sampled instruction */
-} dcpi_vtrace_sample_t;
+} dcpi_values_sample_t;
 
 /* Per-plugin counters (status). */
-typedef struct dcpi_vtrace_stats {
+typedef struct dcpi_values_stats {
     uint64_t traces;  /* traces handed to vp_prof_process */
     uint64_t values;  /* vsamples merged */
     uint64_t seen;    /* candidate samples (admitted or not) */
@@ -103,10 +103,10 @@ typedef struct dcpi_vtrace_stats {
     uint64_t lost;    /* entries or vsamples lost (plugin error, table full, unresolved pc) */
     uint64_t errors;  /* vp_prof_process calls that failed */
     int disabled;
-} dcpi_vtrace_stats_t;
+} dcpi_values_stats_t;
 
 /* What the value-profile headers need besides the image (set by the daemon at each flush). */
-typedef struct dcpi_vtrace_flush_info {
+typedef struct dcpi_values_flush_info {
     const char *db, *epoch, *platform, *event;
     uint64_t period;
     unsigned cpuspeed;
@@ -116,7 +116,7 @@ typedef struct dcpi_vtrace_flush_info {
      * before any is written; 0: merge into it (dcpid). */
     int exclusive;
     int skip_disabled; /* 1: a disabled plugin's value profiles are not written */
-} dcpi_vtrace_flush_info_t;
+} dcpi_values_flush_info_t;
 
 /*
  * Call vp_prof_init of every plugin of set (the set stays the caller's; it must outlive vt)
@@ -125,34 +125,34 @@ typedef struct dcpi_vtrace_flush_info {
  * opts.images and no backend that reads code). On failure vp_prof_done has been called for the
  * plugins already initialized.
  */
-int dcpi_vtrace_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_vtrace_opts_t *o,
-                    dcpi_vtrace_t **out, char *err);
+int dcpi_values_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_values_opts_t *o,
+                    dcpi_values_t **out, char *err);
 /* Hand pending traces to the plugins, call vp_prof_done, free (the set is not unloaded). */
-void dcpi_vtrace_free(dcpi_vtrace_t *vt);
+void dcpi_values_free(dcpi_values_t *vt);
 
 /* sample_regs_user for perf: the union of dcpi_capture_perf_mask over every vlist of every
  * plugin. */
-uint64_t dcpi_vtrace_regs_mask(const dcpi_vtrace_t *vt);
-unsigned dcpi_vtrace_rate(const dcpi_vtrace_t *vt);
-int dcpi_vtrace_contexts(const dcpi_vtrace_t *vt);
+uint64_t dcpi_values_regs_mask(const dcpi_values_t *vt);
+unsigned dcpi_values_rate(const dcpi_values_t *vt);
+int dcpi_values_contexts(const dcpi_values_t *vt);
 
 /* One user-mode sample (see the steps in regs.c). */
-void dcpi_vtrace_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
+void dcpi_values_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s);
 /* Hand every pending trace to its plugin (end of a ring drain, before a flush). */
-void dcpi_vtrace_end_drain(dcpi_vtrace_t *vt);
-/* The same, at most every DCPI_VTRACE_BATCH_MS (now_ns: CLOCK_MONOTONIC) unless a trace is
+void dcpi_values_end_drain(dcpi_values_t *vt);
+/* The same, at most every DCPI_VALUES_BATCH_MS (now_ns: CLOCK_MONOTONIC) unless a trace is
  * half full: the bp backend drains at each arm trigger, and a plugin worker's round trip per
  * drain would keep dcpid from its next arm for as long as the worker waits for a CPU. */
-#define DCPI_VTRACE_BATCH_MS 50
-void dcpi_vtrace_end_drain_batched(dcpi_vtrace_t *vt, uint64_t now_ns);
+#define DCPI_VALUES_BATCH_MS 50
+void dcpi_values_end_drain_batched(dcpi_values_t *vt, uint64_t now_ns);
 /* Hand pending traces of pid to their plugins (before its mappings change: exec, mmap, exit). */
-void dcpi_vtrace_pid_event(dcpi_vtrace_t *vt, pid_t pid);
+void dcpi_values_pid_event(dcpi_values_t *vt, pid_t pid);
 
 /* Whether 75% of the summaries are in use (flush early). */
-int dcpi_vtrace_needs_flush(const dcpi_vtrace_t *vt);
+int dcpi_values_needs_flush(const dcpi_values_t *vt);
 /* Summaries in use / the bound. */
-size_t dcpi_vtrace_used(const dcpi_vtrace_t *vt);
-size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt);
+size_t dcpi_values_used(const dcpi_values_t *vt);
+size_t dcpi_values_capacity(const dcpi_values_t *vt);
 
 /*
  * Hand pending traces over, then write every (image, plugin) value profile into
@@ -161,7 +161,7 @@ size_t dcpi_vtrace_capacity(const dcpi_vtrace_t *vt);
  * Returns the number of files written, or a negative DCPI_E* when any failed. *failed (may be
  * NULL) gets the number of failures.
  */
-int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, size_t *failed,
+int dcpi_values_flush(dcpi_values_t *vt, const dcpi_values_flush_info_t *fi, size_t *failed,
                       char *err);
 
 /*
@@ -169,51 +169,51 @@ int dcpi_vtrace_flush(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, siz
  * trace over, close its segment (logging refusals or errors) and open a new one in
  * DB/<epoch>/<platform>/values.trace. 0 (also without record) or a negative DCPI_E* with err.
  */
-int dcpi_vtrace_new_epoch(dcpi_vtrace_t *vt, const dcpi_vtrace_flush_info_t *fi, char *err);
+int dcpi_values_new_epoch(dcpi_values_t *vt, const dcpi_values_flush_info_t *fi, char *err);
 /* The recorder's counters (dcpi_tracefile_stats of the open segment); DCPI_ENOENT without. */
 struct dcpi_tracefile_stats;
-int dcpi_vtrace_record_stats(const dcpi_vtrace_t *vt, struct dcpi_tracefile_stats *out);
+int dcpi_values_record_stats(const dcpi_values_t *vt, struct dcpi_tracefile_stats *out);
 
 /* Counters. */
-unsigned dcpi_vtrace_nplugins(const dcpi_vtrace_t *vt);
-const char *dcpi_vtrace_plugin_name(const dcpi_vtrace_t *vt, unsigned i);
-void dcpi_vtrace_plugin_stats(const dcpi_vtrace_t *vt, unsigned i, dcpi_vtrace_stats_t *out);
+unsigned dcpi_values_nplugins(const dcpi_values_t *vt);
+const char *dcpi_values_plugin_name(const dcpi_values_t *vt, unsigned i);
+void dcpi_values_plugin_stats(const dcpi_values_t *vt, unsigned i, dcpi_values_stats_t *out);
 /* Why plugin i was disabled ("" when it is not), e.g. "vp_prof_process crashed (SIGSEGV)". */
-const char *dcpi_vtrace_plugin_why(const dcpi_vtrace_t *vt, unsigned i);
+const char *dcpi_values_plugin_why(const dcpi_values_t *vt, unsigned i);
 /* A warning about plugin i's selection ("" none): "NAME: symbol=foo matched none of the
  * sampled instructions its keys select (...)", the same for range= and the instruction filter,
  * when it refused every instruction its keys select: a misspelt symbol, a range outside the
  * image. Valid until the next call. */
-const char *dcpi_vtrace_plugin_note(dcpi_vtrace_t *vt, unsigned i);
+const char *dcpi_values_plugin_note(dcpi_values_t *vt, unsigned i);
 /* The pid of plugin i's worker process (0: none; tests). */
-int dcpi_vtrace_plugin_worker(const dcpi_vtrace_t *vt, unsigned i);
+int dcpi_values_plugin_worker(const dcpi_values_t *vt, unsigned i);
 /* User samples whose instruction bytes could not be read (counted, skipped). */
-uint64_t dcpi_vtrace_nocode(const dcpi_vtrace_t *vt);
+uint64_t dcpi_values_nocode(const dcpi_values_t *vt);
 /* User samples whose pc is in no known image, or undecodable bytes (counted, skipped). */
-uint64_t dcpi_vtrace_unresolved(const dcpi_vtrace_t *vt);
+uint64_t dcpi_values_unresolved(const dcpi_values_t *vt);
 
 /* The in-memory value profile of (image index, plugin i), NULL when none (tests). */
-struct dcpi_vprof *dcpi_vtrace_vprof(const dcpi_vtrace_t *vt, unsigned image, unsigned i);
+struct dcpi_vprof *dcpi_values_vprof(const dcpi_values_t *vt, unsigned image, unsigned i);
 
 /* ---- the oracle (dcpid -voracle, opts.oracle) ----
  * A sample of the oracle's period-1 breakpoint into the oracle twins' traces only (always
  * admitted): 1 when some twin took it, 0 when none has a vlist for the instruction (or it could
- * not be resolved or decoded). Twins are indexed after the plugins: dcpi_vtrace_plugin_name
- * and _stats take nplugins() + i for the i-th of dcpi_vtrace_noracles(). */
-int dcpi_vtrace_oracle_sample(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s);
-unsigned dcpi_vtrace_noracles(const dcpi_vtrace_t *vt);
+ * not be resolved or decoded). Twins are indexed after the plugins: dcpi_values_plugin_name
+ * and _stats take nplugins() + i for the i-th of dcpi_values_noracles(). */
+int dcpi_values_oracle_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s);
+unsigned dcpi_values_noracles(const dcpi_values_t *vt);
 
 /* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
  * (core/capture/stepring.h) instead of samples: each goes into every enabled plugin's trace with
  * dcpi_step_encode (its vlists' values are exact), and the traces take the regs backend's path
- * (hand-over when full, on another pid, at dcpi_vtrace_end_drain / _pid_event / _flush), so
- * vsamples land in the same per-(image, plugin) value profiles. se holds dcpi_vtrace_nplugins()
+ * (hand-over when full, on another pid, at dcpi_values_end_drain / _pid_event / _flush), so
+ * vsamples land in the same per-(image, plugin) value profiles. se holds dcpi_values_nplugins()
  * step encoders, the caller's, zeroed before the first call. Returns the entries written over all
  * plugins. */
 struct dcpi_step_encoder;
 struct step_record;
-int dcpi_vtrace_step(dcpi_vtrace_t *vt, struct dcpi_step_encoder *se, unsigned pid,
+int dcpi_values_step(dcpi_values_t *vt, struct dcpi_step_encoder *se, unsigned pid,
                      const struct step_record *rec);
 
 #endif

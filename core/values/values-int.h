@@ -1,20 +1,20 @@
 /*
- * vtrace-int.h - the inside of dcpi_vtrace_t (vtrace.h), shared by the files that implement it:
+ * values-int.h - the inside of dcpi_values_t (values.h), shared by the files that implement it:
  *   pipeline.c  the value pipeline both backends feed: plugins and their traces, hand-over to
  *               the plugins (in process or in worker processes), merge of the vsamples into the
  *               per-(image, plugin) value profiles, flush, counters;
  *   record.c    the recorder (-vrecord): its trace, MAP records, segments per epoch;
  *   entry.c     a CPU state into entries: code bytes, admission (rate), decode + capture + encode
- *               of a user-mode sample (dcpi_vtrace_sample, the regs and bp backends' way in);
- *   step.c      the step backend's entry (dcpi_vtrace_step);
+ *               of a user-mode sample (dcpi_values_sample, the regs and bp backends' way in);
+ *   step.c      the step backend's entry (dcpi_values_step);
  *   bp.c        the bp backend's chooser: which instruction a breakpoint arms;
  *   bparm.c     the bp backend (backend.h): its arms and their samples;
  *   select.c    the specification's instruction filter and symbol, and images' symbol tables;
  *   replay.c    dcpireplay: a recording's entries into the plugins' traces (replay.h).
  * Not part of the API: only core/values/ includes it.
  */
-#ifndef DCPI_CORE_VTRACE_INT_H
-#define DCPI_CORE_VTRACE_INT_H
+#ifndef DCPI_CORE_VALUES_INT_H
+#define DCPI_CORE_VALUES_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,28 +24,28 @@
 #include "core/plugin/vpworker.h"
 #include "core/store/tracefile.h"
 #include "core/store/vprof.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 #include "dcpi/api.h"
 #include "trace/trace.h"
 
-#define DCPI_VTRACE_BUF_BYTES  (192 * 1024) /* one trace buffer (plugin or recorder) */
-#define DCPI_VTRACE_CODE_SLOTS 4096 /* direct-mapped cache of code bytes read from image files */
+#define DCPI_VALUES_BUF_BYTES  (192 * 1024) /* one trace buffer (plugin or recorder) */
+#define DCPI_VALUES_CODE_SLOTS 4096 /* direct-mapped cache of code bytes read from image files */
 
 /* 15 bytes of an image file at off; image 0: empty slot. */
-typedef struct dcpi_vtrace_code_slot {
+typedef struct dcpi_values_code_slot {
     uint64_t off;
     uint32_t image_plus1;
     uint8_t len;
     uint8_t bytes[15];
-} dcpi_vtrace_code_slot_t;
+} dcpi_values_code_slot_t;
 
 /* One (image, plugin) value profile and its losses since the last flush. */
-typedef struct dcpi_vtrace_vslot {
+typedef struct dcpi_values_vslot {
     dcpi_vprof_t *vp;
     uint64_t lost;
-} dcpi_vtrace_vslot_t;
+} dcpi_values_vslot_t;
 
-typedef struct dcpi_vtrace_plugin {
+typedef struct dcpi_values_plugin {
     dcpi_vp_t *vp;
     const vp_dispatch_t *d;
     const char *name;
@@ -54,30 +54,30 @@ typedef struct dcpi_vtrace_plugin {
     uint8_t (*kinds)[TRACE_VLIST_MAX]; /* per key */
     trace_encoder_t enc;
     uint8_t *buf;
-    dcpi_vtrace_vslot_t *slots; /* by image index */
+    dcpi_values_vslot_t *slots; /* by image index */
     unsigned nslots;
     trace_inst_filter_fn filter; /* SDK 2 selection (select.c): NULL none */
     const char *symbol;          /* NULL: anywhere */
     int has_range;               /* ELF address range [lo, hi) of the image */
     uint64_t lo, hi;
-    struct dcpi_vtrace_sel *sel; /* decisions per (image, offset); NULL without selection */
+    struct dcpi_values_sel *sel; /* decisions per (image, offset); NULL without selection */
     /* Decisions taken (a cached one counts once, an evicted one again): admitted, refused by the
      * symbol, the range, the filter; the image of the first refused by the range. */
     uint64_t sel_in, sel_symbol, sel_range, sel_filter;
     const dcpi_image_t *sel_range_img;
-    char note[DCPI_ERRLEN]; /* dcpi_vtrace_plugin_note's answer */
-    dcpi_vtrace_stats_t st;
+    char note[DCPI_ERRLEN]; /* dcpi_values_plugin_note's answer */
+    dcpi_values_stats_t st;
     int error_logged;
     dcpi_vpworker_t *w;    /* isolated: its worker (p->buf is the shared input) */
     char why[DCPI_ERRLEN]; /* why it was disabled */
     /* An oracle twin (opts.oracle): the plugin's dispatch and specification, its own trace,
-     * worker and value profiles ("NAME.oracle"), fed only by dcpi_vtrace_oracle_sample. */
+     * worker and value profiles ("NAME.oracle"), fed only by dcpi_values_oracle_sample. */
     int oracle;
     char oname[272];
-} dcpi_vtrace_plugin_t;
+} dcpi_values_plugin_t;
 
 /* The recorder (-vrecord): its trace and the recording vlist per key. */
-typedef struct dcpi_vtrace_recorder {
+typedef struct dcpi_values_recorder {
     dcpi_tracefile_t *tf;
     trace_encoder_t enc;
     uint8_t *buf;
@@ -86,46 +86,46 @@ typedef struct dcpi_vtrace_recorder {
     uint32_t map_pid; /* the last mapping written (0: none) */
     uint64_t map_lo, map_hi;
     int error_logged;
-} dcpi_vtrace_recorder_t;
+} dcpi_values_recorder_t;
 
-typedef struct dcpi_vtrace_bucket {
+typedef struct dcpi_values_bucket {
     uint64_t last; /* sample time of the last refill, 0: never */
     double tokens;
-} dcpi_vtrace_bucket_t;
+} dcpi_values_bucket_t;
 
-struct dcpi_vtrace {
+struct dcpi_values {
     dcpi_loadmap_t *lm;
-    uint64_t handed_ns; /* CLOCK_MONOTONIC of the last dcpi_vtrace_end_drain */
-    dcpi_vtrace_opts_t o;
-    dcpi_vtrace_plugin_t *pl; /* npl plugins, then nor oracle twins (opts.oracle) */
+    uint64_t handed_ns; /* CLOCK_MONOTONIC of the last dcpi_values_end_drain */
+    dcpi_values_opts_t o;
+    dcpi_values_plugin_t *pl; /* npl plugins, then nor oracle twins (opts.oracle) */
     unsigned npl, nor;
     trace_opc_t nkeys;
     uint64_t regs_mask;
     double burst;
-    dcpi_vtrace_bucket_t cpu[DCPI_VTRACE_MAXCPU];
+    dcpi_values_bucket_t cpu[DCPI_VALUES_MAXCPU];
     int *fds; /* by image index (regs.c) */
     unsigned nfds;
     size_t nsummaries;
     uint64_t nocode, unresolved;
     trace_parser_t parser;
-    dcpi_vtrace_recorder_t rec;
+    dcpi_values_recorder_t rec;
     dcpi_image_symtabs_t syms; /* select.c: the images' symbol tables */
-    dcpi_vtrace_code_slot_t code[DCPI_VTRACE_CODE_SLOTS];
+    dcpi_values_code_slot_t code[DCPI_VALUES_CODE_SLOTS];
 };
 
 /* ---- pipeline.c */
 
 /* The summary of (image, offset) for plugin p, created if needed and allowed (NULL: not). */
-dcpi_vsummary_t *dcpi__vtrace_summary_at(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, unsigned image,
+dcpi_vsummary_t *dcpi__values_summary_at(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
                                          uint32_t offset);
 /* n entries or vsamples of p at image lost. */
-void dcpi__vtrace_lose(dcpi_vtrace_plugin_t *p, unsigned image, uint64_t n);
+void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n);
 /* Give p's pending trace to the plugin and start a new one. */
-void dcpi__vtrace_hand_over(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p);
+void dcpi__values_hand_over(dcpi_values_t *vt, dcpi_values_plugin_t *p);
 
 /* One trace entry as a backend gives it to the sink: its burst (pid, tid, time, whether the
  * entry carries contexts) and the entry (instruction, pc, callers, the plugin's vlist values). */
-typedef struct dcpi__vtrace_put {
+typedef struct dcpi__values_put {
     uint32_t pid, tid;
     uint64_t time;
     int contexts;
@@ -135,54 +135,54 @@ typedef struct dcpi__vtrace_put {
     const trace_value_t *kinds;
     const uint64_t *values;
     unsigned missing;
-} dcpi__vtrace_put_t;
+} dcpi__values_put_t;
 /* The entry into p's trace, the one way entries of the regs, bp and replay backends reach a
  * plugin: the trace is handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE
  * entries, and when it is full; an entry that cannot be written (or whose plugin was disabled
  * meanwhile) is lost at image. 1 written, 0 lost. */
-int dcpi__vtrace_put(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi__vtrace_put_t *e,
+int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi__values_put_t *e,
                      unsigned image);
 
 /* ---- record.c */
 
 /* The recording vlist of every key (the plugins' vlists must be built): 0 or DCPI_ENOMEM. */
-int dcpi__vtrace_rec_build(dcpi_vtrace_t *vt);
+int dcpi__values_rec_build(dcpi_values_t *vt);
 /* Close the segment (logging refusals or errors) and free the recorder's buffers. */
-void dcpi__vtrace_rec_free(dcpi_vtrace_t *vt);
+void dcpi__values_rec_free(dcpi_values_t *vt);
 /* Write the recorder's pending trace into the segment and start a new one. */
-void dcpi__vtrace_rec_hand_over(dcpi_vtrace_t *vt);
+void dcpi__values_rec_hand_over(dcpi_values_t *vt);
 /* pid's mappings change: hand its trace over and forget its MAPs. */
-void dcpi__vtrace_rec_pid_event(dcpi_vtrace_t *vt, pid_t pid);
+void dcpi__values_rec_pid_event(dcpi_values_t *vt, pid_t pid);
 /* The recorder's MAP for the mapping of s->ip (written when it changes). */
-void dcpi__vtrace_rec_map(dcpi_vtrace_t *vt, const dcpi_image_t *img, uint64_t start,
-                          uint64_t pgoff, const dcpi_vtrace_sample_t *s);
+void dcpi__values_rec_map(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t start,
+                          uint64_t pgoff, const dcpi_values_sample_t *s);
 
 /* ---- entry.c */
 
 /* Close the image files opened to read code bytes. */
-void dcpi__vtrace_close_code(dcpi_vtrace_t *vt);
+void dcpi__values_close_code(dcpi_values_t *vt);
 /* The fd (kept open) to read img's code from, or a negative value when it cannot be read. */
-int dcpi__vtrace_image_fd(dcpi_vtrace_t *vt, const dcpi_image_t *img);
+int dcpi__values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img);
 /* One user-mode sample into the traces: admitted by the per-CPU rate (always == 0) or always. */
-void dcpi__vtrace_take(dcpi_vtrace_t *vt, const dcpi_vtrace_sample_t *s, int always);
+void dcpi__values_take(dcpi_values_t *vt, const dcpi_values_sample_t *s, int always);
 
 /* ---- select.c */
 
 /* The plugin's filter and symbol from its specification (after vp_prof_init). 0 or ENOMEM. */
-int dcpi__vtrace_select_init(dcpi_vtrace_plugin_t *p);
+int dcpi__values_select_init(dcpi_values_plugin_t *p);
 /* Whether p's specification admits the instruction at (img, off) (bytes from tstart). inst may
  * be NULL when p has no instruction filter. */
-int dcpi__vtrace_admits(dcpi_vtrace_t *vt, dcpi_vtrace_plugin_t *p, const dcpi_image_t *img,
+int dcpi__values_admits(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t *img,
                         uint32_t off, const trace_inst_t *inst);
-/* The decision dcpi__vtrace_admits last cached for (img, off): 1, 0, or -1 when none is cached
+/* The decision dcpi__values_admits last cached for (img, off): 1, 0, or -1 when none is cached
  * (never decided, or evicted). */
-int dcpi__vtrace_admitted(const dcpi_vtrace_plugin_t *p, const dcpi_image_t *img, uint32_t off);
+int dcpi__values_admitted(const dcpi_values_plugin_t *p, const dcpi_image_t *img, uint32_t off);
 /* "NAME: ..." when p's selection (symbol, range, filter) refused every instruction its keys
  * select and none was admitted, else "" (p's buffer). */
-const char *dcpi__vtrace_select_note(dcpi_vtrace_plugin_t *p);
+const char *dcpi__values_select_note(dcpi_values_plugin_t *p);
 /* img's symbol table (opened on first use), NULL when it has none. */
-const dcpi_symtab_t *dcpi__vtrace_symtab(dcpi_vtrace_t *vt, const dcpi_image_t *img);
-void dcpi__vtrace_select_free(dcpi_vtrace_t *vt);
+const dcpi_symtab_t *dcpi__values_symtab(dcpi_values_t *vt, const dcpi_image_t *img);
+void dcpi__values_select_free(dcpi_values_t *vt);
 
 /* ---- bp.c: the bp backend's chooser; its tables are the backend's (bparm.c) */
 
@@ -191,7 +191,7 @@ typedef struct dcpi__vbp_choice dcpi__vbp_choice_t;
  * address, a cookie for dcpi__vbp_done and (insn not NULL) the instruction decoded, 0 when the
  * sampled function has no instruction any plugin wants (or ip is in no known image). *c: the
  * tables, made at the first call. */
-int dcpi__vbp_choose(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
+int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
                      uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn);
 /* The arm of cookie ended after giving got value samples (0: it expired unfired). */
 void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
@@ -199,7 +199,7 @@ void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
 void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
 /* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
  * values or missing marks) and its PC samples counted per instruction (which are major). */
-void dcpi__vbp_pc(dcpi_vtrace_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip);
+void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip);
 void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
 
 /* What the budget aims at (bparm.c reports what it could not afford): at least DCPI_VBP_NEED
@@ -226,14 +226,14 @@ typedef struct dcpi__vbp_insn {
 } dcpi__vbp_insn_t;
 typedef void dcpi__vbp_fn(void *ctx, const dcpi__vbp_insn_t *in);
 /* fn for every selected instruction of every function a PC sample landed in. */
-void dcpi__vbp_each(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *c, dcpi__vbp_fn *fn, void *ctx);
+void dcpi__vbp_each(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, dcpi__vbp_fn *fn, void *ctx);
 /* NULL when in has value samples, else why not, into buf: "no arm afforded (...)", "breakpoint
  * not armed (...)", "not executed while armed (...)". */
 const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len);
 /* Write, for every (image, plugin) with selected instructions in the decoded functions, the
  * missing marks DB/<epoch>/<platform>/<imagedir>/<plugin>.vmiss (removed when none is missing).
  * 0 or the last negative error (err: "PATH: reason"). */
-int dcpi__vbp_write_missing(dcpi_vtrace_t *vt, const dcpi__vbp_choice_t *c,
-                            const dcpi_vtrace_flush_info_t *fi, char *err);
+int dcpi__vbp_write_missing(dcpi_values_t *vt, const dcpi__vbp_choice_t *c,
+                            const dcpi_values_flush_info_t *fi, char *err);
 
 #endif

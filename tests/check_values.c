@@ -1,13 +1,13 @@
 /*
- * check_vtrace.c - core/values/pipeline.c, regs.c, step.c without perf: synthetic user-mode samples
- * (registers chosen by the test, code read from this very test binary, where vt_code below holds a
- * known lea and a known load) go through the real plugins vp-classic and vp-addr and the test
- * plugin too_many; checks the summaries (counts, seen vs vtot under the rate limiter), disabling of
- * a plugin that returns too many samples, traces split per pid, the perf register mask, and a flush
- * into a value-profile file read back with dcpi_vprof_read. The worker path (opts.isolate,
- * core/plugin/vpworker.c): the same counts through worker processes, and plugins that crash, hang
- * or return too many samples disabled with their reason while the others go on; the recorder
- * (opts.record): a segment read back with the tracefile reader.
+ * check_values.c - core/values/pipeline.c, entry.c, step.c without perf: synthetic user-mode
+ * samples (registers chosen by the test, code read from this very test binary, where vt_code below
+ * holds a known lea and a known load) go through the real plugins vp-classic and vp-addr and the
+ * test plugin too_many; checks the summaries (counts, seen vs vtot under the rate limiter),
+ * disabling of a plugin that returns too many samples, traces split per pid, the perf register
+ * mask, and a flush into a value-profile file read back with dcpi_vprof_read. The worker path
+ * (opts.isolate, core/plugin/vpworker.c): the same counts through worker processes, and plugins
+ * that crash, hang or return too many samples disabled with their reason while the others go on;
+ * the recorder (opts.record): a segment read back with the tracefile reader.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -22,7 +22,7 @@
 #include "core/store/tracefile.h"
 #include "core/plugin/vploader.h"
 #include "core/store/vprof.h"
-#include "core/values/vtrace.h"
+#include "core/values/values.h"
 #include "dcpi/errno.h"
 #include "trace/trace.h"
 
@@ -42,9 +42,9 @@ extern char vt_code[];
 
 static dcpi_loadmap_t *lm;
 static dcpi_vp_set_t *set;
-static dcpi_vtrace_t *vt;
+static dcpi_values_t *vt;
 static int contexts;            /* -vcontext for the next load_plugins */
-static dcpi_vtrace_opts_t base; /* isolate, timeout, record for the next load_plugins */
+static dcpi_values_opts_t base; /* isolate, timeout, record for the next load_plugins */
 
 static void load_plugins(const char *const *names, unsigned rate)
 {
@@ -57,15 +57,15 @@ static void load_plugins(const char *const *names, unsigned rate)
         snprintf(path, sizeof path, "%s", *names);
         ck_assert_msg(dcpi_vp_load(set, path, NULL, err) == 0, "%s", err);
     }
-    dcpi_vtrace_opts_t o = base;
+    dcpi_values_opts_t o = base;
     o.rate = rate;
     o.contexts = contexts;
-    ck_assert_msg(dcpi_vtrace_new(set, lm, &o, &vt, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_values_new(set, lm, &o, &vt, err) == 0, "%s", err);
 }
 
 static void teardown(void)
 {
-    dcpi_vtrace_free(vt);
+    dcpi_values_free(vt);
     dcpi_vp_set_free(set);
     dcpi_loadmap_free(lm);
     vt = NULL;
@@ -81,13 +81,13 @@ static void teardown(void)
 static void feed(uint32_t pid, uint32_t cpu, uint64_t t_ns, uint64_t ip, uint64_t rsi, uint64_t rdi,
                  uint64_t rbx)
 {
-    dcpi_vtrace_sample_t s = {.pid = pid, .tid = pid, .cpu = cpu, .time = t_ns, .ip = ip};
+    dcpi_values_sample_t s = {.pid = pid, .tid = pid, .cpu = cpu, .time = t_ns, .ip = ip};
     s.regs.valid = DCPI_REGS_FULL_MASK & ((1ull << DCPI_REG_COUNT) - 1);
     s.regs.r[DCPI_REG_SI] = rsi;
     s.regs.r[DCPI_REG_DI] = rdi;
     s.regs.r[DCPI_REG_BX] = rbx;
     s.regs.r[DCPI_REG_IP] = ip;
-    dcpi_vtrace_sample(vt, &s);
+    dcpi_values_sample(vt, &s);
 }
 
 /* The summary plugin i keeps for the instruction at ip (NULL when none). */
@@ -96,14 +96,14 @@ static const dcpi_vsummary_t *summary(unsigned i, uint64_t ip)
     dcpi_image_t *img;
     uint32_t off;
     ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), ip, &img, &off), 0);
-    struct dcpi_vprof *vp = dcpi_vtrace_vprof(vt, img->index, i);
+    struct dcpi_vprof *vp = dcpi_values_vprof(vt, img->index, i);
     return vp ? dcpi_vprof_at(vp, off, 0) : NULL;
 }
 
-static dcpi_vtrace_stats_t stats(unsigned i)
+static dcpi_values_stats_t stats(unsigned i)
 {
-    dcpi_vtrace_stats_t st;
-    dcpi_vtrace_plugin_stats(vt, i, &st);
+    dcpi_values_stats_t st;
+    dcpi_values_plugin_stats(vt, i, &st);
     return st;
 }
 
@@ -115,7 +115,7 @@ START_TEST(test_counts)
         feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, i < 60 ? 3 : 1, i < 60 ? 4 : 1, 0);
     for (int i = 0; i < 50; i++) /* load: [rbx] at two addresses */
         feed(getpid(), 0, 200000000ull + 1000000ull * i, MOV_IP, 0, 0, i % 5 ? 0x1000 : 0x2000);
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     const dcpi_vsummary_t *s = summary(0, LEA_IP);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(s->vtot, 100);
@@ -134,7 +134,7 @@ START_TEST(test_counts)
     ck_assert_uint_eq(stats(1).seen, 50);
     ck_assert_uint_eq(stats(1).values, 50);
     ck_assert_uint_eq(stats(0).errors + stats(1).errors + stats(0).lost + stats(1).lost, 0);
-    ck_assert_uint_eq(dcpi_vtrace_nocode(vt) + dcpi_vtrace_unresolved(vt), 0);
+    ck_assert_uint_eq(dcpi_values_nocode(vt) + dcpi_values_unresolved(vt), 0);
     teardown();
 }
 END_TEST
@@ -145,7 +145,7 @@ START_TEST(test_rate_limit)
     load_plugins(p, 100);          /* 100/s per CPU, bucket of 10 */
     for (int i = 0; i < 1000; i++) /* 1 s of samples every 1 ms on CPU 0 */
         feed(getpid(), 0, 1000000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     const dcpi_vsummary_t *s = summary(0, LEA_IP);
     ck_assert_uint_eq(s->seen, 1000);
     ck_assert_msg(s->vtot >= 100 && s->vtot <= 111, "vtot %" PRIu64, s->vtot);
@@ -154,7 +154,7 @@ START_TEST(test_rate_limit)
     /* the next second on two CPUs: each has its own bucket */
     for (int i = 0; i < 1000; i++)
         feed(getpid(), (uint32_t)(i & 1), 2000000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     ck_assert_uint_eq(s->seen, 2000);
     uint64_t two = s->vtot - one_cpu;
     ck_assert_msg(two >= 190 && two <= 215, "two CPUs admitted %" PRIu64, two);
@@ -170,9 +170,9 @@ START_TEST(test_too_many_disabled)
     load_plugins(p, 1000000);
     for (int i = 0; i < 10; i++)
         feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
-    dcpi_vtrace_end_drain(vt);
-    ck_assert_str_eq(dcpi_vtrace_plugin_name(vt, 0), "tp-too-many");
-    dcpi_vtrace_stats_t st = stats(0);
+    dcpi_values_end_drain(vt);
+    ck_assert_str_eq(dcpi_values_plugin_name(vt, 0), "tp-too-many");
+    dcpi_values_stats_t st = stats(0);
     ck_assert_int_eq(st.disabled, 1);
     ck_assert_uint_eq(st.errors, 1);
     ck_assert_uint_eq(st.seen, 10);
@@ -180,7 +180,7 @@ START_TEST(test_too_many_disabled)
     ck_assert_uint_eq(st.lost, 10);
     for (int i = 0; i < 10; i++) /* a disabled plugin sees nothing more */
         feed(getpid(), 0, 100000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     ck_assert_uint_eq(stats(0).seen, 10);
     ck_assert_uint_eq(stats(0).traces, 1);
     ck_assert_uint_eq(stats(1).values, 20); /* the other plugin is unaffected */
@@ -197,11 +197,11 @@ START_TEST(test_split_per_pid)
     for (int i = 0; i < 6; i++) /* three runs of one pid: three traces */
         feed(pids[i], 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
     ck_assert_uint_eq(stats(0).traces, 2); /* handed over at each pid change */
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     ck_assert_uint_eq(stats(0).traces, 3);
     ck_assert_uint_eq(stats(0).values, 6); /* both pids map the same image */
     ck_assert_uint_eq(summary(0, LEA_IP)->vtot, 6);
-    dcpi_vtrace_end_drain(vt); /* nothing pending: no empty trace */
+    dcpi_values_end_drain(vt); /* nothing pending: no empty trace */
     ck_assert_uint_eq(stats(0).traces, 3);
     teardown();
 }
@@ -212,9 +212,9 @@ START_TEST(test_contexts)
     const char *const p[] = {CLASSIC, NULL};
     contexts = 1;
     load_plugins(p, 1000000);
-    ck_assert_int_eq(dcpi_vtrace_contexts(vt), 1);
+    ck_assert_int_eq(dcpi_values_contexts(vt), 1);
     for (int i = 0; i < 9; i++) {
-        dcpi_vtrace_sample_t s = {.pid = getpid(),
+        dcpi_values_sample_t s = {.pid = getpid(),
                                   .tid = getpid(),
                                   .time = 1000000ull * (i + 1),
                                   .ip = LEA_IP,
@@ -223,9 +223,9 @@ START_TEST(test_contexts)
         s.regs.valid = DCPI_REGS_FULL_MASK & ((1ull << DCPI_REG_COUNT) - 1);
         s.regs.r[DCPI_REG_SI] = 3;
         s.regs.r[DCPI_REG_DI] = 4;
-        dcpi_vtrace_sample(vt, &s);
+        dcpi_values_sample(vt, &s);
     }
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     const dcpi_vsummary_t *s = summary(0, LEA_IP);
     ck_assert_uint_eq(s->vtot, 9);
     for (int c = 0; c < 3; c++)
@@ -239,10 +239,10 @@ START_TEST(test_regs_mask_and_unresolved)
 {
     const char *const p[] = {CLASSIC, NULL};
     load_plugins(p, 0);
-    ck_assert_uint_eq(dcpi_vtrace_regs_mask(vt), 0x00ff03ffull); /* GPRs, IP, FLAGS */
-    ck_assert_uint_eq(dcpi_vtrace_rate(vt), DCPI_VTRACE_DEFAULT_RATE);
+    ck_assert_uint_eq(dcpi_values_regs_mask(vt), 0x00ff03ffull); /* GPRs, IP, FLAGS */
+    ck_assert_uint_eq(dcpi_values_rate(vt), DCPI_VALUES_DEFAULT_RATE);
     feed(12345678, 0, 1000, LEA_IP, 3, 4, 0); /* no such process in the loadmap */
-    ck_assert_uint_eq(dcpi_vtrace_unresolved(vt), 1);
+    ck_assert_uint_eq(dcpi_values_unresolved(vt), 1);
     ck_assert_uint_eq(stats(0).seen, 0);
     teardown();
 }
@@ -254,8 +254,8 @@ START_TEST(test_no_specification)
     ck_assert_int_eq(dcpi_loadmap_new(&lm), 0);
     ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
     ck_assert_int_eq(dcpi_vp_load(set, DCPI_TEST_PLUGINS "/good.so", NULL, err), 0);
-    dcpi_vtrace_opts_t o = {0};
-    ck_assert_int_eq(dcpi_vtrace_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
+    dcpi_values_opts_t o = {0};
+    ck_assert_int_eq(dcpi_values_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
     ck_assert_str_eq(err, "tp-good: vp_prof_init returned no specification (NULL: the plugin "
                           "gave up building it, e.g. out of memory or a trace_* builder call "
                           "that failed; check what they return)");
@@ -271,8 +271,8 @@ START_TEST(test_empty_specification)
     ck_assert_int_eq(dcpi_loadmap_new(&lm), 0);
     ck_assert_int_eq(dcpi_vp_set_new(&set), 0);
     ck_assert_int_eq(dcpi_vp_load(set, DCPI_TEST_PLUGINS "/empty_spec.so", NULL, err), 0);
-    dcpi_vtrace_opts_t o = {0};
-    ck_assert_int_eq(dcpi_vtrace_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
+    dcpi_values_opts_t o = {0};
+    ck_assert_int_eq(dcpi_values_new(set, lm, &o, &vt, err), DCPI_EPLUGIN);
     ck_assert_str_eq(err, "tp-empty-spec: vp_prof_init's specification selects no instruction "
                           "(every key ignored: add vlists with trace_add_vlist_by_select / "
                           "_by_opc)");
@@ -284,15 +284,15 @@ END_TEST
 START_TEST(test_flush_file)
 {
     const char *const p[] = {CLASSIC, NULL};
-    char dir[] = "/tmp/check_vtrace.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128];
+    char dir[] = "/tmp/check_values.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     load_plugins(p, 1000000);
     for (int i = 0; i < 10; i++)
         feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, i < 7 ? 4 : 5, 0);
-    ck_assert_uint_eq(dcpi_vtrace_used(vt), 0); /* the trace is still pending */
-    dcpi_vtrace_end_drain(vt);
-    ck_assert_uint_eq(dcpi_vtrace_used(vt), 1);
-    dcpi_vtrace_flush_info_t fi = {.db = dir,
+    ck_assert_uint_eq(dcpi_values_used(vt), 0); /* the trace is still pending */
+    dcpi_values_end_drain(vt);
+    ck_assert_uint_eq(dcpi_values_used(vt), 1);
+    dcpi_values_flush_info_t fi = {.db = dir,
                                    .epoch = "202601010000",
                                    .platform = "test",
                                    .event = "cpu-clock",
@@ -300,9 +300,9 @@ START_TEST(test_flush_file)
                                    .cpuspeed = 1000,
                                    .cpucount = 2};
     size_t failed = 9;
-    ck_assert_msg(dcpi_vtrace_flush(vt, &fi, &failed, err) == 1, "%s", err);
+    ck_assert_msg(dcpi_values_flush(vt, &fi, &failed, err) == 1, "%s", err);
     ck_assert_uint_eq(failed, 0);
-    ck_assert_uint_eq(dcpi_vtrace_used(vt), 0);
+    ck_assert_uint_eq(dcpi_values_used(vt), 0);
     dcpi_image_t *img;
     uint32_t off;
     ck_assert_int_eq(dcpi_loadmap_resolve(lm, getpid(), LEA_IP, &img, &off), 0);
@@ -324,7 +324,7 @@ START_TEST(test_flush_file)
     /* a second flush merges into the file */
     for (int i = 0; i < 5; i++)
         feed(getpid(), 0, 100000000ull + 1000000ull * i, LEA_IP, 3, 4, 0);
-    ck_assert_int_eq(dcpi_vtrace_flush(vt, &fi, NULL, err), 1);
+    ck_assert_int_eq(dcpi_values_flush(vt, &fi, NULL, err), 1);
     ck_assert_int_eq(dcpi_vprof_read(path, &vp, err), 0);
     ck_assert_uint_eq(dcpi_vsummary_count(dcpi_vprof_at(vp, off, 0), 7, 0, 0), 12);
     dcpi_vprof_free(vp);
@@ -339,17 +339,17 @@ END_TEST
 START_TEST(test_worker_counts)
 {
     const char *const p[] = {CLASSIC, ADDR, NULL};
-    base = (dcpi_vtrace_opts_t){.isolate = 1};
+    base = (dcpi_values_opts_t){.isolate = 1};
     load_plugins(p, 1000000);
-    ck_assert_int_eq(dcpi_vtrace_plugin_worker(vt, 0), 0); /* started on first use */
+    ck_assert_int_eq(dcpi_values_plugin_worker(vt, 0), 0); /* started on first use */
     for (int i = 0; i < 100; i++)
         feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, i < 60 ? 3 : 1, i < 60 ? 4 : 1, 0);
     for (int i = 0; i < 50; i++)
         feed(getpid(), 0, 200000000ull + 1000000ull * i, MOV_IP, 0, 0, i % 5 ? 0x1000 : 0x2000);
-    dcpi_vtrace_end_drain(vt);
-    ck_assert_int_gt(dcpi_vtrace_plugin_worker(vt, 0), 0);
-    ck_assert_int_ne(dcpi_vtrace_plugin_worker(vt, 0), getpid());
-    ck_assert_int_ne(dcpi_vtrace_plugin_worker(vt, 0), dcpi_vtrace_plugin_worker(vt, 1));
+    dcpi_values_end_drain(vt);
+    ck_assert_int_gt(dcpi_values_plugin_worker(vt, 0), 0);
+    ck_assert_int_ne(dcpi_values_plugin_worker(vt, 0), getpid());
+    ck_assert_int_ne(dcpi_values_plugin_worker(vt, 0), dcpi_values_plugin_worker(vt, 1));
     const dcpi_vsummary_t *s = summary(0, LEA_IP);
     ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 60);
     ck_assert_uint_eq(dcpi_vsummary_count(s, 2, 0, 0), 40);
@@ -367,21 +367,21 @@ static void run_faulty(const char *path, unsigned timeout_ms, const char *why)
 {
     const char *const p[] = {path, CLASSIC, NULL};
     setenv("DCPI_TEST_FAULT_AFTER", "1", 1);
-    base = (dcpi_vtrace_opts_t){.isolate = 1, .timeout_ms = timeout_ms};
+    base = (dcpi_values_opts_t){.isolate = 1, .timeout_ms = timeout_ms};
     load_plugins(p, 1000000);
     for (int d = 0; d < 4; d++) {
         for (int i = 0; i < 5; i++)
             feed(getpid(), 0, 1000000ull * (d * 10 + i + 1), LEA_IP, 3, 4, 0);
-        dcpi_vtrace_end_drain(vt);
+        dcpi_values_end_drain(vt);
     }
-    dcpi_vtrace_stats_t st = stats(0);
+    dcpi_values_stats_t st = stats(0);
     ck_assert_int_eq(st.disabled, 1);
-    ck_assert_str_eq(dcpi_vtrace_plugin_why(vt, 0), why);
+    ck_assert_str_eq(dcpi_values_plugin_why(vt, 0), why);
     ck_assert_uint_eq(st.traces, 2); /* one good, one fatal, then nothing more */
     ck_assert_uint_eq(st.values, 5); /* the first call's data stays */
     ck_assert_uint_eq(st.lost, 5);
     ck_assert_uint_eq(st.errors, 1);
-    ck_assert_int_eq(dcpi_vtrace_plugin_worker(vt, 0), 0);
+    ck_assert_int_eq(dcpi_values_plugin_worker(vt, 0), 0);
     ck_assert_uint_eq(stats(1).values, 20); /* the other plugin goes on */
     ck_assert_int_eq(stats(1).disabled, 0);
     ck_assert_uint_eq(summary(0, LEA_IP)->vtot, 5);
@@ -421,23 +421,23 @@ END_TEST
 START_TEST(test_record_segment)
 {
     const char *const p[] = {ADDR, NULL};
-    char dir[] = "/tmp/check_vtrace.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128], seg[4096];
+    char dir[] = "/tmp/check_values.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128], seg[4096];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    base = (dcpi_vtrace_opts_t){.record = 1};
+    base = (dcpi_values_opts_t){.record = 1};
     load_plugins(p, 100); /* bucket of 10 */
-    dcpi_vtrace_flush_info_t fi = {.db = dir,
+    dcpi_values_flush_info_t fi = {.db = dir,
                                    .epoch = "202601010000",
                                    .platform = "test",
                                    .event = "cpu-clock",
                                    .period = 500000,
                                    .cpuspeed = 1000,
                                    .cpucount = 2};
-    ck_assert_msg(dcpi_vtrace_new_epoch(vt, &fi, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_values_new_epoch(vt, &fi, err) == 0, "%s", err);
     for (int i = 0; i < 30; i++) /* lea: no key of vp-addr, recorded all the same */
         feed(getpid(), 0, 1000000ull * (i + 1), LEA_IP, 3, 4, 0);
-    dcpi_vtrace_end_drain(vt);
+    dcpi_values_end_drain(vt);
     dcpi_tracefile_stats_t rs;
-    ck_assert_int_eq(dcpi_vtrace_record_stats(vt, &rs), 0);
+    ck_assert_int_eq(dcpi_values_record_stats(vt, &rs), 0);
     ck_assert_uint_eq(rs.traces, 1);
     ck_assert_uint_eq(rs.maps, 1);
     snprintf(seg, sizeof seg, "%s/202601010000/test/values.trace/trace-%d-0.dtr", dir,
@@ -479,7 +479,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("vtrace");
+    Suite *s = suite_create("values");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_counts);
     tcase_add_test(tc, test_rate_limit);
