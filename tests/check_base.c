@@ -1,9 +1,12 @@
 /*
  * check_base.c - core/base: the one error formatter and errno mapping, checked growth, byte
- * order, the FNV-1a hash, the path formatter, the whole-file reader and its gunzipping twin.
+ * order, the FNV-1a hash, the path formatter, the whole-file reader and its gunzipping twin,
+ * the streamed writers (gzip as it comes, a file copied through a temporary file).
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +254,102 @@ START_TEST(test_read_file_gz_bad)
 }
 END_TEST
 
+/* A fill of 600 pieces: the lines of lines_text(30000) in 50-line pieces; fails at piece stop. */
+typedef struct pieces {
+    const char *text;
+    size_t len, stop;
+} pieces_t;
+
+static int put_pieces(void *arg, dcpi__gzout_t *out)
+{
+    const pieces_t *p = arg;
+    size_t at = 0, piece = 0;
+    while (at < p->len) {
+        if (piece++ == p->stop)
+            return DCPI_EIO;
+        size_t end = at;
+        for (int k = 0; k < 50 && end < p->len; k++)
+            end = (size_t)(strchr(p->text + end, '\n') - p->text) + 1;
+        int rc = dcpi__gzput(out, p->text + at, end - at);
+        if (rc < 0)
+            return rc;
+        at = end;
+    }
+    return 0;
+}
+
+/* Files in dir (the temporary files left behind count). */
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* gzip written as it comes reads back whole (zlib's gzread too); a fill that fails leaves the
+ * old file as it was and no temporary file; a copy through a temporary file is byte-identical */
+START_TEST(test_streamed_writers)
+{
+    char dir[] = "/tmp/dcpi-check-gzfill.XXXXXX", gz[64], copy[64], err[DCPI_ERRLEN] = "";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(gz, sizeof gz, "%s/text.gz", dir);
+    snprintf(copy, sizeof copy, "%s/copy", dir);
+    size_t tlen = 0, len = 0;
+    char *text = lines_text(30000, &tlen);
+    pieces_t p = {text, tlen, SIZE_MAX};
+    ck_assert_int_eq(dcpi__write_atomic_gz_fill(gz, put_pieces, &p, err), 0);
+    void *buf = NULL;
+    ck_assert_int_eq(dcpi__read_file_gz(gz, 0, &buf, &len, err), 0);
+    ck_assert_uint_eq(len, tlen);
+    ck_assert_mem_eq(buf, text, tlen);
+    free(buf);
+    gzFile zf = gzopen(gz, "rb");
+    char *back = malloc(tlen + 1);
+    ck_assert_int_eq(gzread(zf, back, (unsigned)tlen + 1), (int)tlen);
+    gzclose(zf);
+    ck_assert_mem_eq(back, text, tlen);
+    free(back);
+
+    void *before = NULL, *after = NULL;
+    size_t blen = 0, alen = 0;
+    ck_assert_int_eq(dcpi__read_file(gz, 0, &before, &blen, err), 0);
+    p.stop = 300;
+    ck_assert_int_eq(dcpi__write_atomic_gz_fill(gz, put_pieces, &p, err), DCPI_EIO);
+    ck_assert_ptr_nonnull(strstr(err, gz));
+    ck_assert_int_eq(dcpi__read_file(gz, 0, &after, &alen, err), 0);
+    ck_assert_uint_eq(alen, blen);
+    ck_assert_mem_eq(after, before, blen);
+    ck_assert_int_eq(count_files(dir), 1);
+
+    dcpi__atomic_t a;
+    int in = open(gz, O_RDONLY);
+    ck_assert_int_ge(in, 0);
+    ck_assert_int_eq(dcpi__atomic_open(&a, copy, err), 0);
+    ck_assert_int_eq(dcpi__copy_fd(in, a.fd), 0);
+    ck_assert_int_eq(access(copy, F_OK), -1); /* not in place before the commit */
+    ck_assert_int_eq(dcpi__atomic_commit(&a, err), 0);
+    close(in);
+    free(after);
+    ck_assert_int_eq(dcpi__read_file(copy, 0, &after, &alen, err), 0);
+    ck_assert_uint_eq(alen, blen);
+    ck_assert_mem_eq(after, before, blen);
+    ck_assert_int_eq(dcpi__atomic_open(&a, copy, err), 0);
+    dcpi__atomic_abort(&a);
+    ck_assert_int_eq(count_files(dir), 2);
+    free(before);
+    free(after);
+    free(text);
+    remove(gz);
+    remove(copy);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_units)
 {
     uint64_t v = 0;
@@ -310,6 +409,7 @@ int main(void)
     tcase_add_test(tc, test_read_file);
     tcase_add_test(tc, test_read_file_gz);
     tcase_add_test(tc, test_read_file_gz_bad);
+    tcase_add_test(tc, test_streamed_writers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -160,19 +160,6 @@ static int check_target(const char *path, char *err)
     return 0;
 }
 
-/* Write buf into the open temporary file and make it durable; the fd is closed either way. */
-static int fill_temp(int fd, const void *buf, size_t len)
-{
-    if (fchmod(fd, file_mode()) < 0 || write_all(fd, buf, len) < 0 ||
-        (!sync_deferred && fsync(fd) < 0)) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return close(fd);
-}
-
 int dcpi__write_output(const char *path, const void *buf, size_t len, char *err)
 {
     if (!path || strcmp(path, "-") != 0)
@@ -192,32 +179,100 @@ int dcpi__write_output(const char *path, const void *buf, size_t len, char *err)
     return 0;
 }
 
-int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
+int dcpi__atomic_open(dcpi__atomic_t *a, const char *path, char *err)
 {
-    if (!path || (!buf && len))
-        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
-    char dir[4096], tmp[4352];
+    a->fd = -1;
+    a->path = path;
     const char *base;
-    if (split_path(path, dir, sizeof(dir), &base) < 0 || base[0] == '\0')
+    if (!path)
+        return dcpi__errf(err, DCPI_EINVAL, "(null): invalid argument");
+    if (split_path(path, a->dir, sizeof a->dir, &base) < 0 || base[0] == '\0')
         return dcpi__errf(err, DCPI_EINVAL, "%s: not a file path", path);
     int rc = check_target(path, err);
     if (rc < 0)
         return rc;
-    int fd = open_temp(dir, base, tmp, sizeof(tmp));
-    if (fd < 0)
+    a->fd = open_temp(a->dir, base, a->tmp, sizeof a->tmp);
+    if (a->fd < 0)
         return fail_errno(err, path, errno);
-    if (fill_temp(fd, buf, len) < 0)
-        goto out_unlink;
-    if (rename(tmp, path) < 0)
-        goto out_unlink;
-    if (!sync_deferred && sync_dir(dir) < 0)
-        return fail_errno(err, path, errno); /* the new file is in place, only durability failed */
+    if (fchmod(a->fd, file_mode()) < 0) {
+        int e = errno;
+        dcpi__atomic_abort(a);
+        return fail_errno(err, path, e);
+    }
     return 0;
+}
 
-out_unlink:;
-    int e = errno;
-    unlink(tmp);
-    return fail_errno(err, path, e);
+void dcpi__atomic_abort(dcpi__atomic_t *a)
+{
+    if (a->fd < 0)
+        return;
+    close(a->fd);
+    unlink(a->tmp);
+    a->fd = -1;
+}
+
+int dcpi__atomic_commit(dcpi__atomic_t *a, char *err)
+{
+    if (!sync_deferred && fsync(a->fd) < 0) {
+        int e = errno;
+        dcpi__atomic_abort(a);
+        return fail_errno(err, a->path, e);
+    }
+    int rc = close(a->fd);
+    a->fd = -1;
+    if (rc < 0 || rename(a->tmp, a->path) < 0) {
+        int e = errno;
+        unlink(a->tmp);
+        return fail_errno(err, a->path, e);
+    }
+    if (!sync_deferred && sync_dir(a->dir) < 0)
+        return fail_errno(err, a->path,
+                          errno); /* the new file is in place, only durability failed */
+    return 0;
+}
+
+int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err)
+{
+    if (!path || (!buf && len))
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
+    dcpi__atomic_t a;
+    int rc = dcpi__atomic_open(&a, path, err);
+    if (rc < 0)
+        return rc;
+    if (write_all(a.fd, buf, len) < 0) {
+        int e = errno;
+        dcpi__atomic_abort(&a);
+        return fail_errno(err, path, e);
+    }
+    return dcpi__atomic_commit(&a, err);
+}
+
+int dcpi__copy_fd(int in, int out)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+        if (n == 0)
+            return 0;
+        if (n > 0)
+            continue;
+        if (errno == EINTR)
+            continue;
+        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+            return dcpi__errno_code(errno);
+        break; /* not between these files: copy through a buffer from where it stopped */
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return dcpi__errno_code(errno);
+        if (n == 0)
+            return 0;
+        if (write_all(out, buf, (size_t)n) < 0)
+            return dcpi__errno_code(errno);
+    }
 }
 
 /* Read fd to EOF into a growing buffer (st_size is only a hint: /proc files report 0). */
@@ -416,16 +471,91 @@ int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, 
     return 0;
 }
 
+struct dcpi__gzout {
+    z_stream z;
+    int fd;
+    unsigned char buf[65536];
+};
+
+/* Deflate what z holds with flush, writing every full output buffer to the file. */
+static int gz_pump(dcpi__gzout_t *g, int flush)
+{
+    for (;;) {
+        g->z.next_out = g->buf;
+        g->z.avail_out = sizeof g->buf;
+        int zr = deflate(&g->z, flush);
+        if (zr == Z_STREAM_ERROR)
+            return DCPI_ENOMEM;
+        if (write_all(g->fd, g->buf, sizeof g->buf - g->z.avail_out) < 0)
+            return dcpi__errno_code(errno);
+        if (flush == Z_FINISH ? zr == Z_STREAM_END : g->z.avail_out != 0)
+            return 0;
+    }
+}
+
+int dcpi__gzput(dcpi__gzout_t *g, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        uInt n = len > UINT_MAX / 2 ? UINT_MAX / 2 : (uInt)len;
+        g->z.next_in = (Bytef *)p;
+        g->z.avail_in = n;
+        int rc = gz_pump(g, Z_NO_FLUSH);
+        if (rc < 0)
+            return rc;
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int dcpi__write_atomic_gz_fill(const char *path, int (*fill)(void *arg, dcpi__gzout_t *out),
+                               void *arg, char *err)
+{
+    dcpi__gzout_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
+    if (deflateInit2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(g);
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
+    }
+    dcpi__atomic_t a;
+    int rc = dcpi__atomic_open(&a, path, err);
+    if (rc < 0)
+        goto out;
+    g->fd = a.fd;
+    rc = fill(arg, g);
+    if (rc == 0)
+        rc = gz_pump(g, Z_FINISH);
+    if (rc < 0) {
+        dcpi__atomic_abort(&a);
+        rc = dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    } else {
+        rc = dcpi__atomic_commit(&a, err);
+    }
+out:
+    deflateEnd(&g->z);
+    free(g);
+    return rc;
+}
+
+typedef struct gz_buf {
+    const void *buf;
+    size_t len;
+} gz_buf_t;
+
+static int put_buf(void *arg, dcpi__gzout_t *out)
+{
+    const gz_buf_t *b = arg;
+    return dcpi__gzput(out, b->buf, b->len);
+}
+
 int dcpi__write_atomic_gz(const char *path, const void *buf, size_t len, char *err)
 {
-    void *z = NULL;
-    size_t zlen = 0;
-    int rc = dcpi__gzip(buf, len, &z, &zlen);
-    if (rc < 0)
-        return dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    rc = dcpi__write_atomic(path, z, zlen, err);
-    free(z);
-    return rc;
+    if (!path || (!buf && len))
+        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
+    gz_buf_t b = {buf, len};
+    return dcpi__write_atomic_gz_fill(path, put_buf, &b, err);
 }
 
 /* mkdir one component; an existing directory is fine, anything else in the way is not. */

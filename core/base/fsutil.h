@@ -15,6 +15,24 @@
  * Returns 0 or a negative DCPI_E* (DCPI_ENOSPC for a full disk).
  */
 int dcpi__write_atomic(const char *path, const void *buf, size_t len, char *err);
+/* dcpi__write_atomic's steps for a file written in pieces (a copy, a stream) that must not
+ * be built in memory first: dcpi__atomic_open creates the temporary file next to path (fd: write
+ * it; tmp: its name, to read it back before it is put in place), dcpi__atomic_commit makes it
+ * durable and renames it over path (the fd is closed), dcpi__atomic_abort closes and removes it.
+ * path must stay valid until commit or abort. 0 or a negative DCPI_E*, "PATH: reason" in err. */
+typedef struct dcpi__atomic {
+    int fd;
+    const char *path;
+    char dir[4096], tmp[4352];
+} dcpi__atomic_t;
+int dcpi__atomic_open(dcpi__atomic_t *a, const char *path, char *err);
+int dcpi__atomic_commit(dcpi__atomic_t *a, char *err);
+void dcpi__atomic_abort(dcpi__atomic_t *a);
+
+/* Copy the rest of file in into out (copy_file_range, else through a 64 KiB buffer): nothing
+ * of its size in memory. 0 or a negative DCPI_E* from the errno. */
+int dcpi__copy_fd(int in, int out);
+
 /* While on, dcpi__write_atomic skips its two fsyncs; the writer then calls dcpi__sync_fs once
  * for all its files (dcpid's flush). Whole files either way: the rename is atomic. */
 void dcpi__sync_defer(int on);
@@ -46,8 +64,16 @@ int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const 
  * truncated gzip data" or "PATH: over 1 GiB once gunzipped" in err. */
 int dcpi__read_file_gz(const char *path, int nofollow, void **buf, size_t *len, char *err);
 
-/* dcpi__write_atomic of buf gzip-compressed (the compressed bytes are built in memory first). */
+/* dcpi__write_atomic of buf gzip-compressed (streamed to the file: no compressed copy in
+ * memory). */
 int dcpi__write_atomic_gz(const char *path, const void *buf, size_t len, char *err);
+/* dcpi__write_atomic of what fill(arg, out) passes to dcpi__gzput, gzip-compressed as it comes:
+ * the file's text is never whole in memory. fill returns 0 or a negative DCPI_E* (then path is
+ * untouched). dcpi__gzput: 0 or a negative DCPI_E*. */
+typedef struct dcpi__gzout dcpi__gzout_t;
+int dcpi__write_atomic_gz_fill(const char *path, int (*fill)(void *arg, dcpi__gzout_t *out),
+                               void *arg, char *err);
+int dcpi__gzput(dcpi__gzout_t *out, const void *buf, size_t len);
 
 /* snprintf of a path into out[len]: 0, or DCPI_ERANGE when it did not fit (out is then cut). */
 int dcpi__pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);

@@ -209,6 +209,45 @@ static void cache_code(daemon_t *d, const dcpi_image_t *img, const char *src)
  * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
  * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
  * matches, or the file is gone). */
+/* The table's lines ("ADDR t NAME"), gzip-compressed as they are formatted: a C++ library's
+ * text (tens of MB) is never whole in memory. */
+static int put_syms(void *arg, dcpi__gzout_t *out)
+{
+    const dcpi_symtab_t *st = arg;
+    char buf[65536];
+    size_t len = 0;
+    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
+        const dcpi_symbol_t *sym = dcpi_symtab_get(st, i);
+        if (!sym->addr || strchr(sym->name, '\n') || strchr(sym->name, '\t'))
+            continue;
+        size_t need = strlen(sym->name) + 24;
+        if (len + need > sizeof buf) {
+            int rc = dcpi__gzput(out, buf, len);
+            if (rc < 0)
+                return rc;
+            len = 0;
+        }
+        if (need > sizeof buf) { /* a name longer than the buffer: in pieces */
+            int n = snprintf(buf, sizeof buf, "%" PRIx64 " t ", sym->addr);
+            int rc = dcpi__gzput(out, buf, (size_t)n);
+            if (rc == 0)
+                rc = dcpi__gzput(out, sym->name, strlen(sym->name));
+            if (rc == 0)
+                rc = dcpi__gzput(out, "\n", 1);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%" PRIx64 " t %s\n", sym->addr,
+                                sym->name);
+    }
+    return dcpi__gzput(out, buf, len);
+}
+
+/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
+ * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
+ * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
+ * matches, or the file is gone). */
 static void cache_syms(daemon_t *d, const dcpi_image_t *img, const char *src)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];
@@ -220,19 +259,8 @@ static void cache_syms(daemon_t *d, const dcpi_image_t *img, const char *src)
     dcpi_symtab_t *st = NULL;
     if (dcpi_symtab_open(src, &st, NULL) < 0)
         return;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    for (size_t i = 0; m && i < dcpi_symtab_count(st); i++) {
-        const dcpi_symbol_t *sym = dcpi_symtab_get(st, i);
-        if (sym->addr && !strchr(sym->name, '\n') && !strchr(sym->name, '\t'))
-            fprintf(m, "%" PRIx64 " t %s\n", sym->addr, sym->name);
-    }
-    if (m)
-        fclose(m);
-    if (text && (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz(path, text, len, err) < 0))
+    if (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz_fill(path, put_syms, st, err) < 0)
         dcpi__log(DCPI_LOG_WARN, "symbol cache: %s", err);
-    free(text);
     dcpi_symtab_free(st);
 }
 

@@ -5,6 +5,7 @@
 #include "core/store/codecache.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,26 +41,32 @@ static uint64_t cache_bytes(const char *dir)
     return sum;
 }
 
-/* The bytes of path, when it still is build-id id: 0, DCPI_ENOENT, DCPI_EFULL or an error. */
-static int read_checked(const char *path, const char *id, void **buf, size_t *len, char *err)
+/* Is the file at path ELF with build-id id? */
+static int has_id(const char *path, const char *id)
 {
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return DCPI_ENOENT;
-    if ((uint64_t)st.st_size > DCPI_CODECACHE_FILE_MAX)
-        return DCPI_EFULL;
-    int rc = dcpi__read_file(path, 0, buf, len, err);
+    dcpi_image_info_t info;
+    return dcpi_image_probe(path, &info, NULL) == 0 && info.id_is_buildid && !strcmp(info.id, id);
+}
+
+/* Copy the open file in (size bytes) to out, streamed through a temporary file (nothing of its
+ * size in memory: images are up to DCPI_CODECACHE_FILE_MAX), kept only when the copy itself has
+ * build-id id. */
+static int copy_checked(int in, const char *out, const char *id, char *err)
+{
+    dcpi__atomic_t a;
+    int rc = dcpi__atomic_open(&a, out, err);
     if (rc < 0)
         return rc;
-    dcpi_image_info_t info;
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    if (dcpi_image_probe(tmp, &info, NULL) != 0 || !info.id_is_buildid || strcmp(info.id, id)) {
-        free(*buf);
-        *buf = NULL;
+    rc = dcpi__copy_fd(in, a.fd);
+    if (rc < 0) {
+        dcpi__atomic_abort(&a);
+        return dcpi__errf(err, rc, "%s: %s", out, dcpi_strerror(rc));
+    }
+    if (!has_id(a.tmp, id)) {
+        dcpi__atomic_abort(&a);
         return DCPI_ENOENT; /* replaced since it was profiled: not the build to keep */
     }
-    return 0;
+    return dcpi__atomic_commit(&a, err);
 }
 
 int dcpi_codecache_add(const char *db, const char *path, const char *id, char *err)
@@ -69,15 +76,18 @@ int dcpi_codecache_add(const char *db, const char *path, const char *id, char *e
     dcpi_codecache_path(db, id, out, sizeof out);
     if (access(out, F_OK) == 0)
         return 0;
-    void *buf = NULL;
-    size_t len = 0;
-    int rc = read_checked(path, id, &buf, &len, err);
-    if (rc == 0 && cache_bytes(dir) + len > DCPI_CODECACHE_MAX)
+    struct stat st;
+    int in = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = DCPI_ENOENT;
+    else if ((uint64_t)st.st_size > DCPI_CODECACHE_FILE_MAX ||
+             cache_bytes(dir) + (uint64_t)st.st_size > DCPI_CODECACHE_MAX)
         rc = DCPI_EFULL;
     if (rc == 0)
         rc = dcpi__mkdirs(dir, 0755);
     if (rc == 0)
-        rc = dcpi__write_atomic(out, buf, len, err);
-    free(buf);
+        rc = copy_checked(in, out, id, err);
+    if (in >= 0)
+        close(in);
     return rc;
 }

@@ -21,7 +21,8 @@ void dcpi_codecache_path(const char *db, const char *id, char *out, size_t len);
 
 /*
  * Keep a copy of the ELF file at path as build-id id, unless it is kept already. The file is
- * read once and checked against id (a file replaced meanwhile is not kept). 0 when kept (or
+ * copied through a temporary file (never read into memory) and the copy is checked against id
+ * (a file replaced meanwhile is not kept). 0 when kept (or
  * already there); DCPI_ENOENT when path no longer has that id or cannot be read; DCPI_EFULL
  * when the file or the cache would exceed its bound; other DCPI_E* with "PATH: reason" in err.
  */
