@@ -22,6 +22,8 @@ set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+# significance needs the full sample counts (a test of power), also in make test's quick pass
+STAT_QUICK=0
 e2e_counting diff-vprof
 to() { timeout -k 5 "$@"; }
 W=$BIN/samples/work-accuracy

@@ -10,6 +10,8 @@ set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+# significance needs the full sample counts (a test of power), also in make test's quick pass
+STAT_QUICK=0
 e2e_counting diffxz
 to() { timeout -k 5 "$@"; }
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"

@@ -2,8 +2,9 @@
 # after common.sh and stats.sh; needs BIN, T, fail): phased_check MODE runs dcpid's default
 # value backend on samples/work-phased MODE, whose measured `div rcx` has a divisor mix that
 # depends on where the program is (see its top comment) and which counts its exact truth per
-# execution. The run is repeated with twice the length until the instruction has at least
-# PHASED_NMIN value samples (at most 3 runs, from PHASED_MS ms of the workload's CPU time), then
+# execution. The run is repeated longer, from the rate seen, until the instruction has at least
+# PHASED_NMIN value samples (lib/stats.sh stat_until, up to 16 x PHASED_MS ms of the workload's CPU
+# time), then
 # every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_MS=${PHASED_MS:-$(stat_ms 2500)}
@@ -35,27 +36,31 @@ phased_proc() {
     esac
 }
 
-phased_check() {
-    local mode=$1 proc ms=$PHASED_MS try line n t lab val pct got
+# phased_run SCALE MODE: one run of SCALE x PHASED_MS; the div's hotlist line in $T/MODE.line
+phased_run() {
+    local mode=$2 proc line
     proc=$(phased_proc "$mode")
+    rm -rf "${T:?}/$mode"
+    timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
+        -vbudget "$PHASED_BUDGET" \
+        -- "$BIN/samples/work-phased" "$mode" $((PHASED_MS * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
+        fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
+    grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
+        -vshow 8 -vcutoff 0 "$proc" "$BIN/samples/work-phased" >"$T/$mode.list" 2>&1 ||
+        fail "$mode: dcpilist: $(cat "$T/$mode.list")"
+    line=$(grep -E ' div +rcx' "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
+    [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
+    echo "$line" >"$T/$mode.line"
+}
+phased_count() { vtot "$(cat "$T/$1.line")"; }
+
+phased_check() {
+    local mode=$1 line n t lab val pct got
     export ACC_MNEM=div ACC_VALUE=rcx
-    for try in 1 2 3; do
-        rm -rf "$T/$mode"
-        timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
-            -vbudget "$PHASED_BUDGET" \
-            -- "$BIN/samples/work-phased" "$mode" "$ms" >"$T/$mode.out" 2>"$T/$mode.err" ||
-            fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
-        grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
-        DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
-            -vshow 8 -vcutoff 0 "$proc" "$BIN/samples/work-phased" >"$T/$mode.list" 2>&1 ||
-            fail "$mode: dcpilist: $(cat "$T/$mode.list")"
-        line=$(grep -E ' div +rcx' "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
-        [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
-        n=$(vtot "$line")
-        awk -v n="$n" -v m="$(stat_need "$PHASED_NMIN")" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' && break
-        echo "$mode: $n value samples in a run of $ms ms, fewer than $(stat_need "$PHASED_NMIN"): again, twice as long"
-        ms=$((ms * 2))
-    done
+    stat_until "$PHASED_NMIN" 16 phased_run phased_count "$mode"
+    line=$(cat "$T/$mode.line")
+    n=$(vtot "$line")
     echo "$mode: $(grep -h 'bp backend: [0-9]' "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"
     stat_min "$mode value samples" "$n" "$PHASED_NMIN" || fail "$mode: too few: $line"
     for t in $(sed -n 's/^truth //p' "$T/$mode.out"); do
