@@ -136,8 +136,8 @@ grep -q "children" "$T/l8" && diff "$T/l8" "$T/f8" >"$T/d8" ||
 # --- two recordings of work-demo as two hosts: the fleet's value hotlists (-vprof) and children
 # are those of a local epoch holding both recordings (as two platforms, which dcpilist and
 # dcpiprof merge as the fleet's GROUP BY must: hotlists by dcpi_vsummary_merge)
-to 60 "$BIN/dcpid" -db "$T/db3" -event cpu-clock -g -vtrace vp-classic -- "$BIN/samples/work-demo" >/dev/null 2>&1 ||
-    fail "dcpid work-demo (second recording)"
+to 60 "$BIN/dcpid" -db "$T/db3" -event cpu-clock -g -vtrace vp-classic -- "$BIN/samples/work-demo" 700 >/dev/null 2>&1 ||
+    fail "dcpid work-demo (second recording, 0.7 s of CPU)"
 "$BIN/dcpipush" -q -db "$T/db3" -host v3 "$U" >"$T/push-v3.out" 2>&1 || fail "push v3: $(cat "$T/push-v3.out")"
 e1=$(ls "$T/db1" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
 e3=$(ls "$T/db3" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
