@@ -79,6 +79,16 @@ out=$("$BIN/dcpipush" -db "$T/db" -host "$host" "$U" 2>&1) || fail "repeat: $out
 case "$out" in *"already in the store") ;; *) fail "repeat said: $out" ;; esac
 [ "$(fleet_sql "$S" "SELECT count() FROM fl.manifest")" = "$commits" ] || fail "a repeat committed"
 [ "$(total)" = "$local_total" ] || fail "after a repeat: fleet total $(total), local $local_total"
+# the hostile names through the queries: by procedure with the children column (from the stored
+# chains), and the report page (flame graph, callers), as the local database shows them
+"$BIN/dcpiprof" -db "$T/db" >"$T/lp" 2>&1
+"$BIN/dcpiprof" -fleet "$U" -host "$host" >"$T/fp" 2>&1
+grep -q children "$T/lp" && diff "$T/lp" "$T/fp" >"$T/dp" || fail "hostile names, dcpiprof -fleet: $(head -5 "$T/dp")"
+"$BIN/dcpireport" -db "$T/db" -o "$T/lr.html" 2>/dev/null
+"$BIN/dcpireport" -fleet "$U" -host "$host" -o "$T/fr.html" 2>/dev/null
+norm() { tr ',' '\n' <"$1" | grep -v -e '^"db":' -e '^"epoch":' -e '<title>'; }
+grep -q '"flame":{' "$T/lr.html" && diff <(norm "$T/lr.html") <(norm "$T/fr.html") >"$T/dr" ||
+    fail "hostile names, dcpireport -fleet: $(head -5 "$T/dr")"
 
 # --- duty: a host that sampled a quarter of the time counts 4 times (dcpid -duty 0.25 writes
 # DB/<epoch>/<platform>/duty); the fleet total of both hosts is 4 a + b
