@@ -49,8 +49,8 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vrate", "N",
      "at most N value samples per second per CPU (" STR(DCPI_VALUES_DEFAULT_RATE) ")", NULL},
     {"-vbudget", "PCT",
-     "bp backend: breakpoint hits take at most PCT% of each thread's CPU time\n"
-     "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a hit costs is measured at start)",
+     "bp backend: its triggers, arms and hits take at most PCT% of each thread's CPU time\n"
+     "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a trigger and an arm cost is measured at start)",
      NULL},
     {"-voracle", "ADDR:IMAGE",
      "every execution of the instruction at ADDR (ELF address as dcpilist\n"

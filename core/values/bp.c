@@ -65,7 +65,7 @@ typedef struct bp_fn {
 typedef struct bp_cand {
     uint32_t delta; /* from lo */
     uint32_t samples, misses;
-    uint32_t at;          /* PC samples whose pc was this instruction */
+    uint32_t at;          /* PC samples at it or after it, before the next candidate */
     uint32_t arms, fails; /* arms chosen here; of them, failed to arm (last errno: err) */
     uint32_t plugins;     /* bit i: plugin i selects it (bit 31: plugin 31 and later) */
     int err;
@@ -262,8 +262,9 @@ void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint6
         return;
     f->trig++;
     uint32_t near = nearest_before(b, f, (uint32_t)(vaddr - f->lo));
-    if (near != UINT32_MAX && b->cand[near].delta == (uint32_t)(vaddr - f->lo))
-        b->cand[near].at++; /* the instruction's own PC samples: which ones are major */
+    if (near != UINT32_MAX) /* its PC samples, those of the unselected code after it too (a
+                               div's land on the next instruction): which ones are major */
+        b->cand[near].at++;
 }
 
 int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,

@@ -204,8 +204,9 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
 
 /* What the budget aims at (bparm.c reports what it could not afford): at least DCPI_VBP_NEED
  * value samples on every instruction holding DCPI_VBP_MAJOR_PCT% of its procedure's PC samples
- * (counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds of a
- * thread's CPU. */
+ * (those on it and on the unselected instructions after it, where a slow instruction's samples
+ * land; counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds of
+ * a thread's CPU. */
 #define DCPI_VBP_NEED      1000
 #define DCPI_VBP_NEED_S    6
 #define DCPI_VBP_MAJOR_PCT 5
@@ -218,7 +219,7 @@ typedef struct dcpi__vbp_insn {
     const char *sym;  /* its function's symbol, NULL when none */
     uint64_t symoff;  /* from the symbol */
     uint32_t fn_trig; /* PC samples in its function */
-    uint32_t at;      /* ... at this instruction */
+    uint32_t at;      /* ... at this instruction (or after it, before the next selected one) */
     uint32_t arms, fails, samples, misses;
     uint32_t plugins; /* bit i: plugin i selects it (bit 31: plugins 31 and later) */
     int err;          /* errno of the last failed arm */
