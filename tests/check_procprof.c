@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/sampling/proctab.h"
@@ -138,6 +139,111 @@ START_TEST(test_file_roundtrip_merge)
 }
 END_TEST
 
+static size_t file_size(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (size_t)st.st_size;
+}
+
+static uint64_t count_of(const dcpi_procprof_t *q, uint32_t pid, uint32_t off)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (q->e[i].pid == pid && q->e[i].offset == off)
+            return q->e[i].count;
+    return 0;
+}
+
+/* Version 2: appends add chunks in place (the file only grows by the new chunk), readers add
+ * them up; a torn last chunk is left out and cut off by the next append; every
+ * DCPI_PROCPROF_MAX_CHUNKS appends the file is rewritten as one chunk; a version 1 file is
+ * converted by its first append. */
+START_TEST(test_file_append)
+{
+    char *path = tmpfile_path(), err[256] = "";
+    uint64_t torn = 1;
+    dcpi_procprof_t p = {0}, q = {0};
+    ck_assert_int_eq(dcpi_procprof_add(&p, 42, "sha256sum", 0x40, 3), 0);
+    ck_assert_int_eq(dcpi_procprof_add(&p, 7, "bash", 0x10, 1), 0);
+    ck_assert_int_eq(dcpi_procprof_append(path, &p, &torn, err), 0); /* created */
+    ck_assert_uint_eq(torn, 0);
+    size_t one = file_size(path);
+    dcpi_procprof_t r = {0};
+    ck_assert_int_eq(dcpi_procprof_add(&r, 42, "sha256sum", 0x40, 5), 0);
+    ck_assert_int_eq(dcpi_procprof_append(path, &r, &torn, err), 0);
+    size_t two = file_size(path);
+    ck_assert_uint_gt(two, one);
+    ck_assert_uint_lt(two - one, one); /* the new chunk only, not the file again */
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), 0);
+    dcpi_procprof_normalize(&q);
+    ck_assert_uint_eq(q.n, 2);
+    ck_assert_uint_eq(count_of(&q, 42, 0x40), 8);
+    ck_assert_uint_eq(count_of(&q, 7, 0x10), 1);
+    ck_assert_uint_eq(q.torn, 0);
+    dcpi_procprof_free(&q);
+    /* a writer killed in its append: the last chunk cut short */
+    ck_assert_int_eq(truncate(path, (off_t)two - 3), 0);
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), 0);
+    ck_assert_uint_eq(q.torn, two - 3 - one);
+    ck_assert_uint_eq(count_of(&q, 42, 0x40), 3);
+    dcpi_procprof_free(&q);
+    ck_assert_int_eq(dcpi_procprof_append(path, &r, &torn, err), 0);
+    ck_assert_uint_eq(torn, two - 3 - one);
+    ck_assert_uint_eq(file_size(path), two);
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), 0);
+    ck_assert_uint_eq(q.torn, 0);
+    dcpi_procprof_normalize(&q);
+    ck_assert_uint_eq(count_of(&q, 42, 0x40), 8);
+    dcpi_procprof_free(&q);
+    /* a whole chunk whose bytes changed: damage */
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, (long)two - 1, SEEK_SET), 0);
+    int c = fgetc(f);
+    ck_assert_int_eq(fseek(f, (long)two - 1, SEEK_SET), 0);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), DCPI_EFORMAT);
+    ck_assert_msg(strstr(err, "bad checksum"), "%s", err);
+    dcpi_procprof_free(&q);
+    /* compaction: one chunk again after DCPI_PROCPROF_MAX_CHUNKS */
+    unlink(path);
+    for (int i = 0; i < DCPI_PROCPROF_MAX_CHUNKS + 1; i++)
+        ck_assert_int_eq(dcpi_procprof_append(path, &r, &torn, err), 0);
+    size_t compacted = file_size(path);
+    char path2[64];
+    strcpy(path2, path);
+    strcat(path2, ".one");
+    dcpi_procprof_t big = {0};
+    ck_assert_int_eq(
+        dcpi_procprof_add(&big, 42, "sha256sum", 0x40, 5 * (DCPI_PROCPROF_MAX_CHUNKS + 1)), 0);
+    ck_assert_int_eq(dcpi_procprof_append(path2, &big, &torn, err), 0);
+    ck_assert_uint_eq(compacted, file_size(path2)); /* one chunk, as if written at once */
+    unlink(path2);
+    dcpi_procprof_free(&big);
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), 0);
+    ck_assert_uint_eq(count_of(&q, 42, 0x40), 5ull * (DCPI_PROCPROF_MAX_CHUNKS + 1));
+    dcpi_procprof_free(&q);
+    /* a version 1 file: its first append rewrites it as version 2 */
+    unlink(path);
+    ck_assert_int_eq(dcpi_procprof_merge_write(path, &p, err), 0);
+    ck_assert_int_eq(dcpi_procprof_append(path, &r, &torn, err), 0);
+    ck_assert_int_eq(dcpi_procprof_read(path, &q, err), 0);
+    dcpi_procprof_normalize(&q);
+    ck_assert_uint_eq(count_of(&q, 42, 0x40), 8);
+    ck_assert_uint_eq(count_of(&q, 7, 0x10), 1);
+    FILE *g = fopen(path, "rb");
+    char magic[13] = "";
+    ck_assert_uint_eq(fread(magic, 1, 12, g), 12);
+    fclose(g);
+    ck_assert_str_eq(magic, "dcpiprocs 2\n");
+    unlink(path);
+    dcpi_procprof_free(&q);
+    dcpi_procprof_free(&p);
+    dcpi_procprof_free(&r);
+}
+END_TEST
+
 /* Every corruption is a one-line DCPI_EFORMAT naming the file. */
 START_TEST(test_file_corrupt)
 {
@@ -179,6 +285,7 @@ int main(void)
     tcase_add_test(tc, test_proctab_many);
     tcase_add_test(tc, test_file_roundtrip_merge);
     tcase_add_test(tc, test_file_corrupt);
+    tcase_add_test(tc, test_file_append);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

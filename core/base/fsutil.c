@@ -179,6 +179,21 @@ int dcpi__write_output(const char *path, const void *buf, size_t len, char *err)
     return 0;
 }
 
+int dcpi__write_at(const char *path, int fd, uint64_t off, const void *buf, size_t len, char *err)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail_errno(err, path, n < 0 ? errno : EIO);
+        done += (size_t)n;
+    }
+    if (!sync_deferred && fdatasync(fd) < 0)
+        return fail_errno(err, path, errno);
+    return 0;
+}
+
 int dcpi__atomic_open(dcpi__atomic_t *a, const char *path, char *err)
 {
     a->fd = -1;

@@ -5,6 +5,7 @@
 #define DCPI_CORE_FSUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dcpi/api.h"
 
@@ -36,6 +37,10 @@ int dcpi__copy_fd(int in, int out);
 /* While on, dcpi__write_atomic skips its two fsyncs; the writer then calls dcpi__sync_fs once
  * for all its files (dcpid's flush). Whole files either way: the rename is atomic. */
 void dcpi__sync_defer(int on);
+/* Write len bytes of buf at offset off of the open file fd (path for messages), then
+ * fdatasync it unless dcpi__sync_defer is on: an in-place append (a crash may leave a prefix
+ * of buf; the format must tell). 0 or DCPI_E* with "PATH: reason" in err. */
+int dcpi__write_at(const char *path, int fd, uint64_t off, const void *buf, size_t len, char *err);
 /* syncfs(2) of the filesystem holding path: 0 or a negative DCPI_E*. */
 int dcpi__sync_fs(const char *path);
 

@@ -44,6 +44,11 @@ int dcpi__log_open(const char *path)
     return 0;
 }
 
+int dcpi__log_fd(void)
+{
+    return log_fd;
+}
+
 void dcpi__log_level(int level)
 {
     log_max = level;

@@ -11,6 +11,8 @@
 enum { DCPI_LOG_ERR = 0, DCPI_LOG_WARN = 1, DCPI_LOG_INFO = 2, DCPI_LOG_DEBUG = 3 };
 
 int dcpi__log_open(const char *path);
+/* The descriptor the log is written to (2 until dcpi__log_open; a child keeps it open). */
+int dcpi__log_fd(void);
 void dcpi__log_level(int level);
 /* 1 when stderr is the journal's stream ($JOURNAL_STREAM names its device and inode). */
 int dcpi__log_stderr_is_journal(void);

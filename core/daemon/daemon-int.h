@@ -144,6 +144,14 @@ typedef struct daemon {
     /* command / -p target */
     pid_t child;
     int child_status;
+    /* cachejob.c: images queued for DB/.codecache and DB/.symcache, ids queued this run (fnv1a),
+     * the child writing them (0: none), and whether this flush may leave it running */
+    struct dcpi__cachejob *cache_q;
+    size_t cache_n, cache_cap;
+    uint64_t *cache_seen;
+    size_t cache_nseen, cache_capseen;
+    pid_t cache_pid;
+    int flush_async;
 } daemon_t;
 
 /* ctlserver.c: an answer to a control client, line by line (dcpi__daemon_say adds the '\n'). */
@@ -248,8 +256,19 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
 /* The vDSO's bytes (dcpid's own: one image per kernel) as vdso.so in the epoch's [vdso] image
  * directory dirname, once per epoch, so the analysis tools name its functions. */
 void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
-/* img's symbols into DB/.symcache/syms-BUILDID.gz once (names survive upgrades and rebuilds). */
+/* The code (DB/.codecache/ID) and symbols (DB/.symcache/syms-ID.gz) of the image at path (id,
+ * read from src) once per database: names and listings survive upgrades and rebuilds. */
+void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, const char *src);
+
+/* cachejob.c: img's code and symbols (dcpi__daemon_cache_image) queued once per run, written by a
+ * child process that dcpi__daemon_cache_start forks at the end of a flush, so that copying and
+ * symbolising a large library (seconds) does not stop the rings' draining; a flush that is not
+ * d->flush_async (dcpictl flush, epoch, quit, the exit) waits for it, draining the rings.
+ * dcpi__daemon_cache_reap (SIGCHLD) reaps it, with wait until it is done. */
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
+void dcpi__daemon_cache_start(daemon_t *d);
+void dcpi__daemon_cache_reap(daemon_t *d, int wait);
+void dcpi__daemon_cache_free(daemon_t *d);
 /* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
  * deleted file) has its code and symbols kept from src while its process lives. */
 void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src);

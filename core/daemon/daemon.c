@@ -62,6 +62,7 @@ static void on_signal(daemon_t *d)
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
             child_exited(d);
+            dcpi__daemon_cache_reap(d, 0); /* the code and symbol caches' writer */
         } else if (sig == SIGHUP) {
             if (d->log_path[0] && dcpi__log_open(d->log_path) == 0)
                 dcpi__log(DCPI_LOG_INFO, "SIGHUP: log reopened");
@@ -91,7 +92,9 @@ static void on_timer(daemon_t *d)
     pid_check(d);
     if (dcpi__daemon_now() >= d->next_flush) {
         flush_result_t r;
+        d->flush_async = 1; /* nobody waits for this flush: the caches' writer may run on */
         dcpi__daemon_flush(d, &r);
+        d->flush_async = 0;
         d->next_flush = dcpi__daemon_now() + d->o->flush_s;
         dcpi__daemon_retain(d); /* -keep: epochs aged, the current one grew */
     }

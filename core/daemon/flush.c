@@ -111,8 +111,15 @@ static int write_procs(daemon_t *d, const char *dirname, int ev, const dcpi_agg_
         dcpi__errf(err, rc, "%s: out of memory", file);
     else if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
         dcpi__errf(err, rc, "%s: %s", dir, dcpi_strerror(rc));
-    else
-        rc = dcpi_procprof_merge_write(file, &pp, err);
+    else {
+        uint64_t torn = 0; /* appended: O(this flush's counts), not O(the epoch's processes) */
+        rc = dcpi_procprof_append(file, &pp, &torn, err);
+        if (torn)
+            dcpi__log(DCPI_LOG_WARN,
+                      "%s: %" PRIu64 " bytes of an unfinished write (dcpid killed in a flush) cut "
+                      "off: that flush's samples of this profile have no split by process",
+                      file, torn);
+    }
     dcpi_procprof_free(&pp);
     return rc;
 }
@@ -348,6 +355,13 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_stacks(d, r);
     if (d->push)
         dcpi__daemon_push_flush(d, periods, r->failures);
+    /* the code and symbol caches of the images written (cachejob.c): in a child; a flush that
+     * is asked for waits for it (and for an earlier one, so that its queue goes too) */
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
+    dcpi__daemon_cache_start(d);
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */
@@ -394,5 +408,7 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
     else
         dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
     flush_result_t r;
+    d->flush_async = 1;
     dcpi__daemon_flush(d, &r);
+    d->flush_async = 0;
 }

@@ -188,27 +188,23 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
 /* The image's code, once per DB, as DB/.codecache/ID (a copy of the ELF file read from src,
  * bounded: see core/store/codecache.h), so dcpilist -asm lists it after it is rebuilt or
  * deleted. */
-static void cache_code(daemon_t *d, const dcpi_image_t *img, const char *src)
+static void cache_code(const char *db, const char *imgpath, const char *id, const char *src)
 {
     static int said_full;
     char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_codecache_add(d->db, src, img->info.id, err);
+    int rc = dcpi_codecache_add(db, src, id, err);
     if (rc == DCPI_EFULL && !said_full) {
         said_full = 1;
         dcpi__log(DCPI_LOG_WARN,
                   "code cache: %s (%llu MiB) or the cache (%llu MiB) would exceed its bound: "
                   "images are no longer kept for dcpilist after they change",
-                  img->path, (unsigned long long)(DCPI_CODECACHE_FILE_MAX >> 20),
+                  imgpath, (unsigned long long)(DCPI_CODECACHE_FILE_MAX >> 20),
                   (unsigned long long)(DCPI_CODECACHE_MAX >> 20));
     } else if (rc < 0 && rc != DCPI_ENOENT && rc != DCPI_EFULL) {
         dcpi__log(DCPI_LOG_WARN, "code cache: %s", err[0] ? err : dcpi_strerror(rc));
     }
 }
 
-/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
- * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
- * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
- * matches, or the file is gone). */
 /* The table's lines ("ADDR t NAME"), gzip-compressed as they are formatted: a C++ library's
  * text (tens of MB) is never whole in memory. */
 static int put_syms(void *arg, dcpi__gzout_t *out)
@@ -248,14 +244,14 @@ static int put_syms(void *arg, dcpi__gzout_t *out)
  * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
  * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
  * matches, or the file is gone). */
-static void cache_syms(daemon_t *d, const dcpi_image_t *img, const char *src)
+static void cache_syms(const char *db, const char *id, const char *src)
 {
     char dir[4200], path[4400], err[DCPI_ERRLEN];
-    (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", d->db);
-    (void)dcpi__pathf(path, sizeof path, "syms-%s", img->info.id);
+    (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", db);
+    (void)dcpi__pathf(path, sizeof path, "syms-%s", id);
     if (exists_plain_or_gz(dir, path))
         return;
-    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s.gz", dir, img->info.id);
+    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s.gz", dir, id);
     dcpi_symtab_t *st = NULL;
     if (dcpi_symtab_open(src, &st, NULL) < 0)
         return;
@@ -264,12 +260,10 @@ static void cache_syms(daemon_t *d, const dcpi_image_t *img, const char *src)
     dcpi_symtab_free(st);
 }
 
-void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, const char *src)
 {
-    if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/')
-        return;
-    cache_code(d, img, img->path);
-    cache_syms(d, img, img->path);
+    cache_code(db, path, id, src);
+    cache_syms(db, id, src);
 }
 
 void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src)
@@ -277,6 +271,5 @@ void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *s
     daemon_t *d = ctx;
     if (!img->info.id_is_buildid)
         return;
-    cache_code(d, img, src);
-    cache_syms(d, img, src);
+    dcpi__daemon_cache_image(d->db, img->path, img->info.id, src); /* now: src may go away */
 }

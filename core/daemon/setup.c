@@ -365,6 +365,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
 void dcpi__daemon_cleanup(daemon_t *d)
 {
     dcpi__daemon_push_stop(d); /* sends what the last flush spooled (at most 5 s) */
+    dcpi__daemon_cache_free(d);
     if (d->sock_path[0])
         unlink(d->sock_path);
     int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};

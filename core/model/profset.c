@@ -236,6 +236,16 @@ static int load_procs(dcpi_profset_image_t *img, int ei, const char *prof_path, 
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", path);
     dcpi_procprof_t one = {0};
     int rc = dcpi_procprof_read(path, &one, err);
+    if (rc == 0 && one.torn) /* its whole chunks are used; what a kill cut short is said */
+        rc = dcpi__damage_skip(DCPI_ETRUNC,
+                               "%s: %zu bytes of an unfinished append left out (dcpid was "
+                               "killed in a flush: that flush's split by process is lost)",
+                               path, one.torn);
+    if (rc < 0 && one.torn) {
+        dcpi_procprof_free(&one);
+        return dcpi__errf(err, rc, "%s: %zu bytes of an unfinished append at its end", path,
+                          one.torn);
+    }
     if (rc == DCPI_ENOENT ||
         (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)) {
         dcpi_procprof_free(&one);

@@ -21,6 +21,9 @@ static int parse_one(const char *suffix, const char *path, char *err)
     if (!strcmp(suffix, DCPI_PROCPROF_SUFFIX)) {
         dcpi_procprof_t pp = {0};
         rc = dcpi_procprof_read(path, &pp, err);
+        if (rc == 0 && pp.torn) /* a writer killed in a flush: that flush's split is lost */
+            rc = dcpi__errf(err, DCPI_ETRUNC, "%s: %zu bytes of an unfinished append at its end",
+                            path, pp.torn);
         dcpi_procprof_free(&pp);
     } else if (!strcmp(suffix, ".vprof")) {
         dcpi_vprof_t *vp = NULL;

@@ -1,18 +1,27 @@
 /*
  * procprof.c - "<event>.procs" files, per-process counts of one image (see procprof.h):
- * LEB128 encoding, parsing with full validation, atomic merge.
+ * LEB128 encoding, parsing with full validation, atomic merge, and the appending writer of
+ * version 2 (checksummed chunks, one per flush; compacted into one every
+ * DCPI_PROCPROF_MAX_CHUNKS).
  */
 #include "core/store/procprof.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
 
-#define MAGIC "dcpiprocs 1\n"
+#define MAGIC      "dcpiprocs 1\n"
+#define MAGIC2     "dcpiprocs 2\n"
+#define CHUNK_HEAD 8 /* payload length u32, crc32 of the payload u32 (little-endian) */
 
 int dcpi_procprof_add(dcpi_procprof_t *p, uint32_t pid, const char *comm, uint32_t offset,
                       uint64_t count)
@@ -170,18 +179,65 @@ static int parse_group(reader_t *r, const char *name, dcpi_procprof_t *out, char
     return 0;
 }
 
-int dcpi_procprof_parse(const void *buf, size_t len, const char *name, dcpi_procprof_t *out,
-                        char *err)
+static int parse_groups(const unsigned char *p, const unsigned char *end, const char *name,
+                        dcpi_procprof_t *out, char *err)
 {
-    if (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) != 0)
-        return dcpi__errf(err, DCPI_EFORMAT, "%s: not a dcpi per-process profile", name);
-    reader_t r = {(const unsigned char *)buf + sizeof MAGIC - 1, (const unsigned char *)buf + len};
+    reader_t r = {p, end};
     while (r.p < r.end) {
         int rc = parse_group(&r, name, out, err);
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The end of the last whole chunk of a version 2 body [p, end) and how many there are: a chunk
+ * that runs past the end is an unfinished append (a writer killed in it). */
+static const unsigned char *whole_chunks(const unsigned char *p, const unsigned char *end,
+                                         size_t *n)
+{
+    *n = 0;
+    while ((size_t)(end - p) >= CHUNK_HEAD && le32(p) <= (size_t)(end - p) - CHUNK_HEAD) {
+        p += CHUNK_HEAD + le32(p);
+        ++*n;
+    }
+    return p;
+}
+
+static int parse_v2(const unsigned char *file, const unsigned char *p, const unsigned char *end,
+                    const char *name, dcpi_procprof_t *out, char *err)
+{
+    size_t n;
+    const unsigned char *whole = whole_chunks(p, end, &n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = le32(p);
+        if (crc32(0L, p + CHUNK_HEAD, len) != le32(p + 4))
+            return dcpi__errf(err, DCPI_EFORMAT, "%s: chunk at offset %zu: bad checksum", name,
+                              (size_t)(p - file));
+        int rc = parse_groups(p + CHUNK_HEAD, p + CHUNK_HEAD + len, name, out, err);
+        if (rc < 0)
+            return rc;
+        p += CHUNK_HEAD + len;
+    }
+    out->torn += (size_t)(end - whole);
+    return 0;
+}
+
+int dcpi_procprof_parse(const void *buf, size_t len, const char *name, dcpi_procprof_t *out,
+                        char *err)
+{
+    const unsigned char *b = buf, *end = b + len;
+    size_t ml = sizeof MAGIC - 1;
+    if (len >= ml && memcmp(buf, MAGIC, ml) == 0)
+        return parse_groups(b + ml, end, name, out, err);
+    if (len >= ml && memcmp(buf, MAGIC2, ml) == 0)
+        return parse_v2(b, b + ml, end, name, out, err);
+    return dcpi__errf(err, DCPI_EFORMAT, "%s: not a dcpi per-process profile", name);
 }
 
 int dcpi_procprof_read(const char *path, dcpi_procprof_t *out, char *err)
@@ -217,5 +273,118 @@ int dcpi_procprof_merge_write(const char *path, dcpi_procprof_t *p, char *err)
     free(buf);
 out:
     dcpi_procprof_free(&all);
+    return rc;
+}
+
+/* ---- version 2: appending ------------------------------------------------------------- */
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+/* p (normalized) as one chunk, with the file's magic in front when magic is set. */
+static int encode_chunk(dcpi_procprof_t *p, int magic, unsigned char **buf, size_t *len)
+{
+    unsigned char *v1 = NULL;
+    size_t n1 = 0, ml = sizeof MAGIC - 1;
+    int rc = dcpi_procprof_encode(p, &v1, &n1);
+    if (rc < 0)
+        return rc;
+    size_t body = n1 - ml, head = magic ? ml : 0;
+    if (body > UINT32_MAX) {
+        free(v1);
+        return DCPI_ERANGE;
+    }
+    unsigned char *b = malloc(head + CHUNK_HEAD + body + 1);
+    if (!b) {
+        free(v1);
+        return DCPI_ENOMEM;
+    }
+    memcpy(b, MAGIC2, head);
+    put_le32(b + head, (uint32_t)body);
+    put_le32(b + head + 4, (uint32_t)crc32(0L, v1 + ml, (uInt)body));
+    memcpy(b + head + CHUNK_HEAD, v1 + ml, body);
+    free(v1);
+    *buf = b;
+    *len = head + CHUNK_HEAD + body;
+    return 0;
+}
+
+/* The file rewritten as one chunk holding its whole chunks and p (atomically). */
+static int compact(const char *path, dcpi_procprof_t *p, char *err)
+{
+    dcpi_procprof_t all = {0};
+    int rc = dcpi_procprof_read(path, &all, err);
+    if (rc < 0 && rc != DCPI_ENOENT)
+        goto out;
+    rc = 0;
+    for (size_t i = 0; i < p->n && rc == 0; i++)
+        rc = dcpi_procprof_add(&all, p->e[i].pid, p->e[i].comm, p->e[i].offset, p->e[i].count);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (rc == 0)
+        rc = encode_chunk(&all, 1, &buf, &len);
+    if (rc < 0) {
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+        goto out;
+    }
+    rc = dcpi__write_atomic(path, buf, len, err);
+    free(buf);
+out:
+    dcpi_procprof_free(&all);
+    return rc;
+}
+
+/* Where the next chunk of the open version 2 file fd (size bytes) goes: after its last whole
+ * chunk (the chunk headers walked with pread); *n chunks. DCPI_EFORMAT when it is no version 2
+ * file (version 1: rewritten by the caller). */
+static int append_point(int fd, uint64_t size, uint64_t *at, size_t *n)
+{
+    unsigned char h[CHUNK_HEAD], m[sizeof MAGIC2];
+    size_t ml = sizeof MAGIC2 - 1;
+    if (size < ml || pread(fd, m, ml, 0) != (ssize_t)ml || memcmp(m, MAGIC2, ml) != 0)
+        return DCPI_EFORMAT;
+    uint64_t off = ml;
+    *n = 0;
+    while (size - off >= CHUNK_HEAD && pread(fd, h, CHUNK_HEAD, (off_t)off) == CHUNK_HEAD &&
+           le32(h) <= size - off - CHUNK_HEAD) {
+        off += CHUNK_HEAD + le32(h);
+        ++*n;
+    }
+    *at = off;
+    return 0;
+}
+
+int dcpi_procprof_append(const char *path, dcpi_procprof_t *p, uint64_t *torn, char *err)
+{
+    *torn = 0;
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno != ENOENT)
+        return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
+    struct stat st;
+    uint64_t at = 0;
+    size_t chunks = 0;
+    if (fd < 0 || fstat(fd, &st) < 0 || append_point(fd, (uint64_t)st.st_size, &at, &chunks) < 0 ||
+        chunks >= DCPI_PROCPROF_MAX_CHUNKS) {
+        if (fd >= 0) /* new, version 1, or enough chunks: one chunk, written whole */
+            close(fd);
+        return compact(path, p, err);
+    }
+    *torn = (uint64_t)st.st_size - at; /* an append a killed writer left unfinished */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc = encode_chunk(p, 0, &buf, &len);
+    if (rc < 0)
+        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
+    else if (*torn && ftruncate(fd, (off_t)at) < 0)
+        rc = dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
+    else
+        rc = dcpi__write_at(path, fd, at, buf, len, err);
+    free(buf);
+    close(fd);
     return rc;
 }

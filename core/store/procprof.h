@@ -11,6 +11,15 @@
  * a byte, low first, at most 10 bytes). The sum of a file's counts per offset equals the
  * .prof's (the daemon writes both from the same table; a .prof from before per-process counts
  * has no .procs).
+ *
+ * Version 2 ("dcpiprocs 2\n", what dcpid writes) is appended to instead of rewritten: after
+ * the line, chunks of u32 length, u32 crc32 (zlib's, of the payload), payload (little-endian);
+ * a payload is a version 1 body (groups sorted and unique within the chunk; the same group may
+ * come again in a later chunk: readers add them up). A flush appends one chunk; the file is
+ * rewritten as one chunk (atomically) when it has DCPI_PROCPROF_MAX_CHUNKS. A last chunk that
+ * runs past the end of the file is a writer killed while it appended: readers leave it out
+ * (dcpi_procprof_t.torn counts its bytes), the next append cuts it off first. A whole chunk
+ * with a wrong checksum is damage.
  */
 #ifndef DCPI_CORE_STORE_PROCPROF_H
 #define DCPI_CORE_STORE_PROCPROF_H
@@ -31,7 +40,11 @@ typedef struct dcpi_procprof_entry {
 typedef struct dcpi_procprof {
     dcpi_procprof_entry_t *e;
     size_t n, cap;
+    size_t torn;   /* bytes of unfinished appends left out by the parses (version 2) */
 } dcpi_procprof_t; /* zero-initialize */
+
+/* Chunks a version 2 file holds at most before an append rewrites it as one. */
+#define DCPI_PROCPROF_MAX_CHUNKS 32
 
 /* Append one count (comm cut to 15 bytes; a '\n' becomes '?'). 0 or DCPI_ENOMEM. */
 int dcpi_procprof_add(dcpi_procprof_t *p, uint32_t pid, const char *comm, uint32_t offset,
@@ -50,5 +63,12 @@ int dcpi_procprof_read(const char *path, dcpi_procprof_t *out, char *err);
 int dcpi_procprof_encode(dcpi_procprof_t *p, unsigned char **buf, size_t *len);
 /* Add p to the file at path (created when absent), atomically. */
 int dcpi_procprof_merge_write(const char *path, dcpi_procprof_t *p, char *err);
+/* Add p to the file at path as one more version 2 chunk, written in place after the file's last
+ * whole chunk (fdatasync'd unless dcpi__sync_defer is on): O(p), not O(file). A file that is
+ * absent, of version 1, or holds DCPI_PROCPROF_MAX_CHUNKS chunks is rewritten atomically as one
+ * chunk with p added. *torn gets the bytes of an unfinished append cut off first (0: none). A
+ * crash leaves the old chunks whole and at most a prefix of the new one. 0 or DCPI_E* with
+ * "PATH: reason" in err. */
+int dcpi_procprof_append(const char *path, dcpi_procprof_t *p, uint64_t *torn, char *err);
 
 #endif

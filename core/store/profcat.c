@@ -211,6 +211,9 @@ void dcpi_profcat_print_procs(FILE *out, const struct dcpi_procprof *pp, const c
 {
     if (header)
         fprintf(out, "# %s\n", path);
+    if (pp->torn)
+        fprintf(out, "# %zu bytes of an unfinished append left out (a writer killed in a flush)\n",
+                pp->torn);
     for (size_t i = 0; i < pp->n; i++) {
         const dcpi_procprof_entry_t *e = &pp->e[i];
         if (i == 0 || e->pid != pp->e[i - 1].pid || strcmp(e->comm, pp->e[i - 1].comm) != 0)

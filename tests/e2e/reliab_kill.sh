@@ -7,8 +7,8 @@
 # random moment of the daemon's last logged flush duration after it logged the request (read
 # with tail -F, timed with $EPOCHREALTIME), in odd ones at a random moment of 1.5 times dcpictl
 # flush's last round trip after the command.
-# After the kill: every *.prof of the epoch parses with dcpicat and no total is below the last
-# reading, the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat does not
+# After the kill: every *.prof and *.procs of the epoch parses with dcpicat and no total is below
+# the last reading (a .procs chunk the kill cut short is left out by readers), the .vprof files read back (dcpilist -vprof on the workload's image: dcpicat does not
 # read .vprof), and a new dcpid starts over the dead one's lock and socket. A kill "landed during
 # a flush" when the dead daemon's log has "control: flush" (or nothing) after its last "flush: N
 # profiles" line, or it left a ".NAME.tmp.XXXXXX" file (these are counted and must not disturb
@@ -72,7 +72,9 @@ DEMOID=$(readelf -n "$DEMO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 setsid bash -c "while :; do '$DEMO' 50 >/dev/null 2>&1; echo x | cat >/dev/null; sleep 0.25; done" &
 WPID=$!
 
-# snap EPOCH OUT: "path total" for every .prof of the epoch; fails when one does not parse
+# snap EPOCH OUT: "path total" for every .prof of the epoch, and for every split by process
+# (.procs, appended to at each flush: a chunk a kill left unfinished is left out, never an error)
+# the sum of its counts; fails when one does not parse
 snap() {
     local f tot
     : >"$2"
@@ -81,6 +83,11 @@ snap() {
         [ -n "$tot" ] || fail "round $r: $f does not parse: $(cat "$T/cat.err")"
         echo "$f $tot" >>"$2"
     done < <(find "$DB/$1" -name '*.prof' -type f)
+    while IFS= read -r f; do
+        tot=$("$BIN/dcpicat" "$f" 2>"$T/cat.err" | awk '$1 ~ /^0x/ { s += $2 } END { print s + 0 }') &&
+            [ ! -s "$T/cat.err" ] || fail "round $r: $f does not parse: $(cat "$T/cat.err")"
+        echo "$f $tot" >>"$2"
+    done < <(find "$DB/$1" -name '*.procs' -type f)
 }
 # grown OLD NEW WHAT: every file of OLD is in NEW with a total at least as large
 grown() {

@@ -1,0 +1,142 @@
+/*
+ * cachejob.c - the code and symbol caches of the images a flush wrote (DB/.codecache/ID,
+ * DB/.symcache/syms-ID.gz; kernel.c makes them) written by a child process. Copying and
+ * symbolising a large library takes from a few hundred ms to seconds (libLLVM: 1.6 s here), time
+ * in which the daemon did not drain its rings: under load the first flushes of a system-wide run
+ * lost thousands of samples to ring overflows there. Each image id is queued once per run; at
+ * the end of a flush the child gets the queue (fork), writes the files atomically (the same
+ * writers as before, each file fsynced) and exits; the loop reaps it on SIGCHLD. A flush that is
+ * asked for (dcpictl flush, epoch, quit) and the last one at exit wait for it, draining the
+ * rings meanwhile, so what they answer is on disk. The child holds no descriptor of the daemon
+ * but the log's (its lock and socket close with the daemon); the symbolising's memory peak is
+ * the child's, not the daemon's. When fork fails the work is done in the daemon, as before.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base/fsutil.h"
+#include "core/base/hash.h"
+#include "core/base/log.h"
+#include "core/base/mem.h"
+#include "core/daemon/daemon-int.h"
+#include "dcpi/errno.h"
+
+typedef struct dcpi__cachejob {
+    char *path, *id;
+} dcpi__cachejob_t;
+
+/* 1 when id was queued before in this run (and now is). */
+static int seen_before(daemon_t *d, const char *id)
+{
+    uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, id, strlen(id));
+    for (size_t i = 0; i < d->cache_nseen; i++)
+        if (d->cache_seen[i] == h)
+            return 1;
+    if (dcpi__grow((void **)&d->cache_seen, &d->cache_capseen, d->cache_nseen + 1,
+                   sizeof(*d->cache_seen)) < 0)
+        return 0; /* no memory to remember it: queue it (again) */
+    d->cache_seen[d->cache_nseen++] = h;
+    return 0;
+}
+
+void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+{
+    if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/' ||
+        seen_before(d, img->info.id))
+        return;
+    if (dcpi__grow((void **)&d->cache_q, &d->cache_cap, d->cache_n + 1, sizeof(*d->cache_q)) < 0)
+        return;
+    dcpi__cachejob_t *j = &d->cache_q[d->cache_n];
+    j->path = strdup(img->path);
+    j->id = strdup(img->info.id);
+    if (!j->path || !j->id) {
+        free(j->path);
+        free(j->id);
+        return;
+    }
+    d->cache_n++;
+}
+
+static void clear_queue(daemon_t *d)
+{
+    for (size_t i = 0; i < d->cache_n; i++) {
+        free(d->cache_q[i].path);
+        free(d->cache_q[i].id);
+    }
+    d->cache_n = 0;
+}
+
+static void run_queue(daemon_t *d)
+{
+    for (size_t i = 0; i < d->cache_n; i++)
+        dcpi__daemon_cache_image(d->db, d->cache_q[i].path, d->cache_q[i].id, d->cache_q[i].path);
+}
+
+/* The child: every descriptor closed but stdin/out/err and the log's, the queue written. */
+static void child(daemon_t *d)
+{
+    int lfd = dcpi__log_fd();
+    if (lfd > 3)
+        close_range(3, (unsigned)lfd - 1, 0);
+    close_range((unsigned)(lfd > 2 ? lfd + 1 : 3), ~0U, 0);
+    dcpi__sync_defer(0); /* each file fsynced: the daemon's syncfs does not wait for us */
+    run_queue(d);
+    _exit(0);
+}
+
+void dcpi__daemon_cache_reap(daemon_t *d, int wait)
+{
+    while (d->cache_pid > 0) {
+        int st = 0;
+        pid_t r = waitpid(d->cache_pid, &st, WNOHANG);
+        if (r == d->cache_pid || (r < 0 && errno != EINTR)) {
+            if (r == d->cache_pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                dcpi__log(DCPI_LOG_WARN, "code and symbol caches: the writer (pid %d) %s %d",
+                          (int)d->cache_pid, WIFSIGNALED(st) ? "was killed by signal" : "exited",
+                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            d->cache_pid = 0;
+            return;
+        }
+        if (!wait)
+            return;
+        dcpi__daemon_drain_all(d); /* the rings go on filling while we wait */
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+}
+
+void dcpi__daemon_cache_start(daemon_t *d)
+{
+    dcpi__daemon_cache_reap(d, 0);
+    if (d->cache_pid > 0 || d->cache_n == 0)
+        return; /* the writer is busy: the queue waits for the next flush */
+    pid_t pid = fork();
+    if (pid == 0)
+        child(d);
+    if (pid < 0) {
+        dcpi__log(DCPI_LOG_WARN, "code and symbol caches: fork: %s; written by the daemon",
+                  strerror(errno));
+        run_queue(d);
+    } else {
+        d->cache_pid = pid;
+    }
+    clear_queue(d);
+}
+
+void dcpi__daemon_cache_free(daemon_t *d)
+{
+    if (d->cache_pid > 0) /* (the exit's flush waited for it: only after a failed start) */
+        while (waitpid(d->cache_pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    d->cache_pid = 0;
+    clear_queue(d);
+    free(d->cache_q);
+    free(d->cache_seen);
+    d->cache_q = NULL;
+    d->cache_seen = NULL;
+    d->cache_cap = d->cache_nseen = d->cache_capseen = 0;
+}
