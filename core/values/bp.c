@@ -316,35 +316,40 @@ void dcpi__vbp_failed(dcpi__vbp_choice_t *b, uint32_t cookie, int err)
 
 /* ---- what became of the selected instructions: the budget report and the missing marks */
 
+/* fn for every selected instruction of the decoded function f. */
+static void each_of(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, const bp_fn_t *f,
+                    dcpi__vbp_fn *fn, void *ctx)
+{
+    const dcpi_image_t *img =
+        f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
+    if (!img)
+        return;
+    const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
+    const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, f->lo) : NULL;
+    for (uint32_t j = 0; j < f->ncand; j++) {
+        const bp_cand_t *c = &b->cand[f->first + j];
+        dcpi__vbp_insn_t in = {.img = img,
+                               .vaddr = f->lo + c->delta,
+                               .offset = (uint32_t)(f->lo + c->delta - img->info.tstart),
+                               .sym = sym ? sym->name : NULL,
+                               .symoff = sym ? f->lo + c->delta - sym->addr : 0,
+                               .fn_trig = f->trig,
+                               .at = c->at,
+                               .arms = c->arms,
+                               .fails = c->fails,
+                               .samples = c->samples,
+                               .misses = c->misses,
+                               .plugins = c->plugins,
+                               .err = c->err,
+                               .major = major(f, c)};
+        fn(ctx, &in);
+    }
+}
+
 void dcpi__vbp_each(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, dcpi__vbp_fn *fn, void *ctx)
 {
-    for (unsigned s = 0; b && s < FN_SLOTS; s++) {
-        const bp_fn_t *f = &b->fn[s];
-        const dcpi_image_t *img =
-            f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
-        if (!img)
-            continue;
-        const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
-        const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, f->lo) : NULL;
-        for (uint32_t j = 0; j < f->ncand; j++) {
-            const bp_cand_t *c = &b->cand[f->first + j];
-            dcpi__vbp_insn_t in = {.img = img,
-                                   .vaddr = f->lo + c->delta,
-                                   .offset = (uint32_t)(f->lo + c->delta - img->info.tstart),
-                                   .sym = sym ? sym->name : NULL,
-                                   .symoff = sym ? f->lo + c->delta - sym->addr : 0,
-                                   .fn_trig = f->trig,
-                                   .at = c->at,
-                                   .arms = c->arms,
-                                   .fails = c->fails,
-                                   .samples = c->samples,
-                                   .misses = c->misses,
-                                   .plugins = c->plugins,
-                                   .err = c->err,
-                                   .major = major(f, c)};
-            fn(ctx, &in);
-        }
-    }
+    for (unsigned s = 0; b && s < FN_SLOTS; s++)
+        each_of(vt, b, &b->fn[s], fn, ctx);
 }
 
 const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len)
@@ -417,7 +422,9 @@ int dcpi__vbp_write_missing(dcpi_values_t *vt, const dcpi__vbp_choice_t *b,
             done[f->image_plus1] = 1;
         for (unsigned i = 0; img && i < vt->npl; i++) {
             miss_ctx_t m = {.img = img, .plugin = i};
-            dcpi__vbp_each(vt, b, miss_line, &m);
+            for (unsigned t = s; t < FN_SLOTS; t++) /* the image's functions (none before s) */
+                if (b->fn[t].image_plus1 == f->image_plus1)
+                    each_of(vt, b, &b->fn[t], miss_line, &m);
             char dirname[512], path[4096];
             dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
             int rc = m.oom ? DCPI_ENOMEM
