@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,13 +46,19 @@ typedef struct builder {
     size_t n, cap;
     char *pool;
     size_t plen, pcap;
+    void *map; /* the ELF file being read (its own private mapping), or NULL */
+    size_t maplen;
+    int fd; /* that file, to read names with pread */
 } builder_t;
+
+#define DROP_EVERY 8192 /* symbols read between two drops of the file's pages */
 
 struct dcpi_symtab {
     dcpi_symbol_t *syms;
     const char **raw; /* raw (mangled) name, or NULL when it equals syms[i].name */
     size_t n;
     char *pool;
+    char *pool2; /* the names of functions no symbol named (add_unnamed_functions) */
 };
 
 char *dcpi_demangle(const char *name)
@@ -206,6 +213,15 @@ static void builder_free(builder_t *b)
     free(b->pool);
 }
 
+/* Give back the pages of the ELF file read so far: what is kept of it is copied into the pool,
+ * so its symbol table (MBs in a large C++ or Haskell program) is never resident at once. The
+ * mapping stays valid: a page read again faults in from the file (the page cache). */
+static void drop_map(const builder_t *b)
+{
+    if (b->map)
+        (void)madvise(b->map, b->maplen, MADV_DONTNEED);
+}
+
 /* ---- ELF -------------------------------------------------------------------------------- */
 
 static int bind_rank(unsigned bind)
@@ -221,13 +237,38 @@ static int bind_rank(unsigned bind)
     }
 }
 
+/* The name at offset off of the string table strtab, read with pread into buf[cap] when the file
+ * is the builder's (no page of the string table mapped: the names of a symbol table are spread
+ * over all of it, tens of MB in a large program, and every name read through the mapping would
+ * fault in a 64 KiB window around it); through libelf otherwise, or for a longer name. NULL when
+ * it is no name (as elf_strptr: off past the table, or no NUL before its end). */
+static const char *sym_name(const builder_t *b, Elf *e, size_t strtab, size_t off, char *buf,
+                            size_t cap)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = b->map ? elf_getscn(e, strtab) : NULL;
+    if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB || off >= sh.sh_size ||
+        sh.sh_offset > b->maplen || sh.sh_size > b->maplen - sh.sh_offset)
+        return elf_strptr(e, strtab, off);
+    size_t want = sh.sh_size - off < cap ? (size_t)(sh.sh_size - off) : cap;
+    ssize_t n = pread(b->fd, buf, want, (off_t)(sh.sh_offset + off));
+    if (n > 0 && memchr(buf, '\0', (size_t)n))
+        return buf;
+    if (n == (ssize_t)want && want == cap)
+        return elf_strptr(e, strtab, off); /* longer than buf */
+    return n == (ssize_t)want ? NULL : elf_strptr(e, strtab, off);
+}
+
 static int add_section_syms(builder_t *b, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
 {
+    char buf[1024];
     Elf_Data *data = elf_getdata(scn, NULL);
     if (!data || sh->sh_entsize == 0)
         return 0;
     size_t count = sh->sh_size / sh->sh_entsize;
     for (size_t i = 0; i < count; i++) {
+        if (i % DROP_EVERY == DROP_EVERY - 1)
+            drop_map(b);
         GElf_Sym sym;
         if (!gelf_getsym(data, (int)i, &sym))
             break;
@@ -235,7 +276,7 @@ static int add_section_syms(builder_t *b, Elf *e, Elf_Scn *scn, const GElf_Shdr 
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
             sym.st_value == 0)
             continue;
-        const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
+        const char *name = sym_name(b, e, sh->sh_link, sym.st_name, buf, sizeof buf);
         if (!name || !*name)
             continue;
         int rc =
@@ -457,15 +498,32 @@ typedef struct elf_file {
     int fd;
     Elf *elf;
     struct stat st;
+    void *map; /* the whole file, mapped privately (libelf reads it through elf_memory) */
+    size_t len;
 } elf_file_t;
 
 static void elf_file_close(elf_file_t *f)
 {
     elf_end(f->elf);
+    if (f->map)
+        munmap(f->map, f->len);
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
     f->elf = NULL;
+    f->map = NULL;
+}
+
+/* Read f's symbols next into b, with its pages dropped as they are read (drop_map); only for a
+ * little-endian file, which libelf reads in place without converting (nothing it wrote into
+ * the private mapping could be lost). */
+static void builder_reads(builder_t *b, const elf_file_t *f)
+{
+    const unsigned char *id = f->map;
+    int native = f->map && f->len > EI_DATA && id[EI_DATA] == ELFDATA2LSB;
+    b->map = native ? f->map : NULL;
+    b->maplen = native ? f->len : 0;
+    b->fd = f->fd;
 }
 
 /* Open path; returns 0 (f->elf NULL when it is not ELF) or -errno mapped to DCPI_E*. */
@@ -479,7 +537,14 @@ static int elf_file_open(const char *path, elf_file_t *f)
         elf_file_close(f);
         return DCPI_EINVAL;
     }
-    f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+    /* Mapped here rather than by elf_begin (ELF_C_READ_MMAP) so that drop_map knows the mapping
+     * is the file's and nothing else (libelf falls back to malloc'd copies when it cannot map);
+     * writable private pages, as libelf's own ELF_C_READ_MMAP_PRIVATE. */
+    f->len = (size_t)f->st.st_size;
+    f->map = f->len ? mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, f->fd, 0) : NULL;
+    if (f->map == MAP_FAILED)
+        f->map = NULL;
+    f->elf = f->map ? elf_memory(f->map, f->len) : NULL;
     if (f->elf && elf_kind(f->elf) != ELF_K_ELF) {
         elf_end(f->elf);
         f->elf = NULL;
@@ -566,53 +631,76 @@ static int add_debug_syms(builder_t *b, const char *path, const elf_file_t *main
         !try_debuginfod(path, main, &dbg))
         return 0;
     int has = 0;
+    builder_reads(b, &dbg);
     int rc = add_elf_syms(b, dbg.elf, 0, &has);
+    b->map = NULL;
     elf_file_close(&dbg);
     return rc;
 }
 
 /* Functions no symbol covers (stripped code) named from .eh_frame's function starts,
- * "BASENAME+0xADDR" up to the next start: *st is rebuilt with them when there are any. */
+ * "BASENAME+0xADDR" up to the next start: merged into *st (both sorted by address; a start no
+ * symbol covers is at no symbol's address), their names in st->pool2. The table's own names are
+ * neither copied nor demangled again. */
 static int add_unnamed_functions(dcpi_symtab_t **st, Elf *e, const char *path)
 {
     uint64_t *starts = NULL;
-    size_t n = eh_frame_starts(e, &starts), extra = 0;
-    for (size_t i = 0; i < n; i++)
-        extra += dcpi_symtab_lookup(*st, starts[i]) == NULL;
+    size_t n = eh_frame_starts(e, &starts), extra = 0, plen = 0;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char name[512];
+    for (size_t i = 0; i < n; i++) {
+        int dup = i + 1 < n && starts[i + 1] == starts[i];
+        if (dup || dcpi_symtab_lookup(*st, starts[i]))
+            continue; /* a duplicate start collapses into its last copy, as finish() would */
+        extra++;
+        plen +=
+            (size_t)snprintf(name, sizeof name, "%s+0x%llx", base, (unsigned long long)starts[i]) +
+            1;
+    }
     if (extra == 0) {
         free(starts);
         return 0;
     }
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    builder_t b = {0};
-    int rc = 0;
-    for (size_t i = 0; i < (*st)->n && rc == 0; i++) {
-        const dcpi_symbol_t *sym = &(*st)->syms[i];
-        rc = add_named(&b, sym->addr, sym->size, 0, (*st)->raw[i] ? (*st)->raw[i] : sym->name);
+    dcpi_symtab_t *old = *st;
+    size_t total = old->n + extra;
+    dcpi_symbol_t *syms = calloc(total, sizeof *syms);
+    const char **raw = calloc(total, sizeof *raw);
+    char *pool = malloc(plen);
+    if (!syms || !raw || !pool) {
+        free(syms);
+        free(raw);
+        free(pool);
+        free(starts);
+        return DCPI_ENOMEM;
     }
-    size_t j = 0; /* the first real symbol after starts[i] (both sorted) */
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        while (j < (*st)->n && (*st)->syms[j].addr <= starts[i])
-            j++;
-        if (dcpi_symtab_lookup(*st, starts[i]))
+    size_t j = 0, k = 0, at = 0; /* j: old symbols merged so far; k: the new table */
+    for (size_t i = 0; i < n; i++) {
+        if ((i + 1 < n && starts[i + 1] == starts[i]) || dcpi_symtab_lookup(old, starts[i]))
             continue;
+        for (; j < old->n && old->syms[j].addr < starts[i]; j++, k++) {
+            syms[k] = old->syms[j];
+            raw[k] = old->raw[j];
+        }
         uint64_t end = i + 1 < n ? starts[i + 1] : starts[i] + 1;
-        if (j < (*st)->n && (*st)->syms[j].addr < end)
-            end = (*st)->syms[j].addr; /* never past the next real symbol */
-        char name[512];
-        snprintf(name, sizeof name, "%s+0x%llx", base, (unsigned long long)starts[i]);
-        rc = add_named(&b, starts[i], end - starts[i], 3, name);
+        if (j < old->n && old->syms[j].addr < end)
+            end = old->syms[j].addr; /* never past the next real symbol */
+        int len = snprintf(pool + at, plen - at, "%s+0x%llx", base, (unsigned long long)starts[i]);
+        syms[k++] = (dcpi_symbol_t){starts[i], end - starts[i], pool + at};
+        at += (size_t)len + 1;
     }
-    dcpi_symtab_t *built = NULL;
-    if (rc == 0)
-        rc = finish(&b, &built);
-    builder_free(&b);
+    for (; j < old->n; j++, k++) {
+        syms[k] = old->syms[j];
+        raw[k] = old->raw[j];
+    }
+    free(old->syms);
+    free(old->raw);
+    free(old->pool2);
+    old->syms = syms;
+    old->raw = raw;
+    old->pool2 = pool;
+    old->n = k;
     free(starts);
-    if (rc == 0) {
-        dcpi_symtab_free(*st);
-        *st = built;
-    }
-    return rc;
+    return 0;
 }
 
 int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
@@ -629,13 +717,18 @@ int dcpi_symtab_open(const char *path, dcpi_symtab_t **out, char *err)
                           rc == DCPI_EINVAL ? "not a regular file" : strerror(-rc));
     int has_symtab = 0;
     if (f.elf) {
+        builder_reads(&b, &f);
         rc = add_elf_syms(&b, f.elf, 1, &has_symtab);
+        drop_map(&b);
         if (rc == 0 && !has_symtab)
             rc = add_debug_syms(&b, path, &f);
+        builder_reads(&b, &f);
         if (rc == 0)
             rc = add_plt_syms(&b, f.elf);
         if (rc == 0)
             rc = add_plt_got_syms(&b, f.elf);
+        drop_map(&b);
+        b.map = NULL;
     }
     if (rc == 0)
         rc = finish(&b, out);
@@ -708,7 +801,9 @@ int dcpi_symtab_open_buildid(const char *hexid, const char *path, dcpi_symtab_t 
         return dcpi__errf(err, DCPI_ENOENT, "%s: no debug file for build-id %s", path, hexid);
     builder_t b = {0};
     int has = 0;
+    builder_reads(&b, &dbg);
     int rc = add_elf_syms(&b, dbg.elf, 0, &has);
+    b.map = NULL;
     if (rc == 0)
         rc = finish(&b, out);
     if (rc < 0)
@@ -887,6 +982,7 @@ void dcpi_symtab_free(dcpi_symtab_t *st)
     free(st->syms);
     free(st->raw);
     free(st->pool);
+    free(st->pool2);
     free(st);
 }
 
