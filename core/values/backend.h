@@ -3,8 +3,8 @@
  * its source and its state and turns what the source gives (a PC sample's registers, a
  * breakpoint's sample, single-step records, a recording) into trace entries of the value sink
  * (values.h: each plugin's trace, handed to the plugin workers, merged into hotlists, flushed).
- * dcpid (core/daemon/) holds one backend and calls it only through these entry points, never
- * asking which one it is:
+ * dcpid (core/daemon/) holds one backend (or a chain) and calls it only through these entry
+ * points, never asking which one it is:
  *
  *   regs    (-vregs, or where breakpoints do not work) a PC sample's user registers  (regs.c)
  *   bp      (default) an execute breakpoint armed after a PC sample, its samples     (bp.c: which
@@ -16,9 +16,9 @@
  *
  * Every entry point may be NULL in a backend's table (the wrappers below then do nothing, or
  * return the neutral answer). None of them allocates per sample. Backends may be chained
- * (dcpi_vbackend_chain: the oracle before the main one): each call goes to every backend of the
- * chain in turn (a record to the first that takes it, a PC sample's child environment and name
- * to all, the sink's own work once).
+ * (dcpi_vbackend_chain: the oracle before the main one, which is the chain's last): each call
+ * goes to every backend of the chain in turn (a record only up to the first that takes it; a
+ * drain and the exit report to the main backend first), the sink's own work done once.
  */
 #ifndef DCPI_CORE_VALUES_BACKEND_H
 #define DCPI_CORE_VALUES_BACKEND_H
@@ -33,7 +33,7 @@
 typedef struct dcpi_vbackend dcpi_vbackend_t;
 
 typedef struct dcpi_vbackend_ops {
-    const char *name; /* "regs", "bp", "step", "replay": the .vprof "backend" line */
+    const char *name; /* "regs", "bp", "step", "replay", "oracle" */
     /* Set up, before the sampler opens: what the backend needs of it (user registers, call
      * chains, an arm trigger). */
     void (*sampler_opts)(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x);
