@@ -452,6 +452,11 @@ static void oracle_report(const dcpi_vbackend_t *b, int user)
                 "dcpid: warning: -voracle missed executions in its windows (throttled by the "
                 "kernel's perf_event_max_sample_rate, records lost, memory reads missed or "
                 "breakpoints refused): its profile is not exact\n");
+    if (user && o->procs_armed == 0)
+        fprintf(stderr,
+                "dcpid: warning: -voracle: no profiled process mapped %s: nothing was "
+                "taken\n",
+                o->path);
 }
 
 static const dcpi_vbackend_ops_t oracle_ops = {.name = "oracle",

@@ -10,7 +10,8 @@
 # same instruction. Modes: chase (a load's loaded value: the oracle's BPF read; vp-classic) and
 # stride (a load's effective address, 5 addresses; vp-addr). Then the default windows (20 ms in every 200) on a longer run take
 # some executions, not all, in more than one window. The instruction's address comes from a
-# plain first run's listing (-voracle takes the address dcpilist shows).
+# plain first run's listing (-voracle takes the address dcpilist shows; chase names it
+# acc_chase+OFF).
 # Skips (77) without cpu-clock sampling, execute breakpoints or BPF (chase's loaded value), and
 # when the kernel throttled the period-1 breakpoint (perf_event_max_sample_rate: a machine whose
 # traps are fast enough to pass it; the oracle then says it is not exact).
@@ -41,20 +42,33 @@ addr() {
         awk -v pat="$3" '$1 ~ /^[0-9]+$/ && $0 ~ pat { print $2; exit }'
 }
 
-# oracle MODE PROC PATTERN PLUGIN: exact counts of the whole run. A run whose rings lost records
+# lo MODE PROC: the procedure's first address in the plain run's listing header "(LO..HI)"
+lo() {
+    "$BIN/dcpilist" -db "$T/plain-$1" -asm "$2" "$W" 2>&1 | grep -o '(0x[0-9a-f]*\.\.' | head -1 | tr -d '(.'
+}
+
+# oracle MODE PROC PATTERN PLUGIN [sym]: exact counts of the whole run (sym: -voracle names the
+# instruction PROC+OFF instead of its address). A run whose rings lost records
 # (dcpid fell behind the traps on a loaded machine; counted, never silent) is run again, at
 # most 3 times.
 oracle() {
-    local mode=$1 pl=$4 a rounds line vp vtot n t val pct want
+    local mode=$1 pl=$4 a spec l rounds line vp vtot n t val pct want
     a=$(addr "$@")
     [ -n "$a" ] || fail "$mode: no instruction matching '$3' in $2"
+    spec=$a
+    if [ "${5:-}" = sym ]; then
+        l=$(lo "$mode" "$2")
+        [ -n "$l" ] || fail "$mode: no (LO..HI) in the listing of $2"
+        spec=$2+$(printf '0x%x' $((a - l)))
+    fi
     for try in 1 2 3; do
         rm -rf "${T:?}/$mode"
-        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$a:$W" \
+        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$spec:$W" \
             -voracle-duty 1/1 -- "$W" "$mode" 300 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid -voracle failed: $(cat "$T/$mode.err")"
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
-        echo "$mode: $line"
+        echo "$mode: -voracle $spec: $line"
+        grep -q " voracle $a:" <<<"$line" || fail "$mode: -voracle $spec is not $a: $line"
         grep -q ' ring-lost 0' <<<"$line" && break
         echo "$mode: the rings lost records (try $try of 3)"
     done
@@ -89,7 +103,7 @@ oracle() {
         fail "$mode: dcpilist does not show the oracle's $vtot under $a: $(grep -A2 " $a " "$T/$mode.list")"
 }
 
-oracle chase acc_chase 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' vp-classic
+oracle chase acc_chase 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' vp-classic sym
 oracle stride acc_stride 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+r[a-z0-9]+\*8\]' vp-addr
 
 # the default windows: some executions in several windows, not all of them
@@ -103,4 +117,15 @@ rounds=$(sed -n 's/^rounds \([0-9]*\) .*/\1/p' "$T/win.err")
 [ "$win" -ge 2 ] && [ "$smp" -gt 0 ] && [ "$smp" -lt $((rounds * 2000)) ] ||
     fail "windows: $win windows, $smp samples of $((rounds * 2000)) executions: $line"
 echo "ok: default windows: $win windows took $smp of $((rounds * 2000)) executions"
+# bad specifications: one line naming the thing and the reason, exit 1, no command run
+for bad in "0x1:$W|is not in" "nosuch+0x4:$W|no symbol 'nosuch'" "0x10:$T/none|No such file" \
+    "acc_chase|is not ADDR:IMAGE"; do
+    spec=${bad%%|*} want=${bad#*|}
+    to 60 "$BIN/dcpid" -db "$T/bad" -event cpu-clock -vtrace vp-classic -voracle "$spec" \
+        -- touch "$T/ran" >"$T/bad.out" 2>&1
+    rc=$?
+    [ $rc = 1 ] && [ "$(wc -l <"$T/bad.out")" = 1 ] && grep -q -- "-voracle: .*$want" "$T/bad.out" &&
+        [ ! -e "$T/ran" ] || fail "-voracle $spec: exit $rc, want 1 and one line '$want': $(cat "$T/bad.out")"
+    echo "ok: -voracle $spec: $(cat "$T/bad.out")"
+done
 echo "PASS: -voracle counts every execution exactly (chase, stride) and shows beside the hotlist"
