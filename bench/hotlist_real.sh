@@ -15,7 +15,9 @@
 #      samples (default 30) or OMIN oracle executions (default 1000) are listed as left out,
 #      with the reason.
 # Summary per program and overall: rows, top-3 shares, mean and max |delta|, share of top-3
-# shares whose +-B holds the oracle's.
+# shares whose +-B holds the oracle's; and whether bp's shares scatter around the oracle's as
+# independent draws would: z = delta / bp's binomial standard deviation, its rms (1 when they
+# do), mean (0 without bias) and how many lie beyond 1.96 (5% expected).
 # Usage: bench/hotlist_real.sh BUILD_DIR [SCALE (1)] (PROGS="xz gzip" limits the programs;
 #        NINSN=N instructions per program; DUTY=ON/EVERY the oracle's windows; BUDGET=PCT runs
 #        bp with -vbudget PCT instead of its default)
@@ -131,7 +133,8 @@ for prog in $PROGS; do
             FNR == NR { o[$2] = $1; next }
             { v = $2; s = $1; os = (v in o) ? o[v] : 0; d = s - os; if (d < 0) d = -d
               in_b = d <= bb + 0; line = line sprintf("%s %.1f/%.1f (%.1f,%s) ", v, s, os, d, in_b ? "y" : "N")
-              print "share", prog, d, in_b > "/dev/stderr" }
+              z = (os > 0 && os < 100) ? (s - os) / sqrt(os * (100 - os) / bn) : "-"
+              print "share", prog, d, in_b, z > "/dev/stderr" }
             END { printf "%-8s %-9s %-28.28s %5d %6d %5s  %s\n", prog, addr, insn, bn, on, bb, line
                   print "row", prog > "/dev/stderr" }
         ' "$db.or" "$db.bp" 2>>"$T/shares"
@@ -140,5 +143,7 @@ done
 awk '$1 == "row" { r[$2]++; R++ }
     $1 == "share" { n[$2]++; s[$2] += $3; if ($3 > m[$2]) m[$2] = $3; h[$2] += $4
         N++; S += $3; if ($3 > M) M = $3; H += $4 }
+    $1 == "share" && $5 != "-" { Z++; ZZ += $5 * $5; ZS += $5; if ($5 > 1.96 || $5 < -1.96) ZO++ }
     END { for (p in n) printf "%-8s summary: %d rows, %d top-3 shares: mean |delta| %.2f, max %.1f, +-B holds the oracle %d/%d (%.1f%%)\n", p, r[p], n[p], s[p] / n[p], m[p], h[p], n[p], 100 * h[p] / n[p]
-          if (N) printf "overall: %d rows, %d top-3 shares: mean |delta| %.2f, max %.1f, +-B holds the oracle %d/%d (%.1f%%)\n", R, N, S / N, M, H, N, 100 * H / N }' "$T/shares"
+          if (N) printf "overall: %d rows, %d top-3 shares: mean |delta| %.2f, max %.1f, +-B holds the oracle %d/%d (%.1f%%)\n", R, N, S / N, M, H, N, 100 * H / N
+          if (Z) printf "z = (bp - oracle) / sqrt(oracle (1 - oracle) / bp-n), over the %d shares with an oracle share inside (0, 100%%): rms %.2f, mean %+.2f, |z| > 1.96 in %d (%.1f expected)\n", Z, sqrt(ZZ / Z), ZS / Z, ZO, 0.05 * Z }' "$T/shares"
