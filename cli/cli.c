@@ -39,6 +39,9 @@ int dcpi_cli_flag_number(const char *tool, const char *flag, const char *v, doub
 
 void dcpi_cli_prefix_err(const dcpi_cli_t *cli, char *err)
 {
+    size_t n = strlen(cli->tool);
+    if (err && !strncmp(err, cli->tool, n) && !strncmp(err + n, ": ", 2))
+        return; /* (already there: the epoch selection's messages name the tool) */
     dcpi__err_prefix(err, cli->tool);
 }
 
@@ -543,8 +546,8 @@ static int select_epochs(dcpi_cli_t *cli, char *err)
     const char *spec = cli->epoch_spec;
     if (!cli->multi_epoch && spec && (strstr(spec, "..") || !strcmp(spec, "all")))
         return dcpi__errf(err, DCPI_EINVAL,
-                          "%s: -epoch %s: %s reads one epoch (dcpiprof, dcpilist, "
-                          "dcpicalc, dcpiexport and dcpitopcounts merge several)",
+                          "%s: -epoch %s: %s reads one epoch (dcpiprof, dcpilist, dcpicalc, "
+                          "dcpiexport, dcpireport and dcpitopcounts merge several)",
                           cli->tool, spec, cli->tool);
     int64_t since = 0, until = 0;
     int rc = cli->multi_epoch ? parse_times(cli, &since, &until, err) : 0;

@@ -124,6 +124,7 @@ static int load_diff(ctx_t *c)
     b.epoch[0] = '\0';
     b.epochs = NULL; /* its own epoch list (c->cli's stays c->cli's), freed below */
     b.nepochs = 0;
+    b.since_arg = b.until_arg = NULL; /* -since/-until select the page's epochs, not B's */
     int rc = dcpi_cli_load(&b, &c->diff_set, err);
     dcpi_db_free_list(b.epochs, b.nepochs);
     if (rc < 0) {
@@ -171,6 +172,8 @@ static int run(ctx_t *c)
         return 1;
     c->o.db = c->cli.db;
     c->o.epoch = c->cli.epoch;
+    c->o.epochs = (const char *const *)c->cli.epochs;
+    c->o.nepochs = c->cli.fleet_url ? 0 : c->cli.nepochs;
     c->o.platform = c->cli.platform;
     c->o.plugin_dirs =
         dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
@@ -192,7 +195,8 @@ int main(int argc, char **argv)
                        .strict_flag = 1,
                        .flags = flags,
                        .load_flags = DCPI_PSET_LOAD_PROCS,
-                       .fleet_flags = 1}};
+                       .fleet_flags = 1,
+                       .multi_epoch = 1}};
     char err[DCPI_ERRLEN] = "";
     int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
     if (rc == 0) {

@@ -177,6 +177,8 @@ static int write_tables(FILE *f, const dcpi_profset_t *set, const dcpi_report_op
                             .sort_event = o->sort_event,
                             .db = o->db,
                             .epoch = o->epoch,
+                            .epochs = o->epochs,
+                            .nepochs = o->nepochs,
                             .platform = o->platform,
                             .stacks = o->stacks,
                             .stacks_arg = o->source_arg};

@@ -42,6 +42,8 @@ struct dcpi_symtab;
 typedef struct dcpi_report_opts {
     const char *tool;                  /* the name in front of warnings */
     const char *db, *epoch, *platform; /* the set's (resolved); platform NULL: every one */
+    const char *const *epochs;         /* several epochs read (-epoch all, A..B): their stacks */
+    size_t nepochs;                    /*   and value profiles merged; NULL, 0: epoch only */
     const char *sort_event;            /* -s; NULL: the event with the most samples */
     unsigned top;                      /* annotated listings of the hottest procedures */
     double flame_min;                  /* % of the samples a frame needs to be drawn */

@@ -284,8 +284,10 @@ int dcpi__report_flame(FILE *f, const dcpi_profset_t *set, const dcpi_report_opt
 {
     const char *event = set->events[rows->sort].name;
     dcpi_stackprof_t *sp = NULL;
-    int rc = o->stacks ? o->stacks(o->source_arg, set, event, &sp, err)
-                       : dcpi_stackprof_load(o->db, o->epoch, o->platform, event, &sp, err);
+    int rc = o->stacks        ? o->stacks(o->source_arg, set, event, &sp, err)
+             : o->nepochs > 1 ? dcpi_stackprof_load_epochs(o->db, o->epochs, o->nepochs,
+                                                           o->platform, event, &sp, err)
+                              : dcpi_stackprof_load(o->db, o->epoch, o->platform, event, &sp, err);
     if (rc < 0)
         return rc;
     if (!sp || dcpi_stackprof_total(sp) == 0) {

@@ -312,8 +312,13 @@ static int list_one(lctx_t *c, const dcpi_procs_row_t *row, char *err)
 {
     const dcpi_report_opts_t *o = c->o;
     const dcpi_profset_image_t *img = &c->set->images[row->img];
-    dcpi_lstsel_t s = {
-        .tool = o->tool, .set = c->set, .db = o->db, .epoch = o->epoch, .platform = o->platform};
+    dcpi_lstsel_t s = {.tool = o->tool,
+                       .set = c->set,
+                       .db = o->db,
+                       .epoch = o->epoch,
+                       .epochs = o->epochs,
+                       .nepochs = o->nepochs,
+                       .platform = o->platform};
     char addr[32], why[DCPI_ERRLEN] = "";
     snprintf(addr, sizeof addr, "0x%" PRIx64, row->addr);
     int rc = 0;
@@ -351,9 +356,11 @@ int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_
                           const dcpi_procs_table_t *t, char *err)
 {
     lctx_t c = {.set = set, .o = o, .f = f};
-    int rc = o->vprofs ? 0
-                       : dcpi_db_list_files(o->db, o->epoch, o->platform, ".vprof", &c.vfiles,
-                                            &c.nvfiles, err);
+    const char *const *ev = o->nepochs ? o->epochs : &o->epoch;
+    int rc = o->vprofs
+                 ? 0
+                 : dcpi_db_list_files_epochs(o->db, ev, o->nepochs ? o->nepochs : 1, o->platform,
+                                             ".vprof", &c.vfiles, &c.nvfiles, err);
     if (rc == 0)
         rc = plugin_names(&c, err);
     fputs("\"listings\":[", f);
