@@ -29,6 +29,8 @@ JS
 # SCALE: seconds of node, dcpid under perf record; until both have 1000 samples of node
 run() {
     rm -rf "$T/db" "$T/perf.data"
+    # (in T: node --perf-basic-prof also writes isolate-*-v8.log files into its working directory)
+    cd "$T" || fail "cd $T"
     to 120 perf record -q -e cpu-clock -F 1000 -o "$T/perf.data" -- \
         "$BIN/dcpid" -db "$T/db" -e cpu-clock -- node --perf-basic-prof "$T/app.js" "$((2 * $1))" \
         >/dev/null 2>"$T/err" || e2e_skip "perf record -- dcpid cannot run here: $(tail -2 "$T/err")"
