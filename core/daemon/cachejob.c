@@ -9,12 +9,14 @@
  * asked for (dcpictl flush, epoch, quit) and the last one at exit wait for it, draining the
  * rings meanwhile, so what they answer is on disk. The child holds no descriptor of the daemon
  * but the log's (its lock and socket close with the daemon); the symbolising's memory peak is
- * the child's, not the daemon's. When fork fails the work is done in the daemon, as before.
+ * the child's, not the daemon's (logged when it is reaped: "writer pid N peak RSS M kB"). When fork
+ * fails the work is done in the daemon, as before.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,8 +95,12 @@ void dcpi__daemon_cache_reap(daemon_t *d, int wait)
 {
     while (d->cache_pid > 0) {
         int st = 0;
-        pid_t r = waitpid(d->cache_pid, &st, WNOHANG);
+        struct rusage ru = {0};
+        pid_t r = wait4(d->cache_pid, &st, WNOHANG, &ru);
         if (r == d->cache_pid || (r < 0 && errno != EINTR)) {
+            if (r == d->cache_pid) /* its memory is the machine's too: say what it took */
+                dcpi__log(DCPI_LOG_INFO, "code and symbol caches: writer pid %d peak RSS %ld kB",
+                          (int)d->cache_pid, ru.ru_maxrss);
             if (r == d->cache_pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
                 dcpi__log(DCPI_LOG_WARN, "code and symbol caches: the writer (pid %d) %s %d",
                           (int)d->cache_pid, WIFSIGNALED(st) ? "was killed by signal" : "exited",
