@@ -10,13 +10,15 @@
 #include "cli/cli.h"
 #include "core/coverage/coverage.h"
 #include "core/model/imagemap.h"
+#include "core/store/epochs.h"
 #include "core/image/srclines.h"
 #include "dcpi/errno.h"
 
 #define TOOL "dcpicoverage"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-epoch", "E", "an epoch (name, latest, latest-N or all); repeatable, default latest", NULL},
+    {"-epoch", "E", "an epoch (name, latest, latest-N, all or A..B); repeatable, default latest",
+     NULL},
     {"-epochs", "all|E1,E2,...", "sum the samples of every epoch, or of those (-epoch repeats too)",
      NULL},
     {"-e", "EVENT", "count samples of EVENT (default: the event with the most samples)",
@@ -148,15 +150,22 @@ static int load_one(ctx_t *c)
     return 0;
 }
 
-/* Every epoch of the database (holding -platform when given). */
-static int expand_all(ctx_t *c, char ***names, size_t *n)
+/* Every epoch of the database ("all"), or those of a range "A..B" (holding -platform when
+ * given). */
+static int expand_all(ctx_t *c, const char *spec, char ***names, size_t *n)
 {
     char err[DCPI_ERRLEN];
     c->cli.epoch_spec = NULL;
     c->cli.epoch[0] = '\0';
-    if (dcpi_cli_resolve(&c->cli, err) < 0 || dcpi_db_epochs(c->cli.db, names, n, err) < 0) {
+    int rc = dcpi_cli_resolve(&c->cli, err);
+    if (rc == 0 && !strcmp(spec, "all"))
+        rc = dcpi_db_epochs(c->cli.db, names, n, err);
+    else if (rc == 0 &&
+             (rc = dcpi_epoch_select(c->cli.db, spec, c->cli.platform, 0, 0, names, n, err)) < 0)
+        dcpi_cli_prefix_err(&c->cli, err);
+    if (rc < 0) {
         fprintf(stderr, "%s\n", err);
-        return 1;
+        return rc == DCPI_EINVAL ? 2 : 1;
     }
     return 0;
 }
@@ -179,8 +188,8 @@ static int load_sets(ctx_t *c)
     for (size_t k = 0; k < c->nspecs && status == 0; k++) {
         char **names = NULL, *one[1] = {c->specs[k]};
         size_t n = 1;
-        int all = !strcmp(c->specs[k], "all");
-        if (all && (status = expand_all(c, &names, &n)) != 0)
+        int all = !strcmp(c->specs[k], "all") || strstr(c->specs[k], "..");
+        if (all && (status = expand_all(c, c->specs[k], &names, &n)) != 0)
             break;
         dcpi_profset_t **s = realloc(c->sets, (c->nsets + n + 1) * sizeof(*s));
         char **e = s ? realloc(c->epochs, (c->nsets + n + 1) * sizeof(*e)) : NULL;

@@ -420,10 +420,14 @@ for bad in "-epoch $E3..$E1" "-epoch nosuch..latest" "-since yesterday-ish" "-si
         ! grep -q '^dcpiprof: dcpiprof:' "$T/bad.err" ||
         fail "dcpiprof $bad: exit $rc, stderr [$(cat "$T/bad.err")], stdout $(wc -c <"$T/bad.out") bytes"
 done
+# dcpicoverage -epoch A..B: the same as the two epochs listed
+"$B/dcpicoverage" -db "$L" -epoch $LE1..latest hot "$LP" >"$T/cov_r.out" 2>&1 || fail "dcpicoverage -epoch A..B: $(head -2 "$T/cov_r.out")"
+"$B/dcpicoverage" -db "$L" -epochs $LE1,$LE2 hot "$LP" >"$T/cov_l.out" 2>&1 || fail "dcpicoverage -epochs: $(head -2 "$T/cov_l.out")"
+cmp -s "$T/cov_r.out" "$T/cov_l.out" && grep -q "$LE2" "$T/cov_r.out" || fail "dcpicoverage -epoch $LE1..latest is not -epochs $LE1,$LE2: $(diff "$T/cov_r.out" "$T/cov_l.out" | head -5)"
 rc=0
-"$B/dcpicoverage" -db "$M" -epoch $E1..$E3 startup_64 '[kernel.kallsyms]' >"$T/bad.out" 2>"$T/bad.err" || rc=$?
-[ $rc -ne 0 ] && grep -q "^dcpicoverage: -epoch $E1..$E3: dcpicoverage reads one epoch" "$T/bad.err" ||
-    fail "dcpicoverage -epoch A..B: exit $rc, $(cat "$T/bad.err")"
+"$B/dcpicoverage" -db "$L" -epoch $LE2..$LE1 hot "$LP" >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/bad.err")" -eq 1 ] && grep -q "^dcpicoverage: " "$T/bad.err" ||
+    fail "dcpicoverage -epoch B..A: exit $rc, $(cat "$T/bad.err")"
 # dcpireport -epoch all: one page of the three epochs, their stacks merged in its flame graph
 "$B/dcpireport" -db "$M" -epoch all -o "$T/r.html" 2>"$T/r.err" || fail "dcpireport -epoch all: $(head -2 "$T/r.err")"
 grep -q '"epoch":"'$E1..$E3'"' "$T/r.html" && grep -q '"events":\[{"name":"cpu-clock","total":80,"period":1000000,"mixed":0,"lost":3}' "$T/r.html" &&
