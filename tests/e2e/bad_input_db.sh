@@ -73,11 +73,12 @@ grep -q '^event *cpu-clock' "$T/cat" && grep -Eq '^[0-9]+  [0-9]+\+0x[0-9a-f]+' 
 printf 'a \033[2J line\n' >"$T/ctl.txt"
 "$BIN/dcpicat" "$T/ctl.txt" | grep -qF 'a \x1b[2J line' || fail "dcpicat prints control bytes raw: $("$BIN/dcpicat" "$T/ctl.txt" | cat -v)"
 
-# damage HOW FILE: truncate to 300 bytes, or garbage with control bytes (an escape sequence, a
-# bell, a NUL) in what would be a header key
+# damage HOW FILE: truncate to 300 bytes (a .procs file, chunks appended one per flush: its last
+# 3 bytes cut, since 300 may fall between two whole chunks, which is a valid shorter file), or
+# garbage with control bytes (an escape sequence, a bell, a NUL) in what would be a header key
 damage() {
     case $1 in
-    trunc) truncate -s 300 "$2" ;;
+    trunc) case $2 in *.procs) truncate -s -3 "$2" ;; *) truncate -s 300 "$2" ;; esac ;;
     garbage) printf '\033[2J\007key\001\377\n\000\376garbage\n' >"$2" ;;
     gzgarbage) printf 'ffffffff81000000 T ok\n\033[2J\007 not a symbol\001\n' | gzip >"$2" ;;
     esac
