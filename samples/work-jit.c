@@ -6,8 +6,11 @@
  * also names code at both ends of the address space and inside this program's own text (node's
  * map names its builtins inside its binary and its JIT code near 0x7fc9...: a map that spans
  * the whole address space). Used by tests/e2e/loss_warning.sh (samples left unattributed are
- * warned about) and jit_perf_map.sh.
- *   work-jit [MS] [map|widemap]
+ * warned about) and jit_perf_map.sh. With "reuse", the map names the loop "jit_old" for the
+ * first third of MS, then the loop is written again at the same address and a second line names
+ * it "jit_new" for the rest (a JIT reusing the addresses of code it dropped, as node does after
+ * a deoptimisation): 1/3 of the samples are jit_old's, 2/3 jit_new's (jit_reuse.sh).
+ *   work-jit [MS] [map|widemap|reuse]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,25 +43,37 @@ int main(int argc, char **argv)
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
     int wide = argc > 2 && strcmp(argv[2], "widemap") == 0;
-    FILE *map = argc > 2 && (wide || strcmp(argv[2], "map") == 0) ? fopen(path, "w") : NULL;
+    int reuse = argc > 2 && strcmp(argv[2], "reuse") == 0;
+    FILE *map =
+        argc > 2 && (wide || reuse || strcmp(argv[2], "map") == 0) ? fopen(path, "w") : NULL;
     if (map) {
         if (wide)
             fprintf(map, "1000 10 far_low\n%lx 40 builtin_in_binary\n",
                     (unsigned long)(uintptr_t)&cpu_ms);
-        fprintf(map, "%lx %zx jit_countdown\n", (unsigned long)(uintptr_t)p, sizeof code);
+        fprintf(map, "%lx %zx %s\n", (unsigned long)(uintptr_t)p, sizeof code,
+                reuse ? "jit_old" : "jit_countdown");
         if (wide)
             fprintf(map, "7ffffffff000 10 far_high\n");
-        fclose(map);
+        if (reuse)
+            fflush(map);
+        else
+            fclose(map);
     }
     uint64_t (*loop)(uint64_t) = (uint64_t(*)(uint64_t))p;
     double t0 = cpu_ms();
     unsigned long rounds = 0;
     while (cpu_ms() - t0 < ms) {
+        if (reuse && map && cpu_ms() - t0 >= ms / 3) { /* the same address, new code */
+            memcpy(p, code, sizeof code);
+            fprintf(map, "%lx %zx jit_new\n", (unsigned long)(uintptr_t)p, sizeof code);
+            fclose(map);
+            map = NULL;
+        }
         loop(1000000);
         rounds++;
     }
     printf("rounds %lu\n", rounds);
-    if (map && getenv("WORK_JIT_KEEP_MAP") == NULL)
+    if ((map || reuse) && getenv("WORK_JIT_KEEP_MAP") == NULL)
         unlink(path);
     return 0;
 }

@@ -62,14 +62,26 @@ typedef struct ev_stats {
 typedef struct jit_region {
     uint64_t base;   /* aligned start of the region */
     uint64_t lo, hi; /* the map's code in it, [lo, hi) */
+    unsigned gen;    /* 0, or n: the code of entries reusing addresses of generation n - 1 */
 } jit_region_t;
+/* A map line read: its code [start, end) and its region (-1: not named from the map). */
+typedef struct jit_ent {
+    uint64_t start, end;
+    int region;
+    uint64_t since; /* of a later generation: CLOCK_MONOTONIC ns when the line was written */
+} jit_ent_t;
 typedef struct jit_proc {
     pid_t pid;              /* 0: free */
     uint64_t size, mtime_s; /* the map file as last read */
     long mtime;             /* (nanoseconds) */
+    uint64_t off;           /* bytes of the map read (its complete lines; maps only grow) */
     jit_region_t region[DCPI_JIT_MAXREGIONS];
     unsigned nregions;
     uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
+    jit_ent_t *ent;   /* the map's lines in file order (ent[k]: line k) */
+    size_t nent, cap;
+    size_t ngen;           /* entries of a later generation (reused addresses) */
+    uint64_t read, looked; /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
 } jit_proc_t;
 
 /* kernel.c: the kernel image (samples of kernel mode are counted at ip - tstart) and what of it
@@ -197,6 +209,14 @@ void dcpi__daemon_apply_exits(daemon_t *d);
  * directory of image path "[jit pid N]" (flush). */
 int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip);
 void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname);
+/* jit.c: a user sample of pid at time t (CLOCK_MONOTONIC ns) resolved in its "[jit pid N]"
+ * image at *off: the map is looked at again (every DCPI_JIT_LOOK_NS of sample time), and when
+ * the JIT reused the address for code it named later, *off becomes that code's offset if the
+ * sample was taken after that code's map line was written. */
+#define DCPI_JIT_LOOK_NS 10000000ull
+void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off);
+/* jit.c: free what the perf maps' entries hold (daemon teardown). */
+void dcpi__daemon_jit_free(daemon_t *d);
 
 /* flush.c: the rings are drained this often during a flush (into the other count table) */
 #define DCPI_DAEMON_FLUSH_DRAIN_MS 50

@@ -11,13 +11,20 @@
  * code between two functions stays unnamed, as perf leaves it) for dcpiprof and dcpilist
  * (databases written before have `jitsyms`, kallsyms format, read still). Entries inside a file
  * image (node's builtins in its binary) are named from that file, as perf names them. A map is read
- * again only when its size or mtime changed (it grows as the JIT compiles).
+ * again only when its size or mtime changed (it grows as the JIT compiles), only its new lines.
+ * A JIT may reuse the addresses of code it dropped (node after a deoptimisation): a line whose
+ * code overlaps an earlier named line's is of the next generation, named in a region of its own
+ * (generation, base), and a sample there is placed at that region's offsets when it was taken
+ * after the line was written (dcpi__daemon_jit_place: the newest such line wins; its time is the
+ * map's mtime when read, within [last read, read]), else at the code's older offsets. Naming all
+ * of them from the final map (as perf does) gives one function another's samples.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
@@ -25,16 +32,17 @@
 
 #define JIT_PGOFF 0x1000 /* offsets start here: kallsyms-format files refuse address 0 */
 
-/* The index of the region holding a (assigned when new and there is room), or -1. */
-static int region_of(jit_proc_t *j, uint64_t a, int assign)
+/* The index of the region of generation gen holding a (assigned when new and there is room),
+ * or -1. */
+static int region_of(jit_proc_t *j, uint64_t a, unsigned gen, int assign)
 {
     uint64_t base = a & ~(DCPI_JIT_REGION - 1);
     for (unsigned r = 0; r < j->nregions; r++)
-        if (j->region[r].base == base)
+        if (j->region[r].base == base && j->region[r].gen == gen)
             return (int)r;
     if (!assign || j->nregions == DCPI_JIT_MAXREGIONS)
         return -1;
-    j->region[j->nregions] = (jit_region_t){.base = base, .lo = a, .hi = a};
+    j->region[j->nregions] = (jit_region_t){.base = base, .lo = a, .hi = a, .gen = gen};
     return (int)j->nregions++;
 }
 
@@ -48,30 +56,104 @@ static int in_file_image(daemon_t *d, pid_t pid, uint64_t a)
            strncmp(img->path, "[jit pid ", 9) != 0;
 }
 
-/* Read pid's perf map into j's regions (each grows to cover its entries). */
-static void read_regions(daemon_t *d, jit_proc_t *j, pid_t pid)
+/* The generation of a new entry [a, end): 0, or one more than the newest generation of the
+ * named entries read before whose code it overlaps (the JIT reused their addresses). */
+static unsigned generation(const jit_proc_t *j, uint64_t a, uint64_t end)
+{
+    unsigned gen = 0, near = 0;
+    for (unsigned r = 0; r < j->nregions && !near; r++)
+        near = j->region[r].lo < end && a < j->region[r].hi;
+    for (size_t k = 0; near && k < j->nent; k++) { /* (new code past the old: no scan) */
+        const jit_ent_t *e = &j->ent[k];
+        if (e->region >= 0 && e->start < end && a < e->end && j->region[e->region].gen + 1 > gen)
+            gen = j->region[e->region].gen + 1;
+    }
+    return gen;
+}
+
+/* One map line: its entry, named in a region (of its generation) when it is JIT code; since:
+ * when it was written (CLOCK_MONOTONIC ns, an estimate). */
+static int add_line(daemon_t *d, jit_proc_t *j, pid_t pid, const char *line, uint64_t since)
+{
+    if (j->nent == j->cap) {
+        size_t cap = j->cap ? 2 * j->cap : 256;
+        jit_ent_t *v = realloc(j->ent, cap * sizeof *v);
+        if (!v)
+            return DCPI_ENOMEM;
+        j->ent = v;
+        j->cap = cap;
+    }
+    jit_ent_t *e = &j->ent[j->nent];
+    *e = (jit_ent_t){.region = -1};
+    unsigned long long a, n;
+    if (sscanf(line, "%llx %llx", &a, &n) == 2 && n != 0 && a + n >= a &&
+        !in_file_image(d, pid, a)) {
+        unsigned gen = generation(j, a, a + n);
+        int r = region_of(j, a, gen, 1), r0 = gen ? region_of(j, a, 0, 1) : r;
+        if (r0 >= 0 && r0 != r) { /* generation 0's mapping covers it: found, then placed */
+            jit_region_t *g = &j->region[r0];
+            uint64_t end = a + n > g->base + DCPI_JIT_REGION ? g->base + DCPI_JIT_REGION : a + n;
+            g->lo = a < g->lo ? a : g->lo;
+            g->hi = end > g->hi ? end : g->hi;
+        }
+        if (r < 0 || r0 < 0) {
+            j->outside++;
+        } else {
+            jit_region_t *g = &j->region[r];
+            uint64_t end = a + n > g->base + DCPI_JIT_REGION ? g->base + DCPI_JIT_REGION : a + n;
+            g->lo = a < g->lo ? a : g->lo;
+            g->hi = end > g->hi ? end : g->hi;
+            *e = (jit_ent_t){.start = a, .end = end, .region = r, .since = since};
+            j->ngen += gen > 0;
+        }
+    }
+    j->nent++;
+    return 0;
+}
+
+/* Read the lines pid's perf map gained since the last read (complete lines only: the JIT may be
+ * writing one). A map that shrank was written anew: read from its start again. */
+static void read_new_lines(daemon_t *d, jit_proc_t *j, pid_t pid, const struct stat *st)
 {
     char path[64], line[1024];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)pid);
+    if ((uint64_t)st->st_size < j->off)
+        j->off = j->nent = j->ngen = 0;
+    /* the new lines were written after the last read and before now, by the time the file was
+     * last modified (its mtime, a real-time clock) at the latest: that time, as CLOCK_MONOTONIC
+     * (sample times), within [last read, now] */
+    struct timespec rt, mono;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    int64_t ago =
+        ((int64_t)rt.tv_sec - st->st_mtim.tv_sec) * 1000000000 + (rt.tv_nsec - st->st_mtim.tv_nsec);
+    uint64_t now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+    uint64_t since = ago <= 0 ? now : (uint64_t)ago < now ? now - (uint64_t)ago : 0;
+    since = since < j->read ? j->read : since;
+    j->read = now;
     FILE *f = fopen(path, "re");
     if (!f)
         return;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long a, n;
-        if (sscanf(line, "%llx %llx", &a, &n) != 2 || n == 0 || a + n < a)
-            continue;
-        if (in_file_image(d, pid, a))
-            continue;
-        int r = region_of(j, a, 1);
-        if (r < 0) {
-            j->outside++;
-            continue;
+    if (fseek(f, (long)j->off, SEEK_SET) == 0)
+        while (fgets(line, sizeof line, f)) {
+            size_t len = strlen(line);
+            if (len == 0)
+                break; /* a NUL byte: not a perf map */
+            if (line[len - 1] != '\n') {
+                if (len < sizeof line - 1)
+                    break; /* being written */
+                int c;     /* a line longer than the buffer: not one we name */
+                while ((c = getc(f)) != EOF && c != '\n')
+                    len++;
+                if (c == EOF)
+                    break;
+                line[0] = '\0';
+                len++;
+            }
+            if (add_line(d, j, pid, line, since) < 0)
+                break;
+            j->off += len;
         }
-        jit_region_t *g = &j->region[r];
-        uint64_t end = a + n > g->base + DCPI_JIT_REGION ? g->base + DCPI_JIT_REGION : a + n;
-        g->lo = a < g->lo ? a : g->lo;
-        g->hi = end > g->hi ? end : g->hi;
-    }
     fclose(f);
 }
 
@@ -93,34 +175,86 @@ static uint64_t region_offset(const jit_proc_t *j, int r, uint64_t a)
     return JIT_PGOFF + (uint64_t)r * DCPI_JIT_REGION + (a - j->region[r].base);
 }
 
-int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip)
+/* Map [lo, hi) of region r as "[jit pid N]": 1 when it covers ip. */
+static int map_range(daemon_t *d, const jit_proc_t *j, pid_t pid, int r, uint64_t lo, uint64_t hi,
+                     uint64_t ip)
+{
+    char name[64];
+    snprintf(name, sizeof name, "[jit pid %d]", (int)pid);
+    return hi > lo &&
+           dcpi_loadmap_mmap(d->lm, pid, lo, hi - lo, region_offset(j, r, lo), 0, 0, 0,
+                             0x4 /* PROT_EXEC */, name) == 0 &&
+           ip >= lo && ip < hi;
+}
+
+/* Read pid's map again when it changed and map generation 0's regions: 1 when they cover ip.
+ * *j: pid's slot (NULL: no map). */
+static int refresh(daemon_t *d, pid_t pid, uint64_t ip, jit_proc_t **jp)
 {
     char path[64];
     struct stat st;
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)pid);
+    *jp = NULL;
     if (stat(path, &st) != 0)
         return 0; /* no map (yet): nothing is remembered, the next sample looks again */
-    jit_proc_t *j = jit_slot(d, pid);
+    jit_proc_t *j = *jp = jit_slot(d, pid);
     if (j->pid == pid && j->size == (uint64_t)st.st_size && j->mtime == st.st_mtim.tv_nsec &&
         j->mtime_s == (uint64_t)st.st_mtim.tv_sec)
         return 0; /* read already, unchanged: it does not cover ip */
-    if (j->pid != pid)
+    if (j->pid != pid) {
+        free(j->ent);
         *j = (jit_proc_t){.pid = pid};
+    }
     j->size = (uint64_t)st.st_size;
     j->mtime = st.st_mtim.tv_nsec;
     j->mtime_s = (uint64_t)st.st_mtim.tv_sec;
-    read_regions(d, j, pid);
-    char name[64];
-    snprintf(name, sizeof name, "[jit pid %d]", (int)pid);
+    read_new_lines(d, j, pid, &st);
+    /* generation 0's regions whole (code between two functions keeps its place); the code of
+     * later generations inside them gets its own offsets sample by sample (dcpi__daemon_jit_place)
+     */
     int covered = 0;
-    for (unsigned r = 0; r < j->nregions; r++) {
-        const jit_region_t *g = &j->region[r];
-        if (g->hi > g->lo &&
-            dcpi_loadmap_mmap(d->lm, pid, g->lo, g->hi - g->lo, region_offset(j, (int)r, g->lo), 0,
-                              0, 0, 0x4 /* PROT_EXEC */, name) == 0)
-            covered |= ip >= g->lo && ip < g->hi;
-    }
+    for (unsigned r = 0; r < j->nregions; r++)
+        if (j->region[r].gen == 0)
+            covered |= map_range(d, j, pid, (int)r, j->region[r].lo, j->region[r].hi, ip);
     return covered;
+}
+
+int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip)
+{
+    jit_proc_t *j;
+    return refresh(d, pid, ip, &j);
+}
+
+void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off)
+{
+    jit_proc_t *j = jit_slot(d, pid);
+    if (j->pid != pid)
+        return; /* its slot went to another process (more than DCPI_DAEMON_MAXJIT) */
+    if (t >= j->looked + DCPI_JIT_LOOK_NS) {
+        jit_proc_t *now;
+        j->looked = t;
+        (void)refresh(d, pid, ip, &now); /* (a vanished map: what was read stays) */
+        if (now && now != j)
+            return;
+    }
+    /* the newest line naming code at ip written before the sample (a line of generation 0 is
+     * never newer than one of a later generation over the same code) */
+    for (size_t k = j->ngen ? j->nent : 0; k-- > 0;) {
+        const jit_ent_t *e = &j->ent[k];
+        if (e->region >= 0 && j->region[e->region].gen > 0 && ip >= e->start && ip < e->end &&
+            e->since <= t) {
+            *off = (uint32_t)region_offset(j, e->region, ip);
+            return;
+        }
+    }
+}
+
+void dcpi__daemon_jit_free(daemon_t *d)
+{
+    for (size_t i = 0; i < DCPI_DAEMON_MAXJIT; i++) {
+        free(d->jit[i].ent);
+        d->jit[i] = (jit_proc_t){0};
+    }
 }
 
 void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname)
@@ -140,10 +274,15 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
-    while (m && fgets(line, sizeof line, f)) {
+    int cont = 0; /* the rest of a line longer than the buffer (one entry, as read_new_lines) */
+    for (size_t k = 0; m && fgets(line, sizeof line, f); k += !cont) {
         unsigned long long a, n;
-        int at = 0;
-        int r = sscanf(line, "%llx %llx %n", &a, &n, &at) < 2 || at == 0 ? -1 : region_of(j, a, 0);
+        int at = 0, tail = cont;
+        size_t l = strlen(line);
+        cont = l > 0 && line[l - 1] != '\n';
+        int r = tail || sscanf(line, "%llx %llx %n", &a, &n, &at) < 2 || at == 0 ? -1
+                : k < j->nent                                                    ? j->ent[k].region
+                              : region_of(j, a, 0, 0);
         if (r < 0 || a < j->region[r].lo || a >= j->region[r].hi)
             continue;
         line[strcspn(line, "\n")] = '\0';

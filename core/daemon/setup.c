@@ -379,6 +379,7 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_values_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
+    dcpi__daemon_jit_free(d);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
     dcpi_agg_free(d->agg_spare);
