@@ -252,30 +252,6 @@ int dcpi_procprof_read(const char *path, dcpi_procprof_t *out, char *err)
     return rc;
 }
 
-int dcpi_procprof_merge_write(const char *path, dcpi_procprof_t *p, char *err)
-{
-    dcpi_procprof_t all = {0};
-    int rc = dcpi_procprof_read(path, &all, err);
-    if (rc < 0 && rc != DCPI_ENOENT)
-        goto out;
-    rc = 0;
-    for (size_t i = 0; i < p->n && rc == 0; i++)
-        rc = dcpi_procprof_add(&all, p->e[i].pid, p->e[i].comm, p->e[i].offset, p->e[i].count);
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (rc == 0)
-        rc = dcpi_procprof_encode(&all, &buf, &len);
-    if (rc < 0) {
-        dcpi__errf(err, rc, "%s: out of memory", path);
-        goto out;
-    }
-    rc = dcpi__write_atomic(path, buf, len, err);
-    free(buf);
-out:
-    dcpi_procprof_free(&all);
-    return rc;
-}
-
 /* ---- version 2: appending ------------------------------------------------------------- */
 
 static void put_le32(unsigned char *p, uint32_t v)
@@ -314,8 +290,9 @@ static int encode_chunk(dcpi_procprof_t *p, int magic, unsigned char **buf, size
     return 0;
 }
 
-/* The file rewritten as one chunk holding its whole chunks and p (atomically). */
-static int compact(const char *path, dcpi_procprof_t *p, char *err)
+/* The file rewritten (atomically) with its counts and p's added: in version 1, or in version 2
+ * as one chunk holding its whole chunks and p. */
+static int merge_rewrite(const char *path, dcpi_procprof_t *p, int v2, char *err)
 {
     dcpi_procprof_t all = {0};
     int rc = dcpi_procprof_read(path, &all, err);
@@ -327,7 +304,7 @@ static int compact(const char *path, dcpi_procprof_t *p, char *err)
     unsigned char *buf = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = encode_chunk(&all, 1, &buf, &len);
+        rc = v2 ? encode_chunk(&all, 1, &buf, &len) : dcpi_procprof_encode(&all, &buf, &len);
     if (rc < 0) {
         dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
         goto out;
@@ -337,6 +314,16 @@ static int compact(const char *path, dcpi_procprof_t *p, char *err)
 out:
     dcpi_procprof_free(&all);
     return rc;
+}
+
+int dcpi_procprof_merge_write(const char *path, dcpi_procprof_t *p, char *err)
+{
+    return merge_rewrite(path, p, 0, err);
+}
+
+static int compact(const char *path, dcpi_procprof_t *p, char *err)
+{
+    return merge_rewrite(path, p, 1, err);
 }
 
 /* Where the next chunk of the open version 2 file fd (size bytes) goes: after its last whole
