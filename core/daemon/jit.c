@@ -96,8 +96,12 @@ static int add_line(daemon_t *d, jit_proc_t *j, pid_t pid, const char *line, uin
             g->lo = a < g->lo ? a : g->lo;
             g->hi = end > g->hi ? end : g->hi;
         }
-        if (r < 0 || r0 < 0) {
-            j->outside++;
+        if (r < 0 || r0 < 0) { /* said once: its samples keep an older name, or none */
+            if (j->outside++ == 0)
+                dcpi__log(DCPI_LOG_WARN,
+                          "/tmp/perf-%d.map: more than %d regions of JIT code (address ranges and "
+                          "their reuses), \"%.*s\" and later such entries not named",
+                          (int)pid, DCPI_JIT_MAXREGIONS, (int)strcspn(line, "\n"), line);
         } else {
             jit_region_t *g = &j->region[r];
             uint64_t end = a + n > g->base + DCPI_JIT_REGION ? g->base + DCPI_JIT_REGION : a + n;

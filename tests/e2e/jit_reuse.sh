@@ -7,7 +7,8 @@
 # two tools). samples/work-jit reuse runs the loop named jit_old for the first third of its CPU
 # time, then writes it again at the same address and names it jit_new: jit_old's share of the two
 # is 1/3 (binomial tolerance of their count), each is named at its own offset in the jitmap, and
-# the run leaves no sample unattributed. Skips (77) without cpu-clock.
+# the run leaves no sample unattributed; more regions than dcpid names are said once in its log.
+# Skips (77) without cpu-clock.
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -39,5 +40,15 @@ stat_share "jit_old's share of the reused code" "$share" 33.33 "$n" || fail "jit
 jd=$(ls -d "$T"/db/*/*/jit_pid_*)
 [ "$(awk '{print $1}' "$jd/jitmap" | sort -u | wc -l)" -eq 2 ] ||
     fail "the two lines do not have their own offsets in the jitmap: $(cat "$jd/jitmap")"
+# more (region, generation) pairs than dcpid names (40 entries 64 MiB apart, the map written by
+# the process before it execs work-jit): said once in dcpid's log, naming the first left out
+rm -rf "$T/db"
+to 60 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- sh -c 'for i in $(seq 0 39); do
+    printf "%x 10 far_%d\n" $((0x1000000000 + i * 0x4000000)) $i; done >/tmp/perf-$$.map
+    echo $$ >"$1"; exec "$0" 100' "$BIN/samples/work-jit" "$T/pid" >/dev/null 2>"$T/err" ||
+    fail "dcpid -- sh -c failed: $(cat "$T/err")"
+PIDS="$PIDS $(cat "$T/pid")"
+n_warn=$(cat "$T"/db/dcpid-*.log 2>/dev/null | grep -c 'more than 32 regions of JIT code.*"1080000000 10 far_32"')
+[ "$n_warn" -eq 1 ] || fail "the regions beyond 32 were not said once in dcpid's log: $(cat "$T"/db/dcpid-*.log)"
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: reused JIT addresses named by time: jit_old $old, jit_new $new samples ($share% old)"
