@@ -80,8 +80,8 @@ typedef struct jit_proc {
     uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
     jit_ent_t *ent;   /* the map's lines in file order (ent[k]: line k) */
     size_t nent, cap;
-    size_t ngen;           /* entries of a later generation (reused addresses) */
-    uint64_t read, looked; /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
+    size_t *gen, ngen, gcap; /* the entries of a later generation (reused addresses), in order */
+    uint64_t read, looked;   /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
 } jit_proc_t;
 
 /* kernel.c: the kernel image (samples of kernel mode are counted at ip - tstart) and what of it

@@ -83,6 +83,14 @@ static int add_line(daemon_t *d, jit_proc_t *j, pid_t pid, const char *line, uin
         j->ent = v;
         j->cap = cap;
     }
+    if (j->ngen == j->gcap) {
+        size_t cap = j->gcap ? 2 * j->gcap : 16;
+        size_t *v = realloc(j->gen, cap * sizeof *v);
+        if (!v)
+            return DCPI_ENOMEM;
+        j->gen = v;
+        j->gcap = cap;
+    }
     jit_ent_t *e = &j->ent[j->nent];
     *e = (jit_ent_t){.region = -1};
     unsigned long long a, n;
@@ -108,7 +116,8 @@ static int add_line(daemon_t *d, jit_proc_t *j, pid_t pid, const char *line, uin
             g->lo = a < g->lo ? a : g->lo;
             g->hi = end > g->hi ? end : g->hi;
             *e = (jit_ent_t){.start = a, .end = end, .region = r, .since = since};
-            j->ngen += gen > 0;
+            if (gen > 0)
+                j->gen[j->ngen++] = j->nent;
         }
     }
     j->nent++;
@@ -207,6 +216,7 @@ static int refresh(daemon_t *d, pid_t pid, uint64_t ip, jit_proc_t **jp)
         return 0; /* read already, unchanged: it does not cover ip */
     if (j->pid != pid) {
         free(j->ent);
+        free(j->gen);
         *j = (jit_proc_t){.pid = pid};
     }
     j->size = (uint64_t)st.st_size;
@@ -243,10 +253,9 @@ void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uin
     }
     /* the newest line naming code at ip written before the sample (a line of generation 0 is
      * never newer than one of a later generation over the same code) */
-    for (size_t k = j->ngen ? j->nent : 0; k-- > 0;) {
-        const jit_ent_t *e = &j->ent[k];
-        if (e->region >= 0 && j->region[e->region].gen > 0 && ip >= e->start && ip < e->end &&
-            e->since <= t) {
+    for (size_t g = j->ngen; g-- > 0;) {
+        const jit_ent_t *e = &j->ent[j->gen[g]];
+        if (ip >= e->start && ip < e->end && e->since <= t) {
             *off = (uint32_t)region_offset(j, e->region, ip);
             return;
         }
@@ -257,6 +266,7 @@ void dcpi__daemon_jit_free(daemon_t *d)
 {
     for (size_t i = 0; i < DCPI_DAEMON_MAXJIT; i++) {
         free(d->jit[i].ent);
+        free(d->jit[i].gen);
         d->jit[i] = (jit_proc_t){0};
     }
 }
