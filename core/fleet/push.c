@@ -565,7 +565,10 @@ static int send_file(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const char 
     return rc;
 }
 
-int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, char *err)
+/* dcpi_spool_flush with each request given at most seconds (the pusher's last attempt at a stop
+ * gets what is left of its deadline, so a store that hangs cannot hold up dcpid's exit). */
+static int spool_flush_within(const char *dir, const char *url, long seconds,
+                              dcpi_spool_stats_t *st, char *err)
 {
     char **names = NULL;
     size_t n = 0;
@@ -578,7 +581,7 @@ int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, c
     dcpi_fleet_info_t info;
     rc = dcpi_fleet_open(url, &f, err);
     if (rc == 0) {
-        dcpi_fleet_timeout(f, 30);
+        dcpi_fleet_timeout(f, seconds);
         rc = dcpi_fleet_check(f, &info, err);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -594,6 +597,11 @@ int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, c
     dcpi_fleet_close(f);
     free_names(names, n);
     return rc;
+}
+
+int dcpi_spool_flush(const char *dir, const char *url, dcpi_spool_stats_t *st, char *err)
+{
+    return spool_flush_within(dir, url, 30, st, err);
 }
 
 /* ---- the background sender -------------------------------------------------------------- */
@@ -653,10 +661,12 @@ static void *pusher_main(void *arg)
     for (;;) {
         p->kicked = 0;
         int stopping = p->stopping;
+        double left = p->stop_deadline - mono();
+        long secs = !stopping ? 30 : left < 1.0 ? 1 : left > 30.0 ? 30 : (long)left;
         dcpi_spool_stats_t local = {0};
         char err[DCPI_ERRLEN] = "";
         pthread_mutex_unlock(&p->mu);
-        int rc = dcpi_spool_flush(p->dir, p->url, &local, err);
+        int rc = spool_flush_within(p->dir, p->url, secs, &local, err);
         pthread_mutex_lock(&p->mu);
         p->st.sent += local.sent;
         p->st.repeats += local.repeats;

@@ -81,9 +81,10 @@ void dcpi_pusher_kick(dcpi_pusher_t *p);
 void dcpi_pusher_stats(dcpi_pusher_t *p, dcpi_spool_stats_t *out);
 /* Add to the pusher's counts what the caller's dcpi_spool_put dropped. */
 void dcpi_pusher_dropped(dcpi_pusher_t *p, uint64_t rows);
-/* Try once more to send everything (the attempt under way, or one more; each request is
- * bounded by the connection's timeouts), then stop the thread; what is left stays spooled for
- * the next dcpid -push on this database. timeout_s is kept for the interface. */
+/* Try once more to send everything (the attempt under way, bounded by its 30 s per request, or
+ * one more whose requests get what is left of timeout_s, at least 1 s each, so that a store that
+ * hangs holds up an exit that long only), then stop the thread; what is left stays spooled for
+ * the next dcpid -push on this database. */
 void dcpi_pusher_stop(dcpi_pusher_t *p, double timeout_s);
 
 #endif
