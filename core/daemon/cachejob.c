@@ -91,8 +91,14 @@ static void child(daemon_t *d)
     _exit(0);
 }
 
+/* How long a wait for the writer may last: a writer that hangs (a lock some other thread of
+ * the daemon held at the fork, which the child inherits locked) must not hold up a flush or the
+ * exit for ever; the slowest writes seen take a few seconds (libLLVM: 1.6 s). */
+#define CACHE_WAIT_MAX_NS (120LL * 1000 * 1000 * 1000)
+
 void dcpi__daemon_cache_reap(daemon_t *d, int wait)
 {
+    long long waited = 0;
     while (d->cache_pid > 0) {
         int st = 0;
         struct rusage ru = {0};
@@ -110,8 +116,18 @@ void dcpi__daemon_cache_reap(daemon_t *d, int wait)
         }
         if (!wait)
             return;
+        if (waited >= CACHE_WAIT_MAX_NS) {
+            dcpi__log(DCPI_LOG_WARN,
+                      "code and symbol caches: the writer (pid %d) still runs after %lld s: killed "
+                      "(the caches it had not written yet are missing)",
+                      (int)d->cache_pid, CACHE_WAIT_MAX_NS / 1000000000LL);
+            kill(d->cache_pid, SIGKILL);
+            wait = 0; /* reaped below, or by the next call */
+            continue;
+        }
         dcpi__daemon_drain_all(d); /* the rings go on filling while we wait */
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        waited += 10 * 1000 * 1000;
     }
 }
 
