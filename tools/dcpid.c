@@ -313,6 +313,8 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (getenv("DCPI__CACHE_WRITER")) /* the daemon's cache writer (core/daemon/cachejob.c) */
+        return dcpi_daemon_cache_writer(argc, argv);
     dcpi_daemon_opts_t o = {.freq = DCPI_DAEMON_DEFAULT_FREQ,
                             .flush_s = DCPI_DAEMON_DEFAULT_FLUSH,
                             .hash = DCPI_AGG_DEFAULT_ENTRIES};

@@ -4,15 +4,19 @@
  * symbolising a large library takes from a few hundred ms to seconds (libLLVM: 1.6 s here), time
  * in which the daemon did not drain its rings: under load the first flushes of a system-wide run
  * lost thousands of samples to ring overflows there. Each image id is queued once per run; at
- * the end of a flush the child gets the queue (fork), writes the files atomically (the same
- * writers as before, each file fsynced) and exits; the loop reaps it on SIGCHLD. A flush that is
+ * the end of a flush the child gets the queue (argv), writes the files atomically (the same
+ * writers as before, each file fsynced) and exits; the loop reaps it on SIGCHLD. The child is
+ * dcpid run again (posix_spawn of /proc/self/exe), not a fork: a fork copies the locks other
+ * threads hold (the push sender's, in malloc or libcurl), and a child that needs one hangs (seen
+ * under ASan: e2e_fleet_daemon's dcpid never exited). A flush that is
  * asked for (dcpictl flush, epoch, quit) and the last one at exit wait for it, draining the
  * rings meanwhile, so what they answer is on disk. The child holds no descriptor of the daemon
  * but the log's (its lock and socket close with the daemon); the symbolising's memory peak is
- * the child's, not the daemon's (logged when it is reaped: "writer pid N peak RSS M kB"). When fork
- * fails the work is done in the daemon, as before.
+ * the child's, not the daemon's (logged when it is reaped: "writer pid N peak RSS M kB"). When the
+ * spawn fails the work is done in the daemon, as before.
  */
 #include <errno.h>
+#include <spawn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,8 @@
 #include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
 #include "dcpi/errno.h"
+
+extern char **environ;
 
 typedef struct dcpi__cachejob {
     char *path, *id;
@@ -79,21 +85,63 @@ static void run_queue(daemon_t *d)
         dcpi__daemon_cache_image(d->db, d->cache_q[i].path, d->cache_q[i].id, d->cache_q[i].path);
 }
 
-/* The child: every descriptor closed but stdin/out/err and the log's, the queue written. */
-static void child(daemon_t *d)
+/* The writer: dcpid itself run again (exec: a fresh process, so no lock another thread of the
+ * daemon holds, the push sender's in malloc or libcurl, is inherited locked) with
+ * DCPI__CACHE_WRITER set and argv "dcpid DB PATH ID [PATH ID]...": dcpi_daemon_cache_writer.
+ * Its stderr is the daemon's log. The pid, or -1 (errno set). */
+static pid_t spawn_writer(daemon_t *d)
 {
-    int lfd = dcpi__log_fd();
-    if (lfd > 3)
-        close_range(3, (unsigned)lfd - 1, 0);
-    close_range((unsigned)(lfd > 2 ? lfd + 1 : 3), ~0U, 0);
-    dcpi__sync_defer(0); /* each file fsynced: the daemon's syncfs does not wait for us */
-    run_queue(d);
-    _exit(0);
+    char **argv = calloc(2 * d->cache_n + 3, sizeof *argv);
+    if (!argv)
+        return -1;
+    argv[0] = "dcpid";
+    argv[1] = (char *)d->db;
+    for (size_t i = 0; i < d->cache_n; i++) {
+        argv[2 + 2 * i] = d->cache_q[i].path;
+        argv[3 + 2 * i] = d->cache_q[i].id;
+    }
+    size_t ne = 0;
+    while (environ[ne])
+        ne++;
+    char **envp = calloc(ne + 2, sizeof *envp); /* (not setenv: other threads read environ) */
+    if (!envp) {
+        free(argv);
+        return -1;
+    }
+    memcpy(envp, environ, ne * sizeof *envp);
+    envp[ne] = "DCPI__CACHE_WRITER=1";
+    posix_spawn_file_actions_t fa;
+    pid_t pid = -1;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0 && dcpi__log_fd() != 2)
+        rc = posix_spawn_file_actions_adddup2(&fa, dcpi__log_fd(), 2);
+    if (rc == 0) /* no descriptor of the daemon's (its lock, socket, events) but the log */
+        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    if (rc == 0)
+        rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    free(argv);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return pid;
 }
 
-/* How long a wait for the writer may last: a writer that hangs (a lock some other thread of
- * the daemon held at the fork, which the child inherits locked) must not hold up a flush or the
- * exit for ever; the slowest writes seen take a few seconds (libLLVM: 1.6 s). */
+int dcpi_daemon_cache_writer(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    dcpi__sync_defer(0); /* each file fsynced: the daemon's syncfs does not wait for us */
+    for (int i = 2; i + 1 < argc; i += 2)
+        dcpi__daemon_cache_image(argv[1], argv[i], argv[i + 1], argv[i]);
+    return 0;
+}
+
+/* How long a wait for the writer may last: a writer that hangs (whatever the cause) must not
+ * hold up a flush or the exit for ever; the slowest writes seen take a few seconds (libLLVM: 1.6
+ * s). */
 #define CACHE_WAIT_MAX_NS (120LL * 1000 * 1000 * 1000)
 
 void dcpi__daemon_cache_reap(daemon_t *d, int wait)
@@ -136,11 +184,9 @@ void dcpi__daemon_cache_start(daemon_t *d)
     dcpi__daemon_cache_reap(d, 0);
     if (d->cache_pid > 0 || d->cache_n == 0)
         return; /* the writer is busy: the queue waits for the next flush */
-    pid_t pid = fork();
-    if (pid == 0)
-        child(d);
+    pid_t pid = spawn_writer(d);
     if (pid < 0) {
-        dcpi__log(DCPI_LOG_WARN, "code and symbol caches: fork: %s; written by the daemon",
+        dcpi__log(DCPI_LOG_WARN, "code and symbol caches: spawn: %s; written by the daemon",
                   strerror(errno));
         run_queue(d);
     } else {

@@ -77,5 +77,9 @@ typedef struct dcpi_daemon_opts {
  * system-wide mode the calling process returns once the daemon is ready (or failed).
  */
 int dcpi_daemon_run(const dcpi_daemon_opts_t *o);
+/* dcpid run again as the writer of the code and symbol caches (DCPI__CACHE_WRITER is set; argv
+ * "dcpid DB PATH ID [PATH ID]...", core/daemon/cachejob.c): writes them, returns the exit status.
+ */
+int dcpi_daemon_cache_writer(int argc, char **argv);
 
 #endif
