@@ -30,6 +30,7 @@
 #include "core/base/log.h"
 #include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
+#include "core/image/debuginfod.h"
 #include "dcpi/errno.h"
 
 extern char **environ;
@@ -133,7 +134,10 @@ int dcpi_daemon_cache_writer(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    dcpi__sync_defer(0); /* each file fsynced: the daemon's syncfs does not wait for us */
+    if (dcpi__log_stderr_is_journal()) /* (the daemon's log is the journal: so is our stderr) */
+        dcpi__log_journal(1);
+    dcpi_debuginfod_off(); /* as in the daemon: its caches never wait on a debuginfod server */
+    dcpi__sync_defer(0);   /* each file fsynced: the daemon's syncfs does not wait for us */
     for (int i = 2; i + 1 < argc; i += 2)
         dcpi__daemon_cache_image(argv[1], argv[i], argv[i + 1], argv[i]);
     return 0;
