@@ -48,9 +48,9 @@ lo() {
 }
 
 # oracle MODE PROC PATTERN PLUGIN [sym]: exact counts of the whole run (sym: -voracle names the
-# instruction PROC+OFF instead of its address). A run whose rings lost records
+# instruction PROC+OFF instead of its address). A run whose rings or BPF log lost records
 # (dcpid fell behind the traps on a loaded machine; counted, never silent) is run again, at
-# most 3 times.
+# most 3 times (an ASan build that still falls behind skips, with the counts).
 oracle() {
     local mode=$1 pl=$4 a spec l rounds line vp vtot n t val pct want
     a=$(addr "$@")
@@ -69,9 +69,14 @@ oracle() {
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
         echo "$mode: -voracle $spec: $line"
         grep -q " voracle $a:" <<<"$line" || fail "$mode: -voracle $spec is not $a: $line"
-        grep -q ' ring-lost 0' <<<"$line" && break
-        echo "$mode: the rings lost records (try $try of 3)"
+        grep -q ' ring-lost 0 ' <<<"$line$IFS" && grep -q ' memory-missed 0 ' <<<"$line$IFS" && break
+        echo "$mode: the rings or the BPF log lost records (try $try of 3)"
     done
+    # (an ASan dcpid may not keep up with a trap per execution: counted, so said, and skipped)
+    if [ "${DCPI_SANITIZE:-0}" = 1 ] && ! { grep -q ' ring-lost 0 ' <<<"$line$IFS" &&
+        grep -q ' memory-missed 0 ' <<<"$line$IFS"; }; then
+        e2e_skip "an ASan build of dcpid fell behind the oracle's traps 3 times (counted: $line)"
+    fi
     n=$(sed 's/.* throttled \([0-9]*\).*/\1/' <<<"$line")
     [ "$n" = 0 ] || e2e_skip "the kernel throttled the oracle's period-1 breakpoint ($line;" \
         "perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate))"
