@@ -59,9 +59,10 @@ out=$("$BIN/dcpicoverage" -db "$T/db" work "$T/p" 2>&1)
 rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^dcpicoverage: procedure 'work' is ambiguous in .*: 2 functions match" <<<"$out" ||
     fail "dcpicoverage, ambiguous 'work': exit $rc, '$out'"
-# Debian's libstdc++ (when its map iteration was sampled): std::_Rb_tree_increment is overloaded
+# Debian's libstdc++ (when its map iteration was sampled there, not only in the program's PLT
+# stub of the same name): std::_Rb_tree_increment is overloaded
 # (node_base* and node_base const*): the short name names both; the full name selects
-lib=$("$BIN/dcpiprof" -db "$T/db" -wide | awk '$4 ~ /^std::_Rb_tree_increment\(/ {print $NF; exit}')
+lib=$("$BIN/dcpiprof" -db "$T/db" -wide | awk '$4 ~ /^std::_Rb_tree_increment\(/ && $NF ~ /libstdc\+\+/ {print $NF; exit}')
 if [ -n "$lib" ]; then
     head1 _Rb_tree_increment "$lib" | grep -q "is ambiguous in .*: 2 functions match ('std::_Rb_tree_increment(" ||
         fail "'_Rb_tree_increment' in $lib: $(head1 _Rb_tree_increment "$lib")"
