@@ -28,6 +28,7 @@
 
 #include "core/base/fsutil.h"
 #include "core/base/log.h"
+#include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
 
 #define JIT_PGOFF 0x1000 /* offsets start here: kallsyms-format files refuse address 0 */
@@ -75,22 +76,9 @@ static unsigned generation(const jit_proc_t *j, uint64_t a, uint64_t end)
  * when it was written (CLOCK_MONOTONIC ns, an estimate). */
 static int add_line(daemon_t *d, jit_proc_t *j, pid_t pid, const char *line, uint64_t since)
 {
-    if (j->nent == j->cap) {
-        size_t cap = j->cap ? 2 * j->cap : 256;
-        jit_ent_t *v = realloc(j->ent, cap * sizeof *v);
-        if (!v)
-            return DCPI_ENOMEM;
-        j->ent = v;
-        j->cap = cap;
-    }
-    if (j->ngen == j->gcap) {
-        size_t cap = j->gcap ? 2 * j->gcap : 16;
-        size_t *v = realloc(j->gen, cap * sizeof *v);
-        if (!v)
-            return DCPI_ENOMEM;
-        j->gen = v;
-        j->gcap = cap;
-    }
+    if (dcpi__grow((void **)&j->ent, &j->cap, j->nent + 1, sizeof *j->ent) < 0 ||
+        dcpi__grow((void **)&j->gen, &j->gcap, j->ngen + 1, sizeof *j->gen) < 0)
+        return DCPI_ENOMEM;
     jit_ent_t *e = &j->ent[j->nent];
     *e = (jit_ent_t){.region = -1};
     unsigned long long a, n;
