@@ -4,7 +4,7 @@
 # every process it started, daemons included) is what the suite costs. Runs the tests ctest
 # would run (same commands, environment and working directory, from ctest --show-only=json-v1),
 # JOBS at a time, the highest COST first, each in its own cpuacct cgroup (v1, root), and prints
-#   cpu_s  wall_s  result  test
+#   cpu_s  sys_s  wall_s  result  test  (sys_s: the system part of cpu_s)
 # sorted by CPU time, then the totals. Needs root, jq and a cgroup v1 cpuacct hierarchy.
 #   bench/suite_cpu.sh BUILD_DIR [JOBS (default 2)] [CTEST SELECTION ARGS, e.g. -LE 'once|soak']
 set -u
@@ -46,7 +46,8 @@ one() { # NAME: run it in its own cgroup; OUT/NAME.res: cpu_s wall_s result
         sleep 0.2
     done
     awk -v u="$(cat "$cg/cpuacct.usage")" -v w=$((t1 - t0)) -v r="$res" -v n="$name" \
-        'BEGIN { printf "%7.1f %7.1f  %-8s %s\n", u / 1e9, w / 1e9, r, n }' >"$OUT/$name.res"
+        -v s="$(awk '$1 == "system" { print $2 }' "$cg/cpuacct.stat")" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { printf "%7.1f %7.1f %7.1f  %-8s %s\n", u / 1e9, s / hz, w / 1e9, r, n }' >"$OUT/$name.res"
     rmdir "$cg" 2>/dev/null
 }
 export -f one
@@ -54,7 +55,7 @@ export ROOT OUT
 t0=$(date +%s)
 cut -f2 "$OUT/list" | xargs -P "$JOBS" -I{} bash -c 'one "$1"' _ {}
 wall=$(($(date +%s) - t0))
-echo "  cpu_s  wall_s  result   test"
+echo "  cpu_s   sys_s  wall_s  result   test"
 cat "$OUT"/*.res | sort -rn
-awk -v w="$wall" '{ c += $1 } END { printf "total: %.1f s CPU in %d tests, %d s wall (-j '"$JOBS"')\n", c, NR, w }' "$OUT"/*.res
+awk -v w="$wall" '{ c += $1; y += $2 } END { printf "total: %.1f s CPU (%.1f s system) in %d tests, %d s wall (-j '"$JOBS"')\n", c, y, NR, w }' "$OUT"/*.res
 echo "logs: $OUT"
