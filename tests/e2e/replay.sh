@@ -32,9 +32,10 @@ if [ $rc -ne 0 ]; then
     fail "probe run failed (rc $rc): $probe"
 fi
 
-# --- the live run, recording
-to 120 "$BIN/dcpid" -db "$T/db" -freq 2000 -vtrace vp-classic -vtrace vp-addr -vrecord \
-    -- "$W" 4000 >"$T/out" 2>"$T/err" || fail "dcpid run failed: $(cat "$T/err")"
+# --- the live run, recording (2 s of CPU at -vbudget 8 give the value samples 4 s gave at the
+# default budget: 300-400 on lea_loop's lea, a few on each of stride_loop's)
+to 120 "$BIN/dcpid" -db "$T/db" -freq 2000 -vbudget 8 -vtrace vp-classic -vtrace vp-addr -vrecord \
+    -- "$W" 2000 >"$T/out" 2>"$T/err" || fail "dcpid run failed: $(cat "$T/err")"
 [ -n "$(find "$T/db" -path '*/values.trace/*.dtr')" ] || fail "no values.trace segment written"
 find "$T/db" -name vp-addr.vprof | grep -q work-values || fail "no live vp-addr.vprof written"
 
