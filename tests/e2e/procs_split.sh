@@ -22,11 +22,14 @@ SHA=$(command -v sha256sum) || e2e_skip "sha256sum (coreutils) is not installed"
 
 # --- (1) two processes of one program, 2:1 work
 head -c 16000000 /dev/urandom >"$T/f" 2>/dev/null || fail "cannot write $T/f"
-# 40 and 20 hashes (about 3 s of CPU), 80 and 40, ... until the pair has 1500 samples
+# 40 and 20 hashes (about 3 s of CPU, ~2000 samples), 80 and 40, ... until the pair has 1500
+# samples; quick (lib/stats.sh), which asks a quarter of that, a quarter of the hashes
+NH=40
+[ "$STAT_QUICK" = 1 ] && NH=10
 run() {
     local i a_args=() b_args=()
-    for i in $(seq $((40 * $1))); do a_args+=("$T/f"); done
-    for i in $(seq $((20 * $1))); do b_args+=("$T/f"); done
+    for i in $(seq $((NH * $1))); do a_args+=("$T/f"); done
+    for i in $(seq $((NH / 2 * $1))); do b_args+=("$T/f"); done
     cat >"$T/run.sh" <<EOS
 "$SHA" "$T/f" >/dev/null
 "$SHA" ${a_args[*]} >/dev/null & echo \$! >"$T/pid_a"
@@ -106,7 +109,8 @@ LOAD1=$!
 sh -c 'while :; do :; done' &
 LOAD2=$!
 for i in $(seq 50); do [ -S "$T/sys/dcpid-"*.sock ] 2>/dev/null && break; sleep 0.1; done
-for i in $(seq 500); do "$SHA" "$T/small" >/dev/null; done
+# 200 runs give ~3300 samples at 10 kHz (the check needs 2000; quick: 50 runs, 500)
+for i in $(seq $(($(stat_need 2000) / 10))); do "$SHA" "$T/small" >/dev/null; done
 kill $LOAD1 $LOAD2
 to 90 "$BIN/dcpictl" -db "$T/sys" quit >/dev/null 2>"$T/qerr" || fail "quit: $(cat "$T/qerr")"
 wait $DPID
