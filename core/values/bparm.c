@@ -69,6 +69,7 @@ typedef struct vbp {
     double *tokens, *last;      /* per ring: arm budget */
     uint64_t *hit;              /* per ring: time of the last breakpoint hit */
     int rt, cpu;                /* real-time priority; the CPU dcpid runs on (-1: any) */
+    cpu_set_t cpus0;            /* dcpid's CPUs before follow() pinned it */
     dcpi_bp_cost_t cost;        /* what a hit, a trigger, an arm cost a thread here (measured) */
     double rate;                /* arms/s of a thread's CPU time -vbudget (-vrate) affords */
     uint64_t trigger_ns;        /* the arm trigger's period */
@@ -103,6 +104,8 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
     struct sched_param sp = {.sched_priority = 1};
     d->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
     d->cpu = -1;
+    if (sched_getaffinity(0, sizeof d->cpus0, &d->cpus0) != 0)
+        d->rt = 0; /* (never seen) then follow() does not pin dcpid */
     if (!d->rt)
         dcpi__log(DCPI_LOG_INFO,
                   "bp backend: no real-time priority (%s): on a loaded machine arms may come "
@@ -123,6 +126,13 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
 static void bp_free(dcpi_vbackend_t *b)
 {
     vbp_t *d = (vbp_t *)b;
+    /* back to dcpid's own policy and CPUs: what runs after (exit handlers: under ASan,
+     * LeakSanitizer's tracer, which inherits the pinned CPU and waits there behind a real-time
+     * thread spinning on sched_yield, ~1.8 s of CPU a run) is not held up */
+    if (d->rt) {
+        sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
+        sched_setaffinity(0, sizeof d->cpus0, &d->cpus0);
+    }
     dcpi_bpslots_free(d->bps); /* before the program they use */
     d->bps = NULL;
     dcpi_bpfmem_close(d->bpm);
