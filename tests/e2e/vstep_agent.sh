@@ -1,6 +1,6 @@
 #!/bin/bash
 # vstep_agent.sh - dcpid -vstep with a command (the in-process agent): `dcpid -vtrace vp-classic
-# -vtrace vp-memval.so -vstep -- work-step -n 1000`. work-step's hot loop loads table[i & 1023]
+# -vtrace vp-memval.so -vstep -- work-step -n 500`. work-step's hot loop loads table[i & 1023]
 # with `add rbx, [r14+rax*8]` (768 entries hold 0x1111, 256 hold 0x2222: 75% / 25%) and
 # sys_mask (always 0xfff) with `mov rax, [rip+...]`. The regs backend reports loaded values as
 # missing; with -vstep:
@@ -117,11 +117,12 @@ PLUGIN
         "$T/vp-taken.c" 2>"$T/cc.err" || fail "building vp-taken: $(cat "$T/cc.err")"
 fi
 
-plain=$(to 60 "$W" -n 1000) || fail "work-step failed"
+# (-n 500: ~1 s of CPU, the add gets ~550 value samples at -vrate 1000 in the 2-core VM)
+plain=$(to 60 "$W" -n 500) || fail "work-step failed"
 
 # --- the run, with a status query while it runs
 to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace vp-classic "${MEMVAL[@]}" -vstep \
-    -vrate 1000 -- "$W" -n 1000 >"$T/out" 2>"$T/err" &
+    -vrate 1000 -- "$W" -n 500 >"$T/out" 2>"$T/err" &
 dpid=$!
 st=""
 for _ in $(seq 50); do
@@ -163,11 +164,12 @@ fi
 
 # --- a branch taken in 25% of its executions (work-step -j): the share per execution
 if [ ${#MEMVAL[@]} -gt 0 ]; then
-    # (redone twice and four times as long until the jz has 1000 value samples: stat_until)
+    # (-j 800: ~1.8 s of CPU, ~1800 value samples in the 2-core VM; redone up to four times as
+    # long until the jz has 1000 value samples: stat_until)
     brun() {
         rm -rf "$T/br"
         to 300 "$BIN/dcpid" -db "$T/br" -event cpu-clock -vtrace "$P/vp-taken.so" -vstep -vrate 1000 \
-            -- "$W" -j $(($(stat_ms 2000) * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
+            -- "$W" -j $(($(stat_ms 800) * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
         to 60 "$BIN/dcpilist" -db "$T/br" -asm -vtrace "$P/vp-taken.so" -vshow 8 -vcutoff 0 \
             branch_pass "$W" >"$T/taken" 2>&1 || fail "dcpilist vp-taken: $(cat "$T/taken")"
         # (the listing names a jump's target as objdump does: "jz 11a0 <branch_pass+0x20>")
@@ -181,7 +183,7 @@ if [ ${#MEMVAL[@]} -gt 0 ]; then
 fi
 
 # --- the regs backend on the same program reports the load's value as missing
-to 120 "$BIN/dcpid" -db "$T/regs" -event cpu-clock -vtrace vp-classic -vregs -- "$W" -n 300 \
+to 120 "$BIN/dcpid" -db "$T/regs" -event cpu-clock -vtrace vp-classic -vregs -- "$W" -n 150 \
     >/dev/null 2>"$T/err2" || fail "dcpid (regs backend) failed: $(cat "$T/err2")"
 listing "$T/regs" vp-classic >"$T/regs.txt" || fail "dcpilist (regs): $(cat "$T/regs.txt")"
 ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/regs.txt")
@@ -189,12 +191,13 @@ ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/regs.txt")
 # --- the default backend (bp, where breakpoints and BPF work) gives it: the value BPF read at the
 # breakpoint is the load's result (issue 21 item 2)
 # (vp-classic selects every instruction: the budget (8%, for volume) spreads its arms over them,
-# most to the instructions holding >= 5% of their procedure's samples, so the run is
-# redone longer, from the rate seen, until the load has 5 value samples: stat_until; the value
-# is the same in every execution, so each sample must read it)
+# most to the instructions holding >= 5% of their procedure's samples: ~8 value samples per s
+# of CPU for the load here, so -n 800 (~1.5 s) first, redone longer, from the rate seen, until
+# the load has 5 value samples: stat_until; the value is the same in every execution, so each
+# sample must read it)
 bprun() {
     rm -rf "$T/bp"
-    to 120 "$BIN/dcpid" -db "$T/bp" -event cpu-clock -vtrace vp-classic -vbudget 8 -- "$W" -n $((300 * $1)) \
+    to 120 "$BIN/dcpid" -db "$T/bp" -event cpu-clock -vtrace vp-classic -vbudget 8 -- "$W" -n $((800 * $1)) \
         >/dev/null 2>"$T/err3" || fail "dcpid (default backend) failed: $(cat "$T/err3")"
     ld=
     if grep -q 'bp backend: memory values read by BPF' "$T"/bp/dcpid-*.log; then
