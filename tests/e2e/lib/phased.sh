@@ -3,11 +3,21 @@
 # value backend on samples/work-phased MODE, whose measured `div rcx` has a divisor mix that
 # depends on where the program is (see its top comment) and which counts its exact truth per
 # execution. The run is repeated longer, from the rate seen, until the instruction has at least
-# PHASED_NMIN value samples (lib/stats.sh stat_until, up to 16 x PHASED_MS ms of the workload's CPU
-# time), then
+# PHASED_NMIN value samples (lib/stats.sh stat_until, up to 16 x the mode's base length in ms of
+# the workload's CPU time, phased_ms), then
 # every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
-PHASED_MS=${PHASED_MS:-$(stat_ms 2500)}
+# base lengths by mode, from the rates at -vbudget 8 in the 2-core VM (value samples per s of the
+# workload's CPU: callsites ~340, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a
+# loaded machine): 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.5 s of which
+# its div gets ~900: two); PHASED_MS sets one length for all
+phased_ms() {
+    [ -n "${PHASED_MS:-}" ] && { echo "$PHASED_MS"; return; }
+    case $1 in
+    callsites) stat_ms 4200 ;; recurse) stat_ms 1600 ;; threads) stat_ms 1600 ;;
+    spawn) stat_ms 4000 ;; *) stat_ms 2500 ;;
+    esac
+}
 # the volume, not the mechanism: which executions an arm takes does not depend on the budget,
 # which only sets how often arms come (the default 2% gives ~400 value samples/s here)
 PHASED_BUDGET=${PHASED_BUDGET:-8}
@@ -36,14 +46,14 @@ phased_proc() {
     esac
 }
 
-# phased_run SCALE MODE: one run of SCALE x PHASED_MS; the div's hotlist line in $T/MODE.line
+# phased_run SCALE MODE: one run of SCALE x phased_ms MODE; the div's hotlist line in $T/MODE.line
 phased_run() {
     local mode=$2 proc line
     proc=$(phased_proc "$mode")
     rm -rf "${T:?}/$mode"
     timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
         -vbudget "$PHASED_BUDGET" \
-        -- "$BIN/samples/work-phased" "$mode" $((PHASED_MS * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
+        -- "$BIN/samples/work-phased" "$mode" $(($(phased_ms "$mode") * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
         fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
