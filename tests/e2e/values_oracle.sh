@@ -1,6 +1,6 @@
 #!/bin/bash
 # values_oracle.sh - dcpid -voracle ADDR:IMAGE (issue 21 item 4): every execution of one
-# instruction, exactly. samples/work-accuracy MODE 300 500 sleeps 500 ms (dcpid arms the oracle
+# instruction, exactly. samples/work-accuracy MODE 150 500 sleeps 500 ms (dcpid arms the oracle
 # when it sees the image mapped), then runs whole rounds of NSEQ = 2000 executions of the
 # measured instruction, each round holding every value exactly in its printed share, and
 # prints the rounds it ran. With -voracle-duty 1/1 (one window: the whole run) the oracle's
@@ -34,9 +34,10 @@ grep -q 'execute breakpoints unavailable' <<<"$log" && e2e_skip "execute breakpo
 grep -q 'memory values read by BPF' <<<"$log" ||
     e2e_skip "BPF cannot be loaded here: $(grep -o 'memory values .*missing.*' <<<"$log")"
 
-# addr MODE PROC PATTERN: the address of the instruction matching PATTERN in PROC (a plain run)
+# addr MODE PROC PATTERN: the address of the instruction matching PATTERN in PROC (a plain run;
+# the listing shows every instruction of a sampled procedure, so 100 ms do)
 addr() {
-    to 120 "$BIN/dcpid" -db "$T/plain-$1" -event cpu-clock -- "$W" "$1" 300 \
+    to 120 "$BIN/dcpid" -db "$T/plain-$1" -event cpu-clock -- "$W" "$1" 100 \
         >/dev/null 2>"$T/plain-$1.err" || fail "$1: plain run: $(cat "$T/plain-$1.err")"
     "$BIN/dcpilist" -db "$T/plain-$1" -asm "$2" "$W" 2>&1 |
         awk -v pat="$3" '$1 ~ /^[0-9]+$/ && $0 ~ pat { print $2; exit }'
@@ -64,7 +65,7 @@ oracle() {
     for try in 1 2 3; do
         rm -rf "${T:?}/$mode"
         to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$spec:$W" \
-            -voracle-duty 1/1 -- "$W" "$mode" 300 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
+            -voracle-duty 1/1 -- "$W" "$mode" 150 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid -voracle failed: $(cat "$T/$mode.err")"
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
         echo "$mode: -voracle $spec: $line"
@@ -111,10 +112,11 @@ oracle() {
 oracle chase acc_chase 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' vp-classic sym
 oracle stride acc_stride 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+r[a-z0-9]+\*8\]' vp-addr
 
-# the default windows: some executions in several windows, not all of them
+# the default windows: some executions in several windows, not all of them (20 ms in every
+# 200 ms of wall time: 700 ms of CPU hold at least 3)
 a=$(grep -o '0x[0-9a-f]*:' <<<"$(grep '^dcpid: voracle' "$T/chase.err")" | tr -d :)
 to 120 "$BIN/dcpid" -db "$T/win" -event cpu-clock -vtrace vp-classic -voracle "$a:$W" \
-    -- "$W" chase 1000 >"$T/win.out" 2>"$T/win.err" || fail "windows: $(cat "$T/win.err")"
+    -- "$W" chase 700 >"$T/win.out" 2>"$T/win.err" || fail "windows: $(cat "$T/win.err")"
 line=$(grep '^dcpid: voracle ' "$T/win.err") || fail "windows: no voracle line"
 win=$(sed 's/.* windows \([0-9]*\).*/\1/' <<<"$line")
 smp=$(sed 's/.* samples \([0-9]*\).*/\1/' <<<"$line")

@@ -32,13 +32,14 @@ grep -q 'memory values read by BPF' <<<"$log" ||
 
 # run BE: the payload load's hotlist line in $T/BE.line; when it has fewer than NMIN value
 # samples, run again from scratch, longer by what the rate seen needs (lib/stats.sh stat_until;
-# bp gives ~90 value samples/s of the chase at -vbudget 8 in the 2-core VM, step ~500)
+# bp gives ~96 value samples/s of the chase at -vbudget 8 in the 2-core VM, step ~530: bp's
+# 8.4 s, ~1.35 x NMIN (a first run of 7 s, ~1.1 x, was often redone at 14 s), step's 1.7 s ~1.5 x)
 run() { stat_until $NMIN 8 run1 vcount "$@"; }
 vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
     local scale=$1 be=$2 ms args=(-vbudget 8)
-    ms=$(stat_ms 7000)
-    [ "$be" = step ] && args=(-vstep -vrate 1000) && ms=$(stat_ms 2500)
+    ms=$(stat_ms 8400)
+    [ "$be" = step ] && args=(-vstep -vrate 1000) && ms=$(stat_ms 1700)
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
         -- "$W" chase $((ms * scale)) >"$T/$be.out" 2>"$T/$be.err" || fail "$be: dcpid failed: $(cat "$T/$be.err")"
