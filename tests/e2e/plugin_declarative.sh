@@ -27,7 +27,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-MS=${DCPI_TEST_MS:-$(stat_ms 2000)}
+# the base run (~1.6 s of CPU give ~560 value samples of a jbe or call, a div twice that: its runs
+# are half as long), topped up when short (run); quick (lib/stats.sh) 0.5 s
+MS=${DCPI_TEST_MS:-1600}
+[ "$STAT_QUICK" = 1 ] && MS=${DCPI_TEST_MS:-500}
 NMIN=500
 
 for f in dcpid dcpilist samples/work-accuracy; do
@@ -56,7 +59,7 @@ bad 'name=x select=mnemonic:call operand=!any' "bad value for operand: '!any'"
 
 # hotline TAG SPEC PROC RE OUT: the hotlist line of SPEC's measured instruction in TAG's run
 hotline() {
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vshow 8 -vcutoff 0 "$3" "$W" \
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -epoch all -asm -vtrace "$2" -vshow 8 -vcutoff 0 "$3" "$W" \
         >"$T/$5.list" 2>&1 || fail "$5: dcpilist failed: $(cat "$T/$5.list")"
     grep -E "$4" "$T/$5.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$5.line"
     [ -s "$T/$5.line" ] || fail "$5: no hotlist: $(cat "$T/$5.list")"
@@ -64,19 +67,21 @@ hotline() {
 }
 
 # run TAG MODE PROC RE SPEC...: dcpid with the specs, then the hotlist line of the measured
-# instruction of the first spec in $T/TAG.line; redone twice and four times as long until that
-# instruction has NMIN value samples (lib/stats.sh stat_until)
-run() { stat_until $NMIN 4 run1 vcount "$@"; }
+# instruction of the first spec in $T/TAG.line (-epoch all), topped up until that instruction
+# has NMIN value samples (lib/stats.sh stat_topup)
+run() {
+    rm -rf "${T:?}/$1"
+    stat_topup $NMIN "$MS" run1 vcount "$@"
+}
 vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
-    local scale=$1 tag=$2 mode=$3 proc=$4 re=$5
+    local ms=$1 tag=$2 mode=$3 proc=$4 re=$5
     shift 5
     local args=()
     for s in "$@"; do args+=(-vtrace "$s"); done
-    rm -rf "${T:?}/$tag"
-    to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock -vbudget 8 "${args[@]}" -- "$W" "$mode" $((MS * scale)) \
+    to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock -vbudget 8 "${args[@]}" -- "$W" "$mode" "$ms" \
         >"$T/$tag.out" 2>"$T/$tag.err" || fail "$tag: dcpid failed: $(cat "$T/$tag.err")"
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -epoch all -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \
         >"$T/$tag.list" 2>&1 || fail "$tag: dcpilist failed: $(cat "$T/$tag.list")"
     grep -E "$re" "$T/$tag.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$tag.line"
     [ -s "$T/$tag.line" ] || fail "$tag: no hotlist: $(cat "$T/$tag.list")"
@@ -85,7 +90,7 @@ run1() {
 # cform TAG PLUGIN PROC RE: the same run's hotlist line of a C plugin, as TAG-c (same truth)
 cform() {
     local tag=$1 so=$BIN/samples/$2.so
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -asm -vtrace "$so" -vshow 8 -vcutoff 0 "$3" "$W" \
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -epoch all -asm -vtrace "$so" -vshow 8 -vcutoff 0 "$3" "$W" \
         >"$T/$tag-c.list" 2>&1 || fail "$tag: dcpilist with $2 failed: $(cat "$T/$tag-c.list")"
     grep -E "$4" "$T/$tag-c.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | sort -k5,5nr | head -1 >"$T/$tag-c.line"
     [ -s "$T/$tag-c.line" ] || fail "$tag: no hotlist from $2: $(cat "$T/$tag-c.list")"
@@ -113,7 +118,7 @@ select=mnemonic:div,idiv   capture=ra
 format=dec preface=divisor
 VP
 KEEP='name=vp-divk select=mnemonic:div,idiv capture=ra format=dec keep=10,7'
-run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp" "$BIN/samples/vp-divisor.so" "$KEEP"
+MS=$((MS / 2)) run div div-mem acc_div_mem 'div +qword ptr' "$T/vp-div.vp" "$BIN/samples/vp-divisor.so" "$KEEP"
 check div 0
 cform div vp-divisor acc_div_mem 'div +qword ptr'
 check div-c 0
@@ -127,7 +132,7 @@ three=$(sed -n 's/^truth .*=3:\([0-9.]*\).*/\1/p' "$T/div.out")
 stat_share "keep=10,7 other (the divisor 3)" "${other:-0}" "${three:-10}" "$(vtot "$line")" ||
     fail "keep=10,7: the other share is not the divisor 3's: $line"
 # -vtrace NAME finds NAME.vp on the plugin path, as it finds NAME.so
-DCPI_PLUGIN_PATH=$T "$BIN/dcpilist" -db "$T/div" -asm -vtrace vp-div -vcutoff 0 acc_div_mem "$W" \
+DCPI_PLUGIN_PATH=$T "$BIN/dcpilist" -db "$T/div" -epoch all -asm -vtrace vp-div -vcutoff 0 acc_div_mem "$W" \
     >"$T/short.list" 2>&1 || fail "-vtrace vp-div (vp-div.vp on DCPI_PLUGIN_PATH): $(cat "$T/short.list")"
 grep -q 'divisor (' "$T/short.list" || fail "-vtrace vp-div: no hotlist: $(cat "$T/short.list")"
 
@@ -162,7 +167,7 @@ check size 0
 cform size vp-sizearg acc_size_arg 'call +(0x)?[0-9A-Fa-f]+( |$)'
 check size-c 0
 hotlists() { # TAG SPEC PROC: instruction lines with a hotlist
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -asm -vtrace "$2" -vcutoff 0 "$3" "$W" 2>/dev/null |
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$1" -epoch all -asm -vtrace "$2" -vcutoff 0 "$3" "$W" 2>/dev/null |
         awk '$1 ~ /^[0-9]+$/ && /\(/' | wc -l
 }
 [ "$(hotlists size "$IMM" acc_size_arg)" -ge 1 ] || fail "operand=imm: no hotlist on the direct call"
@@ -181,8 +186,12 @@ M4=$(printf 'name=vp-m4 select=mnemonic:mov capture=ea range=%x-%x' $((0x$lo)) $
 # a misspelt symbol and a range outside the image: a warning naming the key, not "0 traces" alone
 M5='name=vp-m5 select=mnemonic:mov capture=ea symbol=acc_chsae'
 M6='name=vp-m6 select=mnemonic:mov capture=ea range=10-20'
-to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" \
-    -vtrace "$M4" -vtrace "$M5" -vtrace "$M6" -- "$W" chase "$MS" \
+# (not a statistical run: swap's movs need value samples at all; at -vbudget 8, 1 s gives them
+# ~30, quick's 0.5 s ~15, where 2 s at the default budget gave 2-4)
+SYM_MS=1000
+[ "$STAT_QUICK" = 1 ] && SYM_MS=500
+to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vbudget 8 -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" \
+    -vtrace "$M4" -vtrace "$M5" -vtrace "$M6" -- "$W" chase "$SYM_MS" \
     >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
 grep -q '^dcpid: warning: vp-m5: symbol=acc_chsae matched none of the sampled instructions its keys select' \
     "$T/sym.err" || fail "misspelt symbol=: no warning: $(cat "$T/sym.err")"

@@ -115,6 +115,34 @@ stat_until() {
     done
 }
 
+# stat_topup NMIN MS RUN COUNT [ARG...]: like stat_until, but a short run is topped up, not
+# redone: calls RUN MS ARG... (a run of MS milliseconds of the workload added to what earlier
+# calls recorded: a new epoch of the same database, listed with -epoch all, whose hotlists and
+# counts add up), then COUNT ARG..., until COUNT prints a number >= NMIN (stat_need) or 4 x MS
+# ran in all. The next MS is the missing samples' share at the rate seen, a quarter more (at
+# least MS / 4). The stopping rule looks at the counts only, so the checks after it keep their
+# binomial tolerances; under load, where the value sample rate can fall several-fold, a short
+# run costs its missing part, not a run twice as long from scratch. Returns 1 when RUN fails.
+# Sets STAT_N.
+stat_topup() {
+    local nmin base=$2 run=$3 count=$4 ms=$2 total=0
+    nmin=$(stat_need "$1")
+    shift 4
+    while :; do
+        [ $total = 0 ] || sleep 1 # a new epoch name (they have a resolution of one second)
+        "$run" "$ms" "$@" || return 1
+        total=$((total + ms))
+        STAT_N=$("$count" "$@")
+        awk -v n="$STAT_N" -v m="$nmin" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' &&
+            return 0
+        [ $total -lt $((4 * base)) ] || return 0
+        ms=$(awk -v n="$STAT_N" -v m="$nmin" -v t=$total -v b="$base" 'BEGIN {
+            n = (n ~ /^[0-9]+$/) ? n + 0 : 0; x = n > 0 ? (m - n) / n * t * 1.25 : t
+            if (x < b / 4) x = b / 4; if (x > 4 * b - t) x = 4 * b - t; printf "%d", x }')
+        echo "note: ${*:+$1 }'$STAT_N' samples after $total ms, need $nmin: $ms ms more"
+    done
+}
+
 # stat_scale_ms MS FREQ: a run length that gives the same expected sample count at FREQ Hz as MS
 # milliseconds at the default 2000 Hz (tests run at a second rate under make test-stress, which
 # sets DCPI_TEST_FREQ).
