@@ -29,13 +29,14 @@ S=$SRC/samples/work-cover.c
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # the two epochs (modes a and b), redone twice and four times as long until mode a's cover_me +
-# warm have 1000 samples (lib/stats.sh stat_until)
+# warm have 1000 samples (lib/stats.sh stat_until; 1.4 s at ~1 sample per ms of CPU give ~1.4 x
+# that); mode b's epoch only needs one of LOOP_B's lines sampled (hundreds of samples there)
 run() {
     rm -rf "$T/db"
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 2500) * $1)) >"$T/out.a" 2>"$T/err.a" ||
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 1400) * $1)) >"$T/out.a" 2>"$T/err.a" ||
         { fail "dcpid (mode a): $(tail -1 "$T/err.a")"; return 1; }
     sleep 1 # a new epoch name (they have a resolution of one second)
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $(($(stat_ms 1500) * $1)) >/dev/null 2>"$T/err.b" ||
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $(($(stat_ms 400) * $1)) >/dev/null 2>"$T/err.b" ||
         { fail "dcpid (mode b): $(tail -1 "$T/err.b")"; return 1; }
 }
 count() {
@@ -142,7 +143,8 @@ err_is 2 "^dcpicoverage: flag '-epochs' needs an argument" "$BIN/dcpicoverage" -
 
 # ---- dcpiprof -m with a moved binary, -full_output
 cp "$W" "$T/prog"
-to 120 "$BIN/dcpid" -db "$T/db2" -event cpu-clock -- "$T/prog" a 800 >/dev/null 2>&1 || fail "dcpid (prog) failed"
+# (its samples only need to be named: 300 ms give ~300)
+to 120 "$BIN/dcpid" -db "$T/db2" -event cpu-clock -- "$T/prog" a 300 >/dev/null 2>&1 || fail "dcpid (prog) failed"
 mkdir "$T/moved" && mv "$T/prog" "$T/moved/prog" && rm -rf "$T/db2/.symcache"
 unk=$("$BIN/dcpiprof" -db "$T/db2" -csl 2>/dev/null | awk -F, -v p="$T/prog" '$4 == "unknown_rou" && $5 == p { print $1 }')
 [ -n "$unk" ] || fail "moved binary: no unknown_rou row without a map"
@@ -167,10 +169,13 @@ n_full=$("$BIN/dcpiprof" -db "$T/db2" -no_header -keep 1 -full_output 2>/dev/nul
 
 # ---- a Debian program
 if command -v xz >/dev/null; then
-    # 200,000 generated lines (xz -9: about 2 s of CPU), twice and four times as many until the
-    # run has 1000 samples
+    # 150,000 generated lines (xz -9: about 1.5 s of CPU, ~1500 samples; its time grows faster
+    # than the input: 100,000 give ~600, enough for quick's 250), twice and four times as many
+    # until the run has 1000 samples
+    XZ_LINES=150000
+    [ "$STAT_QUICK" = 1 ] && XZ_LINES=100000
     xrun() {
-        seq 1 $((200000 * $1)) | awk '{ print $1 * 7919 % 1000003, $1 }' >"$T/gen.txt"
+        seq 1 $((XZ_LINES * $1)) | awk '{ print $1 * 7919 % 1000003, $1 }' >"$T/gen.txt"
         rm -rf "$T/dbx"
         to 300 "$BIN/dcpid" -db "$T/dbx" -event cpu-clock -- xz -9 -T1 -c "$T/gen.txt" >/dev/null 2>"$T/xz.err" ||
             { fail "dcpid xz: $(tail -1 "$T/xz.err")"; return 1; }
