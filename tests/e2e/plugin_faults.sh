@@ -46,22 +46,22 @@ declare -A WHY=(
 )
 # All five in one run beside vp-classic: each plugin has its own worker process
 # (core/plugin/vpworker.c), so each is disabled on its own, and the run shows also that one's
-# death leaves the others' (and vp-classic's) alone. (2 s of CPU: the faults come with the first
-# batches, which -vbudget 8 makes come early also in a slow ASan dcpid; the hang needs the 2 s
-# watchdog, during which the workload goes on)
+# death leaves the others' (and vp-classic's) alone. (1.2 s of CPU: the faults come with the
+# first batches, which -vbudget 8 makes come early also in a slow ASan dcpid; the hang's 2 s
+# watchdog is wall time, and fires also once the command has exited)
 db=$T/db-all
 log=$T/all.log
 args=()
 for x in segv abort hang too_many badptr; do args+=(-vtrace "$P/${x}_process.so"); done
 to 120 "$BIN/dcpid" -db "$db" -log "$log" -event cpu-clock -vbudget 8 -vtrace vp-classic \
-    "${args[@]}" -- "$W" 2000 >/dev/null 2>"$T/all.err"
+    "${args[@]}" -- "$W" 1200 >/dev/null 2>"$T/all.err"
 rc=$?
 [ $rc -eq 0 ] || fail "dcpid exited $rc: $(cat "$T/all.err")"
 n=$(grep -c 'disabled' "$log")
 [ "$n" = 5 ] || fail "$n 'disabled' lines in the log, want 5: $(grep disabled "$log")"
 total=$("$BIN/dcpiprof" -db "$db" 2>/dev/null | awk '$1 == "cpu-clock" && NF == 4 {print $2; exit}')
 # work-values MS runs MS ms of CPU at about 1000 samples/s (not a share: a plausibility bound)
-[ -n "$total" ] && [ "$total" -ge 800 ] && [ "$total" -le 20000 ] ||
+[ -n "$total" ] && [ "$total" -ge 500 ] && [ "$total" -le 20000 ] ||
     fail "PC profile total '$total' is not plausible"
 find "$db" -name vp-classic.vprof | grep -q work-values || fail "no vp-classic.vprof"
 grep -Eq '^dcpid: value profiler vp-classic: [1-9][0-9]* traces, [1-9][0-9]* vsamples, [0-9]+ entries with missing values, [0-9]+ lost, 0 errors$' \
