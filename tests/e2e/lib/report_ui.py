@@ -28,8 +28,15 @@
 #       `go tool pprof -traces` (TRACES_TXT; -peek leaves such calls out); expanding a caller
 #       and a callee there; the row of LONGNAME (a long C++ name) drawn; no horizontal scrolling
 #       at 1000 px and 760 px; no debug text on the page.
+#   report_ui.py browser PROBE SHOT PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT [DUMP ...]
+#       report_browser.sh's one Chromium for all its pages (each start costs about a CPU second):
+#       PROBE, a page whose script writes "ran" into #x, must show it (else "SKIP: ..." and exit
+#       77: chromium cannot run here); PAGE and each DUMP page's DOM, serialized as chromium
+#       --dump-dom does, into the page's name with .dom for .html; the live checks on PAGE; a
+#       1400x6000 screenshot of PAGE (scrollbars hidden) into SHOT.
 #
 # Prints one line per check; "FAIL: ..." lines and exit 1 when one fails.
+import base64
 import csv
 import os
 import re
@@ -322,14 +329,21 @@ def fold(page, asm_list, proc):
 # ---- live ----
 
 def live(page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
+    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
+    b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+    try:
+        live_checks(b, page, procs_csv, prof_csv, longname, peek_txt, traces_txt)
+    finally:
+        b.close()
+
+
+def live_checks(b, page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
     want = {}
     for r in csv.reader(open(procs_csv)):
         m = re.match(r'^(\d+) (.*)$', r[-1])
         if r[0].isdigit() and m:
             want[(m.group(1), m.group(2))] = r[0]
     prof = {r['procedure']: r for r in csv.DictReader(open(prof_csv))}
-    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
-    b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
     try:
         check(b.open('file://' + page) == 'rendered', 'page drawn')
         common_checks(b, 'live page')
@@ -377,6 +391,41 @@ def live(page, procs_csv, prof_csv, longname, peek_txt, traces_txt):
         check(w > 0, 'row of %s drawn (%d px wide)' % (longname, w))
     except CdpError as e:
         check(False, 'browser: %s' % e)
+
+
+# ---- browser: report_browser.sh's pages in one Chromium ----
+
+DUMP_DOM = ('(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "") + '
+            'document.documentElement.outerHTML')
+
+
+def browser(probe, shot, page, procs_csv, prof_csv, longname, peek_txt, traces_txt, *dumps):
+    tmp = tempfile.mkdtemp(prefix='dcpi-ui-')
+    try:
+        b = Browser(os.path.join(tmp, 'chrome'), 1200, 900)
+        b.open('file://' + probe)
+        ran = b.eval('document.getElementById("x").textContent')
+    except (CdpError, OSError) as e:
+        print('SKIP: chromium cannot run here: %s' % e)
+        sys.exit(77)
+    if ran != 'ran':
+        b.close()
+        print('SKIP: chromium cannot run here: the probe page\'s script did not run (%r)' % ran)
+        sys.exit(77)
+    try:
+        for p in (page,) + dumps:
+            b.open('file://' + p)
+            with open(re.sub(r'\.html$', '', p) + '.dom', 'w') as f:
+                f.write(b.eval(DUMP_DOM) + '\n')
+        live_checks(b, page, procs_csv, prof_csv, longname, peek_txt, traces_txt)
+        b.call('Emulation.setDeviceMetricsOverride',
+               {'width': 1400, 'height': 6000, 'deviceScaleFactor': 1, 'mobile': False})
+        b.call('Emulation.setScrollbarsHidden', {'hidden': True})
+        b.open('file://' + page)
+        with open(shot, 'wb') as f:
+            f.write(base64.b64decode(b.call('Page.captureScreenshot', {'format': 'png'})['data']))
+    except CdpError as e:
+        check(False, 'browser: %s' % e)
     finally:
         b.close()
 
@@ -388,8 +437,11 @@ if __name__ == '__main__':
         fold(*sys.argv[2:])
     elif len(sys.argv) == 8 and sys.argv[1] == 'live':
         live(*sys.argv[2:])
+    elif len(sys.argv) >= 10 and sys.argv[1] == 'browser':
+        browser(*sys.argv[2:])
     else:
         sys.exit('usage: report_ui.py synth PAGE PAGE_NOSRC PROF_CSV PEEK_TXT ASM_LIST PROC | '
                  'fold PAGE ASM_LIST PROC | '
-                 'live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT')
+                 'live PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT | '
+                 'browser PROBE SHOT PAGE PROCS_CSV PROF_CSV LONGNAME PEEK_TXT TRACES_TXT [DUMP ...]')
     sys.exit(1 if fails else 0)
