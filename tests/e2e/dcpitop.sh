@@ -38,11 +38,11 @@ echo "$out" | grep -q '^   samples      %  image$' || fail "(1) no image table: 
 echo "$out" | grep -qE '^ +[0-9]+ +[0-9.]+%  hot_mul  work-demo$' || fail "(1) hot_mul not shown: $out"
 echo "ok (1) dcpitop -n 2: two refreshes, rate and lost lines, hot_mul shown"
 
-# (2) -comm work-demo, windows added up until they hold >= 300 of its samples: hot_mul first
+# (2) -comm work-demo, windows (0.5 s) added up until they hold >= 300 of its samples: hot_mul first
 : >"$T/rows"
 shown=0
 for try in $(seq 20); do
-    out=$(to 60 "$BIN/dcpitop" -db "$D" -n 2 -d 2 -comm work-demo -rows 5 2>&1) || fail "(2) exit $?: $out"
+    out=$(to 60 "$BIN/dcpitop" -db "$D" -n 2 -d 0.5 -comm work-demo -rows 5 2>&1) || fail "(2) exit $?: $out"
     echo "$out" | grep -q ', only comm work-demo$' || fail "(2) the header does not say the filter: $out"
     echo "$out" | awk '/procedure  image$/ { t = 1; next } /^$/ { t = 0 } t { print $3, $1 }' >>"$T/rows"
     shown=$((shown + $(echo "$out" | awk '$1 == "rate:" { s += $NF } END { print s + 0 }')))
