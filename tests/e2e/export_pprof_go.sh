@@ -16,7 +16,7 @@ to() { timeout -k 5 "$@"; }
 e2e_probe_cpu_clock "cpu-clock sampling with registers" -g
 
 to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -freq 2000 -g -vtrace vp-classic -- \
-    "$BIN/samples/work-values" 2000 >"$T/run.out" 2>"$T/run.err" ||
+    "$BIN/samples/work-values" "$(stat_ms 2000)" >"$T/run.out" 2>"$T/run.err" ||
     { echo "FAIL: dcpid: $(cat "$T/run.err")"; exit 1; }
 "$BIN/dcpiexport" -db "$T/db" -format pprof -o "$T/p.pb.gz" || { echo "FAIL: export"; exit 1; }
 go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>&1 || fail "go tool pprof -raw: $(head -5 "$T/raw.txt")"

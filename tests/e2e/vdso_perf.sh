@@ -21,12 +21,14 @@ perl_loop() { # SECONDS of the process's own CPU time in clock_gettime
 }
 perl_loop 1
 # (1 s of the process's own CPU time, not of the clock: a loaded machine gives the same samples;
-# each run redone 2 and 4 s long until it has 500 samples, lib/stats.sh stat_until)
+# a quarter of it in quick mode, lib/stats.sh stat_ms, where a quarter of the samples is asked;
+# each run redone 2 and 4 times as long until it has 500 samples, lib/stats.sh stat_until)
+SECS=$(awk -v ms="$(stat_ms 1000)" 'BEGIN { print ms / 1000 }')
 "${PERL[@]}" -e 1 2>/dev/null || perl -MTime::HiRes -e 1 2>/dev/null || e2e_skip "perl with Time::HiRes is not installed"
 e2e_require perf linux-perf
 
 run() {
-    perl_loop "$1"
+    perl_loop "$(awk -v s="$SECS" -v k="$1" 'BEGIN { print s * k }')"
     rm -rf "$T/db"
     to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "${PERL[@]}" >/dev/null 2>"$T/err" ||
         fail "dcpid -- perl failed: $(cat "$T/err")"
@@ -41,7 +43,7 @@ ours=$(awk '$4 == "__vdso_clock_gettime" && $5 == "[vdso]" {sub("%", "", $2); pr
 grep -q 'unknown_rou *\[vdso\]' "$T/prof" && fail "[vdso] time left unnamed: $(grep vdso "$T/prof")"
 
 prun() {
-    perl_loop "$1"
+    perl_loop "$(awk -v s="$SECS" -v k="$1" 'BEGIN { print s * k }')"
     to 120 perf record -q -o "$T/perf.data" -e cpu-clock -F 1000 -- "${PERL[@]}" >/dev/null 2>"$T/perr" ||
         e2e_skip "perf record cannot run here: $(tail -1 "$T/perr")"
     perf report -i "$T/perf.data" --stdio --sort sym 2>/dev/null >"$T/report"
