@@ -10,6 +10,11 @@
  *                        ~100 ms), each length run as often as it takes to total 33554432
  *                        iterations; the divisor depends on the iteration's place in its call:
  *                        3 in the first eighth, then 7 at every fourth, else 10
+ *   brief      br_div    two threads, each calling br_div's loop and ph_other's in turn for 4096
+ *                        iterations each (~10 us a call; the divisor by place, as in phased): a
+ *                        value sampler whose thread runs on for more than a call before its
+ *                        breakpoint is set takes a later call's first iterations (3) too often
+ *                        (e.g. one that arms from one CPU at a time: the threads run on two)
  *   callsites  cs_div    one routine called from two loops in turn (~1 ms each): site a divides
  *                        by 10 / 7 / 3 in 70 / 20 / 10%, site b by 3 / 7 in 60 / 40%, with other
  *                        work between its calls
@@ -120,6 +125,37 @@ static uint64_t round_phased(uint64_t acc)
         acc = ph_div(n, acc);
         acc = ph_other(n, acc);
     }
+}
+
+/* ---- brief: two threads of short calls */
+typedef struct br_arg {
+    volatile int *stop;
+    uint64_t count[11];
+} br_arg_t;
+
+__attribute__((noinline)) static uint64_t br_div(br_arg_t *a, uint64_t n, uint64_t acc)
+{
+#pragma GCC unroll 1
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t d = by_place(i, n), q = (acc & 0xffff) + 1000;
+        DIV(q, d);
+        a->count[d]++;
+        acc += q;
+    }
+    return acc;
+}
+
+static void *br_main(void *p)
+{
+    br_arg_t *a = p;
+    uint64_t acc = 1;
+    while (!*a->stop)
+        for (int i = 0; i < 64; i++) {
+            acc = br_div(a, 4096, acc);
+            acc = ph_other(4096, acc);
+        }
+    sink = acc;
+    return NULL;
 }
 
 /* ---- callsites */
@@ -267,7 +303,7 @@ static int spawn_one(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: work-phased phased|callsites|threads|rare|recurse|spawn [MS]\n");
+    fprintf(stderr, "usage: work-phased phased|brief|callsites|threads|rare|recurse|spawn [MS]\n");
     exit(2);
 }
 
@@ -284,6 +320,22 @@ int main(int argc, char **argv)
             acc = round_phased(acc);
             rounds++;
         }
+    } else if (strcmp(mode, "brief") == 0) {
+        volatile int stop = 0;
+        br_arg_t a = {.stop = &stop}, b = {.stop = &stop};
+        pthread_t ta, tb;
+        if (pthread_create(&ta, NULL, br_main, &a) || pthread_create(&tb, NULL, br_main, &b)) {
+            fprintf(stderr, "work-phased: cannot start threads\n");
+            return 1;
+        }
+        while (cpu_ms() < start + ms)
+            usleep(10000);
+        stop = 1;
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        for (int i = 0; i < 11; i++)
+            count[i] = a.count[i] + b.count[i];
+        rounds = 1;
     } else if (strcmp(mode, "callsites") == 0) {
         while (cpu_ms() < start + ms) {
             acc = cs_site_a(acc);

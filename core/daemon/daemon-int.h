@@ -42,6 +42,7 @@ typedef struct dcpi_daemon_opts dcpi_daemon_opts_t;
 #define TAG_SIGNAL   2
 #define TAG_SOCK     3
 #define TAG_PIDFD    4
+#define TAG_VWAKE    5 /* the value backend's wake fd (dcpi_vbackend_wake_fd) */
 #define TAG_RING     16
 #define FAIL_RETRY_S 10
 

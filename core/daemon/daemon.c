@@ -122,6 +122,8 @@ static void dispatch_event(daemon_t *d, const struct epoll_event *ev)
         on_signal(d);
     else if (tag == TAG_SOCK)
         dcpi__daemon_serve_client(d);
+    else if (tag == TAG_VWAKE)
+        dcpi__daemon_drain_all(d); /* the backend reads its wake fd in its drain */
     else if (tag == TAG_PIDFD) {
         dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
         d->quit = 1;

@@ -181,6 +181,8 @@ static int setup_fds(daemon_t *d, const sigset_t *sigs, char *err)
     rc = rc ? rc : epoll_add(d, d->sock_fd, TAG_SOCK);
     if (rc == 0 && d->pidfd >= 0)
         rc = epoll_add(d, d->pidfd, TAG_PIDFD);
+    if (rc == 0 && dcpi_vbackend_wake_fd(d->vb) >= 0)
+        rc = epoll_add(d, dcpi_vbackend_wake_fd(d->vb), TAG_VWAKE);
     for (int i = 0; rc == 0 && i < dcpi_sampler_nrings(d->smp); i++)
         rc = epoll_add(d, dcpi_sampler_ring_fd(d->smp, i), TAG_RING + (uint64_t)i);
     return rc < 0 ? dcpi__errf(err, dcpi__errno_code(errno), "epoll_ctl: %s", strerror(errno)) : 0;

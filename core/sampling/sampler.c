@@ -30,8 +30,9 @@
 #define SAMPLE_TYPE                                                                                \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |                \
      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define MAXCPU 1024
-#define MAXREC 65536 /* header.size is 16 bits */
+#define MAXCPU        1024
+#define MAXREC        65536 /* header.size is 16 bits */
+#define TRIGGER_PAGES 8     /* a trigger ring's data pages (dcpi_sampler_opts_t.trigger_rings) */
 
 typedef struct ring {
     int fd, cpu;
@@ -57,6 +58,7 @@ struct dcpi_sampler {
     id_map_t *ids; /* sorted by id */
     ring_t *rings;
     int nrings;
+    ring_t *trings; /* the arm triggers' rings by ring index (trigger_rings; fd -1: none) */
     dcpi_sampler_stats_t stats;
     _Alignas(8) unsigned char copy[MAXREC]; /* a record that wraps the ring end */
 };
@@ -251,10 +253,10 @@ static int list_threads(pid_t pid, pid_t **out, size_t *n)
     return k ? 0 : DCPI_ESRCH;
 }
 
-static int map_ring(ring_t *r, int fd)
+static int map_ring(ring_t *r, int fd, int pages)
 {
     long page = sysconf(_SC_PAGESIZE);
-    r->map_len = (size_t)page * (1 + DCPI_SAMPLER_DATA_PAGES);
+    r->map_len = (size_t)page * (size_t)(1 + pages);
     r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (r->base == MAP_FAILED) {
         r->base = NULL;
@@ -262,7 +264,7 @@ static int map_ring(ring_t *r, int fd)
     }
     struct perf_event_mmap_page *m = r->base;
     uint64_t off = m->data_offset ? m->data_offset : (uint64_t)page;
-    r->size = m->data_size ? m->data_size : (uint64_t)page * DCPI_SAMPLER_DATA_PAGES;
+    r->size = m->data_size ? m->data_size : (uint64_t)page * (uint64_t)pages;
     r->data = (unsigned char *)r->base + off;
     r->fd = fd;
     return 0;
@@ -314,7 +316,7 @@ static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
         int target = s->rings[c->cpu_ring[slot]].fd;
         return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target) < 0 ? -errno : 0;
     }
-    int rc = map_ring(&s->rings[s->nrings], fd);
+    int rc = map_ring(&s->rings[s->nrings], fd, DCPI_SAMPLER_DATA_PAGES);
     if (rc == 0) {
         s->rings[s->nrings].cpu = c->cpu_of_slot;
         c->cpu_ring[slot] = s->nrings++;
@@ -334,6 +336,25 @@ void dcpi_sampler_trigger_attr(const dcpi_sampler_opts_t *x, struct perf_event_a
     a->wakeup_events = 1;
 }
 
+/* A trigger into the trigger ring of slot's ring (the first one there maps it). */
+static int attach_trigger_ring(open_ctx_t *c, int fd, int slot)
+{
+    dcpi_sampler_t *s = c->s;
+    uint64_t id = 0;
+    s->fds[s->nfds] = fd;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+        return -errno;
+    s->ids[s->nfds++] = (id_map_t){.id = id, .event = DCPI_SAMPLER_EV_TRIGGER};
+    ring_t *t = &s->trings[c->cpu_ring[slot]];
+    if (t->fd >= 0)
+        return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->fd) < 0 ? -errno : 0;
+    int rc = map_ring(t, fd, TRIGGER_PAGES);
+    if (rc < 0)
+        t->fd = -1;
+    t->cpu = c->cpu_of_slot;
+    return rc;
+}
+
 static int open_trigger(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
     struct perf_event_attr a;
@@ -341,6 +362,8 @@ static int open_trigger(open_ctx_t *c, pid_t pid, int cpu, int slot)
     a.inherit = c->mode != DCPI_SAMPLE_SYSTEM;
     a.enable_on_exec = c->mode == DCPI_SAMPLE_COMMAND;
     int fd = dcpi__perf_open(&a, pid, cpu);
+    if (fd >= 0 && c->s->x.trigger_rings)
+        return attach_trigger_ring(c, fd, slot);
     return fd < 0 ? fd : attach_fd(c, fd, DCPI_SAMPLER_EV_TRIGGER, slot);
 }
 
@@ -366,7 +389,10 @@ static int alloc_sampler(dcpi_sampler_t *s, size_t ntarget, int ncpu)
     s->fds = malloc(n * sizeof *s->fds);
     s->ids = malloc(n * sizeof *s->ids);
     s->rings = calloc((size_t)ncpu, sizeof *s->rings);
-    return s->fds && s->ids && s->rings ? 0 : DCPI_ENOMEM;
+    s->trings = calloc((size_t)ncpu, sizeof *s->trings);
+    for (int i = 0; s->trings && i < ncpu; i++)
+        s->trings[i].fd = -1;
+    return s->fds && s->ids && s->rings && s->trings ? 0 : DCPI_ENOMEM;
 }
 
 static int open_all(open_ctx_t *c, const pid_t *targets, size_t nt, const int *cpus, int ncpu)
@@ -452,11 +478,15 @@ void dcpi_sampler_close(dcpi_sampler_t *s)
         return;
     for (int i = 0; i < s->nrings; i++)
         munmap(s->rings[i].base, s->rings[i].map_len);
+    for (int i = 0; s->trings && i < s->nrings; i++)
+        if (s->trings[i].base)
+            munmap(s->trings[i].base, s->trings[i].map_len);
     for (size_t i = 0; i < s->nfds; i++)
         close(s->fds[i]);
     free(s->fds);
     free(s->ids);
     free(s->rings);
+    free(s->trings);
     free(s);
 }
 
@@ -489,6 +519,64 @@ int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i)
 int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i)
 {
     return s->rings[i].cpu;
+}
+
+int dcpi_sampler_trigger_fd(const dcpi_sampler_t *s, int i)
+{
+    return i >= 0 && i < s->nrings && s->trings ? s->trings[i].fd : -1;
+}
+
+/* The first n bytes of the record at offset off of ring t (a record may wrap the ring's end). */
+static void ring_peek(const ring_t *t, uint64_t off, void *out, size_t n)
+{
+    uint64_t o = off & (t->size - 1);
+    size_t first = o + n <= t->size ? n : (size_t)(t->size - o);
+    memcpy(out, t->data + o, first);
+    memcpy((unsigned char *)out + first, t->data, n - first);
+}
+
+int dcpi_sampler_take_triggers(dcpi_sampler_t *s, int i, dcpi_sample_t *newest, unsigned *n,
+                               uint64_t *lost)
+{
+    *n = 0;
+    *lost = 0;
+    int got = 0;
+    if (i < 0 || i >= s->nrings || !s->trings || s->trings[i].fd < 0)
+        return 0;
+    ring_t *t = &s->trings[i];
+    struct perf_event_mmap_page *m = t->base;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    while (tail < head) {
+        unsigned char r[8 + 6 * 8]; /* header, then IDENTIFIER IP TID TIME CPU PERIOD */
+        struct perf_event_header hdr;
+        ring_peek(t, tail, &hdr, sizeof hdr);
+        if (hdr.size < sizeof hdr || hdr.size > head - tail)
+            break; /* corrupt: what is there is skipped */
+        if (hdr.type == PERF_RECORD_SAMPLE && hdr.size >= sizeof r) {
+            ring_peek(t, tail, r, sizeof r);
+            (*n)++;
+            if ((hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+                memset(newest, 0, sizeof *newest);
+                newest->event = DCPI_SAMPLER_EV_TRIGGER;
+                newest->id = dcpi__get_host64(r + 8);
+                newest->ip = dcpi__get_host64(r + 16);
+                newest->pid = dcpi__get_host32(r + 24);
+                newest->tid = dcpi__get_host32(r + 28);
+                newest->time = dcpi__get_host64(r + 32);
+                newest->cpu = dcpi__get_host32(r + 40);
+                newest->period = dcpi__get_host64(r + 48);
+                newest->misc = hdr.misc;
+                got = 1;
+            }
+        } else if (hdr.type == PERF_RECORD_LOST && hdr.size >= 24) {
+            uint64_t v;
+            ring_peek(t, tail + 16, &v, sizeof v);
+            *lost += v;
+        }
+        tail += hdr.size;
+    }
+    __atomic_store_n(&m->data_tail, head, __ATOMIC_RELEASE);
+    return got;
 }
 
 void dcpi_sampler_layout(const dcpi_sampler_t *s, struct perf_event_attr *a)

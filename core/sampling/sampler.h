@@ -52,6 +52,10 @@ typedef struct dcpi_sampler_opts {
      * the samples of inherited copies (child threads and processes, whose ids are not ours) are
      * told apart. */
     uint64_t trigger_ns;
+    /* With trigger_ns: the triggers go to rings of their own, one per CPU (not the events'),
+     * read with dcpi_sampler_take_triggers by one thread per CPU (core/values/bparm.c's arm
+     * holders), whose poll they wake alone. */
+    int trigger_rings;
 } dcpi_sampler_opts_t;
 
 /*
@@ -76,6 +80,17 @@ int dcpi_sampler_ring_fd(const dcpi_sampler_t *s, int i);
 int dcpi_sampler_nfds(const dcpi_sampler_t *s); /* events opened in all */
 /* The CPU whose events ring i holds. */
 int dcpi_sampler_ring_cpu(const dcpi_sampler_t *s, int i);
+/* The fd to poll for ring i's arm triggers (dcpi_sampler_opts_t.trigger_rings; POLLIN at each
+ * trigger), -1 when they share ring i. */
+int dcpi_sampler_trigger_fd(const dcpi_sampler_t *s, int i);
+/* Read (and consume) every arm trigger now in ring i's trigger ring: *n their count, *lost the
+ * triggers the kernel lost there since the last call, *newest the newest user-mode one's ip,
+ * pid/tid, time, cpu and misc (its other fields zero). 1 when there was a user-mode one, else 0.
+ * Safe to call from one thread per ring while other threads drain the other rings; no
+ * allocation. */
+struct dcpi_sample;
+int dcpi_sampler_take_triggers(dcpi_sampler_t *s, int i, struct dcpi_sample *newest, unsigned *n,
+                               uint64_t *lost);
 /* Set a's sample_type, sample_id_all, clock (CLOCK_MONOTONIC: sample times compare with
  * clock_gettime's) and the value-profiling fields to the sampler's own layout, so that records of
  * another event redirected into a ring (PERF_EVENT_IOC_SET_OUTPUT) decode like the sampler's (their

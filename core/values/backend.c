@@ -121,6 +121,17 @@ int dcpi_vbackend_timeout_ms(const dcpi_vbackend_t *b)
     return t;
 }
 
+int dcpi_vbackend_wake_fd(const dcpi_vbackend_t *b)
+{
+    EACH(e, b)
+    {
+        int fd = e->ops->wake_fd ? e->ops->wake_fd(e) : -1;
+        if (fd >= 0)
+            return fd;
+    }
+    return -1;
+}
+
 int dcpi_vbackend_polls(const dcpi_vbackend_t *b)
 {
     EACH(e, b)

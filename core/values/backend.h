@@ -74,6 +74,9 @@ typedef struct dcpi_vbackend_ops {
                  uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, const char *path);
     /* The rings' kernel throttles and lost records (any event): executions may be among them. */
     void (*loss)(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost);
+    /* An fd the loop polls beside the rings (EPOLLIN: drain now, e.g. bp's arm holders have a
+     * trigger waiting), -1: none. Valid after start. */
+    int (*wake_fd)(const dcpi_vbackend_t *b);
 } dcpi_vbackend_ops_t;
 
 enum { DCPI_VBACKEND_MMAP = 0, DCPI_VBACKEND_EXEC = 1, DCPI_VBACKEND_EXIT = 2 };
@@ -130,6 +133,8 @@ void dcpi_vbackend_mmap(dcpi_vbackend_t *b, pid_t pid, uint64_t start, uint64_t 
 void dcpi_vbackend_loss(dcpi_vbackend_t *b, uint64_t throttled, uint64_t lost);
 int dcpi_vbackend_drain(dcpi_vbackend_t *b, uint64_t now_ns);
 int dcpi_vbackend_timeout_ms(const dcpi_vbackend_t *b);
+/* The first wake fd along the chain (ops.wake_fd), -1: none. */
+int dcpi_vbackend_wake_fd(const dcpi_vbackend_t *b);
 /* Whether the backend has records of its own to drain at the loop's wake-ups (a timeout_ms
  * entry point), not only after the rings had records. */
 int dcpi_vbackend_polls(const dcpi_vbackend_t *b);

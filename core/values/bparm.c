@@ -8,13 +8,24 @@
  *     samples, or waited DCPI_DAEMON_BP_MAXAGE ms) and the ring's arm budget allows (-vrate
  *     value samples/s per CPU, DCPI_DAEMON_BP_COUNT - 1 per arm), the value pipeline chooses an
  *     instruction of the sampled function and a breakpoint is armed there for that thread on
- *     that CPU, for DCPI_DAEMON_BP_COUNT samples, at once: dcpid runs at real-time priority
- *     where allowed, so the arm follows its trigger by ~0.1 ms even on a loaded machine (it
- *     used to wait for the next drain, ~4 ms, by which time a thread had often left the
+ *     that CPU, for DCPI_DAEMON_BP_COUNT samples, before that thread runs on: where real-time
+ *     priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's arm
+ *     holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
+ *     wake-up runs on that very CPU, preempting the sampled thread where it stands; the holder
+ *     hands the trigger to dcpid's loop (a wake fd; the loop, at real-time priority too, drains
+ *     the rings and arms it) and keeps the CPU until the arm is set, at most BP_HOLD_NS (then
+ *     the trigger is not armed: counted as ran-on). The arm thus takes the thread's next
+ *     executions after the trigger, wherever in its phases it is, whatever the arm's delay and
+ *     on every CPU alike. (Armed at the next drain, ~4 ms later, a thread had often left the
  *     function, so the arm took the first executions of its next call: issue 21 measured 66% of
- *     the value samples in a loop's first 8 iterations). An arm that has had no hit yet when
- *     the ring's next trigger comes is replaced (its thread left the armed code; counted as
- *     expired), so a thread that sleeps does not hold the ring's breakpoint;
+ *     the value samples in a loop's first 8 iterations. Armed by one real-time dcpid thread
+ *     that followed the last trigger's CPU, a thread whose trigger came on another CPU ran on
+ *     for the 0.1-1 ms dcpid took there: under two competing spinners work-phased's divisor 3
+ *     read 15.9 and 17.5% for 12.5%.) Without real-time priority the triggers share the events'
+ *     rings and are armed when dcpid gets to them (status "arm-delay-us"; said in the log). An
+ *     arm that has had no hit yet when the ring's next trigger comes is replaced (its thread
+ *     left the armed code; counted as expired), so a thread that sleeps does not hold the
+ *     ring's breakpoint;
  *   - with BPF (core/capture/bpfmem.h) the armed instruction's memory operand is read at each
  *     sample; the CPU's operand is set before the arm, each sample takes its log entry;
  *   - an arm's first sample (the execution right after the arming interrupt, skid-biased) is
@@ -22,9 +33,10 @@
  *     too and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
  * Everything is counted for status ("vbp ..."): arms, failed arms (the first reason logged),
  * expired arms, triggers whose function had nothing to arm, dropped first samples, value
- * samples, samples whose memory operand was read, samples read after their arm was closed, the
- * mean delay from trigger to armed breakpoint, and the mean gap between an arm's
- * two hits (what one trap costs the target, plus the code between two executions).
+ * samples, samples whose memory operand was read, samples read after their arm was closed,
+ * triggers not armed because their hold timed out (ran-on), what the holders did, the mean
+ * delay from trigger to armed breakpoint, and the mean gap between an arm's two hits (what one
+ * trap costs the target, plus the code between two executions).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,20 +52,23 @@
 #include "core/base/err.h"
 #include "core/base/log.h"
 #include "core/capture/bpfmem.h"
+#include "core/sampling/armhold.h"
 #include "core/sampling/bpcost.h"
 #include "core/sampling/bpslots.h"
 #include "core/values/backend.h"
 #include "core/values/values-int.h"
 #include "dcpi/errno.h"
 
-#define BP_COUNT      2      /* samples per arm, the first dropped */
-#define BP_MAXAGE     20     /* ms an arm may wait for its samples */
-#define BP_DRAIN_MS   4      /* the loop drains the rings this often */
-#define BP_TRIGGER_NS 999999 /* the arm trigger's shortest period (thread CPU) */
+#define BP_COUNT      2       /* samples per arm, the first dropped */
+#define BP_MAXAGE     20      /* ms an arm may wait for its samples */
+#define BP_DRAIN_MS   4       /* the loop drains the rings this often */
+#define BP_TRIGGER_NS 999999  /* the arm trigger's shortest period (thread CPU) */
+#define BP_HOLD_NS    2000000 /* a holder keeps its CPU at most this long for one arm */
 
 /* Arms and what became of them (status "vbp"). */
 typedef struct bp_stats {
     uint64_t arms, failed, expired, nocand, first, samples, memread, late, triggers;
+    uint64_t ranon;        /* triggers not armed: their hold timed out, the thread ran on */
     uint64_t pcs;          /* user PC samples of the first event (the threads' CPU time) */
     uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
     uint64_t gap_ns, gaps; /* sum and count of the gaps between consecutive hits of an arm */
@@ -68,8 +83,10 @@ typedef struct vbp {
     dcpi__vbp_choice_t *choice; /* bp.c: which instruction an arm takes */
     double *tokens, *last;      /* per ring: arm budget */
     uint64_t *hit;              /* per ring: time of the last breakpoint hit */
-    int rt, cpu;                /* real-time priority; the CPU dcpid runs on (-1: any) */
-    cpu_set_t cpus0;            /* dcpid's CPUs before follow() pinned it */
+    int rt;                     /* real-time priority: triggers held by per-CPU holders */
+    dcpi_armhold_t *hold;       /* the holders (core/sampling/armhold.h), NULL: none */
+    dcpi_armhold_stats_t held;  /* their counters when they were stopped */
+    char hold_why[DCPI_ERRLEN]; /* why none */
     dcpi_bp_cost_t cost;        /* what a hit, a trigger, an arm cost a thread here (measured) */
     double rate;                /* arms/s of a thread's CPU time -vbudget (-vrate) affords */
     uint64_t trigger_ns;        /* the arm trigger's period */
@@ -98,19 +115,22 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
     d->self = getpid();
     if (rc < 0 || !d->tokens || !d->last || !d->hit)
         return dcpi__errf(err, DCPI_ENOMEM, "bp backend: out of memory");
-    /* the arm follows its trigger by the time dcpid takes to wake: at real-time priority (root
-     * or CAP_SYS_NICE; children and plugin workers forked later do not inherit it) ~0.1 ms
-     * even on a loaded machine, else up to tens of ms there */
-    struct sched_param sp = {.sched_priority = 1};
-    d->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
-    d->cpu = -1;
-    if (sched_getaffinity(0, sizeof d->cpus0, &d->cpus0) != 0)
-        d->rt = 0; /* (never seen) then follow() does not pin dcpid */
-    if (!d->rt)
+    if (d->rt) {
+        rc = dcpi_armhold_start(smp, d->self, BP_HOLD_NS, &d->hold, err);
+        if (rc < 0)
+            return rc;
         dcpi__log(DCPI_LOG_INFO,
-                  "bp backend: no real-time priority (%s): on a loaded machine arms may come "
-                  "milliseconds after their trigger (status \"arm-delay-us\")",
-                  strerror(errno));
+                  "bp backend: arm holders on %d CPUs: a trigger's thread waits on its CPU "
+                  "until its breakpoint is armed (at most %d ms)",
+                  n, BP_HOLD_NS / 1000000);
+    } else {
+        dcpi__log(DCPI_LOG_WARN,
+                  "bp backend: no real-time priority (%s): no arm holders; a thread may run on "
+                  "between its trigger and its arm (status \"arm-delay-us\"), and on a loaded "
+                  "machine value samples lean to the first executions after a function is "
+                  "entered",
+                  d->hold_why);
+    }
     if (d->bpm) { /* opened by budget() */
         dcpi_bpslots_set_prog(d->bps, dcpi_bpfmem_prog_fd(d->bpm));
         dcpi__log(DCPI_LOG_INFO, "bp backend: memory values read by BPF at each sample");
@@ -123,16 +143,25 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
     return 0;
 }
 
+static void bp_stop(dcpi_vbackend_t *b)
+{
+    vbp_t *d = (vbp_t *)b;
+    if (!d->hold)
+        return;
+    dcpi_armhold_stats(d->hold, &d->held);
+    d->held.holders = 0;
+    dcpi_armhold_free(d->hold); /* no thread is held while dcpid flushes and exits */
+    d->hold = NULL;
+}
+
 static void bp_free(dcpi_vbackend_t *b)
 {
     vbp_t *d = (vbp_t *)b;
-    /* back to dcpid's own policy and CPUs: what runs after (exit handlers: under ASan,
-     * LeakSanitizer's tracer, which inherits the pinned CPU and waits there behind a real-time
-     * thread spinning on sched_yield, ~1.8 s of CPU a run) is not held up */
-    if (d->rt) {
+    /* back to dcpid's own policy: what runs after (exit handlers: under ASan, LeakSanitizer's
+     * tracer, which dcpid waits for spinning on sched_yield) is not held up */
+    if (d->rt)
         sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){0});
-        sched_setaffinity(0, sizeof d->cpus0, &d->cpus0);
-    }
+    bp_stop(b);
     dcpi_bpslots_free(d->bps); /* before the program they use */
     d->bps = NULL;
     dcpi_bpfmem_close(d->bpm);
@@ -240,6 +269,26 @@ static shortfall_t shortfall(const vbp_t *d, FILE *out)
     return c;
 }
 
+/* What the holders did (status, log): "holders N holds H timeouts T busy B lost L wake-us W
+ * hold-us M max-hold-us X", or why there are none. */
+static void hold_line(const vbp_t *d, char *buf, size_t len)
+{
+    if (!d->rt) {
+        snprintf(buf, len, "holders off: no real-time priority (%s)", d->hold_why);
+        return;
+    }
+    dcpi_armhold_stats_t h = d->held;
+    if (d->hold)
+        dcpi_armhold_stats(d->hold, &h);
+    snprintf(buf, len,
+             "holders %d holds %" PRIu64 " timeouts %" PRIu64 " busy %" PRIu64 " lost %" PRIu64
+             " wake-us %.1f hold-us %.1f max-hold-us %.0f",
+             h.holders, h.holds, h.timeouts, h.busy, h.lost,
+             h.holds ? (double)h.wake_ns / (double)h.holds / 1e3 : 0.0,
+             h.holds ? (double)h.hold_ns / (double)h.holds / 1e3 : 0.0,
+             (double)h.max_hold_ns / 1e3);
+}
+
 /* The counters, into the log (at exit); for a command or -p, what the budget could not buy on
  * stderr, where the user looks. */
 static void bp_report(const dcpi_vbackend_t *vb, int user)
@@ -266,12 +315,16 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
         }
     }
     const bp_stats_t *b = &d->bp;
+    char held[DCPI_ERRLEN + 200];
+    hold_line(d, held, sizeof held);
     dcpi__log(DCPI_LOG_INFO,
               "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64
-              " expired, %" PRIu64 " failed; arm delay %.0f us, gap between an arm's hits %.1f us",
-              b->arms, b->samples, b->expired, b->failed,
+              " expired, %" PRIu64 " failed, %" PRIu64
+              " not armed (hold timed out, thread ran on); arm delay %.0f us, gap between an "
+              "arm's hits %.1f us; %s",
+              b->arms, b->samples, b->expired, b->failed, b->ranon,
               b->arms ? (double)b->delay_ns / (double)b->arms / 1e3 : 0.0,
-              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0);
+              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0, held);
 }
 
 /* Arms per second per ring: what the budget (and -vrate) affords. */
@@ -305,30 +358,13 @@ static void end_arm(vbp_t *d, int r)
     dcpi__vbp_done(d->choice, cookie, got > 1 ? got - 1 : 0);
 }
 
-/* At real-time priority, run on the CPU of the last trigger: the next trigger there wakes dcpid
- * on the CPU of the thread it interrupted, which then waits until its arm is set (the
- * breakpoint takes its very next executions, wherever in its phases they are), instead of
- * running on for the ~0.1 ms dcpid takes elsewhere (and leaving a loop that runs for less). */
-static void follow(vbp_t *d, int cpu)
-{
-    if (!d->rt || cpu == d->cpu || cpu < 0 || cpu >= CPU_SETSIZE)
-        return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) == 0)
-        d->cpu = cpu;
-}
-
-/* An arm trigger's user-mode sample: after a PC sample of event 0, arm the ring's breakpoint
- * when it is free. */
-static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
+/* An arm trigger's user-mode sample (counted by the caller): arm the ring's breakpoint when it
+ * is free. */
+static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int ring)
 {
     int r = ring;
     double now = now_s();
     uint64_t now_ns = (uint64_t)(now * 1e9);
-    if (s->pid != (uint32_t)d->self)
-        d->bp.triggers++; /* each stands for trigger_ns of a thread's CPU time */
     if (s->pid == (uint32_t)d->self || dcpi_bpslots_busy(d->bps, r, now_ns, BP_MAXAGE * 1000000ull))
         return; /* never a breakpoint in dcpid itself (system-wide) */
     end_arm(d, r);
@@ -358,7 +394,32 @@ static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
     uint64_t armed = (uint64_t)(now_s() * 1e9);
     d->bp.delay_ns += armed > s->time ? armed - s->time : 0;
     d->bp.arms++;
-    follow(d, (int)s->cpu);
+}
+
+/* An arm trigger read from ring (no holders: the triggers share the events' rings). */
+static void bp_trigger(vbp_t *d, const dcpi_sample_t *s, int ring)
+{
+    if (s->pid != (uint32_t)d->self)
+        d->bp.triggers++; /* each stands for trigger_ns of a thread's CPU time */
+    bp_arm(d, s, ring);
+}
+
+/* The holders' triggers: each ring's held one armed (its thread waits on its CPU meanwhile). */
+static void bp_held(vbp_t *d)
+{
+    dcpi_armhold_clear_wake(d->hold);
+    for (int r = 0; r < dcpi_sampler_nrings(d->smp); r++) {
+        dcpi_sample_t s;
+        unsigned n;
+        int what = dcpi_armhold_take(d->hold, r, &s, &n);
+        d->bp.triggers += n;
+        if (what == DCPI_ARMHOLD_RANON)
+            d->bp.ranon++;
+        if (what != DCPI_ARMHOLD_ARM)
+            continue;
+        bp_arm(d, &s, r);
+        dcpi_armhold_release(d->hold, r);
+    }
 }
 
 /* A DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the value pipeline
@@ -433,13 +494,23 @@ static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
     x->callchain = dcpi_values_contexts(b->vt);
     x->max_stack = 4;
     x->trigger_ns = ((const vbp_t *)b)->trigger_ns; /* the arm trigger */
+    x->trigger_rings = ((const vbp_t *)b)->rt;      /* read by the holders */
 }
 
-/* Drained at each arm trigger: the plugins' round trips are batched. */
+/* Drained at each arm trigger: the held triggers armed first, then the plugins' round trips,
+ * which are batched. */
 static int bp_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 {
+    vbp_t *d = (vbp_t *)b;
+    if (d->hold)
+        bp_held(d);
     dcpi_values_end_drain_batched(b->vt, now_ns);
     return 0;
+}
+
+static int bp_wake_fd(const dcpi_vbackend_t *b)
+{
+    return dcpi_armhold_wake_fd(((const vbp_t *)b)->hold);
 }
 
 static int bp_timeout_ms(const dcpi_vbackend_t *b)
@@ -454,9 +525,9 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     snprintf(buf, len,
              "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64 " nothing-to-arm %" PRIu64
              " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 " late %" PRIu64
-             " arm-delay-us %.0f hit-gap-us %.1f%s%s\n",
+             " ran-on %" PRIu64 " arm-delay-us %.0f hit-gap-us %.1f%s%s\n",
              d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first, d->bp.samples,
-             d->bp.memread, d->bp.late,
+             d->bp.memread, d->bp.late, d->bp.ranon,
              d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
              d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
              d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
@@ -469,6 +540,10 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              ">= %d%% of their procedure's PC samples\n",
              d->o.budget_pct, k->hit_us, k->trigger_us, k->arm_us, (double)d->trigger_ns / 1e6,
              DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+    used = strlen(buf);
+    char held[DCPI_ERRLEN + 200];
+    hold_line(d, held, sizeof held);
+    snprintf(buf + used, len > used ? len - used : 0, "vbp %s\n", held);
 }
 
 static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
@@ -477,6 +552,8 @@ static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
                                            .pc = bp_pc,
                                            .record = bp_record,
                                            .drain = bp_drain,
+                                           .wake_fd = bp_wake_fd,
+                                           .stop = bp_stop,
                                            .timeout_ms = bp_timeout_ms,
                                            .status = bp_status,
                                            .report = bp_report,
@@ -491,6 +568,13 @@ int dcpi_vbackend_bp_new(dcpi_values_t *vt, const dcpi_vbackend_bp_opts_t *o, dc
     d->b = (dcpi_vbackend_t){.ops = &bp_ops, .vt = vt};
     d->o = *o;
     budget(d);
+    /* real-time priority (root or CAP_SYS_NICE; processes forked later, the plugin workers, and
+     * threads created later do not inherit it): the loop wakes at once for a held trigger, and
+     * the holders (started with the rings) can hold their CPUs */
+    struct sched_param sp = {.sched_priority = 1};
+    d->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
+    if (!d->rt)
+        snprintf(d->hold_why, sizeof d->hold_why, "%s", strerror(errno));
     *out = &d->b;
     return 0;
 }

@@ -40,7 +40,7 @@ phased_probe() {
 
 phased_proc() {
     case $1 in
-    phased) echo ph_div ;; callsites) echo cs_div ;; threads) echo th_div ;;
+    phased) echo ph_div ;; brief) echo br_div ;; callsites) echo cs_div ;; threads) echo th_div ;;
     rare) echo rare_div ;; recurse) echo rec_div ;; spawn) echo sp_div ;;
     *) fail "unknown work-phased mode $1" ;;
     esac
