@@ -9,13 +9,14 @@
 PHASED_NMIN=${PHASED_NMIN:-1000}
 # base lengths by mode, from the rates at -vbudget 8 in the 2-core VM (value samples per s of the
 # workload's CPU: callsites ~340, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a
-# loaded machine): 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.5 s of which
-# its div gets ~900: two); PHASED_MS sets one length for all
+# loaded machine, brief beside spinners 300-450): 1.3-1.5 x what PHASED_NMIN needs (phased runs
+# whole rounds of ~1.5 s of which its div gets ~900: two; brief needs 800); PHASED_MS sets one
+# length for all
 phased_ms() {
     [ -n "${PHASED_MS:-}" ] && { echo "$PHASED_MS"; return; }
     case $1 in
     callsites) stat_ms 4200 ;; recurse) stat_ms 1600 ;; threads) stat_ms 1600 ;;
-    spawn) stat_ms 4000 ;; *) stat_ms 2500 ;;
+    spawn) stat_ms 4000 ;; brief) stat_ms 3000 ;; *) stat_ms 2500 ;;
     esac
 }
 # the volume, not the mechanism: which executions an arm takes does not depend on the budget,
