@@ -1,22 +1,24 @@
 #!/bin/bash
-# reliab_procs.sh - dcpid's memory with many short-lived processes and images: a system-wide
-# dcpid (-flush 2) while RELIAB_PROCS (default 3000) short processes run (/bin/true, small
-# pipelines, work-demo, 200 programs, each a new image (build-id), and clang -O2, whose code
+# reliab_procs.sh - dcpid's memory with many short-lived processes and images: a system-wide dcpid
+# (-flush 2) while RELIAB_PROCS (default 3000, 1500 in quick mode) short processes run (/bin/true,
+# small pipelines, work-demo, 200 programs, each a new image (build-id), and clang -O2, whose code
 # is in huge C++ libraries: libLLVM, 110 MB, and libclang-cpp, 59 MB, which dcpid copies and
-# symbolises into its caches). dcpid's VmRSS is read from /proc every 100 processes; its peak
-# (VmHWM at the end) must stay under RSS_BOUND_KB (docs/reliability.md: the preallocated hash,
-# the per-image and per-process tables; 128 MiB), and so must the cache writer's (the child that
-# copies and symbolises the images, its peak RSS logged when reaped), also for libLLVM (its
-# cached symbols must be there: else clang runs again, up to 4 times); its RSS at the end less
-# that after the first 500 processes under GROWTH_KB (forgotten processes must not pile up),
-# status must answer throughout, and the processes it still tracks at the end must be far
-# fewer than were started. Losses are not silent: status's lost/throttled counts are printed.
-# Needs system-wide perf sampling: skips (77) otherwise.
+# symbolises into its caches). dcpid's VmRSS is read from /proc every 100 processes; its peak (VmHWM
+# at the end) must stay under RSS_BOUND_KB (docs/reliability.md: the preallocated hash, the
+# per-image and per-process tables; 128 MiB), and so must the cache writer's (the child that copies
+# and symbolises the images, its peak RSS logged when reaped), also for libLLVM (its cached symbols
+# must be there: else clang runs again, up to 4 times); its RSS at the end less that after the first
+# 500 processes under GROWTH_KB (forgotten processes must not pile up), status must answer
+# throughout, and the processes it still tracks at the end must be far fewer than were started.
+# Losses are not silent: status's lost/throttled counts are printed. Needs system-wide perf
+# sampling: skips (77) otherwise.
 set -u
 export LC_ALL=C
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 DEMO=$BIN/samples/work-demo
-NPROCS=${RELIAB_PROCS:-3000}
+# (make test's ASan pass, DCPI_TEST_QUICK=1, looks for memory errors on the same paths: half
+# as many processes; the first pass bounds the RSS over all 3000)
+NPROCS=${RELIAB_PROCS:-$([ "${DCPI_TEST_QUICK:-0}" = 1 ] && echo 1500 || echo 3000)}
 RSS_BOUND_KB=$((128 * 1024))
 GROWTH_KB=$((32 * 1024))
 T=$(mktemp -d /tmp/dcpi-e2e-procs.XXXXXX)
