@@ -140,11 +140,15 @@ rc=$?
 echo "ok (5) exec failure"
 
 # --- (6) dcpictl quit returns once the database is released: a new daemon starts at once
-for i in 1 2 3; do
+# (4 times; twice in quick mode, make test's ASan pass, where each start of a sanitized system-wide
+# dcpid costs 0.6 CPU-s and memory errors show on the first cycle as on the fourth)
+cycles=3
+[ "${DCPI_TEST_QUICK:-0}" = 1 ] && cycles=1
+for i in $(seq $cycles); do
     to 30 "$BIN/dcpid" -db "$T/db6" -event cpu-clock >"$T/err6" 2>&1 || fail "(6) start $i: $(cat "$T/err6")"
     to 90 "$BIN/dcpictl" -db "$T/db6" quit >/dev/null 2>"$T/err6q" || fail "(6) quit $i: $(cat "$T/err6q")"
 done
 to 30 "$BIN/dcpid" -db "$T/db6" -event cpu-clock >"$T/err6" 2>&1 || fail "(6) restart after quit: $(cat "$T/err6")"
 to 90 "$BIN/dcpictl" -db "$T/db6" quit >/dev/null 2>&1 || fail "(6) last quit"
-echo "ok (6) quit, then start again at once, 4 times"
+echo "ok (6) quit, then start again at once, $((cycles + 1)) times"
 exit 0
