@@ -28,7 +28,7 @@ for i in $(seq 50); do WP=$(pgrep -n -f "^$DEMO 1000000\$"); [ -n "$WP" ] && bre
 [ -n "$WP" ] || { echo "FAIL: work-demo not running under dcpid: $(cat "$T/dcpid.err")"; exit 1; }
 
 # (1) dcpitop -n 2: two plain blocks
-out=$(to 60 "$BIN/dcpitop" -db "$D" -n 2 2>&1) || fail "(1) dcpitop -n 2: exit $?: $out"
+out=$(to 60 "$BIN/dcpitop" -db "$D" -n 2 -d 0.5 2>&1) || fail "(1) dcpitop -n 2: exit $?: $out"
 [ "$(echo "$out" | grep -c '^dcpitop [0-9:]*: platform ')" = 2 ] || fail "(1) not two refreshes: $out"
 echo "$out" | grep -q $'\033' && fail "(1) escape sequences when not on a terminal"
 echo "$out" | grep -qE '^rate: [0-9]+ samples/s \([0-9]+ in [0-9.]+ s\)' || fail "(1) no rate line: $out"
@@ -54,7 +54,7 @@ first=$(awk '{ c[$1] += $2 } END { for (p in c) print c[p], p }' "$T/rows" | sor
 echo "ok (2) -comm work-demo: hot_mul first ($first of $shown samples)"
 
 # (3) -pid: only work-demo's images (its program, libc, ld.so, the kernel, the vDSO)
-out=$(to 60 "$BIN/dcpitop" -db "$D" -n 1 -pid "$WP" -i 2>&1) || fail "(3) exit $?: $out"
+out=$(to 60 "$BIN/dcpitop" -db "$D" -n 1 -d 0.5 -pid "$WP" -i 2>&1) || fail "(3) exit $?: $out"
 echo "$out" | grep -q 'procedure' && fail "(3) -i shows procedures: $out"
 imgs=$(echo "$out" | awk '/^   samples      %  image$/ { t = 1; next } t && NF >= 3 { print $3 }')
 echo "$imgs" | grep -q "work-demo$" || fail "(3) work-demo not among -pid $WP's images: $out"
