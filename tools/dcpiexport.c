@@ -74,27 +74,6 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     return 0;
 }
 
-typedef struct fleet_ctx {
-    const char *url;
-    const dcpi_fleet_filter_t *flt;
-} fleet_ctx_t;
-
-/* -fleet: call chains summed per chain in the store. */
-static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
-                        dcpi_stackprof_t **sp, char *err)
-{
-    const fleet_ctx_t *fc = arg;
-    return dcpi_fleet_stacks(fc->url, fc->flt, set, event, sp, err);
-}
-
-/* -fleet: an image's value hotlists merged over the hosts. */
-static int fleet_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
-                        char *err)
-{
-    const fleet_ctx_t *fc = arg;
-    return dcpi_fleet_vprofs(fc->url, fc->flt, id, names, vps, n, err);
-}
-
 static int run(dcpi_cli_t *cli, const opts_t *o)
 {
     char err[DCPI_ERRLEN] = "";
@@ -112,7 +91,7 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
         return 1;
     }
     dcpi_fleet_filter_t flt;
-    fleet_ctx_t fc = {.url = cli->fleet_url, .flt = &flt};
+    dcpi_fleet_source_t fc = {.url = cli->fleet_url, .flt = &flt};
     if (cli->fleet_url && (rc = dcpi_cli_fleet_filter(cli, &flt, err)) < 0) {
         fprintf(stderr, "%s\n", err);
         dcpi_profset_free(set);
@@ -130,8 +109,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
     if (cli->fleet_url) { /* the store's call chains and hotlists, the store named as the db */
         src.db = cli->fleet_url;
         src.nepochs = 0;
-        src.stacks = fleet_stacks;
-        src.vprofs = fleet_vprofs;
+        src.stacks = dcpi_fleet_source_stacks;
+        src.vprofs = dcpi_fleet_source_vprofs;
         src.source_arg = &fc;
     }
     dcpi_export_t x;

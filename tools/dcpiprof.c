@@ -79,19 +79,6 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **
     return 0;
 }
 
-typedef struct fleet_ctx {
-    const char *url;
-    const dcpi_fleet_filter_t *flt;
-} fleet_ctx_t;
-
-/* -fleet: the children column from the store's call chains of the sort event. */
-static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
-                        dcpi_stackprof_t **sp, char *err)
-{
-    const fleet_ctx_t *fc = arg;
-    return dcpi_fleet_stacks(fc->url, fc->flt, set, event, sp, err);
-}
-
 /* Filter by the image operands, then print the report. Returns the exit status. */
 static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
                const char *mapfile, int json)
@@ -104,13 +91,13 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
      * -pid/-comm */
     o->no_children = cli->procsel.pid >= 0 || cli->procsel.comm;
     dcpi_fleet_filter_t flt;
-    fleet_ctx_t fc = {.url = cli->fleet_url, .flt = &flt};
+    dcpi_fleet_source_t fc = {.url = cli->fleet_url, .flt = &flt};
     if (cli->fleet_url) {
         if (dcpi_cli_fleet_filter(cli, &flt, err) < 0) {
             fprintf(stderr, "%s\n", err);
             return 1;
         }
-        o->stacks = fleet_stacks;
+        o->stacks = dcpi_fleet_source_stacks; /* the children column from the store's chains */
         o->stacks_arg = &fc;
     }
     o->epochs = (const char *const *)cli->epochs;

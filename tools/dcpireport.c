@@ -41,6 +41,8 @@ typedef struct ctx {
     dcpi_profset_t *set, *diff_set;
     char *diff_name;         /* -diff's epoch, resolved */
     dcpi_fleet_filter_t flt; /* -fleet: the selection */
+    dcpi_fleet_source_t src; /* -fleet: the store and flt, the flame graph's chains and the
+                                listings' hotlists (merged over the selected hosts) */
 } ctx_t;
 
 static int parse_opt(void *arg, const char *f, const char *v)
@@ -97,22 +99,6 @@ static int parse_opts(ctx_t *c)
     }
     c->o.vtrace = c->vtrace;
     return 0;
-}
-
-/* -fleet: the flame graph, children and callers from the store's call chains. */
-static int fleet_stacks(void *arg, const dcpi_profset_t *set, const char *event,
-                        dcpi_stackprof_t **sp, char *err)
-{
-    const ctx_t *c = arg;
-    return dcpi_fleet_stacks(c->cli.fleet_url, &c->flt, set, event, sp, err);
-}
-
-/* -fleet: the listings' value hotlists merged over the selected hosts. */
-static int fleet_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
-                        char *err)
-{
-    const ctx_t *c = arg;
-    return dcpi_fleet_vprofs(c->cli.fleet_url, &c->flt, id, names, vps, n, err);
 }
 
 /* -diff: the set of EPOCH_B in the same database. */
@@ -181,9 +167,10 @@ static int run(ctx_t *c)
     if (c->cli.fleet_url) {
         if ((rc = dcpi_cli_fleet_filter(&c->cli, &c->flt, err)) < 0)
             return dcpi_cli_exit(rc, err);
-        c->o.stacks = fleet_stacks;
-        c->o.vprofs = fleet_vprofs;
-        c->o.source_arg = c;
+        c->src = (dcpi_fleet_source_t){.url = c->cli.fleet_url, .flt = &c->flt};
+        c->o.stacks = dcpi_fleet_source_stacks;
+        c->o.vprofs = dcpi_fleet_source_vprofs;
+        c->o.source_arg = &c->src;
     }
     dcpi_profset_warn_saturated(c->set, TOOL);
     return write_page(c);

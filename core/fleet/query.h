@@ -55,4 +55,20 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
 int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcpi_profset_t *set,
                       const char *event, dcpi_stackprof_t **out, char *err);
 
+/* The fleet as a view's source of call chains and value hotlists (the stacks and vprofs callbacks
+ * of dcpi_procs_opts_t, dcpi_export_src_t and dcpi_report_opts_t, with a dcpi_fleet_source_t as
+ * their arg): the store at url, selected by flt. */
+typedef struct dcpi_fleet_source {
+    const char *url;
+    const dcpi_fleet_filter_t *flt;
+} dcpi_fleet_source_t;
+
+/* dcpi_fleet_stacks of the source arg (a dcpi_fleet_source_t). */
+int dcpi_fleet_source_stacks(void *arg, const dcpi_profset_t *set, const char *event,
+                             dcpi_stackprof_t **sp, char *err);
+
+/* dcpi_fleet_vprofs of the source arg (a dcpi_fleet_source_t). */
+int dcpi_fleet_source_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps,
+                             size_t *n, char *err);
+
 #endif

@@ -480,3 +480,17 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
     *out = sp;
     return 0;
 }
+
+int dcpi_fleet_source_stacks(void *arg, const dcpi_profset_t *set, const char *event,
+                             dcpi_stackprof_t **sp, char *err)
+{
+    const dcpi_fleet_source_t *src = arg;
+    return dcpi_fleet_stacks(src->url, src->flt, set, event, sp, err);
+}
+
+int dcpi_fleet_source_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps,
+                             size_t *n, char *err)
+{
+    const dcpi_fleet_source_t *src = arg;
+    return dcpi_fleet_vprofs(src->url, src->flt, id, names, vps, n, err);
+}
