@@ -11,7 +11,8 @@ BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/fleet.sh"
 e2e_counting fleet-daemon
 to() { timeout -k 5 "$@"; }
-trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || { fleet_rm "$T/ch"; rm -rf "$T"; }' EXIT
+FLEET_TMPFS=1
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 mkdir -p "$T/ch"
 fleet_start "$T/ch"
@@ -24,14 +25,23 @@ local_total() { "$BIN/dcpiprof" -db "$1" -epoch "$2" | awk '$1 == "cpu-clock" { 
 committed="cid IN (SELECT argMax(cid, pushed) FROM fl.manifest WHERE kind NOT IN ('flush', 'values') OR (host, epoch) NOT IN (SELECT host, epoch FROM fl.manifest WHERE kind = 'epoch') GROUP BY slot)"
 fleet_total() { fleet_sql "$FLEET_HTTP" "SELECT sum(cnt) FROM fl.samples WHERE $committed $1"; }
 
+# the workloads: work-demo for 0.2 s of CPU, then (PAUSE) 1.2 s asleep or (WAIT) asleep until the
+# file $T/go exists (at most 30 s), then work-demo again for 0.2 s of CPU: samples in two flushes
+# of -flush 1 at a fraction of the CPU of work-demo's 2 s
+PAUSE=(sh -c '"$0" 200 && sleep 1.2 && "$0" 200' "$BIN/samples/work-demo")
+WAIT=(sh -c '"$0" 200 && n=0 && while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done && "$0" 200'
+    "$BIN/samples/work-demo" "$T/go")
+# DCPID status: its "samples N" (of the first event) while it runs
+samples() { "$BIN/dcpictl" -db "$1" status 2>/dev/null | awk '$1 == "event" && $5 == "samples" { print $6; exit }'; }
+
 # --- every flush pushed: the fleet's view of this host is the local view; -g chains at exit
-to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
+to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -push "$U" -- "${PAUSE[@]}" \
     >"$T/d1.out" 2>&1 || fail "dcpid -push: $(tail -2 "$T/d1.out")"
 "$BIN/dcpiprof" -db "$T/db1" -i >"$T/l1"
 "$BIN/dcpiprof" -fleet "$U" -host "$host" -i >"$T/f1" 2>&1
 diff "$T/l1" "$T/f1" >"$T/d1" || fail "fleet view != local view: $(head -5 "$T/d1")"
 n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush'")
-[ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over 2 s"
+[ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over at least 1.6 s"
 [ -z "$(ls "$T/db1/fleet-spool-"*/*.batch 2>/dev/null)" ] || fail "spool not empty after a run with the server up"
 # its call chains went at exit: the same as dcpipush of its database ships
 "$BIN/dcpipush" -q -db "$T/db1" -host again "$U" >/dev/null 2>&1 || fail "dcpipush of db1"
@@ -49,26 +59,37 @@ case "$c1" in "0 "*) fail "dcpid -g -push shipped no call chains" ;; esac
 diff "$T/l1" "$T/f1b" >"$T/d1b" || fail "dcpid -push and dcpipush of one epoch: $(head -5 "$T/d1b")"
 [ "$(chains "$host")" = "$c1" ] || fail "chains of dcpid -push and dcpipush: $(chains "$host"), want $c1"
 
-# --- -duty 0.5: the epoch records it, the fleet counts the host's samples twice
-to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- "$BIN/samples/work-demo" \
-    >"$T/dd.out" 2>&1 || fail "dcpid -duty: $(tail -2 "$T/dd.out")"
+# --- -duty 0.5: the epoch records it, the fleet counts the host's samples twice. Its sampling
+# window (half of a 10 s cycle) starts anywhere in the first 5 s: a light workload (work-demo for
+# 20 ms of CPU every 220 ms) runs until dcpid has taken 50 samples (at most 40 s)
+to 120 "$BIN/dcpid" -db "$T/dbd" -e cpu-clock -flush 1 -duty 0.5 -push "$U" -- sh -c \
+    'n=0; while [ ! -e "$1" ] && [ $n -lt 300 ]; do "$0" 20; sleep 0.2; n=$((n + 1)); done' \
+    "$BIN/samples/work-demo" "$T/dstop" >"$T/dd.out" 2>&1 &
+dp=$!
+for _ in $(seq 1 160); do
+    sleep 0.25
+    [ "$(samples "$T/dbd")" -ge 50 ] 2>/dev/null && break
+done
+touch "$T/dstop"
+wait $dp || fail "dcpid -duty: $(tail -2 "$T/dd.out")"
 ed=$(ls "$T/dbd" | grep -E '^[0-9]{12}([0-9]{2})?$' | head -1)
 [ "$(cat "$T/dbd/$ed/"*/duty 2>/dev/null)" = 0.5 ] || fail "no duty 0.5 recorded in $ed"
 ld=$(local_total "$T/dbd" "$ed")
+[ "${ld:-0}" -ge 50 ] || fail "-duty 0.5: only '$ld' samples in $ed"
 fd=$(fleet_sql "$FLEET_HTTP" "SELECT toUInt64(round(sum(cnt / duty))) FROM fl.samples WHERE epoch = '$ed' AND $committed")
 [ "$fd" = "$((2 * ld))" ] || fail "-duty 0.5: the fleet shows $fd samples of $ed, want 2 x $ld"
 
 # --- the server down: dcpid runs as usual, the batches wait in the spool
 fleet_stop "$T/ch"
-to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "$BIN/samples/work-demo" \
-    >"$T/d2.out" 2>&1 &
+to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "${WAIT[@]}" >"$T/d2.out" 2>&1 &
 dp=$!
 st=""
-for _ in $(seq 1 40); do
+for _ in $(seq 1 80); do
     sleep 0.25
     st=$("$BIN/dcpictl" -db "$T/db2" status 2>/dev/null | grep '^push ') || continue
     case "$st" in *"queued 0 "*) ;; *failures\ 0*) ;; *) break ;; esac
 done
+touch "$T/go"
 case "$st" in *"push $U queued "[1-9]*) ;; *) fail "status while the store is down: '$st'" ;; esac
 case "$st" in *"failures "[1-9]*"last error: "*) ;; *) fail "status shows no failure: '$st'" ;; esac
 wait $dp || fail "dcpid with the store down: $(tail -2 "$T/d2.out")"
@@ -89,10 +110,11 @@ fleet_restart "$T/ch"
 for i in 1 2 3 4 5 6; do
     w=(sleep 2)
     [ $((i % 2)) = 0 ] && w=("$BIN/samples/work-demo")
-    "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "${w[@]}" >/dev/null 2>&1 &
+    # in a process group of its own: its workload is killed with it (not left running on)
+    setsid "$BIN/dcpid" -db "$T/db2" -e cpu-clock -flush 1 -push "$U" -- "${w[@]}" >/dev/null 2>&1 &
     p=$!
     sleep "$((i % 2 == 0 ? RANDOM % 2 : 0)).$((RANDOM % 10))$((RANDOM % 10))"
-    kill -9 $p 2>/dev/null
+    kill -9 -- -$p 2>/dev/null || kill -9 $p 2>/dev/null
     wait $p 2>/dev/null
     rm -f "$T/db2/dcpid-"*.sock
 done

@@ -12,13 +12,14 @@ BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/fleet.sh"
 e2e_counting fleet-push
 to() { timeout -k 5 "$@"; }
-trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+trap 'fleet_stop "$T/ch"; [ -n "${KEEP:-}" ] || { fleet_rm "$T/ch"; rm -rf "$T"; }' EXIT
+FLEET_TMPFS=1
 e2e_require gcc build-essential
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # --- a recording of a program with hostile names, with call chains
 prog=$(fleet_hostile_prog "$T") || exit 1
-to 60 "$BIN/dcpid" -db "$T/db" -g -event cpu-clock -- "$prog" >"$T/dcpid.out" 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/db" -g -event cpu-clock -- "$prog" 500 >"$T/dcpid.out" 2>&1 ||
     { echo "FAIL: dcpid: $(tail -3 "$T/dcpid.out")"; exit 1; }
 local_total=$("$BIN/dcpiprof" -db "$T/db" | awk '$1 == "cpu-clock" { print $2; exit }')
 [ "${local_total:-0}" -ge 100 ] || { echo "FAIL: only '$local_total' samples recorded"; exit 1; }
@@ -29,6 +30,14 @@ U="${FLEET_HTTP}?database=fl"
 S="$FLEET_HTTP"
 committed="cid IN (SELECT argMax(cid, pushed) FROM fl.manifest GROUP BY slot)"
 total() { fleet_sql "$S" "SELECT sum(cnt) FROM fl.samples WHERE $committed ${1:-}"; }
+# until SQL prints WANT (an ALTER ... DELETE is a mutation, done in the background): at most 20 s
+until_sql() {
+    for _ in $(seq 1 200); do
+        [ "$(fleet_sql "$S" "$1")" = "$2" ] && return 0
+        sleep 0.1
+    done
+    fail "'$1' is not '$2' after 20 s"
+}
 
 # --- schema
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push before init succeeded"
@@ -44,14 +53,14 @@ fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 99999999999999999999
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 99 succeeded"
 case "$out" in *"has dcpi schema 99, this dcpi knows 2"*) ;; *) fail "schema 99: $out" ;; esac
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
-sleep 0.5
+until_sql "SELECT count() FROM fl.meta WHERE value = '99'" 0
 "$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
 # a schema 1 store (no hotlists.backend, no manifest.epoch) is refused, then upgraded by init
 fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN backend" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.manifest DROP COLUMN epoch" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '1', 1)" >/dev/null
-sleep 0.5
+until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" 1
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 1 succeeded"
 case "$out" in *"has dcpi schema 1, this dcpi knows 2 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 1: $out" ;; esac
 "$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 1 store: $(cat "$T/up.out")"

@@ -7,6 +7,10 @@
 # (DIR/crt.pem, made with openssl): FLEET_HTTPS is https://127.0.0.1:PORT/.
 # With CLUSTER_PORTS (native ports of other servers), remote_servers holds the cluster "two"
 # of this server and those as shards. fleet_stop DIR stops the one started in DIR.
+# With FLEET_TMPFS=1 (the tests) the server's data directory DIR/data is a link to a directory in
+# /dev/shm when that is a writable tmpfs: each insert makes a part of many small files, and on a
+# busy ext4 /tmp the kernel's inode allocation took most of the servers' CPU (measured: 3/4 of
+# it, in find_inode_bit/recently_deleted). fleet_rm DIR removes that directory (the tests' exit).
 # clickhouse-server is a Debian package make deps installs: its absence is a failure.
 
 fleet_free_port() {
@@ -22,6 +26,12 @@ fleet_start() {
     local dir=$1 http tcp inter i
     shift
     e2e_require clickhouse-server clickhouse-server
+    if [ "${FLEET_TMPFS:-0}" = 1 ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+        [ -w /dev/shm ] && [ ! -e "$dir/data" ]; then
+        local shm
+        shm=$(mktemp -d /dev/shm/dcpi-fleet.XXXXXX) || { echo "FAIL: mktemp in /dev/shm"; exit 1; }
+        ln -s "$shm" "$dir/data"
+    fi
     mkdir -p "$dir/data/tmp" "$dir/data/user_files"
     http=$(fleet_free_port) && tcp=$(fleet_free_port) && inter=$(fleet_free_port) ||
         { echo "FAIL: no free port"; exit 1; }
@@ -90,6 +100,13 @@ fleet_stop() {
     kill -9 "$pid" 2>/dev/null
 }
 
+# fleet_rm DIR: remove the data directory in /dev/shm of the server of DIR (FLEET_TMPFS=1).
+fleet_rm() {
+    local shm
+    shm=$(readlink "$1/data" 2>/dev/null) || return 0
+    case "$shm" in /dev/shm/dcpi-fleet.*) rm -rf "$shm" ;; esac
+}
+
 # fleet_sql URL SQL: run one statement, print its TabSeparated result.
 fleet_sql() {
     curl -sS --fail-with-body "$1" --data-binary "$2"
@@ -113,7 +130,8 @@ fleet_restart() {
 # fleet_hostile_prog DIR: build a program whose hot function's symbol name holds a quote, a
 # double quote and backslashes ("q'uo\"te\back\ttab\nnl", the \t and \n as two characters each)
 # at a path with a quote, a double quote, a backslash, a tab and a space; it sets its command
-# name to "c'o\"m\m<TAB>x" and runs for one second of CPU time. Prints the program's path.
+# name to "c'o\"m\m<TAB>x" and runs for MS milliseconds of CPU time (its argument; 1000 without
+# one). Prints the program's path.
 fleet_hostile_prog() {
     local d="$1/we'ird \"dir\\	x"
     mkdir -p "$d"
@@ -136,14 +154,16 @@ call_hq:
     .section .note.GNU-stack,"",@progbits
 ASM
     cat >"$1/hm.c" <<'C'
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
 int call_hq(int);
-int main(void)
+int main(int argc, char **argv)
 {
     prctl(PR_SET_NAME, "c'o\"m\\m\tx");
     volatile long s = 0;
-    while (clock() < CLOCKS_PER_SEC) /* one second of CPU, however loaded the machine */
+    clock_t cpu = (clock_t)(argc > 1 ? atol(argv[1]) : 1000) * (CLOCKS_PER_SEC / 1000);
+    while (clock() < cpu) /* MS of CPU, however loaded the machine */
         for (long i = 0; i < 1000000; i++)
             s += call_hq((int)i);
     return (int)(s & 0);
