@@ -43,7 +43,8 @@ for t in $(sed -n 's/^truth //p' "$T/out"); do
     lab=${t%%=*} val=${t#*=} pct=${val#*:} val=${val%%:*}
     got=$(grep -o "([0-9.]*% $val)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1)
     z=$(awk -v o="${got:-0}" -v p="$pct" -v n="${n:-0}" \
-        'BEGIN { q = p / 100; printf "%.2f", n > 0 ? (o - p) / 100 / sqrt(q * (1 - q) / n) : 0 }')
+        'BEGIN { q = p / 100; z = n > 0 ? (o - p) / 100 / sqrt(q * (1 - q) / n) : 0
+                 printf "%.2f", z }')
     out="$out | $lab: ${got:-0}% truth $pct% z $z"
 done
 echo "$out"
