@@ -13,17 +13,34 @@
 # it, in find_inode_bit/recently_deleted). fleet_rm DIR removes that directory (the tests' exit).
 # clickhouse-server is a Debian package make deps installs: its absence is a failure.
 
+# fleet_free_port: a port nothing listens on, below the kernel's ephemeral range (where an
+# outgoing connection may take a port between this check and the server's bind)
 fleet_free_port() {
-    local p
+    local p lo
+    lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    [ "${lo:-0}" -gt 12000 ] || lo=32768
     for _ in $(seq 1 50); do
-        p=$((20000 + RANDOM % 40000))
+        p=$((10000 + RANDOM % (lo - 10000)))
         (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return 0; }
     done
     return 1
 }
 
 fleet_start() {
-    local dir=$1 http tcp inter i
+    local try
+    for try in 1 2 3; do
+        fleet_start_once "$@" && return 0
+    done
+    echo "FAIL: clickhouse-server did not start in 3 tries: $FLEET_NOTE"
+    exit 1
+}
+
+# fleet_start_once DIR [CLUSTER_PORTS...]: one start on fresh ports; returns 1 with FLEET_NOTE
+# (its exit status and last log lines) when the server exited before answering (a port taken
+# between fleet_free_port's check and the server's bind: status 70, "Address already in use";
+# seen once in an ASan run of fleet_query), and fails when it runs but never answers.
+fleet_start_once() {
+    local dir=$1 http tcp inter i st
     shift
     e2e_require clickhouse-server clickhouse-server
     if [ "${FLEET_TMPFS:-0}" = 1 ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
@@ -85,10 +102,16 @@ XML
     FLEET_TCP=$tcp
     for i in $(seq 1 200); do
         [ "$(curl -s "$FLEET_HTTP"ping 2>/dev/null)" = "Ok." ] && return 0
-        kill -0 $FLEET_PID 2>/dev/null || break
+        if ! kill -0 $FLEET_PID 2>/dev/null; then
+            wait $FLEET_PID
+            st=$?
+            FLEET_NOTE="exit status $st, ports $http $tcp $inter: $(tail -q -n 3 "$dir/server.err" "$dir/stdout" 2>/dev/null)"
+            echo "note: clickhouse-server exited at start ($FLEET_NOTE); again on other ports"
+            return 1
+        fi
         sleep 0.1
     done
-    echo "FAIL: clickhouse-server did not start: $(tail -3 "$dir/server.err" "$dir/stdout" 2>/dev/null)"
+    echo "FAIL: clickhouse-server did not answer in 20 s: $(tail -q -n 3 "$dir/server.err" "$dir/stdout" 2>/dev/null)"
     exit 1
 }
 
