@@ -61,7 +61,7 @@ record1() { # SCALE DB MODE
     local scale=$1
     shift
     [ "$scale" = 1 ] || rm -rf "$(ls -d "$1"/[0-9]* | sort | tail -1)" # the short run's epoch
-    sleep 1 # a new epoch name (they have a resolution of one second)
+    e2e_after_epoch "$1" # a new epoch name (lib/common.sh)
     to 300 "$BIN/dcpid" -db "$1" -event cpu-clock -vtrace "$VP" -vbudget 8 -- "$W" "$2" $((MS * scale)) \
         >"$1.out" 2>"$1.err" || { fail "$2: dcpid failed: $(cat "$1.err")"; return 1; }
     sed -n 's/^truth //p' "$1.out" >"$1.truth"

@@ -79,6 +79,7 @@ run1() {
     shift 5
     local args=()
     for s in "$@"; do args+=(-vtrace "$s"); done
+    e2e_after_epoch "$T/$tag" # a top-up: a new epoch
     to 300 "$BIN/dcpid" -db "$T/$tag" -event cpu-clock -vbudget 8 "${args[@]}" -- "$W" "$mode" "$ms" \
         >"$T/$tag.out" 2>"$T/$tag.err" || fail "$tag: dcpid failed: $(cat "$T/$tag.err")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$tag" -epoch all -asm -vtrace "$1" -vshow 8 -vcutoff 0 "$proc" "$W" \

@@ -24,6 +24,7 @@ e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 # $T/db and the call's hotlist line over all of them; topped up until the call has NMIN value
 # samples (lib/stats.sh stat_topup)
 run() {
+    e2e_after_epoch "$T/db" # a top-up: a new epoch
     # -vbudget 10: volume for the check (the default 2% gives the call ~50 value samples/s here)
     to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$VP" -vbudget 10 -- "$W" icall-reg "$1" \
         >"$T/out" 2>"$T/err" || fail "dcpid failed: $(cat "$T/err")"

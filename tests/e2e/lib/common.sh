@@ -37,6 +37,19 @@ e2e_counting() {
     }
 }
 
+# e2e_after_epoch DB: epoch names have a resolution of one second: wait (polling, at most 2 s)
+# until the clock (UTC, as the names) has left the second that names DB's latest epoch, so that
+# the next dcpid run into DB starts a new epoch (a fixed `sleep 1` waited a second also after a
+# run that had lasted longer). Returns at once when DB has no epoch.
+e2e_after_epoch() {
+    local last i
+    last=$(ls "$1" 2>/dev/null | grep -E '^[0-9]{14}$' | sort | tail -1)
+    for i in $(seq 40); do
+        [ -z "$last" ] || [ "$(date -u +%Y%m%d%H%M%S)" \> "$last" ] && return 0
+        sleep 0.05
+    done
+}
+
 # e2e_probe_cpu_clock WHAT [DCPID FLAGS...]: one short dcpid run on cpu-clock (with the extra
 # flags) into $T/probe. Skips with "WHAT is not possible here" when perf_event_open cannot
 # sample here; any other failure calls fail. Needs $BIN, $T, fail and to (timeout -k 5).

@@ -117,8 +117,8 @@ stat_until() {
 
 # stat_topup NMIN MS RUN COUNT [ARG...]: like stat_until, but a short run is topped up, not
 # redone: calls RUN MS ARG... (a run of MS milliseconds of the workload added to what earlier
-# calls recorded: a new epoch of the same database, listed with -epoch all, whose hotlists and
-# counts add up), then COUNT ARG..., until COUNT prints a number >= NMIN (stat_need) or 4 x MS
+# calls recorded: a new epoch of the same database (lib/common.sh e2e_after_epoch first), listed
+# with -epoch all, whose hotlists and counts add up), then COUNT ARG..., until COUNT prints a number >= NMIN (stat_need) or 4 x MS
 # ran in all. The next MS is the missing samples' share at the rate seen, a quarter more (at
 # least MS / 4). The stopping rule looks at the counts only, so the checks after it keep their
 # binomial tolerances; under load, where the value sample rate can fall several-fold, a short
@@ -129,7 +129,6 @@ stat_topup() {
     nmin=$(stat_need "$1")
     shift 4
     while :; do
-        [ $total = 0 ] || sleep 1 # a new epoch name (they have a resolution of one second)
         "$run" "$ms" "$@" || return 1
         total=$((total + ms))
         STAT_N=$("$count" "$@")
