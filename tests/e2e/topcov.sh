@@ -29,13 +29,15 @@ S=$SRC/samples/work-cover.c
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # the two epochs (modes a and b), redone twice and four times as long until mode a's cover_me +
-# warm have 1000 samples (lib/stats.sh stat_until; 1.4 s at ~1 sample per ms of CPU give ~1.4 x
-# that); mode b's epoch only needs one of LOOP_B's lines sampled (hundreds of samples there)
+# warm have 1000 samples (lib/stats.sh stat_until; 2.5 s at ~1 sample per ms of CPU: its share
+# check fails now and then under load with a deviation far beyond binomial noise, e.g. 80.1%
+# against 89.3% from 1371 samples, not understood yet: not shortened); mode b's epoch only needs
+# one of LOOP_B's lines sampled (hundreds of samples there)
 run() {
     rm -rf "$T/db"
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 1400) * $1)) >"$T/out.a" 2>"$T/err.a" ||
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 2500) * $1)) >"$T/out.a" 2>"$T/err.a" ||
         { fail "dcpid (mode a): $(tail -1 "$T/err.a")"; return 1; }
-    sleep 1 # a new epoch name (they have a resolution of one second)
+    e2e_after_epoch "$T/db" # a new epoch name (lib/common.sh)
     to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" b $(($(stat_ms 400) * $1)) >/dev/null 2>"$T/err.b" ||
         { fail "dcpid (mode b): $(tail -1 "$T/err.b")"; return 1; }
 }
