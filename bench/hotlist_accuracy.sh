@@ -50,7 +50,7 @@ spec() {
     branch) echo "acc_branch jbe taken  jbe " ;;
     icall-reg) echo "acc_icall_reg call target call +r(ax|bx|cx|dx|si|di|[0-9]+)( |$)" ;;
     icall-mem) echo "acc_icall_mem call target call +qword ptr \[" ;;
-    size-arg) echo "acc_size_arg call rsi call +0x[0-9A-Fa-f]+" ;;
+    size-arg) echo "acc_size_arg call rsi call +(0x)?[0-9A-Fa-f]+( |$)" ;;
     div-reg) echo "acc_div_reg div rcx div +rcx" ;;
     div-mem) echo "acc_div_mem div memval div +qword ptr" ;;
     chase) echo "acc_chase mov memval mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]" ;;
