@@ -29,10 +29,10 @@ S=$SRC/samples/work-cover.c
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 
 # the two epochs (modes a and b), redone twice and four times as long until mode a's cover_me +
-# warm have 1000 samples (lib/stats.sh stat_until; 2.5 s at ~1 sample per ms of CPU: its share
-# check fails now and then under load with a deviation far beyond binomial noise, e.g. 80.1%
-# against 89.3% from 1371 samples, not understood yet: not shortened); mode b's epoch only needs
-# one of LOOP_B's lines sampled (hundreds of samples there)
+# warm have 1000 samples (lib/stats.sh stat_until; 2.5 s at ~1 sample per ms of CPU; the
+# workload's rounds are of random length, so that cpu-clock's fixed period cannot keep step with
+# them: see samples/work-cover.c); mode b's epoch only needs one of LOOP_B's lines sampled
+# (hundreds of samples there)
 run() {
     rm -rf "$T/db"
     to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$W" a $(($(stat_ms 2500) * $1)) >"$T/out.a" 2>"$T/err.a" ||
