@@ -4,7 +4,8 @@
 #               then again under ASan+UBSan (build-asan), then print the ten slowest tests
 #   make test-stress  the soak tests once (e2e_fuzz_regress, e2e_reliab_kill with 100 kills),
 #               then the timing-sensitive tests STRESS_REPS times under a competing CPU load
-#               (stress-ng) and at a second sampling rate, with a flake table (tests/stress.sh)
+#               (stress-ng) and at a second sampling rate, with a flake table (tests/stress.sh;
+#               STRESS_SOAK=0 leaves the soak tests out)
 #   make package  Debian packages dcpi and dcpi-dev in build/packages (man pages included)
 #   make fuzz   libFuzzer harnesses (clang) for FUZZ_SECONDS each; make test-asan: suite under ASan+UBSan
 BUILD   ?= build
