@@ -135,18 +135,34 @@ fleet_sql() {
     curl -sS --fail-with-body "$1" --data-binary "$2"
 }
 
-# fleet_restart DIR: start the server of DIR again on the same ports (after fleet_stop).
+# fleet_restart DIR: start the server of DIR again on the same ports (after fleet_stop, or after
+# the test killed it). The old server must have exited first: its listening sockets close only
+# then, and a server started before that cannot bind its ports and exits (make test, once: "did
+# not start again"). A server that exits at start is tried again, 3 times.
 fleet_restart() {
-    clickhouse-server --config-file="$1/config.xml" >>"$1/stdout" 2>&1 &
-    FLEET_PID=$!
-    echo $FLEET_PID >"$1/pid"
-    local url
-    url=$(sed -n 's|.*<http_port>\([0-9]*\)</http_port>.*|http://127.0.0.1:\1/|p' "$1/config.xml")
-    for _ in $(seq 1 200); do
-        [ "$(curl -s "${url}ping" 2>/dev/null)" = "Ok." ] && return 0
+    local url old st try
+    old=$(cat "$1/pid" 2>/dev/null)
+    for _ in $(seq 1 100); do # gone, or a zombie (its files closed)
+        st=$(awk '{ print $3 }' "/proc/$old/stat" 2>/dev/null)
+        [ -z "$st" ] || [ "$st" = Z ] && break
         sleep 0.1
     done
-    echo "FAIL: clickhouse-server did not start again"
+    url=$(sed -n 's|.*<http_port>\([0-9]*\)</http_port>.*|http://127.0.0.1:\1/|p' "$1/config.xml")
+    for try in 1 2 3; do
+        clickhouse-server --config-file="$1/config.xml" >>"$1/stdout" 2>&1 &
+        FLEET_PID=$!
+        echo $FLEET_PID >"$1/pid"
+        for _ in $(seq 1 200); do
+            [ "$(curl -s "${url}ping" 2>/dev/null)" = "Ok." ] && return 0
+            kill -0 $FLEET_PID 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 $FLEET_PID 2>/dev/null && break # running, not answering in 20 s
+        wait $FLEET_PID
+        echo "note: clickhouse-server exited at restart $try (status $?): $(tail -q -n 3 "$1/server.err" "$1/stdout" 2>/dev/null)"
+        sleep 1
+    done
+    echo "FAIL: clickhouse-server did not start again: $(tail -q -n 3 "$1/server.err" "$1/stdout" 2>/dev/null)"
     exit 1
 }
 
