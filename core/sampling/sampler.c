@@ -304,19 +304,28 @@ static int open_one(open_ctx_t *c, int e, int tracking, pid_t pid, int cpu)
     return fd;
 }
 
-static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
+/* fd, of event e, among the sampler's fds, its id mapped to e (the records say their id). */
+static int keep_fd(dcpi_sampler_t *s, int fd, int e)
 {
-    dcpi_sampler_t *s = c->s;
     uint64_t id = 0;
     s->fds[s->nfds] = fd;
     if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
         return -errno;
     s->ids[s->nfds++] = (id_map_t){.id = id, .event = e};
+    return 0;
+}
+
+static int attach_fd(open_ctx_t *c, int fd, int e, int slot)
+{
+    dcpi_sampler_t *s = c->s;
+    int rc = keep_fd(s, fd, e);
+    if (rc < 0)
+        return rc;
     if (c->cpu_ring[slot] >= 0) {
         int target = s->rings[c->cpu_ring[slot]].fd;
         return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target) < 0 ? -errno : 0;
     }
-    int rc = map_ring(&s->rings[s->nrings], fd, DCPI_SAMPLER_DATA_PAGES);
+    rc = map_ring(&s->rings[s->nrings], fd, DCPI_SAMPLER_DATA_PAGES);
     if (rc == 0) {
         s->rings[s->nrings].cpu = c->cpu_of_slot;
         c->cpu_ring[slot] = s->nrings++;
@@ -340,15 +349,13 @@ void dcpi_sampler_trigger_attr(const dcpi_sampler_opts_t *x, struct perf_event_a
 static int attach_trigger_ring(open_ctx_t *c, int fd, int slot)
 {
     dcpi_sampler_t *s = c->s;
-    uint64_t id = 0;
-    s->fds[s->nfds] = fd;
-    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-        return -errno;
-    s->ids[s->nfds++] = (id_map_t){.id = id, .event = DCPI_SAMPLER_EV_TRIGGER};
+    int rc = keep_fd(s, fd, DCPI_SAMPLER_EV_TRIGGER);
+    if (rc < 0)
+        return rc;
     ring_t *t = &s->trings[c->cpu_ring[slot]];
     if (t->fd >= 0)
         return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->fd) < 0 ? -errno : 0;
-    int rc = map_ring(t, fd, TRIGGER_PAGES);
+    rc = map_ring(t, fd, TRIGGER_PAGES);
     if (rc < 0)
         t->fd = -1;
     t->cpu = c->cpu_of_slot;
