@@ -17,11 +17,10 @@ shift 4
 T=$(mktemp -d /tmp/dcpi-phased-load.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-case $MODE in
-phased) P=ph_div ;; brief) P=br_div ;; callsites) P=cs_div ;; threads) P=th_div ;;
-recurse) P=rec_div ;; rare) P=rare_div ;; spawn) P=sp_div ;;
-*) echo "phased_load: unknown mode $MODE" >&2; exit 2 ;;
-esac
+# work-phased's mode -> the procedure of its measured div: phased_proc, shared with the e2e tests
+fail() { echo "phased_load: $*" >&2; return 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib/phased.sh"
+P=$(phased_proc "$MODE") || exit 2
 for _ in $(seq 1 "$SP"); do
     sh -c 'while :; do :; done' &
     pids+=($!)

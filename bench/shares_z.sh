@@ -22,15 +22,14 @@ shift 4
 T=$(mktemp -d /tmp/dcpi-shares-z.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 VP=$B/samples/vp-acc.so
+# work-phased's mode -> the procedure of its measured div: phased_proc, shared with the e2e tests
+fail() { echo "shares_z: $*" >&2; return 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib/phased.sh"
 case $WL in
 phased)
     W=$B/samples/work-phased RE=' div +rcx'
     export ACC_MNEM=div ACC_VALUE=rcx
-    case $MODE in
-    phased) P=ph_div ;; brief) P=br_div ;; callsites) P=cs_div ;; threads) P=th_div ;;
-    recurse) P=rec_div ;; rare) P=rare_div ;; spawn) P=sp_div ;;
-    *) echo "shares_z: unknown work-phased mode $MODE" >&2; exit 2 ;;
-    esac ;;
+    P=$(phased_proc "$MODE") || exit 2 ;;
 accuracy | classic)
     W=$B/samples/work-accuracy
     case $MODE in
