@@ -65,13 +65,22 @@ static int decide(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t
     return 1;
 }
 
-/* Why p got nothing, when its selection refused every instruction its keys select. */
+/* Why p got nothing: no sampled instruction had a key it selects, or its selection refused
+ * every one that had. */
 const char *dcpi__values_select_note(dcpi_values_plugin_t *p)
 {
     p->note[0] = '\0';
-    if (!p->sel || p->sel_in || p->st.disabled)
+    if (p->st.disabled || p->st.values)
         return p->note;
-    if (p->sel_symbol)
+    if (!p->sel_keyed)
+        snprintf(p->note, sizeof p->note,
+                 "%s: none of the sampled instructions has a mnemonic or class its "
+                 "specification selects (0 traces; compare its select= or vlist with the "
+                 "mnemonics dcpilist -asm prints)",
+                 p->name);
+    else if (!p->sel || p->sel_in)
+        return p->note;
+    else if (p->sel_symbol)
         snprintf(p->note, sizeof p->note,
                  "%s: symbol=%s matched none of the sampled instructions its keys select (no "
                  "function of that name holds them: check the name as dcpiprof prints it)",
@@ -109,6 +118,7 @@ int dcpi__values_admitted(const dcpi_values_plugin_t *p, const dcpi_image_t *img
 int dcpi__values_admits(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t *img,
                         uint32_t off, const trace_inst_t *inst)
 {
+    p->sel_keyed++;
     if (!p->sel)
         return 1;
     sel_t *s = slot_of(p, img, off);

@@ -62,8 +62,10 @@ typedef struct dcpi_values_plugin {
     uint64_t lo, hi;
     struct dcpi_values_sel *sel; /* decisions per (image, offset); NULL without selection */
     /* Decisions taken (a cached one counts once, an evicted one again): admitted, refused by the
-     * symbol, the range, the filter; the image of the first refused by the range. */
-    uint64_t sel_in, sel_symbol, sel_range, sel_filter;
+     * symbol, the range, the filter; the image of the first refused by the range. sel_keyed:
+     * instructions whose key (mnemonic, class) the plugin has a vlist for, asked about (with or
+     * without a selection; 0 at the end: its keys matched nothing that was sampled). */
+    uint64_t sel_in, sel_symbol, sel_range, sel_filter, sel_keyed;
     const dcpi_image_t *sel_range_img;
     char note[DCPI_ERRLEN]; /* dcpi_values_plugin_note's answer */
     dcpi_values_stats_t st;

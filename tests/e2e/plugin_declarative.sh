@@ -187,17 +187,21 @@ M4=$(printf 'name=vp-m4 select=mnemonic:mov capture=ea range=%x-%x' $((0x$lo)) $
 # a misspelt symbol and a range outside the image: a warning naming the key, not "0 traces" alone
 M5='name=vp-m5 select=mnemonic:mov capture=ea symbol=acc_chsae'
 M6='name=vp-m6 select=mnemonic:mov capture=ea range=10-20'
+# a mnemonic Zydis knows that no sampled instruction has: a warning too
+M7='name=vp-m7 select=mnemonic:xlat capture=ea'
 # (not a statistical run: swap's movs need value samples at all; at -vbudget 8, 1 s gives them
 # ~30, quick's 0.5 s ~15, where 2 s at the default budget gave 2-4)
 SYM_MS=1000
 [ "$STAT_QUICK" = 1 ] && SYM_MS=500
 to 120 "$BIN/dcpid" -db "$T/sym" -event cpu-clock -vbudget 8 -vtrace "$M1" -vtrace "$M2" -vtrace "$M3" \
-    -vtrace "$M4" -vtrace "$M5" -vtrace "$M6" -- "$W" chase "$SYM_MS" \
+    -vtrace "$M4" -vtrace "$M5" -vtrace "$M6" -vtrace "$M7" -- "$W" chase "$SYM_MS" \
     >/dev/null 2>"$T/sym.err" || fail "symbol run failed: $(cat "$T/sym.err")"
 grep -q '^dcpid: warning: vp-m5: symbol=acc_chsae matched none of the sampled instructions its keys select' \
     "$T/sym.err" || fail "misspelt symbol=: no warning: $(cat "$T/sym.err")"
 grep -q '^dcpid: warning: vp-m6: range=0x10-0x20 matched none of the sampled instructions .* has its code at 0x' \
     "$T/sym.err" || fail "range= outside the image: no warning: $(cat "$T/sym.err")"
+grep -q '^dcpid: warning: vp-m7: none of the sampled instructions has a mnemonic or class its specification selects' \
+    "$T/sym.err" || fail "select= matching no sampled instruction: no warning: $(cat "$T/sym.err")"
 grep -q 'warning: vp-m[1-4]:' "$T/sym.err" && fail "a warning about a plugin that matched: $(cat "$T/sym.err")"
 [ "$(hotlists sym "$M1" acc_chase)" -ge 1 ] || fail "symbol=acc_chase: no hotlist in acc_chase"
 [ "$(hotlists sym "$M1" swap)" = 0 ] || fail "symbol=acc_chase: hotlists in swap"
