@@ -105,7 +105,8 @@ int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *co
                        size_t n, int insecure, char *err);
 
 /* dcpi_lstsel_values with the image's value profiles given instead of read from the epoch
- * (the fleet's, merged over its hosts): vps[i] is the profile of plugin vpnames[i]; every vps[i]
+ * (the fleet's, merged over its hosts): vps[i] is the profile of plugin vpnames[i], with its
+ * missing-value marks (dcpi_vprof_marks; a profile without hotlists is marks only); every vps[i]
  * is taken (freed with s, or here when not shown), vpnames stays the caller's. */
 int dcpi_lstsel_values_given(dcpi_lstsel_t *s, const char *const *dirs, const char *const *names,
                              size_t n, int insecure, char **vpnames, dcpi_vprof_t **vps,

@@ -12,6 +12,7 @@
 #include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
 
@@ -231,22 +232,33 @@ int dcpi_lstsel_values(dcpi_lstsel_t *s, const char *const *dirs, const char *co
     return rc;
 }
 
-/* Take the given value profiles (names[i], vps[i]) for those to show; the others are freed. */
+/* Take the given value profiles (names[i], vps[i]) for those to show, and their missing-value
+ * marks (dcpi_vprof_marks); the others are freed. */
 static int take_given(dcpi_lstsel_t *s, char **names, dcpi_vprof_t **vps, size_t n, int named,
                       char *err)
 {
     int rc = 0;
-    for (size_t i = 0; !named && rc == 0 && i < n; i++)
-        rc = add_vpname(s, names[i]);
-    if (rc == 0 && !(s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs))))
+    for (size_t i = 0; !named && rc == 0 && i < n; i++) /* as name_vprofs: a .vprof's (not marks
+                                                           only) */
+        if (!vps[i] || dcpi_vprof_count(vps[i]) || !dcpi_vprof_marks(vps[i]))
+            rc = add_vpname(s, names[i]);
+    if (rc == 0 && (!(s->vprofs = calloc(s->nvp + 1, sizeof(*s->vprofs))) ||
+                    !(s->vmiss = calloc(s->nvp + 1, sizeof(*s->vmiss)))))
         rc = DCPI_ENOMEM;
     for (size_t v = 0; rc == 0 && v < s->nvp; v++) {
-        for (size_t i = 0; i < n && !s->vprofs[v]; i++)
+        int found = 0;
+        for (size_t i = 0; i < n && !found; i++)
             if (vps[i] && !strcmp(names[i], s->vpnames[v])) {
-                s->vprofs[v] = vps[i];
-                vps[i] = NULL;
+                const char *marks = dcpi_vprof_marks(vps[i]);
+                if (marks && !(s->vmiss[v] = strdup(marks)))
+                    rc = DCPI_ENOMEM;
+                if (dcpi_vprof_count(vps[i]) || !marks) { /* else marks only, as read_vprofs */
+                    s->vprofs[v] = vps[i];
+                    vps[i] = NULL;
+                }
+                found = 1;
             }
-        if (!s->vprofs[v]) {
+        if (rc == 0 && !found) {
             char there[512] = "";
             size_t used = 0;
             for (size_t i = 0; i < n && used < sizeof there; i++) {
@@ -295,28 +307,107 @@ static const char *symbolize(const vp_context_t *ctx, uint64_t vaddr)
     return buf;
 }
 
-/* The missing-value marks of value profile v: "missing: REASON" as the value text of each
- * instruction of the procedure that has no hotlist (a mark that a hotlist contradicts, from
- * another platform or an earlier flush, is not shown). */
+/* One missing-value mark: an instruction's offset and the reason its .vmiss line gives. */
+typedef struct mark {
+    unsigned long long off;
+    const char *why;
+} mark_t;
+
+static int cmp_mark(const void *pa, const void *pb)
+{
+    const mark_t *a = pa, *b = pb;
+    if (a->off != b->off)
+        return a->off < b->off ? -1 : 1;
+    return strcmp(a->why, b->why);
+}
+
+/* The kind of a reason: its text before " (" ("no arm afforded"). */
+static size_t kind_len(const char *why)
+{
+    const char *p = strstr(why, " (");
+    return p ? (size_t)(p - why) : strlen(why);
+}
+
+/* The value text of the k marks of one instruction: one mark "missing: REASON"; several (the
+ * marks of several platforms, epochs or fleet hosts) "missing: KIND xN, KIND xN", each kind of
+ * reason with the number of marks giving it, the most frequent first, then by name: the same
+ * text whatever order the marks came in. NULL on ENOMEM. */
+static char *marks_text(const mark_t *m, size_t k)
+{
+    char *text = NULL;
+    if (k == 1)
+        return asprintf(&text, "missing: %s", m[0].why) < 0 ? NULL : text;
+    struct kind {
+        const char *name;
+        size_t len, n;
+    } *kinds = calloc(k, sizeof *kinds);
+    size_t nk = 0, size = sizeof "missing: ";
+    for (size_t i = 0; kinds && i < k; i++) {
+        size_t len = kind_len(m[i].why), j = 0;
+        while (j < nk && (kinds[j].len != len || strncmp(kinds[j].name, m[i].why, len) != 0))
+            j++;
+        if (j == nk) {
+            kinds[nk++] = (struct kind){.name = m[i].why, .len = len};
+            size += len + 32;
+        }
+        kinds[j].n++;
+    }
+    for (size_t i = 1; kinds && i < nk; i++) /* insertion sort: count desc, name asc */
+        for (size_t j = i; j > 0; j--) {
+            struct kind *a = &kinds[j - 1], *b = &kinds[j];
+            int c = strncmp(a->name, b->name, a->len < b->len ? a->len : b->len);
+            if (a->n > b->n || (a->n == b->n && (c < 0 || (c == 0 && a->len <= b->len))))
+                break;
+            struct kind t = *a;
+            *a = *b;
+            *b = t;
+        }
+    if (kinds && (text = malloc(size))) {
+        size_t used = (size_t)snprintf(text, size, "missing: ");
+        for (size_t i = 0; i < nk; i++)
+            used += (size_t)snprintf(text + used, size - used, "%s%.*s x%zu", i ? ", " : "",
+                                     (int)kinds[i].len, kinds[i].name, kinds[i].n);
+    }
+    free(kinds);
+    return text;
+}
+
+/* The missing-value marks of value profile v: as the value text of each instruction of the
+ * procedure that has no hotlist, "missing: REASON" (marks_text: several marks counted); values
+ * win: a mark that a hotlist contradicts (from another platform, epoch, host or an earlier
+ * flush) is not shown. */
 static int attach_vmiss(dcpi_lstsel_t *s, size_t v, uint64_t tstart)
 {
+    mark_t *m = NULL;
+    size_t n = 0, cap = 0;
     char *save = NULL;
-    for (char *l = s->vmiss && s->vmiss[v] ? strtok_r(s->vmiss[v], "\n", &save) : NULL; l;
-         l = strtok_r(NULL, "\n", &save)) {
+    int rc = 0;
+    for (char *l = s->vmiss && s->vmiss[v] ? strtok_r(s->vmiss[v], "\n", &save) : NULL;
+         l && rc == 0; l = strtok_r(NULL, "\n", &save)) {
         char *end = NULL;
         unsigned long long off = strtoull(l, &end, 16);
-        dcpi_lst_insn_t *in =
-            end != l && *end == ' ' ? dcpi_listing_find(s->ls, tstart + off) : NULL;
-        if (!in || in->addr != tstart + off || in->vs[v] || (in->vtext && in->vtext[v]))
+        if (end == l || *end != ' ') /* an unreadable line is ignored */
+            continue;
+        if (dcpi__grow((void **)&m, &cap, n + 1, sizeof *m) < 0)
+            rc = DCPI_ENOMEM;
+        else
+            m[n++] = (mark_t){.off = off, .why = end + 1};
+    }
+    if (n > 1)
+        qsort(m, n, sizeof *m, cmp_mark);
+    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+        for (j = i + 1; j < n && m[j].off == m[i].off;)
+            j++;
+        dcpi_lst_insn_t *in = dcpi_listing_find(s->ls, tstart + m[i].off);
+        if (!in || in->addr != tstart + m[i].off || in->vs[v] || (in->vtext && in->vtext[v]))
             continue;
         if (!in->vtext && !(in->vtext = calloc(s->ls->nvp + 1, sizeof(*in->vtext))))
-            return DCPI_ENOMEM;
-        if (asprintf(&in->vtext[v], "missing: %s", end + 1) < 0) {
-            in->vtext[v] = NULL;
-            return DCPI_ENOMEM;
-        }
+            rc = DCPI_ENOMEM;
+        else if (!(in->vtext[v] = marks_text(&m[i], j - i)))
+            rc = DCPI_ENOMEM;
     }
-    return 0;
+    free(m);
+    return rc;
 }
 
 /* Hand the hotlists of value profile v to the listing. */

@@ -54,6 +54,7 @@ struct dcpi_vprof {
     struct vent *sorted; /* room for nslots entries */
     size_t nsorted;
     bool stale;
+    char *marks; /* dcpi_vprof_add_marks: "0xOFF REASON\n" lines, or NULL */
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -98,8 +99,31 @@ void dcpi_vprof_free(dcpi_vprof_t *vp)
         free(vp->slots[i].s);
     free(vp->slots);
     free(vp->sorted);
+    free(vp->marks);
     dcpi__hdr_free(&vp->hdr);
     free(vp);
+}
+
+int dcpi_vprof_add_marks(dcpi_vprof_t *vp, const char *text, size_t len)
+{
+    if (!vp || (!text && len))
+        return DCPI_EINVAL;
+    size_t old = vp->marks ? strlen(vp->marks) : 0;
+    int nl = len && text[len - 1] != '\n';
+    char *m = realloc(vp->marks, old + len + (size_t)nl + 1);
+    if (!m)
+        return DCPI_ENOMEM;
+    memcpy(m + old, text, len);
+    if (nl)
+        m[old + len] = '\n';
+    m[old + len + (size_t)nl] = '\0';
+    vp->marks = m;
+    return 0;
+}
+
+const char *dcpi_vprof_marks(const dcpi_vprof_t *vp)
+{
+    return vp && vp->marks && vp->marks[0] ? vp->marks : NULL;
 }
 
 int dcpi_vprof_set(dcpi_vprof_t *vp, const char *key, const char *value)
@@ -567,7 +591,7 @@ int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
         if ((rc = dcpi_vsummary_merge(d, s)) < 0)
             return rc;
     }
-    return 0;
+    return src->marks ? dcpi_vprof_add_marks(dst, src->marks, strlen(src->marks)) : 0;
 }
 
 int dcpi_vprof_merge_write(const char *path, const dcpi_vprof_t *vp, char *err)

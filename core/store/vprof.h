@@ -39,6 +39,13 @@ size_t dcpi_vprof_nlines(const dcpi_vprof_t *vp);
 void dcpi_vprof_line(const dcpi_vprof_t *vp, size_t i, const char **key, const char **value);
 unsigned dcpi_vprof_hotsize(const dcpi_vprof_t *vp);
 
+/* The missing-value marks that go with the profile in memory (the lines of <vpname>.vmiss files,
+ * "0xOFFSET REASON\n" each, docs/dcpiformat.md; the fleet's, core/fleet/queryvals.c): the len
+ * bytes of text appended (a newline added when they lack one); never encoded or written with the
+ * profile. dcpi_vprof_marks: all of them, NULL when none. 0, DCPI_EINVAL or DCPI_ENOMEM. */
+int dcpi_vprof_add_marks(dcpi_vprof_t *vp, const char *text, size_t len);
+const char *dcpi_vprof_marks(const dcpi_vprof_t *vp);
+
 /* The summary at offset; with create, a new empty one is added when absent. NULL if absent and
  * !create, or on ENOMEM. The pointer stays valid until the object is freed. */
 dcpi_vsummary_t *dcpi_vprof_at(dcpi_vprof_t *vp, uint32_t offset, int create);
@@ -73,8 +80,8 @@ int dcpi_vprof_write(const char *path, const dcpi_vprof_t *vp, char *err);
 int dcpi_vprof_merge_write(const char *path, const dcpi_vprof_t *vp, char *err);
 
 /* Merge src into dst in memory (dst's hotsize and header; "lost" summed, src's unknown lines
- * appended). vprof, image and tstart must agree when both have them: else DCPI_EINVAL.
- * 0, DCPI_EINVAL or DCPI_ENOMEM. */
+ * and missing-value marks appended). vprof, image and tstart must agree when both have them: else
+ * DCPI_EINVAL. 0, DCPI_EINVAL or DCPI_ENOMEM. */
 int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src);
 
 #endif
