@@ -135,6 +135,43 @@ START_TEST(test_batch_ids_and_spool_file)
 }
 END_TEST
 
+/* The vmiss table (schema 3) is in a batch's id and spool file only when it has rows: a batch
+ * without missing-value marks has the file (and id) of an older dcpi, which still reads; one with
+ * marks has another id and round-trips them. */
+START_TEST(test_batch_vmiss_optional)
+{
+    dcpi_fleet_batch_t a, m, d;
+    fill(&a, "h");
+    fill(&m, "h");
+    dcpi_fbuf_t f = {0}, g = {0};
+    ck_assert_int_eq(dcpi_fleet_batch_encode(&a, &f), 0);
+    ck_assert_ptr_null(strstr(f.p, "table vmiss"));
+    ck_assert_ptr_nonnull(strstr(f.p, "table loss 0\ntable symreq "));
+    dcpi_fleet_key_t k = {.host = "h", .epoch = "202611250000", .platform = "p", .event = "e"};
+    dcpi_fleet_batch_key(&m, DCPI_FLEET_T_VMISS, &k);
+    dcpi_fbuf_str(&m.t[DCPI_FLEET_T_VMISS],
+                  "id\t/bin/x\t0\t4096\t100\tvp\t16\tnot executed while armed (3 arms)\n");
+    ck_assert_int_eq(dcpi_fleet_batch_seal(&m, 1795564800, "202611250000"), 0);
+    ck_assert_uint_eq(m.slot, a.slot);
+    ck_assert_uint_ne(m.batch, a.batch);
+    ck_assert_int_eq(dcpi_fleet_batch_encode(&m, &g), 0);
+    ck_assert_ptr_nonnull(strstr(g.p, "table vmiss "));
+    ck_assert_int_eq(dcpi_fleet_batch_decode(g.p, g.n, "g", &d, NULL), 0);
+    ck_assert_uint_eq(d.t[DCPI_FLEET_T_VMISS].n, m.t[DCPI_FLEET_T_VMISS].n);
+    ck_assert_mem_eq(d.t[DCPI_FLEET_T_VMISS].p, m.t[DCPI_FLEET_T_VMISS].p,
+                     d.t[DCPI_FLEET_T_VMISS].n);
+    ck_assert_uint_eq(d.rows, m.rows);
+    dcpi_fleet_batch_free(&d);
+    ck_assert_int_eq(dcpi_fleet_batch_decode(f.p, f.n, "f", &d, NULL), 0); /* no vmiss table */
+    ck_assert_uint_eq(d.t[DCPI_FLEET_T_VMISS].n, 0);
+    dcpi_fleet_batch_free(&d);
+    dcpi_fbuf_free(&f);
+    dcpi_fbuf_free(&g);
+    dcpi_fleet_batch_free(&a);
+    dcpi_fleet_batch_free(&m);
+}
+END_TEST
+
 /* A .prep file is invisible to the sender until dcpi_spool_commit, or dcpi_spool_recover after
  * the process that wrote it died; dcpi_spool_replace keeps its name. */
 START_TEST(test_spool_write_ahead)
@@ -190,6 +227,7 @@ int main(void)
     tcase_add_test(tc, test_sql_literals);
     tcase_add_test(tc, test_tsv_fields);
     tcase_add_test(tc, test_batch_ids_and_spool_file);
+    tcase_add_test(tc, test_batch_vmiss_optional);
     tcase_add_test(tc, test_spool_write_ahead);
     tcase_add_test(tc, test_urls);
     suite_add_tcase(s, tc);

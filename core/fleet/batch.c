@@ -24,9 +24,18 @@ struct dcpi_fleet_img {
     size_t npages, cap;
 };
 
-static const char *const names[DCPI_FLEET_NT] = {"samples", "hotlists", "chains", "loss"};
+static const char *const names[DCPI_FLEET_NT] = {"samples", "hotlists", "chains", "loss", "vmiss"};
 static const char *const cols[DCPI_FLEET_NT] = {DCPI_FLEET_SAMPLES_COLS, DCPI_FLEET_HOTLISTS_COLS,
-                                                DCPI_FLEET_CHAINS_COLS, DCPI_FLEET_LOSS_COLS};
+                                                DCPI_FLEET_CHAINS_COLS, DCPI_FLEET_LOSS_COLS,
+                                                DCPI_FLEET_VMISS_COLS};
+
+/* Tables an older dcpi's batches lack: hashed and spooled only when they have rows, so a batch
+ * without them keeps the id and file an older dcpi gave it (a re-push after an upgrade is still
+ * a no-op; an older spool file still reads). */
+static int optional(int t)
+{
+    return t == DCPI_FLEET_T_VMISS;
+}
 
 const char *dcpi_fleet_table(int t)
 {
@@ -167,6 +176,8 @@ int dcpi_fleet_batch_seal(dcpi_fleet_batch_t *b, uint32_t estart, const char *sl
     for (int t = 0; t < DCPI_FLEET_NT; t++) {
         if (dcpi_fbuf_ok(&b->t[t]) < 0)
             return DCPI_ENOMEM;
+        if (optional(t) && !b->t[t].n)
+            continue;
         h = dcpi__fnv1a(h, names[t], strlen(names[t]) + 1);
         if (b->t[t].n)
             h = dcpi__fnv1a(h, b->t[t].p, b->t[t].n);
@@ -210,7 +221,8 @@ double dcpi_fleet_epoch_duty(const char *db, const char *epoch, const char *plat
     return d;
 }
 
-/* ---- spool files: "dcpibatch 1\n" then key lines, then "table NAME LEN\n" + LEN bytes ----- */
+/* ---- spool files: "dcpibatch 1\n" then key lines, then "table NAME LEN\n" + LEN bytes (an
+ * optional table only when it has rows) ---- */
 
 int dcpi_fleet_batch_encode(const dcpi_fleet_batch_t *b, dcpi_fbuf_t *out)
 {
@@ -222,6 +234,8 @@ int dcpi_fleet_batch_encode(const dcpi_fleet_batch_t *b, dcpi_fbuf_t *out)
         out, "\nkind %s\nday %s\nskey %" PRIu64 "\nslot %" PRIu64 "\nbatch %" PRIu64 "\nrows %zu\n",
         b->kind, b->day, b->skey, b->slot, b->batch, b->rows);
     for (int t = 0; t < DCPI_FLEET_NT; t++) {
+        if (optional(t) && !b->t[t].n)
+            continue;
         dcpi_fbuf_printf(out, "table %s %zu\n", names[t], b->t[t].n);
         dcpi_fbuf_add(out, b->t[t].p ? b->t[t].p : "", b->t[t].n);
     }
@@ -279,12 +293,20 @@ static int decode_head(const char **p, const char *end, dcpi_fleet_batch_t *b)
     return 0;
 }
 
-static int decode_table(const char **p, const char *end, const char *name, dcpi_fbuf_t *o)
+/* The table name's rows into o; an optional table absent is no rows. */
+static int decode_table(const char **p, const char *end, const char *name, int optional,
+                        dcpi_fbuf_t *o)
 {
     char line[128], got[32];
     size_t n;
-    if (take_line(p, end, line, sizeof line) < 0 || sscanf(line, "table %31s %zu", got, &n) != 2 ||
-        strcmp(got, name) != 0 || n > (size_t)(end - *p))
+    const char *at = *p;
+    if (take_line(p, end, line, sizeof line) < 0 || sscanf(line, "table %31s %zu", got, &n) != 2)
+        return -1;
+    if (strcmp(got, name) != 0 && optional) {
+        *p = at;
+        return 0;
+    }
+    if (strcmp(got, name) != 0 || n > (size_t)(end - *p))
         return -1;
     dcpi_fbuf_add(o, *p, n);
     *p += n;
@@ -298,9 +320,9 @@ int dcpi_fleet_batch_decode(const char *buf, size_t len, const char *name, dcpi_
     *b = (dcpi_fleet_batch_t){0};
     int bad = decode_head(&p, end, b);
     for (int t = 0; !bad && t < DCPI_FLEET_NT; t++)
-        bad = decode_table(&p, end, names[t], &b->t[t]);
+        bad = decode_table(&p, end, names[t], optional(t), &b->t[t]);
     if (!bad)
-        bad = decode_table(&p, end, "symreq", &b->symreq);
+        bad = decode_table(&p, end, "symreq", 0, &b->symreq);
     if (!bad && (end - p != 4 || memcmp(p, "end\n", 4) != 0))
         bad = -1;
     if (bad) {

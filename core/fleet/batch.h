@@ -21,6 +21,7 @@ enum {
     DCPI_FLEET_T_HOTLISTS,
     DCPI_FLEET_T_CHAINS,
     DCPI_FLEET_T_LOSS,
+    DCPI_FLEET_T_VMISS, /* schema 3; in the batch id and the spool file only when it has rows */
     DCPI_FLEET_NT
 };
 
@@ -76,7 +77,8 @@ double dcpi_fleet_epoch_duty(const char *db, const char *epoch, const char *plat
 
 /*
  * Every row of one epoch of a database (all platforms): samples (split by process where the
- * epoch has .procs files), value hotlists, call chains, losses, and a symbol request per image.
+ * epoch has .procs files), value hotlists and their missing-value marks (.vmiss), call chains,
+ * losses, and a symbol request per image.
  * eend is the epoch's end (the next epoch's start, or the newest file's time for the last one).
  * The slot is (host, epoch): pushing the epoch again after it grew replaces it. DCPI_E* with
  * "FILE: reason" in err.
@@ -84,9 +86,9 @@ double dcpi_fleet_epoch_duty(const char *db, const char *epoch, const char *plat
 int dcpi_fleet_batch_epoch(dcpi_fleet_batch_t *b, const char *db, const char *epoch, uint32_t eend,
                            char *err);
 
-/* The value hotlists and call chains of one platform of an epoch (dcpid -push ships them when
- * the epoch ends, and at exit): slot (host, "values", epoch, platform), so a later push of the
- * grown epoch replaces it. */
+/* The value hotlists (with their missing-value marks) and call chains of one platform of an epoch
+ * (dcpid -push ships them when the epoch ends, and at exit): slot (host, "values", epoch,
+ * platform), so a later push of the grown epoch replaces it. */
 int dcpi_fleet_batch_values(dcpi_fleet_batch_t *b, const char *db, const char *epoch,
                             const char *platform, uint32_t eend, char *err);
 

@@ -39,8 +39,11 @@ int dcpi_fleet_load(const char *url, const dcpi_fleet_filter_t *flt, int flags,
  * The value hotlists of image build_id in the selection (-pid/-comm do not apply: hotlists are
  * per image): one value profile per plugin, every host's and epoch's summaries merged in the
  * store as dcpi_vsummary_merge merges them (queryvals.c), with the header keys a listing reads
- * (vprof, image, tstart, tsize, contexts, backend: "mixed" when hosts differ, path). names[i] and
- * vps[i] are the caller's (free, dcpi_vprof_free, then both arrays). None: *n = 0.
+ * (vprof, image, tstart, tsize, contexts, backend: "mixed" when hosts differ, path), and the
+ * missing-value marks of every selected host, epoch and platform (dcpi_vprof_marks: one line per
+ * mark, as the .vmiss files of a local merge; a plugin with marks but no hotlists gets a profile
+ * of marks only). names[i] and vps[i] are the caller's (free, dcpi_vprof_free, then both
+ * arrays). None: *n = 0.
  */
 int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const char *build_id,
                       char ***names, dcpi_vprof_t ***vps, size_t *n, char *err);
@@ -67,7 +70,8 @@ typedef struct dcpi_fleet_source {
 int dcpi_fleet_source_stacks(void *arg, const dcpi_profset_t *set, const char *event,
                              dcpi_stackprof_t **sp, char *err);
 
-/* dcpi_fleet_vprofs of the source arg (a dcpi_fleet_source_t). */
+/* dcpi_fleet_vprofs of the source arg (a dcpi_fleet_source_t), without the profiles of marks
+ * only (a local view has a value profile only where a .vprof is). */
 int dcpi_fleet_source_vprofs(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps,
                              size_t *n, char *err);
 

@@ -1,7 +1,8 @@
 /*
  * queryvals.c - the fleet's value hotlists of one image (query.h, dcpi_fleet_vprofs): the stored
  * summaries of every selected host and epoch merged by ClickHouse's GROUP BY, one value profile
- * per plugin; and its call chains of one event as a stack profile (dcpi_fleet_stacks).
+ * per plugin with the hosts' missing-value marks; and its call chains of one event as a stack
+ * profile (dcpi_fleet_stacks).
  *
  * The merge is dcpi_vsummary_merge's (core/store/vsummary.h) over any number of summaries: per
  * instruction, E is the sum of the summaries' err; a key's candidate count is the sum of its
@@ -37,11 +38,12 @@ typedef struct vq {
     char *err;
 } vq_t;
 
-/* Run the query in sql with the selection's WHERE and the rest after it. */
-static int run(vq_t *q, const char *select, const char *rest, dcpi_fbuf_t *out)
+/* Run the query in sql on table with the selection's WHERE and the rest after it. */
+static int run_on(vq_t *q, const char *table, const char *select, const char *rest,
+                  dcpi_fbuf_t *out)
 {
     dcpi_fbuf_t sql = {0};
-    dcpi_fbuf_printf(&sql, "%s FROM %s.hotlists%s", select, dcpi_fleet_dbname(q->f), q->suffix);
+    dcpi_fbuf_printf(&sql, "%s FROM %s.%s%s", select, dcpi_fleet_dbname(q->f), table, q->suffix);
     dcpi_fleet_where(q->f, q->flt, 0, &sql);
     dcpi_fbuf_str(&sql, rest);
     int rc = dcpi_fbuf_ok(&sql);
@@ -49,6 +51,11 @@ static int run(vq_t *q, const char *select, const char *rest, dcpi_fbuf_t *out)
         rc = dcpi_fleet_query(q->f, sql.p, out, q->err);
     dcpi_fbuf_free(&sql);
     return rc;
+}
+
+static int run(vq_t *q, const char *select, const char *rest, dcpi_fbuf_t *out)
+{
+    return run_on(q, "hotlists", select, rest, out);
 }
 
 static long find(const vq_t *q, const char *plugin)
@@ -227,6 +234,44 @@ static int load_backends(vq_t *q)
     return rc;
 }
 
+/* The missing-value marks (vmiss rows: plugin, off, reason, the number of marks giving that
+ * reason; then a new plugin's tstart, tsize and path) as each profile's dcpi_vprof_marks, one
+ * "0xOFF REASON" line per mark, as a local listing reads its platforms' and epochs' .vmiss files
+ * (core/listing/listvals.c counts them). A plugin with marks but no hotlist gets a profile
+ * without summaries (marks only). */
+static int load_vmiss(vq_t *q)
+{
+    dcpi_fbuf_t out = {0}, line = {0};
+    int rc = run_on(q, "vmiss",
+                    "SELECT plugin, off, reason, count(), any(tstart), any(tsize), any(path)",
+                    " GROUP BY plugin, off, reason ORDER BY plugin, off, reason", &out);
+    char *cur = out.p, *fld[7];
+    int n;
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 7)) != 0) {
+        uint64_t off = 0, cnt = 0;
+        dcpi_vprof_t *vp = NULL;
+        if (n != 7 || dcpi_fleet_u64(fld[1], &off) < 0 || off > UINT32_MAX ||
+            dcpi_fleet_u64(fld[3], &cnt) < 0 || strchr(fld[2], '\n'))
+            rc = dcpi__errf(q->err, DCPI_EFORMAT, "%s: a bad missing-value mark row",
+                            dcpi_fleet_url(q->f));
+        else { /* a summary row's fields for profile_of: plugin, -, hotsize, tstart, tsize,
+                  contexts, path */
+            char hot[16], ctx[] = "0", none[] = "";
+            snprintf(hot, sizeof hot, "%u", DCPI_VSUMMARY_DEFAULT_CAP);
+            char *row[7] = {fld[0], none, hot, fld[4], fld[5], ctx, fld[6]};
+            rc = profile_of(q, row, &vp);
+        }
+        dcpi_fbuf_reset(&line);
+        for (uint64_t i = 0; rc == 0 && i < cnt; i++)
+            dcpi_fbuf_printf(&line, "0x%" PRIx64 " %s\n", off, fld[2]);
+        if (rc == 0 && (rc = dcpi_fbuf_ok(&line)) == 0)
+            rc = dcpi_vprof_add_marks(vp, line.p, line.n);
+    }
+    dcpi_fbuf_free(&line);
+    dcpi_fbuf_free(&out);
+    return rc;
+}
+
 int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const char *build_id,
                       char ***names, dcpi_vprof_t ***vps, size_t *n, char *err)
 {
@@ -248,6 +293,8 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
         rc = load_entries(&q);
     if (rc == 0)
         rc = load_backends(&q);
+    if (rc == 0)
+        rc = load_vmiss(&q);
     if (rc < 0 && err && !*err)
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
     dcpi_fleet_close(q.f);
@@ -492,5 +539,18 @@ int dcpi_fleet_source_vprofs(void *arg, const char *id, char ***names, dcpi_vpro
                              size_t *n, char *err)
 {
     const dcpi_fleet_source_t *src = arg;
-    return dcpi_fleet_vprofs(src->url, src->flt, id, names, vps, n, err);
+    int rc = dcpi_fleet_vprofs(src->url, src->flt, id, names, vps, n, err);
+    size_t kept = 0;
+    for (size_t i = 0; rc == 0 && i < *n; i++) { /* marks only: no value profile, as locally */
+        if (dcpi_vprof_count((*vps)[i]) == 0) {
+            free((*names)[i]);
+            dcpi_vprof_free((*vps)[i]);
+            continue;
+        }
+        (*names)[kept] = (*names)[i];
+        (*vps)[kept++] = (*vps)[i];
+    }
+    if (rc == 0)
+        *n = kept;
+    return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * rows.c - the rows of one epoch of a database (dcpipush): its PC profiles split by process,
- * value hotlists, call chains and losses, per platform, and the images whose symbols go with
- * them (batch.h, dcpi_fleet_batch_epoch).
+ * value hotlists and their missing-value marks, call chains and losses, per platform, and the
+ * images whose symbols go with them (batch.h, dcpi_fleet_batch_epoch).
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -18,6 +18,7 @@
 #include "core/store/db.h"
 #include "core/store/stackprof.h"
 #include "core/store/vprof.h"
+#include "dcpi/profile.h"
 #include "dcpi/errno.h"
 
 typedef struct epoch_ctx {
@@ -183,6 +184,82 @@ static int platform_hotlists(epoch_ctx_t *c, char *err)
     return rc;
 }
 
+/* ---- missing-value marks (<plugin>.vmiss: "0xOFFSET REASON" lines, docs/dcpiformat.md) ---- */
+
+/* The PC profile of imagedir among profs (the image the marks belong to: a .vmiss marks
+ * instructions of functions with PC samples), NULL when it has none. */
+static dcpi_profile_t *image_profile(const dcpi_db_file_t *profs, size_t np, const char *imagedir)
+{
+    for (size_t i = 0; i < np; i++) {
+        dcpi_profile_t *p = NULL;
+        if (!strcmp(profs[i].imagedir, imagedir) && dcpi_profile_read(profs[i].path, &p, NULL) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* One .vmiss file's rows: each readable line one row (plugin, off, reason) with the image of
+ * its PC profile p (without one: the directory's id, no path, tstart 0), as dcpilist reads the
+ * file (an unreadable line is ignored there too). */
+static void vmiss_rows(epoch_ctx_t *c, const dcpi_db_file_t *f, const dcpi_profile_t *p, char *text)
+{
+    const char *under = strrchr(f->imagedir, '_');
+    const char *id = p ? dcpi_profile_get(p, "image") : NULL,
+               *ev = p ? dcpi_profile_get(p, "event") : NULL;
+    const char *path = p ? dcpi_profile_get(p, "path") : NULL;
+    uint64_t tstart = 0, tsize = 0, period = 0;
+    if (p) {
+        (void)dcpi_profile_get_hex(p, "tstart", &tstart);
+        (void)dcpi_profile_get_u64(p, "tsize", &tsize);
+        (void)dcpi_profile_get_u64(p, "period", &period);
+    }
+    id = id ? id : under ? under + 1 : "";
+    path = path ? path : "";
+    char dir[4096], plugin[DCPI_NAMELEN];
+    (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", c->db, c->epoch, c->platform, f->imagedir);
+    snprintf(plugin, sizeof plugin, "%.*s", (int)(strlen(f->file) - strlen(".vmiss")), f->file);
+    int img = dcpi_fleet_batch_symreq(c->b, id, vprof_kind(path), path, dir, tstart, tsize);
+    dcpi_fleet_key_t k = key_of(c, ev ? ev : "", period);
+    dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_VMISS];
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *end = NULL;
+        unsigned long long off = strtoull(l, &end, 16);
+        if (end == l || *end != ' ' || off > UINT32_MAX)
+            continue;
+        dcpi_fleet_batch_key(c->b, DCPI_FLEET_T_VMISS, &k);
+        image_cols(o, id, path, vprof_kind(path), tstart, tsize);
+        dcpi_fbuf_tsv(o, plugin);
+        dcpi_fbuf_printf(o, "\t%llu\t", off);
+        dcpi_fbuf_tsv(o, end + 1);
+        dcpi_fbuf_str(o, "\n");
+        dcpi_fleet_batch_page(c->b, img, tstart + off);
+    }
+}
+
+/* The platform's missing-value marks: every <plugin>.vmiss of its images. */
+static int platform_vmiss(epoch_ctx_t *c, char *err)
+{
+    dcpi_db_file_t *files = NULL, *profs = NULL;
+    size_t n = 0, np = 0;
+    int rc = dcpi_db_list_files(c->db, c->epoch, c->platform, ".vmiss", &files, &n, err);
+    if (rc == 0 && n)
+        rc = dcpi_db_list_files(c->db, c->epoch, c->platform, ".prof", &profs, &np, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        void *text = NULL;
+        size_t len = 0;
+        if ((rc = dcpi__read_file(files[i].path, 1, &text, &len, err)) < 0)
+            break;
+        dcpi_profile_t *p = image_profile(profs, np, files[i].imagedir);
+        vmiss_rows(c, &files[i], p, text);
+        dcpi_profile_free(p);
+        free(text);
+    }
+    free(files);
+    free(profs);
+    return rc;
+}
+
 /* A chain as text: "ID:TSTART:OFF" frames (hex), leaf first, ';' between; "-:0:OFF" outside
  * every image. Each image of the stack profile also gets a row "=ID:TSTART:INDEX:TSIZE:PATH"
  * (hex numbers) of count 0: the path a querying machine names a frame's image by
@@ -312,6 +389,8 @@ int dcpi_fleet_batch_epoch(dcpi_fleet_batch_t *b, const char *db, const char *ep
         if (rc == 0)
             rc = platform_hotlists(&c, err);
         if (rc == 0)
+            rc = platform_vmiss(&c, err);
+        if (rc == 0)
             rc = platform_chains(&c, err);
     }
     dcpi_db_free_list(plats, np);
@@ -331,6 +410,8 @@ int dcpi_fleet_batch_values(dcpi_fleet_batch_t *b, const char *db, const char *e
     if (c.eend < c.estart)
         c.eend = c.estart;
     int rc = platform_hotlists(&c, err);
+    if (rc == 0)
+        rc = platform_vmiss(&c, err);
     if (rc == 0)
         rc = platform_chains(&c, err);
     char slot[600];

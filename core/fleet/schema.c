@@ -27,6 +27,8 @@ static const struct table {
                      "value UInt64, ctx0 UInt64, ctx1 UInt64, cnt UInt64, err UInt64, vtot UInt64, "
                      "seen UInt64, backend String, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
+    {"vmiss", KEYDEFS IMGDEFS "plugin String, off UInt32, reason String, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
     {"chains", KEYDEFS "chain String, cnt UInt64, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (event, host, estart, chain)", 1},
     {"loss", KEYDEFS "lost UInt64, samples UInt64, cid UInt64",
@@ -160,6 +162,8 @@ int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
     rc = dcpi_fleet_check(f, &old, why);
     if (rc == DCPI_EVERSION && old.schema == 1)
         rc = upgrade_v1(f, err);
+    else if (rc == DCPI_EVERSION && old.schema == 2)
+        rc = 0;                           /* schema 3 added the vmiss table: created below */
     else if (rc < 0 && rc != DCPI_ENOENT) /* another version, or the server failed */
         return dcpi__errf(err, rc, "%s", why);
     else

@@ -1,5 +1,5 @@
 /*
- * schema.h - the fleet's tables in ClickHouse (docs/fleet.md, "Schema"), schema version 1.
+ * schema.h - the fleet's tables in ClickHouse (docs/fleet.md, "Schema"), schema version 3.
  *
  * Every data row carries the commit id (cid) of the push that wrote it and counts only once the
  * manifest holds that commit: a push inserts its rows, then one manifest row. A slot is what a
@@ -10,7 +10,8 @@
  * Data tables are partitioned by day (of the epoch's start, UTC); retention drops whole days.
  * Only SQL, engines and formats ClickHouse 18.16 and current releases both accept are used
  * (no TTL clause, no query parameters: literals are escaped, sql.h). Schema 2 added
- * hotlists.backend and manifest.epoch; init upgrades a schema 1 store in place.
+ * hotlists.backend and manifest.epoch, schema 3 the vmiss table (the missing-value marks of
+ * the value profiles); init upgrades a schema 1 or 2 store in place.
  */
 #ifndef DCPI_CORE_FLEET_SCHEMA_H
 #define DCPI_CORE_FLEET_SCHEMA_H
@@ -19,7 +20,7 @@
 
 #include "core/fleet/conn.h"
 
-#define DCPI_FLEET_SCHEMA 2
+#define DCPI_FLEET_SCHEMA 3
 
 /* Columns of the data tables, in insert order (rows.c writes them in this order). */
 #define DCPI_FLEET_KEYCOLS "day, skey, host, epoch, estart, eend, platform, event, period, duty"
@@ -28,6 +29,8 @@
 #define DCPI_FLEET_HOTLISTS_COLS                                                                   \
     DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, hotsize, contexts, off, "   \
                        "entry, value, ctx0, ctx1, cnt, err, vtot, seen, backend"
+#define DCPI_FLEET_VMISS_COLS                                                                      \
+    DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, off, reason"
 #define DCPI_FLEET_CHAINS_COLS   DCPI_FLEET_KEYCOLS ", chain, cnt"
 #define DCPI_FLEET_LOSS_COLS     DCPI_FLEET_KEYCOLS ", lost, samples"
 #define DCPI_FLEET_SYMBOLS_COLS  "skey, build_id, addr, size, name"
@@ -50,7 +53,8 @@ typedef struct dcpi_fleet_info {
  * cluster in the server's remote_servers config: then "<table>_all" Distributed tables over it
  * (sharded by skey) are created too and used by every push and query through this server. Run
  * it on each shard first (without cluster), then on the server that fronts them (with it).
- * A schema 1 store is upgraded (its added columns); a newer one is an error (DCPI_EVERSION).
+ * A schema 1 or 2 store is upgraded (the added columns and tables); a newer one is an error
+ * (DCPI_EVERSION).
  */
 int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err);
 /* Read and check the meta table: DCPI_ENOENT "URL: database D has no dcpi schema (run dcpictl

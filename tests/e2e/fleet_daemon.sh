@@ -34,12 +34,19 @@ WAIT=(sh -c '"$0" 200 && n=0 && while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 
 # DCPID status: its "samples N" (of the first event) while it runs
 samples() { "$BIN/dcpictl" -db "$1" status 2>/dev/null | awk '$1 == "event" && $5 == "samples" { print $6; exit }'; }
 
-# --- every flush pushed: the fleet's view of this host is the local view; -g chains at exit
-to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -push "$U" -- "${PAUSE[@]}" \
+# --- every flush pushed: the fleet's view of this host is the local view; -g chains, value
+# hotlists and their missing-value marks (vp-classic at the smallest budget: marks where the bp
+# backend runs) at exit
+to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -vtrace vp-classic -vbudget 0.01 -push "$U" -- "${PAUSE[@]}" \
     >"$T/d1.out" 2>&1 || fail "dcpid -push: $(tail -2 "$T/d1.out")"
 "$BIN/dcpiprof" -db "$T/db1" -i >"$T/l1"
 "$BIN/dcpiprof" -fleet "$U" -host "$host" -i >"$T/f1" 2>&1
 diff "$T/l1" "$T/f1" >"$T/d1" || fail "fleet view != local view: $(head -5 "$T/d1")"
+"$BIN/dcpilist" -db "$T/db1" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l1m"
+"$BIN/dcpilist" -fleet "$U" -host "$host" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f1m"
+grep -q "bp backend" "$T"/db1/dcpid-*.log && ! grep -q ' missing: ' "$T/l1m" &&
+    fail "-vbudget 0.01 marked no instruction of hot_mul missing: $(cat "$T/l1m")"
+diff "$T/l1m" "$T/f1m" >"$T/d1m" || fail "dcpid -push's value profile (missing marks) != local: $(head -5 "$T/d1m")"
 n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush'")
 [ "$n" -ge 2 ] || fail "only $n flushes pushed with -flush 1 over at least 1.6 s"
 [ -z "$(ls "$T/db1/fleet-spool-"*/*.batch 2>/dev/null)" ] || fail "spool not empty after a run with the server up"

@@ -44,28 +44,38 @@ out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push before init succeeded
 case "$out" in *"has no dcpi schema (run dcpictl -fleet URL init)"*) ;; *) fail "push before init: $out" ;; esac
 "$BIN/dcpictl" -fleet "$U" -fleet-keep 30 init >"$T/init.out" 2>&1 || fail "init: $(cat "$T/init.out")"
 "$BIN/dcpictl" -fleet "$U" init >/dev/null 2>&1 || fail "init again is not a no-op"
-for t in meta samples hotlists chains loss symbols manifest; do
+for t in meta samples hotlists vmiss chains loss symbols manifest; do
     [ "$(fleet_sql "$S" "EXISTS TABLE fl.$t")" = 1 ] || fail "no table $t after init"
 done
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 1)" >/dev/null
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 99999999999999999999)" >/dev/null 2>&1 ||
     fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 18446744073709551615)" >/dev/null
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 99 succeeded"
-case "$out" in *"has dcpi schema 99, this dcpi knows 2"*) ;; *) fail "schema 99: $out" ;; esac
+case "$out" in *"has dcpi schema 99, this dcpi knows 3"*) ;; *) fail "schema 99: $out" ;; esac
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
 until_sql "SELECT count() FROM fl.meta WHERE value = '99'" 0
 "$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
-# a schema 1 store (no hotlists.backend, no manifest.epoch) is refused, then upgraded by init
+# a schema 2 store (no vmiss table) is refused, then upgraded by init
+fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
+fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
+fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '2', 1)" >/dev/null
+until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" 2
+out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 2 succeeded"
+case "$out" in *"has dcpi schema 2, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 2: $out" ;; esac
+"$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 2 store: $(cat "$T/up.out")"
+[ "$(fleet_sql "$S" "EXISTS TABLE fl.vmiss")" = 1 ] || fail "init did not add the schema 3 table vmiss"
+# a schema 1 store (no hotlists.backend, no manifest.epoch, no vmiss) is refused, then upgraded
+fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN backend" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.manifest DROP COLUMN epoch" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '1', 1)" >/dev/null
 until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" 1
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 1 succeeded"
-case "$out" in *"has dcpi schema 1, this dcpi knows 2 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 1: $out" ;; esac
+case "$out" in *"has dcpi schema 1, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 1: $out" ;; esac
 "$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 1 store: $(cat "$T/up.out")"
-[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'))")" = 2 ] ||
-    fail "init did not add the schema 2 columns"
+[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'), ('vmiss', 'reason'))")" = 3 ] ||
+    fail "init did not add the schema 2 columns and the schema 3 table"
 
 # --- push, hostile names, repeat
 host=$'ho\'st"\\\tna me'
