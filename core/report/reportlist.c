@@ -165,7 +165,9 @@ static int has_data(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in)
     return 0;
 }
 
-/* The value columns dcpilist -vprof prints: vtot, thld, nv, the hotlist text, the bound. */
+/* The value columns dcpilist -vprof prints: vtot, thld, nv, the hotlist text, the bound; an
+ * instruction marked missing (no hotlist, a vtext "missing: REASON", core/listing/listvals.c)
+ * gets dcpilist's "-" columns and the mark. */
 static void write_values(FILE *f, const dcpi_listing_t *ls, const dcpi_lst_insn_t *in)
 {
     fputs(",[", f);
@@ -173,6 +175,12 @@ static void write_values(FILE *f, const dcpi_listing_t *ls, const dcpi_lst_insn_
         const dcpi_vsummary_t *s = in->vs[v];
         if (v)
             fputc(',', f);
+        if (!s && in->vtext && in->vtext[v] && !in->bad) {
+            fputs("[\"-\",\"-\",\"-\",", f);
+            dcpi_report_json_str(f, in->vtext[v]);
+            fputs(",\"\"]", f);
+            continue;
+        }
         if (!s) {
             fputc('0', f);
             continue;

@@ -175,6 +175,8 @@ grep -q "^vp-classic: backend" "$T/l9" && diff "$T/l9" "$T/f9" >"$T/d9" ||
 # armed", db5 (host k5) "not executed while armed"; one host shows its reason as its local
 # listing, two hosts (as a local epoch holding both) count the reasons, a host with values and
 # no mark (h2) adds nothing, a repeated push is a no-op and a grown epoch replaces the marks
+# a report page but for its title, db and epoch
+norm() { tr ',' '\n' <"$1" | grep -v -e '^"db":' -e '^"epoch":' -e '<title>'; }
 vm() { # DB: the work-demo image directory of DB's epoch
     ls -d "$1"/*/*/work-demo_* | head -1
 }
@@ -206,6 +208,11 @@ else
         fail "host k4: $Y not marked as its .vmiss says: $(line "$Y" "$T/f4m")"
     line "$X" "$T/f4m" | grep -q 'missing' && fail "host k4: a mark shown on $X, which has values: $(line "$X" "$T/f4m")"
     diff "$T/l4m" "$T/f4m" >"$T/d4m" || fail "host k4's marks differ from its local listing: $(head -5 "$T/d4m")"
+    "$BIN/dcpireport" -db "$T/db4" -o "$T/r4l.html" 2>/dev/null
+    "$BIN/dcpireport" -fleet "$U" -host k4 -o "$T/r4f.html" 2>/dev/null
+    grep -q '\["-","-","-","missing: breakpoint not armed (2 tries: debug registers busy)",""\]' "$T/r4l.html" &&
+        diff <(norm "$T/r4l.html") <(norm "$T/r4f.html") >"$T/d4r" ||
+        fail "dcpireport -fleet of host k4 (its marks) differs from its local page: $(head -5 "$T/d4r")"
     vlist -db "$T/m45" >"$T/l45"
     vlist -fleet "$U" -host k4,k5 >"$T/f45"
     line "$Y" "$T/f45" | grep -q ' -   -  missing: breakpoint not armed x1, not executed while armed x1$' ||
@@ -230,7 +237,6 @@ diff "$T/l10" "$T/f10" >"$T/d10" || fail "children of two hosts differ from thei
 # graph, callers, children, listings with hotlists); two hosts' page has the merged epoch's
 # tables, listings and flame totals (the frames' numbering follows the order in which chains
 # were met, which the fleet cannot know for a local merge)
-norm() { tr ',' '\n' <"$1" | grep -v -e '^"db":' -e '^"epoch":' -e '<title>'; }
 "$BIN/dcpireport" -db "$T/db1" -o "$T/r1.html" 2>"$T/r1.err" || fail "dcpireport: $(cat "$T/r1.err")"
 "$BIN/dcpireport" -fleet "$U" -host h2 -o "$T/r2.html" 2>"$T/r2.err" || fail "dcpireport -fleet: $(cat "$T/r2.err")"
 grep -q '"flame":{' "$T/r1.html" && diff <(norm "$T/r1.html") <(norm "$T/r2.html") >"$T/d11" ||
