@@ -35,7 +35,7 @@ for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 pids=()
 DCPI_PLUGIN_PATH= "$B/dcpilist" -db "$T/db" -asm -vtrace "$B/samples/vp-acc.so" -vshow 8 \
     -vcutoff 0 "$P" "$B/samples/work-phased" >"$T/list" 2>&1
-line=$(grep -E ' div +rcx' "$T/list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
+line=$(grep -E "$(phased_insn "$MODE")" "$T/list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
 n=$(sed -E 's/.* ([0-9]+) +[0-9.]+ +[0-9]+ +([^ (]+ +)?\(.*/\1/' <<<"$line")
 out="$MODE spinners $SP n $n"
 for t in $(sed -n 's/^truth //p' "$T/out"); do

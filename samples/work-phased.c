@@ -4,7 +4,8 @@
  * executions more often than others (the first iterations of a loop, one call site, one thread,
  * the start of a process) reads a wrong mix here, where work-accuracy.c's shuffled loops hide it.
  *   work-phased MODE [MS]   run MODE for MS milliseconds of this process's CPU time (default 2000)
- * Every mode measures one `div rcx` (its divisor in rcx: 3, 7 or 10) in one procedure:
+ * Every mode measures one `div rcx` (its divisor in rcx: 3, 7 or 10) in one procedure (migrate:
+ * `div qword [..]`, the divisor in memory and in rcx):
  *   phased     ph_div    two loops called in turn, ph_div's then ph_other's, for n iterations
  *                        each, n cycling through 16, 128, ... 33554432 (phases from ~0.1 us to
  *                        ~100 ms), each length run as often as it takes to total 33554432
@@ -27,6 +28,14 @@
  *                        divisor depends on the depth (10 at depths 0-7, 7 at 8-10, 3 at 11)
  *   spawn      sp_div    a child process forked every ~40 ms runs sp_div's loop (the divisor by
  *                        place) for ~20 ms and exits; the parent spins between children
+ *   migrate    mig_div   threads a and b as in threads, each moving itself to the other of the
+ *                        first two allowed CPUs (sched_setaffinity) before each 1 ms run, beside
+ *                        two threads that only spin (no div), so that the measured threads wait
+ *                        for a CPU and are moved; mig_div's div reads its divisor from memory
+ *                        (`div qword [..]`, rcx holding the same value): a value sampler whose
+ *                        breakpoint stays on the CPU where it was armed, or that another
+ *                        thread's trigger can take away, loses the arms of the thread that waits
+ *                        or moves more (b). Needs 2 CPUs (exits 3 when there are fewer)
  * The truth is counted, not assumed: each execution of the measured div adds 1 to its divisor's
  * count (children send theirs through a pipe, threads add theirs at the end), and at the end the
  * mode prints on stdout
@@ -36,11 +45,14 @@
  * calls (a fixed xorshift sequence), so the truth is exact for each run.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,6 +234,88 @@ static void *th_main(void *p)
     return NULL;
 }
 
+/* ---- migrate: as threads, the threads moved from CPU to CPU by a third one */
+static int mig_cpus[2];
+
+__attribute__((noinline)) static uint64_t mig_div(th_arg_t *a, uint64_t n, uint64_t acc)
+{
+    volatile uint64_t m;
+#pragma GCC unroll 1
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t d = a->mix[i % 20], q = (acc & 0xffff) + 1000;
+        m = d;
+        __asm__ volatile("xor %%edx, %%edx\n\tdivq %1" : "+a"(q) : "m"(m), "c"(d) : "rdx", "cc");
+        a->count[d]++;
+        acc += q;
+    }
+    return acc;
+}
+
+typedef struct mig_arg {
+    th_arg_t th;
+    volatile pid_t tid;
+} mig_arg_t;
+
+static void *mig_main(void *p)
+{
+    mig_arg_t *a = p;
+    uint64_t acc = 1;
+    a->tid = (pid_t)syscall(SYS_gettid);
+    while (!*a->th.stop) {
+        double t0 = wall_ms();
+        while (wall_ms() < t0 + 1.0)
+            acc = mig_div(&a->th, 2000, acc);
+        if (a->th.duty > 1)
+            usleep((useconds_t)(1000 * (a->th.duty - 1)));
+    }
+    sink = acc;
+    return NULL;
+}
+
+/* Move thread tid to cpu (it may have exited: ignored). */
+static void mig_pin(pid_t tid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (tid > 0)
+        sched_setaffinity(tid, sizeof set, &set);
+}
+
+static int mig_run(double start, double ms)
+{
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+            if (CPU_ISSET(c, &set))
+                mig_cpus[n++] = c;
+    if (n < 2) {
+        fprintf(stderr, "work-phased: migrate needs 2 CPUs\n");
+        return 3;
+    }
+    volatile int stop = 0;
+    mig_arg_t a = {.th = {.mix = mix_a, .duty = 1, .stop = &stop}};
+    mig_arg_t b = {.th = {.mix = mix_b, .duty = 4, .stop = &stop}};
+    pthread_t ta, tb;
+    if (pthread_create(&ta, NULL, mig_main, &a) || pthread_create(&tb, NULL, mig_main, &b)) {
+        fprintf(stderr, "work-phased: cannot start threads\n");
+        return 1;
+    }
+    /* the main thread moves them: every 200 us each goes to the other CPU (a and b opposite) */
+    for (int k = 0; cpu_ms() < start + ms * 1.25; k ^= 1) {
+        mig_pin(a.tid, mig_cpus[k]);
+        mig_pin(b.tid, mig_cpus[k ^ 1]);
+        usleep(200);
+    }
+    stop = 1;
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    for (int i = 0; i < 11; i++)
+        count[i] = a.th.count[i] + b.th.count[i];
+    return 0;
+}
+
 /* ---- rare */
 __attribute__((noinline)) static uint64_t rare_div(uint64_t n, uint64_t acc)
 {
@@ -303,7 +397,8 @@ static int spawn_one(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: work-phased phased|brief|callsites|threads|rare|recurse|spawn [MS]\n");
+    fprintf(stderr,
+            "usage: work-phased phased|brief|callsites|threads|rare|recurse|spawn|migrate [MS]\n");
     exit(2);
 }
 
@@ -358,6 +453,11 @@ int main(int argc, char **argv)
         pthread_join(tb, NULL);
         for (int i = 0; i < 11; i++)
             count[i] = a.count[i] + b.count[i];
+        rounds = 1;
+    } else if (strcmp(mode, "migrate") == 0) {
+        int rc = mig_run(start, ms);
+        if (rc)
+            return rc;
         rounds = 1;
     } else if (strcmp(mode, "rare") == 0) {
         while (cpu_ms() < start + ms) {

@@ -3,10 +3,11 @@
  * bpf, embedded in libdcpi, loaded by core/capture/bpfmem.c). Attached to each execute
  * breakpoint dcpid arms (PERF_EVENT_IOC_SET_BPF), it runs at each breakpoint sample, before the
  * instruction executes: it computes the effective address of the memory operand dcpid wrote for
- * this CPU, reads up to 8 bytes of user memory there (bpf_probe_read_user) and appends
- * (address, value, ok) to this CPU's log (an entry with ok 0 when there is nothing to read). It
- * returns 1: the sample itself is written as usual, and dcpid pairs it with the entry whose key (a
- * hash of the registers) is its own.
+ * this process and breakpoint address (the breakpoint may fire on any CPU: it follows its
+ * thread), reads up to 8 bytes of user memory there (bpf_probe_read_user) and appends
+ * (address, value, ok, time) to this CPU's log (an entry with ok 0 when there is nothing to
+ * read). It returns 1: the sample itself is written as usual, and dcpid pairs it with the entry
+ * whose key (a hash of the registers) is its own.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
@@ -15,10 +16,9 @@
 #include "core/capture/bpfmem-abi.h"
 
 struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(map_flags, BPF_F_MMAPABLE);
-    __uint(max_entries, DCPI_BPFMEM_MAXCPU);
-    __type(key, __u32);
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, DCPI_BPFMEM_OPS);
+    __type(key, struct dcpi_bpfmem_opkey);
     __type(value, struct dcpi_bpfmem_op);
 } dcpi_ops SEC(".maps");
 
@@ -58,15 +58,17 @@ SEC("perf_event")
 int dcpi_bpfmem(struct bpf_perf_event_data *ctx)
 {
     __u32 cpu = bpf_get_smp_processor_id();
-    struct dcpi_bpfmem_op *op = bpf_map_lookup_elem(&dcpi_ops, &cpu);
+    struct dcpi_bpfmem_opkey k = {.tgid = (__u32)(bpf_get_current_pid_tgid() >> 32),
+                                  .addr = ctx->addr};
+    struct dcpi_bpfmem_op *op = bpf_map_lookup_elem(&dcpi_ops, &k);
     struct dcpi_bpfmem_log *log = bpf_map_lookup_elem(&dcpi_logs, &cpu);
     __u64 ea = 0, v = 0, g[32] = {0};
     long rc = -1;
-    if (!op || !log)
+    if (!log)
         return 1;
     user_regs(ctx, g);
     /* every sample gets an entry (ok 0 when nothing was read) */
-    if (op->on) {
+    if (op && op->on) {
         ea = (__u64)op->disp;
         if (op->base != DCPI_BPFMEM_NOREG)
             ea += g[op->base & 31];
@@ -84,6 +86,7 @@ int dcpi_bpfmem(struct bpf_perf_event_data *ctx)
     e->ea = ea;
     e->val = v;
     e->ok = rc == 0;
+    e->time = bpf_ktime_get_ns();
     log->n = n + 1;
     return 1;
 }

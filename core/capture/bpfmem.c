@@ -1,5 +1,6 @@
 /*
- * bpfmem.c - loading the bp backend's BPF program and reading its per-CPU log (see bpfmem.h).
+ * bpfmem.c - loading the bp backend's BPF program, writing the operands it reads (by process and
+ * breakpoint address) and reading its per-CPU log (see bpfmem.h).
  * The object is core/capture/bpfmem.bpf.c compiled at build time and embedded as
  * dcpi__bpfmem_obj (CMakeLists.txt); without libbpf or clang at build time (DCPI_HAVE_BPF 0)
  * dcpi_bpfmem_open says so.
@@ -28,11 +29,10 @@ extern const unsigned long dcpi__bpfmem_obj_len;
 
 struct dcpi_bpfmem {
     struct bpf_object *obj;
-    int prog_fd;
-    struct dcpi_bpfmem_op *ops;
+    int prog_fd, ops_fd;
     struct dcpi_bpfmem_log *logs;
-    size_t ops_len, logs_len;
-    int ncpu;                        /* entries of both maps: the possible CPUs */
+    size_t logs_len;
+    int ncpu;                        /* entries of the log map: the possible CPUs */
     uint64_t rd[DCPI_BPFMEM_MAXCPU]; /* log entries paired so far, per CPU */
 };
 
@@ -69,11 +69,8 @@ int dcpi_bpfmem_open(dcpi_bpfmem_t **out, char *err)
     m->ncpu = libbpf_num_possible_cpus();
     if (m->ncpu <= 0 || m->ncpu > DCPI_BPFMEM_MAXCPU)
         m->ncpu = DCPI_BPFMEM_MAXCPU;
-    struct bpf_map *ops = bpf_object__find_map_by_name(m->obj, "dcpi_ops");
     struct bpf_map *logs = bpf_object__find_map_by_name(m->obj, "dcpi_logs");
-    if (ops && logs &&
-        (bpf_map__set_max_entries(ops, (__u32)m->ncpu) < 0 ||
-         bpf_map__set_max_entries(logs, (__u32)m->ncpu) < 0))
+    if (logs && bpf_map__set_max_entries(logs, (__u32)m->ncpu) < 0)
         m->ncpu = DCPI_BPFMEM_MAXCPU;
     if ((rc = bpf_object__load(m->obj)) < 0) {
         rc = dcpi__errf(err, dcpi__errno_code(-rc), "BPF load: %s", strerror(-rc));
@@ -81,9 +78,10 @@ int dcpi_bpfmem_open(dcpi_bpfmem_t **out, char *err)
     }
     struct bpf_program *prog = bpf_object__find_program_by_name(m->obj, "dcpi_bpfmem");
     m->prog_fd = prog ? bpf_program__fd(prog) : -1;
-    m->ops = map_table(m->obj, "dcpi_ops", sizeof *m->ops, m->ncpu, &m->ops_len);
+    struct bpf_map *ops = bpf_object__find_map_by_name(m->obj, "dcpi_ops");
+    m->ops_fd = ops ? bpf_map__fd(ops) : -1;
     m->logs = map_table(m->obj, "dcpi_logs", sizeof *m->logs, m->ncpu, &m->logs_len);
-    if (m->prog_fd < 0 || !m->ops || !m->logs) {
+    if (m->prog_fd < 0 || m->ops_fd < 0 || !m->logs) {
         rc = dcpi__errf(err, DCPI_EFORMAT, "BPF: program or maps missing or not mappable");
         goto fail;
     }
@@ -98,8 +96,6 @@ void dcpi_bpfmem_close(dcpi_bpfmem_t *m)
 {
     if (!m)
         return;
-    if (m->ops)
-        munmap(m->ops, m->ops_len);
     if (m->logs)
         munmap(m->logs, m->logs_len);
     bpf_object__close(m->obj);
@@ -147,16 +143,61 @@ static int recipe(const dcpi_insn_t *insn, struct dcpi_bpfmem_op *op)
     return DCPI_ENOTSUP;
 }
 
-void dcpi_bpfmem_set(dcpi_bpfmem_t *m, int cpu, const dcpi_insn_t *insn)
+int dcpi_bpfmem_set(dcpi_bpfmem_t *m, pid_t pid, uint64_t addr, const dcpi_insn_t *insn)
 {
-    if (cpu < 0 || cpu >= m->ncpu)
-        return;
     struct dcpi_bpfmem_op op = {0};
     if (!insn || recipe(insn, &op) < 0)
         op.on = 0;
-    __atomic_store_n(&m->ops[cpu].on, 0, __ATOMIC_RELEASE);
-    m->ops[cpu] = op;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    struct dcpi_bpfmem_opkey k = {.tgid = (unsigned)pid, .addr = addr};
+    return bpf_map_update_elem(m->ops_fd, &k, &op, BPF_ANY) < 0 ? -errno : 0;
+}
+
+/* The log entry of the sample whose registers hash to key on cpu, or NULL: the newest entry
+ * with that key written at most SLACK_NS after time t (the sample's time and the program's
+ * bpf_ktime_get_ns are read within a microsecond of each other, in an order that depends on the
+ * kernel: measured on 6.18, the sample's ~0.5 us before). Entries of a CPU are in time order
+ * (the program runs with preemption off), so the search stops at the first one older than t by
+ * more than LOOKBACK_NS. */
+#define SLACK_NS    100000ull
+#define LOOKBACK_NS 1000000000ull
+static const struct dcpi_bpfmem_entry *entry_at(dcpi_bpfmem_t *m, int cpu, unsigned long long key,
+                                                uint64_t t)
+{
+    struct dcpi_bpfmem_log *l = &m->logs[cpu];
+    uint64_t n = __atomic_load_n(&l->n, __ATOMIC_ACQUIRE);
+    uint64_t lo = n > DCPI_BPFMEM_ENTRIES ? n - DCPI_BPFMEM_ENTRIES : 0;
+    for (uint64_t i = n; i > lo; i--) {
+        const struct dcpi_bpfmem_entry *e = &l->e[(i - 1) % DCPI_BPFMEM_ENTRIES];
+        if (e->time > t + SLACK_NS)
+            continue; /* a later sample's */
+        if (e->time + LOOKBACK_NS < t)
+            break;
+        if (e->key == key)
+            return e;
+    }
+    return NULL;
+}
+
+static unsigned long long regs_key(const dcpi_regs_t *regs)
+{
+    unsigned long long g[32] = {0};
+    for (int i = 0; i < DCPI_REG_COUNT; i++)
+        g[i] = regs->r[i];
+    return dcpi_bpfmem_key(g);
+}
+
+int dcpi_bpfmem_find(dcpi_bpfmem_t *m, int cpu, uint64_t time, dcpi_regs_t *regs)
+{
+    regs->mem_ok = 0;
+    if (cpu < 0 || cpu >= m->ncpu || (regs->valid & DCPI_KEY_MASK) != DCPI_KEY_MASK)
+        return 0;
+    const struct dcpi_bpfmem_entry *e = entry_at(m, cpu, regs_key(regs), time);
+    if (!e)
+        return 0;
+    regs->mem_ea = e->ea;
+    regs->mem_val = e->val;
+    regs->mem_ok = (int)e->ok;
+    return 1;
 }
 
 int dcpi_bpfmem_next(dcpi_bpfmem_t *m, int cpu, dcpi_regs_t *regs)
@@ -164,10 +205,7 @@ int dcpi_bpfmem_next(dcpi_bpfmem_t *m, int cpu, dcpi_regs_t *regs)
     regs->mem_ok = 0;
     if (cpu < 0 || cpu >= m->ncpu || (regs->valid & DCPI_KEY_MASK) != DCPI_KEY_MASK)
         return 0;
-    unsigned long long g[32] = {0};
-    for (int i = 0; i < DCPI_REG_COUNT; i++)
-        g[i] = regs->r[i];
-    unsigned long long key = dcpi_bpfmem_key(g);
+    unsigned long long key = regs_key(regs);
     struct dcpi_bpfmem_log *l = &m->logs[cpu];
     uint64_t n = __atomic_load_n(&l->n, __ATOMIC_ACQUIRE);
     uint64_t i = m->rd[cpu];
@@ -202,9 +240,16 @@ int dcpi_bpfmem_prog_fd(const dcpi_bpfmem_t *m)
     (void)m;
     return -1;
 }
-void dcpi_bpfmem_set(dcpi_bpfmem_t *m, int cpu, const dcpi_insn_t *insn)
+int dcpi_bpfmem_set(dcpi_bpfmem_t *m, pid_t pid, uint64_t addr, const dcpi_insn_t *insn)
 {
-    (void)m, (void)cpu, (void)insn;
+    (void)m, (void)pid, (void)addr, (void)insn;
+    return DCPI_ENOTSUP;
+}
+int dcpi_bpfmem_find(dcpi_bpfmem_t *m, int cpu, uint64_t time, dcpi_regs_t *regs)
+{
+    (void)m, (void)cpu, (void)time;
+    regs->mem_ok = 0;
+    return 0;
 }
 int dcpi_bpfmem_next(dcpi_bpfmem_t *m, int cpu, dcpi_regs_t *regs)
 {

@@ -851,6 +851,29 @@ static int oldest_ring(dcpi_sampler_t *s, const unsigned char **rec, size_t *siz
     return best;
 }
 
+long dcpi_sampler_drain_ring(dcpi_sampler_t *s, void *base, const dcpi_sampler_handler_t *h)
+{
+    struct perf_event_mmap_page *m = base;
+    long page = sysconf(_SC_PAGESIZE);
+    ring_t rg = {.base = base, .fd = -1};
+    rg.data = (unsigned char *)base + (m->data_offset ? m->data_offset : (uint64_t)page);
+    rg.size = m->data_size ? m->data_size : (uint64_t)page;
+    rg.head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    rg.tail = m->data_tail;
+    long n = 0;
+    while (rg.tail < rg.head) {
+        size_t size;
+        const unsigned char *r = ring_record(s, &rg, &size);
+        if (!r)
+            break; /* corrupt: what is there is skipped */
+        dispatch(s, r, size, h);
+        rg.tail += size;
+        n++;
+    }
+    __atomic_store_n(&m->data_tail, rg.head, __ATOMIC_RELEASE);
+    return n;
+}
+
 long dcpi_sampler_drain_merged(dcpi_sampler_t *s, const dcpi_sampler_handler_t *h)
 {
     for (int i = 0; i < s->nrings; i++) {

@@ -4,13 +4,13 @@
  * core/sampling/bpslots.h how a breakpoint is armed):
  *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU
  *     that wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's
- *     CPU time) says where a thread is; when the ring's breakpoint is free (its arm gave all its
- *     samples, or waited DCPI_DAEMON_BP_MAXAGE ms) and the ring's arm budget allows (-vrate
- *     value samples/s per CPU, DCPI_DAEMON_BP_COUNT - 1 per arm), the value pipeline chooses an
- *     instruction of the sampled function and a breakpoint is armed there for that thread on
- *     that CPU, for DCPI_DAEMON_BP_COUNT samples, before that thread runs on: where real-time
- *     priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's arm
- *     holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
+ *     CPU time) says where a thread is; unless the thread's own arm is between its hits (for
+ *     at most BP_MAXAGE ms), and when the ring's arm budget allows (-vrate value samples/s per
+ *     CPU, BP_COUNT - 1 per arm), the value pipeline chooses an instruction of the sampled
+ *     function and a breakpoint is armed there for that thread on any CPU (it follows the
+ *     thread: core/sampling/bpslots.h), for BP_COUNT samples, before that thread runs on: where
+ * real-time priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's
+ * arm holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
  *     wake-up runs on that very CPU, preempting the sampled thread where it stands; the holder
  *     hands the trigger to dcpid's loop (a wake fd; the loop, at real-time priority too, drains
  *     the rings and arms it) and keeps the CPU until the arm is set, at most BP_HOLD_NS (then
@@ -22,19 +22,30 @@
  *     that followed the last trigger's CPU, a thread whose trigger came on another CPU ran on
  *     for the 0.1-1 ms dcpid took there: under two competing spinners work-phased's divisor 3
  *     read 15.9 and 17.5% for 12.5%.) Without real-time priority the triggers share the events'
- *     rings and are armed when dcpid gets to them (status "arm-delay-us"; said in the log). An
- *     arm that has had no hit yet when the ring's next trigger comes is replaced (its thread
- *     left the armed code; counted as expired), so a thread that sleeps does not hold the
- *     ring's breakpoint;
+ *     rings and are armed when dcpid gets to them (status "arm-delay-us"; said in the log);
+ *   - an arm is its thread's alone (at most one per thread, in a table of BP_SLOTS_CPU per CPU):
+ *     only the thread's own next trigger ends an arm that has had no hit (the thread left the
+ *     armed code for a whole trigger period: counted as expired), as does BP_IDLE_MS without
+ *     one; an arm stuck between its hits ends after BP_MAXAGE ms, a full table closes its
+ *     oldest arm (evicted). A thread that sleeps, waits for a CPU or is moved to another one
+ *     keeps its arm and gives its hits where it runs next (counted as cross-cpu). (When the
+ *     breakpoint was the CPU's and the CPU's next trigger, of any thread, replaced an arm
+ *     without hits, beside stress-ng --cpu 2 5-24% of the arms expired, those of a thread that
+ *     waited for the CPU more, and two threads' mixes read 61% for 52%; 0.5% of those
+ *     expiries came with a move to another CPU.) Each arm's samples are read from its own
+ *     ring at the drains, at its thread's triggers and before its process's exec or exit,
+ *     always before the arm is closed;
  *   - with BPF (core/capture/bpfmem.h) the armed instruction's memory operand is read at each
- *     sample; the CPU's operand is set before the arm, each sample takes its log entry;
+ *     sample, on whichever CPU: the operand is set for (process, address) before the arm, each
+ *     sample takes its CPU's log entry by its registers' key and time;
  *   - an arm's first sample (the execution right after the arming interrupt, skid-biased) is
  *     dropped unless -vbp-first; the other (one: arms are independent, so the value samples are
  *     too and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
  * Everything is counted for status ("vbp ..."): arms, failed arms (the first reason logged),
  * expired arms, triggers whose function had nothing to arm, dropped first samples, value
- * samples, samples whose memory operand was read, samples read after their arm was closed,
- * triggers not armed because their hold timed out (ran-on), what the holders did, the mean
+ * samples, samples whose memory operand was read, samples beyond an arm's count (late: never
+ * expected), triggers not armed because their hold timed out (ran-on), arms with a hit on
+ * another CPU than their trigger's (cross-cpu), evicted arms, what the holders did, the mean
  * delay from trigger to armed breakpoint, and the mean gap between an arm's two hits (what one
  * trap costs the target, plus the code between two executions).
  */
@@ -64,10 +75,15 @@
 #define BP_DRAIN_MS   4       /* the loop drains the rings this often */
 #define BP_TRIGGER_NS 999999  /* the arm trigger's shortest period (thread CPU) */
 #define BP_HOLD_NS    2000000 /* a holder keeps its CPU at most this long for one arm */
+#define BP_IDLE_MS    1000    /* an arm with no hit is closed after this long (wall time) */
+#define BP_SLOTS_CPU  4       /* arms at once per CPU (at least BP_SLOTS_MIN) */
+#define BP_SLOTS_MIN  8
 
 /* Arms and what became of them (status "vbp"). */
 typedef struct bp_stats {
     uint64_t arms, failed, expired, nocand, first, samples, memread, late, triggers;
+    uint64_t cross;        /* arms with a hit on another CPU than their trigger's */
+    uint64_t evicted;      /* arms closed unfinished for a newer one (every slot in use) */
     uint64_t ranon;        /* triggers not armed: their hold timed out, the thread ran on */
     uint64_t pcs;          /* user PC samples of the first event (the threads' CPU time) */
     uint64_t delay_ns;     /* sum over arms: trigger taken -> breakpoint enabled */
@@ -79,10 +95,10 @@ typedef struct vbp {
     dcpi_vbackend_t b;
     dcpi_vbackend_bp_opts_t o;
     dcpi_sampler_t *smp;
-    dcpi_bpslots_t *bps;        /* the breakpoints, one per ring */
+    dcpi_bpslots_t *bps;        /* the arms: a breakpoint per thread, on any CPU */
     dcpi__vbp_choice_t *choice; /* bp.c: which instruction an arm takes */
     double *tokens, *last;      /* per ring: arm budget */
-    uint64_t *hit;              /* per ring: time of the last breakpoint hit */
+    uint64_t *hit;              /* per slot: time of the arm's last hit */
     int rt;                     /* real-time priority: triggers held by per-CPU holders */
     dcpi_armhold_t *hold;       /* the holders (core/sampling/armhold.h), NULL: none */
     dcpi_armhold_stats_t held;  /* their counters when they were stopped */
@@ -108,10 +124,11 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
     vbp_t *d = (vbp_t *)b;
     d->smp = smp;
     int n = dcpi_sampler_nrings(d->smp);
-    int rc = dcpi_bpslots_new(d->smp, &d->bps);
+    int slots = n * BP_SLOTS_CPU > BP_SLOTS_MIN ? n * BP_SLOTS_CPU : BP_SLOTS_MIN;
+    int rc = dcpi_bpslots_new(d->smp, slots, &d->bps);
     d->tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *d->tokens);
     d->last = calloc((size_t)(n > 0 ? n : 1), sizeof *d->last);
-    d->hit = calloc((size_t)(n > 0 ? n : 1), sizeof *d->hit);
+    d->hit = calloc((size_t)slots, sizeof *d->hit);
     d->self = getpid();
     if (rc < 0 || !d->tokens || !d->last || !d->hit)
         return dcpi__errf(err, DCPI_ENOMEM, "bp backend: out of memory");
@@ -143,9 +160,13 @@ static int bp_start(dcpi_vbackend_t *b, dcpi_sampler_t *smp, char *err)
     return 0;
 }
 
+static void sweep(vbp_t *d, pid_t pid, int close_all);
+
 static void bp_stop(dcpi_vbackend_t *b)
 {
     vbp_t *d = (vbp_t *)b;
+    if (d->bps)
+        sweep(d, 0, 1); /* the arms' samples taken, no breakpoint left in the targets */
     if (!d->hold)
         return;
     dcpi_armhold_stats(d->hold, &d->held);
@@ -320,9 +341,10 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
     dcpi__log(DCPI_LOG_INFO,
               "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64
               " expired, %" PRIu64 " failed, %" PRIu64
-              " not armed (hold timed out, thread ran on); arm delay %.0f us, gap between an "
-              "arm's hits %.1f us; %s",
-              b->arms, b->samples, b->expired, b->failed, b->ranon,
+              " not armed (hold timed out, thread ran on), %" PRIu64
+              " hit on another CPU than their trigger's, %" PRIu64
+              " evicted; arm delay %.0f us, gap between an arm's hits %.1f us; %s",
+              b->arms, b->samples, b->expired, b->failed, b->ranon, b->cross, b->evicted,
               b->arms ? (double)b->delay_ns / (double)b->arms / 1e3 : 0.0,
               b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0, held);
 }
@@ -346,28 +368,47 @@ static int take_token(vbp_t *d, int r, double now)
     return 1;
 }
 
-/* The arm of ring r ended: tell the chooser how many value samples it gave. */
-static void end_arm(vbp_t *d, int r)
+static void bp_sample(void *arg, int slot, const dcpi_sample_t *s, unsigned seq, uint32_t cookie);
+
+/* Slot i's samples so far into the pipeline. */
+static void read_arm(vbp_t *d, int i)
 {
+    dcpi_bpslots_read(d->bps, i, bp_sample, d);
+}
+
+/* Slot i's arm ends (its samples read first): tell the chooser how many value samples it gave. */
+static void end_arm(vbp_t *d, int i)
+{
+    dcpi_bpslot_info_t in;
     uint32_t cookie;
     unsigned got;
-    if (!dcpi_bpslots_close(d->bps, r, &cookie, &got))
+    read_arm(d, i);
+    if (!dcpi_bpslots_info(d->bps, i, &in) || !dcpi_bpslots_close(d->bps, i, &cookie, &got))
         return;
     if (got == 0)
         d->bp.expired++;
+    if (in.other)
+        d->bp.cross++;
     dcpi__vbp_done(d->choice, cookie, got > 1 ? got - 1 : 0);
 }
 
-/* An arm trigger's user-mode sample (counted by the caller): arm the ring's breakpoint when it
- * is free. */
-static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int ring)
+/* An arm trigger's user-mode sample (counted by the caller) of thread T on ring r: T's own arm,
+ * if it has one, ends (unless it is between its hits): with no hit it expired, T left the armed
+ * code in the trigger period. Arms are T's alone: another thread's trigger never ends T's arm, so
+ * T sleeping, waiting for a CPU or moved to another CPU keeps it (it fires where T runs next). */
+static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int r)
 {
-    int r = ring;
     double now = now_s();
     uint64_t now_ns = (uint64_t)(now * 1e9);
-    if (s->pid == (uint32_t)d->self || dcpi_bpslots_busy(d->bps, r, now_ns, BP_MAXAGE * 1000000ull))
+    if (s->pid == (uint32_t)d->self)
         return; /* never a breakpoint in dcpid itself (system-wide) */
-    end_arm(d, r);
+    int i = dcpi_bpslots_find(d->bps, (pid_t)s->tid);
+    if (i >= 0) {
+        read_arm(d, i);
+        if (dcpi_bpslots_busy(d->bps, i, now_ns, BP_MAXAGE * 1000000ull))
+            return;
+        end_arm(d, i);
+    }
     if (!take_token(d, r, now))
         return;
     uint64_t addr;
@@ -377,9 +418,17 @@ static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int ring)
         d->bp.nocand++;
         return;
     }
+    i = dcpi_bpslots_pick(d->bps);
+    dcpi_bpslot_info_t in;
+    if (dcpi_bpslots_info(d->bps, i, &in)) { /* every slot in use: the oldest arm goes */
+        d->bp.evicted++;
+        end_arm(d, i);
+    }
     if (d->bpm)
-        dcpi_bpfmem_set(d->bpm, dcpi_sampler_ring_cpu(d->smp, r), &insn);
-    int rc = dcpi_bpslots_arm(d->bps, r, (pid_t)s->tid, addr, BP_COUNT, cookie, now_ns);
+        dcpi_bpfmem_set(d->bpm, (pid_t)s->pid, addr, &insn);
+    d->hit[i] = 0;
+    int rc = dcpi_bpslots_arm(d->bps, i, (pid_t)s->pid, (pid_t)s->tid, (int)s->cpu, addr, BP_COUNT,
+                              cookie, now_ns);
     if (rc < 0) {
         d->bp.failed++;
         dcpi__vbp_done(d->choice, cookie, 0);
@@ -394,6 +443,25 @@ static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int ring)
     uint64_t armed = (uint64_t)(now_s() * 1e9);
     d->bp.delay_ns += armed > s->time ? armed - s->time : 0;
     d->bp.arms++;
+}
+
+/* Every arm's samples read; arms that gave all their samples, had no hit in BP_IDLE_MS, or are
+ * stuck between their hits for BP_MAXAGE ms, closed; pid's alone (pid > 0), closed all when
+ * close_all. */
+static void sweep(vbp_t *d, pid_t pid, int close_all)
+{
+    uint64_t now_ns = (uint64_t)(now_s() * 1e9);
+    for (int i = 0; i < dcpi_bpslots_count(d->bps); i++) {
+        dcpi_bpslot_info_t in;
+        if (!dcpi_bpslots_info(d->bps, i, &in) || (pid > 0 && in.pid != pid))
+            continue;
+        read_arm(d, i);
+        dcpi_bpslots_info(d->bps, i, &in);
+        uint64_t age = now_ns > in.armed_ns ? now_ns - in.armed_ns : 0;
+        if (close_all || in.got >= in.count || age > BP_IDLE_MS * 1000000ull ||
+            (in.got > 0 && age > BP_MAXAGE * 1000000ull))
+            end_arm(d, i);
+    }
 }
 
 /* An arm trigger read from ring (no holders: the triggers share the events' rings). */
@@ -422,18 +490,13 @@ static void bp_held(vbp_t *d)
     }
 }
 
-/* A DCPI_SAMPLER_EV_OTHER sample: 1 when it was a breakpoint's (and went to the value pipeline
- * or was counted), 0 when it is not ours. */
-static int bp_sample(vbp_t *d, const dcpi_sample_t *s, int ring)
+/* A sample read from slot's arm ring, seq-th of its arm: into the value pipeline, or counted. */
+static void bp_sample(void *arg, int slot, const dcpi_sample_t *s, unsigned seq, uint32_t cookie)
 {
-    unsigned seq;
-    uint32_t cookie;
-    int current;
-    if (!dcpi_bpslots_match(d->bps, ring, s->id, &seq, &cookie, &current))
-        return 0;
+    vbp_t *d = arg;
     (void)cookie;
-    uint64_t *hit = &d->hit[ring];
-    if (seq > 0 && current && *hit && s->time > *hit) { /* the gap from the previous hit */
+    uint64_t *hit = &d->hit[slot];
+    if (seq > 0 && *hit && s->time > *hit) { /* the gap from the previous hit */
         d->bp.gap_ns += s->time - *hit;
         d->bp.gaps++;
     }
@@ -441,18 +504,21 @@ static int bp_sample(vbp_t *d, const dcpi_sample_t *s, int ring)
     dcpi_values_sample_t v;
     dcpi_vbackend_sample_of(s, &v);
     if (d->bpm) /* every breakpoint sample has its entry, the dropped ones too */
-        d->bp.memread += dcpi_bpfmem_next(d->bpm, (int)s->cpu, &v.regs) && v.regs.mem_ok;
+        d->bp.memread += dcpi_bpfmem_find(d->bpm, (int)s->cpu, s->time, &v.regs) && v.regs.mem_ok;
+    if (seq >= BP_COUNT) { /* more than REFRESH allows: never seen */
+        d->bp.late++;
+        return;
+    }
     if (seq == 0 && !d->o.keep_first) {
         d->bp.first++;
-        return 1;
+        return;
     }
     if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER || !s->regs_abi) {
         d->bp.failed++; /* cannot happen with exclude_kernel: counted all the same */
-        return 1;
+        return;
     }
     d->bp.samples++;
     dcpi__values_take(d->b.vt, &v, 1);
-    return 1;
 }
 
 static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
@@ -463,11 +529,16 @@ static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
             bp_trigger(d, s, ring);
         return 1;
     }
-    if (s->event != DCPI_SAMPLER_EV_OTHER)
-        return 0;
-    if (!bp_sample(d, s, ring)) /* a breakpoint's sample read after its arm was forgotten */
-        d->bp.late++;
-    return 1;
+    return 0; /* the arms' samples are in rings of their own (bp_sample), never here */
+}
+
+/* pid's mappings change (its exec or exit, a new mapping): its arms' samples go first, with the
+ * old mappings; at its exec or exit its arms are closed. */
+static void bp_pid_event(dcpi_vbackend_t *b, pid_t pid, int what)
+{
+    vbp_t *d = (vbp_t *)b;
+    if (d->bps)
+        sweep(d, pid, what != DCPI_VBACKEND_MMAP);
 }
 
 /* A PC sample: which instructions hold the PC samples (the major ones), and every function
@@ -504,6 +575,7 @@ static int bp_drain(dcpi_vbackend_t *b, uint64_t now_ns)
     vbp_t *d = (vbp_t *)b;
     if (d->hold)
         bp_held(d);
+    sweep(d, 0, 0);
     dcpi_values_end_drain_batched(b->vt, now_ns);
     return 0;
 }
@@ -525,9 +597,10 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     snprintf(buf, len,
              "vbp arms %" PRIu64 " failed %" PRIu64 " expired %" PRIu64 " nothing-to-arm %" PRIu64
              " first-dropped %" PRIu64 " samples %" PRIu64 " memory-read %" PRIu64 " late %" PRIu64
-             " ran-on %" PRIu64 " arm-delay-us %.0f hit-gap-us %.1f%s%s\n",
+             " ran-on %" PRIu64 " cross-cpu %" PRIu64 " evicted %" PRIu64
+             " arm-delay-us %.0f hit-gap-us %.1f%s%s\n",
              d->bp.arms, d->bp.failed, d->bp.expired, d->bp.nocand, d->bp.first, d->bp.samples,
-             d->bp.memread, d->bp.late, d->bp.ranon,
+             d->bp.memread, d->bp.late, d->bp.ranon, d->bp.cross, d->bp.evicted,
              d->bp.arms ? (double)d->bp.delay_ns / (double)d->bp.arms / 1e3 : 0.0,
              d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
              d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
@@ -551,6 +624,7 @@ static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
                                            .start = bp_start,
                                            .pc = bp_pc,
                                            .record = bp_record,
+                                           .pid_event = bp_pid_event,
                                            .drain = bp_drain,
                                            .wake_fd = bp_wake_fd,
                                            .stop = bp_stop,

@@ -9,9 +9,10 @@
  *     threads started later are armed by a rescan of /proc/PID/task every ORACLE_RESCAN_S) in
  *     every profiled process that maps IMAGE, as soon as dcpid sees the mapping (its MMAP2 record,
  * or /proc/PID/maps of a -p target), written into the sampling rings with their record layout and
- * registers, like the bp backend's arms (core/sampling/bpslots.h), with a BPF program of its own
- * for the memory operand (core/capture/bpfmem.h; a second instance, its per-CPU operand the
- * oracle's);
+ * registers (per CPU: a period-1 breakpoint writes into the CPU's ring, unlike the bp backend's
+ * arms, core/sampling/bpslots.h, which follow their thread into rings of their own), with a BPF
+ * program of its own for the memory operand (core/capture/bpfmem.h; a second instance, its
+ * operand the oracle's instruction in each process);
  *   - enabled in windows: ON ms in every EVERY ms of wall time (-voracle-duty ON/EVERY, default
  *     DCPI_ORACLE_ON_MS/DCPI_ORACLE_EVERY_MS), each window placed uniformly at random within its
  *     period, so the windows fall on the program's phases in proportion to their time; ON = EVERY
@@ -286,8 +287,7 @@ static void arm(oracle_t *o, pid_t pid, uint64_t addr)
     o->procs_armed++;
     dcpi_insn_t insn;
     if (o->bpm && dcpi_capture_decode(o->code, o->ncode, addr, &insn) > 0)
-        for (int r = 0; r < dcpi_sampler_nrings(o->smp); r++)
-            dcpi_bpfmem_set(o->bpm, dcpi_sampler_ring_cpu(o->smp, r), &insn);
+        dcpi_bpfmem_set(o->bpm, pid, addr, &insn);
     arm_threads(o, p);
     dcpi__log(DCPI_LOG_INFO, "-voracle: armed in process %d at 0x%" PRIx64, (int)pid, addr);
 }

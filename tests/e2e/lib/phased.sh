@@ -16,7 +16,7 @@ phased_ms() {
     [ -n "${PHASED_MS:-}" ] && { echo "$PHASED_MS"; return; }
     case $1 in
     callsites) stat_ms 4200 ;; recurse) stat_ms 1600 ;; threads) stat_ms 1600 ;;
-    spawn) stat_ms 4000 ;; brief) stat_ms 3000 ;; *) stat_ms 2500 ;;
+    spawn) stat_ms 4000 ;; brief) stat_ms 3000 ;; migrate) stat_ms 1500 ;; *) stat_ms 2500 ;;
     esac
 }
 # the volume, not the mechanism: which executions an arm takes does not depend on the budget,
@@ -42,10 +42,15 @@ phased_probe() {
 phased_proc() {
     case $1 in
     phased) echo ph_div ;; brief) echo br_div ;; callsites) echo cs_div ;; threads) echo th_div ;;
-    rare) echo rare_div ;; recurse) echo rec_div ;; spawn) echo sp_div ;;
+    rare) echo rare_div ;; recurse) echo rec_div ;; spawn) echo sp_div ;; migrate) echo mig_div ;;
     *) fail "unknown work-phased mode $1" ;;
     esac
 }
+
+# the measured instruction's listing (migrate's reads its divisor from memory, rcx the same) and
+# the value vp-acc reads there (rcx; memval: the memory operand, BPF)
+phased_insn() { case $1 in migrate) echo ' div +qword' ;; *) echo ' div +rcx' ;; esac; }
+PHASED_VALUE=${PHASED_VALUE:-rcx}
 
 # phased_run SCALE MODE: one run of SCALE x phased_ms MODE; the div's hotlist line in $T/MODE.line
 phased_run() {
@@ -60,7 +65,7 @@ phased_run() {
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
         -vshow 8 -vcutoff 0 "$proc" "$BIN/samples/work-phased" >"$T/$mode.list" 2>&1 ||
         fail "$mode: dcpilist: $(cat "$T/$mode.list")"
-    line=$(grep -E ' div +rcx' "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
+    line=$(grep -E "$(phased_insn "$mode")" "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
     [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
     echo "$line" >"$T/$mode.line"
 }
@@ -68,7 +73,7 @@ phased_count() { vtot "$(cat "$T/$1.line")"; }
 
 phased_check() {
     local mode=$1 line n t lab val pct got
-    export ACC_MNEM=div ACC_VALUE=rcx
+    export ACC_MNEM=div ACC_VALUE=$PHASED_VALUE
     stat_until "$PHASED_NMIN" 16 phased_run phased_count "$mode"
     line=$(cat "$T/$mode.line")
     n=$(vtot "$line")
