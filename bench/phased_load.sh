@@ -6,6 +6,7 @@
 # work-phased counted, with z = (share - truth) / sqrt(truth (1 - truth) / n) from the value
 # samples n, and dcpid's `bp backend:` line (arm delay, holders). Run it several times per case;
 # bench/RESULTS.md has the figures.
+# SPINNERS stressN: `stress-ng --cpu N` instead (what make test-stress runs beside the tests).
 # Usage: bench/phased_load.sh [BUILD_DIR] MODE MS SPINNERS [DCPID FLAGS...]
 #   e.g. bench/phased_load.sh build phased 10000 2;  bench/phased_load.sh build brief 2500 2 -vbudget 8
 set -u
@@ -21,10 +22,19 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] 
 fail() { echo "phased_load: $*" >&2; return 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib/phased.sh"
 P=$(phased_proc "$MODE") || exit 2
-for _ in $(seq 1 "$SP"); do
-    sh -c 'while :; do :; done' &
+case $SP in
+stress*)
+    command -v stress-ng >/dev/null || { echo "phased_load: stress-ng is not installed" >&2; exit 2; }
+    stress-ng --cpu "${SP#stress}" --timeout 600 >/dev/null 2>&1 &
     pids+=($!)
-done
+    ;;
+*)
+    for _ in $(seq 1 "$SP"); do
+        sh -c 'while :; do :; done' &
+        pids+=($!)
+    done
+    ;;
+esac
 export ACC_MNEM=div ACC_VALUE=rcx
 if ! "$B/dcpid" -db "$T/db" -event cpu-clock -vtrace "$B/samples/vp-acc.so" "$@" \
     -- "$B/samples/work-phased" "$MODE" "$MS" >"$T/out" 2>"$T/err"; then
