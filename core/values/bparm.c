@@ -25,7 +25,8 @@
  *     rings and are armed when dcpid gets to them (status "arm-delay-us"; said in the log);
  *   - an arm is its thread's alone (at most one per thread, in a table of BP_SLOTS_CPU per CPU):
  *     only the thread's own next trigger ends an arm that has had no hit (the thread left the
- *     armed code for a whole trigger period: counted as expired), as does BP_IDLE_MS without
+ *     armed code for a whole trigger period: counted as expired; a trigger taken before the
+ *     arm was set, read late without holders, leaves it), as does BP_IDLE_MS without
  *     one; an arm stuck between its hits ends after BP_MAXAGE ms, a full table closes its
  *     oldest arm (evicted). A thread that sleeps, waits for a CPU or is moved to another one
  *     keeps its arm and gives its hits where it runs next (counted as cross-cpu). (When the
@@ -404,7 +405,10 @@ static void bp_arm(vbp_t *d, const dcpi_sample_t *s, int r)
         return; /* never a breakpoint in dcpid itself (system-wide) */
     int i = dcpi_bpslots_find(d->bps, (pid_t)s->tid);
     if (i >= 0) {
+        dcpi_bpslot_info_t in;
         read_arm(d, i);
+        if (dcpi_bpslots_info(d->bps, i, &in) && in.got == 0 && in.armed_ns > s->time)
+            return; /* taken before T's arm was set (read late: no holders): the arm stands */
         if (dcpi_bpslots_busy(d->bps, i, now_ns, BP_MAXAGE * 1000000ull))
             return;
         end_arm(d, i);
