@@ -61,6 +61,9 @@ struct dcpi_sampler {
     ring_t *trings; /* the arm triggers' rings by ring index (trigger_rings; fd -1: none) */
     dcpi_sampler_stats_t stats;
     _Alignas(8) unsigned char copy[MAXREC]; /* a record that wraps the ring end */
+    /* the same for dcpi_sampler_drain_ring, which a handler of a merged drain may call while
+     * copy holds the record it was given */
+    _Alignas(8) unsigned char copy_other[MAXREC];
 };
 
 static const struct {
@@ -791,9 +794,10 @@ static void dispatch(dcpi_sampler_t *s, const unsigned char *r, size_t size,
         s->stats.bad_records++;
 }
 
-/* The record at rg->tail (copied into s->copy when it wraps the ring's end), or NULL when the
- * ring holds a corrupt header there. */
-static const unsigned char *ring_record(dcpi_sampler_t *s, const ring_t *rg, size_t *size)
+/* The record at rg->tail (copied into buf, MAXREC bytes, when it wraps the ring's end), or NULL
+ * when the ring holds a corrupt header there. */
+static const unsigned char *record_at(dcpi_sampler_t *s, const ring_t *rg, unsigned char *buf,
+                                      size_t *size)
 {
     uint64_t tail = rg->tail, head = rg->head;
     uint64_t off = tail & (rg->size - 1);
@@ -807,9 +811,14 @@ static const unsigned char *ring_record(dcpi_sampler_t *s, const ring_t *rg, siz
     if (off + hdr.size <= rg->size)
         return rg->data + off;
     size_t first = (size_t)(rg->size - off);
-    memcpy(s->copy, rg->data + off, first);
-    memcpy(s->copy + first, rg->data, hdr.size - first);
-    return s->copy;
+    memcpy(buf, rg->data + off, first);
+    memcpy(buf + first, rg->data, hdr.size - first);
+    return buf;
+}
+
+static const unsigned char *ring_record(dcpi_sampler_t *s, const ring_t *rg, size_t *size)
+{
+    return record_at(s, rg, s->copy, size);
 }
 
 /* A record's time: a sample's TIME field, else sample_id_all's (time, cpu, identifier last);
@@ -863,7 +872,7 @@ long dcpi_sampler_drain_ring(dcpi_sampler_t *s, void *base, const dcpi_sampler_h
     long n = 0;
     while (rg.tail < rg.head) {
         size_t size;
-        const unsigned char *r = ring_record(s, &rg, &size);
+        const unsigned char *r = record_at(s, &rg, s->copy_other, &size);
         if (!r)
             break; /* corrupt: what is there is skipped */
         dispatch(s, r, size, h);

@@ -165,8 +165,9 @@ long dcpi_sampler_drain_merged(dcpi_sampler_t *s, const dcpi_sampler_handler_t *
  * e.g. a breakpoint that follows its thread on every CPU (core/sampling/bpslots.h: the kernel
  * refuses PERF_EVENT_IOC_SET_OUTPUT from an event of any CPU into a per-CPU ring). Decoded and
  * handed to h like the sampler's own (samples of ids not the sampler's: DCPI_SAMPLER_EV_OTHER),
- * then consumed. Returns the number of records. Not thread-safe with the sampler's drains (the
- * loop's thread only); no allocation. */
+ * then consumed. Returns the number of records. The loop's thread only (not thread-safe with
+ * the sampler's drains), but callable from a handler of dcpi_sampler_drain_merged; no
+ * allocation. */
 long dcpi_sampler_drain_ring(dcpi_sampler_t *s, void *base, const dcpi_sampler_handler_t *h);
 
 /* Records the sampler could not decode (malformed or of a type it does not handle). */
