@@ -2,53 +2,52 @@
  * bparm.c - the bp backend (backend.h; dcpid's default -vtrace backend where execute breakpoints
  * work): its arms and their samples, and its state (bp.c says which instruction,
  * core/sampling/bpslots.h how a breakpoint is armed):
- *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU
- *     that wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's
- *     CPU time) says where a thread is; unless the thread's own arm is between its hits (for
- *     at most BP_MAXAGE ms), and when the ring's arm budget allows (-vrate value samples/s per
- *     CPU, BP_COUNT - 1 per arm), the value pipeline chooses an instruction of the sampled
- *     function and a breakpoint is armed there for that thread on any CPU (it follows the
- *     thread: core/sampling/bpslots.h), for BP_COUNT samples, before that thread runs on: where
- * real-time priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's
- * arm holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
+ *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU that
+ *     wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's CPU time)
+ *     says where a thread is; unless the thread's own arm is between its hits (for at most
+ *     BP_MAXAGE ms), and when the ring's arm budget allows (-vrate value samples/s per CPU,
+ *     BP_COUNT - 1 per arm), the value pipeline chooses an instruction of the sampled function and
+ *     a breakpoint is armed there for that thread on any CPU (it follows the thread:
+ *     core/sampling/bpslots.h), for BP_COUNT samples, before that thread runs on: where real-time
+ *     priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's arm
+ *     holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
  *     wake-up runs on that very CPU, preempting the sampled thread where it stands; the holder
- *     hands the trigger to dcpid's loop (a wake fd; the loop, at real-time priority too, drains
- *     the rings and arms it) and keeps the CPU until the arm is set, at most BP_HOLD_NS (then
- *     the trigger is not armed: counted as ran-on). The arm thus takes the thread's next
- *     executions after the trigger, wherever in its phases it is, whatever the arm's delay and
- *     on every CPU alike. (Armed at the next drain, ~4 ms later, a thread had often left the
- *     function, so the arm took the first executions of its next call: issue 21 measured 66% of
- *     the value samples in a loop's first 8 iterations. Armed by one real-time dcpid thread
- *     that followed the last trigger's CPU, a thread whose trigger came on another CPU ran on
- *     for the 0.1-1 ms dcpid took there: under two competing spinners work-phased's divisor 3
- *     read 15.9 and 17.5% for 12.5%.) Without real-time priority the triggers share the events'
- *     rings and are armed when dcpid gets to them (status "arm-delay-us"; said in the log);
+ *     hands the trigger to dcpid's loop (a wake fd; the loop, at real-time priority too, drains the
+ *     rings and arms it) and keeps the CPU until the arm is set, at most BP_HOLD_NS (then the
+ *     trigger is not armed: counted as ran-on). The arm thus takes the thread's next executions
+ *     after the trigger, wherever in its phases it is, whatever the arm's delay and on every CPU
+ *     alike. (Armed at the next drain, ~4 ms later, a thread had often left the function, so the
+ *     arm took the first executions of its next call: issue 21 measured 66% of the value samples in
+ *     a loop's first 8 iterations. Armed by one real-time dcpid thread that followed the last
+ *     trigger's CPU, a thread whose trigger came on another CPU ran on for the 0.1-1 ms dcpid took
+ *     there: under two competing spinners work-phased's divisor 3 read 15.9 and 17.5% for 12.5%.)
+ *     Without real-time priority the triggers share the events' rings and are armed when dcpid gets
+ *     to them (status "arm-delay-us"; said in the log);
  *   - an arm is its thread's alone (at most one per thread, in a table of BP_SLOTS_CPU per CPU):
- *     only the thread's own next trigger ends an arm that has had no hit (the thread left the
- *     armed code for a whole trigger period: counted as expired; a trigger taken before the
- *     arm was set, read late without holders, leaves it), as does BP_IDLE_MS without
- *     one; an arm stuck between its hits ends after BP_MAXAGE ms, a full table closes its
- *     oldest arm (evicted). A thread that sleeps, waits for a CPU or is moved to another one
- *     keeps its arm and gives its hits where it runs next (counted as cross-cpu). (When the
- *     breakpoint was the CPU's and the CPU's next trigger, of any thread, replaced an arm
- *     without hits, beside stress-ng --cpu 2 5-24% of the arms expired, those of a thread that
- *     waited for the CPU more, and two threads' mixes read 61% for 52%; 0.5% of those
- *     expiries came with a move to another CPU.) Each arm's samples are read from its own
- *     ring at the drains, at its thread's triggers and before its process's exec or exit,
- *     always before the arm is closed;
+ *     only the thread's own next trigger ends an arm that has had no hit (the thread left the armed
+ *     code for a whole trigger period: counted as expired; a trigger taken before the arm was set,
+ *     read late without holders, leaves it), as does BP_IDLE_MS without one; an arm stuck between
+ *     its hits ends after BP_MAXAGE ms, a full table closes its oldest arm (evicted). A thread that
+ *     sleeps, waits for a CPU or is moved to another one keeps its arm and gives its hits where it
+ *     runs next (counted as cross-cpu). (When the breakpoint was the CPU's and the CPU's next
+ *     trigger, of any thread, replaced an arm without hits, beside stress-ng --cpu 2 5-24% of the
+ *     arms expired, those of a thread that waited for the CPU more, and two threads' mixes read 61%
+ *     for 52%; 0.5% of those expiries came with a move to another CPU.) Each arm's samples are read
+ *     from its own ring at the drains, at its thread's triggers and before its process's exec or
+ *     exit, always before the arm is closed;
  *   - with BPF (core/capture/bpfmem.h) the armed instruction's memory operand is read at each
  *     sample, on whichever CPU: the operand is set for (process, address) before the arm, each
  *     sample takes its CPU's log entry by its registers' key and time;
  *   - an arm's first sample (the execution right after the arming interrupt, skid-biased) is
- *     dropped unless -vbp-first; the other (one: arms are independent, so the value samples are
- *     too and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
+ *     dropped unless -vbp-first; the other (one: arms are independent, so the value samples are too
+ *     and a hotlist's binomial bound holds) goes to the value pipeline, always admitted.
  * Everything is counted for status ("vbp ..."): arms, failed arms (the first reason logged),
- * expired arms, triggers whose function had nothing to arm, dropped first samples, value
- * samples, samples whose memory operand was read, samples beyond an arm's count (late: never
- * expected), triggers not armed because their hold timed out (ran-on), arms with a hit on
- * another CPU than their trigger's (cross-cpu), evicted arms, what the holders did, the mean
- * delay from trigger to armed breakpoint, and the mean gap between an arm's two hits (what one
- * trap costs the target, plus the code between two executions).
+ * expired arms, triggers whose function had nothing to arm, dropped first samples, value samples,
+ * samples whose memory operand was read, samples beyond an arm's count (late: never expected),
+ * triggers not armed because their hold timed out (ran-on), arms with a hit on another CPU than
+ * their trigger's (cross-cpu), evicted arms, what the holders did, the mean delay from trigger to
+ * armed breakpoint, and the mean gap between an arm's two hits (what one trap costs the target,
+ * plus the code between two executions).
  */
 #include <errno.h>
 #include <inttypes.h>
