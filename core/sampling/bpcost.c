@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/err.h"
 #include "core/sampling/bpslots.h"
+#include "core/sampling/thin.h"
 
 #define RING_PAGES   8          /* the calibration's ring (data pages) */
 #define CAL_PERIOD   400000     /* ns of the spinner's CPU between two calibration triggers */
@@ -29,6 +32,7 @@
 #define CAL_STRETCH  6          /* ms of each stretch */
 #define WS_BYTES     (1u << 20) /* the spinner's working set, read a cache line at a time */
 #define WS_LINES     8          /* ... lines per call */
+#define TICK_PERIOD  50000      /* ns between two ticks of the tick stretches */
 #define TRAP_BATCHES 7
 #define TRAP_CALLS   32
 
@@ -78,7 +82,7 @@ int dcpi_bp_trap_cost(double *us)
 }
 
 /* ---- the spinner: calls trap_target, its CPU time and calls counted per phase */
-enum { PH_NONE, PH_PLAIN, PH_TRIG, PH_ARM, PH_N };
+enum { PH_NONE, PH_PLAIN, PH_TRIG, PH_ARM, PH_TICK0, PH_TICK1, PH_N };
 
 typedef struct spinner {
     volatile int stop, phase;
@@ -113,6 +117,8 @@ static void *spin(void *arg)
 /* ---- the reader: the trigger's ring, and the arms it sets */
 typedef struct reader {
     int fd, bp, cpu, prog_fd; /* cpu: the one the reader runs on (-1: any) */
+    int tick[2];              /* PH_TICK0, PH_TICK1: bare cpu-clock ticks, without and with
+                                 the thinning program (keeping none); -1: not measured */
     uint64_t id;
     void *base;
     size_t len;
@@ -153,12 +159,48 @@ static int reader_open(reader_t *r, const dcpi_sampler_opts_t *x, pid_t tid)
 
 static void reader_close(reader_t *r)
 {
+    for (int i = 0; i < 2; i++)
+        if (r->tick[i] >= 0)
+            close(r->tick[i]);
     if (r->bp >= 0)
         close(r->bp);
     if (r->base)
         munmap(r->base, r->len);
     if (r->fd >= 0)
         close(r->fd);
+}
+
+/* The tick events (no ring: their samples go nowhere), the second with the thinning program
+ * keeping none (thin.h), when it loads. */
+static void ticks_open(reader_t *r, pid_t tid)
+{
+    struct perf_event_attr a = {.size = sizeof a,
+                                .type = PERF_TYPE_SOFTWARE,
+                                .config = PERF_COUNT_SW_CPU_CLOCK,
+                                .sample_period = TICK_PERIOD,
+                                .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID,
+                                .disabled = 1,
+                                .exclude_kernel = 1};
+    dcpi_thin_t *t = NULL;
+    char why[DCPI_ERRLEN];
+    r->tick[0] = dcpi__perf_open(&a, tid, -1);
+    if (dcpi_thin_open(INT32_MAX, &t, why) < 0)
+        return;
+    r->tick[1] = dcpi__perf_open(&a, tid, -1);
+    if (r->tick[1] >= 0 && ioctl(r->tick[1], PERF_EVENT_IOC_SET_BPF, dcpi_thin_prog_fd(t)) < 0) {
+        close(r->tick[1]);
+        r->tick[1] = -1;
+    }
+    dcpi_thin_close(t); /* the event holds the program */
+}
+
+/* Ticks of tick event i so far: its CPU time over the period. */
+static double ticks_of(const reader_t *r, int i)
+{
+    uint64_t ns = 0;
+    if (r->tick[i] < 0 || read(r->tick[i], &ns, sizeof ns) != (ssize_t)sizeof ns)
+        return 0;
+    return (double)ns / TICK_PERIOD;
 }
 
 /* An arm as dcpid sets one: a new breakpoint for the spinner, into the trigger's
@@ -224,21 +266,25 @@ static void drain(reader_t *r, int ph, pid_t tid)
 static void stretch(reader_t *r, spinner_t *sp, int ph)
 {
     double end = clock_s(CLOCK_MONOTONIC) + CAL_STRETCH / 1e3;
+    int quiet = ph == PH_PLAIN || ph == PH_TICK0 || ph == PH_TICK1; /* nothing to read */
+    int fd = ph == PH_TICK0 ? r->tick[0] : ph == PH_TICK1 ? r->tick[1] : r->fd;
+    if (fd < 0)
+        return;
     sp->phase = ph;
     if (ph != PH_PLAIN)
-        ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
+        ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     for (double now; (now = clock_s(CLOCK_MONOTONIC)) < end;) {
         struct pollfd p = {.fd = r->fd, .events = POLLIN};
         int ms = (int)((end - now) * 1e3) + 1;
-        if (ph == PH_PLAIN || poll(&p, 1, ms) <= 0) {
-            if (ph == PH_PLAIN)
+        if (quiet || poll(&p, 1, ms) <= 0) {
+            if (quiet)
                 usleep((useconds_t)((end - now) * 1e6) + 1);
             continue;
         }
         drain(r, ph, sp->tid);
     }
     if (ph != PH_PLAIN)
-        ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     sp->phase = PH_NONE;
     if (r->bp >= 0)
         close(r->bp);
@@ -268,7 +314,8 @@ int dcpi_bp_cost_measure(const dcpi_sampler_opts_t *x, unsigned count, int prog_
                          dcpi_bp_cost_t *c)
 {
     spinner_t sp = {0};
-    reader_t r = {.fd = -1, .bp = -1, .prog_fd = prog_fd, .count = count ? count : 1};
+    reader_t r = {
+        .fd = -1, .bp = -1, .prog_fd = prog_fd, .count = count ? count : 1, .tick = {-1, -1}};
     pthread_t th;
     cpu_set_t old;
     int old_policy;
@@ -287,11 +334,16 @@ int dcpi_bp_cost_measure(const dcpi_sampler_opts_t *x, unsigned count, int prog_
     r.cpu = -1;
     realtime(&old, &old_policy, &old_sp);
     rc = reader_open(&r, x, sp.tid);
+    if (rc == 0)
+        ticks_open(&r, sp.tid);
     for (int round = 0; rc == 0 && round < CAL_ROUNDS; round++) {
         stretch(&r, &sp, PH_PLAIN);
         stretch(&r, &sp, PH_TRIG);
         stretch(&r, &sp, PH_ARM);
+        stretch(&r, &sp, PH_TICK0);
+        stretch(&r, &sp, PH_TICK1);
     }
+    double ticks[2] = {ticks_of(&r, 0), ticks_of(&r, 1)};
     sp.stop = 1;
     pthread_join(th, NULL);
     free(sp.ws);
@@ -307,6 +359,12 @@ int dcpi_bp_cost_measure(const dcpi_sampler_opts_t *x, unsigned count, int prog_
     double both = extra_s(&sp, PH_ARM) / r.triggers[PH_ARM]; /* a trigger and its arm */
     c->trigger_us = trig > 0 ? trig * 1e6 : 0.0;
     c->arm_us = both > trig ? (both - trig) * 1e6 * r.triggers[PH_ARM] / r.arms : 0.0;
+    c->tick_us = c->prog_us = 0;
+    if (ticks[0] > 0 && sp.calls[PH_TICK0]) /* the timer interrupt alone */
+        c->tick_us = fmax(extra_s(&sp, PH_TICK0) / ticks[0] * 1e6, 0.0);
+    if (ticks[0] > 0 && ticks[1] > 0 && sp.calls[PH_TICK1]) /* the program on top */
+        c->prog_us = fmax(
+            (extra_s(&sp, PH_TICK1) / ticks[1] - extra_s(&sp, PH_TICK0) / ticks[0]) * 1e6, 0.0);
     c->triggers = r.triggers[PH_TRIG];
     c->arms = r.arms;
     return 0;

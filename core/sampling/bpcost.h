@@ -21,6 +21,10 @@ typedef struct dcpi_bp_cost {
     double arm_us;     /* one arm on top of its trigger: opening the breakpoint for the thread,
                           REFRESH(count), its count hits (with the BPF program when given),
                           closing it */
+    double tick_us;    /* one bare timer tick (a cpu-clock overflow writing nothing): what
+                          a trigger with a timer of its own pays on top of a thinned one */
+    double prog_us;    /* the trigger thinning program (thin.h) on one tick, on top of it
+                          (0 when it cannot load; noise can read 0) */
     unsigned triggers, arms; /* how many were measured */
 } dcpi_bp_cost_t;
 
@@ -32,8 +36,9 @@ int dcpi_bp_trap_cost(double *us);
  * (x->trigger_ns is ignored: a 0.4 ms period is used) on a spinner thread, the caller reading
  * its ring as dcpid does (at real-time priority when allowed, on the CPU of each trigger; the
  * caller's policy and affinity are restored), then the same with an arm of count hits (prog_fd:
- * the BPF program attached to each, -1: none) at each trigger; c->hit_us too. ~120 ms. 0, or a
- * negative errno (perf_event_open, mmap, a thread). */
+ * the BPF program attached to each, -1: none) at each trigger; c->hit_us too. ~200 ms. 0, or a
+ * negative errno (perf_event_open, mmap, a thread). Also c->tick_us and c->prog_us, from bare
+ * ticks every 50 us without and with the thinning program. */
 int dcpi_bp_cost_measure(const dcpi_sampler_opts_t *x, unsigned count, int prog_fd,
                          dcpi_bp_cost_t *c);
 

@@ -24,6 +24,7 @@
 #include "core/base/bytes.h"
 #include "core/base/err.h"
 #include "core/base/mem.h"
+#include "core/sampling/thin.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -285,8 +286,9 @@ typedef struct open_ctx {
     const dcpi_event_spec_t *evs;
     enum dcpi_sampler_mode mode;
     int no_kernel;
-    int cpu_ring[MAXCPU]; /* ring index of each CPU slot, -1 before */
-    int cpu_of_slot;      /* the CPU of the slot being opened */
+    int cpu_ring[MAXCPU];  /* ring index of each CPU slot, -1 before */
+    int cpu_of_slot;       /* the CPU of the slot being opened */
+    char thin_out[MAXCPU]; /* the slot's bpf-output event for thinned triggers is open */
     char *err;
 } open_ctx_t;
 
@@ -365,8 +367,38 @@ static int attach_trigger_ring(open_ctx_t *c, int fd, int slot)
     return rc;
 }
 
+/* Thinned triggers (dcpi_sampler_opts_t.thin): the program on this target's event 0 (the last
+ * nev fds), and the slot's bpf-output event, opened for its first target. */
+static int open_thin(open_ctx_t *c, int cpu, int slot)
+{
+    dcpi_sampler_t *s = c->s;
+    int pc = s->fds[s->nfds - (size_t)s->nev];
+    if (ioctl(pc, PERF_EVENT_IOC_SET_BPF, dcpi_thin_prog_fd(s->x.thin)) < 0)
+        return -errno;
+    if (c->thin_out[slot])
+        return 0;
+    struct perf_event_attr a = {.size = sizeof a, .sample_period = 1, .sample_type = SAMPLE_TYPE};
+    dcpi_thin_output_attr(&a);
+    a.sample_id_all = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.wakeup_events = 1; /* enabled now: with enable_on_exec the PC events start it */
+    fill_extra(&a, &s->x);
+    int fd = dcpi__perf_open(&a, -1, cpu);
+    if (fd < 0)
+        return fd;
+    int rc = s->x.trigger_rings ? attach_trigger_ring(c, fd, slot)
+                                : attach_fd(c, fd, DCPI_SAMPLER_EV_TRIGGER, slot);
+    if (rc == 0)
+        rc = dcpi_thin_set_output(s->x.thin, cpu, fd);
+    c->thin_out[slot] = rc == 0;
+    return rc;
+}
+
 static int open_trigger(open_ctx_t *c, pid_t pid, int cpu, int slot)
 {
+    if (c->s->x.thin)
+        return open_thin(c, cpu, slot);
     struct perf_event_attr a;
     dcpi_sampler_trigger_attr(&c->s->x, &a);
     a.inherit = c->mode != DCPI_SAMPLE_SYSTEM;
@@ -458,7 +490,7 @@ int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sample
     s->nev = nev;
     if (x)
         s->x = *x;
-    for (int e = 0; s->x.trigger_ns && e < nev; e++)
+    for (int e = 0; s->x.trigger_ns && !s->x.thin && e < nev; e++)
         if (evs[e].period == s->x.trigger_ns) /* told apart by their period */
             s->x.trigger_ns++, e = -1;
     *c = (open_ctx_t){.s = s, .evs = evs, .mode = mode, .err = err};
@@ -684,9 +716,10 @@ static int on_sample(dcpi_sampler_t *s, const unsigned char *r, size_t size,
     const id_map_t *m = bsearch(&key, s->ids, s->nfds, sizeof *s->ids, id_cmp);
     uint64_t period = dcpi__get_host64(r + 48);
     dcpi_sample_t smp = {
-        .event = m                                              ? (uint16_t)m->event
-                 : s->x.trigger_ns && period == s->x.trigger_ns ? DCPI_SAMPLER_EV_TRIGGER
-                                                                : DCPI_SAMPLER_EV_OTHER,
+        .event = m ? (uint16_t)m->event
+                 : s->x.trigger_ns && !s->x.thin && period == s->x.trigger_ns
+                     ? DCPI_SAMPLER_EV_TRIGGER
+                     : DCPI_SAMPLER_EV_OTHER,
         .id = id,
         .ip = dcpi__get_host64(r + 16),
         .pid = dcpi__get_host32(r + 24),

@@ -56,6 +56,12 @@ typedef struct dcpi_sampler_opts {
      * read with dcpi_sampler_take_triggers by one thread per CPU (core/values/bparm.c's arm
      * holders), whose poll they wake alone. */
     int trigger_rings;
+    /* With trigger_ns: the triggers are thinned PC ticks (core/sampling/thin.h), not an event of
+     * their own: the program is attached to every event 0 (inherited by children with it) and
+     * writes its kept ticks into one bpf-output event per CPU opened here (its samples have
+     * event DCPI_SAMPLER_EV_TRIGGER; trigger_ns is then the mean period). NULL: a cpu-clock
+     * event of period trigger_ns. */
+    struct dcpi_thin *thin;
 } dcpi_sampler_opts_t;
 
 /*

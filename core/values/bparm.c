@@ -66,6 +66,7 @@
 #include "core/sampling/armhold.h"
 #include "core/sampling/bpcost.h"
 #include "core/sampling/bpslots.h"
+#include "core/sampling/thin.h"
 #include "core/values/backend.h"
 #include "core/values/values-int.h"
 #include "dcpi/errno.h"
@@ -105,7 +106,9 @@ typedef struct vbp {
     char hold_why[DCPI_ERRLEN]; /* why none */
     dcpi_bp_cost_t cost;        /* what a hit, a trigger, an arm cost a thread here (measured) */
     double rate;                /* arms/s of a thread's CPU time -vbudget (-vrate) affords */
-    uint64_t trigger_ns;        /* the arm trigger's period */
+    uint64_t trigger_ns;        /* the arm trigger's (mean) period */
+    dcpi_thin_t *thin;          /* the triggers are thinned PC ticks (thin.h), NULL: fixed */
+    char thin_why[DCPI_ERRLEN]; /* why not */
     bp_stats_t bp;
     dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
     char bpm_why[DCPI_ERRLEN]; /* why not */
@@ -187,6 +190,7 @@ static void bp_free(dcpi_vbackend_t *b)
     d->bps = NULL;
     dcpi_bpfmem_close(d->bpm);
     d->bpm = NULL;
+    dcpi_thin_close(d->thin); /* the events that run it hold it */
     free(d->tokens);
     free(d->last);
     free(d->hit);
@@ -194,14 +198,35 @@ static void bp_free(dcpi_vbackend_t *b)
     free(d);
 }
 
+/* Triggers per second of a thread's CPU time that -vbudget affords at per_trigger seconds a
+ * trigger and its arm, plus per_tick seconds on each of tick_hz ticks a second; -vrate caps the
+ * arms, and then the triggers, which are no use without them; at most max, at least 1. */
+static double afford(const vbp_t *d, double per_trigger, double per_tick, double tick_hz,
+                     double max)
+{
+    double pct = d->o.budget_pct, left = pct / 100 - per_tick * tick_hz;
+    double f = per_trigger > 0 ? (left > 0 ? left : 0) / per_trigger : max;
+    double arms = (double)dcpi_values_rate(d->b.vt) / (BP_COUNT - 1);
+    if (f > arms)
+        f = arms;
+    if (f > max)
+        f = max;
+    return f < 1 ? 1 : f;
+}
+
 /* What the budget affords, from what a trigger and an arm cost here (measured at start): per
  * second of a thread's CPU time, f triggers, each of which may arm, with
- * f x (c_trigger + c_arm) = -vbudget. A trigger that cannot arm (the ring's breakpoint busy, no
- * candidate in the function) costs less, so the budget is an upper bound. Thinning the triggers'
- * arms instead (more triggers, fewer arms) would buy fewer value samples: a trigger costs more
- * than an arm here (measured: 30-80 us against 18-45). -vrate caps the arms, and then the
- * triggers, which are no use without them. The BPF program is opened here so that its cost is
- * in the arms measured. */
+ * f x (c_trigger + c_arm) + ticks x c_tick = -vbudget. A trigger that cannot arm (the ring's
+ * breakpoint busy, no candidate in the function) costs less, so the budget is an upper bound.
+ * Thinning the triggers' arms instead (more triggers, fewer arms) would buy fewer value samples:
+ * a trigger costs more than an arm here (measured: 30-80 us against 18-45).
+ * With BPF and a PC event of a fixed period in ns (cpu-clock, task-clock), the triggers are
+ * thinned PC ticks (core/sampling/thin.h): each PC tick is a trigger with probability
+ * pc_ns / trigger_ns, so a trigger has no timer of its own (c_trigger less the bare tick's
+ * c_tick), each PC tick pays the program (c_prog), and there are at most as many triggers as PC
+ * samples. Without, a cpu-clock event of period trigger_ns (fixed: it aliases with deterministic
+ * programs and restarts in each child). The BPF programs are opened here so that their cost is
+ * in what is measured. */
 static void budget(vbp_t *d)
 {
     double pct = d->o.budget_pct, max = 1e9 / BP_TRIGGER_NS;
@@ -222,22 +247,39 @@ static void budget(vbp_t *d)
         c->arm_us = BP_COUNT * c->hit_us;
     if (c->trigger_us < c->hit_us)
         c->trigger_us = c->hit_us;
-    double per_trigger = (c->trigger_us + c->arm_us) / 1e6;
-    double f = per_trigger > 0 ? pct / 100 / per_trigger : max;
-    double arms = (double)dcpi_values_rate(d->b.vt) / (BP_COUNT - 1);
-    if (f > arms) /* -vrate caps the arms */
-        f = arms;
-    if (f > max)
-        f = max;
-    if (f < 1)
-        f = 1;
+    double f = afford(d, (c->trigger_us + c->arm_us) / 1e6, 0, 0, max);
+    if (!d->o.pc_ns) {
+        snprintf(d->thin_why, sizeof d->thin_why,
+                 "the PC event has no fixed period in ns (not cpu-clock or task-clock)");
+    } else {
+        double woken = c->trigger_us > c->tick_us ? c->trigger_us - c->tick_us : 0;
+        if (woken < c->hit_us)
+            woken = c->hit_us;
+        double pc_hz = 1e9 / (double)d->o.pc_ns, tmax = max < pc_hz ? max : pc_hz;
+        double ft = afford(d, (woken + c->arm_us) / 1e6, c->prog_us / 1e6, pc_hz, tmax);
+        if (dcpi_thin_open((uint64_t)(1e9 / ft), &d->thin, d->thin_why) == 0)
+            f = ft;
+    }
     d->rate = f;
     d->trigger_ns = (uint64_t)(1e9 / f);
     dcpi__log(DCPI_LOG_INFO,
               "bp backend: measured here: a breakpoint hit %.1f us, an arm trigger %.1f us, an "
-              "arm %.1f us of the thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of "
-              "a thread's CPU and %.0f value samples per second of it",
-              c->hit_us, c->trigger_us, c->arm_us, pct, 1e3 / f, d->rate);
+              "arm %.1f us, a timer tick %.1f us, the thinning program %.2f us a tick of the "
+              "thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of a thread's CPU "
+              "and %.0f value samples per second of it",
+              c->hit_us, c->trigger_us, c->arm_us, c->tick_us, c->prog_us, pct, 1e3 / f, d->rate);
+    if (d->thin)
+        dcpi__log(DCPI_LOG_INFO,
+                  "bp backend: arm triggers are PC samples kept at random (each with "
+                  "probability %.3f), so their gaps are random and a child process or thread "
+                  "gets them at random offsets from its start",
+                  (double)d->o.pc_ns / (double)d->trigger_ns);
+    else
+        dcpi__log(DCPI_LOG_WARN,
+                  "bp backend: arm triggers at a fixed period (%s): value samples may alias "
+                  "with a program's phases, and short-lived children are sampled at the same "
+                  "offsets from their start",
+                  d->thin_why);
 }
 
 /* ---- what the budget could not afford: major instructions (DCPI_VBP_MAJOR_PCT% of their
@@ -569,6 +611,7 @@ static void bp_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
     x->max_stack = 4;
     x->trigger_ns = ((const vbp_t *)b)->trigger_ns; /* the arm trigger */
     x->trigger_rings = ((const vbp_t *)b)->rt;      /* read by the holders */
+    x->thin = ((const vbp_t *)b)->thin;             /* thinned PC ticks, else a timer */
 }
 
 /* Drained at each arm trigger: the held triggers armed first, then the plugins' round trips,
@@ -611,11 +654,22 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     shortfall_t c = shortfall(d, NULL);
     const dcpi_bp_cost_t *k = &d->cost;
     snprintf(buf + used, len > used ? len - used : 0,
-             "vbp budget %g%%: hit-us %.1f trigger-us %.1f arm-us %.1f, a trigger every %.2f ms "
-             "of a thread's CPU; below %d value samples per %d s: %u of %u instructions with "
-             ">= %d%% of their procedure's PC samples\n",
-             d->o.budget_pct, k->hit_us, k->trigger_us, k->arm_us, (double)d->trigger_ns / 1e6,
-             DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+             "vbp budget %g%%: hit-us %.1f trigger-us %.1f arm-us %.1f tick-us %.1f prog-us %.2f, "
+             "a trigger every %.2f ms of a thread's CPU; below %d value samples per %d s: %u of "
+             "%u instructions with >= %d%% of their procedure's PC samples\n",
+             d->o.budget_pct, k->hit_us, k->trigger_us, k->arm_us, k->tick_us, k->prog_us,
+             (double)d->trigger_ns / 1e6, DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors,
+             DCPI_VBP_MAJOR_PCT);
+    used = strlen(buf);
+    uint64_t ticks, kept;
+    dcpi_thin_counts(d->thin, &ticks, &kept);
+    if (d->thin)
+        snprintf(buf + used, len > used ? len - used : 0,
+                 "vbp triggers thinned: ticks %" PRIu64 " kept %" PRIu64 " q %.5f\n", ticks, kept,
+                 (double)d->o.pc_ns / (double)d->trigger_ns);
+    else
+        snprintf(buf + used, len > used ? len - used : 0, "vbp triggers fixed-period: %s\n",
+                 d->thin_why);
     used = strlen(buf);
     char held[DCPI_ERRLEN + 200];
     hold_line(d, held, sizeof held);
