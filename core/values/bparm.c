@@ -2,15 +2,24 @@
  * bparm.c - the bp backend (backend.h; dcpid's default -vtrace backend where execute breakpoints
  * work): its arms and their samples, and its state (bp.c says which instruction,
  * core/sampling/bpslots.h how a breakpoint is armed):
- *   - an arm trigger (core/sampling/sampler.h: a user-mode cpu-clock event per target and CPU that
- *     wakes dcpid at each of its samples, every DCPI_DAEMON_BP_TRIGGER_NS of a thread's CPU time)
- *     says where a thread is; unless the thread's own arm is between its hits (for at most
- *     BP_MAXAGE ms), and when the ring's arm budget allows (-vrate value samples/s per CPU,
- *     BP_COUNT - 1 per arm), the value pipeline chooses an instruction of the sampled function and
- *     a breakpoint is armed there for that thread on any CPU (it follows the thread:
- *     core/sampling/bpslots.h), for BP_COUNT samples, before that thread runs on: where real-time
- *     priority is allowed, each CPU's triggers go to a ring of their own read by that CPU's arm
- *     holder (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
+ *   - an arm trigger says where a thread is: with BPF and a PC event of a period in ns, one of
+ *     the thread's user-mode PC samples kept at random by a BPF program on the PC event (each
+ *     with probability pc_ns / trigger_ns; core/sampling/thin.h), written into a per-CPU event
+ *     that wakes dcpid: the gaps between triggers are random (geometric on the PC grid), so
+ *     they keep no step with a deterministic program, and the kernel copies the program to a
+ *     child's inherited event, so a short-lived child is not triggered at the same offsets
+ *     from its start in every child (a fixed period restarts in each child: issue 21 read
+ *     work-phased spawn's divisor 3 at 23.0% for 12.5% under ASan, whose dearer triggers had a
+ *     longer period); without BPF (or with another PC event), a user-mode cpu-clock event per
+ *     target and CPU with the fixed period trigger_ns (sampler.h), said in the log and status;
+ *     either way at least BP_TRIGGER_NS of a thread's CPU time apart on average. At a trigger,
+ *     unless the thread's own arm is between its hits (for at most BP_MAXAGE ms), and when the
+ *     ring's arm budget allows (-vrate value samples/s per CPU, BP_COUNT - 1 per arm), the value
+ *     pipeline chooses an instruction of the sampled function and a breakpoint is armed there
+ *     for that thread on any CPU (it follows the thread: core/sampling/bpslots.h), for BP_COUNT
+ *     samples, before that thread runs on: where real-time priority is allowed, each CPU's
+ *     triggers go to a ring of their own read by that CPU's arm holder
+ *     (core/sampling/armhold.h: a SCHED_FIFO thread pinned there), which the trigger's
  *     wake-up runs on that very CPU, preempting the sampled thread where it stands; the holder
  *     hands the trigger to dcpid's loop (a wake fd; the loop, at real-time priority too, drains the
  *     rings and arms it) and keeps the CPU until the arm is set, at most BP_HOLD_NS (then the
@@ -271,7 +280,7 @@ static void budget(vbp_t *d)
     if (d->thin)
         dcpi__log(DCPI_LOG_INFO,
                   "bp backend: arm triggers are PC samples kept at random (each with "
-                  "probability %.3f), so their gaps are random and a child process or thread "
+                  "probability %.5f), so their gaps are random and a child process or thread "
                   "gets them at random offsets from its start",
                   (double)d->o.pc_ns / (double)d->trigger_ns);
     else
@@ -380,15 +389,21 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
     const bp_stats_t *b = &d->bp;
     char held[DCPI_ERRLEN + 200];
     hold_line(d, held, sizeof held);
+    uint64_t ticks, kept;
+    dcpi_thin_counts(d->thin, &ticks, &kept);
+    char trig[96] = "fixed-period";
+    if (d->thin)
+        snprintf(trig, sizeof trig, "thinned: %" PRIu64 " of %" PRIu64 " user PC ticks kept", kept,
+                 ticks);
     dcpi__log(DCPI_LOG_INFO,
               "bp backend: %" PRIu64 " arms, %" PRIu64 " value samples, %" PRIu64
               " expired, %" PRIu64 " failed, %" PRIu64
               " not armed (hold timed out, thread ran on), %" PRIu64
               " hit on another CPU than their trigger's, %" PRIu64
-              " evicted; arm delay %.0f us, gap between an arm's hits %.1f us; %s",
+              " evicted; arm delay %.0f us, gap between an arm's hits %.1f us; %s; triggers %s",
               b->arms, b->samples, b->expired, b->failed, b->ranon, b->cross, b->evicted,
               b->arms ? (double)b->delay_ns / (double)b->arms / 1e3 : 0.0,
-              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0, held);
+              b->gaps ? (double)b->gap_ns / (double)b->gaps / 1e3 : 0.0, held, trig);
 }
 
 /* Arms per second per ring: what the budget (and -vrate) affords. */
