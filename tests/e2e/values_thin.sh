@@ -16,6 +16,7 @@ BIN=${DCPI_BIN:?DCPI_BIN not set}
 T=$(mktemp -d /tmp/dcpi-e2e-values-thin.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/phased.sh"
