@@ -180,6 +180,9 @@ else
 fi
 grep -qE '^vbp arms [1-9][0-9]* failed [0-9]+ expired [0-9]+ nothing-to-arm [0-9]+ first-dropped [1-9][0-9]* samples [1-9]' <<<"$st" ||
     fail "status has no live vbp line: $st"
-grep -qE '^vbp budget [0-9.]+%: hit-us [0-9.]+ trigger-us [0-9.]+ arm-us [0-9.]+, a trigger every [0-9.]+ ms of a thread.s CPU; below 1000 value samples per 6 s: [0-9]+ of [0-9]+ instructions' <<<"$st" ||
+grep -qE '^vbp budget [0-9.]+%: hit-us [0-9.]+ trigger-us [0-9.]+ arm-us [0-9.]+ tick-us [0-9.]+ prog-us [0-9.]+, a trigger every [0-9.]+ ms of a thread.s CPU; below 1000 value samples per 6 s: [0-9]+ of [0-9]+ instructions' <<<"$st" ||
     fail "status has no vbp budget line: $st"
+# the triggers: thinned PC ticks (with BPF), else fixed-period with the reason
+grep -qE '^vbp triggers (thinned: ticks [1-9][0-9]* kept [1-9][0-9]* q [0-9.]+|fixed-period: .+)$' <<<"$st" ||
+    fail "status has no vbp triggers line: $st"
 echo "PASS: bp backend within binomial tolerance (BPF memory values: $([ $bpf = 1 ] && echo on || echo off))"
