@@ -117,6 +117,7 @@ typedef struct vbp {
     double rate;                /* arms/s of a thread's CPU time -vbudget (-vrate) affords */
     uint64_t trigger_ns;        /* the arm trigger's (mean) period */
     dcpi_thin_t *thin;          /* the triggers are thinned PC ticks (thin.h), NULL: fixed */
+    double trig_us; /* what one of these triggers costs (thinned: no timer of its own) */
     char thin_why[DCPI_ERRLEN]; /* why not */
     bp_stats_t bp;
     dcpi_bpfmem_t *bpm;        /* memory values at breakpoint samples (BPF), else NULL */
@@ -257,6 +258,7 @@ static void budget(vbp_t *d)
     if (c->trigger_us < c->hit_us)
         c->trigger_us = c->hit_us;
     double f = afford(d, (c->trigger_us + c->arm_us) / 1e6, 0, 0, max);
+    d->trig_us = c->trigger_us;
     if (!d->o.pc_ns) {
         snprintf(d->thin_why, sizeof d->thin_why,
                  "the PC event has no fixed period in ns (not cpu-clock or task-clock)");
@@ -266,8 +268,10 @@ static void budget(vbp_t *d)
             woken = c->hit_us;
         double pc_hz = 1e9 / (double)d->o.pc_ns, tmax = max < pc_hz ? max : pc_hz;
         double ft = afford(d, (woken + c->arm_us) / 1e6, c->prog_us / 1e6, pc_hz, tmax);
-        if (dcpi_thin_open((uint64_t)(1e9 / ft), &d->thin, d->thin_why) == 0)
+        if (dcpi_thin_open((uint64_t)(1e9 / ft), &d->thin, d->thin_why) == 0) {
             f = ft;
+            d->trig_us = woken;
+        }
     }
     d->rate = f;
     d->trigger_ns = (uint64_t)(1e9 / f);
@@ -373,9 +377,10 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
         shortfall_t c = shortfall(d, NULL);
         fprintf(stderr,
                 "dcpid: bp backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget %g%% "
-                "at %.0f us a trigger and %.0f us an arm here affords %.0f per second of a "
+                "at %.0f us a%s trigger and %.0f us an arm here affords %.0f per second of a "
                 "thread's CPU time\n",
-                d->bp.samples, c.cpu_s, d->o.budget_pct, k->trigger_us, k->arm_us, d->rate);
+                d->bp.samples, c.cpu_s, d->o.budget_pct, d->trig_us, d->thin ? " thinned" : "",
+                k->arm_us, d->rate);
         if (c.shortn) {
             fprintf(stderr,
                     "dcpid: bp backend: could not afford %d value samples per %d s of CPU on %u "
