@@ -267,6 +267,7 @@ static int setup_values(daemon_t *d, char *err)
                                   .keep_first = o->vbp_first};
     if (d->evs[0].type == PERF_TYPE_SOFTWARE) /* cpu-clock, task-clock: ns */
         bo.pc_ns = d->evs[0].period;
+    bo.pc_tick_ns = bo.pc_ns ? bo.pc_ns : d->evs[0].freq ? 1000000000ull / d->evs[0].freq : 0;
     if (use_bp) /* the budget measured here sets the arm trigger's period */
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
     else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */

@@ -184,7 +184,7 @@ static void ticks_open(reader_t *r, pid_t tid)
     dcpi_thin_t *t = NULL;
     char why[DCPI_ERRLEN];
     r->tick[0] = dcpi__perf_open(&a, tid, -1);
-    if (dcpi_thin_open(INT32_MAX, &t, why) < 0)
+    if (dcpi_thin_open(0, &t, why) < 0) /* keeps none */
         return;
     r->tick[1] = dcpi__perf_open(&a, tid, -1);
     if (r->tick[1] >= 0 && ioctl(r->tick[1], PERF_EVENT_IOC_SET_BPF, dcpi_thin_prog_fd(t)) < 0) {

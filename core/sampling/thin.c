@@ -42,18 +42,20 @@ struct dcpi_thin {
 #define LD_MAP(d, fd)                                                                              \
     INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
 #define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
-#define CTX_PERIOD       ((short)offsetof(struct bpf_perf_event_data, sample_period))
-#define CTX_CS           ((short)offsetof(struct bpf_perf_event_data, regs.cs))
-#define OUT_LABEL        31 /* the index of "r0 = 1" below */
+#define LD_IMM64(d, v)                                                                             \
+    INSN(BPF_LD | BPF_DW | BPF_IMM, d, 0, 0, (int32_t)(uint32_t)(v)),                              \
+        INSN(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(v) >> 32))
+#define CTX_CS    ((short)offsetof(struct bpf_perf_event_data, regs.cs))
+#define OUT_LABEL 30 /* the index of "r0 = 1" below */
 
 /*
  * r6 = ctx; a kernel-mode tick (cs & 3 != 3) is let through untouched;
  * counters[0] += 1 (ticks);
- * keep when prandom_u32 * trigger_ns < period << 32 (probability period / trigger_ns);
+ * keep when prandom_u32 < threshold (q x 2^32);
  * counters[1] += 1 (kept); perf_event_output(ctx, outputs, BPF_F_CURRENT_CPU, 8 zero bytes);
  * return 1 (the PC sample is written as without the program).
  */
-static int load(dcpi_thin_t *t, uint64_t trigger_ns, char *log, size_t loglen)
+static int load(dcpi_thin_t *t, uint64_t threshold, char *log, size_t loglen)
 {
     struct bpf_insn p[] = {
         /* 0 */ MOV64_REG(6, 1),
@@ -69,36 +71,33 @@ static int load(dcpi_thin_t *t, uint64_t trigger_ns, char *log, size_t loglen)
         /* 11 */ JEQ_IMM(7, 0, 2),
         /* 12 */ MOV64_IMM(1, 1),
         /* 13 */ ADD_ONE(7, 0),
-        /* 14 */ LDX_DW(8, 6, CTX_PERIOD),
-        /* 15 */ INSN(BPF_ALU64 | BPF_LSH | BPF_K, 8, 0, 0, 32),
-        /* 16 */ CALL(BPF_FUNC_get_prandom_u32),
-        /* 17 */ INSN(BPF_ALU64 | BPF_MUL | BPF_K, 0, 0, 0, (int32_t)trigger_ns),
-        /* 18 */ INSN(BPF_JMP | BPF_JGE | BPF_X, 0, 8, OUT_LABEL - 19, 0),
-        /* 19 */ JEQ_IMM(7, 0, 2),
-        /* 20 */ MOV64_IMM(1, 1),
-        /* 21 */ ADD_ONE(7, 8),
-        /* 22 */ INSN(BPF_ST | BPF_MEM | BPF_DW, 10, 0, -16, 0),
-        /* 23 */ MOV64_REG(4, 10),
-        /* 24 */ INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, -16),
-        /* 25 */ MOV64_REG(1, 6),
-        /* 26 */ LD_MAP(2, t->outputs),
-        /* 28 */ INSN(BPF_ALU | BPF_MOV | BPF_K, 3, 0, 0, -1), /* BPF_F_CURRENT_CPU */
-        /* 29 */ MOV64_IMM(5, 8),
-        /* 30 */ CALL(BPF_FUNC_perf_event_output),
-        /* 31 */ MOV64_IMM(0, 1),
-        /* 32 */ INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+        /* 14 */ CALL(BPF_FUNC_get_prandom_u32),
+        /* 15 */ LD_IMM64(8, threshold),
+        /* 17 */ INSN(BPF_JMP | BPF_JGE | BPF_X, 0, 8, OUT_LABEL - 18, 0),
+        /* 18 */ JEQ_IMM(7, 0, 2),
+        /* 19 */ MOV64_IMM(1, 1),
+        /* 20 */ ADD_ONE(7, 8),
+        /* 21 */ INSN(BPF_ST | BPF_MEM | BPF_DW, 10, 0, -16, 0),
+        /* 22 */ MOV64_REG(4, 10),
+        /* 23 */ INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, -16),
+        /* 24 */ MOV64_REG(1, 6),
+        /* 25 */ LD_MAP(2, t->outputs),
+        /* 27 */ INSN(BPF_ALU | BPF_MOV | BPF_K, 3, 0, 0, -1), /* BPF_F_CURRENT_CPU */
+        /* 28 */ MOV64_IMM(5, 8),
+        /* 29 */ CALL(BPF_FUNC_perf_event_output),
+        /* 30 */ MOV64_IMM(0, 1),
+        /* 31 */ INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
     };
     LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = (unsigned)loglen);
     return bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "dcpi_thin", "GPL", p, sizeof p / sizeof p[0],
                          &o);
 }
 
-int dcpi_thin_open(uint64_t trigger_ns, dcpi_thin_t **out, char *err)
+int dcpi_thin_open(double q, dcpi_thin_t **out, char *err)
 {
     *out = NULL;
-    if (trigger_ns < 1 || trigger_ns > INT32_MAX)
-        return dcpi__errf(err, DCPI_EINVAL, "trigger thinning: bad period %llu ns",
-                          (unsigned long long)trigger_ns);
+    if (!(q >= 0)) /* NaN too */
+        return dcpi__errf(err, DCPI_EINVAL, "trigger thinning: bad probability %g", q);
     dcpi_thin_t *t = calloc(1, sizeof *t);
     if (!t)
         return dcpi__errf(err, DCPI_ENOMEM, "trigger thinning: out of memory");
@@ -118,7 +117,8 @@ int dcpi_thin_open(uint64_t trigger_ns, dcpi_thin_t **out, char *err)
         goto fail;
     }
     char log[512] = "";
-    t->prog = load(t, trigger_ns, log, sizeof log);
+    uint64_t threshold = q >= 1 ? 1ull << 32 : (uint64_t)(q * 4294967296.0);
+    t->prog = load(t, threshold, log, sizeof log);
     if (t->prog < 0) {
         rc = dcpi__errf(err, dcpi__errno_code(-t->prog), "trigger thinning: BPF load: %s%s%.200s",
                         strerror(-t->prog), *log ? ": " : "", log);
@@ -170,9 +170,9 @@ void dcpi_thin_close(dcpi_thin_t *t)
 
 #else /* no libbpf at build time */
 
-int dcpi_thin_open(uint64_t trigger_ns, dcpi_thin_t **out, char *err)
+int dcpi_thin_open(double q, dcpi_thin_t **out, char *err)
 {
-    (void)trigger_ns;
+    (void)q;
     *out = NULL;
     return dcpi__errf(err, DCPI_ENOTSUP, "trigger thinning: dcpi was built without libbpf");
 }

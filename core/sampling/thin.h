@@ -2,8 +2,8 @@
  * thin.h - randomly thinned arm triggers for the bp backend (core/values/bparm.c): instead of
  * a cpu-clock event of its own with a fixed period, the arm trigger rides on the PC samples'
  * own timer ticks. A BPF program attached to the PC event (PERF_EVENT_IOC_SET_BPF) lets every
- * PC sample through and, for a user-mode one, with probability q = period / trigger_ns
- * (bpf_get_prandom_u32, the tick's period read from its context), also writes a trigger record
+ * PC sample through and, for a user-mode one, with probability q = PC interval / trigger period
+ * (bpf_get_prandom_u32 against a threshold), also writes a trigger record
  * into a per-CPU bpf-output event (PERF_COUNT_SW_BPF_OUTPUT, one per CPU, the trigger ring's),
  * whose wake-up runs that CPU's arm holder as a trigger event's did.
  *
@@ -28,9 +28,9 @@
 
 typedef struct dcpi_thin dcpi_thin_t;
 
-/* The program for a mean trigger period of trigger_ns of user CPU time (1 .. INT32_MAX):
- * 0, or a negative errno with a one-line reason in err. */
-int dcpi_thin_open(uint64_t trigger_ns, dcpi_thin_t **out, char *err);
+/* The program keeping each user-mode PC sample with probability q (0 .. 1; above 1: every
+ * one): 0, or a negative errno with a one-line reason in err. */
+int dcpi_thin_open(double q, dcpi_thin_t **out, char *err);
 /* The program to attach to the PC events (PERF_EVENT_IOC_SET_BPF). */
 int dcpi_thin_prog_fd(const dcpi_thin_t *t);
 /* CPU cpu's trigger records go to fd (a PERF_COUNT_SW_BPF_OUTPUT event of pid -1 on that CPU,

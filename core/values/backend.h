@@ -101,6 +101,9 @@ typedef struct dcpi_vbackend_bp_opts {
     double budget_pct;
     int keep_first;
     uint64_t pc_ns; /* a PC sample's period in ns of a thread's CPU (cpu-clock), 0: unknown */
+    /* the PC samples' mean interval in ns of a thread's CPU: pc_ns, or 1e9 / the frequency of a
+     * hardware event in frequency mode (which the kernel keeps near it), 0: unknown */
+    uint64_t pc_tick_ns;
 } dcpi_vbackend_bp_opts_t;
 int dcpi_vbackend_bp_new(dcpi_values_t *vt, const dcpi_vbackend_bp_opts_t *o,
                          dcpi_vbackend_t **out);

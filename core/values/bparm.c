@@ -2,9 +2,9 @@
  * bparm.c - the bp backend (backend.h; dcpid's default -vtrace backend where execute breakpoints
  * work): its arms and their samples, and its state (bp.c says which instruction,
  * core/sampling/bpslots.h how a breakpoint is armed):
- *   - an arm trigger says where a thread is: with BPF and a PC event of a period in ns, one of
+ *   - an arm trigger says where a thread is: with BPF and PC samples of a known rate, one of
  *     the thread's user-mode PC samples kept at random by a BPF program on the PC event (each
- *     with probability pc_ns / trigger_ns; core/sampling/thin.h), written into a per-CPU event
+ *     with probability pc_tick_ns / trigger_ns; core/sampling/thin.h), written into a per-CPU event
  *     that wakes dcpid: the gaps between triggers are random (geometric on the PC grid), so
  *     they keep no step with a deterministic program, and the kernel copies the program to a
  *     child's inherited event, so a short-lived child is not triggered at the same offsets
@@ -230,13 +230,13 @@ static double afford(const vbp_t *d, double per_trigger, double per_tick, double
  * breakpoint busy, no candidate in the function) costs less, so the budget is an upper bound.
  * Thinning the triggers' arms instead (more triggers, fewer arms) would buy fewer value samples:
  * a trigger costs more than an arm here (measured: 30-80 us against 18-45).
- * With BPF and a PC event of a fixed period in ns (cpu-clock, task-clock), the triggers are
- * thinned PC ticks (core/sampling/thin.h): each PC tick is a trigger with probability
- * pc_ns / trigger_ns, so a trigger has no timer of its own (c_trigger less the bare tick's
- * c_tick), each PC tick pays the program (c_prog), and there are at most as many triggers as PC
- * samples. Without, a cpu-clock event of period trigger_ns (fixed: it aliases with deterministic
- * programs and restarts in each child). The BPF programs are opened here so that their cost is
- * in what is measured. */
+ * With BPF and PC samples of a known rate (a software clock's period, a hardware event's
+ * frequency), the triggers are thinned PC ticks (core/sampling/thin.h): each PC tick is a
+ * trigger with probability pc_tick_ns / trigger_ns, so a trigger has no timer of its own (c_trigger
+ * less the bare tick's c_tick), each PC tick pays the program (c_prog), and there are at most as
+ * many triggers as PC samples. Without, a cpu-clock event of period trigger_ns (fixed: it aliases
+ * with deterministic programs and restarts in each child). The BPF programs are opened here so that
+ * their cost is in what is measured. */
 static void budget(vbp_t *d)
 {
     double pct = d->o.budget_pct, max = 1e9 / BP_TRIGGER_NS;
@@ -259,16 +259,16 @@ static void budget(vbp_t *d)
         c->trigger_us = c->hit_us;
     double f = afford(d, (c->trigger_us + c->arm_us) / 1e6, 0, 0, max);
     d->trig_us = c->trigger_us;
-    if (!d->o.pc_ns) {
+    if (!d->o.pc_tick_ns) {
         snprintf(d->thin_why, sizeof d->thin_why,
-                 "the PC event has no fixed period in ns (not cpu-clock or task-clock)");
+                 "the PC event's samples have no known rate (a hardware event with a period)");
     } else {
         double woken = c->trigger_us > c->tick_us ? c->trigger_us - c->tick_us : 0;
         if (woken < c->hit_us)
             woken = c->hit_us;
-        double pc_hz = 1e9 / (double)d->o.pc_ns, tmax = max < pc_hz ? max : pc_hz;
+        double pc_hz = 1e9 / (double)d->o.pc_tick_ns, tmax = max < pc_hz ? max : pc_hz;
         double ft = afford(d, (woken + c->arm_us) / 1e6, c->prog_us / 1e6, pc_hz, tmax);
-        if (dcpi_thin_open((uint64_t)(1e9 / ft), &d->thin, d->thin_why) == 0) {
+        if (dcpi_thin_open(ft / pc_hz, &d->thin, d->thin_why) == 0) {
             f = ft;
             d->trig_us = woken;
         }
@@ -281,12 +281,19 @@ static void budget(vbp_t *d)
               "thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of a thread's CPU "
               "and %.0f value samples per second of it",
               c->hit_us, c->trigger_us, c->arm_us, c->tick_us, c->prog_us, pct, 1e3 / f, d->rate);
-    if (d->thin)
+    double q = d->thin ? (double)d->o.pc_tick_ns / (double)d->trigger_ns : 0;
+    if (d->thin && q < 0.999)
         dcpi__log(DCPI_LOG_INFO,
                   "bp backend: arm triggers are PC samples kept at random (each with "
                   "probability %.5f), so their gaps are random and a child process or thread "
                   "gets them at random offsets from its start",
-                  (double)d->o.pc_ns / (double)d->trigger_ns);
+                  q);
+    else if (d->thin) /* -vbudget affords more triggers than there are PC samples */
+        dcpi__log(DCPI_LOG_INFO,
+                  "bp backend: arm triggers are PC samples kept at random (each with "
+                  "probability %.5f): every PC sample, at the PC period, which a short-lived "
+                  "child process or thread gets at the same offsets from its start",
+                  q);
     else
         dcpi__log(DCPI_LOG_WARN,
                   "bp backend: arm triggers at a fixed period (%s): value samples may alias "
@@ -686,7 +693,7 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     if (d->thin)
         snprintf(buf + used, len > used ? len - used : 0,
                  "vbp triggers thinned: ticks %" PRIu64 " kept %" PRIu64 " q %.5f\n", ticks, kept,
-                 (double)d->o.pc_ns / (double)d->trigger_ns);
+                 (double)d->o.pc_tick_ns / (double)d->trigger_ns);
     else
         snprintf(buf + used, len > used ? len - used : 0, "vbp triggers fixed-period: %s\n",
                  d->thin_why);
