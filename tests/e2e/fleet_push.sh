@@ -55,25 +55,25 @@ case "$out" in *"has dcpi schema 99, this dcpi knows 3"*) ;; *) fail "schema 99:
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
 until_sql "SELECT count() FROM fl.meta WHERE value = '99'" 0
 "$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
+# old_schema N: the store says schema N; a push is refused naming the upgrade, then init upgrades
+old_schema() {
+    local out
+    fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
+    fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '$1', 1)" >/dev/null
+    until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" "$1"
+    out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema $1 succeeded"
+    case "$out" in *"has dcpi schema $1, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema $1: $out" ;; esac
+    "$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema $1 store: $(cat "$T/up.out")"
+}
 # a schema 2 store (no vmiss table) is refused, then upgraded by init
 fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
-fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
-fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '2', 1)" >/dev/null
-until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" 2
-out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 2 succeeded"
-case "$out" in *"has dcpi schema 2, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 2: $out" ;; esac
-"$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 2 store: $(cat "$T/up.out")"
+old_schema 2
 [ "$(fleet_sql "$S" "EXISTS TABLE fl.vmiss")" = 1 ] || fail "init did not add the schema 3 table vmiss"
 # a schema 1 store (no hotlists.backend, no manifest.epoch, no vmiss) is refused, then upgraded
 fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN backend" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.manifest DROP COLUMN epoch" >/dev/null
-fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE key = 'schema'" >/dev/null
-fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '1', 1)" >/dev/null
-until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" 1
-out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 1 succeeded"
-case "$out" in *"has dcpi schema 1, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema 1: $out" ;; esac
-"$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema 1 store: $(cat "$T/up.out")"
+old_schema 1
 [ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'), ('vmiss', 'reason'))")" = 3 ] ||
     fail "init did not add the schema 2 columns and the schema 3 table"
 
