@@ -28,10 +28,9 @@
  *                        divisor depends on the depth (10 at depths 0-7, 7 at 8-10, 3 at 11)
  *   spawn      sp_div    a child process forked every ~40 ms runs sp_div's loop (the divisor by
  *                        place) for ~20 ms and exits; the parent spins between children
- *   migrate    mig_div   threads a and b as in threads, each moving itself to the other of the
- *                        first two allowed CPUs (sched_setaffinity) before each 1 ms run, beside
- *                        two threads that only spin (no div), so that the measured threads wait
- *                        for a CPU and are moved; mig_div's div reads its divisor from memory
+ *   migrate    mig_div   threads a and b as in threads, moved by the main thread every 200 us,
+ *                        each to the other of the first two allowed CPUs (sched_setaffinity; a
+ *                        and b on opposite ones); mig_div's div reads its divisor from memory
  *                        (`div qword [..]`, rcx holding the same value): a value sampler whose
  *                        breakpoint stays on the CPU where it was armed, or that another
  *                        thread's trigger can take away, loses the arms of the thread that waits
@@ -204,6 +203,8 @@ typedef struct th_arg {
     const uint64_t *mix;
     int duty; /* 1: all the time; 4: 1 ms of every 4 */
     volatile int *stop;
+    uint64_t (*div)(struct th_arg *, uint64_t, uint64_t); /* th_div, mig_div */
+    volatile pid_t tid;                                   /* set by the thread (migrate) */
     uint64_t count[11];
 } th_arg_t;
 
@@ -223,10 +224,11 @@ static void *th_main(void *p)
 {
     th_arg_t *a = p;
     uint64_t acc = 1;
+    a->tid = (pid_t)syscall(SYS_gettid);
     while (!*a->stop) {
         double t0 = wall_ms();
         while (wall_ms() < t0 + 1.0)
-            acc = th_div(a, 2000, acc);
+            acc = a->div(a, 2000, acc);
         if (a->duty > 1)
             usleep((useconds_t)(1000 * (a->duty - 1)));
     }
@@ -234,7 +236,7 @@ static void *th_main(void *p)
     return NULL;
 }
 
-/* ---- migrate: as threads, the threads moved from CPU to CPU by a third one */
+/* ---- migrate: as threads, the threads moved from CPU to CPU by the main thread */
 static int mig_cpus[2];
 
 __attribute__((noinline)) static uint64_t mig_div(th_arg_t *a, uint64_t n, uint64_t acc)
@@ -251,27 +253,6 @@ __attribute__((noinline)) static uint64_t mig_div(th_arg_t *a, uint64_t n, uint6
     return acc;
 }
 
-typedef struct mig_arg {
-    th_arg_t th;
-    volatile pid_t tid;
-} mig_arg_t;
-
-static void *mig_main(void *p)
-{
-    mig_arg_t *a = p;
-    uint64_t acc = 1;
-    a->tid = (pid_t)syscall(SYS_gettid);
-    while (!*a->th.stop) {
-        double t0 = wall_ms();
-        while (wall_ms() < t0 + 1.0)
-            acc = mig_div(&a->th, 2000, acc);
-        if (a->th.duty > 1)
-            usleep((useconds_t)(1000 * (a->th.duty - 1)));
-    }
-    sink = acc;
-    return NULL;
-}
-
 /* Move thread tid to cpu (it may have exited: ignored). */
 static void mig_pin(pid_t tid, int cpu)
 {
@@ -280,6 +261,36 @@ static void mig_pin(pid_t tid, int cpu)
     CPU_SET(cpu, &set);
     if (tid > 0)
         sched_setaffinity(tid, sizeof set, &set);
+}
+
+/* threads and migrate: threads a (mix a, all the time) and b (mix b, 1 ms of every 4) run div
+ * until the process has used ms * 1.25 ms of CPU since start (both threads: ~1.25 CPUs' worth);
+ * with move, the main thread moves them every 200 us, each to the other of mig_cpus (a and b
+ * opposite). The truth: their counts summed. */
+static int two_threads(uint64_t (*div)(th_arg_t *, uint64_t, uint64_t), int move, double start,
+                       double ms)
+{
+    volatile int stop = 0;
+    th_arg_t a = {.mix = mix_a, .duty = 1, .stop = &stop, .div = div};
+    th_arg_t b = {.mix = mix_b, .duty = 4, .stop = &stop, .div = div};
+    pthread_t ta, tb;
+    if (pthread_create(&ta, NULL, th_main, &a) || pthread_create(&tb, NULL, th_main, &b)) {
+        fprintf(stderr, "work-phased: cannot start threads\n");
+        return 1;
+    }
+    for (int k = 0; cpu_ms() < start + ms * 1.25; k ^= 1) {
+        if (move) {
+            mig_pin(a.tid, mig_cpus[k]);
+            mig_pin(b.tid, mig_cpus[k ^ 1]);
+        }
+        usleep(move ? 200 : 10000);
+    }
+    stop = 1;
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    for (int i = 0; i < 11; i++)
+        count[i] = a.count[i] + b.count[i];
+    return 0;
 }
 
 static int mig_run(double start, double ms)
@@ -294,26 +305,7 @@ static int mig_run(double start, double ms)
         fprintf(stderr, "work-phased: migrate needs 2 CPUs\n");
         return 3;
     }
-    volatile int stop = 0;
-    mig_arg_t a = {.th = {.mix = mix_a, .duty = 1, .stop = &stop}};
-    mig_arg_t b = {.th = {.mix = mix_b, .duty = 4, .stop = &stop}};
-    pthread_t ta, tb;
-    if (pthread_create(&ta, NULL, mig_main, &a) || pthread_create(&tb, NULL, mig_main, &b)) {
-        fprintf(stderr, "work-phased: cannot start threads\n");
-        return 1;
-    }
-    /* the main thread moves them: every 200 us each goes to the other CPU (a and b opposite) */
-    for (int k = 0; cpu_ms() < start + ms * 1.25; k ^= 1) {
-        mig_pin(a.tid, mig_cpus[k]);
-        mig_pin(b.tid, mig_cpus[k ^ 1]);
-        usleep(200);
-    }
-    stop = 1;
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    for (int i = 0; i < 11; i++)
-        count[i] = a.th.count[i] + b.th.count[i];
-    return 0;
+    return two_threads(mig_div, 1, start, ms);
 }
 
 /* ---- rare */
@@ -437,25 +429,8 @@ int main(int argc, char **argv)
             acc = cs_site_b(acc);
             rounds++;
         }
-    } else if (strcmp(mode, "threads") == 0) {
-        volatile int stop = 0;
-        th_arg_t a = {.mix = mix_a, .duty = 1, .stop = &stop};
-        th_arg_t b = {.mix = mix_b, .duty = 4, .stop = &stop};
-        pthread_t ta, tb;
-        if (pthread_create(&ta, NULL, th_main, &a) || pthread_create(&tb, NULL, th_main, &b)) {
-            fprintf(stderr, "work-phased: cannot start threads\n");
-            return 1;
-        }
-        while (cpu_ms() < start + ms * 1.25) /* both threads: ~1.25 CPUs' worth */
-            usleep(10000);
-        stop = 1;
-        pthread_join(ta, NULL);
-        pthread_join(tb, NULL);
-        for (int i = 0; i < 11; i++)
-            count[i] = a.count[i] + b.count[i];
-        rounds = 1;
-    } else if (strcmp(mode, "migrate") == 0) {
-        int rc = mig_run(start, ms);
+    } else if (strcmp(mode, "threads") == 0 || strcmp(mode, "migrate") == 0) {
+        int rc = mode[0] == 't' ? two_threads(th_div, 0, start, ms) : mig_run(start, ms);
         if (rc)
             return rc;
         rounds = 1;
