@@ -22,9 +22,6 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/phased.sh"
-for f in dcpid dcpilist samples/work-phased samples/vp-acc.so; do
-    [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
-done
 phased_probe
 for mode in ${MODES:-phased callsites recurse}; do
     phased_check "$mode"

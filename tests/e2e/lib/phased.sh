@@ -23,8 +23,13 @@ phased_ms() {
 # which only sets how often arms come (the default 2% gives ~400 value samples/s here)
 PHASED_BUDGET=${PHASED_BUDGET:-8}
 
-# phased_probe: skip (77) unless cpu-clock sampling and execute breakpoints are available
+# phased_probe: fail unless the binaries the phased tests run are built; skip (77) unless cpu-clock
+# sampling and execute breakpoints are available
 phased_probe() {
+    local f
+    for f in dcpid dcpilist samples/work-phased samples/vp-acc.so; do
+        [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
+    done
     e2e_probe_cpu_clock "perf_event_open for cpu-clock"
     ACC_MNEM=div ACC_VALUE=rcx timeout -k 5 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock \
         -vtrace "$BIN/samples/vp-acc.so" -- true >"$T/probe.out" 2>&1 ||
