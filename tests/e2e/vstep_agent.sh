@@ -1,6 +1,7 @@
 #!/bin/bash
 # vstep_agent.sh - dcpid -vstep with a command (the in-process agent): `dcpid -vtrace vp-classic
-# -vtrace vp-memval.so -vstep -- work-step -n 500`. work-step's hot loop loads table[i & 1023]
+# -vtrace vp-memval.so -vstep -- work-step -n N`, N redone longer until the counts
+# below are there (stat_until). work-step's hot loop loads table[i & 1023]
 # with `add rbx, [r14+rax*8]` (768 entries hold 0x1111, 256 hold 0x2222: 75% / 25%) and
 # sys_mask (always 0xfff) with `mov rax, [rip+...]`. The regs backend reports loaded values as
 # missing; with -vstep:
@@ -12,8 +13,9 @@
 #   - vp-classic shows the load's result 0xfff at 100% (the regs backend run shows nothing; the
 #     default bp backend shows it too, read by BPF at the breakpoint, where BPF loads);
 #   - the program's output is identical to an unprofiled run's;
-#   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run;
-#   - no ring file is left in /dev/shm;
+#   - dcpictl status shows "vstep agent bursts B steps S lost L" with B > 0 during the run, and
+#     the ring file /dev/shm/dcpi-step-<dcpid's pid>.* is there then;
+#   - no ring file is left in /dev/shm after the run;
 #   - vp-taken (built here: TRACE_BR_TAKEN of every jz) on `work-step -j 2000`, whose jz is taken
 #     in exactly 25% of its executions in a random order that changes every pass: at least 1000
 #     value samples, the taken share within the binomial tolerance of that count. The first
@@ -117,45 +119,79 @@ PLUGIN
         "$T/vp-taken.c" 2>"$T/cc.err" || fail "building vp-taken: $(cat "$T/cc.err")"
 fi
 
-# (-n 500: ~1 s of CPU, the add gets ~550 value samples at -vrate 1000 in the 2-core VM)
-plain=$(to 60 "$W" -n 500) || fail "work-step failed"
-
 # --- the run, with a status query while it runs
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace vp-classic "${MEMVAL[@]}" -vstep \
-    -vrate 1000 -- "$W" -n 500 >"$T/out" 2>"$T/err" &
-dpid=$!
-st=""
-for _ in $(seq 50); do
-    sleep 0.2
-    st=$(to 10 "$BIN/dcpictl" -db "$T/db" status 2>/dev/null) && grep -q '^vstep agent' <<<"$st" &&
-        [[ "$(grep '^vstep agent' <<<"$st")" != *"bursts 0 "* ]] && break
-done
-wait $dpid || fail "dcpid -vstep failed (rc $?): $(cat "$T/err")"
-[ "$(cat "$T/out")" = "$plain" ] || fail "output differs: '$(cat "$T/out")' vs '$plain'"
-line=$(grep '^vstep agent' <<<"$st")
-[[ "$line" =~ ^vstep\ agent\ bursts\ ([0-9]+)\ steps\ ([0-9]+)\ lost\ ([0-9]+)$ ]] ||
-    fail "status has no vstep line: $st"
-[ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no bursts during the run: $line"
-echo "status: $line"
-left=$(ls /dev/shm | grep -c "^dcpi-step-$dpid\." || true)
-[ "$left" -eq 0 ] || fail "$left ring files left in /dev/shm"
-
+# (-n 700: ~1.4 s of CPU, the add gets ~400 value samples at -vrate 1000 in the 2-core VM; redone
+# longer, from the rate seen, until the add has 300 value samples and the sys_mask load at least
+# one, and a status query during the run saw bursts: stat_until. Bursts come from the thread's
+# CPU clock, so a faster CPU gives fewer of them for the same rounds, and a loaded machine, whose
+# dcpid drains the rings late, loses some)
+NMIN=300
+arun() {
+    local n=$(($(stat_ms 700) * $1)) dpid
+    rm -rf "$T/db"
+    plain=$(to 120 "$W" -n $n) || fail "work-step failed"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace vp-classic "${MEMVAL[@]}" -vstep \
+        -vrate 1000 -- "$W" -n $n >"$T/out" 2>"$T/err" &
+    dpid=$!
+    st="" spid="" rings=0
+    while kill -0 $dpid 2>/dev/null; do
+        sleep 0.2
+        st=$(to 10 "$BIN/dcpictl" -db "$T/db" status 2>/dev/null) || continue
+        # dcpid's own pid (dpid is timeout's) names its rings: /dev/shm/dcpi-step-PID.*
+        spid=$(awk '$1 == "pid" {print $2}' <<<"$st")
+        [[ $spid =~ ^[0-9]+$ ]] || fail "status names no pid: $st"
+        [[ "$(grep '^vstep agent' <<<"$st")" =~ bursts\ [1-9] ]] || continue
+        rings=$(ls /dev/shm | grep -c "^dcpi-step-$spid\." || true)
+        break
+    done
+    wait $dpid || fail "dcpid -vstep failed (rc $?): $(cat "$T/err")"
+    [ "$(cat "$T/out")" = "$plain" ] || fail "output differs: '$(cat "$T/out")' vs '$plain'"
+    if [ -n "$spid" ]; then
+        left=$(ls /dev/shm | grep -c "^dcpi-step-$spid\." || true)
+        [ "$left" -eq 0 ] || fail "$left ring files left in /dev/shm"
+    fi
+    # (a run without any value sample has no value profile: counted as none, run longer)
+    listing "$T/db" vp-classic >"$T/classic" || grep -q 'no value profile' "$T/classic" ||
+        fail "dcpilist vp-classic: $(cat "$T/classic")"
+    ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/classic")
+    add=
+    if [ ${#MEMVAL[@]} -gt 0 ]; then
+        listing "$T/db" "$P/vp-memval.so" >"$T/memval" || grep -q 'no value profile' "$T/memval" ||
+            fail "dcpilist vp-memval: $(cat "$T/memval")"
+        add=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/memval")
+    fi
+    return 0
+}
+# the add's value samples; 0 while the status query saw no burst and its ring file, or the load
+# has no value sample (one is enough: its value is the same in every execution)
+acount() {
+    local a l
+    [[ "$(grep '^vstep agent' <<<"$st")" =~ bursts\ [1-9] && $rings -gt 0 ]] || { echo 0; return; }
+    l=$(vtot "$ld")
+    [[ $l =~ ^[0-9]+$ && $l -gt 0 ]] || { echo 0; return; }
+    [ ${#MEMVAL[@]} -gt 0 ] || { echo $NMIN; return; }
+    a=$(vtot "$add")
+    [[ $a =~ ^[0-9]+$ ]] && echo "$a" || echo 0
+}
 share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
 listing() {
     to 60 "$BIN/dcpilist" -db "$1" -asm -vtrace "$2" -vshow 8 -vcutoff 0 step_loop "$W" 2>&1
 }
+stat_until $NMIN 8 arun acount
+line=$(grep '^vstep agent' <<<"$st")
+[[ "$line" =~ ^vstep\ agent\ bursts\ ([0-9]+)\ steps\ ([0-9]+)\ lost\ ([0-9]+)$ ]] ||
+    fail "status has no vstep line: $st"
+[ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no bursts during the run: $line"
+[ "$rings" -gt 0 ] || fail "no ring file /dev/shm/dcpi-step-$spid.* during the run"
+echo "status: $line, $rings ring file(s) of dcpid $spid (work-step -n $(($(stat_ms 700) * STAT_SCALE)))"
 
-listing "$T/db" vp-classic >"$T/classic" || fail "dcpilist vp-classic: $(cat "$T/classic")"
-ld=$(grep -E 'mov +rax, qword ptr \[0x[0-9A-Fa-f]+\]' "$T/classic")
 p=$(share "$ld" 0xfff)
 [ "$p" = 100.0 ] || fail "vp-classic: the sys_mask load's result 0xfff at '$p'%, want 100.0: $ld"
 echo "vp-classic: ${ld//  / }"
 
 if [ ${#MEMVAL[@]} -gt 0 ]; then
-    listing "$T/db" "$P/vp-memval.so" >"$T/memval" || fail "dcpilist vp-memval: $(cat "$T/memval")"
-    add=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/memval")
     n=$(vtot "$add")
-    stat_min "vp-memval: the add's value samples" "$n" 300 || fail "too few: ${add//  / }"
+    stat_min "vp-memval: the add's value samples" "$n" $NMIN || fail "too few: ${add//  / }"
     stat_share "vp-memval: table load 0x1111" "$(share "$add" 0x1111)" 75 "$n" ||
         fail "vp-memval: ${add//  / }"
     stat_share "vp-memval: table load 0x2222" "$(share "$add" 0x2222)" 25 "$n" ||
@@ -164,19 +200,20 @@ fi
 
 # --- a branch taken in 25% of its executions (work-step -j): the share per execution
 if [ ${#MEMVAL[@]} -gt 0 ]; then
-    # (-j 800: ~1.8 s of CPU, ~1800 value samples in the 2-core VM; redone up to four times as
-    # long until the jz has 1000 value samples: stat_until)
+    # (-j 1100: ~2.6 s of CPU, ~1300 value samples in the 2-core VM, where -j 800 gave 910-950
+    # and so nearly always a second run; redone longer, from the rate seen, until the jz has
+    # 1000 value samples: stat_until)
     brun() {
         rm -rf "$T/br"
         to 300 "$BIN/dcpid" -db "$T/br" -event cpu-clock -vtrace "$P/vp-taken.so" -vstep -vrate 1000 \
-            -- "$W" -j $(($(stat_ms 800) * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
+            -- "$W" -j $(($(stat_ms 1100) * $1)) >/dev/null 2>"$T/err3" || fail "dcpid -vstep (branch) failed: $(cat "$T/err3")"
         to 60 "$BIN/dcpilist" -db "$T/br" -asm -vtrace "$P/vp-taken.so" -vshow 8 -vcutoff 0 \
             branch_pass "$W" >"$T/taken" 2>&1 || fail "dcpilist vp-taken: $(cat "$T/taken")"
         # (the listing names a jump's target as objdump does: "jz 11a0 <branch_pass+0x20>")
         jz=$(grep -E ' jz +(0x)?[0-9A-Fa-f]+( |$)' "$T/taken")
     }
     bcount() { vtot "$jz"; }
-    stat_until 1000 4 brun bcount
+    stat_until 1000 8 brun bcount
     n=$(vtot "$jz")
     stat_min "vp-taken: the jz's value samples" "$n" 1000 || fail "too few: ${jz//  / }"
     stat_share "vp-taken: jz taken" "$(share "$jz" 0x1)" 25 "$n" || fail "vp-taken: ${jz//  / }"
