@@ -183,6 +183,26 @@ static void run_done(run_t *r)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* How much work a check that needs bursts asks for. The agent's bursts come from each thread's
+ * CPU clock (DCPI_AGENT_RATE per second of its CPU time, served at the kernel's tick), so how
+ * many a run of N rounds gets depends on the machine's speed, its tick and its load, none of
+ * which the test controls. Such a check runs the work again with GROW_FACTOR times the rounds,
+ * from its base up to base * GROW_FACTOR^(GROW_STEPS - 1), until it holds: the bound is on work,
+ * not time (a round is 10^6 iterations, ~2 ms of CPU here, and timer expiries at >= 100 per CPU
+ * second: 64 x the base gives hundreds of times the bursts the check needs), so only an agent
+ * that does not do its job fails it, on any machine. */
+enum { GROW_FACTOR = 4, GROW_STEPS = 4 };
+
+/* The rounds of try k (0 ..) from base, as work-step's -n argument. */
+static char *grow_rounds(char buf[24], long base, int k)
+{
+    long n = base;
+    for (int i = 0; i < k; i++)
+        n *= GROW_FACTOR;
+    snprintf(buf, 24, "%ld", n);
+    return buf;
+}
+
 typedef struct collect {
     step_record_t *recs;
     int n, cap;
@@ -290,7 +310,6 @@ START_TEST(test_agent_loads_calls_syscalls)
         ck_assert_int_eq(r.status, 0);
         ck_assert_str_eq(r.out, plain.out); /* never changes what the program computes */
         d = drain_all(&r, &c, &st);
-        ck_assert_int_gt(c.n, 0);
         ck_assert_uint_eq(st.steps, (uint64_t)c.n);
         done += st.end_count[STEP_END_DONE];
         for (int i = 0; i < c.n; i++)
@@ -303,22 +322,30 @@ START_TEST(test_agent_loads_calls_syscalls)
     ck_assert_uint_gt(done, 0);
     free(c.recs);
     dcpi_stepdrain_close(d, 1);
-    /* A syscall every 2 iterations: bursts end before it (checked above: none is stepped). */
-    run_t sys;
-    run_init(&sys);
-    char *sargs[] = {"work-step", "-c", "1", "-n", "2", NULL};
+    /* A syscall every 2 iterations: bursts end before it (checked above: none is stepped). A
+     * burst of 64 instructions always reaches one, so one burst is enough: the runs grow (2, 8,
+     * 32, 128 rounds) until there was one. */
     setenv(STEP_BURST_ENV, "64", 1); /* longer than the way from one syscall to the next */
-    run_work(&sys, 1, "300", sargs);
-    unsetenv(STEP_BURST_ENV);
-    d = drain_all(&sys, &c, &st);
-    ck_assert_uint_gt(st.end_count[STEP_END_SYSCALL], 0);
-    for (int i = 0; i < c.n; i++) {
-        dcpi_insn_t in;
-        ck_assert_int_ne(mnemonic_of(&c.recs[i], &in), ZYDIS_MNEMONIC_SYSCALL);
+    uint64_t sys_ends = 0;
+    char rounds[24];
+    for (int k = 0; k < GROW_STEPS && sys_ends == 0; k++) {
+        run_t sys;
+        run_init(&sys);
+        char *sargs[] = {"work-step", "-c", "1", "-n", grow_rounds(rounds, 2, k), NULL};
+        run_work(&sys, 1, "300", sargs);
+        ck_assert_int_eq(sys.status, 0);
+        d = drain_all(&sys, &c, &st);
+        sys_ends = st.end_count[STEP_END_SYSCALL];
+        for (int i = 0; i < c.n; i++) {
+            dcpi_insn_t in;
+            ck_assert_int_ne(mnemonic_of(&c.recs[i], &in), ZYDIS_MNEMONIC_SYSCALL);
+        }
+        free(c.recs);
+        dcpi_stepdrain_close(d, 1);
+        run_done(&sys);
     }
-    free(c.recs);
-    dcpi_stepdrain_close(d, 1);
-    run_done(&sys);
+    unsetenv(STEP_BURST_ENV);
+    ck_assert_msg(sys_ends > 0, "no burst ended at a syscall after work-step -c 1 -n %s", rounds);
     run_done(&plain);
     run_done(&r);
 }
@@ -327,14 +354,25 @@ END_TEST
 /* The records encode into a trace that parses back with the same values. */
 START_TEST(test_agent_encode)
 {
+    /* (the runs grow, 100, 400, 1600, 6400 rounds, until they hold more than 50 records) */
     run_t r;
-    run_init(&r);
-    char *args[] = {"work-step", "-n", "100", NULL};
-    run_work(&r, 1, "300", args);
-    collect_t c;
+    collect_t c = {0};
     dcpi_step_stats_t st;
-    dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
-    ck_assert_int_gt(c.n, 50);
+    dcpi_stepdrain_t *d = NULL;
+    char rounds[24];
+    for (int k = 0; k < GROW_STEPS && c.n <= 50; k++) {
+        if (d) {
+            free(c.recs);
+            dcpi_stepdrain_close(d, 1);
+            run_done(&r);
+        }
+        run_init(&r);
+        char *args[] = {"work-step", "-n", grow_rounds(rounds, 100, k), NULL};
+        run_work(&r, 1, "300", args);
+        ck_assert_int_eq(r.status, 0);
+        d = drain_all(&r, &c, &st);
+    }
+    ck_assert_msg(c.n > 50, "%d records after work-step -n %s, want > 50", c.n, rounds);
     trace_vlist_table_t *spec = trace_vlist_table_alloc();
     trace_vlist_t *vl = trace_vlist_alloc();
     trace_add_value_to_vlist(vl, TRACE_EA);
@@ -388,16 +426,26 @@ static void count_bursts(const collect_t *c, long *bursts, long *first)
  * over. Either way the burst statistics count it. */
 START_TEST(test_agent_first_dropped)
 {
-    char *args[] = {"work-step", "-n", "100", NULL};
+    char rounds[24];
     for (int keep = 0; keep < 2; keep++) {
+        /* (the runs grow, 100, 400, 1600, 6400 rounds, until a record was handed over) */
         run_t r;
-        run_init(&r);
-        run_work(&r, 1, "300", args);
-        ck_assert_int_eq(r.status, 0);
-        collect_t c;
+        collect_t c = {0};
         dcpi_step_stats_t st;
-        dcpi_stepdrain_t *d = drain_keep(&r, &c, &st, keep);
-        ck_assert_int_gt(c.n, 0);
+        dcpi_stepdrain_t *d = NULL;
+        for (int k = 0; k < GROW_STEPS && c.n == 0; k++) {
+            if (d) {
+                free(c.recs);
+                dcpi_stepdrain_close(d, 1);
+                run_done(&r);
+            }
+            run_init(&r);
+            char *args[] = {"work-step", "-n", grow_rounds(rounds, 100, k), NULL};
+            run_work(&r, 1, "300", args);
+            ck_assert_int_eq(r.status, 0);
+            d = drain_keep(&r, &c, &st, keep);
+        }
+        ck_assert_msg(c.n > 0, "no record after work-step -n %s (keep %d)", rounds, keep);
         long bursts, first;
         count_bursts(&c, &bursts, &first);
         ck_assert_uint_eq(st.drained, (uint64_t)c.n);
@@ -421,25 +469,34 @@ START_TEST(test_agent_first_dropped)
 }
 END_TEST
 
+/* A program with its own SIGTRAP and SIGPROF handlers (and an ITIMER_PROF) keeps its behaviour,
+ * and the agent still steps it. Every run checks the program's output; the runs grow (5, 20, 80,
+ * 320 rounds) until the agent wrote a record, which a short run may not get: its ITIMER_PROF
+ * ends the bursts it meets, and the run is ~50 ms of CPU. */
 START_TEST(test_agent_program_signals)
 {
-    run_t plain, r;
-    run_init(&plain);
-    run_init(&r);
-    char *args[] = {"work-step", "-s", "-n", "5", NULL};
-    run_work(&plain, 0, "100", args);
-    run_work(&r, 1, "1000", args);
-    ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "sigtrap 10 sigprof>=20 1"));
-    ck_assert_str_eq(r.out, plain.out);
-    collect_t c;
-    dcpi_step_stats_t st;
-    dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
-    ck_assert_int_gt(c.n, 0);
-    free(c.recs);
-    dcpi_stepdrain_close(d, 1);
-    run_done(&plain);
-    run_done(&r);
+    int n = 0, k;
+    char rounds[24];
+    for (k = 0; k < GROW_STEPS && n == 0; k++) {
+        run_t plain, r;
+        run_init(&plain);
+        run_init(&r);
+        char *args[] = {"work-step", "-s", "-n", grow_rounds(rounds, 5, k), NULL};
+        run_work(&plain, 0, "100", args);
+        run_work(&r, 1, "1000", args);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "sigtrap 10 sigprof>=20 1"));
+        ck_assert_str_eq(r.out, plain.out);
+        collect_t c;
+        dcpi_step_stats_t st;
+        dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
+        n = c.n;
+        free(c.recs);
+        dcpi_stepdrain_close(d, 1);
+        run_done(&plain);
+        run_done(&r);
+    }
+    ck_assert_msg(n > 0, "no record from the agent after work-step -s -n %s", rounds);
 }
 END_TEST
 
@@ -511,22 +568,37 @@ START_TEST(test_agent_fork_threads_exec)
 }
 END_TEST
 
+/* A program that blocks every signal still gets bursts (the agent keeps its two signals
+ * unblocked), and a ring nobody drains fills and then loses bursts instead of blocking the
+ * program. Bursts of STEP_BURST_MAX instructions fill the ring (STEP_DEF_RECORDS records) in
+ * STEP_DEF_RECORDS / STEP_BURST_MAX of them, so a run needs a few more than that; the runs grow
+ * (20, 80, 320, 1280 rounds) until one lost a burst. Every run checks what it can whatever its
+ * length: the program's exit, and no more records than the ring holds. */
 START_TEST(test_agent_blocked_and_full)
 {
-    run_t r;
-    run_init(&r);
-    char *args[] = {"work-step", "-b", "-n", "300", NULL};
-    run_work(&r, 1, "2000", args);
-    ck_assert_int_eq(r.status, 0);
-    collect_t c;
-    dcpi_step_stats_t st;
-    dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
-    ck_assert_int_gt(c.n, 0);             /* signals blocked by the program: still bursts */
-    ck_assert_uint_gt(st.lost_bursts, 0); /* nobody drained: the ring filled, never blocked */
-    ck_assert_uint_le(c.n, STEP_DEF_RECORDS);
+    char rounds[24], burst[16];
+    collect_t c = {0};
+    dcpi_step_stats_t st = {0};
+    snprintf(burst, sizeof(burst), "%d", STEP_BURST_MAX);
+    setenv(STEP_BURST_ENV, burst, 1);
+    for (int k = 0; k < GROW_STEPS && st.lost_bursts == 0; k++) {
+        run_t r;
+        run_init(&r);
+        char *args[] = {"work-step", "-b", "-n", grow_rounds(rounds, 20, k), NULL};
+        run_work(&r, 1, "2000", args);
+        ck_assert_int_eq(r.status, 0);
+        free(c.recs);
+        dcpi_stepdrain_t *d = drain_all(&r, &c, &st);
+        ck_assert_uint_le(c.n, STEP_DEF_RECORDS); /* nobody drained: never more than it holds */
+        dcpi_stepdrain_close(d, 1);
+        run_done(&r);
+    }
+    unsetenv(STEP_BURST_ENV);
+    ck_assert_msg(c.n > 0, "no record with all signals blocked after work-step -b -n %s", rounds);
+    ck_assert_msg(st.lost_bursts > 0, /* the ring filled, and the program was never blocked */
+                  "no lost burst after work-step -b -n %s: %d records, %llu bursts", rounds, c.n,
+                  (unsigned long long)st.bursts);
     free(c.recs);
-    dcpi_stepdrain_close(d, 1);
-    run_done(&r);
 }
 END_TEST
 
