@@ -27,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -78,6 +81,12 @@ typedef ZydisRegister (*reg_enc_fn)(ZydisMachineMode, ZydisRegister);
 struct agent_thread {
     int live, slot, stepping, index, tid;
     timer_t timer;
+    /* arm mode: the tick event, the breakpoints (fd -1: none), their targets and state */
+    int tick_fd, nbp, bp_fd[STEP_ARM_SLOTS];
+    uint64_t bp_addr[STEP_ARM_SLOTS];
+    uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
+    uint32_t rot;
+    uint64_t rng, period_ns;
     uint64_t burst, t0;
     step_record_t cur; /* the instruction about to run: before regs, bytes, ea */
 };
@@ -85,7 +94,7 @@ struct agent_thread {
 static __thread struct agent_thread self __attribute__((tls_model("initial-exec")));
 
 static struct {
-    int active, sig, burst_len, rate;
+    int active, sig, burst_len, rate, arm;
     step_ring_header_t *hdr;
     size_t size;
     char prefix[200];
@@ -396,9 +405,232 @@ static void on_program_signal(int sig, siginfo_t *si, void *ucv)
     call_program(sig, si, ucv);
 }
 
+/* ---- arm mode (stepring.h: dcpid's table of targets, the breakpoints, STEP_REC_HIT) ---------- */
+
+#define ARM_COOKIE 0x5dc1a000ul /* sig_data of our events: + k for breakpoint k */
+#define ARM_TICK   (ARM_COOKIE + 0xff)
+#define ARM_MIN_NS 20000ull   /* the shortest mean tick period */
+#define ARM_DEF_NS 4000000ull /* the mean period until dcpid's table gives one */
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+#define TRAP_PERF_ASYNC (1u << 31) /* the signal came late: SIGTRAP was blocked at the event */
+
+/* siginfo's perf fields (TRAP_PERF, Linux 5.13+), laid out after si_addr as the kernel does */
+struct perf_si {
+    void *addr;
+    unsigned long data;
+    uint32_t type, flags;
+};
+
+static const struct perf_si *perf_si(const siginfo_t *si)
+{
+    return (const struct perf_si *)(const void *)&si->si_addr;
+}
+
+static int perf_open(struct perf_event_attr *a)
+{
+    return (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Breakpoint k of this thread at addr: one sample per execution, signalled to the thread. */
+static void bp_attr(struct perf_event_attr *a, uint64_t addr, int k, int disabled)
+{
+    memset(a, 0, sizeof(*a));
+    a->type = PERF_TYPE_BREAKPOINT;
+    a->size = sizeof(*a);
+    a->bp_type = HW_BREAKPOINT_X;
+    a->bp_len = sizeof(long);
+    a->bp_addr = addr;
+    a->sample_period = 1;
+    a->sigtrap = 1;
+    a->remove_on_exec = 1;
+    a->exclude_kernel = 1;
+    a->exclude_hv = 1;
+    a->disabled = (uint64_t)disabled;
+    a->sig_data = ARM_COOKIE + (unsigned long)k;
+}
+
+static uint64_t rnd(void)
+{
+    uint64_t x = self.rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return self.rng = x;
+}
+
+/* The next tick's period, uniform in [mean/4, 7 mean/4): ticks keep no step with the program. */
+static uint64_t next_period(uint64_t mean)
+{
+    return mean / 4 + rnd() % (mean * 3 / 2 + 1);
+}
+
+static void note_errno(int e)
+{
+    uint32_t zero = 0;
+    atomic_compare_exchange_strong(&g.hdr->arm_errno, &zero, (uint32_t)e);
+}
+
+static void arm_close(void)
+{
+    for (int k = 0; k < STEP_ARM_SLOTS; k++) {
+        if (self.bp_fd[k] >= 0)
+            close(self.bp_fd[k]);
+        self.bp_fd[k] = -1;
+    }
+    if (self.tick_fd >= 0)
+        close(self.tick_fd);
+    self.tick_fd = -1;
+    self.nbp = 0;
+}
+
+/* The thread's breakpoints (as many as it gets, up to STEP_ARM_SLOTS: a debugger may hold
+ * some) and its tick; none at all when perf refuses (the first errno goes to the header). */
+static void arm_open(void)
+{
+    struct perf_event_attr a;
+    self.tick_fd = -1;
+    for (int k = 0; k < STEP_ARM_SLOTS; k++)
+        self.bp_fd[k] = -1;
+    for (int k = 0; k < STEP_ARM_SLOTS; k++) {
+        bp_attr(&a, (uint64_t)(uintptr_t)&arm_open, k, 1); /* disabled: a placeholder */
+        int fd = perf_open(&a);
+        if (fd < 0) {
+            note_errno(errno);
+            break;
+        }
+        self.bp_fd[k] = fd;
+        self.bp_addr[k] = a.bp_addr;
+        self.nbp++;
+    }
+    uint32_t fewest = atomic_load(&g.hdr->arm_bps);
+    while ((uint32_t)self.nbp < fewest &&
+           !atomic_compare_exchange_weak(&g.hdr->arm_bps, &fewest, (uint32_t)self.nbp))
+        ;
+    if (self.nbp == 0)
+        return;
+    self.rng = now_ns() ^ ((uint64_t)self.tid << 32) ^ 0x9e3779b97f4a7c15ull;
+    self.period_ns = ARM_DEF_NS;
+    memset(&a, 0, sizeof(a));
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.size = sizeof(a);
+    a.sample_period = next_period(self.period_ns);
+    a.sigtrap = 1;
+    a.remove_on_exec = 1;
+    a.exclude_kernel = 1; /* ticks in the kernel arm nothing */
+    a.sig_data = ARM_TICK;
+    if ((self.tick_fd = perf_open(&a)) < 0) {
+        note_errno(errno);
+        arm_close();
+    }
+}
+
+/* Breakpoint k on addr (the table's index-th target), unless it waits there already. */
+static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
+{
+    if (self.bp_armed[k] && self.bp_addr[k] == addr)
+        return; /* still waiting for its hit: the first execution after it was armed */
+    if (self.bp_armed[k])
+        atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
+    int rc;
+    if (self.bp_addr[k] == addr) {
+        rc = ioctl(self.bp_fd[k], PERF_EVENT_IOC_ENABLE, 0);
+    } else {
+        struct perf_event_attr a;
+        bp_attr(&a, addr, k, 0);
+        rc = ioctl(self.bp_fd[k], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
+        if (rc == 0)
+            self.bp_addr[k] = addr;
+    }
+    if (rc != 0) {
+        note_errno(errno);
+        ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
+        self.bp_armed[k] = 0;
+        return;
+    }
+    self.bp_armed[k] = 1;
+    self.bp_index[k] = (uint8_t)index;
+    atomic_fetch_add_explicit(&s->arms, 1, memory_order_relaxed);
+}
+
+/* A tick: the next period, then the table's targets armed (in turn when there are more targets
+ * than breakpoints). */
+static void arm_tick(void)
+{
+    step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    atomic_fetch_add_explicit(&s->ticks, 1, memory_order_relaxed);
+    step_arm_table_t t;
+    if (step_arm_read(g.hdr, &t) != 0) {
+        t.n = 0; /* being written: nothing this tick */
+        t.period_ns = 0;
+    }
+    if (t.period_ns)
+        self.period_ns = t.period_ns < ARM_MIN_NS ? ARM_MIN_NS : t.period_ns;
+    uint64_t p = next_period(self.period_ns);
+    ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
+    unsigned nbp = (unsigned)self.nbp, m = t.n < nbp ? t.n : nbp;
+    for (unsigned k = 0; k < m; k++) {
+        unsigned i = t.n <= nbp ? k : (self.rot + k) % t.n;
+        arm_slot(s, (int)k, i, t.addr[i]);
+    }
+    if (t.n > nbp)
+        self.rot = (self.rot + nbp) % t.n;
+}
+
+/* Breakpoint k hit: the state before the instruction into one record. */
+static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
+{
+    step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
+    int armed = self.bp_armed[k];
+    self.bp_armed[k] = 0;
+    uint64_t regs[STEP_NREGS];
+    regs_from_uc(uc, regs);
+    if ((flags & TRAP_PERF_ASYNC) || !armed || regs[R_IP] != self.bp_addr[k] ||
+        !step_ring_room(g.hdr, s, 1)) {
+        atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    prepare(regs);
+    step_record_t *c = &self.cur;
+    c->time_ns = now_ns();
+    c->burst = atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+    c->tid = (uint32_t)self.tid;
+    c->index = self.bp_index[k];
+    c->flags |= STEP_REC_HIT | STEP_REC_LAST;
+    c->end = STEP_END_DONE;
+    memcpy(c->after, c->before, sizeof(c->after));
+    memcpy(step_ring_next(g.hdr, (uint32_t)self.slot), c, sizeof(*c));
+    step_ring_publish(s);
+}
+
+/* 1 when si is one of the arm mode's signals (handled), 0 when not. */
+static int arm_signal(const siginfo_t *si, ucontext_t *uc)
+{
+    if (!g.arm || si->si_code != TRAP_PERF)
+        return 0;
+    const struct perf_si *p = perf_si(si);
+    if (p->data == ARM_TICK) {
+        if (self.live && self.tick_fd >= 0)
+            arm_tick();
+        return 1;
+    }
+    if (p->data < ARM_COOKIE || p->data >= ARM_COOKIE + STEP_ARM_SLOTS)
+        return 0;
+    if (self.live && self.bp_fd[p->data - ARM_COOKIE] >= 0)
+        arm_hit(uc, (int)(p->data - ARM_COOKIE), p->flags);
+    return 1;
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
     int saved = errno;
+    if (arm_signal(si, ucv)) {
+        errno = saved;
+        return;
+    }
     if (self.stepping && si->si_code == TRAP_TRACE) {
         on_step(ucv);
         errno = saved;
@@ -542,6 +774,12 @@ static void thread_arm(void)
     self.slot = claim_slot();
     if (self.slot < 0)
         return;
+    if (g.arm) { /* a tick event and breakpoints of its own instead of the burst timer */
+        arm_open();
+        pthread_setspecific(g.key, &self);
+        self.live = 1;
+        return;
+    }
     struct sigevent sev;
     memset(&sev, 0, sizeof(sev));
     sev.sigev_notify = SIGEV_THREAD_ID;
@@ -563,7 +801,10 @@ static void thread_disarm(void *unused)
     if (!self.live)
         return;
     self.live = 0;
-    timer_delete(self.timer);
+    if (g.arm)
+        arm_close();
+    else
+        timer_delete(self.timer);
     atomic_store(&step_ring_slot(g.hdr, (uint32_t)self.slot)->state, STEP_SLOT_DONE);
 }
 
@@ -627,6 +868,7 @@ static int open_ring(void)
         g.hdr->burst_len = (uint32_t)g.burst_len;
         g.hdr->rate = (uint32_t)g.rate;
         g.hdr->signo = (uint32_t)g.sig;
+        g.hdr->arm_mode = (uint32_t)g.arm;
         atomic_store(&g.hdr->ready, 1);
         return 0;
     }
@@ -674,6 +916,12 @@ static void after_fork_child(void)
 {
     if (!g.active)
         return;
+    step_arm_table_t t = {.n = 0};
+    if (g.arm) { /* the parent's breakpoints and tick are not the child's; its table is */
+        arm_close();
+        if (step_arm_read(g.hdr, &t) != 0)
+            t.n = 0;
+    }
     munmap(g.hdr, g.size);
     g.hdr = NULL;
     if (open_ring() != 0) {
@@ -681,6 +929,8 @@ static void after_fork_child(void)
         self.live = 0;
         return;
     }
+    if (t.n) /* the same code at the same addresses until dcpid writes the child's own table */
+        step_arm_publish(g.hdr, t.addr, t.n, t.period_ns);
     thread_arm();
 }
 
@@ -702,6 +952,8 @@ __attribute__((constructor)) static void agent_init(void)
     snprintf(g.prefix, sizeof(g.prefix), "%s", prefix);
     g.burst_len = env_int(STEP_BURST_ENV, 16, 1, STEP_BURST_MAX);
     g.rate = env_int(STEP_RATE_ENV, 100, 1, 100000);
+    const char *mode = getenv(STEP_MODE_ENV);
+    g.arm = mode && strcmp(mode, "arm") == 0;
     g.sig = pick_signal();
     load_zydis();
     if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)

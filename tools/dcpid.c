@@ -49,8 +49,9 @@ static const dcpi_cli_flag_t flags[] = {
     {"-vrate", "N",
      "at most N value samples per second per CPU (" STR(DCPI_VALUES_DEFAULT_RATE) ")", NULL},
     {"-vbudget", "PCT",
-     "bp backend: its triggers, arms and hits take at most PCT% of each thread's CPU time\n"
-     "(" STR(DCPI_DAEMON_DEFAULT_VBUDGET) "; what a trigger and an arm cost is measured at start)",
+     "the breakpoints' triggers or ticks, arms and hits take at most PCT% of each\n"
+     "thread's CPU time (inproc " STR(DCPI_DAEMON_DEFAULT_VBUDGET_INPROC) ", bp " STR(
+         DCPI_DAEMON_DEFAULT_VBUDGET) "; their costs are measured at start)",
      NULL},
     {"-voracle", "ADDR:IMAGE",
      "every execution of the instruction at ADDR (ELF address as dcpilist\n"
@@ -68,6 +69,10 @@ static const dcpi_cli_flag_t flags[] = {
      "values from the PC samples' registers (the regs backend) instead of\n"
      "execute breakpoints (the bp backend, the default where perf_event\n"
      "breakpoints work): biased by interrupt skid",
+     NULL},
+    {"-vbp", NULL,
+     "with a command: the bp backend (dcpid arms a breakpoint after a PC\n"
+     "sample) instead of the inproc one (the command's threads arm their own)",
      NULL},
     {"-vbp-first", NULL,
      "keep each breakpoint's first sample (dropped by default: it is the\n"
@@ -241,6 +246,7 @@ static void flag_alone(dcpi_daemon_opts_t *o, const char *f)
         {"-g", offsetof(dcpi_daemon_opts_t, callgraph)},
         {"-vstep", offsetof(dcpi_daemon_opts_t, vstep)},
         {"-vregs", offsetof(dcpi_daemon_opts_t, vregs)},
+        {"-vbp", offsetof(dcpi_daemon_opts_t, vbp)},
         {"-vbp-first", offsetof(dcpi_daemon_opts_t, vbp_first)},
         {"-vstep-first", offsetof(dcpi_daemon_opts_t, vstep_first)},
         {"-vrecord", offsetof(dcpi_daemon_opts_t, vrecord)},
@@ -294,12 +300,12 @@ static int parse(dcpi_daemon_opts_t *o, dcpi_cli_t *cli, int argc, char **argv)
         return bad("-vrecord-max needs -vrecord%s", "");
     if (o->vburst && !o->vstep)
         return bad("-vburst needs -vstep%s", "");
-    if ((o->vregs || o->vbp_first) && o->nvtrace == 0)
-        return bad("-vregs and -vbp-first need -vtrace%s", "");
-    if (o->vstep && (o->vregs || o->vbp_first))
-        return bad("-vregs and -vbp-first do not combine with -vstep%s", "");
-    if (o->vregs && o->vbp_first)
-        return bad("-vbp-first does not combine with -vregs%s", "");
+    if ((o->vregs || o->vbp_first || o->vbp) && o->nvtrace == 0)
+        return bad("-vregs, -vbp and -vbp-first need -vtrace%s", "");
+    if (o->vstep && (o->vregs || o->vbp_first || o->vbp))
+        return bad("-vregs, -vbp and -vbp-first do not combine with -vstep%s", "");
+    if (o->vregs && (o->vbp_first || o->vbp))
+        return bad("-vbp and -vbp-first do not combine with -vregs%s", "");
     if (o->push_spool_mb && !o->push)
         return bad("-push-spool needs -push%s", "");
     if (o->voracle && (o->nvtrace == 0 || o->vstep || (!o->pid && !o->argv)))

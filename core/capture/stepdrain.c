@@ -66,7 +66,20 @@ static void add_totals(dcpi_step_stats_t *st, const step_ring_header_t *h)
         st->lost_bursts += atomic_load(&s->lost_bursts);
         for (int k = 0; k < STEP_END_COUNT; k++)
             st->end_count[k] += atomic_load(&s->end_count[k]);
+        st->ticks += atomic_load(&s->ticks);
+        st->arms += atomic_load(&s->arms);
+        st->hits += atomic_load(&s->hits);
+        st->expired += atomic_load(&s->expired);
+        st->dropped += atomic_load(&s->dropped);
     }
+    step_ring_header_t *w = (step_ring_header_t *)h;
+    if (!atomic_load(&w->arm_mode))
+        return;
+    unsigned bps = atomic_load(&w->arm_bps);
+    if (st->arm_rings++ == 0 || bps < st->arm_bps)
+        st->arm_bps = bps;
+    if (!st->arm_errno)
+        st->arm_errno = (int)atomic_load(&w->arm_errno);
 }
 
 static void ring_release(dcpi_stepdrain_t *d, ring_t *r, int remove_file)
@@ -254,6 +267,11 @@ static void free_done_slots(dcpi_stepdrain_t *d, ring_t *r)
         d->gone.bursts += atomic_exchange(&s->bursts, 0);
         d->gone.steps += atomic_exchange(&s->steps, 0);
         d->gone.lost_bursts += atomic_exchange(&s->lost_bursts, 0);
+        d->gone.ticks += atomic_exchange(&s->ticks, 0);
+        d->gone.arms += atomic_exchange(&s->arms, 0);
+        d->gone.hits += atomic_exchange(&s->hits, 0);
+        d->gone.expired += atomic_exchange(&s->expired, 0);
+        d->gone.dropped += atomic_exchange(&s->dropped, 0);
         for (int k = 0; k < STEP_END_COUNT; k++)
             d->gone.end_count[k] += atomic_exchange(&s->end_count[k], 0);
         atomic_store(&s->state, STEP_SLOT_FREE);
@@ -276,6 +294,13 @@ int dcpi_stepdrain_reap(dcpi_stepdrain_t *d)
         }
     }
     return n;
+}
+
+void dcpi_stepdrain_each(dcpi_stepdrain_t *d, dcpi_step_ring_fn fn, void *arg)
+{
+    for (int i = 0; d && i < d->nrings; i++)
+        if (!d->rings[i].released)
+            fn(d->rings[i].pid, d->rings[i].hdr, arg);
 }
 
 void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st)

@@ -36,6 +36,13 @@ typedef struct dcpi_step_stats {
     uint64_t lost_threads;  /* threads that found no free slot */
     uint64_t no_decoder;    /* steps recorded without memory operand information */
     uint64_t end_count[STEP_END_COUNT];
+    /* arm mode (stepring.h): ticks, arms, hits, expired and dropped over all threads; rings
+     * whose agent runs the arm mode; the first perf errno an agent met (0: none); the fewest
+     * breakpoints a thread got (STEP_ARM_SLOTS: all) */
+    uint64_t ticks, arms, hits, expired, dropped;
+    unsigned arm_rings;
+    int arm_errno;
+    unsigned arm_bps;
 } dcpi_step_stats_t;
 
 /* Open a drain for ring files "<prefix>.<pid>.<gen>". The prefix's directory must exist.
@@ -60,6 +67,10 @@ long dcpi_stepdrain_poll(dcpi_stepdrain_t *d, dcpi_step_record_fn fn, void *arg)
 /* Free slots of exited threads and unmap (and unlink) rings that are drained and whose process
  * is gone or was replaced by a newer image (exec). Returns the number of rings released. */
 int dcpi_stepdrain_reap(dcpi_stepdrain_t *d);
+/* fn for every ring mapped now (not released): its process and header (the arm mode's table
+ * is written there: step_arm_publish). */
+typedef void (*dcpi_step_ring_fn)(unsigned pid, step_ring_header_t *h, void *arg);
+void dcpi_stepdrain_each(dcpi_stepdrain_t *d, dcpi_step_ring_fn fn, void *arg);
 /* Totals over all rings ever mapped. */
 void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st);
 

@@ -26,12 +26,13 @@
 #include <stdint.h>
 
 #define STEP_RING_MAGIC   0x54534344u /* "DCST" little-endian */
-#define STEP_RING_VERSION 1u
-#define STEP_NREGS        24 /* perf's x86-64 user register order */
+#define STEP_RING_VERSION 2u          /* 2: the arm mode (its table, counters and hit records) */
+#define STEP_NREGS        24          /* perf's x86-64 user register order */
 #define STEP_RING_ENV     "DCPI_AGENT_RING"
 #define STEP_RATE_ENV     "DCPI_AGENT_RATE"   /* bursts per second of thread CPU time (100) */
 #define STEP_BURST_ENV    "DCPI_AGENT_BURST"  /* instructions per burst (16) */
 #define STEP_SIGNAL_ENV   "DCPI_AGENT_SIGNAL" /* timer signal as SIGRTMIN+N (auto) */
+#define STEP_MODE_ENV     "DCPI_AGENT_MODE"   /* "arm": breakpoint arms (below), else bursts */
 #define STEP_DEF_SLOTS    32
 #define STEP_DEF_RECORDS  1024 /* per thread, a power of two */
 #define STEP_BURST_MAX    256
@@ -42,6 +43,33 @@
 #define STEP_REC_MEMWR 0x04u /* the instruction writes memory at ea; mem_after is valid */
 #define STEP_REC_FIRST 0x08u /* first record of its burst */
 #define STEP_REC_LAST  0x10u /* last record of its burst (end reason in end) */
+#define STEP_REC_HIT                                                                               \
+    0x20u /* arm mode: a breakpoint hit, the state BEFORE the instruction                          \
+             (after = before; index = the target's index in the table) */
+
+/*
+ * The arm mode (DCPI_AGENT_MODE=arm; dcpid's inproc backend, core/values/inproc.c): dcpid
+ * writes each process's table of targets (the run-time addresses of the instructions to take
+ * value samples of) into its ring file; every thread of the process has a timer of its own CPU
+ * time (a cpu-clock perf event that signals the thread itself, PERF_ATTR sigtrap) with a random
+ * period of mean period_ns, and at each tick it arms up to STEP_ARM_SLOTS execute breakpoints
+ * of its own (perf events kept open, re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+ * enabled for one hit with PERF_EVENT_IOC_REFRESH) on the table's targets, in turn when there
+ * are more targets than breakpoints. A hit signals the thread synchronously; its registers
+ * before the instruction, bytes and memory operand become one STEP_REC_HIT record. The arm is
+ * made in the thread itself at the tick: no delay, no scheduler between the random time and the
+ * arm. The table is written under a sequence count (odd while dcpid writes).
+ */
+#define STEP_ARM_MAX   8 /* targets in a process's table */
+#define STEP_ARM_SLOTS 4 /* debug registers: breakpoints per thread */
+
+typedef struct step_arm_table {
+    _Atomic uint32_t seq; /* even: stable; odd: being written */
+    uint32_t n;           /* targets (0: nothing to arm; ticks go on) */
+    uint64_t period_ns;   /* mean tick period in ns of a thread's CPU (0: the agent's default) */
+    uint64_t addr[STEP_ARM_MAX];
+    uint64_t pad[4];
+} step_arm_table_t;
 
 /* why a burst ended (index into the slot's end_count) */
 enum step_end {
@@ -86,6 +114,11 @@ typedef struct step_slot {
     _Atomic uint64_t lost_bursts; /* bursts skipped: ring without room */
     _Atomic uint64_t end_count[STEP_END_COUNT];
     uint8_t pad[8];
+    /* arm mode: ticks taken, breakpoints armed, hits recorded, arms left without a hit when
+     * their breakpoint was re-targeted (expired), hits not recorded (dropped: their signal came
+     * late, the ring was full, or a hit was lost while another signal of ours was pending) */
+    _Atomic uint64_t ticks, arms, hits, expired, dropped;
+    uint64_t pad2[3];
 } step_slot_t;
 
 typedef struct step_ring_header {
@@ -98,6 +131,10 @@ typedef struct step_ring_header {
     _Atomic uint32_t lost_threads; /* threads that found no free slot */
     _Atomic uint64_t no_decoder;   /* steps without memory operand info (no Zydis) */
     uint8_t pad1[64];
+    /* arm mode: 1 when the agent runs it; the first errno of perf_event_open or of an arm (0:
+     * none) and the fewest breakpoints a thread got (STEP_ARM_SLOTS when all) */
+    _Atomic uint32_t arm_mode, arm_errno, arm_bps, pad2;
+    step_arm_table_t arms; /* written by dcpid */
 } step_ring_header_t;
 
 static inline uint64_t step_ring_file_size(uint32_t nslots, uint32_t nrecords)
@@ -119,6 +156,37 @@ static inline void step_ring_init(step_ring_header_t *h, uint32_t pid, uint32_t 
     h->slots_offset = sizeof(step_ring_header_t);
     h->records_offset = h->slots_offset + (uint64_t)nslots * sizeof(step_slot_t);
     h->file_size = step_ring_file_size(nslots, nrecords);
+    h->arm_bps = STEP_ARM_SLOTS;
+}
+
+/* dcpid: publish a table of n (<= STEP_ARM_MAX) targets and the mean tick period. */
+static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr, uint32_t n,
+                                    uint64_t period_ns)
+{
+    step_arm_table_t *t = &h->arms;
+    uint32_t seq = atomic_load_explicit(&t->seq, memory_order_relaxed);
+    atomic_store_explicit(&t->seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    t->n = n > STEP_ARM_MAX ? STEP_ARM_MAX : n;
+    t->period_ns = period_ns;
+    for (uint32_t i = 0; i < t->n; i++)
+        t->addr[i] = addr[i];
+    atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
+}
+
+/* The agent: a consistent copy of the table (0), or -1 while dcpid is writing it. */
+static inline int step_arm_read(const step_ring_header_t *h, step_arm_table_t *out)
+{
+    const step_arm_table_t *t = &h->arms;
+    uint32_t seq = atomic_load_explicit(&t->seq, memory_order_acquire);
+    if (seq & 1)
+        return -1;
+    out->n = t->n > STEP_ARM_MAX ? STEP_ARM_MAX : t->n;
+    out->period_ns = t->period_ns;
+    for (uint32_t i = 0; i < out->n; i++)
+        out->addr[i] = t->addr[i];
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&t->seq, memory_order_relaxed) == seq ? 0 : -1;
 }
 
 /* Whether a mapping of size bytes holds a consistent header (dcpid checks before use). */

@@ -18,12 +18,13 @@
 #define DCPI_DAEMON_DEFAULT_VRECORD_MB 256 /* -vrecord-max */
 /* -vburst defaults: the agent's 32 give >= 1000 value samples per hot instruction of a loop in
  * 6 s at 100 bursts/s (bench/hotlist_accuracy.sh); ptrace steps cost ~4x more: 16 */
-#define DCPI_DAEMON_DEFAULT_VBURST        32
-#define DCPI_DAEMON_DEFAULT_VBURST_PTRACE 16
-#define DCPI_DAEMON_DEFAULT_VSTEP_RATE    100 /* -vrate with -vstep: bursts/s per thread */
-#define DCPI_DAEMON_DEFAULT_VBUDGET       1.0 /* -vbudget: % of a thread's CPU for bp capture */
-#define DCPI_ORACLE_ON_MS                 20  /* -voracle-duty: windows of 20 ms ... */
-#define DCPI_ORACLE_EVERY_MS              200 /* ... one in every 200 ms */
+#define DCPI_DAEMON_DEFAULT_VBURST         32
+#define DCPI_DAEMON_DEFAULT_VBURST_PTRACE  16
+#define DCPI_DAEMON_DEFAULT_VSTEP_RATE     100 /* -vrate with -vstep: bursts/s per thread */
+#define DCPI_DAEMON_DEFAULT_VBUDGET        1.0 /* -vbudget: % of a thread's CPU for bp capture */
+#define DCPI_DAEMON_DEFAULT_VBUDGET_INPROC 2.5 /* -vbudget with the inproc backend (a command) */
+#define DCPI_ORACLE_ON_MS                  20  /* -voracle-duty: windows of 20 ms ... */
+#define DCPI_ORACLE_EVERY_MS               200 /* ... one in every 200 ms */
 
 typedef struct dcpi_daemon_opts {
     const char *db;                         /* NULL: $DCPIDB, else ./dcpidb */
@@ -53,6 +54,7 @@ typedef struct dcpi_daemon_opts {
     int callgraph;   /* -g: call chains of every sample into stack profiles */
     int vstep;       /* -vstep: the step backend (agent with a command, ptrace with -p) */
     int vregs;       /* -vregs: the regs backend even where execute breakpoints work */
+    int vbp;         /* -vbp: the bp backend (dcpid arms) even for a command (inproc otherwise) */
     int vbp_first;   /* -vbp-first: keep each breakpoint arm's first (skid-biased) sample */
     int vstep_first; /* -vstep-first: keep each burst's first (interrupted) instruction */
     unsigned vburst; /* -vburst: instructions per burst (0: DCPI_DAEMON_DEFAULT_VBURST[_PTRACE]) */

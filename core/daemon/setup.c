@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -23,6 +24,7 @@
 #include "core/daemon/daemon-int.h"
 #include "core/daemon/daemon.h"
 #include "core/image/debuginfod.h"
+#include "core/image/image.h"
 #include "core/sampling/bpslots.h"
 #include "dcpi/errno.h"
 
@@ -222,6 +224,49 @@ static unsigned vburst(const daemon_t *d)
                                           : DCPI_DAEMON_DEFAULT_VBURST_PTRACE;
 }
 
+/* Whether the command can take the agent (a dynamic executable, or a script: its interpreter);
+ * why not into why. The command is looked up in PATH as execvp does. */
+static int command_takes_agent(const daemon_t *d, char *why, size_t len)
+{
+    const char *cmd = d->o->argv ? d->o->argv[0] : NULL;
+    char path[4096];
+    if (!cmd)
+        return 0;
+    snprintf(path, sizeof path, "%s", cmd);
+    const char *env = getenv("PATH");
+    for (const char *p = env && !strchr(cmd, '/') ? env : ""; *p;) {
+        const char *colon = strchr(p, ':');
+        int n = colon ? (int)(colon - p) : (int)strlen(p);
+        snprintf(path, sizeof path, "%.*s/%s", n, p, cmd);
+        if (access(path, X_OK) == 0)
+            break;
+        snprintf(path, sizeof path, "%s", cmd);
+        p += n + (colon != NULL);
+    }
+    if (dcpi_image_dynamic(path) == 0) {
+        snprintf(why, len, "%.400s is statically linked (LD_PRELOAD cannot load the agent)", path);
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether the inproc backend applies: a command that takes the agent, neither -vbp nor
+ * -vbp-first, the agent found (its path into agent). Why not into why when it does not. */
+static int wants_inproc(const daemon_t *d, char *agent, size_t alen, char *why, size_t len)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    char err[DCPI_ERRLEN];
+    if (d->mode != DCPI_SAMPLE_COMMAND || o->vbp || o->vbp_first)
+        return 0;
+    if (!command_takes_agent(d, why, len))
+        return 0;
+    if (dcpi__vagent_find(o->plugin_dirs, "-vtrace", agent, alen, err) < 0) {
+        snprintf(why, len, "%s", err);
+        return 0;
+    }
+    return 1;
+}
+
 /* -vtrace: load the plugins and ask each what to capture. */
 static int setup_values(daemon_t *d, char *err)
 {
@@ -257,7 +302,11 @@ static int setup_values(daemon_t *d, char *err)
     } else {
         snprintf(why, sizeof why, "%s", o->vstep ? "-vstep" : "-vregs");
     }
-    vo.backend = o->vstep ? "step" : use_bp ? "bp" : "regs";
+    char agent[4096], nowhy[DCPI_ERRLEN] = "";
+    int inproc = use_bp && wants_inproc(d, agent, sizeof agent, nowhy, sizeof nowhy);
+    if (use_bp && !inproc && nowhy[0])
+        dcpi__log(DCPI_LOG_WARN, "value profiling: the bp backend, not the inproc one (%s)", nowhy);
+    vo.backend = o->vstep ? "step" : inproc ? "inproc" : use_bp ? "bp" : "regs";
     vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
                     << 20;
     if ((rc = dcpi_values_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
@@ -268,7 +317,13 @@ static int setup_values(daemon_t *d, char *err)
     if (d->evs[0].type == PERF_TYPE_SOFTWARE) /* cpu-clock, task-clock: ns */
         bo.pc_ns = d->evs[0].period;
     bo.pc_tick_ns = bo.pc_ns ? bo.pc_ns : d->evs[0].freq ? 1000000000ull / d->evs[0].freq : 0;
-    if (use_bp) /* the budget measured here sets the arm trigger's period */
+    dcpi_vbackend_inproc_opts_t io = {
+        .budget_pct = o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET_INPROC,
+        .pc_ns = bo.pc_ns,
+        .plugin_dirs = o->plugin_dirs};
+    if (inproc) /* the budget measured here sets the ticks' period */
+        rc = dcpi_vbackend_inproc_new(d->vt, &io, &d->vb, err);
+    else if (use_bp) /* the budget measured here sets the arm trigger's period */
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
     else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */
         rc = dcpi_vbackend_regs_new(d->vt, why, &d->vb);
@@ -285,7 +340,7 @@ static int setup_values(daemon_t *d, char *err)
         }
     }
     if (rc < 0)
-        return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+        return err[0] ? rc : dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
     if (o->vstep)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "

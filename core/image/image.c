@@ -140,6 +140,25 @@ static int probe_fd(int fd, const char *path, const struct stat *st, dcpi_image_
     return rc;
 }
 
+int dcpi_image_dynamic(const char *path)
+{
+    dcpi__elf_init();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return dcpi__errno_code(errno);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t n = 0;
+    int rc = e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0 ? 0 : DCPI_EFORMAT;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+            rc = 1;
+    }
+    elf_end(e);
+    close(fd);
+    return rc;
+}
+
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err)
 {
     if (!path || !out)

@@ -41,6 +41,11 @@ typedef struct dcpi_image_info {
  */
 int dcpi_image_probe(const char *path, dcpi_image_info_t *out, char *err);
 
+/* Whether the program at path loads through a dynamic linker (an ELF file with PT_INTERP, which
+ * honours LD_PRELOAD): 1, 0 for a static ELF executable, a negative DCPI_E* when path cannot be
+ * read or is not ELF (a script: its interpreter decides). */
+int dcpi_image_dynamic(const char *path);
+
 /* Map a file offset to an ELF vaddr through the PT_LOAD segments (identity when not ELF or
  * outside every segment). */
 uint64_t dcpi_image_file_to_vaddr(const dcpi_image_info_t *img, uint64_t file_off);

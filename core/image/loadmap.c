@@ -525,6 +525,23 @@ int dcpi_loadmap_lookup(const dcpi_loadmap_t *lm, pid_t pid, uint64_t ip, dcpi_i
     return 0;
 }
 
+int dcpi_loadmap_addr_of(const dcpi_loadmap_t *lm, pid_t pid, const dcpi_image_t *img,
+                         uint64_t vaddr, uint64_t *addr)
+{
+    uint64_t foff;
+    const proc_t *p = lm ? proc_find(lm, pid) : NULL;
+    if (!p || dcpi_image_vaddr_to_file(&img->info, vaddr, &foff) < 0)
+        return DCPI_ENOENT;
+    for (size_t i = 0; i < p->n; i++) {
+        const mapping_t *m = &p->maps[i];
+        if (m->img == img && foff >= m->pgoff && foff - m->pgoff < m->end - m->start) {
+            *addr = m->start + (foff - m->pgoff);
+            return 0;
+        }
+    }
+    return DCPI_ENOENT;
+}
+
 int dcpi_loadmap_resolve(const dcpi_loadmap_t *lm, pid_t pid, uint64_t ip, dcpi_image_t **img,
                          uint32_t *offset)
 {

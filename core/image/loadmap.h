@@ -71,6 +71,11 @@ int dcpi_loadmap_resolve(const dcpi_loadmap_t *lm, pid_t pid, uint64_t ip, dcpi_
 int dcpi_loadmap_lookup(const dcpi_loadmap_t *lm, pid_t pid, uint64_t ip, dcpi_image_t **img,
                         uint64_t *map_start, uint64_t *map_pgoff);
 
+/* The run-time address in pid of img's ELF address vaddr (the inverse of dcpi_loadmap_resolve):
+ * 0, or DCPI_ENOENT when no mapping of pid holds it. */
+int dcpi_loadmap_addr_of(const dcpi_loadmap_t *lm, pid_t pid, const dcpi_image_t *img,
+                         uint64_t vaddr, uint64_t *addr);
+
 /* Images known so far, by index. */
 unsigned dcpi_loadmap_nimages(const dcpi_loadmap_t *lm);
 dcpi_image_t *dcpi_loadmap_image(const dcpi_loadmap_t *lm, unsigned index);

@@ -7,12 +7,14 @@
  * points, never asking which one it is:
  *
  *   regs    (-vregs, or where breakpoints do not work) a PC sample's user registers  (regs.c)
- *   bp      (default) an execute breakpoint armed after a PC sample, its samples     (bp.c: which
- *           instruction; bparm.c: the arms, core/sampling/bpslots + core/capture/bpfmem)
- *   step    (-vstep) bursts of single steps: the agent's rings or ptrace          (vstep.c, step.c)
- *   replay  (dcpireplay) a recording's entries, through the same sink and workers   (replay.c)
- *   oracle  (-voracle) every execution of one instruction in windows, beside the main
- *           backend, into the sink's oracle twins                                     (oracle.c)
+ *   inproc  (default for a command) execute breakpoints armed by the profiled threads
+ *           themselves at random ticks of their CPU time (the agent), their hits     (inproc.c)
+ *   bp      (default otherwise) an execute breakpoint armed after a PC sample, its samples (bp.c:
+ * which instruction; bparm.c: the arms, core/sampling/bpslots + core/capture/bpfmem) step (-vstep)
+ * bursts of single steps: the agent's rings or ptrace          (vstep.c, step.c) replay
+ * (dcpireplay) a recording's entries, through the same sink and workers   (replay.c) oracle
+ * (-voracle) every execution of one instruction in windows, beside the main backend, into the
+ * sink's oracle twins                                     (oracle.c)
  *
  * Every entry point may be NULL in a backend's table (the wrappers below then do nothing, or
  * return the neutral answer). None of them allocates per sample. Backends may be chained
@@ -107,6 +109,18 @@ typedef struct dcpi_vbackend_bp_opts {
 } dcpi_vbackend_bp_opts_t;
 int dcpi_vbackend_bp_new(dcpi_values_t *vt, const dcpi_vbackend_bp_opts_t *o,
                          dcpi_vbackend_t **out);
+
+/* inproc: the bp backend's breakpoints armed by the profiled threads themselves (the agent's
+ * arm mode, preloaded into a command: child_env), -vbudget percent of a thread's CPU for its
+ * ticks, arms and hits (measured here at start). 0, DCPI_ENOENT (no agent: err says so),
+ * DCPI_ENOMEM. */
+typedef struct dcpi_vbackend_inproc_opts {
+    double budget_pct;
+    uint64_t pc_ns;                 /* a PC sample's period in ns of a thread's CPU, 0: unknown */
+    const char *const *plugin_dirs; /* where the agent is looked for (vstep.h) */
+} dcpi_vbackend_inproc_opts_t;
+int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_t *o,
+                             dcpi_vbackend_t **out, char *err);
 
 /* oracle: spec "ADDR:IMAGE" (kept by the caller), windows of on_ms in every every_ms, the -p
  * target (0: none; its maps are read until IMAGE is armed). Checked at start. 0 or

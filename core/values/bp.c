@@ -34,6 +34,7 @@
 #include "core/values/values-int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,60 @@ void dcpi__vbp_done(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned got)
         b->cand[cookie].misses++;
 }
 
+void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip)
+{
+    dcpi_image_t *img;
+    uint64_t start, pgoff;
+    if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
+        return;
+    uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
+    bp_fn_t *f = fn_at(vt, b, img, vaddr);
+    uint32_t c = f ? nearest_before(b, f, (uint32_t)(vaddr - f->lo)) : UINT32_MAX;
+    if (c != UINT32_MAX && f->lo + b->cand[c].delta == vaddr)
+        b->cand[c].samples++;
+}
+
+void dcpi__vbp_armed(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned n)
+{
+    if (b && cookie < b->ncand)
+        b->cand[cookie].arms += n;
+}
+
+/* Insert (key, addr, cookie) into the top list of at most max entries, sorted by key. */
+static void top_insert(dcpi__vbp_target_t *t, unsigned *n, unsigned max, uint32_t key,
+                       uint64_t addr, uint32_t cookie)
+{
+    unsigned i = *n < max ? (*n)++ : max;
+    while (i > 0 && t[i - 1].at < key) {
+        if (i < max)
+            t[i] = t[i - 1];
+        i--;
+    }
+    if (i < max)
+        t[i] = (dcpi__vbp_target_t){.addr = addr, .cookie = cookie, .at = key};
+}
+
+unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
+                           dcpi__vbp_target_t *out, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned s = 0; b && s < FN_SLOTS; s++) {
+        const bp_fn_t *f = &b->fn[s];
+        const dcpi_image_t *img =
+            f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
+        uint64_t base;
+        if (!img || f->trig < DCPI_VBP_MIN_TRIG ||
+            dcpi_loadmap_addr_of(vt->lm, pid, img, f->lo, &base) < 0)
+            continue; /* not in pid's mappings */
+        for (uint32_t j = 0; j < f->ncand; j++) {
+            const bp_cand_t *c = &b->cand[f->first + j];
+            if (major(f, c))
+                top_insert(out, &n, max, c->at, base + c->delta, f->first + j);
+        }
+    }
+    return n;
+}
+
 void dcpi__vbp_failed(dcpi__vbp_choice_t *b, uint32_t cookie, int err)
 {
     if (!b || cookie >= b->ncand)
@@ -367,6 +422,51 @@ const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t 
     else
         snprintf(buf, len, "not executed while armed (%u arms)", in->arms - in->fails);
     return buf;
+}
+
+/* ---- what the budget could not afford: major instructions (DCPI_VBP_MAJOR_PCT% of their
+ * procedure's PC samples) whose value samples come at less than DCPI_VBP_NEED per
+ * DCPI_VBP_NEED_S s of the profiled threads' CPU time. */
+typedef struct short_ctx {
+    dcpi__vbp_short_t n;
+    double cpu_s;
+    FILE *out; /* NULL: count only */
+    dcpi__vbp_advice_fn *advice;
+    void *arg;
+} short_ctx_t;
+
+static void short_line(void *arg, const dcpi__vbp_insn_t *in)
+{
+    short_ctx_t *c = arg;
+    if (!in->major)
+        return;
+    c->n.majors++;
+    double per = c->cpu_s > 0 ? in->samples * DCPI_VBP_NEED_S / c->cpu_s : 0;
+    if (per >= DCPI_VBP_NEED)
+        return;
+    if (c->n.shortn++ >= 10 || !c->out)
+        return;
+    char need[160];
+    if (per <= 0)
+        dcpi__vbp_why_missing(in, need, sizeof need);
+    else
+        c->advice(c->arg, per, need, sizeof need);
+    const char *slash = strrchr(in->img->path, '/');
+    fprintf(c->out,
+            "dcpid:   %s+0x%" PRIx64 " (%s, %.0f%% of its PC samples): %u value samples, %.0f per "
+            "%d s; %s\n",
+            in->sym ? in->sym : "?", in->sym ? in->symoff : in->vaddr,
+            slash ? slash + 1 : in->img->path, 100.0 * in->at / (in->fn_trig ? in->fn_trig : 1),
+            in->samples, per, DCPI_VBP_NEED_S, need);
+}
+
+dcpi__vbp_short_t dcpi__vbp_shortfall(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, double cpu_s,
+                                      FILE *out, dcpi__vbp_advice_fn *advice, void *arg)
+{
+    short_ctx_t c = {.cpu_s = cpu_s, .out = out, .advice = advice, .arg = arg};
+    if (b)
+        dcpi__vbp_each(vt, b, short_line, &c);
+    return c.n;
 }
 
 /* ---- DB/<epoch>/<platform>/<imagedir>/<plugin>.vmiss: one line per selected instruction of

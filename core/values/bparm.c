@@ -302,54 +302,29 @@ static void budget(vbp_t *d)
                   d->thin_why);
 }
 
-/* ---- what the budget could not afford: major instructions (DCPI_VBP_MAJOR_PCT% of their
- * procedure's PC samples) whose value samples come at less than DCPI_VBP_NEED per
- * DCPI_VBP_NEED_S s of the profiled threads' CPU time. */
-typedef struct shortfall {
-    const vbp_t *d;
-    double cpu_s;
-    unsigned majors, shortn;
-    FILE *out; /* NULL: count only */
-} shortfall_t;
-
-static void short_line(void *arg, const dcpi__vbp_insn_t *in)
+/* What would afford the shortfall of an instruction that got per value samples per
+ * DCPI_VBP_NEED_S s (> 0): a higher -vbudget, unless the trigger's cap stops it. */
+static void advice(void *arg, double per, char *buf, size_t len)
 {
-    shortfall_t *c = arg;
-    if (!in->major)
-        return;
-    c->majors++;
-    double per = c->cpu_s > 0 ? in->samples * DCPI_VBP_NEED_S / c->cpu_s : 0;
-    if (per >= DCPI_VBP_NEED)
-        return;
-    if (c->shortn++ >= 10 || !c->out)
-        return;
-    double f = 1e9 / (double)c->d->trigger_ns, grow = per > 0 ? DCPI_VBP_NEED / per : 0;
-    char need[160];
-    if (per <= 0)
-        dcpi__vbp_why_missing(in, need, sizeof need);
-    else if (f * grow > 1e9 / BP_TRIGGER_NS)
-        snprintf(need, sizeof need, "more than the bp backend's one trigger per ms gives");
+    const vbp_t *d = arg;
+    double f = 1e9 / (double)d->trigger_ns, grow = DCPI_VBP_NEED / per;
+    if (f * grow > 1e9 / BP_TRIGGER_NS)
+        snprintf(buf, len, "more than the bp backend's one trigger per ms gives");
     else
-        snprintf(need, sizeof need, "-vbudget %.1f%% would afford them", c->d->o.budget_pct * grow);
-    const char *slash = strrchr(in->img->path, '/');
-    fprintf(c->out,
-            "dcpid:   %s+0x%" PRIx64 " (%s, %.0f%% of its PC samples): %u value samples, %.0f per "
-            "%d s; %s\n",
-            in->sym ? in->sym : "?", in->sym ? in->symoff : in->vaddr,
-            slash ? slash + 1 : in->img->path, 100.0 * in->at / (in->fn_trig ? in->fn_trig : 1),
-            in->samples, per, DCPI_VBP_NEED_S, need);
+        snprintf(buf, len, "-vbudget %.1f%% would afford them", d->o.budget_pct * grow);
 }
 
 /* The profiled threads' CPU seconds: their PC samples of a cpu-clock event (a period in ns),
  * else the triggers (one every trigger_ns of it: coarse when they are rare). */
-static shortfall_t shortfall(const vbp_t *d, FILE *out)
+static double cpu_s(const vbp_t *d)
 {
-    shortfall_t c = {.d = d, .out = out};
-    c.cpu_s = d->o.pc_ns ? (double)d->bp.pcs * (double)d->o.pc_ns / 1e9
-                         : (double)d->bp.triggers * (double)d->trigger_ns / 1e9;
-    if (d->choice)
-        dcpi__vbp_each(d->b.vt, d->choice, short_line, &c);
-    return c;
+    return d->o.pc_ns ? (double)d->bp.pcs * (double)d->o.pc_ns / 1e9
+                      : (double)d->bp.triggers * (double)d->trigger_ns / 1e9;
+}
+
+static dcpi__vbp_short_t shortfall(const vbp_t *d, FILE *out)
+{
+    return dcpi__vbp_shortfall(d->b.vt, d->choice, cpu_s(d), out, advice, (void *)d);
 }
 
 /* What the holders did (status, log): "holders N holds H timeouts T busy B lost L wake-us W
@@ -381,12 +356,12 @@ static void bp_report(const dcpi_vbackend_t *vb, int user)
         return;
     if (user) {
         const dcpi_bp_cost_t *k = &d->cost;
-        shortfall_t c = shortfall(d, NULL);
+        dcpi__vbp_short_t c = shortfall(d, NULL);
         fprintf(stderr,
                 "dcpid: bp backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget %g%% "
                 "at %.0f us a%s trigger and %.0f us an arm here affords %.0f per second of a "
                 "thread's CPU time\n",
-                d->bp.samples, c.cpu_s, d->o.budget_pct, d->trig_us, d->thin ? " thinned" : "",
+                d->bp.samples, cpu_s(d), d->o.budget_pct, d->trig_us, d->thin ? " thinned" : "",
                 k->arm_us, d->rate);
         if (c.shortn) {
             fprintf(stderr,
@@ -678,7 +653,7 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              d->bp.gaps ? (double)d->bp.gap_ns / (double)d->bp.gaps / 1e3 : 0.0,
              d->bpm ? "" : "; memory values off: ", d->bpm ? "" : d->bpm_why);
     size_t used = strlen(buf);
-    shortfall_t c = shortfall(d, NULL);
+    dcpi__vbp_short_t c = shortfall(d, NULL);
     const dcpi_bp_cost_t *k = &d->cost;
     snprintf(buf + used, len > used ? len - used : 0,
              "vbp budget %g%%: hit-us %.1f trigger-us %.1f arm-us %.1f tick-us %.1f prog-us %.2f, "

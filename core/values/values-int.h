@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/image/loadmap.h"
 #include "core/image/symbols.h"
@@ -197,6 +198,18 @@ int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, ui
                      uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn);
 /* The arm of cookie ended after giving got value samples (0: it expired unfired). */
 void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
+/* A value sample of pid at ip (the inproc backend's hit): counted on its instruction. */
+void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint64_t ip);
+/* cookie was given n arms (the inproc backend: made a target of a process). */
+void dcpi__vbp_armed(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned n);
+/* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
+ * most max into out (run-time address in pid, cookie, PC samples); their number. */
+typedef struct dcpi__vbp_target {
+    uint64_t addr;
+    uint32_t cookie, at;
+} dcpi__vbp_target_t;
+unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,
+                           dcpi__vbp_target_t *out, unsigned max);
 /* The arm of cookie could not be set (err: the positive errno of perf_event_open or an ioctl). */
 void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
 /* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
@@ -230,6 +243,16 @@ typedef struct dcpi__vbp_insn {
 typedef void dcpi__vbp_fn(void *ctx, const dcpi__vbp_insn_t *in);
 /* fn for every selected instruction of every function a PC sample landed in. */
 void dcpi__vbp_each(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, dcpi__vbp_fn *fn, void *ctx);
+/* The major instructions below DCPI_VBP_NEED value samples per DCPI_VBP_NEED_S s of cpu_s
+ * seconds of the profiled threads' CPU: counted, and (out not NULL) the first ten printed as
+ * "dcpid:   SYM+OFF (IMAGE, P% of its PC samples): N value samples, R per 6 s; ADVICE", where
+ * advice says what would afford them (per > 0) and a missing mark why none came (per 0). */
+typedef struct dcpi__vbp_short {
+    unsigned majors, shortn;
+} dcpi__vbp_short_t;
+typedef void dcpi__vbp_advice_fn(void *arg, double per, char *buf, size_t len);
+dcpi__vbp_short_t dcpi__vbp_shortfall(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, double cpu_s,
+                                      FILE *out, dcpi__vbp_advice_fn *advice, void *arg);
 /* NULL when in has value samples, else why not, into buf: "no arm afforded (...)", "breakpoint
  * not armed (...)", "not executed while armed (...)". */
 const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len);

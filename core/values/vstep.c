@@ -88,30 +88,41 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
 
 /* ---------------------------------------------------------------- agent */
 
-/* The agent library: $DCPI_AGENT_PATH, else next to a plugin directory's parent. */
-static int find_agent(dcpi_vstep_t *vs, char *err)
+int dcpi__vagent_find(const char *const *dirs, const char *flag, char *out, size_t len, char *err)
 {
     const char *env = getenv(DCPI_VSTEP_AGENT_ENV);
     if (env && env[0]) {
         if (access(env, R_OK) < 0)
-            return dcpi__errf(err, DCPI_ENOENT, "-vstep: %s=%s: %s", DCPI_VSTEP_AGENT_ENV, env,
+            return dcpi__errf(err, DCPI_ENOENT, "%s: %s=%s: %s", flag, DCPI_VSTEP_AGENT_ENV, env,
                               strerror(errno));
-        snprintf(vs->agent, sizeof vs->agent, "%s", env);
+        snprintf(out, len, "%s", env);
         return 0;
     }
-    for (const char *const *d = vs->o.plugin_dirs; d && *d; d++) {
+    for (const char *const *d = dirs; d && *d; d++) {
         const char *slash = strrchr(*d, '/');
         if (!slash)
             continue;
-        int n = snprintf(vs->agent, sizeof vs->agent, "%.*s/%s", (int)(slash - *d), *d,
-                         DCPI_VSTEP_AGENT);
-        if (n > 0 && (size_t)n < sizeof vs->agent && vs->agent[0] == '/' &&
-            access(vs->agent, R_OK) == 0)
+        int n = snprintf(out, len, "%.*s/%s", (int)(slash - *d), *d, DCPI_VSTEP_AGENT);
+        if (n > 0 && (size_t)n < len && out[0] == '/' && access(out, R_OK) == 0)
             return 0;
     }
-    vs->agent[0] = 0;
-    return dcpi__errf(err, DCPI_ENOENT, "-vstep: %s not found (build it, or set %s)",
+    out[0] = 0;
+    return dcpi__errf(err, DCPI_ENOENT, "%s: %s not found (build it, or set %s)", flag,
                       DCPI_VSTEP_AGENT, DCPI_VSTEP_AGENT_ENV);
+}
+
+int dcpi__vagent_env(const char *agent, const char *prefix)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(agent) + (old ? strlen(old) + 1 : 0) + 1;
+    char *pre = malloc(len);
+    if (!pre)
+        return -1;
+    snprintf(pre, len, "%s%s%s", agent, old && old[0] ? ":" : "", old ? old : "");
+    int rc = setenv("LD_PRELOAD", pre, 1);
+    free(pre);
+    rc |= setenv(STEP_RING_ENV, prefix, 1);
+    return rc ? -1 : 0;
 }
 
 int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vbackend_t **out,
@@ -120,7 +131,7 @@ int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vba
     dcpi_vstep_t *vs = alloc_vstep(vt, o);
     if (!vs)
         return dcpi__errf(err, DCPI_ENOMEM, "-vstep: out of memory");
-    int rc = find_agent(vs, err);
+    int rc = dcpi__vagent_find(vs->o.plugin_dirs, "-vstep", vs->agent, sizeof vs->agent, err);
     if (rc == 0) {
         snprintf(vs->prefix, sizeof vs->prefix, "/dev/shm/dcpi-step-%d", (int)getpid());
         rc = dcpi_stepdrain_open(vs->prefix, &vs->drain, err);
@@ -143,15 +154,7 @@ int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vba
 static int vstep_child_env(const dcpi_vstep_t *vs)
 {
     char num[32];
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = strlen(vs->agent) + (old ? strlen(old) + 1 : 0) + 1;
-    char *pre = malloc(len);
-    if (!pre)
-        return -1;
-    snprintf(pre, len, "%s%s%s", vs->agent, old && old[0] ? ":" : "", old ? old : "");
-    int rc = setenv("LD_PRELOAD", pre, 1);
-    free(pre);
-    rc |= setenv(STEP_RING_ENV, vs->prefix, 1);
+    int rc = dcpi__vagent_env(vs->agent, vs->prefix);
     snprintf(num, sizeof num, "%u", vs->o.burst);
     rc |= setenv(STEP_BURST_ENV, num, 1);
     snprintf(num, sizeof num, "%u", vs->o.rate);

@@ -56,4 +56,11 @@ int dcpi_vstep_agent_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, dcpi_vba
 int dcpi_vstep_ptrace_new(dcpi_values_t *vt, const dcpi_vstep_opts_t *o, pid_t pid,
                           dcpi_vbackend_t **out, char *err);
 
+/* The agent library (shared with the inproc backend): $DCPI_AGENT_PATH, else next to a plugin
+ * directory's parent, into out. 0 or DCPI_ENOENT with err "FLAG: reason". */
+int dcpi__vagent_find(const char *const *dirs, const char *flag, char *out, size_t len, char *err);
+/* In the command's process between fork and exec: the agent prepended to LD_PRELOAD and
+ * DCPI_AGENT_RING=prefix. 0 or -1. */
+int dcpi__vagent_env(const char *agent, const char *prefix);
+
 #endif

@@ -1,0 +1,373 @@
+/*
+ * inproc.c - the inproc backend (backend.h; dcpid's default -vtrace backend for a command, where
+ * the agent can be preloaded and execute breakpoints work; docs/dcpid.md "INPROC BACKEND"):
+ * value samples armed inside the profiled threads themselves by the agent's arm mode
+ * (agent/agent.c; the table, counters and records of core/capture/stepring.h).
+ *
+ *   - dcpid counts the PC samples per selected instruction as the bp backend does (bp.c: the
+ *     major instructions, those holding DCPI_VBP_MAJOR_PCT% of their procedure's PC samples)
+ *     and writes into each process's ring file its table: the run-time addresses of its
+ *     IN_TARGETS most sampled major instructions (a target keeps its place while it stays
+ *     among them, so a thread's breakpoint on it is not moved), and the mean period of the
+ *     threads' ticks that -vbudget affords;
+ *   - every thread of the process ticks on its own CPU time at random periods (a cpu-clock
+ *     event that signals the thread itself) and at each tick arms up to four breakpoints of its
+ *     own on the table's targets, in turn when there are more; a breakpoint takes the first
+ *     execution of its target after the tick (an arm still waiting at the next tick keeps
+ *     waiting). The arm is made by the thread at its tick: no arm delay and no scheduler
+ *     between the random time and the arm, whatever the load (the bp backend's arm waited for
+ *     dcpid: 0.1-0.7 ms under load, biasing to the executions after the wait);
+ *   - each hit is one record (registers before the instruction, its bytes and memory operand,
+ *     read by the thread itself): dcpid turns it into a value sample of the sink, always
+ *     admitted. One sample per arm, so a hotlist's binomial bound holds.
+ * The budget: a tick costs the thread C_tick and each arm with its hit C_arm (measured at start,
+ * core/sampling/bpcost.h), so with k = min(targets, breakpoints) arms a tick, the mean period is
+ * (C_tick + k C_arm) / (-vbudget / 100) of a thread's CPU.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/err.h"
+#include "core/base/log.h"
+#include "core/capture/stepdrain.h"
+#include "core/sampling/bpcost.h"
+#include "core/values/backend.h"
+#include "core/values/values-int.h"
+#include "core/values/vstep.h"
+#include "dcpi/errno.h"
+
+#define IN_DRAIN_MS 10          /* the loop drains the agents' rings this often */
+#define IN_TABLE_NS 50000000ull /* the tables are computed again this often */
+#define IN_TARGETS  6           /* targets per process (<= STEP_ARM_MAX) */
+#define IN_MIN_NS   100000ull   /* the shortest mean tick period */
+
+typedef struct in_stats {
+    uint64_t samples; /* hits into the sink */
+    uint64_t pcs;     /* user PC samples of the profiled processes */
+    uint64_t tables;  /* tables written */
+    uint64_t targets; /* targets that entered a table */
+} in_stats_t;
+
+typedef struct vin {
+    dcpi_vbackend_t b;
+    dcpi_vbackend_inproc_opts_t o;
+    dcpi__vbp_choice_t *choice; /* bp.c: PC samples per instruction, which are major */
+    dcpi_stepdrain_t *drain;
+    char prefix[128], agent[4096];
+    dcpi_inproc_cost_t cost; /* what a tick and an arm cost a thread here (measured) */
+    uint64_t last_table;     /* ns */
+    in_stats_t st;
+    pid_t self;
+} vin_t;
+
+static const dcpi_vbackend_ops_t in_ops;
+
+/* The mean tick period that -vbudget affords with k arms a tick. */
+static uint64_t period_ns(const vin_t *d, unsigned k)
+{
+    double us = d->cost.tick_us + k * d->cost.arm_us;
+    double ns = us * 1e3 / (d->o.budget_pct / 100);
+    return ns < IN_MIN_NS ? IN_MIN_NS : (uint64_t)ns;
+}
+
+/* ---- the tables */
+
+/* The new targets into the table's places: those already there keep theirs. */
+static unsigned merge(const step_arm_table_t *old, const dcpi__vbp_target_t *t, unsigned n,
+                      uint64_t *addr, unsigned *fresh)
+{
+    unsigned m = 0, used[STEP_ARM_MAX] = {0};
+    *fresh = 0;
+    for (unsigned i = 0; i < old->n && i < STEP_ARM_MAX; i++) {
+        addr[i] = 0;
+        for (unsigned j = 0; j < n; j++)
+            if (t[j].addr == old->addr[i] && !used[j]) {
+                addr[i] = old->addr[i];
+                used[j] = 1;
+            }
+    }
+    m = old->n < n ? n : old->n;
+    for (unsigned j = 0, i = 0; j < n; j++) {
+        if (used[j])
+            continue;
+        while (i < m && addr[i]) /* a free place (one that left, or past the old ones) */
+            i++;
+        if (i < m) {
+            addr[i] = t[j].addr;
+            (*fresh)++;
+        }
+    }
+    while (m > 0 && !addr[m - 1])
+        m--;
+    for (unsigned i = 0; i < m; i++) /* holes: a target that left and none came: compact */
+        if (!addr[i]) {
+            memmove(addr + i, addr + i + 1, (m - i - 1) * sizeof *addr);
+            m--;
+            i--;
+        }
+    return m;
+}
+
+static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
+{
+    vin_t *d = arg;
+    if (!atomic_load(&h->arm_mode))
+        return;
+    dcpi__vbp_target_t t[IN_TARGETS];
+    unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS), fresh;
+    step_arm_table_t old;
+    uint64_t addr[STEP_ARM_MAX];
+    old.n = h->arms.n > STEP_ARM_MAX ? STEP_ARM_MAX : h->arms.n; /* only dcpid writes it */
+    memcpy(old.addr, h->arms.addr, sizeof old.addr);
+    unsigned m = merge(&old, t, n, addr, &fresh);
+    for (unsigned j = 0; j < n; j++) { /* a target that entered the table: an arm (its marks) */
+        unsigned i = 0;
+        while (i < old.n && old.addr[i] != t[j].addr)
+            i++;
+        if (i == old.n)
+            dcpi__vbp_armed(d->choice, t[j].cookie, 1);
+    }
+    unsigned bps = atomic_load(&h->arm_bps), k = m < bps ? m : bps;
+    uint64_t p = period_ns(d, k ? k : 1);
+    if (m == old.n && !memcmp(addr, old.addr, m * sizeof *addr) && h->arms.period_ns == p)
+        return;
+    step_arm_publish(h, addr, m, p);
+    d->st.tables++;
+    d->st.targets += fresh;
+}
+
+/* ---- the records */
+
+static int on_record(unsigned pid, const step_record_t *rec, void *arg)
+{
+    vin_t *d = arg;
+    if (!(rec->flags & STEP_REC_HIT))
+        return 0; /* not the arm mode's: never written in it */
+    dcpi_values_sample_t v = {
+        .pid = pid, .tid = rec->tid, .time = rec->time_ns, .ip = rec->before[DCPI_REG_IP]};
+    memcpy(v.regs.r, rec->before, sizeof v.regs.r);
+    v.regs.valid = DCPI_REGS_FULL_MASK;
+    if (rec->flags & STEP_REC_MEMRD) {
+        v.regs.mem_ok = 1;
+        v.regs.mem_ea = rec->ea;
+        v.regs.mem_val = rec->mem_before;
+    }
+    d->st.samples++;
+    dcpi__vbp_hit(d->b.vt, d->choice, pid, v.ip);
+    dcpi__values_take(d->b.vt, &v, 1);
+    return 0;
+}
+
+static void drain_rings(vin_t *d)
+{
+    dcpi_stepdrain_poll(d->drain, on_record, d);
+}
+
+/* ---- the backend's entry points */
+
+static int in_child_env(const dcpi_vbackend_t *b)
+{
+    const vin_t *d = (const vin_t *)b;
+    return dcpi__vagent_env(d->agent, d->prefix) || setenv(STEP_MODE_ENV, "arm", 1) ? -1 : 0;
+}
+
+static void in_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
+{
+    vin_t *d = (vin_t *)b;
+    (void)ring;
+    if (s->pid == (uint32_t)d->self)
+        return;
+    d->st.pcs++;
+    dcpi__vbp_pc(b->vt, &d->choice, s->pid, s->ip);
+}
+
+/* pid's mappings change: its hits go first, resolved with the mappings they were taken in. */
+static void in_pid_event(dcpi_vbackend_t *b, pid_t pid, int what)
+{
+    (void)pid;
+    (void)what;
+    drain_rings((vin_t *)b);
+}
+
+static int in_drain(dcpi_vbackend_t *b, uint64_t now_ns)
+{
+    vin_t *d = (vin_t *)b;
+    char err[DCPI_ERRLEN];
+    int fresh = dcpi_stepdrain_scan(d->drain, err);
+    if (fresh < 0)
+        dcpi__log(DCPI_LOG_WARN, "%s", err);
+    drain_rings(d);
+    if (fresh > 0 || now_ns - d->last_table >= IN_TABLE_NS) {
+        dcpi_stepdrain_each(d->drain, write_table, d);
+        d->last_table = now_ns;
+    }
+    dcpi_stepdrain_reap(d->drain);
+    dcpi_values_end_drain_batched(b->vt, now_ns);
+    return 0;
+}
+
+static int in_timeout_ms(const dcpi_vbackend_t *b)
+{
+    (void)b;
+    return IN_DRAIN_MS;
+}
+
+static int in_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err)
+{
+    vin_t *d = (vin_t *)b;
+    return d->choice ? dcpi__vbp_write_missing(b->vt, d->choice, fi, err) : 0;
+}
+
+/* The profiled threads' CPU seconds: their PC samples of a cpu-clock event, else the ticks. */
+static double cpu_s(const vin_t *d, const dcpi_step_stats_t *st)
+{
+    return d->o.pc_ns ? (double)d->st.pcs * (double)d->o.pc_ns / 1e9
+                      : (double)st->ticks * (double)period_ns(d, 1) / 1e9;
+}
+
+static void advice(void *arg, double per, char *buf, size_t len)
+{
+    const vin_t *d = arg;
+    snprintf(buf, len, "-vbudget %.1f%% would afford them", d->o.budget_pct * DCPI_VBP_NEED / per);
+}
+
+static void agent_why(const dcpi_step_stats_t *st, char *buf, size_t len)
+{
+    if (st->arm_errno)
+        snprintf(buf, len, "; agent: perf_event_open or an arm failed: %s%s",
+                 strerror(st->arm_errno),
+                 st->arm_bps < STEP_ARM_SLOTS ? " (debug registers held by another tool?)" : "");
+    else
+        buf[0] = 0;
+}
+
+static void in_status(const dcpi_vbackend_t *b, char *buf, size_t len)
+{
+    const vin_t *d = (const vin_t *)b;
+    dcpi_step_stats_t st;
+    dcpi_stepdrain_stats(d->drain, &st);
+    char why[DCPI_ERRLEN + 80];
+    agent_why(&st, why, sizeof why);
+    dcpi__vbp_short_t c =
+        dcpi__vbp_shortfall(d->b.vt, d->choice, cpu_s(d, &st), NULL, advice, (void *)d);
+    snprintf(buf, len,
+             "vinproc rings %u ticks %" PRIu64 " arms %" PRIu64 " hits %" PRIu64 " expired %" PRIu64
+             " dropped %" PRIu64 " samples %" PRIu64 " tables %" PRIu64 " targets %" PRIu64
+             " breakpoints %u arm-delay-us 0%s\n"
+             "vinproc budget %g%%: tick-us %.1f arm-us %.1f, a tick every %.2f ms of a thread's "
+             "CPU with 4 targets; below %d value samples per %d s: %u of %u instructions with "
+             ">= %d%% of their procedure's PC samples\n",
+             st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
+             d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS, why,
+             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, (double)period_ns(d, 4) / 1e6,
+             DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+}
+
+static void in_report(const dcpi_vbackend_t *b, int user)
+{
+    const vin_t *d = (const vin_t *)b;
+    dcpi_step_stats_t st;
+    dcpi_stepdrain_stats(d->drain, &st);
+    double cpu = cpu_s(d, &st);
+    char why[DCPI_ERRLEN + 80];
+    agent_why(&st, why, sizeof why);
+    if (user) {
+        fprintf(stderr,
+                "dcpid: inproc backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget "
+                "%g%% at %.0f us a tick and %.0f us an arm here affords a tick every %.2f ms of "
+                "a thread's CPU (4 arms)%s\n",
+                d->st.samples, cpu, d->o.budget_pct, d->cost.tick_us, d->cost.arm_us,
+                (double)period_ns(d, 4) / 1e6, why);
+        dcpi__vbp_short_t c = dcpi__vbp_shortfall(d->b.vt, d->choice, cpu, NULL, advice, (void *)d);
+        if (c.shortn) {
+            fprintf(stderr,
+                    "dcpid: inproc backend: could not afford %d value samples per %d s of CPU "
+                    "on %u of %u instructions holding >= %d%% of their procedure's PC samples:\n",
+                    DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+            dcpi__vbp_shortfall(d->b.vt, d->choice, cpu, stderr, advice, (void *)d);
+            if (c.shortn > 10)
+                fprintf(stderr, "dcpid:   ... and %u more\n", c.shortn - 10);
+        }
+    }
+    dcpi__log(DCPI_LOG_INFO,
+              "inproc backend: %u processes, %" PRIu64 " ticks, %" PRIu64 " arms, %" PRIu64
+              " hits, %" PRIu64 " expired, %" PRIu64 " dropped, %" PRIu64 " value samples, %" PRIu64
+              " tables%s",
+              st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
+              d->st.tables, why);
+}
+
+static void in_stop(dcpi_vbackend_t *b)
+{
+    vin_t *d = (vin_t *)b;
+    if (d->drain) { /* what the agents wrote last */
+        dcpi_stepdrain_scan(d->drain, NULL);
+        drain_rings(d);
+    }
+}
+
+static void in_free(dcpi_vbackend_t *b)
+{
+    vin_t *d = (vin_t *)b;
+    dcpi_stepdrain_close(d->drain, 1);
+    dcpi__vbp_choice_free(d->choice);
+    free(d);
+}
+
+static void in_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
+{
+    (void)b;
+    (void)x; /* the PC samples need no registers: the agent reads them at the hits */
+}
+
+static const dcpi_vbackend_ops_t in_ops = {.name = "inproc",
+                                           .sampler_opts = in_sampler_opts,
+                                           .child_env = in_child_env,
+                                           .pc = in_pc,
+                                           .pid_event = in_pid_event,
+                                           .drain = in_drain,
+                                           .timeout_ms = in_timeout_ms,
+                                           .stop = in_stop,
+                                           .status = in_status,
+                                           .report = in_report,
+                                           .flush = in_flush,
+                                           .free = in_free};
+
+int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_t *o,
+                             dcpi_vbackend_t **out, char *err)
+{
+    vin_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return dcpi__errf(err, DCPI_ENOMEM, "-vtrace: out of memory");
+    d->b = (dcpi_vbackend_t){.ops = &in_ops, .vt = vt};
+    d->o = *o;
+    d->self = getpid();
+    /* the rings' prefix is set now: the command is forked before the backend starts */
+    snprintf(d->prefix, sizeof d->prefix, "/dev/shm/dcpi-arm-%d", (int)getpid());
+    int rc = dcpi__vagent_find(o->plugin_dirs, "-vtrace", d->agent, sizeof d->agent, err);
+    if (rc == 0)
+        rc = dcpi_stepdrain_open(d->prefix, &d->drain, err);
+    if (rc < 0) {
+        free(d);
+        return rc;
+    }
+    dcpi_stepdrain_keep_first(d->drain, 1); /* hits are never a burst's first record */
+    rc = dcpi_inproc_cost_measure(&d->cost);
+    if (rc < 0)
+        dcpi__log(DCPI_LOG_WARN,
+                  "inproc backend: cannot measure what a tick and an arm cost here (%s): "
+                  "assumed %.0f and %.0f us",
+                  strerror(-rc), d->cost.tick_us, d->cost.arm_us);
+    dcpi__log(DCPI_LOG_INFO,
+              "inproc backend: agent %s, rings %s.*; measured here: a tick %.1f us, an arm "
+              "and its hit %.1f us of the thread's CPU; -vbudget %g%% affords a tick every "
+              "%.2f ms of a thread's CPU with 4 targets, %.2f ms with 1",
+              d->agent, "/dev/shm/dcpi-arm-<pid>", d->cost.tick_us, d->cost.arm_us, o->budget_pct,
+              (double)period_ns(d, 4) / 1e6, (double)period_ns(d, 1) / 1e6);
+    *out = &d->b;
+    return 0;
+}
