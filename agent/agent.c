@@ -527,13 +527,9 @@ static void arm_open(void)
     }
 }
 
-/* Breakpoint k on addr (the table's index-th target), unless it waits there already. */
+/* Breakpoint k on addr (the table's index-th target). */
 static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
 {
-    if (self.bp_armed[k] && self.bp_addr[k] == addr)
-        return; /* still waiting for its hit: the first execution after it was armed */
-    if (self.bp_armed[k])
-        atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
     int rc;
     if (self.bp_addr[k] == addr) {
         rc = ioctl(self.bp_fd[k], PERF_EVENT_IOC_ENABLE, 0);
@@ -547,7 +543,6 @@ static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
     if (rc != 0) {
         note_errno(errno);
         ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
-        self.bp_armed[k] = 0;
         return;
     }
     self.bp_armed[k] = 1;
@@ -555,9 +550,22 @@ static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
     atomic_fetch_add_explicit(&s->arms, 1, memory_order_relaxed);
 }
 
-/* A tick: the next period, then the table's targets armed (in turn when there are more targets
- * than breakpoints). */
-static void arm_tick(void)
+/* The breakpoint for target addr: the one on it already, else one that is not, else -1. */
+static int slot_for(uint64_t addr, const uint8_t *taken)
+{
+    for (int k = 0; k < self.nbp; k++)
+        if (!taken[k] && self.bp_addr[k] == addr)
+            return k;
+    return -1;
+}
+
+/* A tick at pc: the arms still waiting expire (the thread's own next tick ends them), then the
+ * table's targets in the procedure holding pc are armed (in turn when there are more of them
+ * than breakpoints), each for the first execution after this moment. Arming only there keeps
+ * the sampling unit "the first execution after a random moment spent in its procedure": an
+ * execution after a long gap elsewhere (a loop's first iteration) is not taken more often than
+ * one inside a run. */
+static void arm_tick(uint64_t pc)
 {
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
     atomic_fetch_add_explicit(&s->ticks, 1, memory_order_relaxed);
@@ -570,13 +578,39 @@ static void arm_tick(void)
         self.period_ns = t.period_ns < ARM_MIN_NS ? ARM_MIN_NS : t.period_ns;
     uint64_t p = next_period(self.period_ns);
     ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
-    unsigned nbp = (unsigned)self.nbp, m = t.n < nbp ? t.n : nbp;
-    for (unsigned k = 0; k < m; k++) {
-        unsigned i = t.n <= nbp ? k : (self.rot + k) % t.n;
-        arm_slot(s, (int)k, i, t.addr[i]);
+    unsigned want[STEP_ARM_MAX], nw = 0;
+    for (unsigned i = 0; i < t.n; i++)
+        if (pc >= t.lo[i] && pc < t.hi[i])
+            want[nw++] = i;
+    unsigned nbp = (unsigned)self.nbp, m = nw < nbp ? nw : nbp, first = nw > nbp ? self.rot : 0;
+    if (nw > nbp)
+        self.rot = (self.rot + nbp) % nw;
+    uint8_t taken[STEP_ARM_SLOTS] = {0};
+    int pick[STEP_ARM_SLOTS];
+    for (unsigned j = 0; j < m; j++) { /* breakpoints already on their target first */
+        pick[j] = slot_for(t.addr[want[(first + j) % nw]], taken);
+        if (pick[j] >= 0)
+            taken[pick[j]] = 1;
     }
-    if (t.n > nbp)
-        self.rot = (self.rot + nbp) % t.n;
+    for (unsigned j = 0; j < m; j++)
+        for (int k = 0; pick[j] < 0 && k < self.nbp; k++)
+            if (!taken[k]) {
+                pick[j] = k;
+                taken[k] = 1;
+            }
+    for (int k = 0; k < self.nbp; k++)
+        if (self.bp_armed[k] && !taken[k]) {
+            ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
+            self.bp_armed[k] = 0;
+            atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
+        }
+    for (unsigned j = 0; j < m; j++) {
+        unsigned i = want[(first + j) % nw];
+        int k = pick[j];
+        if (self.bp_armed[k] && self.bp_addr[k] == t.addr[i])
+            atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
+        arm_slot(s, k, i, t.addr[i]);
+    }
 }
 
 /* Breakpoint k hit: the state before the instruction into one record. */
@@ -614,7 +648,7 @@ static int arm_signal(const siginfo_t *si, ucontext_t *uc)
     const struct perf_si *p = perf_si(si);
     if (p->data == ARM_TICK) {
         if (self.live && self.tick_fd >= 0)
-            arm_tick();
+            arm_tick((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
         return 1;
     }
     if (p->data < ARM_COOKIE || p->data >= ARM_COOKIE + STEP_ARM_SLOTS)
@@ -930,7 +964,7 @@ static void after_fork_child(void)
         return;
     }
     if (t.n) /* the same code at the same addresses until dcpid writes the child's own table */
-        step_arm_publish(g.hdr, t.addr, t.n, t.period_ns);
+        step_arm_publish(g.hdr, t.addr, t.lo, t.hi, t.n, t.period_ns);
     thread_arm();
 }
 

@@ -51,14 +51,15 @@
  * The arm mode (DCPI_AGENT_MODE=arm; dcpid's inproc backend, core/values/inproc.c): dcpid
  * writes each process's table of targets (the run-time addresses of the instructions to take
  * value samples of) into its ring file; every thread of the process has a timer of its own CPU
- * time (a cpu-clock perf event that signals the thread itself, PERF_ATTR sigtrap) with a random
- * period of mean period_ns, and at each tick it arms up to STEP_ARM_SLOTS execute breakpoints
- * of its own (perf events kept open, re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
- * enabled for one hit with PERF_EVENT_IOC_REFRESH) on the table's targets, in turn when there
- * are more targets than breakpoints. A hit signals the thread synchronously; its registers
- * before the instruction, bytes and memory operand become one STEP_REC_HIT record. The arm is
- * made in the thread itself at the tick: no delay, no scheduler between the random time and the
- * arm. The table is written under a sequence count (odd while dcpid writes).
+ * time (a cpu-clock perf event that signals the thread itself, perf_event_attr.sigtrap) with a
+ * random period of mean period_ns, and at each tick it arms up to STEP_ARM_SLOTS execute
+ * breakpoints of its own (perf events kept open, re-targeted with
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, enabled with PERF_EVENT_IOC_ENABLE, disabled at their hit)
+ * on the table's targets in the procedure the tick interrupted, in turn when there are more;
+ * an arm without a hit ends at the thread's next tick. A hit signals the thread synchronously;
+ * its registers before the instruction, bytes and memory operand become one STEP_REC_HIT
+ * record. The arm is made in the thread itself at the tick: no delay, no scheduler between the
+ * random time and the arm. The table is written under a sequence count (odd while dcpid writes).
  */
 #define STEP_ARM_MAX   8 /* targets in a process's table */
 #define STEP_ARM_SLOTS 4 /* debug registers: breakpoints per thread */
@@ -68,6 +69,9 @@ typedef struct step_arm_table {
     uint32_t n;           /* targets (0: nothing to arm; ticks go on) */
     uint64_t period_ns;   /* mean tick period in ns of a thread's CPU (0: the agent's default) */
     uint64_t addr[STEP_ARM_MAX];
+    /* the target's procedure [lo, hi): a tick arms only the targets of the procedure it
+     * interrupted */
+    uint64_t lo[STEP_ARM_MAX], hi[STEP_ARM_MAX];
     uint64_t pad[4];
 } step_arm_table_t;
 
@@ -159,9 +163,10 @@ static inline void step_ring_init(step_ring_header_t *h, uint32_t pid, uint32_t 
     h->arm_bps = STEP_ARM_SLOTS;
 }
 
-/* dcpid: publish a table of n (<= STEP_ARM_MAX) targets and the mean tick period. */
-static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr, uint32_t n,
-                                    uint64_t period_ns)
+/* dcpid: publish a table of n (<= STEP_ARM_MAX) targets, their procedures and the mean tick
+ * period. */
+static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr, const uint64_t *lo,
+                                    const uint64_t *hi, uint32_t n, uint64_t period_ns)
 {
     step_arm_table_t *t = &h->arms;
     uint32_t seq = atomic_load_explicit(&t->seq, memory_order_relaxed);
@@ -169,8 +174,11 @@ static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr,
     atomic_thread_fence(memory_order_release);
     t->n = n > STEP_ARM_MAX ? STEP_ARM_MAX : n;
     t->period_ns = period_ns;
-    for (uint32_t i = 0; i < t->n; i++)
+    for (uint32_t i = 0; i < t->n; i++) {
         t->addr[i] = addr[i];
+        t->lo[i] = lo[i];
+        t->hi[i] = hi[i];
+    }
     atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
 }
 
@@ -183,8 +191,11 @@ static inline int step_arm_read(const step_ring_header_t *h, step_arm_table_t *o
         return -1;
     out->n = t->n > STEP_ARM_MAX ? STEP_ARM_MAX : t->n;
     out->period_ns = t->period_ns;
-    for (uint32_t i = 0; i < out->n; i++)
+    for (uint32_t i = 0; i < out->n; i++) {
         out->addr[i] = t->addr[i];
+        out->lo[i] = t->lo[i];
+        out->hi[i] = t->hi[i];
+    }
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&t->seq, memory_order_relaxed) == seq ? 0 : -1;
 }

@@ -61,6 +61,7 @@ typedef struct bp_fn {
     uint32_t turn;  /* rotates ties */
     uint32_t trig;  /* PC samples that landed in it (dcpi__vbp_pc) */
     uint32_t rr;    /* the major candidate chosen last (next_major) */
+    uint32_t len;   /* bytes of the decoded range */
 } bp_fn_t;
 
 typedef struct bp_cand {
@@ -174,7 +175,7 @@ static bp_fn_t *fn_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
             bp_reset(b); /* full: start over */
             return fn_at(vt, b, img, vaddr);
         }
-        *f = (bp_fn_t){.image_plus1 = img->index + 1, .lo = lo};
+        *f = (bp_fn_t){.image_plus1 = img->index + 1, .lo = lo, .len = (uint32_t)(hi - lo)};
         b->nfn++;
         decode_fn(vt, b, img, f, hi);
         return f;
@@ -327,17 +328,16 @@ void dcpi__vbp_armed(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned n)
 }
 
 /* Insert (key, addr, cookie) into the top list of at most max entries, sorted by key. */
-static void top_insert(dcpi__vbp_target_t *t, unsigned *n, unsigned max, uint32_t key,
-                       uint64_t addr, uint32_t cookie)
+static void top_insert(dcpi__vbp_target_t *t, unsigned *n, unsigned max, dcpi__vbp_target_t x)
 {
     unsigned i = *n < max ? (*n)++ : max;
-    while (i > 0 && t[i - 1].at < key) {
+    while (i > 0 && t[i - 1].at < x.at) {
         if (i < max)
             t[i] = t[i - 1];
         i--;
     }
     if (i < max)
-        t[i] = (dcpi__vbp_target_t){.addr = addr, .cookie = cookie, .at = key};
+        t[i] = x;
 }
 
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
@@ -355,7 +355,12 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
         for (uint32_t j = 0; j < f->ncand; j++) {
             const bp_cand_t *c = &b->cand[f->first + j];
             if (major(f, c))
-                top_insert(out, &n, max, c->at, base + c->delta, f->first + j);
+                top_insert(out, &n, max,
+                           (dcpi__vbp_target_t){.addr = base + c->delta,
+                                                .lo = base,
+                                                .hi = base + f->len,
+                                                .cookie = f->first + j,
+                                                .at = c->at});
         }
     }
     return n;

@@ -7,21 +7,26 @@
  *   - dcpid counts the PC samples per selected instruction as the bp backend does (bp.c: the
  *     major instructions, those holding DCPI_VBP_MAJOR_PCT% of their procedure's PC samples)
  *     and writes into each process's ring file its table: the run-time addresses of its
- *     IN_TARGETS most sampled major instructions (a target keeps its place while it stays
- *     among them, so a thread's breakpoint on it is not moved), and the mean period of the
- *     threads' ticks that -vbudget affords;
+ *     IN_TARGETS most sampled major instructions with their procedures' ranges, and the mean
+ *     period of the threads' ticks that -vbudget affords;
  *   - every thread of the process ticks on its own CPU time at random periods (a cpu-clock
- *     event that signals the thread itself) and at each tick arms up to four breakpoints of its
- *     own on the table's targets, in turn when there are more; a breakpoint takes the first
- *     execution of its target after the tick (an arm still waiting at the next tick keeps
- *     waiting). The arm is made by the thread at its tick: no arm delay and no scheduler
- *     between the random time and the arm, whatever the load (the bp backend's arm waited for
- *     dcpid: 0.1-0.7 ms under load, biasing to the executions after the wait);
+ *     event that signals the thread itself); at a tick, the arms still waiting end, and the
+ *     table's targets in the procedure the tick interrupted get a breakpoint of the thread's
+ *     own each (up to four, in turn when there are more), which takes their first execution
+ *     after the tick. The arm is made by the thread at its tick: no arm delay and no scheduler
+ *     between the random moment and the arm, whatever the load (the bp backend's arm waited
+ *     for dcpid: 0.1-0.7 ms under load, biasing to the executions after the wait);
+ *   - only the procedure the tick is in: "the first execution after a random moment" picks an
+ *     execution with a probability proportional to the time since the one before it, so arming
+ *     every target at every tick took a loop's first iterations after other code ran far too
+ *     often (work-phased phased read divisor 3 at 41.6% for a truth of 12.5%); a moment spent
+ *     in the procedure is the bp backend's unit (its arms follow the PC samples there);
  *   - each hit is one record (registers before the instruction, its bytes and memory operand,
  *     read by the thread itself): dcpid turns it into a value sample of the sink, always
  *     admitted. One sample per arm, so a hotlist's binomial bound holds.
  * The budget: a tick costs the thread C_tick and each arm with its hit C_arm (measured at start,
- * core/sampling/bpcost.h), so with k = min(targets, breakpoints) arms a tick, the mean period is
+ * core/sampling/bpcost.h), so with k arms a tick (measured per process as it runs: the share of
+ * ticks that land in a target's procedure times its targets there) the mean period is
  * (C_tick + k C_arm) / (-vbudget / 100) of a thread's CPU.
  */
 #include <errno.h>
@@ -67,7 +72,7 @@ typedef struct vin {
 static const dcpi_vbackend_ops_t in_ops;
 
 /* The mean tick period that -vbudget affords with k arms a tick. */
-static uint64_t period_ns(const vin_t *d, unsigned k)
+static uint64_t period_ns(const vin_t *d, double k)
 {
     double us = d->cost.tick_us + k * d->cost.arm_us;
     double ns = us * 1e3 / (d->o.budget_pct / 100);
@@ -76,40 +81,16 @@ static uint64_t period_ns(const vin_t *d, unsigned k)
 
 /* ---- the tables */
 
-/* The new targets into the table's places: those already there keep theirs. */
-static unsigned merge(const step_arm_table_t *old, const dcpi__vbp_target_t *t, unsigned n,
-                      uint64_t *addr, unsigned *fresh)
+/* The mean arms a tick of h's threads made so far (1 until there are enough ticks). */
+static double arms_per_tick(step_ring_header_t *h)
 {
-    unsigned m = 0, used[STEP_ARM_MAX] = {0};
-    *fresh = 0;
-    for (unsigned i = 0; i < old->n && i < STEP_ARM_MAX; i++) {
-        addr[i] = 0;
-        for (unsigned j = 0; j < n; j++)
-            if (t[j].addr == old->addr[i] && !used[j]) {
-                addr[i] = old->addr[i];
-                used[j] = 1;
-            }
+    uint64_t ticks = 0, arms = 0;
+    for (uint32_t i = 0; i < h->nslots; i++) {
+        step_slot_t *s = step_ring_slot(h, i);
+        ticks += atomic_load(&s->ticks);
+        arms += atomic_load(&s->arms);
     }
-    m = old->n < n ? n : old->n;
-    for (unsigned j = 0, i = 0; j < n; j++) {
-        if (used[j])
-            continue;
-        while (i < m && addr[i]) /* a free place (one that left, or past the old ones) */
-            i++;
-        if (i < m) {
-            addr[i] = t[j].addr;
-            (*fresh)++;
-        }
-    }
-    while (m > 0 && !addr[m - 1])
-        m--;
-    for (unsigned i = 0; i < m; i++) /* holes: a target that left and none came: compact */
-        if (!addr[i]) {
-            memmove(addr + i, addr + i + 1, (m - i - 1) * sizeof *addr);
-            m--;
-            i--;
-        }
-    return m;
+    return ticks >= 50 ? (double)arms / (double)ticks : 1.0;
 }
 
 static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
@@ -118,24 +99,22 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     if (!atomic_load(&h->arm_mode))
         return;
     dcpi__vbp_target_t t[IN_TARGETS];
-    unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS), fresh;
-    step_arm_table_t old;
-    uint64_t addr[STEP_ARM_MAX];
-    old.n = h->arms.n > STEP_ARM_MAX ? STEP_ARM_MAX : h->arms.n; /* only dcpid writes it */
-    memcpy(old.addr, h->arms.addr, sizeof old.addr);
-    unsigned m = merge(&old, t, n, addr, &fresh);
-    for (unsigned j = 0; j < n; j++) { /* a target that entered the table: an arm (its marks) */
-        unsigned i = 0;
-        while (i < old.n && old.addr[i] != t[j].addr)
+    unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS), fresh = 0;
+    uint64_t addr[IN_TARGETS], lo[IN_TARGETS], hi[IN_TARGETS];
+    for (unsigned j = 0; j < n; j++) {
+        unsigned i = 0; /* a target that entered the table: an arm for its marks */
+        while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
             i++;
-        if (i == old.n)
+        if (i == h->arms.n || i == STEP_ARM_MAX) {
             dcpi__vbp_armed(d->choice, t[j].cookie, 1);
+            fresh++;
+        }
+        addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
-    unsigned bps = atomic_load(&h->arm_bps), k = m < bps ? m : bps;
-    uint64_t p = period_ns(d, k ? k : 1);
-    if (m == old.n && !memcmp(addr, old.addr, m * sizeof *addr) && h->arms.period_ns == p)
+    uint64_t p = period_ns(d, arms_per_tick(h));
+    if (n == h->arms.n && !fresh && h->arms.period_ns == p) /* only dcpid writes the table */
         return;
-    step_arm_publish(h, addr, m, p);
+    step_arm_publish(h, addr, lo, hi, n, p);
     d->st.tables++;
     d->st.targets += fresh;
 }
@@ -259,11 +238,11 @@ static void in_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              " dropped %" PRIu64 " samples %" PRIu64 " tables %" PRIu64 " targets %" PRIu64
              " breakpoints %u arm-delay-us 0%s\n"
              "vinproc budget %g%%: tick-us %.1f arm-us %.1f, a tick every %.2f ms of a thread's "
-             "CPU with 4 targets; below %d value samples per %d s: %u of %u instructions with "
+             "CPU at one arm a tick; below %d value samples per %d s: %u of %u instructions with "
              ">= %d%% of their procedure's PC samples\n",
              st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
              d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS, why,
-             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, (double)period_ns(d, 4) / 1e6,
+             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, (double)period_ns(d, 1) / 1e6,
              DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
 }
 
@@ -279,9 +258,9 @@ static void in_report(const dcpi_vbackend_t *b, int user)
         fprintf(stderr,
                 "dcpid: inproc backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget "
                 "%g%% at %.0f us a tick and %.0f us an arm here affords a tick every %.2f ms of "
-                "a thread's CPU (4 arms)%s\n",
+                "a thread's CPU (one arm a tick)%s\n",
                 d->st.samples, cpu, d->o.budget_pct, d->cost.tick_us, d->cost.arm_us,
-                (double)period_ns(d, 4) / 1e6, why);
+                (double)period_ns(d, 1) / 1e6, why);
         dcpi__vbp_short_t c = dcpi__vbp_shortfall(d->b.vt, d->choice, cpu, NULL, advice, (void *)d);
         if (c.shortn) {
             fprintf(stderr,
@@ -365,7 +344,7 @@ int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_
     dcpi__log(DCPI_LOG_INFO,
               "inproc backend: agent %s, rings %s.*; measured here: a tick %.1f us, an arm "
               "and its hit %.1f us of the thread's CPU; -vbudget %g%% affords a tick every "
-              "%.2f ms of a thread's CPU with 4 targets, %.2f ms with 1",
+              "%.2f ms of a thread's CPU at one arm a tick, %.2f ms at four",
               d->agent, "/dev/shm/dcpi-arm-<pid>", d->cost.tick_us, d->cost.arm_us, o->budget_pct,
               (double)period_ns(d, 4) / 1e6, (double)period_ns(d, 1) / 1e6);
     *out = &d->b;

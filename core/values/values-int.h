@@ -203,9 +203,10 @@ void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint6
 /* cookie was given n arms (the inproc backend: made a target of a process). */
 void dcpi__vbp_armed(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned n);
 /* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
- * most max into out (run-time address in pid, cookie, PC samples); their number. */
+ * most max into out (run-time address in pid, its function's range there, cookie, PC samples);
+ * their number. */
 typedef struct dcpi__vbp_target {
-    uint64_t addr;
+    uint64_t addr, lo, hi;
     uint32_t cookie, at;
 } dcpi__vbp_target_t;
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,
