@@ -105,6 +105,10 @@ const char *dcpi_listing_backend_note(const char *backend)
         return "execute breakpoints at executions after timer samples: shares per execution, "
                "the skid-biased first execution dropped; memory values read by BPF where "
                "allowed, else missing";
+    if (strcmp(backend, "inproc") == 0)
+        return "execute breakpoints armed by the profiled threads at random moments in the "
+               "instruction's procedure: shares per execution (its first after such a moment); "
+               "memory values read by the thread";
     if (strcmp(backend, "step") == 0)
         return "single-stepped bursts: exact values, shares per execution within bursts";
     if (strcmp(backend, "oracle") == 0)

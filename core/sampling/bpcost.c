@@ -372,8 +372,8 @@ int dcpi_bp_cost_measure(const dcpi_sampler_opts_t *x, unsigned count, int prog_
 }
 
 /* ---- the inproc backend's arm mode: a thread's own tick and breakpoints, signalled to it */
-#define IP_ROUNDS   5
-#define IP_STRETCH  0.008  /* s of the thread's CPU per stretch */
+#define IP_ROUNDS   3
+#define IP_STRETCH  0.004  /* s of the thread's CPU per stretch */
 #define IP_TICK_NS  100000 /* ns between two ticks of the measured stretches */
 #define IP_COOKIE   0x5dc1b000ul
 #define IP_TRAPPERF 6 /* si_code TRAP_PERF (Linux 5.13+) */

@@ -50,7 +50,7 @@ typedef struct dcpi_inproc_cost {
     uint64_t ticks, hits; /* how many were measured */
 } dcpi_inproc_cost_t;
 
-/* Measured on a thread of the caller's, as the agent does it (~120 ms: rounds of stretches
+/* Measured on a thread of the caller's, as the agent does it (~40 ms: rounds of stretches
  * without ticks, with ticks, with ticks arming four breakpoints that its loop hits). On failure
  * c holds figures measured on a 2-core VM (15 and 17 us) and the negative errno is returned. */
 int dcpi_inproc_cost_measure(dcpi_inproc_cost_t *c);

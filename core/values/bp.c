@@ -354,13 +354,18 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
             continue; /* not in pid's mappings */
         for (uint32_t j = 0; j < f->ncand; j++) {
             const bp_cand_t *c = &b->cand[f->first + j];
-            if (major(f, c))
-                top_insert(out, &n, max,
-                           (dcpi__vbp_target_t){.addr = base + c->delta,
-                                                .lo = base,
-                                                .hi = base + f->len,
-                                                .cookie = f->first + j,
-                                                .at = c->at});
+            if (!major(f, c))
+                continue;
+            /* and the one before it, unless major itself: the slow instruction (a load, a
+             * multiply) whose PC samples land on the next one */
+            for (uint32_t i = j ? j - 1 : j; i <= j; i++)
+                if (i == j || !major(f, &b->cand[f->first + i]))
+                    top_insert(out, &n, max,
+                               (dcpi__vbp_target_t){.addr = base + b->cand[f->first + i].delta,
+                                                    .lo = base,
+                                                    .hi = base + f->len,
+                                                    .cookie = f->first + i,
+                                                    .at = c->at - (i != j)});
         }
     }
     return n;

@@ -203,7 +203,9 @@ void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint6
 /* cookie was given n arms (the inproc backend: made a target of a process). */
 void dcpi__vbp_armed(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned n);
 /* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
- * most max into out (run-time address in pid, its function's range there, cookie, PC samples);
+ * most max into out (run-time address in pid, its function's range there, cookie, PC samples),
+ * each followed by the selected instruction before it (unless major itself: the slow one whose PC
+ * samples land on the next);
  * their number. */
 typedef struct dcpi__vbp_target {
     uint64_t addr, lo, hi;
