@@ -1,5 +1,6 @@
 /*
- * agent.c - libdcpi-agent.so, the step backend's in-process agent (LD_PRELOAD).
+ * agent.c - libdcpi-agent.so, the in-process agent (LD_PRELOAD) of the step backend and, with
+ * DCPI_AGENT_MODE=arm, of the inproc backend (core/values/inproc.c).
  *
  * With DCPI_AGENT_RING=<prefix> in the environment it creates the ring file
  * <prefix>.<pid>.<gen> (core/capture/stepring.h), and gives every thread a timer on its own CPU
@@ -8,8 +9,13 @@
  * the SIGTRAP handler records registers before/after, instruction bytes and the memory operand
  * into the thread's ring until DCPI_AGENT_BURST instructions (default 16) ran, or until the next
  * instruction is a system call (or int/int3/pushf/...), or a signal of the program arrives.
+ * With DCPI_AGENT_MODE=arm there are no bursts: every thread opens a cpu-clock event of its own
+ * that signals it (sigtrap) at random periods and up to four execute breakpoints; at each tick
+ * it arms them on the targets dcpid wrote into the ring file's table for the procedure the tick
+ * interrupted, and each hit (a synchronous SIGTRAP, TRAP_PERF) becomes one STEP_REC_HIT record
+ * (core/capture/stepring.h says the protocol).
  * Without DCPI_AGENT_RING it does nothing at all.
- * One file (~710 lines) on purpose: the agent is injected into arbitrary programs, links libc only
+ * One file (~1000 lines) on purpose: the agent is injected into arbitrary programs, links libc only
  * and exports nothing; a single translation unit keeps every function static and async-signal-
  * safe code reviewable in one place.
  *

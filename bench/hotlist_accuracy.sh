@@ -1,9 +1,10 @@
 #!/bin/bash
 # bench/hotlist_accuracy.sh - how far value hotlists are from the truth, per backend, and what
 # they cost. For each mode of samples/work-accuracy (one instruction form each, exact truth
-# printed by the workload, see its top comment) and each backend (bp: dcpid -vtrace, the
-# default where execute breakpoints work; regs: dcpid -vtrace -vregs; step: dcpid -vtrace
-# -vstep; BACKENDS="bp regs" limits them), one run of SECONDS of the workload's CPU time; the
+# printed by the workload, see its top comment) and each backend (inproc: dcpid -vtrace, the
+# default for a command where execute breakpoints work; bp: dcpid -vtrace -vbp; regs: dcpid
+# -vtrace -vregs; step: dcpid -vtrace -vstep; BACKENDS="inproc regs" limits them), one run of
+# SECONDS of the workload's CPU time; the
 # measured instruction's hotlist is read with dcpilist and compared with the truth:
 #   vtot        value samples of the instruction (lib/stats.sh's vtot)
 #   top shares  the listed shares, largest first, values named by the workload's labels
@@ -32,7 +33,7 @@ B=$(cd "${1:?usage: hotlist_accuracy.sh BUILD_DIR [SECONDS] [BASE_SECONDS]}" && 
 SECS=${2:-6}
 BASE_SECS=${3:-2}
 MODES=${MODES:-branch icall-reg icall-mem size-arg div-reg div-mem chase stride}
-BACKENDS=${BACKENDS:-bp regs step}
+BACKENDS=${BACKENDS:-inproc bp regs step}
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/tests/e2e/lib/stats.sh"
 W=$B/samples/work-accuracy
@@ -131,7 +132,7 @@ for mode in $MODES; do
     cpu[pc]=$(run "$mode.pc" $((BASE_SECS * 1000)) "$B/dcpid" -db "$T/$mode.pc.db" -event cpu-clock \
         -quiet -- "$W" "$mode") || exit 1
     for be in $BACKENDS; do
-        case $be in bp) flag= ;; regs) flag=-vregs ;; step) flag=-vstep ;; *) exit 2 ;; esac
+        case $be in inproc) flag= ;; bp) flag=-vbp ;; regs) flag=-vregs ;; step) flag=-vstep ;; *) exit 2 ;; esac
         cpu[$be]=$(run "$mode.$be" $((SECS * 1000)) "$B/dcpid" -db "$T/$mode.$be.db" \
             -event cpu-clock -quiet -vtrace "$VP" $flag -- "$W" "$mode") || exit 1
     done
