@@ -1,0 +1,100 @@
+#!/bin/bash
+# values_inproc.sh - the inproc backend (docs/dcpid.md INPROC BACKEND), dcpid's default value
+# backend for a dynamically linked command: the command's threads arm their own breakpoints.
+#   1. work-step -t 1 (two threads) -f (a forked child) -x (an exec): the log names the inproc
+#      backend; the exit line counts ticks, arms and hits in at least 3 processes; the loaded
+#      value of `add rbx, [r14+rax*8]` (work-step's table: 0x1111 in 75% of the executions,
+#      0x2222 in 25%, read by the agent at the hit) within the binomial tolerance of its count,
+#      run until it has at least 1000 value samples (stat_until); no ring file left afterwards.
+#   2. work-step -s: the program's own SIGTRAP and SIGPROF handlers get exactly what they get
+#      without dcpid (the agent forwards what is not its own).
+#   3. -vbp, a statically linked command and a missing agent (DCPI_AGENT_PATH) take the bp
+#      backend, the last two with a warning naming the reason.
+# Skips (77) without cpu-clock sampling or execute breakpoints.
+set -u
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+T=$(mktemp -d /tmp/dcpi-e2e-inproc.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+to() { timeout -k 5 "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
+for f in dcpid dcpilist samples/work-step samples/vp-acc.so libdcpi-agent.so; do
+    [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
+done
+W=$BIN/samples/work-step
+e2e_probe_cpu_clock "perf_event_open for cpu-clock"
+export ACC_MNEM=add ACC_VALUE=memval
+to 60 "$BIN/dcpid" -db "$T/probe2" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -- true \
+    >"$T/probe2.out" 2>&1 || fail "probe run failed: $(cat "$T/probe2.out")"
+grep -q "execute breakpoints unavailable" "$T"/probe2/dcpid-*.log &&
+    e2e_skip "execute breakpoints unavailable: $(grep -ho 'unavailable (.*' "$T"/probe2/dcpid-*.log)"
+grep -q "inproc backend" "$T"/probe2/dcpid-*.log ||
+    fail "a command's default value backend is not inproc: $(cat "$T"/probe2/dcpid-*.log)"
+
+# ---- 1. threads, a fork, an exec: shares of the loaded value
+NMIN=1000
+run() {
+    rm -rf "${T:?}/db"
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
+        -- "$W" -n $(($(stat_ms 4000) * $1 / 10)) -t 1 -f -x >"$T/out" 2>"$T/err" ||
+        fail "dcpid failed: $(cat "$T/err")"
+    DCPI_PLUGIN_PATH= to 60 "$BIN/dcpilist" -db "$T/db" -asm -vtrace "$BIN/samples/vp-acc.so" \
+        -vshow 8 -vcutoff 0 step_loop "$W" >"$T/list" 2>&1 || grep -q 'no value profile' "$T/list" ||
+        fail "dcpilist: $(cat "$T/list")"
+}
+count() {
+    local l
+    l=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/list" | head -1)
+    n=$(vtot "$l")
+    [[ $n =~ ^[0-9]+$ ]] && echo "$n" || echo 0
+}
+stat_until $NMIN 8 run count
+grep -q "value profiling: 1 plugins, inproc backend" "$T"/db/dcpid-*.log ||
+    fail "the log names no inproc backend: $(grep 'value profiling' "$T"/db/dcpid-*.log)"
+exitline=$(grep -ho 'inproc backend: [0-9]* processes.*' "$T"/db/dcpid-*.log)
+[[ $exitline =~ ^inproc\ backend:\ ([0-9]+)\ processes,\ ([0-9]+)\ ticks,\ ([0-9]+)\ arms,\ ([0-9]+)\ hits ]] ||
+    fail "no exit line with the agents' counters: $(tail -5 "$T"/db/dcpid-*.log)"
+[ "${BASH_REMATCH[1]}" -ge 3 ] ||
+    fail "arms in ${BASH_REMATCH[1]} processes, want 3 (work-step, its child, its exec): $exitline"
+[ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[4]}" -gt 0 ] || fail "no ticks or hits: $exitline"
+echo "inproc: $exitline"
+grep -q "inproc backend: [0-9]* value samples" "$T/err" || fail "no exit summary: $(cat "$T/err")"
+line=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/list" | head -1)
+n=$(vtot "$line")
+stat_min "the add's value samples" "$n" $NMIN || fail "too few: $line"
+share() { grep -o "([0-9.]*% $1)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1; }
+stat_share "table load 0x1111" "$(share 0x1111)" 75 "$n" || fail "$line"
+stat_share "table load 0x2222" "$(share 0x2222)" 25 "$n" || fail "$line"
+grep -q 'backend inproc' "$T/list" || fail "dcpilist does not name the backend: $(tail -3 "$T/list")"
+dpid=$(grep -ho 'dcpid\[[0-9]*\]' "$T"/db/dcpid-*.log | head -1 | tr -dc 0-9)
+[ -n "$dpid" ] || fail "no dcpid pid in the log"
+left=$(ls /dev/shm | grep -c "^dcpi-arm-$dpid\." || true)
+[ "$left" -eq 0 ] || fail "$left ring files of dcpid $dpid left in /dev/shm"
+
+# ---- 2. the program's own SIGTRAP and SIGPROF
+want=$("$W" -s -n 2 2>/dev/null | grep sigtrap)
+to 120 "$BIN/dcpid" -db "$T/sig" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -- "$W" -s -n 2 \
+    >"$T/sig.out" 2>"$T/sig.err" || fail "dcpid -- work-step -s failed: $(cat "$T/sig.err")"
+got=$(grep sigtrap "$T/sig.out")
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+    fail "the program's own signals: '$got' under the inproc backend, '$want' without dcpid"
+grep -q "inproc backend: [0-9]* value samples" "$T/sig.err" || fail "work-step -s: not inproc"
+echo "program signals: $got"
+
+# ---- 3. where the bp backend is used instead
+to 60 "$BIN/dcpid" -db "$T/vbp" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -vbp -- true \
+    >/dev/null 2>&1 || fail "-vbp run failed"
+grep -q "value profiling: 1 plugins, bp backend" "$T"/vbp/dcpid-*.log || fail "-vbp: not the bp backend"
+printf 'int main(void) { volatile long x = 0; for (long i = 0; i < 1000000; i++) x += i; return 0; }\n' >"$T/st.c"
+gcc -static -O1 -o "$T/static" "$T/st.c" 2>"$T/gcc.err" || fail "gcc -static: $(cat "$T/gcc.err")"
+to 60 "$BIN/dcpid" -db "$T/static.db" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -- "$T/static" \
+    >/dev/null 2>&1 || fail "static run failed"
+grep -q "not the inproc one (.*statically linked" "$T"/static.db/dcpid-*.log ||
+    fail "a static command: no warning: $(grep 'value profiling' "$T"/static.db/dcpid-*.log)"
+grep -q "value profiling: 1 plugins, bp backend" "$T"/static.db/dcpid-*.log || fail "static: not bp"
+DCPI_AGENT_PATH=$T/missing.so to 60 "$BIN/dcpid" -db "$T/noagent" -event cpu-clock \
+    -vtrace "$BIN/samples/vp-acc.so" -- true >/dev/null 2>&1 || fail "no-agent run failed"
+grep -q "not the inproc one (.*missing.so" "$T"/noagent/dcpid-*.log ||
+    fail "a missing agent: no warning: $(grep 'value profiling' "$T"/noagent/dcpid-*.log)"
+echo "PASS: inproc shares 0x1111 $(share 0x1111)% / 0x2222 $(share 0x2222)% (n $n) across threads, a fork and an exec; program signals kept; -vbp, static and no-agent fall back to bp"
