@@ -261,6 +261,30 @@ static int is_stop_bytes(const uint8_t *b, int len)
     return i + 1 < len && b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34);
 }
 
+/* The index of the instruction's first memory operand, -1 when none. */
+static int mem_index(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops)
+{
+    for (int i = 0; i < zi->operand_count; i++)
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
+            return i;
+    return -1;
+}
+
+/* rec's memory operand fields from op (its address from rec's registers before). */
+static void mem_operand(step_record_t *rec, const ZydisDecodedInstruction *zi,
+                        const ZydisDecodedOperand *op)
+{
+    if (operand_ea(zi, op, rec->before, &rec->ea) != 0)
+        return;
+    rec->flags |= STEP_REC_EA;
+    rec->mem_size = op->size / 8 > 8 ? 8 : (uint8_t)(op->size / 8);
+    if (rec->mem_size && (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
+        self_read(rec->ea, &rec->mem_before, rec->mem_size) == 0)
+        rec->flags |= STEP_REC_MEMRD;
+    if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+        rec->flags |= STEP_REC_MEMWR; /* mem_after read after the instruction */
+}
+
 /* Fill rec's memory operand fields; 1 when the instruction must end the burst. */
 static int analyse(step_record_t *rec)
 {
@@ -274,26 +298,14 @@ static int analyse(step_record_t *rec)
         return 1;
     if (is_stop(zi.mnemonic))
         return 1;
-    for (int i = 0; i < zi.operand_count; i++) {
-        const ZydisDecodedOperand *op = &ops[i];
-        if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.type != ZYDIS_MEMOP_TYPE_MEM)
-            continue;
-        if (operand_ea(&zi, op, rec->before, &rec->ea) != 0)
-            return 0;
-        rec->flags |= STEP_REC_EA;
-        rec->mem_size = op->size / 8 > 8 ? 8 : (uint8_t)(op->size / 8);
-        if (rec->mem_size && (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
-            self_read(rec->ea, &rec->mem_before, rec->mem_size) == 0)
-            rec->flags |= STEP_REC_MEMRD;
-        if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-            rec->flags |= STEP_REC_MEMWR; /* mem_after read after the instruction */
-        return 0;
-    }
+    int m = mem_index(&zi, ops);
+    if (m >= 0)
+        mem_operand(rec, &zi, &ops[m]);
     return 0;
 }
 
-/* Read the instruction at regs' rip into self.cur; 1 when the burst must end before it. */
-static int prepare(const uint64_t *regs)
+/* self.cur from regs (before) and the bytes at their rip. */
+static void read_insn(const uint64_t *regs)
 {
     step_record_t *c = &self.cur;
     memset(c, 0, offsetof(step_record_t, before));
@@ -305,7 +317,13 @@ static int prepare(const uint64_t *regs)
     if (n < 16 && self_read(pc + n, c->insn + n, 16 - n) == 0)
         n = 16;
     c->insn_len = (uint8_t)n;
-    return analyse(c);
+}
+
+/* Read the instruction at regs' rip into self.cur; 1 when the burst must end before it. */
+static int prepare(const uint64_t *regs)
+{
+    read_insn(regs);
+    return analyse(&self.cur);
 }
 
 /* ---- bursts ------------------------------------------------------------------------------- */
@@ -619,6 +637,42 @@ static void arm_tick(uint64_t pc)
     }
 }
 
+/* Each breakpoint's instruction, decoded at its first hit (a target is hit again and again). */
+struct arm_decoded {
+    uint64_t addr; /* 0: none */
+    int mem;       /* whether it has a memory operand (op) */
+    ZydisDecodedInstruction zi;
+    ZydisDecodedOperand op;
+};
+static __thread struct arm_decoded decoded[STEP_ARM_SLOTS]
+    __attribute__((tls_model("initial-exec")));
+
+/* self.cur from regs at breakpoint k's hit: bytes, and the memory operand through the decoding
+ * of the instruction kept for k. */
+static void hit_prepare(const uint64_t *regs, int k)
+{
+    read_insn(regs);
+    step_record_t *c = &self.cur;
+    struct arm_decoded *d = &decoded[k];
+    if (!g.decode) {
+        atomic_fetch_add_explicit(&g.hdr->no_decoder, 1, memory_order_relaxed);
+        return;
+    }
+    if (d->addr != regs[R_IP]) {
+        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+        d->addr = 0;
+        if (ZYAN_FAILED(g.decode(&g.dec, c->insn, c->insn_len, &d->zi, ops)))
+            return;
+        int m = mem_index(&d->zi, ops);
+        d->mem = m >= 0;
+        if (m >= 0)
+            d->op = ops[m];
+        d->addr = regs[R_IP];
+    }
+    if (d->mem)
+        mem_operand(c, &d->zi, &d->op);
+}
+
 /* Breakpoint k hit: the state before the instruction into one record. */
 static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
 {
@@ -633,7 +687,7 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
         atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
         return;
     }
-    prepare(regs);
+    hit_prepare(regs, k);
     step_record_t *c = &self.cur;
     c->time_ns = now_ns();
     c->burst = atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
