@@ -100,7 +100,7 @@ struct agent_thread {
 static __thread struct agent_thread self __attribute__((tls_model("initial-exec")));
 
 static struct {
-    int active, sig, burst_len, rate, arm;
+    int active, sig, burst_len, rate, arm, maxbp;
     step_ring_header_t *hdr;
     size_t size;
     char prefix[200];
@@ -517,7 +517,7 @@ static void arm_open(void)
     self.tick_fd = -1;
     for (int k = 0; k < STEP_ARM_SLOTS; k++)
         self.bp_fd[k] = -1;
-    for (int k = 0; k < STEP_ARM_SLOTS; k++) {
+    for (int k = 0; k < g.maxbp; k++) {
         bp_attr(&a, (uint64_t)(uintptr_t)&arm_open, k, 1); /* disabled: a placeholder */
         int fd = perf_open(&a);
         if (fd < 0) {
@@ -1048,6 +1048,7 @@ __attribute__((constructor)) static void agent_init(void)
     g.rate = env_int(STEP_RATE_ENV, 100, 1, 100000);
     const char *mode = getenv(STEP_MODE_ENV);
     g.arm = mode && strcmp(mode, "arm") == 0;
+    g.maxbp = env_int(STEP_BPS_ENV, STEP_ARM_SLOTS, 1, STEP_ARM_SLOTS);
     g.sig = pick_signal();
     load_zydis();
     if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)

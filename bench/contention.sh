@@ -19,6 +19,7 @@ T=$(mktemp -d /tmp/dcpi-contention.XXXXXX)
 SP=
 trap '[ -n "$SP" ] && kill $SP 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 fail() { echo "contention: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib/stats.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib/phased.sh"
 command -v stress-ng >/dev/null || fail "stress-ng is not installed (apt-get install stress-ng)"
 stress-ng --cpu "$NS" --timeout 7200 >/dev/null 2>&1 &

@@ -33,6 +33,7 @@
 #define STEP_BURST_ENV    "DCPI_AGENT_BURST"  /* instructions per burst (16) */
 #define STEP_SIGNAL_ENV   "DCPI_AGENT_SIGNAL" /* timer signal as SIGRTMIN+N (auto) */
 #define STEP_MODE_ENV     "DCPI_AGENT_MODE"   /* "arm": breakpoint arms (below), else bursts */
+#define STEP_BPS_ENV      "DCPI_AGENT_BPS"    /* arm mode: breakpoints per thread (4) */
 #define STEP_DEF_SLOTS    32
 #define STEP_DEF_RECORDS  1024 /* per thread, a power of two */
 #define STEP_BURST_MAX    256

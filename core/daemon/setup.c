@@ -320,8 +320,9 @@ static int setup_values(daemon_t *d, char *err)
     dcpi_vbackend_inproc_opts_t io = {
         .budget_pct = o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET_INPROC,
         .pc_ns = bo.pc_ns,
-        .plugin_dirs = o->plugin_dirs};
-    if (inproc) /* the budget measured here sets the ticks' period */
+        .plugin_dirs = o->plugin_dirs,
+        .max_bps = o->voracle ? 3 : 4}; /* the oracle's breakpoint takes a debug register */
+    if (inproc)                         /* the budget measured here sets the ticks' period */
         rc = dcpi_vbackend_inproc_new(d->vt, &io, &d->vb, err);
     else if (use_bp) /* the budget measured here sets the arm trigger's period */
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);

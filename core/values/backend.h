@@ -118,6 +118,7 @@ typedef struct dcpi_vbackend_inproc_opts {
     double budget_pct;
     uint64_t pc_ns;                 /* a PC sample's period in ns of a thread's CPU, 0: unknown */
     const char *const *plugin_dirs; /* where the agent is looked for (vstep.h) */
+    unsigned max_bps; /* breakpoints per thread (1-4, 0: 4; -voracle needs one of the four) */
 } dcpi_vbackend_inproc_opts_t;
 int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_t *o,
                              dcpi_vbackend_t **out, char *err);

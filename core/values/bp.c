@@ -340,10 +340,44 @@ static void top_insert(dcpi__vbp_target_t *t, unsigned *n, unsigned max, dcpi__v
         t[i] = x;
 }
 
-unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
-                           dcpi__vbp_target_t *out, unsigned max)
+/* Whether cookie is among out's n targets. */
+static int listed(const dcpi__vbp_target_t *out, unsigned n, uint32_t cookie)
 {
-    unsigned n = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (out[i].cookie == cookie)
+            return 1;
+    return 0;
+}
+
+/* A selected instruction of the procedure of target t that is not listed, drawn at random (its
+ * arms then come at random moments, whatever its values or the program's phases), into
+ * out[*n]; nothing when every one is listed. */
+static void cover(const dcpi__vbp_choice_t *b, const dcpi__vbp_target_t *t, dcpi__vbp_target_t *out,
+                  unsigned *n, uint64_t *rng)
+{
+    const bp_fn_t *f = &b->fn[t->fn];
+    uint32_t free = 0;
+    for (uint32_t j = 0; j < f->ncand; j++)
+        free += !listed(out, *n, f->first + j);
+    if (!free)
+        return;
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    for (uint32_t j = 0, k = (uint32_t)(*rng % free); j < f->ncand; j++)
+        if (!listed(out, *n, f->first + j) && k-- == 0) {
+            out[*n] = *t;
+            out[*n].addr = t->lo + b->cand[f->first + j].delta;
+            out[*n].cookie = f->first + j;
+            out[(*n)++].at = 0;
+            return;
+        }
+}
+
+unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
+                           dcpi__vbp_target_t *out, unsigned max, uint64_t *rng)
+{
+    unsigned n = 0, ncover = rng && max > DCPI_VBP_COVER ? DCPI_VBP_COVER : 0;
     for (unsigned s = 0; b && s < FN_SLOTS; s++) {
         const bp_fn_t *f = &b->fn[s];
         const dcpi_image_t *img =
@@ -360,12 +394,24 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
              * multiply) whose PC samples land on the next one */
             for (uint32_t i = j ? j - 1 : j; i <= j; i++)
                 if (i == j || !major(f, &b->cand[f->first + i]))
-                    top_insert(out, &n, max,
+                    top_insert(out, &n, max - ncover,
                                (dcpi__vbp_target_t){.addr = base + b->cand[f->first + i].delta,
                                                     .lo = base,
                                                     .hi = base + f->len,
                                                     .cookie = f->first + i,
+                                                    .fn = s,
                                                     .at = c->at - (i != j)});
+        }
+    }
+    /* the procedures of the most sampled targets: one more selected instruction of each */
+    unsigned ntop = n;
+    for (unsigned i = 0; i < ntop && ncover; i++) {
+        int seen = 0;
+        for (unsigned j = 0; j < i; j++)
+            seen |= out[j].fn == out[i].fn;
+        if (!seen) {
+            cover(b, &out[i], out, &n, rng);
+            ncover--;
         }
     }
     return n;

@@ -65,6 +65,7 @@ typedef struct vin {
     char prefix[128], agent[4096];
     dcpi_inproc_cost_t cost; /* what a tick and an arm cost a thread here (measured) */
     uint64_t last_table;     /* ns */
+    uint64_t rng;            /* which unlisted instructions the tables cover (bp.c) */
     in_stats_t st;
     pid_t self;
 } vin_t;
@@ -99,7 +100,8 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     if (!atomic_load(&h->arm_mode))
         return;
     dcpi__vbp_target_t t[IN_TARGETS];
-    unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS), fresh = 0;
+    unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS, &d->rng);
+    unsigned fresh = 0;
     uint64_t addr[IN_TARGETS], lo[IN_TARGETS], hi[IN_TARGETS];
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table: an arm for its marks */
@@ -151,7 +153,12 @@ static void drain_rings(vin_t *d)
 static int in_child_env(const dcpi_vbackend_t *b)
 {
     const vin_t *d = (const vin_t *)b;
-    return dcpi__vagent_env(d->agent, d->prefix) || setenv(STEP_MODE_ENV, "arm", 1) ? -1 : 0;
+    char num[16];
+    snprintf(num, sizeof num, "%u", d->o.max_bps ? d->o.max_bps : STEP_ARM_SLOTS);
+    return dcpi__vagent_env(d->agent, d->prefix) || setenv(STEP_MODE_ENV, "arm", 1) ||
+                   setenv(STEP_BPS_ENV, num, 1)
+               ? -1
+               : 0;
 }
 
 static void in_pc(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
@@ -325,6 +332,7 @@ int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_
     d->b = (dcpi_vbackend_t){.ops = &in_ops, .vt = vt};
     d->o = *o;
     d->self = getpid();
+    d->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)d->self;
     /* the rings' prefix is set now: the command is forked before the backend starts */
     snprintf(d->prefix, sizeof d->prefix, "/dev/shm/dcpi-arm-%d", (int)getpid());
     int rc = dcpi__vagent_find(o->plugin_dirs, "-vtrace", d->agent, sizeof d->agent, err);

@@ -203,16 +203,20 @@ void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint6
 /* cookie was given n arms (the inproc backend: made a target of a process). */
 void dcpi__vbp_armed(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned n);
 /* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
- * most max into out (run-time address in pid, its function's range there, cookie, PC samples),
- * each followed by the selected instruction before it (unless major itself: the slow one whose PC
- * samples land on the next);
- * their number. */
+ * most max - DCPI_VBP_COVER into out (run-time address in pid, its function's range there,
+ * cookie, PC samples), each followed by the selected instruction before it (unless major itself:
+ * the slow one whose PC samples land on the next); then (rng not NULL) for the procedures of the
+ * DCPI_VBP_COVER most sampled of them, one more of their selected instructions drawn at random
+ * (with *rng), so that every selected instruction of a hot procedure gets value samples in
+ * time. Their number. */
 typedef struct dcpi__vbp_target {
     uint64_t addr, lo, hi;
     uint32_t cookie, at;
+    uint32_t fn; /* bp.c's: its function */
 } dcpi__vbp_target_t;
+#define DCPI_VBP_COVER 2
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,
-                           dcpi__vbp_target_t *out, unsigned max);
+                           dcpi__vbp_target_t *out, unsigned max, uint64_t *rng);
 /* The arm of cookie could not be set (err: the positive errno of perf_event_open or an ioctl). */
 void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
 /* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
