@@ -6,9 +6,11 @@
  *
  *   - dcpid counts the PC samples per selected instruction as the bp backend does (bp.c: the
  *     major instructions, those holding DCPI_VBP_MAJOR_PCT% of their procedure's PC samples)
- *     and writes into each process's ring file its table: the run-time addresses of its
- *     IN_TARGETS most sampled major instructions with their procedures' ranges, and the mean
- *     period of the threads' ticks that -vbudget affords;
+ *     and writes into each process's ring file its table: the run-time addresses of its most
+ *     sampled major instructions (and the one before each), one more selected instruction of
+ *     each of the two hottest procedures drawn at random at each table (bp.c
+ *     dcpi__vbp_targets), their procedures' ranges, and the mean period of the threads' ticks
+ *     that -vbudget affords;
  *   - every thread of the process ticks on its own CPU time at random periods (a cpu-clock
  *     event that signals the thread itself); at a tick, the arms still waiting end, and the
  *     table's targets in the procedure the tick interrupted get a breakpoint of the thread's
