@@ -115,7 +115,7 @@ const char *dcpi_listing_backend_note(const char *backend)
         return "the oracle (dcpid -voracle): every execution of the instruction in its windows, "
                "exact there; its +-B is the sampling noise of the windows' mix, not of a sample";
     if (strcmp(backend, "replay") == 0)
-        return "replayed from a values.trace recording (regs or bp backend)";
+        return "replayed from a values.trace recording (regs, bp or inproc backend)";
     if (strcmp(backend, "mixed") == 0)
         return "runs of different backends merged into one profile";
     return "not known to this dcpilist";

@@ -58,9 +58,9 @@ for proc in stride_loop lea_loop; do
         "$BIN/dcpilist" -db "$T/$d" -asm -vtrace vp-addr -vshow 16 -vcutoff 0 "$proc" "$W" \
             >"$T/$d.$proc" 2>&1 || fail "dcpilist on $d failed: $(cat "$T/$d.$proc")"
     done
-    # the footers name the backend: bp (or regs where execute breakpoints are unavailable) live,
+    # the footers name the backend: inproc (a command), bp (or regs where execute breakpoints are unavailable) live,
     # replay for the replayed copy; the rest is identical
-    grep -Eq '^vp-addr: backend (bp|regs) \(' "$T/db.$proc" || fail "$proc live: no 'backend bp/regs' footer"
+    grep -Eq '^vp-addr: backend (inproc|bp|regs) \(' "$T/db.$proc" || fail "$proc live: no 'backend inproc/bp/regs' footer"
     grep -q '^vp-addr: backend replay (' "$T/copy.$proc" || fail "$proc replayed: no 'backend replay' footer"
     diff <(grep -v '^vp-addr: backend ' "$T/db.$proc") <(grep -v '^vp-addr: backend ' "$T/copy.$proc") >"$T/diff" ||
         fail "replayed vp-addr hotlists of $proc differ from the live ones: $(head -20 "$T/diff")"
