@@ -185,6 +185,45 @@ START_TEST(values_only_on_instruction_starts)
 }
 END_TEST
 
+/* The oracle's bound: windows are clusters. 100 executions at 60/40 in 10 windows of 10: the
+ * worst-case design effect sum m^2 / sum m = 10 gives 100 / 10 x 9 / 10 = 9 effective draws,
+ * whose Wilson reach is far wider than 100 independent ones'; one window over the whole run
+ * (oracle-all) is exact: the error bound alone; fewer than two windows: 100. */
+START_TEST(oracle_bound_counts_windows_as_clusters)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(16);
+    ck_assert_ptr_nonnull(s);
+    dcpi_vsummary_add(s, 0, 0, 0, 60);
+    dcpi_vsummary_add(s, 1, 0, 0, 40);
+    double binom = dcpi_listing_share_bound(s);
+    ck_assert_double_eq_tol(binom, dcpi_listing_share_bound_vp(s, NULL), 1e-9);
+    dcpi_lst_vp_t plain = {.name = "vp"};
+    ck_assert_double_eq_tol(binom, dcpi_listing_share_bound_vp(s, &plain), 1e-9);
+    ck_assert(binom > 9.0 && binom < 10.5); /* 1.96 x sqrt(.24 / 100) = 9.6 */
+    dcpi_lst_vp_t win = {.name = "vp.oracle",
+                         .ow_set = 1,
+                         .ow_windows = 10,
+                         .ow_execs = 100,
+                         .ow_sumsq = 10 * 10 * 10};
+    double b = dcpi_listing_share_bound_vp(s, &win);
+    ck_assert_msg(b > 25.0 && b < 35.0, "cluster bound %.2f (9 effective draws: ~29)", b);
+    /* equal windows of one execution each: independent draws again (x (K-1)/K) */
+    dcpi_lst_vp_t ones = {.ow_set = 1, .ow_windows = 100, .ow_execs = 100, .ow_sumsq = 100};
+    double b1 = dcpi_listing_share_bound_vp(s, &ones);
+    ck_assert(b1 >= binom && b1 < binom + 0.2);
+    /* one big window among small ones weighs more: wider than the same executions evenly */
+    dcpi_lst_vp_t uneven = {
+        .ow_set = 1, .ow_windows = 10, .ow_execs = 100, .ow_sumsq = 55 * 55 + 9 * 5 * 5};
+    ck_assert(dcpi_listing_share_bound_vp(s, &uneven) > b);
+    dcpi_lst_vp_t all = {
+        .ow_set = 1, .ow_all = 1, .ow_windows = 1, .ow_execs = 100, .ow_sumsq = 10000};
+    ck_assert_double_eq_tol(dcpi_listing_share_bound_vp(s, &all), 0.0, 1e-9);
+    dcpi_lst_vp_t one = {.ow_set = 1, .ow_windows = 1, .ow_execs = 100, .ow_sumsq = 10000};
+    ck_assert_double_eq_tol(dcpi_listing_share_bound_vp(s, &one), 100.0, 1e-9);
+    free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("listing");
@@ -195,6 +234,7 @@ int main(void)
     tcase_add_test(tc, decode_targets_and_samples);
     tcase_add_test(tc, targets_named_as_objdump);
     tcase_add_test(tc, values_only_on_instruction_starts);
+    tcase_add_test(tc, oracle_bound_counts_windows_as_clusters);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -535,6 +535,51 @@ START_TEST(test_merge_memory_hotsize)
 }
 END_TEST
 
+/* The oracle's window keys are summed by a merge; oracle-all stays 1 only when both say so. */
+START_TEST(test_merge_oracle_windows)
+{
+    dcpi_vprof_t *d = generated(5, 4, 10), *s = generated(6, 4, 10), *p = generated(7, 4, 10);
+    ck_assert_int_eq(dcpi_vprof_set(d, "oracle-all", "0"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(d, "oracle-windows", "3"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(d, "oracle-execs", "30"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(d, "oracle-sumsq", "400"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(s, "oracle-all", "0"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(s, "oracle-windows", "2"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(s, "oracle-execs", "20"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(s, "oracle-sumsq", "250"), 0);
+    ck_assert_int_eq(dcpi_vprof_merge(d, s), 0);
+    ck_assert_str_eq(dcpi_vprof_get(d, "oracle-windows"), "5");
+    ck_assert_str_eq(dcpi_vprof_get(d, "oracle-execs"), "50");
+    ck_assert_str_eq(dcpi_vprof_get(d, "oracle-sumsq"), "650");
+    ck_assert_str_eq(dcpi_vprof_get(d, "oracle-all"), "0");
+    /* a whole-run oracle merged into a profile without the keys: no longer every execution */
+    ck_assert_int_eq(dcpi_vprof_set(s, "oracle-all", "1"), 0);
+    ck_assert_int_eq(dcpi_vprof_merge(p, s), 0);
+    ck_assert_str_eq(dcpi_vprof_get(p, "oracle-all"), "0");
+    ck_assert_str_eq(dcpi_vprof_get(p, "oracle-windows"), "2");
+    /* two whole-run ones stay whole-run; the keys survive encode and parse */
+    dcpi_vprof_t *a = generated(8, 4, 10), *b = generated(9, 4, 10);
+    ck_assert_int_eq(dcpi_vprof_set(a, "oracle-all", "1"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(b, "oracle-all", "1"), 0);
+    ck_assert_int_eq(dcpi_vprof_merge(a, b), 0);
+    ck_assert_str_eq(dcpi_vprof_get(a, "oracle-all"), "1");
+    void *buf;
+    size_t len;
+    encode(d, &buf, &len);
+    dcpi_vprof_t *q = NULL;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_msg(dcpi_vprof_parse(buf, len, "o.vprof", &q, err) == 0, "%s", err);
+    ck_assert_str_eq(dcpi_vprof_get(q, "oracle-sumsq"), "650");
+    free(buf);
+    dcpi_vprof_free(q);
+    dcpi_vprof_free(a);
+    dcpi_vprof_free(b);
+    dcpi_vprof_free(p);
+    dcpi_vprof_free(d);
+    dcpi_vprof_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vprof");
@@ -546,6 +591,7 @@ int main(void)
     tcase_add_test(tc, test_bad_body);
     tcase_add_test(tc, test_merge_write);
     tcase_add_test(tc, test_merge_memory_hotsize);
+    tcase_add_test(tc, test_merge_oracle_windows);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -113,7 +113,9 @@ const char *dcpi_listing_backend_note(const char *backend)
         return "single-stepped bursts: exact values, shares per execution within bursts";
     if (strcmp(backend, "oracle") == 0)
         return "the oracle (dcpid -voracle): every execution of the instruction in its windows, "
-               "exact there; its +-B is the sampling noise of the windows' mix, not of a sample";
+               "exact there; its +-B counts each window as one draw (a cluster), or is the "
+               "hotlist's error bound alone with one window over the whole run (-voracle-duty "
+               "1/1)";
     if (strcmp(backend, "replay") == 0)
         return "replayed from a values.trace recording (regs, bp or inproc backend)";
     if (strcmp(backend, "mixed") == 0)
@@ -132,18 +134,40 @@ static double wilson_reach(double p, double n)
     return p - lo > hi - p ? p - lo : hi - p;
 }
 
-double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
+/* The bound of s's shares as draws from n_eff independent samples (n_eff 0: exact, the error
+ * bound only). */
+static double share_bound_neff(const dcpi_vsummary_t *s, double n_eff)
 {
-    if (!s || s->vtot == 0)
-        return 100.0;
     double n = (double)s->vtot, worst = 0.0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        double r = wilson_reach((double)s->e[i].count / n, n);
+    for (uint32_t i = 0; i < s->n && n_eff > 0; i++) {
+        double r = wilson_reach((double)s->e[i].count / n, n_eff);
         if (r > worst)
             worst = r;
     }
     double b = 100.0 * (worst + (double)s->err / n);
     return b > 100.0 ? 100.0 : b;
+}
+
+double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
+{
+    if (!s || s->vtot == 0)
+        return 100.0;
+    return share_bound_neff(s, (double)s->vtot);
+}
+
+double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp)
+{
+    if (!vp || !vp->ow_set)
+        return dcpi_listing_share_bound(s);
+    if (!s || s->vtot == 0)
+        return 100.0;
+    if (vp->ow_all)
+        return share_bound_neff(s, 0);
+    if (vp->ow_windows < 2 || vp->ow_execs == 0 || vp->ow_sumsq == 0)
+        return 100.0;
+    double k = (double)vp->ow_windows, deff = (double)vp->ow_sumsq / (double)vp->ow_execs;
+    double n_eff = (double)s->vtot / (deff < 1.0 ? 1.0 : deff) * (k - 1) / k;
+    return share_bound_neff(s, n_eff < 1.0 ? 1.0 : n_eff);
 }
 
 int dcpi_listing_value_missing(const dcpi_ventry_t *e)

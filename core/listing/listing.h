@@ -65,6 +65,11 @@ typedef struct dcpi_lst_vp {
      * per instruction (offset = pc - tstart); size 0: no context, the ABI-1 entries are used. */
     vp_context_t ctx;
     uint64_t tstart;
+    /* The oracle's windows (its profile's oracle-* header keys; ow_set 0: none said): windows
+     * that took executions, their executions and the sum of their squares; ow_all 1: the whole
+     * run (every execution). See dcpi_listing_share_bound_vp. */
+    int ow_set, ow_all;
+    uint64_t ow_windows, ow_execs, ow_sumsq;
 } dcpi_lst_vp_t;
 
 /* Longest time one plugin call may take, and the longest answer kept (with its NUL). */
@@ -152,6 +157,16 @@ size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t 
  * (docs/vprofiler.md, "Where values come from").
  */
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
+/*
+ * The bound of s in value profile vp (NULL: dcpi_listing_share_bound). For the oracle's profile
+ * (vp->ow_set) the executions are not independent draws but clusters, one per window: with
+ * every execution of the run (ow_all) the shares are exact and the bound is the hotlist's error
+ * bound err/vtot alone; else the Wilson reach is taken over the effective number of samples
+ * vtot x ow_execs / ow_sumsq x (K - 1) / K for K windows (the design effect of windows whose
+ * executions could all have one value, the worst case: sum m_i^2 / sum m_i), 100 with fewer
+ * than two windows.
+ */
+double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp);
 /* One line on what a backend's shares are worth (docs/vprofiler.md, "Where values come from"). */
 const char *dcpi_listing_backend_note(const char *backend);
 /* 1 when e is the SDK-2 "missing" value (vp_missing: value 0, context0 VP_CONTEXT_MISSING,

@@ -140,7 +140,7 @@ static int json_hotlist(const dcpi_listing_t *ls, size_t v, const dcpi_lst_insn_
         fputs(",\"thld\":null", f);
     json_u64(f, 1, "nv", s->n);
     json_u64(f, 1, "err", s->err);
-    double b = dcpi_listing_share_bound(s);
+    double b = dcpi_listing_share_bound_vp(s, &ls->vp[v]);
     fprintf(f, ",\"bound\":%.4f,\"few\":%s", b, b > DCPI_LST_FEW_BOUND ? "true" : "false");
     dcpi__json_key(f, 1, "preface");
     dcpi__json_str(f, rc == 1 && dcpi_guard_has(ls->vp[v].d, DCPI_GUARD_PREFACE, ctx) ? preface

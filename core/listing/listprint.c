@@ -66,11 +66,11 @@ static void print_count_header(const dcpi_listing_t *ls, const widths_t *w, FILE
 }
 
 /* After a hotlist: the bound on its shares, and "few" when they mean little. */
-static void print_bound(const dcpi_vsummary_t *s, FILE *f)
+static void print_bound(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp, FILE *f)
 {
     if (s->vtot == 0)
         return;
-    double b = dcpi_listing_share_bound(s);
+    double b = dcpi_listing_share_bound_vp(s, vp);
     fprintf(f, "  +-%.1f%s", b, b > DCPI_LST_FEW_BOUND ? " few" : "");
 }
 
@@ -89,13 +89,13 @@ static void print_values(const dcpi_listing_t *ls, const dcpi_lst_insn_t *in, si
     if (in->vtext && in->vtext[v]) { /* made by dcpi_listing_prepare_values */
         if (in->vtext[v][0])
             fprintf(f, "  %s", in->vtext[v]);
-        print_bound(s, f);
+        print_bound(s, &ls->vp[v], f);
         return;
     }
     char text[DCPI_LST_HOTLIST_LEN];
     if (dcpi_listing_hotlist(s, &in->inst, &ls->vp[v], vo, text, sizeof(text), NULL) > 0)
         fprintf(f, "  %s", text);
-    print_bound(s, f);
+    print_bound(s, &ls->vp[v], f);
 }
 
 static void print_insn(const dcpi_listing_t *ls, const widths_t *w, const dcpi_lst_insn_t *in,

@@ -430,6 +430,16 @@ static int attach_vprof(dcpi_lstsel_t *s, size_t v, char *err)
         return attach_vmiss(s, v, s->info.tstart);
     lv->hotsize = dcpi_vprof_hotsize(vp);
     lv->backend = dcpi_vprof_get(vp, "backend");
+    const char *ow = dcpi_vprof_get(vp, "oracle-all");
+    if (ow) {
+        const char *w = dcpi_vprof_get(vp, "oracle-windows"),
+                   *x = dcpi_vprof_get(vp, "oracle-execs"), *q = dcpi_vprof_get(vp, "oracle-sumsq");
+        lv->ow_set = 1;
+        lv->ow_all = strcmp(ow, "1") == 0;
+        lv->ow_windows = w ? strtoull(w, NULL, 10) : 0;
+        lv->ow_execs = x ? strtoull(x, NULL, 10) : 0;
+        lv->ow_sumsq = q ? strtoull(q, NULL, 10) : 0;
+    }
     const char *ts = dcpi_vprof_get(vp, "tstart");
     char *end = NULL;
     uint64_t tstart = ts ? strtoull(ts, &end, 16) : 0;

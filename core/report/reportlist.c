@@ -186,7 +186,7 @@ static void write_values(FILE *f, const dcpi_listing_t *ls, const dcpi_lst_insn_
             continue;
         }
         double thld = s->vtot ? (double)s->seen / (double)s->vtot : 0.0;
-        double b = dcpi_listing_share_bound(s);
+        double b = dcpi_listing_share_bound_vp(s, &ls->vp[v]);
         fprintf(f, "[%" PRIu64 ",\"%.1f\",%u,", s->vtot, thld, s->n);
         dcpi_report_json_str(f, in->bad ? "" : in->vtext && in->vtext[v] ? in->vtext[v] : "");
         if (s->vtot)

@@ -26,16 +26,30 @@
 #define ENTRY_SIZE 32 /* value, context0, context1, count: u64 each */
 #define FOOTER     24 /* nrecords u32, pad u32, total_vtot u64, total_seen u64 */
 
+/* oracle-*: the oracle's windows (its twins' profiles, core/values/oracle.c), summed when
+ * merged */
 static const dcpi_hdr_key_t known_keys[] = {
-    {"image", DCPI_HDR_HEX, true},     {"epoch", DCPI_HDR_EPOCH, true},
-    {"platform", DCPI_HDR_ANY, true},  {"event", DCPI_HDR_ANY, true},
-    {"period", DCPI_HDR_DIGITS, true}, {"tstart", DCPI_HDR_ADDR, true},
-    {"tsize", DCPI_HDR_DIGITS, true},  {"cpuspeed", DCPI_HDR_DIGITS, true},
-    {"vprof", DCPI_HDR_NAME, true},    {"hotsize", DCPI_HDR_DIGITS, true},
-    {"contexts", DCPI_HDR_BIT, true},  {"path", DCPI_HDR_ANY, false},
-    {"lost", DCPI_HDR_DIGITS, false},  {"cpucount", DCPI_HDR_DIGITS, false},
-    {"cpuamask", DCPI_HDR_HEX, false}, {"cpuimplv", DCPI_HDR_DIGITS, false},
+    {"image", DCPI_HDR_HEX, true},
+    {"epoch", DCPI_HDR_EPOCH, true},
+    {"platform", DCPI_HDR_ANY, true},
+    {"event", DCPI_HDR_ANY, true},
+    {"period", DCPI_HDR_DIGITS, true},
+    {"tstart", DCPI_HDR_ADDR, true},
+    {"tsize", DCPI_HDR_DIGITS, true},
+    {"cpuspeed", DCPI_HDR_DIGITS, true},
+    {"vprof", DCPI_HDR_NAME, true},
+    {"hotsize", DCPI_HDR_DIGITS, true},
+    {"contexts", DCPI_HDR_BIT, true},
+    {"path", DCPI_HDR_ANY, false},
+    {"lost", DCPI_HDR_DIGITS, false},
+    {"cpucount", DCPI_HDR_DIGITS, false},
+    {"cpuamask", DCPI_HDR_HEX, false},
+    {"cpuimplv", DCPI_HDR_DIGITS, false},
     {"backend", DCPI_HDR_NAME, false},
+    {"oracle-windows", DCPI_HDR_DIGITS, false},
+    {"oracle-execs", DCPI_HDR_DIGITS, false},
+    {"oracle-sumsq", DCPI_HDR_DIGITS, false},
+    {"oracle-all", DCPI_HDR_BIT, false},
 };
 
 static const dcpi_hdr_spec_t spec = {DCPI_VPROF_VERSION, "vpdb-", known_keys,
@@ -566,6 +580,28 @@ static bool agree(const dcpi_vprof_t *a, const dcpi_vprof_t *b, const char *key)
 static const char *const agree_keys[] = {"vprof", "image", "tstart", "contexts"};
 #define NAGREE (sizeof(agree_keys) / sizeof(agree_keys[0]))
 
+/* The oracle's windows of two profiles: counts summed; "every execution" (oracle-all 1) only
+ * when both say so (a profile without the keys is one of windows not said: 0). */
+static int merge_oracle_windows(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
+{
+    static const char *const sum_keys[] = {"oracle-windows", "oracle-execs", "oracle-sumsq"};
+    const char *a = dcpi_vprof_get(dst, "oracle-all"), *b = dcpi_vprof_get(src, "oracle-all");
+    if (!a && !b)
+        return 0;
+    int rc =
+        dcpi_vprof_set(dst, "oracle-all", a && b && !strcmp(a, "1") && !strcmp(b, "1") ? "1" : "0");
+    for (size_t i = 0; i < sizeof sum_keys / sizeof sum_keys[0] && rc == 0; i++) {
+        uint64_t x = 0, y = 0;
+        const char *u = dcpi_vprof_get(dst, sum_keys[i]), *v = dcpi_vprof_get(src, sum_keys[i]);
+        x = u ? strtoull(u, NULL, 10) : 0;
+        y = v ? strtoull(v, NULL, 10) : 0;
+        char num[32];
+        snprintf(num, sizeof num, "%llu", (unsigned long long)sat_add(x, y));
+        rc = dcpi_vprof_set(dst, sum_keys[i], num);
+    }
+    return rc;
+}
+
 int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
 {
     if (!dst || !src || dst == src)
@@ -576,7 +612,8 @@ int dcpi_vprof_merge(dcpi_vprof_t *dst, const dcpi_vprof_t *src)
     /* values of two backends in one hotlist: say so instead of keeping the first one's name */
     const char *b1 = dcpi_vprof_get(dst, "backend"), *b2 = dcpi_vprof_get(src, "backend");
     int mixed = b1 && b2 && strcmp(b1, b2) != 0;
-    int rc = dcpi__hdr_merge(&spec, &dst->hdr, &src->hdr);
+    int rc = merge_oracle_windows(dst, src);
+    rc = rc ? rc : dcpi__hdr_merge(&spec, &dst->hdr, &src->hdr);
     if (rc == 0 && mixed)
         rc = dcpi_vprof_set(dst, "backend", "mixed");
     if (rc < 0)

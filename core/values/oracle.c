@@ -24,9 +24,16 @@
  *     profiles "NAME.oracle" of the image, which dcpilist shows after NAME's hotlist (marked
  *     oracle). A sample whose pc is not the oracle's instruction (a stale breakpoint after an
  *     exec) is dropped and counted (stray); one whose memory operand BPF did not log (its log
- *     overwritten) is counted as missing, as are executions in no window (not counted).
+ *     overwritten) is counted as missing, as are executions in no window (not counted);
+ *   - a window's executions are consecutive ones of one stretch of the program: one cluster, not
+ *     independent draws. Each sample is counted in its window (by its time against the windows'
+ *     opening times), and the windows so far (those with executions, their executions, the sum
+ *     of the squares of each one's executions) go to the twins' profiles
+ *     (dcpi_values_oracle_windows), for dcpilist's cluster bound (core/listing/hotlist.c); with
+ *     ON = EVERY (one window, the whole run) the profile says every execution was taken.
  * Counted for status and the exit line: processes armed, windows, samples, stray, memory reads
- * missed, failures to open.
+ * missed, failures to open, and the design effect (sum of squares / executions: a window's
+ * executions weigh as that many independent draws would).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -57,6 +64,7 @@
 
 #define ORACLE_MAXTIDS  64   /* threads armed per process */
 #define ORACLE_RESCAN_S 0.05 /* armed processes' new threads are looked for this often */
+#define ORACLE_WINRING  64   /* the last windows' opening times and executions */
 
 typedef struct oracle_proc {
     pid_t pid;     /* 0: free */
@@ -87,6 +95,10 @@ typedef struct oracle {
     uint64_t procs_armed, windows, samples, stray, memmiss, nottaken, failed;
     uint64_t throttled, lost; /* the rings' THROTTLE records and lost records (any event) */
     int failed_logged;
+    /* the windows as clusters: opening time (CLOCK_MONOTONIC ns, the samples' clock) and
+     * executions of the last ORACLE_WINRING windows (window w at w % ORACLE_WINRING); totals */
+    uint64_t win_open_ns[ORACLE_WINRING], win_execs[ORACLE_WINRING];
+    uint64_t cl_windows, cl_execs, cl_sumsq;
 } oracle_t;
 
 /* ---------------------------------------------------------------- set-up */
@@ -343,6 +355,13 @@ static void set_enabled(oracle_t *o, int on)
     if (o->enabled == on)
         return;
     o->enabled = on;
+    if (on) { /* window o->windows opens */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        o->win_open_ns[o->windows % ORACLE_WINRING] =
+            (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        o->win_execs[o->windows % ORACLE_WINRING] = 0;
+    }
     o->windows += on;
     for (unsigned i = 0; i < o->nfds; i++)
         ioctl(o->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
@@ -377,6 +396,25 @@ static int oracle_drain(dcpi_vbackend_t *b, uint64_t now_ns)
 
 /* ---------------------------------------------------------------- samples */
 
+/* A sample at time t (ns) is an execution of the last window opened at or before t (of the last
+ * ORACLE_WINRING; one older than those counts in the oldest kept): the cluster totals grow. */
+static void count_in_window(oracle_t *o, uint64_t t)
+{
+    if (o->windows == 0)
+        return;
+    uint64_t w = o->windows - 1,
+             oldest = o->windows > ORACLE_WINRING ? o->windows - ORACLE_WINRING : 0;
+    while (w > oldest && o->win_open_ns[w % ORACLE_WINRING] > t)
+        w--;
+    uint64_t *m = &o->win_execs[w % ORACLE_WINRING];
+    o->cl_windows += *m == 0;
+    o->cl_sumsq += 2 * *m + 1; /* (m + 1)^2 - m^2 */
+    o->cl_execs++;
+    (*m)++;
+    dcpi_values_oracle_windows(o->b.vt, o->cl_windows, o->cl_execs, o->cl_sumsq,
+                               o->on_s >= o->every_s);
+}
+
 /* A DCPI_SAMPLER_EV_OTHER sample: 1 when it was the oracle's (into the oracle twins, or
  * counted). */
 static int oracle_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
@@ -401,6 +439,7 @@ static int oracle_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
     }
     o->samples++;
     o->memmiss += !mem;
+    count_in_window(o, s->time);
     if (!dcpi_values_oracle_sample(o->b.vt, &v))
         o->nottaken++;
     return 1;
@@ -421,9 +460,10 @@ static void status_line(const oracle_t *o, char *buf, size_t len)
     snprintf(buf, len,
              "voracle 0x%" PRIx64 ":%s processes %" PRIu64 " windows %" PRIu64 " samples %" PRIu64
              " no-plugin %" PRIu64 " memory-missed %" PRIu64 " stray %" PRIu64 " failed %" PRIu64
-             " throttled %" PRIu64 " ring-lost %" PRIu64 "%s",
+             " throttled %" PRIu64 " ring-lost %" PRIu64 " design-effect %.1f%s",
              o->vaddr, o->path, o->procs_armed, o->windows, o->samples, o->nottaken,
              o->bpm ? o->memmiss : 0, o->stray, o->failed, o->throttled, o->lost,
+             o->cl_execs ? (double)o->cl_sumsq / (double)o->cl_execs : 0.0,
              o->bpm ? "" : " (memory values off)");
 }
 

@@ -497,6 +497,8 @@ static int vprof_path(const dcpi_values_t *vt, const dcpi_values_plugin_t *p, un
     return 0;
 }
 
+static int set_oracle_windows(const dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_vprof_t *vp);
+
 /* Write one (image, plugin) value profile. */
 static int write_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
                      const dcpi_values_flush_info_t *fi, char *err)
@@ -508,6 +510,7 @@ static int write_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
     if (rc < 0)
         return rc;
     rc = set_header(vt, p, img, fi, sl->vp, sl->lost);
+    rc = rc ? rc : set_oracle_windows(vt, p, sl->vp);
     if (rc < 0)
         return dcpi__errf(err, rc, "%s: header: %s", file, dcpi_strerror(rc));
     if ((rc = dcpi__mkdirs(dir, 0755)) < 0)
@@ -602,6 +605,39 @@ int dcpi_values_plugin_worker(const dcpi_values_t *vt, unsigned i)
 unsigned dcpi_values_nplugins(const dcpi_values_t *vt)
 {
     return vt->npl;
+}
+
+void dcpi_values_oracle_windows(dcpi_values_t *vt, uint64_t windows, uint64_t execs, uint64_t sumsq,
+                                int all)
+{
+    if (!vt)
+        return;
+    vt->ow_windows = windows;
+    vt->ow_execs = execs;
+    vt->ow_sumsq = sumsq;
+    vt->ow_all = all;
+    vt->ow_set = 1;
+}
+
+/* An oracle twin's header: its windows since its last write (summed again when merged). */
+static int set_oracle_windows(const dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_vprof_t *vp)
+{
+    char num[64];
+    if (!p->oracle || !vt->ow_set)
+        return 0;
+    int rc = dcpi_vprof_set(vp, "oracle-all", vt->ow_all ? "1" : "0");
+    snprintf(num, sizeof num, "%" PRIu64, vt->ow_windows - p->ow_windows);
+    rc = rc ? rc : dcpi_vprof_set(vp, "oracle-windows", num);
+    snprintf(num, sizeof num, "%" PRIu64, vt->ow_execs - p->ow_execs);
+    rc = rc ? rc : dcpi_vprof_set(vp, "oracle-execs", num);
+    snprintf(num, sizeof num, "%" PRIu64, vt->ow_sumsq - p->ow_sumsq);
+    rc = rc ? rc : dcpi_vprof_set(vp, "oracle-sumsq", num);
+    if (rc == 0) {
+        p->ow_windows = vt->ow_windows;
+        p->ow_execs = vt->ow_execs;
+        p->ow_sumsq = vt->ow_sumsq;
+    }
+    return rc;
 }
 
 unsigned dcpi_values_noracles(const dcpi_values_t *vt)

@@ -77,6 +77,7 @@ typedef struct dcpi_values_plugin {
      * worker and value profiles ("NAME.oracle"), fed only by dcpi_values_oracle_sample. */
     int oracle;
     char oname[272];
+    uint64_t ow_windows, ow_execs, ow_sumsq; /* an oracle twin: the windows written so far */
 } dcpi_values_plugin_t;
 
 /* The recorder (-vrecord): its trace and the recording vlist per key. */
@@ -102,6 +103,9 @@ struct dcpi_values {
     dcpi_values_opts_t o;
     dcpi_values_plugin_t *pl; /* npl plugins, then nor oracle twins (opts.oracle) */
     unsigned npl, nor;
+    /* dcpi_values_oracle_windows: the oracle's windows so far (cumulative) */
+    uint64_t ow_windows, ow_execs, ow_sumsq;
+    int ow_all, ow_set;
     trace_opc_t nkeys;
     uint64_t regs_mask;
     double burst;

@@ -203,6 +203,15 @@ struct dcpi_vprof *dcpi_values_vprof(const dcpi_values_t *vt, unsigned image, un
 int dcpi_values_oracle_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s);
 unsigned dcpi_values_noracles(const dcpi_values_t *vt);
 
+/* The oracle's windows so far (cumulative over the run): windows that took executions, the
+ * executions they took and the sum of the squares of each window's executions; all: 1 when one
+ * window is the whole run (-voracle-duty 1/1: every execution, no sampling). The twins' value
+ * profiles carry what was added since their last write (header keys oracle-windows,
+ * oracle-execs, oracle-sumsq, oracle-all; docs/dcpiformat.md), from which dcpilist takes a
+ * cluster bound: a window's executions are one draw, not many. */
+void dcpi_values_oracle_windows(dcpi_values_t *vt, uint64_t windows, uint64_t execs, uint64_t sumsq,
+                                int all);
+
 /* ---- step backend entry points (dstep, step.c) ----
  * The step backend (dcpid -vstep, core/values/vstep.c) hands over step records
  * (core/capture/stepring.h) instead of samples: each goes into every enabled plugin's trace with

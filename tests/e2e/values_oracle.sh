@@ -91,6 +91,7 @@ oracle() {
     [ -n "$vp" ] || fail "$mode: no $pl.oracle.vprof: $(ls -R "$T/$mode")"
     "$BIN/dcpicat" "$vp" >"$T/$mode.cat" || fail "$mode: dcpicat $vp"
     grep -q '^backend oracle$' "$T/$mode.cat" || fail "$mode: header backend is not oracle"
+    grep -q '^oracle-all 1$' "$T/$mode.cat" || fail "$mode: -voracle-duty 1/1 but no 'oracle-all 1'"
     off=$(printf '0x%x' $((a - 0x$(sed -n 's/^tstart 0x//p' "$T/$mode.cat"))))
     vtot=$(awk -v o="$off" '$1 == o && $2 == "vtot" { print $3 }' "$T/$mode.cat")
     [ "$vtot" = $((rounds * 2000)) ] ||
@@ -124,6 +125,26 @@ rounds=$(sed -n 's/^rounds \([0-9]*\) .*/\1/p' "$T/win.err")
 [ "$win" -ge 2 ] && [ "$smp" -gt 0 ] && [ "$smp" -lt $((rounds * 2000)) ] ||
     fail "windows: $win windows, $smp samples of $((rounds * 2000)) executions: $line"
 echo "ok: default windows: $win windows took $smp of $((rounds * 2000)) executions"
+# ... and they are clusters: the profile says so (oracle-all 0, the windows with executions, their
+# executions and the sum of their squares), and the listing's +-B of the oracle's hotlist is the
+# cluster bound, wider than a binomial over its executions would be
+vp=$(ls "$T"/win/*/*/work-accuracy_*/vp-classic.oracle.vprof 2>/dev/null | head -1)
+"$BIN/dcpicat" "$vp" >"$T/win.cat" || fail "windows: dcpicat $vp"
+grep -q '^oracle-all 0$' "$T/win.cat" || fail "windows: no 'oracle-all 0' in $vp"
+nw=$(sed -n 's/^oracle-windows //p' "$T/win.cat")
+nx=$(sed -n 's/^oracle-execs //p' "$T/win.cat")
+nq=$(sed -n 's/^oracle-sumsq //p' "$T/win.cat")
+[ "${nw:-0}" -ge 2 ] && [ "${nx:-0}" -ge "$nw" ] && [ "${nq:-0}" -ge "$nx" ] ||
+    fail "windows: oracle-windows '$nw' oracle-execs '$nx' oracle-sumsq '$nq' in $vp"
+DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/win" -asm -vtrace vp-classic -vcutoff 0 acc_chase "$W" \
+    >"$T/win.list" 2>&1 || fail "windows: dcpilist: $(cat "$T/win.list")"
+ol=$(grep -A1 " $a " "$T/win.list" | grep 'vp-classic.oracle' | head -1)
+ob=$(grep -o '+-[0-9.]*' <<<"$ol" | head -1 | tr -d '+-')
+on=$(awk '{ print $2 }' <<<"$ol")
+# the binomial reach of a 50% share over on executions, the least a cluster bound can be
+awk -v b="${ob:-0}" -v n="${on:-0}" 'BEGIN { exit !(n > 0 && b >= 100 * 1.96 * sqrt(0.25 / n)) }' ||
+    fail "windows: the oracle's +-$ob over $on executions in $nw windows is not a cluster bound: $ol"
+echo "ok: default windows are clusters: $nw windows, $nx executions, sum of squares $nq: +-$ob"
 # bad specifications: one line naming the thing and the reason, exit 1, no command run
 for bad in "0x1:$W|is not in" "nosuch+0x4:$W|no symbol 'nosuch'" "0x10:$T/none|No such file" \
     "acc_chase|is not ADDR:IMAGE"; do
