@@ -258,9 +258,9 @@ START_TEST(test_roles_alu)
     expect(&in, &r, TRACE_REGA, 0x10000);
     expect_missing(&in, &r, TRACE_REGB);
     expect(&in, &r, TRACE_REGC, 0x10000);
-    DECODE(&in, 0x88, 0xe3); /* mov bl,ah */
+    DECODE(&in, 0x88, 0xe3); /* mov bl,ah: REGC is bl, 8 bits */
     expect(&in, &r, TRACE_REGA, 0x11);
-    expect(&in, &r, TRACE_REGC, 0x10011);
+    expect(&in, &r, TRACE_REGC, 0x11);
     DECODE(&in, 0x48, 0x6b, 0xc3, 0x07); /* imul rax,rbx,7 */
     expect(&in, &r, TRACE_REGA, 0x10000);
     expect(&in, &r, TRACE_REGB, 7);

@@ -729,6 +729,54 @@ START_TEST(test_conditions)
 }
 END_TEST
 
+/* TRACE_REGC (core/capture/capture.h) is the destination at its width, not the whole register
+ * the interpreter gives: setcc into al / bl / ah, 8- and 16-bit ALU results, eax's
+ * zero-extension, one-operand mul's ax; cmp stays the new rflags. */
+static uint64_t regc_of(const uint8_t *b, size_t n, const dcpi_regs_t *regs)
+{
+    dcpi_insn_t insn;
+    ck_assert_int_eq(dcpi_capture_decode(b, n, 0x401000, &insn), (int)n);
+    trace_value_t k = TRACE_REGC;
+    uint64_t v = 0;
+    unsigned missing = 1;
+    dcpi_capture_values(&insn, regs, &k, 1, &v, &missing);
+    ck_assert_msg(missing == 0, "%s: REGC missing", insn.inst.mnemonic);
+    return v;
+}
+#define REGC(regs, ...)                                                                            \
+    regc_of((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}), regs)
+
+START_TEST(test_regc_destination_width)
+{
+    dcpi_regs_t r;
+    memset(&r, 0, sizeof r);
+    r.valid = DCPI_REGS_FULL_MASK;
+    r.r[DCPI_REG_AX] = 0x7fcaac492000ull; /* al 0x00, ah 0x20 */
+    r.r[DCPI_REG_BX] = 0xffffffffffff12ffull;
+    r.r[DCPI_REG_CX] = 0x1234567890abcdefull;
+    r.r[DCPI_REG_DX] = 0x0000000000000003ull;
+    r.r[DCPI_REG_FLAGS] = 0x202 | DCPI_FLAG_CF;
+    ck_assert_uint_eq(REGC(&r, 0x0f, 0x92, 0xc0), 1);       /* setb al: CF set: 1, not rax | 1 */
+    ck_assert_uint_eq(REGC(&r, 0x0f, 0x94, 0xc3), 0);       /* sete bl: ZF clear: 0 */
+    ck_assert_uint_eq(REGC(&r, 0x0f, 0x92, 0xc4), 1);       /* setb ah: bits 8..15, shifted down */
+    ck_assert_uint_eq(REGC(&r, 0x40, 0x0f, 0x92, 0xc6), 1); /* setb sil (REX) */
+    ck_assert_uint_eq(REGC(&r, 0x00, 0xd8), 0xff);          /* add al, bl: 0x00 + 0xff */
+    ck_assert_uint_eq(REGC(&r, 0x00, 0xdc), 0x1f);          /* add ah, bl: 0x20 + 0xff = 0x1f */
+    ck_assert_uint_eq(REGC(&r, 0x66, 0x01, 0xd8), 0x32ff);  /* add ax, bx: 0x2000 + 0x12ff */
+    ck_assert_uint_eq(REGC(&r, 0x01, 0xd8), 0xac4832ffull); /* add eax, ebx: 32 bits, zero-ext */
+    ck_assert_uint_eq(REGC(&r, 0x88, 0xc8), 0xef);          /* mov al, cl */
+    ck_assert_uint_eq(REGC(&r, 0x66, 0x89, 0xc8), 0xcdef);  /* mov ax, cx */
+    ck_assert_uint_eq(REGC(&r, 0x89, 0xc8), 0x90abcdefull); /* mov eax, ecx */
+    ck_assert_uint_eq(REGC(&r, 0x48, 0x89, 0xc8), 0x1234567890abcdefull); /* mov rax, rcx */
+    ck_assert_uint_eq(REGC(&r, 0x0f, 0xb6, 0xc1), 0xef);                  /* movzx eax, cl */
+    r.r[DCPI_REG_AX] = 0x7fcaac492005ull;
+    ck_assert_uint_eq(REGC(&r, 0xf6, 0xe2), 0x0f);     /* mul dl: ax = 5 x 3, 16 bits */
+    uint64_t f = REGC(&r, 0x38, 0xd8);                 /* cmp al, bl: the new rflags */
+    ck_assert_uint_eq(f & DCPI_FLAG_CF, DCPI_FLAG_CF); /* 0x05 < 0xff */
+    ck_assert_uint_eq(f & 0x2, 0x2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("interp");
@@ -753,6 +801,7 @@ int main(void)
     tcase_add_test(tu, test_shift_count_zero);
     tcase_add_test(tu, test_not_interpretable);
     tcase_add_test(tu, test_undefined_inputs);
+    tcase_add_test(tu, test_regc_destination_width);
     tcase_add_test(tu, test_missing_registers);
     tcase_add_test(tu, test_conditions);
     suite_add_tcase(s, tu);

@@ -131,20 +131,46 @@ static int source_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, int k,
     return DCPI_ENOENT;
 }
 
+/* The register the result goes to: the first written register operand other than rflags and
+ * rip, visible operands first (setb al: al; mul bl: the hidden ax); ZYDIS_REGISTER_NONE when
+ * none (cmp, test, bt: their result is the new rflags). */
+static ZydisRegister result_reg(const dcpi_insn_t *insn)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < insn->zi.operand_count; i++) {
+            const ZydisDecodedOperand *op = &insn->ops[i];
+            int hidden = op->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN;
+            if (hidden != pass || op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+                !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+                continue;
+            ZydisRegisterClass rc = ZydisRegisterGetClass(op->reg.value);
+            if (rc == ZYDIS_REGCLASS_FLAGS || rc == ZYDIS_REGCLASS_IP)
+                continue;
+            return op->reg.value;
+        }
+    return ZYDIS_REGISTER_NONE;
+}
+
 /* TRACE_REGC: the result from the registers alone, else (a load, an ALU op with a memory
- * source) from the memory operand when the backend read it (bp with BPF). */
+ * source) from the memory operand when the backend read it (bp with BPF); at the width of the
+ * register it goes to (the interpreter gives the whole 64-bit register: setb al's is 8 bits). */
 static int result_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t *v)
 {
     uint64_t flags, m;
     int rc = dcpi_interp(insn, regs, v, &flags);
-    if (rc != DCPI_ENOTSUP || !regs->mem_ok)
-        return rc;
-    for (int i = 0; i < insn->zi.operand_count; i++) {
-        const ZydisDecodedOperand *op = &insn->ops[i];
-        if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.type == ZYDIS_MEMOP_TYPE_MEM)
-            return mem_value(insn, op, regs, &m) == 0 ? dcpi_interp_mem(insn, regs, m, v, &flags)
-                                                      : DCPI_ENOTSUP;
+    if (rc == DCPI_ENOTSUP && regs->mem_ok) {
+        for (int i = 0; i < insn->zi.operand_count; i++) {
+            const ZydisDecodedOperand *op = &insn->ops[i];
+            if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.type == ZYDIS_MEMOP_TYPE_MEM) {
+                rc = mem_value(insn, op, regs, &m) == 0 ? dcpi_interp_mem(insn, regs, m, v, &flags)
+                                                        : DCPI_ENOTSUP;
+                break;
+            }
+        }
     }
+    ZydisRegister r;
+    if (rc == 0 && (r = result_reg(insn)) != ZYDIS_REGISTER_NONE)
+        *v = dcpi_capture_reg_part(r, *v);
     return rc;
 }
 

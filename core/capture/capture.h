@@ -15,10 +15,11 @@
  *     it at the sample (dcpi_regs_t.mem_ok at the address computed here: the bp backend with BPF).
  *     Examples: `add rax, rbx`: REGA = rax, REGB = rbx; `mov rax, rbx`: REGA = rbx, REGB
  *     missing; `imul rax, rbx, 7`: REGA = rbx, REGB = 7; `mul rbx`: REGA = rbx, REGB = rax.
- *   TRACE_REGC: the result, from the interpreter (core/capture/interp.h): the full 64-bit
- * destination register after the instruction (32-bit writes zero-extend, 8/16-bit writes merge into
- * the old value); cmp/test/bt: the new rflags; one-operand mul/imul and div/idiv: rax (the
- * quotient; 8-bit: ax, remainder in ah). Missing for everything the interpreter does not evaluate
+ *   TRACE_REGC: the result, from the interpreter (core/capture/interp.h): the destination
+ * register after the instruction at its width (al: 8 bits, ah: bits 8..15 shifted down, ax: 16,
+ * eax: 32, zero-extended as the CPU does); cmp/test/bt: the new rflags; one-operand mul/imul and
+ * div/idiv: their first written register (rax/eax/ax: the product's low half or the quotient;
+ * 8-bit: ax, remainder in ah). Missing for everything the interpreter does not evaluate
  * (memory sources or destinations, stores, branches...) and where the instruction would fault or
  * leave its result undefined (div by 0 or quotient overflow, bsf/bsr of 0). TRACE_EA:
  * the address of the instruction's memory operand (visible operands first; lea: the computed

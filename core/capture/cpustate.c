@@ -84,6 +84,13 @@ uint64_t dcpi_capture_merge_reg(ZydisRegister reg, uint64_t old, uint64_t value)
     return (old & ~m) | ((value << shift) & m);
 }
 
+uint64_t dcpi_capture_reg_part(ZydisRegister reg, uint64_t full)
+{
+    unsigned bits = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg);
+    unsigned shift = bits < 32 && is_high_byte(reg) ? 8 : 0;
+    return (full >> shift) & dcpi_capture_width_mask(bits ? bits : 64);
+}
+
 /* ---- effective addresses ------------------------------------------------------------------ */
 
 static int is_stack_base(ZydisRegister base)

@@ -77,6 +77,9 @@ int dcpi_capture_read_reg(const dcpi_regs_t *regs, ZydisRegister reg, uint64_t *
 /* The full 64-bit register after writing value to reg (32-bit: zero-extends, 8/16-bit: merges
  * into old, ah..bh: bits 8..15). */
 uint64_t dcpi_capture_merge_reg(ZydisRegister reg, uint64_t old, uint64_t value);
+/* The part of full (a whole 64-bit register) that reg names, at its width: al the low 8 bits,
+ * ah bits 8..15 shifted down, ax 16 bits, eax 32, rax all 64. */
+uint64_t dcpi_capture_reg_part(ZydisRegister reg, uint64_t full);
 /* Address of memory operand op (MEM or AGEN). 0, or DCPI_ENOTSUP (fs/gs segment, implicit stack
  * form not handled), DCPI_ENOENT (a register was not captured). */
 int dcpi_capture_ea(const dcpi_insn_t *insn, const ZydisDecodedOperand *op, const dcpi_regs_t *regs,

@@ -359,7 +359,7 @@ static int regc(const step_record_t *rec, const dcpi_insn_t *insn, uint64_t *v)
                 int idx = dcpi_capture_perf_index(op->reg.value);
                 if (idx < 0)
                     return DCPI_ENOTSUP; /* vector or other register */
-                *v = rec->after[idx];
+                *v = dcpi_capture_reg_part(op->reg.value, rec->after[idx]); /* al: 8 bits */
                 return 0;
             }
             if (is_mem(op) && !pass) {
