@@ -138,8 +138,10 @@ for prog in $PROGS; do
         # shellcheck disable=SC2086
         "$B/dcpid" -db "$wi" -vtrace vp-classic -voracle "$addr:$img" -voracle-duty "$DUTY" \
             -- $c >/dev/null 2>"$wi.err"
-        xs=$(grep -o 'samples [0-9]*' "$ex.err" | tail -1 | awk '{ print $2 }')
-        xl=$(grep -o 'ring-lost [0-9]*' "$ex.err" | tail -1 | awk '{ print $2 }')
+        xv=$(grep '^dcpid: voracle 0x' "$ex.err" | tail -1)
+        xs=$(grep -o ' samples [0-9]*' <<<"$xv" | awk '{ print $2 }')
+        xl=$(grep -o 'ring-lost [0-9]*' <<<"$xv" | awk '{ print $2 }')
+        xm=$(grep -o 'memory-missed [0-9]*' <<<"$xv" | awk '{ print $2 }')
         pc=""
         if [ -n "${XCHECK:-}" ]; then
             ev=$(perf probe -q -x "$img" -a "$addr" 2>&1 | grep -o 'probe_[a-z0-9_]*:[a-z0-9_]*' | head -1)
@@ -147,7 +149,7 @@ for prog in $PROGS; do
             [ -n "$ev" ] && pc=$(perf stat -x, -e "$ev" -- $c 2>&1 >/dev/null | awk -F, 'NF > 2 { print $1 }' | tail -1)
             [ -n "$ev" ] && perf probe -q -d "$ev" >/dev/null 2>&1
         fi
-        echo "exact $prog $addr rc $xrc $((t1 - t0)) s samples ${xs:-?} ring-lost ${xl:-?} uprobe-count ${pc:--}" >>"$T/exactlog"
+        echo "exact $prog $addr rc $xrc $((t1 - t0)) s samples ${xs:-?} ring-lost ${xl:-?} memory-missed ${xm:-?} uprobe-count ${pc:--}" >>"$T/exactlog"
         listing "$T/$prog-s" "$proc" "$img" >"$T/$prog-s$k.list"
         listing "$ex" "$proc" "$img" >"$ex.list"
         listing "$wi" "$proc" "$img" >"$wi.list"
@@ -165,7 +167,7 @@ for prog in $PROGS; do
                 "$([ $xrc -ne 0 ] && echo "exact run rc $xrc (timeout ${TIMEOUT}s?)" || echo "no hotlist (sampled '${sn:-}', exact '${xn:-}')")"
             continue
         fi
-        lossy=$(awk -v s="${xs:-0}" -v l="${xl:-0}" 'BEGIN { print (s > 0 && l / (s + l) > 0.01) ? "lossy" : "" }')
+        lossy=$(awk -v s="${xs:-0}" -v l="${xl:-0}" -v m="${xm:-0}" 'BEGIN { print (s > 0 && (l + m) / (s + l) > 0.01) ? "lossy" : "" }')
         pairs "$sl" | head -3 >"$ex.sp"
         pairs "$xo" >"$ex.xp"
         pairs "$wo" >"$ex.wp"
