@@ -12,6 +12,9 @@
 #     took and how many records the rings lost; XCHECK=1 also counts the executions with a
 #     uprobe (perf probe -x IMAGE -a ADDR; perf stat -e probe_...) on a separate run. A row whose
 #     exact run lost more than 1% of the executions is marked.
+#   the oracle runs take -vbp (beside the inproc backend, main's default for a command since
+#     55195a9, every oracle sample was counted stray: not diagnosed); the sampled runs take the
+#     default backend, or SAMPLED="-vbp" for the bp backend;
 #   every run is the same deterministic work with ASLR off (setarch -R, PYTHONHASHSEED=0), so
 #     address values agree between the runs; the sampled hotlist is pooled over REPS runs (dcpilist
 #     -epoch all) because one run at the default budget gives a few dozen value samples.
@@ -120,7 +123,7 @@ for prog in $PROGS; do
     c=$(cmd "$prog")
     for r in $(seq "$REPS"); do
         # shellcheck disable=SC2086
-        "$B/dcpid" -db "$T/$prog-s" -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-s.$r.err" ||
+        "$B/dcpid" -db "$T/$prog-s" ${SAMPLED:-} -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-s.$r.err" ||
             echo "bench: $prog sampled run $r failed: $(tail -2 "$T/$prog-s.$r.err")" >&2
     done
     candidates "$prog" >"$T/$prog.cand"
@@ -131,12 +134,12 @@ for prog in $PROGS; do
         wi=$T/$prog-w$k
         t0=$(date +%s)
         # shellcheck disable=SC2086
-        timeout "$TIMEOUT" "$B/dcpid" -db "$ex" -vtrace vp-classic -vhot "$HOT" -voracle "$addr:$img" \
+        timeout "$TIMEOUT" "$B/dcpid" -db "$ex" -vbp -vtrace vp-classic -vhot "$HOT" -voracle "$addr:$img" \
             -voracle-duty 1/1 -- $c >/dev/null 2>"$ex.err"
         xrc=$?
         t1=$(date +%s)
         # shellcheck disable=SC2086
-        "$B/dcpid" -db "$wi" -vtrace vp-classic -voracle "$addr:$img" -voracle-duty "$DUTY" \
+        "$B/dcpid" -db "$wi" -vbp -vtrace vp-classic -voracle "$addr:$img" -voracle-duty "$DUTY" \
             -- $c >/dev/null 2>"$wi.err"
         xv=$(grep '^dcpid: voracle 0x' "$ex.err" | tail -1)
         xs=$(grep -o ' samples [0-9]*' <<<"$xv" | awk '{ print $2 }')

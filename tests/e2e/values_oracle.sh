@@ -27,7 +27,7 @@ for f in dcpid dcpilist dcpicat samples/work-accuracy plugins/vp-classic.so plug
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
-to 60 "$BIN/dcpid" -db "$T/probe2" -event cpu-clock -vtrace vp-classic -- true >"$T/probe.out" 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/probe2" -event cpu-clock -vbp -vtrace vp-classic -- true >"$T/probe.out" 2>&1 ||
     fail "probe run failed: $(cat "$T/probe.out")"
 log=$(cat "$T"/probe2/dcpid-*.log)
 grep -q 'execute breakpoints unavailable' <<<"$log" && e2e_skip "execute breakpoints unavailable"
@@ -64,7 +64,7 @@ oracle() {
     fi
     for try in 1 2 3; do
         rm -rf "${T:?}/$mode"
-        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$spec:$W" \
+        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vbp -vtrace "$pl" -voracle "$spec:$W" \
             -voracle-duty 1/1 -- "$W" "$mode" 150 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid -voracle failed: $(cat "$T/$mode.err")"
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
@@ -116,7 +116,7 @@ oracle stride acc_stride 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+r[a-z0-9]+\*8
 # the default windows: some executions in several windows, not all of them (20 ms in every
 # 200 ms of wall time: 700 ms of CPU hold at least 3)
 a=$(grep -o '0x[0-9a-f]*:' <<<"$(grep '^dcpid: voracle' "$T/chase.err")" | tr -d :)
-to 120 "$BIN/dcpid" -db "$T/win" -event cpu-clock -vtrace vp-classic -voracle "$a:$W" \
+to 120 "$BIN/dcpid" -db "$T/win" -event cpu-clock -vbp -vtrace vp-classic -voracle "$a:$W" \
     -- "$W" chase 700 >"$T/win.out" 2>"$T/win.err" || fail "windows: $(cat "$T/win.err")"
 line=$(grep '^dcpid: voracle ' "$T/win.err") || fail "windows: no voracle line"
 win=$(sed 's/.* windows \([0-9]*\).*/\1/' <<<"$line")
