@@ -499,7 +499,15 @@ static void oracle_report(const dcpi_vbackend_t *b, int user)
                 o->path);
 }
 
+/* Its breakpoints' samples are written with the sampler's record layout: they need the user
+ * registers whatever the main backend asks (inproc asks none). */
+static void oracle_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
+{
+    x->regs_user |= dcpi_values_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
+}
+
 static const dcpi_vbackend_ops_t oracle_ops = {.name = "oracle",
+                                               .sampler_opts = oracle_sampler_opts,
                                                .start = oracle_start,
                                                .record = oracle_record,
                                                .pid_event = oracle_pid_event,

@@ -64,7 +64,7 @@ oracle() {
     fi
     for try in 1 2 3; do
         rm -rf "${T:?}/$mode"
-        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vbp -vtrace "$pl" -voracle "$spec:$W" \
+        to 120 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$pl" -voracle "$spec:$W" \
             -voracle-duty 1/1 -- "$W" "$mode" 150 500 >"$T/$mode.out" 2>"$T/$mode.err" ||
             fail "$mode: dcpid -voracle failed: $(cat "$T/$mode.err")"
         line=$(grep '^dcpid: voracle ' "$T/$mode.err") || fail "$mode: no voracle line: $(cat "$T/$mode.err")"
