@@ -3,7 +3,8 @@
 # independent of the thread's history): samples/work-phased migrate runs two threads with
 # different divisor mixes on one `div qword [..]` (rcx holds the same divisor) while its main
 # thread moves each of them to the other CPU every 200 us, so a thread is often moved between its
-# arm trigger and its next execution. The bp backend at its defaults (lib/phased.sh) must then
+# arm trigger and its next execution. The bp backend (-vbp: dcpid arms each thread's breakpoint
+# after its trigger; lib/phased.sh, -vbudget 8 for volume) must then
 #   - read every divisor's share within the binomial tolerance of at least PHASED_NMIN samples,
 #     from the registers (rcx) and, where BPF reads memory operands, from memory (memval: the
 #     BPF program reads the operand on whatever CPU the breakpoint fires);
@@ -12,8 +13,11 @@
 #     only when its thread ends, so at most 2 + 1% of the arms may expire (breakpoints armed
 #     on the trigger's CPU lost 3-6% here, 40% beside spinners, and took executions ~150 us
 #     later, when the thread came back).
+# Then the default backend for a command (inproc: each thread arms its own breakpoints at its
+# ticks, so a move cannot come between the two) at its defaults: the same shares, from the
+# registers and from memory (the memory operand as the thread itself reads it at the hit).
 # Skips (77) with fewer than 2 CPUs, without cpu-clock sampling or execute breakpoints; the
-# memory-value run is skipped (said) where BPF is unavailable.
+# bp memory-value run is skipped (said) where BPF is unavailable.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 T=$(mktemp -d /tmp/dcpi-e2e-values-migrate.XXXXXX)
@@ -24,7 +28,7 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/phased.sh"
 [ "$(nproc)" -ge 2 ] || e2e_skip "fewer than 2 CPUs available ($(nproc))"
-phased_probe
+phased_probe bp inproc
 
 # check_arms: the bp backend's log line of the last run: cross-CPU hits seen, expiries bounded
 check_arms() {
@@ -41,12 +45,14 @@ check_arms() {
     echo "ok: $1: $cross of $arms arms hit on another CPU, $expired expired"
 }
 
-phased_check migrate
+PHASED_BACKEND=bp phased_check migrate
 check_arms registers
 if grep -q 'memory values .* missing' "$T"/migrate/dcpid-*.log; then
-    echo "SKIP (memory values): $(grep -ho 'missing: .*' "$T"/migrate/dcpid-*.log | head -1)"
+    echo "SKIP (bp memory values): $(grep -ho 'missing: .*' "$T"/migrate/dcpid-*.log | head -1)"
 else
-    PHASED_VALUE=memval phased_check migrate
+    PHASED_BACKEND=bp PHASED_VALUE=memval phased_check migrate
     check_arms memory
 fi
-echo "PASS: arms follow their threads across CPUs; shares within binomial tolerance"
+PHASED_BACKEND=inproc phased_check migrate
+PHASED_BACKEND=inproc PHASED_VALUE=memval phased_check migrate
+echo "PASS: bp arms follow their threads across CPUs; shares within binomial tolerance (bp and inproc)"

@@ -1,47 +1,72 @@
-# tests/e2e/lib/phased.sh - one check of tests/e2e/values_phased.sh and values_procs.sh (sourced
-# after common.sh and stats.sh; needs BIN, T, fail): phased_check MODE runs dcpid's default
-# value backend on samples/work-phased MODE, whose measured `div rcx` has a divisor mix that
-# depends on where the program is (see its top comment) and which counts its exact truth per
-# execution. The run is repeated longer, from the rate seen, until the instruction has at least
-# PHASED_NMIN value samples (lib/stats.sh stat_until, up to 16 x the mode's base length in ms of
-# the workload's CPU time, phased_ms), then
-# every true share must lie within the binomial tolerance of that count (lib/stats.sh).
+# tests/e2e/lib/phased.sh - one check of tests/e2e/values_phased.sh, values_procs.sh and
+# values_migrate.sh (sourced after common.sh and stats.sh; needs BIN, T, fail): phased_check MODE
+# runs a value backend (PHASED_BACKEND: inproc, dcpid's default for a command that takes the
+# agent, at its default -vbudget; bp, with -vbp at -vbudget PHASED_BUDGET) on samples/work-phased
+# MODE, whose measured `div rcx` has a divisor mix that depends on where the program is (see its
+# top comment) and which counts its exact truth per execution. The run is repeated longer, from
+# the rate seen, until the instruction has at least PHASED_NMIN value samples (lib/stats.sh
+# stat_until, up to 16 x the mode's base length in ms of the workload's CPU time, phased_ms),
+# then every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
-# base lengths by mode, from the rates at -vbudget 8 in the 2-core VM (value samples per s of the
-# workload's CPU: callsites ~340, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a
-# loaded machine, brief beside spinners 300-450): 1.3-1.5 x what PHASED_NMIN needs (phased runs
-# whole rounds of ~1.5 s of which its div gets ~900: two; brief needs 800); PHASED_MS sets one
-# length for all
+PHASED_BACKEND=${PHASED_BACKEND:-inproc}
+# base lengths by mode, 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.6 s of
+# CPU: two); PHASED_MS sets one length for all. inproc at its default 2.5%, from the rates in the
+# 2-core VM (value samples per s of the workload's CPU arg: phased ~840, callsites ~410, recurse
+# ~740, threads ~900, spawn ~270, brief ~540 (needs 800), migrate ~530-750); bp at -vbudget 8
+# (callsites ~340, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a loaded machine,
+# brief beside spinners 300-450)
 phased_ms() {
     [ -n "${PHASED_MS:-}" ] && { echo "$PHASED_MS"; return; }
+    if [ "$PHASED_BACKEND" = bp ]; then
+        case $1 in
+        callsites) stat_ms 4200 ;; recurse) stat_ms 1600 ;; threads) stat_ms 1600 ;;
+        spawn) stat_ms 4000 ;; brief) stat_ms 3000 ;; migrate) stat_ms 1500 ;; *) stat_ms 2500 ;;
+        esac
+        return
+    fi
     case $1 in
-    callsites) stat_ms 4200 ;; recurse) stat_ms 1600 ;; threads) stat_ms 1600 ;;
-    spawn) stat_ms 4000 ;; brief) stat_ms 3000 ;; migrate) stat_ms 1500 ;; *) stat_ms 2500 ;;
+    callsites) stat_ms 3500 ;; recurse) stat_ms 2000 ;; threads) stat_ms 1600 ;;
+    spawn) stat_ms 5000 ;; brief) stat_ms 2200 ;; migrate) stat_ms 2000 ;; *) stat_ms 2500 ;;
     esac
 }
-# the volume, not the mechanism: which executions an arm takes does not depend on the budget,
-# which only sets how often arms come (the default 2% gives ~400 value samples/s here)
-PHASED_BUDGET=${PHASED_BUDGET:-8}
+# the bp backend's budget: the volume, not the mechanism (which executions an arm takes does not
+# depend on it, only how often arms come: its default 1% gives ~150 value samples/s here); the
+# inproc backend runs at its default unless PHASED_BUDGET is set
+PHASED_BUDGET=${PHASED_BUDGET:-}
+phased_args() {
+    case $PHASED_BACKEND in
+    bp) echo -vbp -vbudget "${PHASED_BUDGET:-8}" ;;
+    inproc) [ -z "$PHASED_BUDGET" ] || echo -vbudget "$PHASED_BUDGET" ;;
+    *) fail "unknown PHASED_BACKEND $PHASED_BACKEND" ;;
+    esac
+}
 
-# phased_probe: fail unless the binaries the phased tests run are built; skip (77) unless cpu-clock
-# sampling and execute breakpoints are available
+# phased_probe [BACKEND...]: fail unless the binaries the phased tests run are built; skip (77)
+# unless cpu-clock sampling and execute breakpoints are available; then, for each BACKEND (default
+# PHASED_BACKEND), a probe run that must log it: inproc (no flag: dcpid's default backend for a
+# command that takes the agent, which the build makes) or bp (-vbp); its log in $T/probe-BACKEND
 phased_probe() {
-    local f
-    for f in dcpid dcpilist samples/work-phased samples/vp-acc.so; do
+    local f be log
+    for f in dcpid dcpilist samples/work-phased samples/vp-acc.so libdcpi-agent.so; do
         [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
     done
     e2e_probe_cpu_clock "perf_event_open for cpu-clock"
-    ACC_MNEM=div ACC_VALUE=rcx timeout -k 5 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock \
-        -vtrace "$BIN/samples/vp-acc.so" -- true >"$T/probe.out" 2>&1 ||
-        fail "probe run failed: $(cat "$T/probe.out")"
-    local log
-    log=$(cat "$T"/probe/dcpid-*.log)
-    case "$log" in
-    *"execute breakpoints unavailable"*)
-        e2e_skip "execute breakpoints unavailable: $(grep -o 'unavailable (.*' <<<"$log")" ;;
-    *"bp backend"*) ;;
-    *) fail "the probe's log names no backend: $log" ;;
-    esac
+    for be in "${@:-$PHASED_BACKEND}"; do
+        local flag=()
+        [ "$be" = bp ] && flag=(-vbp)
+        ACC_MNEM=div ACC_VALUE=rcx timeout -k 5 60 "$BIN/dcpid" -db "$T/probe-$be" -event cpu-clock \
+            -vtrace "$BIN/samples/vp-acc.so" "${flag[@]}" -- true >"$T/probe-$be.out" 2>&1 ||
+            fail "probe run ($be) failed: $(cat "$T/probe-$be.out")"
+        log=$(cat "$T"/probe-"$be"/dcpid-*.log)
+        case "$log" in
+        *"execute breakpoints unavailable"*)
+            e2e_skip "execute breakpoints unavailable: $(grep -o 'unavailable (.*' <<<"$log")" ;;
+        *"value profiling: 1 plugins, $be backend"*) ;;
+        *) fail "the probe (${flag[*]:-no flag}) does not run the $be backend: $(grep -E 'backend|value profiling' <<<"$log")" ;;
+        esac
+        [ "$be" = inproc ] && echo "ok: the default value backend for a command is inproc: $(grep -o 'value profiling: .*backend' <<<"$log")"
+    done
+    return 0
 }
 
 phased_proc() {
@@ -63,8 +88,7 @@ phased_run() {
     proc=$(phased_proc "$mode")
     rm -rf "${T:?}/$mode"
     timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
-        -vbudget "$PHASED_BUDGET" \
-        -- "$BIN/samples/work-phased" "$mode" $(($(phased_ms "$mode") * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
+        $(phased_args) -- "$BIN/samples/work-phased" "$mode" $(($(phased_ms "$mode") * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
         fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
@@ -72,6 +96,8 @@ phased_run() {
         fail "$mode: dcpilist: $(cat "$T/$mode.list")"
     line=$(grep -E "$(phased_insn "$mode")" "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
     [ -n "$line" ] || fail "$mode: no hotlist for the div: $(cat "$T/$mode.list")"
+    grep -q "^vp-acc: backend $PHASED_BACKEND (" "$T/$mode.list" ||
+        fail "$mode: no 'backend $PHASED_BACKEND' footer: $(tail -3 "$T/$mode.list")"
     echo "$line" >"$T/$mode.line"
 }
 phased_count() { vtot "$(cat "$T/$1.line")"; }
@@ -82,11 +108,11 @@ phased_check() {
     stat_until "$PHASED_NMIN" 16 phased_run phased_count "$mode"
     line=$(cat "$T/$mode.line")
     n=$(vtot "$line")
-    echo "$mode: $(grep -h 'bp backend: [0-9]' "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"
-    stat_min "$mode value samples" "$n" "$PHASED_NMIN" || fail "$mode: too few: $line"
+    echo "$mode: $(grep -h "$PHASED_BACKEND backend: [0-9]" "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"
+    stat_min "$mode value samples ($PHASED_BACKEND)" "$n" "$PHASED_NMIN" || fail "$mode: too few: $line"
     for t in $(sed -n 's/^truth //p' "$T/$mode.out"); do
         lab=${t%%=*} val=${t#*=} pct=${val#*:} val=${val%%:*}
         got=$(grep -o "([0-9.]*% $val)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1)
-        stat_share "$mode divisor $lab" "${got:-0}" "$pct" "$n" || fail "$mode: $line"
+        stat_share "$mode divisor $lab ($PHASED_BACKEND)" "${got:-0}" "$pct" "$n" || fail "$mode: $line"
     done
 }
