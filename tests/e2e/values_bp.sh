@@ -1,5 +1,6 @@
 #!/bin/bash
-# values_bp.sh - the bp backend (dcpid -vtrace's default where execute breakpoints work) against
+# values_bp.sh - the bp backend (dcpid -vtrace's default for -p PID and system-wide where execute
+# breakpoints work; for a command with -vbp, used by every command run here) against
 # the exact truth of samples/work-accuracy, with the accuracy plugin samples/vp-acc.so:
 #   branch     `jbe` taken in 80% of executions (a register value: flags)
 #   icall-mem  `call qword ptr [...]` to targets a / b / c in 60 / 30 / 10% (read from memory)
@@ -42,13 +43,13 @@ for f in dcpid dcpilist dcpictl samples/work-accuracy samples/vp-acc.so; do
 done
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 export ACC_MNEM=jbe ACC_VALUE=taken
-to 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace "$VP" -- true >"$T/probe.out" 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace "$VP" -vbp -- true >"$T/probe.out" 2>&1 ||
     fail "probe run failed: $(cat "$T/probe.out")"
 log=$(cat "$T"/probe/dcpid-*.log)
 case "$log" in
 *"execute breakpoints unavailable"*)
     e2e_skip "execute breakpoints unavailable: $(grep -o 'unavailable (.*' <<<"$log")" ;;
-*"bp backend"*) ;;
+*"value profiling: 1 plugins, bp backend"*) ;;
 *) fail "the probe's log names no backend: $log" ;;
 esac
 bpf=1
@@ -66,7 +67,7 @@ run1() {
     local mode=$2 re=$3
     export ACC_MNEM=$4 ACC_VALUE=$5
     rm -rf "${T:?}/$mode"
-    to 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -vbudget 8 -- "$W" "$mode" $(($(ms_of "$mode") * $1)) \
+    to 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$VP" -vbp -vbudget 8 -- "$W" "$mode" $(($(ms_of "$mode") * $1)) \
         >"$T/$mode.out" 2>"$T/$mode.err" || fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$VP" -vshow 8 -vcutoff 0 \
@@ -135,7 +136,7 @@ fi
 # the plugin sees its backend (trace_parser_backend, in its worker process): "bp" = 0x7062
 # (-vbudget 8: ~190 value samples in the 300 ms)
 export ACC_MNEM=jbe ACC_VALUE=backend
-to 60 "$BIN/dcpid" -db "$T/be" -event cpu-clock -vtrace "$VP" -vbudget 8 -- "$W" branch 300 >/dev/null 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/be" -event cpu-clock -vtrace "$VP" -vbp -vbudget 8 -- "$W" branch 300 >/dev/null 2>&1 ||
     fail "backend run failed"
 DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/be" -asm -vtrace "$VP" -vcutoff 0 acc_branch "$W" >"$T/be.list" 2>&1
 grep -E ' jbe ' "$T/be.list" | grep -q '(100.0% 0x7062)' ||
@@ -147,7 +148,7 @@ grep -E ' jbe ' "$T/be.list" | grep -q '(100.0% 0x7062)' ||
 # for the majors), so at most a few arms are set and at least 3 movs must read "missing: no arm
 # afforded"
 export ACC_MNEM=mov ACC_VALUE=rcx
-to 60 "$BIN/dcpid" -db "$T/miss" -event cpu-clock -vbudget 0.01 -vtrace "$VP" -- "$W" branch 400 \
+to 60 "$BIN/dcpid" -db "$T/miss" -event cpu-clock -vbudget 0.01 -vtrace "$VP" -vbp -- "$W" branch 400 \
     >/dev/null 2>"$T/miss.err" || fail "missing-marks run failed: $(cat "$T/miss.err")"
 grep -Eq '^dcpid: bp backend: could not afford 1000 value samples per 6 s of CPU on [1-9][0-9]* of [1-9][0-9]* instructions' \
     "$T/miss.err" || fail "no statement of what the budget could not afford: $(cat "$T/miss.err")"
@@ -168,7 +169,7 @@ if [ -s "$T/sys.st" ]; then
     st=$(cat "$T/sys.st")
 else
     export ACC_MNEM=jbe ACC_VALUE=taken
-    "$BIN/dcpid" -db "$T/st" -event cpu-clock -vtrace "$VP" -- "$W" branch 3000 >/dev/null 2>&1 &
+    "$BIN/dcpid" -db "$T/st" -event cpu-clock -vtrace "$VP" -vbp -- "$W" branch 3000 >/dev/null 2>&1 &
     pid=$!
     st=
     for _ in $(seq 50); do

@@ -1,6 +1,6 @@
 #!/bin/bash
 # values_thin.sh - the bp backend's arm triggers are PC samples kept at random (issue 21; docs/dcpid.md
-# BP BACKEND, core/sampling/thin.h): dcpid -vtrace vp-acc -vrate 250 on samples/work-phased spawn
+# BP BACKEND, core/sampling/thin.h): dcpid -vtrace vp-acc -vbp -vrate 250 on samples/work-phased spawn
 # (a parent and a child process every ~40 ms, the command mode's inherited events) logs
 # "arm triggers are PC samples kept at random (each with probability Q)" and at exit "triggers
 # thinned: K of N user PC ticks kept"; K must be Binomial(N, Q): within 5.5 standard deviations
@@ -22,13 +22,13 @@ to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/phased.sh"
 NMIN=2000
 
-phased_probe
+phased_probe bp
 
 MS=$(stat_ms 2500)
 run() { # run SCALE: one run of SCALE x MS of the workload's CPU; its log in $T/log
     rm -rf "$T/db"
     ACC_MNEM=div ACC_VALUE=rcx timeout -k 5 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock \
-        -vtrace "$BIN/samples/vp-acc.so" -vrate 250 -- "$BIN/samples/work-phased" spawn \
+        -vtrace "$BIN/samples/vp-acc.so" -vbp -vrate 250 -- "$BIN/samples/work-phased" spawn \
         $((MS * $1)) >"$T/out" 2>"$T/err" || fail "dcpid failed: $(cat "$T/err")"
     cat "$T"/db/dcpid-*.log >"$T/log"
     if grep -q "triggers fixed-period" "$T/log"; then

@@ -1,6 +1,6 @@
 #!/bin/bash
 # values_thin_fallback.sh - without BPF the bp backend keeps a fixed-period arm trigger and says
-# so (docs/dcpid.md BP BACKEND): dcpid -vtrace vp-acc run as the unprivileged user nobody
+# so (docs/dcpid.md BP BACKEND): dcpid -vtrace vp-acc -vbp run as the unprivileged user nobody
 # (setpriv; BPF programs on perf events need CAP_BPF and CAP_PERFMON) on samples/work-phased
 # callsites logs "arm triggers at a fixed period (REASON)" with the reason the thinning program
 # could not load, ends with "triggers fixed-period", and still takes value samples with its
@@ -26,7 +26,7 @@ asnobody test -x "$BIN/dcpid" -a -r "$BIN/samples/vp-acc.so" ||
     e2e_skip "the user nobody cannot run $BIN/dcpid (a directory on the way is closed to others)"
 
 ACC_MNEM=div ACC_VALUE=rcx asnobody timeout -k 5 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock \
-    -vtrace "$BIN/samples/vp-acc.so" -- "$BIN/samples/work-phased" callsites 1500 \
+    -vtrace "$BIN/samples/vp-acc.so" -vbp -- "$BIN/samples/work-phased" callsites 1500 \
     >"$T/out" 2>"$T/err"
 rc=$?
 log=$(cat "$T"/db/dcpid-*.log 2>/dev/null)
