@@ -6,8 +6,10 @@
 # Reads the hotlists back with dcpilist -asm -vtrace; each share is checked against the truth
 # with a binomial tolerance from the instruction's value-sample count (vtot), after asserting at
 # least 500 of them (lib/stats.sh; the run is redone up to 8x as long until it has them). Checks that the PC profile still shows the two loops
-# (dcpictl status's vtrace lines: values_status.sh). DCPI_TEST_FREQ sets the sampling rate (default
-# 2000 Hz; the run lasts 4.8 s of CPU at 2000 Hz, scaled to keep the expected sample count).
+# (dcpictl status's vtrace lines: values_status.sh), and that the listing names the default value
+# backend for a command: inproc (the agent arms the threads' own breakpoints; regs where execute
+# breakpoints are unavailable). DCPI_TEST_FREQ sets the sampling rate (default 2000 Hz; the run
+# lasts 2.4 s of CPU at 2000 Hz, scaled to keep the expected sample count).
 # Skips (77) when cpu-clock sampling or PERF_SAMPLE_REGS_USER is not available.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -56,14 +58,14 @@ if [ -e "$BIN/tests/plugins/good.so" ]; then
 fi
 
 # --- the run
-# (4.8 s of CPU: the load gets ~146 value samples/s in the 2-core VM, so ~1.4 x NMIN, which a
-# first run of 4 s missed often enough (121 of 125 in the quick pass) that its reruns at twice
-# the length cost more; then longer, from the rate seen, when the lea's or the load's value
-# samples are fewer than NMIN)
+# (-vbudget 8 for volume: which executions an arm takes does not depend on it; 2.4 s of CPU: the
+# load gets ~380 value samples/s from inproc in the 2-core VM (~95 at the default 2.5%), so
+# ~1.8 x NMIN; then longer, from the rate seen, when the lea's or the load's value samples are
+# fewer than NMIN)
 run() {
     rm -rf "$T/db"
     to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr -vbudget 8 \
-        -- "$W" "$(stat_scale_ms $(($(stat_ms 4800) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
+        -- "$W" "$(stat_scale_ms $(($(stat_ms 2400) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
 }
 count() {
     local a b
@@ -94,9 +96,12 @@ n=$(vtot "$line")
 stat_min "lea value samples" "$n" $NMIN || fail "too few samples: $line"
 # honest output: the backend is named, and the bound printed after the hotlist is the one its
 # vtot gives: at least 1.96 * sqrt(p (1 - p) / vtot) with p <= 70% (the top share, truth 60%)
-# (bp where execute breakpoints work, else regs, as dcpid's log says)
-be=bp
+# (inproc, the default for a command that takes the agent, where execute breakpoints work, else
+# regs, as dcpid's log says)
+be=inproc
 grep -q 'execute breakpoints unavailable' "$T"/db/dcpid-*.log && be=regs
+grep -q "value profiling: 2 plugins, $be backend" "$T"/db/dcpid-*.log ||
+    fail "dcpid's log does not name the $be backend: $(grep -h 'backend' "$T"/db/dcpid-*.log)"
 grep -q "^vp-classic: backend $be (" "$T/lea" ||
     fail "no 'backend $be' footer: $(tail -3 "$T/lea")"
 b=$(sed -nE 's/.*  \+-([0-9.]+)( few)?$/\1/p' <<<"$line")
