@@ -209,8 +209,10 @@ grep -q 'warning: vp-m[1-4]:' "$T/sym.err" && fail "a warning about a plugin tha
 [ "$(hotlists sym "$M4" acc_chase)" -ge 1 ] || fail "$M4: no hotlist in acc_chase"
 [ "$(hotlists sym "$M4" swap)" = 0 ] || fail "$M4: hotlists in swap"
 # missing=show: a register-to-register mov has no address: all of its hotlist is "missing"
+# (any such mov with value samples: which ones get them is the backend's choice, e.g. `mov r10d,
+# edx` by inproc, whose targets are the procedure's most sampled instructions)
 DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/sym" -asm -vtrace "$M3" -vcutoff 0 acc_chase "$W" >"$T/m3" 2>&1
-grep -E 'mov +r[a-z0-9]+, r[a-z0-9]+ ' "$T/m3" | grep -q '(100.0% missing)' ||
+grep -E ' mov +[a-z][a-z0-9]*, [a-z][a-z0-9]* +[0-9]' "$T/m3" | grep -q '(100.0% missing)' ||
     fail "missing=show: no missing share on a register mov: $(cat "$T/m3")"
 grep -E 'qword ptr' "$T/m3" | grep -q '(100.0% missing)' && fail "missing=show: a load's address missing: $(cat "$T/m3")"
 echo "PASS: the four plugins, declarative and in C (samples/, each under 60 lines), against the truth"
