@@ -2,13 +2,15 @@
 # values_results.sh - results at the defaults (issue 21 item 2): vp-classic (each instruction's
 # result) on samples/work-accuracy chase, whose payload load `mov rX, qword ptr [rP+0x8]` loads
 # 0x1111 / 0x2222 / 0x3333 in 50 / 30 / 20% of its executions (exact, printed by the workload).
-# The default backend (bp) reads the loaded value with BPF at the breakpoint, the step backend
-# (-vstep) after the instruction ran: each must have at least NMIN value samples on the load
-# (runs redone longer from the rate seen until then, lib/stats.sh stat_until), every share within
-# the binomial tolerance of its count,
-# and the two backends must agree within the tolerance of both counts (lib/stats.sh stat_same).
-# bp runs with -vbudget 8 for volume (which executions an arm takes does not depend on it).
-# Skips (77) without cpu-clock sampling, execute breakpoints or BPF (the loaded value needs it).
+# Three backends read the loaded value: the bp backend (-vbp) with BPF at the breakpoint, the step
+# backend (-vstep) after the instruction ran, and the default for a command (inproc: the agent
+# reads the memory operand at its thread's own breakpoint hit; no BPF needed); each must have at
+# least NMIN value samples on the load (runs redone longer from the rate seen until then,
+# lib/stats.sh stat_until), every share within the binomial tolerance of its count, and each
+# must agree with step within the tolerance of both counts (lib/stats.sh stat_same). bp and the
+# default run with -vbudget 8 for volume (which executions an arm takes does not depend on it).
+# Skips (77) without cpu-clock sampling or execute breakpoints; the bp part is skipped (said)
+# without BPF (the loaded value needs it there).
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 W=$BIN/samples/work-accuracy
@@ -23,12 +25,12 @@ for f in dcpid dcpilist samples/work-accuracy plugins/vp-classic.so libdcpi-agen
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
-to 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace vp-classic -- true >"$T/probe.out" 2>&1 ||
+to 60 "$BIN/dcpid" -db "$T/probe" -event cpu-clock -vtrace vp-classic -vbp -- true >"$T/probe.out" 2>&1 ||
     fail "probe run failed: $(cat "$T/probe.out")"
 log=$(cat "$T"/probe/dcpid-*.log)
 grep -q 'execute breakpoints unavailable' <<<"$log" && e2e_skip "execute breakpoints unavailable"
-grep -q 'memory values read by BPF' <<<"$log" ||
-    e2e_skip "BPF cannot be loaded here: $(grep -o 'memory values .*missing.*' <<<"$log")"
+bpf=1
+grep -q 'memory values read by BPF' <<<"$log" || bpf=0
 
 # run BE: the payload load's hotlist line in $T/BE.line; when it has fewer than NMIN value
 # samples, run again from scratch, longer by what the rate seen needs (lib/stats.sh stat_until;
@@ -37,32 +39,53 @@ grep -q 'memory values read by BPF' <<<"$log" ||
 run() { stat_until $NMIN 8 run1 vcount "$@"; }
 vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
-    local scale=$1 be=$2 ms args=(-vbudget 8)
-    ms=$(stat_ms 8400)
-    [ "$be" = step ] && args=(-vstep -vrate 1000) && ms=$(stat_ms 1700)
+    local scale=$1 be=$2 ms args
+    case $be in
+    bp) args=(-vbp -vbudget 8) ms=$(stat_ms 8400) ;;
+    step) args=(-vstep -vrate 1000) ms=$(stat_ms 1700) ;;
+    default) args=(-vbudget 8) ms=$(stat_ms 3000) ;;
+    esac
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
         -- "$W" chase $((ms * scale)) >"$T/$be.out" 2>"$T/$be.err" || fail "$be: dcpid failed: $(cat "$T/$be.err")"
     DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$be" -asm -vtrace vp-classic -vshow 8 -vcutoff 0 \
         acc_chase "$W" >"$T/$be.list" 2>&1 || fail "$be: dcpilist: $(cat "$T/$be.list")"
-    grep -E 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' "$T/$be.list" |
-        awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1 >"$T/$be.line"
-    [ -s "$T/$be.line" ] || fail "$be: no hotlist on the payload load: $(cat "$T/$be.list")"
+    grep -E 'mov +r[a-z0-9]+, qword ptr \[r[a-z0-9]+\+0x8\]' "$T/$be.list" >"$T/$be.any"
+    awk '$1 ~ /^[0-9]+$/ && /\([0-9.]+% /' "$T/$be.any" | head -1 >"$T/$be.line"
+    [ -s "$T/$be.line" ] || fail "$be: no hotlist on the payload load: $(cat "$T/$be.any") ($(grep -h 'value profiling: ' "$T/$be"/dcpid-*.log | sed 's/.*info: //'); $(grep -h ' backend: [0-9]' "$T/$be.err"))"
 }
 check_n() { stat_min "$1 value samples" "$(vtot "$(cat "$T/$1.line")")" $NMIN || fail "$1: too few: $(cat "$T/$1.line")"; }
 share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }
 
-run bp
-check_n bp
 run step
 check_n step
-bl=$(cat "$T/bp.line") sl=$(cat "$T/step.line")
-bn=$(vtot "$bl") sn=$(vtot "$sl")
-for t in $(sed -n 's/^truth //p' "$T/bp.out"); do
-    val=${t#*=} pct=${val#*:} val=${val%%:*}
-    b=$(share "$bl" "$val") s=$(share "$sl" "$val")
-    stat_share "bp: loaded $val" "${b:-0}" "$pct" "$bn" || fail "bp: $bl"
-    stat_share "step: loaded $val" "${s:-0}" "$pct" "$sn" || fail "step: $sl"
-    stat_same "bp and step agree on $val" "${b:-0}" "$bn" "${s:-0}" "$sn" || fail "bp: $bl / step: $sl"
-done
-echo "PASS: the loaded value at the defaults (bp, n $bn) and with -vstep (n $sn) within tolerance"
+sl=$(cat "$T/step.line")
+sn=$(vtot "$sl")
+# compare BE: BE's shares against the truth and against step's
+compare() {
+    local be=$1 l n t val pct b s
+    l=$(cat "$T/$be.line")
+    n=$(vtot "$l")
+    for t in $(sed -n 's/^truth //p' "$T/step.out"); do
+        val=${t#*=} pct=${val#*:} val=${val%%:*}
+        b=$(share "$l" "$val") s=$(share "$sl" "$val")
+        stat_share "$be: loaded $val" "${b:-0}" "$pct" "$n" || fail "$be: $l"
+        stat_share "step: loaded $val" "${s:-0}" "$pct" "$sn" || fail "step: $sl"
+        stat_same "$be and step agree on $val" "${b:-0}" "$n" "${s:-0}" "$sn" || fail "$be: $l / step: $sl"
+    done
+}
+done_bp="bp not run: BPF cannot be loaded here: $(grep -o 'memory values .*missing.*' <<<"$log")"
+if [ $bpf = 1 ]; then
+    run bp
+    check_n bp
+    compare bp
+    done_bp="bp n $(vtot "$(cat "$T/bp.line")")"
+else
+    echo "note: $done_bp"
+fi
+run default
+grep -q "value profiling: 1 plugins, inproc backend" "$T"/default/dcpid-*.log ||
+    fail "the default backend for the command is not inproc: $(grep -h 'backend' "$T"/default/dcpid-*.log)"
+check_n default
+compare default
+echo "PASS: the loaded value at the defaults (inproc, n $(vtot "$(cat "$T/default.line")")), with -vbp ($done_bp) and with -vstep (n $sn) within tolerance"
