@@ -44,7 +44,7 @@ to 60 "$BIN/dcpid" -db "$T/db1" -e cpu-clock -g -flush 1 -vtrace vp-classic -vbu
 diff "$T/l1" "$T/f1" >"$T/d1" || fail "fleet view != local view: $(head -5 "$T/d1")"
 "$BIN/dcpilist" -db "$T/db1" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l1m"
 "$BIN/dcpilist" -fleet "$U" -host "$host" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f1m"
-grep -q "bp backend" "$T"/db1/dcpid-*.log && ! grep -q ' missing: ' "$T/l1m" &&
+grep -Eq "value profiling: .*(inproc|bp) backend" "$T"/db1/dcpid-*.log && ! grep -q ' missing: ' "$T/l1m" &&
     fail "-vbudget 0.01 marked no instruction of hot_mul missing: $(cat "$T/l1m")"
 diff "$T/l1m" "$T/f1m" >"$T/d1m" || fail "dcpid -push's value profile (missing marks) != local: $(head -5 "$T/d1m")"
 n=$(fleet_sql "$FLEET_HTTP" "SELECT count() FROM fl.manifest WHERE kind = 'flush'")

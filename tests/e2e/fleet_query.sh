@@ -145,7 +145,7 @@ grep -q "children" "$T/l8" && diff "$T/l8" "$T/f8" >"$T/d8" ||
 # dcpiprof merge as the fleet's GROUP BY must: hotlists by dcpi_vsummary_merge)
 # The second recording at the smallest value budget (-vbudget 0.01: a few arms at most), so that
 # vp-classic's selected instructions are marked missing (.vmiss, "no arm afforded") where the
-# bp backend runs: the fleet shows one host's marks as its local listing does, and the marks of
+# inproc or bp backend runs: the fleet shows one host's marks as its local listing does, and the marks of
 # two hosts as a local epoch holding both (values win: a mark shows only where no host has values)
 to 60 "$BIN/dcpid" -db "$T/db3" -event cpu-clock -g -vtrace vp-classic -vbudget 0.01 -- "$BIN/samples/work-demo" $WMS >/dev/null 2>&1 ||
     fail "dcpid work-demo (second recording, $WMS ms of CPU)"
@@ -157,11 +157,11 @@ cp -r "$T/db1/$e1" "$T/m/$e1"
 for p in "$T/db3/$e3"/*/; do cp -r "$p" "$T/m/$e1/$(basename "$p")-v3"; done
 "$BIN/dcpilist" -db "$T/db3" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l3m"
 "$BIN/dcpilist" -fleet "$U" -host v3 -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f3m"
-if grep -q "bp backend" "$T"/db3/dcpid-*.log; then # else no marks (dcpid's regs backend marks none)
+if grep -Eq "value profiling: .*(inproc|bp) backend" "$T"/db3/dcpid-*.log; then # else no marks (dcpid's regs backend marks none)
     grep -q ' missing: no arm afforded (' "$T/l3m" ||
         fail "-vbudget 0.01 marked no instruction of hot_mul missing: $(cat "$T/l3m")"
 else
-    echo "NOTE: no bp backend here (execute breakpoints unavailable): dcpid's own marks not checked, the crafted ones below are"
+    echo "NOTE: no breakpoint backend here (execute breakpoints unavailable): dcpid's own marks not checked, the crafted ones below are"
 fi
 diff "$T/l3m" "$T/f3m" >"$T/d3m" || fail "dcpilist -fleet -vtrace of host v3 (its missing marks) differs from its local listing: $(head -5 "$T/d3m")"
 "$BIN/dcpilist" -db "$T/m" -vtrace vp-classic hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l9"
