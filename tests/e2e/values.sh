@@ -59,7 +59,7 @@ fi
 
 # --- the run
 # (-vbudget 8 for volume: which executions an arm takes does not depend on it; 2.4 s of CPU: the
-# load gets ~380 value samples/s from inproc in the 2-core VM (~95 at the default 2.5%), so
+# load gets ~380 value samples/s from inproc in the 2-core VM (~75 at the default 2%), so
 # ~1.8 x NMIN; then longer, from the rate seen, when the lea's or the load's value samples are
 # fewer than NMIN)
 run() {

@@ -10,11 +10,11 @@
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_BACKEND=${PHASED_BACKEND:-inproc}
 # base lengths by mode, 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.6 s of
-# CPU: two); PHASED_MS sets one length for all. inproc at its default 2.5%, from the rates in the
-# 2-core VM (value samples per s of the workload's CPU arg: phased ~840, callsites ~410, recurse
-# ~740, threads ~900, spawn ~270, brief ~540 (needs 800), migrate ~530-750); bp at -vbudget 8
-# (callsites ~340, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a loaded machine,
-# brief beside spinners 300-450)
+# CPU: two); PHASED_MS sets one length for all. inproc at its default 2%, from the rates in the
+# 2-core VM (value samples per ms of the workload's CPU argument: phased ~0.65, callsites ~0.29,
+# recurse ~0.59, threads ~0.75, spawn ~0.24, brief ~0.37 (needs 800), migrate ~0.66); bp at
+# -vbudget 8 (callsites ~340/s, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a
+# loaded machine, brief beside spinners 300-450)
 phased_ms() {
     [ -n "${PHASED_MS:-}" ] && { echo "$PHASED_MS"; return; }
     if [ "$PHASED_BACKEND" = bp ]; then
@@ -25,8 +25,8 @@ phased_ms() {
         return
     fi
     case $1 in
-    callsites) stat_ms 3500 ;; recurse) stat_ms 2000 ;; threads) stat_ms 1600 ;;
-    spawn) stat_ms 5000 ;; brief) stat_ms 2200 ;; migrate) stat_ms 2000 ;; *) stat_ms 2500 ;;
+    callsites) stat_ms 4800 ;; recurse) stat_ms 2400 ;; threads) stat_ms 1900 ;;
+    spawn) stat_ms 6000 ;; brief) stat_ms 3000 ;; migrate) stat_ms 2100 ;; *) stat_ms 2500 ;;
     esac
 }
 # the bp backend's budget: the volume, not the mechanism (which executions an arm takes does not
