@@ -5,8 +5,9 @@
 # whole bench, each divisor's share of the measured div (vp-acc, dcpilist) against the truth the
 # workload counted; per run z = (share - truth) / sqrt(truth (1 - truth) / n); per mode the
 # pooled share over all runs (value samples summed) with its z, the largest |z| of a run, and
-# chi2 of the runs' shares around the pooled truth (sum of z^2 over runs and divisors, dof =
-# runs x (divisors - 1)): the runs agree with chance when chi2 is near its dof.
+# Pearson's chi2 of the runs' counts against the truth (sum over runs and divisors of
+# n (share - truth)^2 / truth, dof = runs x (divisors - 1)): the runs agree with chance when
+# chi2 is near its dof. ROWS=FILE keeps every run's rows (mode run n divisor truth share).
 # Usage: bench/contention.sh [BUILD_DIR] [REPS (20)] [STRESS_CPUS (2)] [MODES...]
 #   default MODES: phased callsites threads spawn migrate
 set -u
@@ -47,10 +48,12 @@ for mode in $MODES; do
             echo "$mode $r ${n:-0} $val $pct ${got:-0}" >>"$T/$mode.rows"
         done
     done
+    [ -n "${ROWS:-}" ] && cat "$T/$mode.rows" >>"$ROWS"
     awk -v mode="$mode" -v reps="$REPS" '
         { n = $3; tr = $5 / 100; sh = $6 / 100
           if (n > 0 && tr > 0 && tr < 1) {
-              z = (sh - tr) / sqrt(tr * (1 - tr) / n); chi += z * z; if (z < 0) z = -z
+              z = (sh - tr) / sqrt(tr * (1 - tr) / n); chi += n * (sh - tr) ^ 2 / tr
+              if (z < 0) z = -z
               if (z > maxz) maxz = z; k++ }
           N[$4] += n; S[$4] += sh * n; TR[$4] = tr; if (!($2 in seen)) { seen[$2] = 1; tot += n } }
         END {

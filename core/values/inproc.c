@@ -356,7 +356,7 @@ int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_
               "and its hit %.1f us of the thread's CPU; -vbudget %g%% affords a tick every "
               "%.2f ms of a thread's CPU at one arm a tick, %.2f ms at four",
               d->agent, "/dev/shm/dcpi-arm-<pid>", d->cost.tick_us, d->cost.arm_us, o->budget_pct,
-              (double)period_ns(d, 4) / 1e6, (double)period_ns(d, 1) / 1e6);
+              (double)period_ns(d, 1) / 1e6, (double)period_ns(d, 4) / 1e6);
     *out = &d->b;
     return 0;
 }
