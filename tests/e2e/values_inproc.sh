@@ -36,7 +36,8 @@ grep -q "inproc backend" "$T"/probe2/dcpid-*.log ||
 NMIN=1000
 run() {
     rm -rf "${T:?}/db"
-    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
+    # -vbudget 2: twice the default's volume (what the base length was measured at)
+    to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -vbudget 2 \
         -- "$W" -n $(($(stat_ms 4000) * $1 / 10)) -t 1 -f -x >"$T/out" 2>"$T/err" ||
         fail "dcpid failed: $(cat "$T/err")"
     DCPI_PLUGIN_PATH= to 60 "$BIN/dcpilist" -db "$T/db" -asm -vtrace "$BIN/samples/vp-acc.so" \

@@ -10,7 +10,7 @@
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_BACKEND=${PHASED_BACKEND:-inproc}
 # base lengths by mode, 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.6 s of
-# CPU: two); PHASED_MS sets one length for all. inproc at its default 2%, from the rates in the
+# CPU: two); PHASED_MS sets one length for all. inproc at 2%, from the rates in the
 # 2-core VM (value samples per ms of the workload's CPU argument: phased ~0.65, callsites ~0.29,
 # recurse ~0.59, threads ~0.75, spawn ~0.24, brief ~0.37 (needs 800), migrate ~0.66); bp at
 # -vbudget 8 (callsites ~340/s, recurse ~940, threads ~900, spawn 300-350 falling to ~140 on a
@@ -31,12 +31,13 @@ phased_ms() {
 }
 # the bp backend's budget: the volume, not the mechanism (which executions an arm takes does not
 # depend on it, only how often arms come: its default 1% gives ~150 value samples/s here); the
-# inproc backend runs at its default unless PHASED_BUDGET is set
+# inproc backend at 2% (twice its default 1%: the volume the base lengths above were measured
+# at) unless PHASED_BUDGET is set
 PHASED_BUDGET=${PHASED_BUDGET:-}
 phased_args() {
     case $PHASED_BACKEND in
     bp) echo -vbp -vbudget "${PHASED_BUDGET:-8}" ;;
-    inproc) [ -z "$PHASED_BUDGET" ] || echo -vbudget "$PHASED_BUDGET" ;;
+    inproc) echo -vbudget "${PHASED_BUDGET:-2}" ;;
     *) fail "unknown PHASED_BACKEND $PHASED_BACKEND" ;;
     esac
 }
