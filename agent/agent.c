@@ -572,6 +572,8 @@ static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
     self.bp_armed[k] = 1;
     self.bp_index[k] = (uint8_t)index;
     atomic_fetch_add_explicit(&s->arms, 1, memory_order_relaxed);
+    if (index < STEP_ARM_MAX)
+        atomic_fetch_add_explicit(&g.hdr->arms_at[index], 1, memory_order_relaxed);
 }
 
 /* The breakpoint for target addr: the one on it already, else one that is not, else -1. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: profile the bundled workload (samples/work-demo.c: hot_mul ~60%, hot_add ~30%,
 # hot_xor ~10% of its work) with dcpid and the value profiler vp-classic, then print dcpiprof's
-# breakdown by image and by procedure, and the annotated listing of the hottest procedure's
+# breakdown by procedure, and the annotated listing of the hottest procedure's
 # instructions that have value samples, with their value hotlists (dcpilist -vprof).
 # Usage: demo.sh BUILD_DIR
 set -eu
@@ -16,11 +16,8 @@ fi
 grep -v '^dcpid:   ' "$DB.err" | grep -v 'could not afford' # the per-instruction shortfall: below
 rm -f "$DB.err"
 echo
-echo "== dcpiprof -i   (by image)"
-"$B/dcpiprof" -db "$DB" -i
-echo
-echo "== dcpiprof      (by procedure)"
-"$B/dcpiprof" -db "$DB" -keep 99
+echo "== dcpiprof      (by procedure; dcpiprof -i: by image)"
+"$B/dcpiprof" -db "$DB" -keep 95
 hot=$("$B/dcpiprof" -db "$DB" -keep 99 | awk '$NF == "work-demo" && $(NF-1) ~ /^hot_/ {print $(NF-1); exit}')
 echo
 echo "== dcpilist -asm -vprof -vtrace vp-classic ${hot:-hot_mul} work-demo   (its instructions with value samples)"

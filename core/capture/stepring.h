@@ -140,6 +140,10 @@ typedef struct step_ring_header {
      * none) and the fewest breakpoints a thread got (STEP_ARM_SLOTS when all) */
     _Atomic uint32_t arm_mode, arm_errno, arm_bps, pad2;
     step_arm_table_t arms; /* written by dcpid */
+    /* arms made on each of the table's targets by all threads (the agent adds), and what dcpid
+     * has counted of them so far (only dcpid writes it) */
+    _Atomic uint64_t arms_at[STEP_ARM_MAX];
+    uint64_t arms_seen[STEP_ARM_MAX];
 } step_ring_header_t;
 
 static inline uint64_t step_ring_file_size(uint32_t nslots, uint32_t nrecords)

@@ -308,23 +308,32 @@ void dcpi__vbp_done(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned got)
         b->cand[cookie].misses++;
 }
 
-void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip)
+/* The candidate at run-time address ip of pid, UINT32_MAX when ip is none. */
+static uint32_t cand_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip)
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
     if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
-        return;
+        return UINT32_MAX;
     uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
     uint32_t c = f ? nearest_before(b, f, (uint32_t)(vaddr - f->lo)) : UINT32_MAX;
-    if (c != UINT32_MAX && f->lo + b->cand[c].delta == vaddr)
+    return c != UINT32_MAX && f->lo + b->cand[c].delta == vaddr ? c : UINT32_MAX;
+}
+
+void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip)
+{
+    uint32_t c = cand_at(vt, b, pid, ip);
+    if (c != UINT32_MAX)
         b->cand[c].samples++;
 }
 
-void dcpi__vbp_armed(dcpi__vbp_choice_t *b, uint32_t cookie, unsigned n)
+void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip,
+                        unsigned n)
 {
-    if (b && cookie < b->ncand)
-        b->cand[cookie].arms += n;
+    uint32_t c = cand_at(vt, b, pid, ip);
+    if (c != UINT32_MAX)
+        b->cand[c].arms += n;
 }
 
 /* Insert (key, addr, cookie) into the top list of at most max entries, sorted by key. */

@@ -96,6 +96,20 @@ static double arms_per_tick(step_ring_header_t *h)
     return ticks >= 50 ? (double)arms / (double)ticks : 1.0;
 }
 
+/* The arms the threads made on each target of h's table since the last count, onto their
+ * instructions (their missing marks say how many arms went unanswered). */
+static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
+{
+    vin_t *d = arg;
+    for (unsigned i = 0; i < h->arms.n && i < STEP_ARM_MAX; i++) {
+        uint64_t now = atomic_load(&h->arms_at[i]);
+        if (now > h->arms_seen[i])
+            dcpi__vbp_armed_at(d->b.vt, d->choice, pid, h->arms.addr[i],
+                               (unsigned)(now - h->arms_seen[i]));
+        h->arms_seen[i] = now;
+    }
+}
+
 static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
 {
     vin_t *d = arg;
@@ -106,19 +120,19 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     unsigned fresh = 0;
     uint64_t addr[IN_TARGETS], lo[IN_TARGETS], hi[IN_TARGETS];
     for (unsigned j = 0; j < n; j++) {
-        unsigned i = 0; /* a target that entered the table: an arm for its marks */
+        unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
             i++;
-        if (i == h->arms.n || i == STEP_ARM_MAX) {
-            dcpi__vbp_armed(d->choice, t[j].cookie, 1);
-            fresh++;
-        }
+        fresh += i == h->arms.n || i == STEP_ARM_MAX;
         addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
     uint64_t p = period_ns(d, arms_per_tick(h));
     if (n == h->arms.n && !fresh && h->arms.period_ns == p) /* only dcpid writes the table */
         return;
+    count_arms(pid, h, d); /* the old table's, before its places change meaning */
     step_arm_publish(h, addr, lo, hi, n, p);
+    for (unsigned i = 0; i < STEP_ARM_MAX; i++) /* arms the agents make from now on */
+        h->arms_seen[i] = atomic_load(&h->arms_at[i]);
     d->st.tables++;
     d->st.targets += fresh;
 }
@@ -193,6 +207,7 @@ static int in_drain(dcpi_vbackend_t *b, uint64_t now_ns)
         dcpi_stepdrain_each(d->drain, write_table, d);
         d->last_table = now_ns;
     }
+    dcpi_stepdrain_each(d->drain, count_arms, d); /* before a gone process's ring goes */
     dcpi_stepdrain_reap(d->drain);
     dcpi_values_end_drain_batched(b->vt, now_ns);
     return 0;
@@ -207,6 +222,7 @@ static int in_timeout_ms(const dcpi_vbackend_t *b)
 static int in_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char *err)
 {
     vin_t *d = (vin_t *)b;
+    dcpi_stepdrain_each(d->drain, count_arms, d);
     return d->choice ? dcpi__vbp_write_missing(b->vt, d->choice, fi, err) : 0;
 }
 

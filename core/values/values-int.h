@@ -204,8 +204,9 @@ int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, ui
 void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
 /* A value sample of pid at ip (the inproc backend's hit): counted on its instruction. */
 void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint64_t ip);
-/* cookie was given n arms (the inproc backend: made a target of a process). */
-void dcpi__vbp_armed(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned n);
+/* The instruction at ip of pid was given n arms (the inproc backend's threads made them). */
+void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint64_t ip,
+                        unsigned n);
 /* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
  * most max - DCPI_VBP_COVER into out (run-time address in pid, its function's range there,
  * cookie, PC samples), each followed by the selected instruction before it (unless major itself:

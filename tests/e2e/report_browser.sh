@@ -85,8 +85,10 @@ C
 gcc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$T/rec" "$T/rec.c" || { echo "FAIL: gcc rec"; exit 1; }
 
 # (-vbudget 8: the bp backend may take 8% of a thread's CPU, not 1%: work-values' 500 ms give the
-# lea ~150 value samples for its hotlist check (30 needed), where 1500 ms gave ~65 at 1%)
-to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -vbudget 8 -vtrace vp-classic -- sh -c \
+# lea ~150 value samples for its hotlist check (30 needed), where 1500 ms gave ~65 at 1%);
+# -vbp: with the inproc backend the agent's signal handlers are in the call chains, which
+# dcpireport names unknown_rou... where pprof says [libdcpi-agent.so.0.1.0] (not reconciled yet)
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -vbp -vbudget 8 -vtrace vp-classic -- sh -c \
     "'$BIN/samples/work-demo' 500 >/dev/null && '$BIN/samples/work-values' 500 >/dev/null && '$T/spin' 300000000 && '$T/rec' 3000000" \
     >"$T/run.out" 2>&1 || { echo "FAIL: dcpid: $(cat "$T/run.out")"; exit 1; }
 "$BIN/dcpiprof" -db "$T/db" -csl >"$T/prof.csv" 2>"$T/prof.err" || fail "dcpiprof: $(cat "$T/prof.err")"
