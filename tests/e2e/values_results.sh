@@ -42,8 +42,8 @@ run1() {
     local scale=$1 be=$2 ms args
     case $be in
     bp) args=(-vbp -vbudget 8) ms=$(stat_ms 8400) ;;
-    step) args=(-vstep -vrate 1000) ms=$(stat_ms 1700) ;;
-    default) args=(-vbudget 8) ms=$(stat_ms 3000) ;;
+    step) args=(-vstep -vrate 1000) ms=$(stat_ms 2600) ;; # 474 value samples at 1700 (needs 600)
+    default) args=(-vbudget 8) ms=$(stat_ms 1500) ;; # inproc: 1665 at 3000 (needs 600)
     esac
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
