@@ -12,9 +12,10 @@
 #     took and how many records the rings lost; XCHECK=1 also counts the executions with a
 #     uprobe (perf probe -x IMAGE -a ADDR; perf stat -e probe_...) on a separate run. A row whose
 #     exact run lost more than 1% of the executions is marked.
-#   the oracle runs take -vbp (beside the inproc backend, main's default for a command since
-#     55195a9, every oracle sample was counted stray: not diagnosed); the sampled runs take the
-#     default backend, or SAMPLED="-vbp" for the bp backend;
+#   the oracle runs take -vbp (the exact run traps every execution: the bp backend beside it
+#     arms rarely; beside the inproc backend the oracle works too since 735d1ef, which gave it
+#     the user registers and a debug register); the sampled runs take the default backend, or
+#     SAMPLED="-vbp" for the bp backend;
 #   every run is the same deterministic work with ASLR off (setarch -R, PYTHONHASHSEED=0), so
 #     address values agree between the runs; the sampled hotlist is pooled over REPS runs (dcpilist
 #     -epoch all) because one run at the default budget gives a few dozen value samples.
