@@ -247,6 +247,28 @@ static dcpi_stepdrain_t *drain_all(run_t *r, collect_t *c, dcpi_step_stats_t *st
     return drain_keep(r, c, st, 1);
 }
 
+/* Plain work-step runs (one thread, rate 300) of 100, 400, ... rounds (GROW_STEPS tries) until
+ * more than more_than records were handed over (first records of bursts with keep): the last
+ * run's drain, records in c and stats in st, its rounds in rounds. */
+static dcpi_stepdrain_t *grow_plain(run_t *r, collect_t *c, dcpi_step_stats_t *st, int keep,
+                                    int more_than, char rounds[24])
+{
+    dcpi_stepdrain_t *d = NULL;
+    for (int k = 0; k < GROW_STEPS && c->n <= more_than; k++) {
+        if (d) {
+            free(c->recs);
+            dcpi_stepdrain_close(d, 1);
+            run_done(r);
+        }
+        run_init(r);
+        char *args[] = {"work-step", "-n", grow_rounds(rounds, 100, k), NULL};
+        run_work(r, 1, "300", args);
+        ck_assert_int_eq(r->status, 0);
+        d = drain_keep(r, c, st, keep);
+    }
+    return d;
+}
+
 static int mnemonic_of(const step_record_t *rec, dcpi_insn_t *in)
 {
     if (dcpi_capture_decode(rec->insn, rec->insn_len, rec->before[DCPI_REG_IP], in) < 0)
@@ -358,20 +380,8 @@ START_TEST(test_agent_encode)
     run_t r;
     collect_t c = {0};
     dcpi_step_stats_t st;
-    dcpi_stepdrain_t *d = NULL;
     char rounds[24];
-    for (int k = 0; k < GROW_STEPS && c.n <= 50; k++) {
-        if (d) {
-            free(c.recs);
-            dcpi_stepdrain_close(d, 1);
-            run_done(&r);
-        }
-        run_init(&r);
-        char *args[] = {"work-step", "-n", grow_rounds(rounds, 100, k), NULL};
-        run_work(&r, 1, "300", args);
-        ck_assert_int_eq(r.status, 0);
-        d = drain_all(&r, &c, &st);
-    }
+    dcpi_stepdrain_t *d = grow_plain(&r, &c, &st, 1, 50, rounds);
     ck_assert_msg(c.n > 50, "%d records after work-step -n %s, want > 50", c.n, rounds);
     trace_vlist_table_t *spec = trace_vlist_table_alloc();
     trace_vlist_t *vl = trace_vlist_alloc();
@@ -432,19 +442,7 @@ START_TEST(test_agent_first_dropped)
         run_t r;
         collect_t c = {0};
         dcpi_step_stats_t st;
-        dcpi_stepdrain_t *d = NULL;
-        for (int k = 0; k < GROW_STEPS && c.n == 0; k++) {
-            if (d) {
-                free(c.recs);
-                dcpi_stepdrain_close(d, 1);
-                run_done(&r);
-            }
-            run_init(&r);
-            char *args[] = {"work-step", "-n", grow_rounds(rounds, 100, k), NULL};
-            run_work(&r, 1, "300", args);
-            ck_assert_int_eq(r.status, 0);
-            d = drain_keep(&r, &c, &st, keep);
-        }
+        dcpi_stepdrain_t *d = grow_plain(&r, &c, &st, keep, 0, rounds);
         ck_assert_msg(c.n > 0, "no record after work-step -n %s (keep %d)", rounds, keep);
         long bursts, first;
         count_bursts(&c, &bursts, &first);
