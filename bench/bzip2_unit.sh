@@ -22,8 +22,8 @@ L=$(readlink -f /lib/x86_64-linux-gnu/libbz2.so.1.0)
 [ "$(basename "$L")" = libbz2.so.1.0.4 ] || { echo "bench: needs Debian 12's libbz2.so.1.0.4, not $L" >&2; exit 1; }
 T=$(mktemp -d /tmp/dcpi-bzunit.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-awk -v n=$((SCALE * 600000)) 'BEGIN { srand(7); for (i = 0; i < n; i++) {
-    printf "%s%s", substr("lorem ipsum dolor sit amet consectetur adipiscing elit sed do", int(rand() * 50) + 1, int(rand() * 8) + 1), (i % 12 ? " " : "\n") } }' >"$T/in.txt"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/text.sh"
+bench_text $((SCALE * 600000)) >"$T/in.txt"
 
 # traced BT OUT: run the bpftrace program BT while bzip2 -9 compresses the text, its maps to OUT
 traced() {

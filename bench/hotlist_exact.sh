@@ -55,8 +55,8 @@ export PYTHONHASHSEED=0
 [ -d "$B/plugins" ] && export DCPI_PLUGIN_PATH=$B/plugins${DCPI_PLUGIN_PATH:+:$DCPI_PLUGIN_PATH}
 PY=/usr/bin/python3
 n=$(awk -v s="$SCALE" 'BEGIN { print int(s * 600000) }')
-awk -v n="$n" 'BEGIN { srand(7); for (i = 0; i < n; i++) {
-    printf "%s%s", substr("lorem ipsum dolor sit amet consectetur adipiscing elit sed do", int(rand() * 50) + 1, int(rand() * 8) + 1), (i % 12 ? " " : "\n") } }' >"$T/in.txt"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/text.sh"
+bench_text "$n" >"$T/in.txt"
 rows=$(awk -v s="$SCALE" 'BEGIN { print int(s * 300000) }')
 cat >"$T/q.sql" <<EOF
 create table t(a integer, b text);

@@ -38,8 +38,8 @@ bud=()
 
 # the work, a few seconds of CPU per SCALE each here. xz and gzip: text that compresses like
 # text (words from a fixed generator), SCALE x 4 MB
-awk -v n=$((SCALE * 600000)) 'BEGIN { srand(7); for (i = 0; i < n; i++) {
-    printf "%s%s", substr("lorem ipsum dolor sit amet consectetur adipiscing elit sed do", int(rand() * 50) + 1, int(rand() * 8) + 1), (i % 12 ? " " : "\n") } }' >"$T/in.txt"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/text.sh"
+bench_text $((SCALE * 600000)) >"$T/in.txt"
 cat >"$T/q.sql" <<EOF
 create table t(a integer, b text);
 with recursive c(x) as (select 1 union all select x + 1 from c where x < $((SCALE * 300000)))
