@@ -224,6 +224,20 @@ static unsigned vburst(const daemon_t *d)
                                           : DCPI_DAEMON_DEFAULT_VBURST_PTRACE;
 }
 
+/* cmd as execvp finds it: the first executable DIR/cmd of PATH when cmd has no '/', else cmd. */
+static void in_path(const char *cmd, char *path, size_t len)
+{
+    const char *env = getenv("PATH");
+    for (const char *p = env && !strchr(cmd, '/') ? env : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(path, len, "%.*s/%s", (int)n, p, cmd);
+        if (access(path, X_OK) == 0)
+            return;
+        p += n + (p[n] == ':');
+    }
+    snprintf(path, len, "%s", cmd);
+}
+
 /* Whether the command can take the agent (a dynamic executable, or a script: its interpreter);
  * why not into why. The command is looked up in PATH as execvp does. */
 static int command_takes_agent(const daemon_t *d, char *why, size_t len)
@@ -232,17 +246,7 @@ static int command_takes_agent(const daemon_t *d, char *why, size_t len)
     char path[4096];
     if (!cmd)
         return 0;
-    snprintf(path, sizeof path, "%s", cmd);
-    const char *env = getenv("PATH");
-    for (const char *p = env && !strchr(cmd, '/') ? env : ""; *p;) {
-        const char *colon = strchr(p, ':');
-        int n = colon ? (int)(colon - p) : (int)strlen(p);
-        snprintf(path, sizeof path, "%.*s/%s", n, p, cmd);
-        if (access(path, X_OK) == 0)
-            break;
-        snprintf(path, sizeof path, "%s", cmd);
-        p += n + (colon != NULL);
-    }
+    in_path(cmd, path, sizeof path);
     if (dcpi_image_dynamic(path) == 0) {
         snprintf(why, len, "%.400s is statically linked (LD_PRELOAD cannot load the agent)", path);
         return 0;
