@@ -328,6 +328,17 @@ static void regs_of(const uint64_t *r, dcpi_regs_t *out)
     out->valid = DCPI_REGS_FULL_MASK;
 }
 
+void dcpi_step_regs_before(const step_record_t *rec, dcpi_regs_t *out)
+{
+    memset(out, 0, sizeof *out);
+    regs_of(rec->before, out);
+    if (rec->flags & STEP_REC_MEMRD) {
+        out->mem_ok = 1;
+        out->mem_ea = rec->ea;
+        out->mem_val = rec->mem_before;
+    }
+}
+
 static int is_branch(const dcpi_insn_t *insn)
 {
     ZydisInstructionCategory c = insn->zi.meta.category;

@@ -83,6 +83,10 @@ void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st);
 void dcpi_step_values(const step_record_t *rec, const dcpi_insn_t *insn, const trace_value_t *kinds,
                       int n, uint64_t *values, unsigned *missing);
 
+/* The CPU state before rec's instruction as a sample of the value sink takes it: its registers
+ * and, when the agent read it (STEP_REC_MEMRD), its memory operand (the arm mode's hits). */
+void dcpi_step_regs_before(const step_record_t *rec, dcpi_regs_t *out);
+
 typedef struct dcpi_step_encoder {
     trace_encoder_t *enc;
     unsigned pid;

@@ -6,8 +6,9 @@
  *
  *   - dcpid counts the PC samples per selected instruction as the bp backend does (bp.c: the
  *     major instructions, those holding DCPI_VBP_MAJOR_PCT% of their procedure's PC samples)
- *     and writes into each process's ring file its table: the run-time addresses of its most
- *     sampled major instructions (and the one before each), one more selected instruction of
+ *     and writes into each process's ring file its table of IN_TARGETS: the run-time addresses
+ *     of its most sampled major instructions (and the one before each) in all but
+ *     DCPI_VBP_COVER places, then one more selected instruction of
  *     each of the two hottest procedures drawn at random at each table (bp.c
  *     dcpi__vbp_targets), their procedures' ranges, and the mean period of the threads' ticks
  *     that -vbudget affords;
@@ -146,13 +147,7 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
         return 0; /* not the arm mode's: never written in it */
     dcpi_values_sample_t v = {
         .pid = pid, .tid = rec->tid, .time = rec->time_ns, .ip = rec->before[DCPI_REG_IP]};
-    memcpy(v.regs.r, rec->before, sizeof v.regs.r);
-    v.regs.valid = DCPI_REGS_FULL_MASK;
-    if (rec->flags & STEP_REC_MEMRD) {
-        v.regs.mem_ok = 1;
-        v.regs.mem_ea = rec->ea;
-        v.regs.mem_val = rec->mem_before;
-    }
+    dcpi_step_regs_before(rec, &v.regs);
     d->st.samples++;
     dcpi__vbp_hit(d->b.vt, d->choice, pid, v.ip);
     dcpi__values_take(d->b.vt, &v, 1);
@@ -322,14 +317,8 @@ static void in_free(dcpi_vbackend_t *b)
     free(d);
 }
 
-static void in_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)
-{
-    (void)b;
-    (void)x; /* the PC samples need no registers: the agent reads them at the hits */
-}
-
+/* No sampler_opts: the PC samples need no registers, the agent reads them at the hits. */
 static const dcpi_vbackend_ops_t in_ops = {.name = "inproc",
-                                           .sampler_opts = in_sampler_opts,
                                            .child_env = in_child_env,
                                            .pc = in_pc,
                                            .pid_event = in_pid_event,
