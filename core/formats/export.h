@@ -122,9 +122,8 @@ int dcpi_export_llvm(const dcpi_export_t *x, char *err);
  * fleet's) or the database's .vprof files (a damaged one is named on stderr and left out, as
  * dcpi__damage_skip says). Free with dcpi_export_vprofs_free. 0 or a negative DCPI_E* with
  * "TOOL: reason" in err. */
-int dcpi_export_vprofs(const dcpi_export_src_t *src, const dcpi_profset_t *set,
-                       const size_t *order, const char *plugin, dcpi_vprof_t ***all, size_t *n,
-                       char *err);
+int dcpi_export_vprofs(const dcpi_export_src_t *src, const dcpi_profset_t *set, const size_t *order,
+                       const char *plugin, dcpi_vprof_t ***all, size_t *n, char *err);
 void dcpi_export_vprofs_free(dcpi_vprof_t **vps, size_t n);
 
 /* Load event ev's stacks into xs (xs->sp NULL when there are none), images based by order. */
