@@ -115,6 +115,8 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err);
  * the vp-calls value profiles, direct calls' from the instruction. DCPI_ENOENT when no function
  * has samples of the event. */
 int dcpi_export_llvm(const dcpi_export_t *x, char *err);
+/* The same profile in GCC's AutoFDO form (gcov, version 2: gcc 12's -fauto-profile). */
+int dcpi_export_afdo(const dcpi_export_t *x, char *err);
 
 /* ---- shared by the exporters ---- */
 

@@ -1,7 +1,7 @@
 /*
- * export_llvm.c - dcpiexport -format llvm: the chosen event's PC samples and the vp-calls value
- * profiles as LLVM's sample profile (core/formats/llvmprof.h), for clang's
- * -fprofile-sample-use.
+ * export_llvm.c - dcpiexport -format llvm and -format afdo: the chosen event's PC samples and
+ * the vp-calls value profiles as LLVM's sample profile (core/formats/llvmprof.h), for clang's
+ * -fprofile-sample-use, or in GCC's AutoFDO form for gcc's -fauto-profile.
  *
  * Per file image with samples: every sampled instruction's inline chain (DWARF, srclines.h)
  * places its count at its line offset and base discriminator, nested under the functions it
@@ -303,14 +303,14 @@ static int llvm_image(lctx_t *c, const dcpi_profset_image_t *img, dcpi_vprof_t *
     return rc;
 }
 
-static int llvm_write(lctx_t *c, char *err)
+static int llvm_write(lctx_t *c, int afdo, char *err)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", c->x->src->tool);
-    int rc = dcpi_llvmprof_write(c->p, m);
+    int rc = afdo ? dcpi_llvmprof_write_afdo(c->p, m) : dcpi_llvmprof_write(c->p, m);
     if (fclose(m) != 0 && rc == 0)
         rc = DCPI_ENOMEM;
     if (rc < 0)
@@ -337,7 +337,7 @@ static void llvm_tell(const lctx_t *c)
                 (unsigned long long)(c->targets_other + c->targets_named));
 }
 
-int dcpi_export_llvm(const dcpi_export_t *x, char *err)
+static int export_profile(const dcpi_export_t *x, int afdo, char *err)
 {
     lctx_t c = {.x = x};
     dcpi_vprof_t **vps = NULL;
@@ -353,10 +353,20 @@ int dcpi_export_llvm(const dcpi_export_t *x, char *err)
                         x->src->tool);
     if (rc == 0) {
         llvm_tell(&c);
-        rc = llvm_write(&c, err);
+        rc = llvm_write(&c, afdo, err);
     } else if (!err[0])
         dcpi__errf(err, rc, "%s: %s", x->src->tool, dcpi_strerror(rc));
     dcpi_llvmprof_free(c.p);
     dcpi_export_vprofs_free(vps, nvps);
     return rc;
+}
+
+int dcpi_export_llvm(const dcpi_export_t *x, char *err)
+{
+    return export_profile(x, 0, err);
+}
+
+int dcpi_export_afdo(const dcpi_export_t *x, char *err)
+{
+    return export_profile(x, 1, err);
 }

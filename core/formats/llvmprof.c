@@ -1,7 +1,8 @@
 /*
- * llvmprof.c - LLVM's sample profile in memory and its text form (llvmprof.h): top-level
- * functions by name in a small open-addressing index, each with its body positions, call
- * targets and inlined sections in growing arrays (sorted and merged only when written).
+ * llvmprof.c - LLVM's sample profile in memory, its text form and GCC's AutoFDO form
+ * (llvmprof.h): top-level functions by name in a small open-addressing index, each with its
+ * body positions, call targets and inlined sections in growing arrays (sorted and merged only
+ * when written).
  */
 #include "core/formats/llvmprof.h"
 
@@ -349,7 +350,8 @@ static int cmp_total(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-int dcpi_llvmprof_write(dcpi_llvmprof_t *p, FILE *out)
+/* Totals, heads, functions by decreasing total (the index follows the new order). */
+static int finish(dcpi_llvmprof_t *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         int rc = fn_finish(p->fn[i]);
@@ -358,9 +360,18 @@ int dcpi_llvmprof_write(dcpi_llvmprof_t *p, FILE *out)
     }
     heads(p);
     qsort(p->fn, p->n, sizeof(*p->fn), cmp_total);
-    memset(p->slot, 0, p->nslot * sizeof(*p->slot)); /* the index follows the new order */
+    if (p->nslot)
+        memset(p->slot, 0, p->nslot * sizeof(*p->slot));
     for (size_t i = 0; i < p->n; i++)
         *slot_of(p, p->fn[i]->name) = i + 1;
+    return 0;
+}
+
+int dcpi_llvmprof_write(dcpi_llvmprof_t *p, FILE *out)
+{
+    int rc = finish(p);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < p->n; i++) {
         if (!p->fn[i]->total)
             continue;
@@ -369,4 +380,252 @@ int dcpi_llvmprof_write(dcpi_llvmprof_t *p, FILE *out)
         fn_write(p->fn[i], out, 1);
     }
     return ferror(out) ? -EIO : 0;
+}
+
+/* ---- GCC's AutoFDO profile (gcov form, version 2) ---- */
+
+#define AFDO_MAGIC        0x67636461u /* "gcda" */
+#define AFDO_VERSION      2u          /* GCC 12's AUTO_PROFILE_VERSION */
+#define AFDO_TAG_NAMES    0xaa000000u
+#define AFDO_TAG_FUNCTION 0xac000000u
+#define AFDO_TAG_MODULE   0xae000000u
+#define AFDO_TAG_WORKSET  0xaf000000u
+#define AFDO_HIST_INDIR   3u /* HIST_TYPE_INDIR_CALL (GCC reads and ignores the kind) */
+#define AFDO_WORKSETS     128
+
+/* The names of the profile, each once, by index. */
+typedef struct names {
+    const char **v;
+    size_t n, cap;
+    size_t *slot, nslot;
+} names_t;
+
+static size_t *name_slot(const names_t *t, const char *s)
+{
+    size_t mask = t->nslot - 1, i = dcpi__fnv1a(DCPI_FNV64_OFFSET, s, strlen(s)) & mask;
+    while (t->slot[i] && strcmp(t->v[t->slot[i] - 1], s))
+        i = (i + 1) & mask;
+    return &t->slot[i];
+}
+
+static int name_add(names_t *t, const char *s)
+{
+    if ((t->n + 1) * 2 > t->nslot) {
+        size_t n = t->nslot ? t->nslot * 2 : 256, *slot = calloc(n, sizeof(*slot));
+        if (!slot)
+            return DCPI_ENOMEM;
+        free(t->slot);
+        t->slot = slot;
+        t->nslot = n;
+        for (size_t i = 0; i < t->n; i++)
+            *name_slot(t, t->v[i]) = i + 1;
+    }
+    size_t *sl = name_slot(t, s);
+    if (*sl)
+        return 0;
+    if (dcpi__grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
+        return DCPI_ENOMEM;
+    t->v[t->n++] = s;
+    *sl = t->n;
+    return 0;
+}
+
+static uint32_t name_index(const names_t *t, const char *s)
+{
+    return (uint32_t)(*name_slot(t, s) - 1);
+}
+
+static int names_of(names_t *t, const dcpi_llvmfn_t *fn)
+{
+    int rc = name_add(t, fn->name);
+    for (size_t i = 0; rc == 0 && i < fn->ntg; i++)
+        rc = name_add(t, fn->tg[i].name);
+    for (size_t i = 0; rc == 0 && i < fn->nsite; i++)
+        rc = names_of(t, fn->site[i].fn);
+    return rc;
+}
+
+static void put_u32(FILE *out, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    fwrite(b, 1, 4, out);
+}
+
+static void put_ctr(FILE *out, uint64_t v) /* gcov's counter: low word, then high word */
+{
+    put_u32(out, (uint32_t)v);
+    put_u32(out, (uint32_t)(v >> 32));
+}
+
+/* GCC keys a position by its line alone (get_combined_location: the offset << 16): the body
+ * lines of one offset, whatever their discriminators, are one position. */
+static size_t body_lines(const dcpi_llvmfn_t *fn)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fn->nbody; i++) {
+        int first = i == 0 || fn->body[i - 1].off != fn->body[i].off;
+        uint64_t sum = 0;
+        for (size_t j = i; first && j < fn->nbody && fn->body[j].off == fn->body[i].off; j++)
+            sum += fn->body[j].count;
+        n += sum > 0;
+    }
+    return n;
+}
+
+static size_t sites_with_samples(const dcpi_llvmfn_t *fn)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fn->nsite; i++)
+        n += fn->site[i].fn->total > 0;
+    return n;
+}
+
+/* One position: the body lines [i, e) of one offset, and their targets. */
+static void afdo_position(const names_t *t, const dcpi_llvmfn_t *fn, size_t i, size_t e, FILE *out)
+{
+    uint64_t count = 0;
+    size_t nt = 0;
+    for (size_t j = i; j < e; j++)
+        count += fn->body[j].count;
+    for (size_t k = 0; k < fn->ntg; k++)
+        nt += fn->tg[k].off == fn->body[i].off;
+    put_u32(out, fn->body[i].off << 16);
+    put_u32(out, (uint32_t)nt);
+    put_ctr(out, count);
+    for (size_t k = 0; k < fn->ntg; k++) {
+        if (fn->tg[k].off != fn->body[i].off)
+            continue;
+        put_u32(out, AFDO_HIST_INDIR);
+        put_ctr(out, name_index(t, fn->tg[k].name));
+        put_ctr(out, fn->tg[k].count);
+    }
+}
+
+static void afdo_instance(const names_t *t, const dcpi_llvmfn_t *fn, FILE *out)
+{
+    put_u32(out, name_index(t, fn->name));
+    put_u32(out, (uint32_t)body_lines(fn));
+    put_u32(out, (uint32_t)sites_with_samples(fn));
+    for (size_t i = 0; i < fn->nbody;) {
+        size_t e = i + 1;
+        while (e < fn->nbody && fn->body[e].off == fn->body[i].off)
+            e++;
+        while (i < e && !fn->body[i].count)
+            i++;
+        if (i < e)
+            afdo_position(t, fn, i, e, out);
+        i = e;
+    }
+    for (size_t i = 0; i < fn->nsite; i++) {
+        if (!fn->site[i].fn->total)
+            continue;
+        put_u32(out, fn->site[i].off << 16);
+        afdo_instance(t, fn->site[i].fn, out);
+    }
+}
+
+static void afdo_names(const names_t *t, FILE *out)
+{
+    size_t bytes = 4;
+    for (size_t i = 0; i < t->n; i++)
+        bytes += 4 + strlen(t->v[i]) + 1;
+    put_u32(out, AFDO_TAG_NAMES);
+    put_u32(out, (uint32_t)((bytes + 3) / 4)); /* GCC skips the length */
+    put_u32(out, (uint32_t)t->n);
+    for (size_t i = 0; i < t->n; i++) { /* GCC 12: the length in bytes, the NUL included */
+        put_u32(out, (uint32_t)(strlen(t->v[i]) + 1));
+        fwrite(t->v[i], 1, strlen(t->v[i]) + 1, out);
+    }
+}
+
+/* The positions' counts, as GCC sees positions (body_lines). */
+static void collect_counts(const dcpi_llvmfn_t *fn, uint64_t *c, size_t *n)
+{
+    for (size_t i = 0; i < fn->nbody;) {
+        uint64_t sum = 0;
+        size_t e = i;
+        for (; e < fn->nbody && fn->body[e].off == fn->body[i].off; e++)
+            sum += fn->body[e].count;
+        if (sum)
+            c[(*n)++] = sum;
+        i = e;
+    }
+    for (size_t i = 0; i < fn->nsite; i++)
+        collect_counts(fn->site[i].fn, c, n);
+}
+
+static size_t count_lines(const dcpi_llvmfn_t *fn)
+{
+    size_t n = body_lines(fn);
+    for (size_t i = 0; i < fn->nsite; i++)
+        n += count_lines(fn->site[i].fn);
+    return n;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* gcov's working set: for each of 128 fractions of the total, how many positions (the hottest
+ * first) hold it, and the smallest count among them. */
+static int afdo_workset(const dcpi_llvmprof_t *p, FILE *out)
+{
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < p->n; i++)
+        cap += count_lines(p->fn[i]);
+    uint64_t *c = malloc((cap ? cap : 1) * sizeof(*c)), sum = 0, run = 0;
+    if (!c)
+        return DCPI_ENOMEM;
+    for (size_t i = 0; i < p->n; i++)
+        collect_counts(p->fn[i], c, &n);
+    qsort(c, n, sizeof(*c), cmp_desc);
+    for (size_t i = 0; i < n; i++)
+        sum += c[i];
+    put_u32(out, AFDO_TAG_WORKSET);
+    put_u32(out, AFDO_WORKSETS * 3);
+    size_t k = 0;
+    for (unsigned w = 0; w < AFDO_WORKSETS; w++) {
+        long double goal = (long double)sum * (w + 1) / AFDO_WORKSETS;
+        while (k < n && (long double)run < goal)
+            run += c[k++];
+        put_u32(out, (uint32_t)k);
+        put_ctr(out, k ? c[k - 1] : 0);
+    }
+    free(c);
+    return 0;
+}
+
+int dcpi_llvmprof_write_afdo(dcpi_llvmprof_t *p, FILE *out)
+{
+    names_t t = {0};
+    int rc = finish(p);
+    for (size_t i = 0; rc == 0 && i < p->n; i++)
+        rc = p->fn[i]->total ? names_of(&t, p->fn[i]) : 0;
+    if (rc == 0) {
+        put_u32(out, AFDO_MAGIC);
+        put_u32(out, AFDO_VERSION);
+        put_u32(out, 0);
+        afdo_names(&t, out);
+        size_t nf = 0;
+        for (size_t i = 0; i < p->n; i++)
+            nf += p->fn[i]->total > 0;
+        put_u32(out, AFDO_TAG_FUNCTION);
+        put_u32(out, 0); /* GCC skips the length */
+        put_u32(out, (uint32_t)nf);
+        for (size_t i = 0; i < p->n; i++) {
+            if (!p->fn[i]->total)
+                continue;
+            put_ctr(out, p->fn[i]->head);
+            afdo_instance(&t, p->fn[i], out);
+        }
+        put_u32(out, AFDO_TAG_MODULE); /* no module groups */
+        put_u32(out, 1);
+        put_u32(out, 0);
+        rc = afdo_workset(p, out);
+    }
+    free(t.v);
+    free(t.slot);
+    return rc ? rc : ferror(out) ? -EIO : 0;
 }

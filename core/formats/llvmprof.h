@@ -53,6 +53,12 @@ uint64_t dcpi_llvmfn_entry(const dcpi_llvmfn_t *fn);
 /* The text form: functions by decreasing total, positions in increasing order. 0 or -errno. */
 int dcpi_llvmprof_write(dcpi_llvmprof_t *p, FILE *out);
 
+/* GCC's AutoFDO profile of the same content (the gcov form AutoFDO's create_gcov writes,
+ * AUTO_PROFILE_VERSION 2, as GCC 12's -fauto-profile reads it): a name table, the functions
+ * with their head counts, positions (line offset << 16 | discriminator; GCC 12 uses the line
+ * only), call targets and inlined instances, and the working set. 0 or a negative DCPI_E*. */
+int dcpi_llvmprof_write_afdo(dcpi_llvmprof_t *p, FILE *out);
+
 /* LLVM's base discriminator of a discriminator as DWARF stores it with
  * -fdebug-info-for-profiling (llvm/Support/Discriminator.h, getUnsignedFromPrefixEncoding:
  * 6 -> 3; an odd value -> 0). */
