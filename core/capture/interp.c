@@ -610,16 +610,10 @@ static int interp_run(const dcpi_insn_t *insn, const dcpi_regs_t *before, int ha
     return 0;
 }
 
-int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                   uint64_t *new_flags, uint64_t *undefined)
+int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
+                uint64_t *new_flags, uint64_t *undefined)
 {
     return interp_run(insn, before, 0, 0, result, new_flags, undefined);
-}
-
-int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                uint64_t *new_flags)
-{
-    return dcpi_interp_ex(insn, before, result, new_flags, NULL);
 }
 
 int dcpi_interp_mem(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t memval,

@@ -145,7 +145,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
         x.callchain = x.callchain_kernel = 1;
         x.max_stack = DCPI_DSTACKS_MAX_STACK;
     }
-    int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
+    int rc = dcpi_sampler_open(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
     if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
         return dcpi__errf(err, rc, "-p %d: no such process", (int)target);
     if ((rc == -EACCES || rc == -EPERM) && d->mode == DCPI_SAMPLE_SYSTEM)

@@ -280,7 +280,7 @@ static int id_cmp(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Open state shared by the helpers of dcpi_sampler_open_ex. */
+/* Open state shared by the helpers of dcpi_sampler_open. */
 typedef struct open_ctx {
     dcpi_sampler_t *s;
     const dcpi_event_spec_t *evs;
@@ -468,9 +468,9 @@ static int targets_for(enum dcpi_sampler_mode mode, pid_t pid, pid_t **t, size_t
     return 0;
 }
 
-int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
-                         pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
-                         int *kernel_excluded, char *err)
+int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
+                      const dcpi_sampler_opts_t *x, dcpi_sampler_t **out, int *kernel_excluded,
+                      char *err)
 {
     if (nev < 1 || nev > DCPI_SAMPLER_MAXEV)
         return DCPI_EINVAL;
