@@ -237,6 +237,8 @@ static double afford(const vbp_t *d, double per_trigger, double per_tick, double
  * many triggers as PC samples. Without, a cpu-clock event of period trigger_ns (fixed: it aliases
  * with deterministic programs and restarts in each child). The BPF programs are opened here so that
  * their cost is in what is measured. */
+static void log_triggers(const vbp_t *d);
+
 static void budget(vbp_t *d)
 {
     double pct = d->o.budget_pct, max = 1e9 / BP_TRIGGER_NS;
@@ -281,6 +283,12 @@ static void budget(vbp_t *d)
               "thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of a thread's CPU "
               "and %.0f value samples per second of it",
               c->hit_us, c->trigger_us, c->arm_us, c->tick_us, c->prog_us, pct, 1e3 / f, d->rate);
+    log_triggers(d);
+}
+
+/* In the log: how the arm triggers are placed (thinned PC samples or a fixed period). */
+static void log_triggers(const vbp_t *d)
+{
     double q = d->thin ? (double)d->o.pc_tick_ns / (double)d->trigger_ns : 0;
     if (d->thin && q < 0.999)
         dcpi__log(DCPI_LOG_INFO,
