@@ -1,5 +1,5 @@
 /*
- * symbols-int.h - private to core/image/: the symbol table's builder (symbols.c) shared by its
+ * symbols-int.h - private to core/image/: the symbol table's builder (symtab.c) shared by its
  * readers: ELF files (symelf.c), their debug files (symdebug.c), kallsyms and perf maps
  * (symtext.c).
  */
@@ -52,7 +52,7 @@ typedef struct elf_file {
     size_t len;
 } elf_file_t;
 
-/* ---- the builder (symbols.c) ---- */
+/* ---- the builder (symtab.c) ---- */
 
 /* s[len] copied into the pool with a NUL: its offset, or NO_RAW without memory. */
 size_t dcpi__sym_pool_add(builder_t *b, const char *s, size_t len);

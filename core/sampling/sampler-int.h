@@ -1,6 +1,6 @@
 /*
  * sampler-int.h - private to core/sampling/: the sampler's state and its one sample_type layout,
- * shared by its events (sampevent.c: names, attributes), its opening and rings (sampler.c) and
+ * shared by its events (sampevent.c: names, attributes), its opening and rings (samprings.c) and
  * the decoding of its records (samprecord.c). Layout of the records follows linux/perf_event.h
  * for the sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD with sample_id_all=1, optionally followed
  * (value profiling) by CALLCHAIN (nr, nr entries) and then REGS_USER (abi, one u64 per bit of the

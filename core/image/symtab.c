@@ -1,5 +1,5 @@
 /*
- * symbols.c - function symbol tables: the builder every reader fills (entries sorted by address
+ * symtab.c - function symbol tables: the builder every reader fills (entries sorted by address
  * and collapsed to one per address; C++ names demangled with the C++ runtime's __cxa_demangle,
  * the raw name kept for dcpi_symtab_find), a given list (the fleet's symbols) and the queries.
  * The readers: ELF files (symelf.c) and their debug files (symdebug.c), kallsyms and perf maps

@@ -1,5 +1,5 @@
 /*
- * sampler.c - perf_event_open for every event on every CPU (or thread), the per-CPU ring buffers
+ * samprings.c - perf_event_open for every event on every CPU (or thread), the per-CPU ring buffers
  * and the arm triggers' rings (see sampler.h); the events' attributes are sampevent.c's, the
  * decoding of the rings' records samprecord.c's.
  */
