@@ -77,7 +77,8 @@
 #include "core/sampling/bpslots.h"
 #include "core/sampling/thin.h"
 #include "core/values/backend.h"
-#include "core/values/values-int.h"
+#include "core/values/values.h"
+#include "core/values/vbp.h"
 #include "dcpi/errno.h"
 
 #define BP_COUNT      2       /* samples per arm, the first dropped */
@@ -573,7 +574,7 @@ static void bp_sample(void *arg, int slot, const dcpi_sample_t *s, unsigned seq,
         return;
     }
     d->bp.samples++;
-    dcpi__values_take(d->b.vt, &v, 1);
+    dcpi_values_hit(d->b.vt, &v);
 }
 
 static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
@@ -686,7 +687,7 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     snprintf(buf + used, len > used ? len - used : 0, "vbp %s\n", held);
 }
 
-static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
+static const dcpi_vbackend_ops_t bp_ops = {.desc = &dcpi_vdesc_bp,
                                            .sampler_opts = bp_sampler_opts,
                                            .start = bp_start,
                                            .pc = bp_pc,
