@@ -1,7 +1,8 @@
 /*
  * dcpiexport - write one epoch's samples of one event in another profiler's format:
  * "-format gperftools" (gperftools' CPU profile, read by google-pprof), "-format gmon" (gprof's
- * gmon.out for one program) or "-format pprof". Flags and dispatch only; the exporters are in
+ * gmon.out for one program), "-format pprof", "-format llvm" (LLVM's sample profile, text) or
+ * "-format afdo" (the same for gcc's -fauto-profile). Flags and dispatch only; the exporters are in
  * core/formats/export*.c. See docs/dcpiexport.md.
  */
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #define TOOL "dcpiexport"
 
 static const dcpi_cli_flag_t flags[] = {
-    {"-format", "FMT", "gperftools, gmon or pprof", NULL},
+    {"-format", "FMT", "gperftools, gmon, pprof, llvm or afdo", NULL},
     {"-o", "FILE", "output file (required; '-': standard output)", "--output"},
     {"-e", "EVENT", "event to export (default: the event with the most samples)",
      "-s -event --event"},
@@ -47,12 +48,13 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
     *o = (opts_t){0};
     dcpi_cli_each(cli, parse_opt, o);
     if (!o->format) {
-        fprintf(stderr, TOOL ": -format is required: gperftools, gmon or pprof\n");
+        fprintf(stderr, TOOL ": -format is required: gperftools, gmon, pprof, llvm or afdo\n");
         return 2;
     }
     if (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon") &&
-        strcmp(o->format, "pprof")) {
-        fprintf(stderr, TOOL ": -format %s: unknown format; use gperftools, gmon or pprof\n",
+        strcmp(o->format, "pprof") && strcmp(o->format, "llvm") && strcmp(o->format, "afdo")) {
+        fprintf(stderr,
+                TOOL ": -format %s: unknown format; use gperftools, gmon, pprof, llvm or afdo\n",
                 o->format);
         return 2;
     }
@@ -60,7 +62,7 @@ static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
         fprintf(stderr, TOOL ": -o FILE is required ('-o -': standard output)\n");
         return 2;
     }
-    if (!strcmp(o->out, "-") && isatty(STDOUT_FILENO)) {
+    if (!strcmp(o->out, "-") && isatty(STDOUT_FILENO) && strcmp(o->format, "llvm")) {
         fprintf(stderr,
                 TOOL ": -o -: standard output is a terminal, and -format %s is binary; "
                      "redirect it (> FILE) or give -o FILE\n",
@@ -119,6 +121,8 @@ static int run(dcpi_cli_t *cli, const opts_t *o)
     if (rc == 0)
         rc = !strcmp(o->format, "gmon")    ? dcpi_export_gmon(&x, err)
              : !strcmp(o->format, "pprof") ? dcpi_export_pprof(&x, err)
+             : !strcmp(o->format, "llvm")  ? dcpi_export_llvm(&x, err)
+             : !strcmp(o->format, "afdo")  ? dcpi_export_afdo(&x, err)
                                            : dcpi_export_gperf(&x, err);
     if (rc < 0 && err[0])
         fprintf(stderr, "%s\n", err);
