@@ -462,7 +462,7 @@ START_TEST(test_load_groups_images)
 
     /* The platform filter. */
     dcpi_profset_t *p2 = NULL;
-    ck_assert_msg(dcpi_profset_load(tmpdb, e, "p2", &p2, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_profset_load(tmpdb, e, "p2", 0, &p2, err) == 0, "%s", err);
     ck_assert_uint_eq(p2->nimages, 2);
     ck_assert_uint_eq(p2->events[0].total, 4);
     dcpi_profset_free(p2);
@@ -515,15 +515,15 @@ START_TEST(test_empty_epoch_and_symbols)
     write_prof(e, "p1", "unknown@p1", "0", "unknown", "cpu-clock", 1000, 0, 0, 0);
     char err[DCPI_ERRLEN], why[DCPI_ERRLEN];
     dcpi_profset_t *set = NULL;
-    ck_assert_msg(dcpi_profset_load(tmpdb, e, NULL, &set, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_profset_load(tmpdb, e, NULL, 0, &set, err) == 0, "%s", err);
     ck_assert_uint_eq(set->nevents, 1);
     ck_assert_uint_eq(set->events[0].total, 0);
     ck_assert_uint_eq(set->nimages, 2);
     dcpi_symtab_t *st = (dcpi_symtab_t *)1;
-    ck_assert_int_lt(dcpi_profset_open_symbols(&set->images[0], &st, why), 0);
+    ck_assert_int_lt(dcpi_profset_open_symbols(&set->images[0], &st, why, NULL), 0);
     ck_assert_ptr_null(st);
     ck_assert_msg(strstr(why, "/nonexistent/a") != NULL, "%s", why);
-    ck_assert_int_eq(dcpi_profset_open_symbols(&set->images[1], &st, why), DCPI_ENOENT);
+    ck_assert_int_eq(dcpi_profset_open_symbols(&set->images[1], &st, why, NULL), DCPI_ENOENT);
     ck_assert_str_eq(why, "");
     dcpi_profset_free(set);
     remove_db();

@@ -122,7 +122,7 @@ int main(int argc, char **argv)
         status = 2;
     }
     if (status == 0 && strcmp(cli.args[0], "epochs") == 0)
-        rc = dcpi_control_epochs_ex(db, platform, o.json, stdout, err);
+        rc = dcpi_control_epochs(db, platform, o.json, stdout, err);
     else if (status == 0 && o.json)
         rc = dcpi_control_status_json(db, platform, stdout, err);
     else if (status == 0)

@@ -117,12 +117,6 @@ static int bad(const char *fmt, const char *arg)
     return 2;
 }
 
-/* A flag with a whole-number value from 1 to max. */
-static int numeric(const char *flag, const char *val, unsigned long max, unsigned long *out)
-{
-    return dcpi_cli_flag_uint("dcpid", flag, val, 1, max, out) ? -1 : 0;
-}
-
 /* "-" and the names of the standard error stream: the log goes to stderr. */
 static const char *log_target(const char *v)
 {
@@ -133,102 +127,111 @@ static const char *log_target(const char *v)
     return v;
 }
 
-static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
+/* The flags with a whole-number value from 1 to max, each into its field of the options. */
+#define NUM(flag, max, field)                                                                      \
+    {                                                                                              \
+        flag, max, offsetof(dcpi_daemon_opts_t, field), sizeof(((dcpi_daemon_opts_t *)0)->field)   \
+    }
+static const struct {
+    const char *name;
+    unsigned long max;
+    size_t off, size;
+} numerics[] = {
+    NUM("-freq", 1000000, freq),
+    NUM("-flush", 86400 * 365, flush_s),
+    NUM("-hash", 1UL << 30, hash),
+    NUM("-vrate", 1000000, vrate),
+    NUM("-vhot", DCPI_VSUMMARY_MAX_CAP, vhot),
+    NUM("-vhash", 1UL << 26, vhash),
+    NUM("-vrecord-max", 1UL << 20, vrecord_max),
+    NUM("-push-spool", 1UL << 20, push_spool_mb),
+    NUM("-vtimeout", 3600, vtimeout_s),
+    NUM("-vburst", 256, vburst),
+    NUM("-p", 1UL << 30, pid),
+};
+#undef NUM
+
+/* A flag of the numerics table: 1 (not one of them), 0, or 2 after a bad value. */
+static int flag_numeric(dcpi_daemon_opts_t *o, const char *f, const char *v)
 {
-    unsigned long n;
-    if (strcmp(f, "-db") == 0)
-        o->db = v;
-    else if (strcmp(f, "-log") == 0)
-        o->log = log_target(v);
-    else if (strcmp(f, "-e") == 0) {
-        if (o->nevents == DCPI_SAMPLER_MAXEV)
-            return bad("too many -event flags (at most 8)%s", "");
-        o->events[o->nevents++] = v;
-    } else if (strcmp(f, "-freq") == 0) {
-        if (numeric(f, v, 1000000, &n) < 0)
+    for (size_t i = 0; i < sizeof numerics / sizeof numerics[0]; i++) {
+        if (strcmp(f, numerics[i].name) != 0)
+            continue;
+        unsigned long n;
+        if (dcpi_cli_flag_uint("dcpid", f, v, 1, numerics[i].max, &n))
             return 2;
-        o->freq = (unsigned)n;
-    } else if (strcmp(f, "-flush") == 0) {
-        if (numeric(f, v, 86400 * 365, &n) < 0)
-            return 2;
-        o->flush_s = (unsigned)n;
-    } else if (strcmp(f, "-epoch-every") == 0) {
-        uint64_t s;
-        if (dcpi__parse_duration(v, 1, &s) < 0 || s > 86400u * 365)
+        char *dst = (char *)o + numerics[i].off;
+        if (numerics[i].size == sizeof(unsigned long)) {
+            unsigned long x = n;
+            memcpy(dst, &x, sizeof x);
+        } else {
+            unsigned x = (unsigned)n; /* unsigned and pid_t: n <= 2^30 */
+            memcpy(dst, &x, sizeof x);
+        }
+        return 0;
+    }
+    return 1;
+}
+
+/* -epoch-every, -keep, -vbudget, -voracle-duty and -duty: values that are not whole numbers. */
+static int flag_measure(dcpi_daemon_opts_t *o, const char *f, const char *v)
+{
+    uint64_t x;
+    char *end, c;
+    if (strcmp(f, "-epoch-every") == 0) {
+        if (dcpi__parse_duration(v, 1, &x) < 0 || x > 86400u * 365)
             return bad("-epoch-every: bad duration '%s' (30s, 10m, 1h, 1d)", v);
-        o->epoch_every_s = (unsigned)s;
+        o->epoch_every_s = (unsigned)x;
     } else if (strcmp(f, "-keep") == 0) {
-        uint64_t x;
         if (dcpi__parse_duration(v, 0, &x) == 0)
             o->keep_s = x;
         else if (dcpi__parse_size(v, &x) == 0)
             o->keep_bytes = x;
         else
             return bad("-keep: '%s' is neither a duration (12h, 7d, 2w) nor a size (500M, 2G)", v);
-    } else if (strcmp(f, "-hash") == 0) {
-        if (numeric(f, v, 1UL << 30, &n) < 0)
-            return 2;
-        o->hash = n;
-    } else if (strcmp(f, "-vtrace") == 0) {
-        if (o->nvtrace == DCPI_DAEMON_MAXVP)
-            return bad("too many -vtrace flags (at most 16)%s", "");
-        o->vtrace[o->nvtrace++] = v;
-    } else if (strcmp(f, "-vrate") == 0) {
-        if (numeric(f, v, 1000000, &n) < 0)
-            return 2;
-        o->vrate = (unsigned)n;
     } else if (strcmp(f, "-vbudget") == 0) {
-        char *end;
         double pct = strtod(v, &end);
         if (end == v || *end || !(pct >= 0.01 && pct <= 100))
             return bad("-vbudget: '%s' is not a percentage from 0.01 to 100", v);
         o->vbudget = pct;
-    } else if (strcmp(f, "-voracle") == 0) {
-        o->voracle = v;
     } else if (strcmp(f, "-voracle-duty") == 0) {
         unsigned on = 0, every = 0;
-        char c;
         if (sscanf(v, "%u/%u%c", &on, &every, &c) != 2 || on == 0 || every < on || every > 3600000)
             return bad("-voracle-duty wants ON/EVERY in ms, 0 < ON <= EVERY, not '%s'", v);
         o->voracle_on_ms = on;
         o->voracle_every_ms = every;
-    } else if (strcmp(f, "-vhot") == 0) {
-        if (numeric(f, v, DCPI_VSUMMARY_MAX_CAP, &n) < 0)
-            return 2;
-        o->vhot = (unsigned)n;
-    } else if (strcmp(f, "-vhash") == 0) {
-        if (numeric(f, v, 1UL << 26, &n) < 0)
-            return 2;
-        o->vhash = n;
-    } else if (strcmp(f, "-vrecord-max") == 0) {
-        if (numeric(f, v, 1UL << 20, &n) < 0)
-            return 2;
-        o->vrecord_max = (unsigned)n;
-    } else if (strcmp(f, "-push") == 0) {
-        o->push = v;
     } else if (strcmp(f, "-duty") == 0) {
-        char *end;
         o->duty = strtod(v, &end);
         if (*end || !(o->duty > 0 && o->duty <= 1))
             return bad("-duty wants a fraction above 0 and at most 1, not '%s'", v);
-    } else if (strcmp(f, "-push-spool") == 0) {
-        if (numeric(f, v, 1UL << 20, &n) < 0)
-            return 2;
-        o->push_spool_mb = (unsigned)n;
-    } else if (strcmp(f, "-vtimeout") == 0) {
-        if (numeric(f, v, 3600, &n) < 0)
-            return 2;
-        o->vtimeout_s = (unsigned)n;
-    } else if (strcmp(f, "-vburst") == 0) {
-        if (numeric(f, v, 256, &n) < 0)
-            return 2;
-        o->vburst = (unsigned)n;
-    } else if (strcmp(f, "-p") == 0) {
-        if (numeric(f, v, 1UL << 30, &n) < 0)
-            return 2;
-        o->pid = (pid_t)n;
     } else
         return bad("unknown flag '%s'", f);
+    return 0;
+}
+
+static int flag_with_value(dcpi_daemon_opts_t *o, const char *f, const char *v)
+{
+    int rc = flag_numeric(o, f, v);
+    if (rc != 1)
+        return rc;
+    if (strcmp(f, "-db") == 0)
+        o->db = v;
+    else if (strcmp(f, "-log") == 0)
+        o->log = log_target(v);
+    else if (strcmp(f, "-voracle") == 0)
+        o->voracle = v;
+    else if (strcmp(f, "-push") == 0)
+        o->push = v;
+    else if (strcmp(f, "-e") == 0) {
+        if (o->nevents == DCPI_SAMPLER_MAXEV)
+            return bad("too many -event flags (at most 8)%s", "");
+        o->events[o->nevents++] = v;
+    } else if (strcmp(f, "-vtrace") == 0) {
+        if (o->nvtrace == DCPI_DAEMON_MAXVP)
+            return bad("too many -vtrace flags (at most 16)%s", "");
+        o->vtrace[o->nvtrace++] = v;
+    } else
+        return flag_measure(o, f, v);
     return 0;
 }
 

@@ -38,11 +38,6 @@ void dcpi__damage_init(const char *tool, int strict)
     damage_n = damage_nseen = 0;
 }
 
-int dcpi__damage_strict(void)
-{
-    return damage_strict;
-}
-
 int dcpi__damage_skip(int rc, const char *fmt, ...)
 {
     if (damage_strict)
@@ -63,11 +58,6 @@ int dcpi__damage_skip(int rc, const char *fmt, ...)
 void dcpi__damage_count_one(void)
 {
     damage_n++;
-}
-
-size_t dcpi__damage_count(void)
-{
-    return damage_n;
 }
 
 int dcpi__damage_status(int status)

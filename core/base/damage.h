@@ -23,7 +23,6 @@
  * and whether damage is an error
  * (strict = 1: dcpi__damage_skip returns the error instead of skipping). */
 void dcpi__damage_init(const char *tool, int strict);
-int dcpi__damage_strict(void);
 
 /*
  * A reader met damage it can leave out: with -strict returns rc (< 0; the caller fails with the
@@ -33,8 +32,6 @@ int dcpi__damage_strict(void);
 int dcpi__damage_skip(int rc, const char *fmt, ...) DCPI_PRINTF(2, 3);
 /* Count damage the caller reported itself (its own warning line; not in -strict mode). */
 void dcpi__damage_count_one(void);
-/* How many files were skipped so far. */
-size_t dcpi__damage_count(void);
 /* A tool's exit status: status, or DCPI_EXIT_SKIPPED when status is 0 and something was
  * skipped. */
 int dcpi__damage_status(int status);

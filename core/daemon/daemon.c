@@ -3,8 +3,8 @@
  * double fork, -p PID, a command spawned once sampling is set up), the epoll loop (rings,
  * control socket, timerfd, signalfd, pidfd) and the final drain and flush. The rest of dcpid is
  * in this folder, around the state in daemon-int.h: setup.c, records.c, flush.c, ctlserver.c,
- * kernel.c. perf details live in sampler.c, the count table in aggregate.c, the database
- * layout in db.c.
+ * kernel.c. perf details live in core/sampling/samp*.c, the count table in aggregate.c, the
+ * database layout in db.c.
  *
  * Value profiling (-vtrace) lives in core/values/: setup.c loads the plugins, makes the sink
  * (values.h) and chooses the backend (backend.h), which says what it needs of perf; records.c

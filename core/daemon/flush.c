@@ -324,11 +324,9 @@ static void flush_table(daemon_t *d, dcpi_agg_t *t, flush_result_t *r)
     }
 }
 
-/* Write everything in memory; what could not be written stays for the next flush. */
-int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+/* The samples of the flush's time go to the spare table; the full one, returned, is written. */
+static dcpi_agg_t *swap_tables(daemon_t *d)
 {
-    double t0 = dcpi__daemon_now();
-    /* the samples of the flush's time go to the spare table; the full one is written */
     dcpi_agg_t *t = d->agg;
     d->agg = d->agg_spare;
     d->agg_spare = t;
@@ -339,6 +337,39 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         d->st[ev].lost_swap = d->st[ev].lost_pending;
     }
     dcpi_proctab_mark(d->procs);
+    return t;
+}
+
+/* The flush's time (ms since t0) into the status' counters. */
+static double count_flush(daemon_t *d, double t0)
+{
+    d->last_flush = dcpi__daemon_now();
+    d->samples_at_flush = d->total_samples;
+    double ms = (d->last_flush - t0) * 1000;
+    d->flushes++;
+    d->flush_ms_last = ms;
+    d->flush_ms_total += ms;
+    if (ms > d->flush_ms_max)
+        d->flush_ms_max = ms;
+    return ms;
+}
+
+/* The code and symbol caches of the images written (cachejob.c): in a child; a flush that is
+ * asked for waits for it (and for an earlier one, so that its queue goes too). */
+static void write_caches(daemon_t *d)
+{
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
+    dcpi__daemon_cache_start(d);
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
+}
+
+/* Write everything in memory; what could not be written stays for the next flush. */
+int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+{
+    double t0 = dcpi__daemon_now();
+    dcpi_agg_t *t = swap_tables(d);
     *r = (flush_result_t){0};
     dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
     uint64_t periods[DCPI_SAMPLER_MAXEV];
@@ -355,27 +386,14 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_stacks(d, r);
     if (d->push)
         dcpi__daemon_push_flush(d, periods, r->failures);
-    /* the code and symbol caches of the images written (cachejob.c): in a child; a flush that
-     * is asked for waits for it (and for an earlier one, so that its queue goes too) */
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
-    dcpi__daemon_cache_start(d);
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
+    write_caches(d);
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */
     int src = dcpi__sync_fs(d->db);
     if (src < 0)
         dcpi__log(DCPI_LOG_WARN, "flush: syncfs %s: %s", d->db, dcpi_strerror(src));
-    d->last_flush = dcpi__daemon_now();
-    d->samples_at_flush = d->total_samples;
-    double ms = (d->last_flush - t0) * 1000;
-    d->flushes++;
-    d->flush_ms_last = ms;
-    d->flush_ms_total += ms;
-    if (ms > d->flush_ms_max)
-        d->flush_ms_max = ms;
+    double ms = count_flush(d, t0);
     if (r->failures) {
         keep_unwritten(d, t);
         dcpi_agg_reset(t);

@@ -223,7 +223,7 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     if (!setimg && path[0] != '/')
         fake.kind = DCPI_PSET_PSEUDO;
     const dcpi_profset_image_t *src = setimg ? setimg : &fake;
-    dcpi_profset_open_symbols(src, &im->st, NULL);
+    dcpi_profset_open_symbols(src, &im->st, NULL, NULL);
     if (src->kind == DCPI_PSET_FILE && im->st)
         dcpi_srclines_open(path, &im->sl, NULL);
     im->mapped = src->kind != DCPI_PSET_UNKNOWN;

@@ -47,7 +47,8 @@
 #include "core/capture/stepdrain.h"
 #include "core/sampling/bpcost.h"
 #include "core/values/backend.h"
-#include "core/values/values-int.h"
+#include "core/values/values.h"
+#include "core/values/vbp.h"
 #include "core/values/vstep.h"
 #include "dcpi/errno.h"
 
@@ -181,7 +182,7 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
     dcpi_step_regs_before(rec, &v.regs);
     d->st.samples++;
     dcpi__vbp_hit(d->b.vt, d->choice, pid, v.ip);
-    dcpi__values_take(d->b.vt, &v, 1);
+    dcpi_values_hit(d->b.vt, &v);
     return 0;
 }
 
@@ -352,7 +353,7 @@ static void in_free(dcpi_vbackend_t *b)
 }
 
 /* No sampler_opts: the PC samples need no registers, the agent reads them at the hits. */
-static const dcpi_vbackend_ops_t in_ops = {.name = "inproc",
+static const dcpi_vbackend_ops_t in_ops = {.desc = &dcpi_vdesc_inproc,
                                            .child_env = in_child_env,
                                            .pc = in_pc,
                                            .pid_event = in_pid_event,
