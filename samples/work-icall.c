@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NSEQ     1000 /* a multiple of 10: 500 / 300 / 200 */
@@ -108,12 +109,14 @@ static double cpu_ms(void)
 int main(int argc, char **argv)
 {
     double ms = argc > 1 ? atof(argv[1]) : 2000;
+    int skewed = argc > 2 && strcmp(argv[2], "skewed") == 0;
+    int p0 = skewed ? 90 : 50, p1 = skewed ? 5 : 30;
     static const target_fn t[3] = {icall_t0, icall_t1, icall_t2};
     for (int i = 0; i < NSEQ; i++)
-        seq[i] = t[i < NSEQ / 2 ? 0 : i < NSEQ * 8 / 10 ? 1 : 2];
+        seq[i] = t[i < NSEQ * p0 / 100 ? 0 : i < NSEQ * (p0 + p1) / 100 ? 1 : 2];
     for (int i = 0; i < NHOT; i++)
         hot[i] = (long)(next_random() & 0xffff);
-    printf("truth icall_t0=50 icall_t1=30 icall_t2=20\n");
+    printf("truth icall_t0=%d icall_t1=%d icall_t2=%d\n", p0, p1, 100 - p0 - p1);
     fflush(stdout);
     long acc = 0, rounds = 0;
     double start = cpu_ms();
