@@ -34,7 +34,8 @@ CMAKE_FLAGS ?=
 #               certificate), nodejs (e2e_jit_node: node's
 #               perf map against perf); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
-             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev
+             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev \
+             libmicrohttpd-dev
 OPT_PKGS   = libbpf-dev clang libdebuginfod-dev
 MAN_PKGS   = pandoc
 TEST_PKGS  = check linux-perf google-perftools binutils libclang-rt-14-dev golang-go \
