@@ -140,13 +140,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     const dcpi_web_opts_t *o = cls;
     (void)version;
     (void)upload;
-    if (!*state) { /* the headers only: answer on the next call */
+    dcpi__web_reply_t r = {0};
+    args_t a = {.sel = {.pid = -1}};
+    int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (!*state && get) { /* the headers only: answer on the next call */
         *state = &first_call;
         return MHD_YES;
     }
-    dcpi__web_reply_t r = {0};
-    args_t a = {.sel = {.pid = -1}};
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    if (!get) /* at once, before any body is read */
         dcpi__web_error(&r, 405, o->tool, "only GET and HEAD: the viewer is read-only");
     else if (*upload_size)
         dcpi__web_error(&r, 400, o->tool, "a GET carries no body");
