@@ -31,7 +31,7 @@ static const param_t params[] = {
     {"comm", AT(comm), TEXT},       {"pid", AT(pid), PID},
     {"proc", AT(proc), TEXT},       {"image", AT(image), TEXT},
     {"i", AT(by_image), FLAG},      {"procs", AT(by_process), FLAG},
-    {"rows", AT(rows), ROWS},
+    {"rows", AT(rows), ROWS},       {"vtrace", AT(vtrace), TOKEN},
 };
 
 static const char *const views[] = {"procs", "images", "flame", "calls",

@@ -16,6 +16,7 @@
 #include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/base/json.h"
+#include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
 #include "web/web-int.h"
 
@@ -262,6 +263,8 @@ int dcpi_web_serve(const dcpi_web_opts_t *o, char *err)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* the server's threads inherit the mask */
     signal(SIGPIPE, SIG_IGN);
+    if (o->plugin_dirs && dcpi_vp_set_search_dirs(o->plugin_dirs) < 0)
+        return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", o->tool);
     struct MHD_Daemon *d = start(o, host, port);
     if (!d)
         return dcpi__errf(err, DCPI_EIO, "%s: -http %s: cannot listen there (in use?)", o->tool,

@@ -90,16 +90,29 @@ int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const cha
 
 /* ---- the page's document ---- */
 
+/* The image of set named name (the page's image names), or NULL. */
+static const dcpi_profset_image_t *image_named(const dcpi_profset_t *set, const char *name)
+{
+    for (size_t i = 0; name && i < set->nimages; i++)
+        if (strcmp(set->images[i].name, name) == 0)
+            return &set->images[i];
+    return NULL;
+}
+
+
 typedef struct page {
     dcpi_cli_t cli, bcli;
     dcpi_profset_t *set, *bset;
     dcpi_fleet_filter_t flt;
     dcpi_fleet_source_t src;
     dcpi_report_opts_t ro;
+    char **vtrace;
+    size_t nvtrace;
 } page_t;
 
 static void page_free(page_t *p)
 {
+    dcpi__web_vtrace_free(p->vtrace, p->nvtrace);
     dcpi_profset_free(p->bset);
     dcpi_profset_free(p->set);
     dcpi_cli_free(&p->bcli);
@@ -124,9 +137,13 @@ static int page_opts(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, page_t 
                                  .plugin_dirs = o->plugin_dirs,
                                  .diff_set = p->bset,
                                  .diff_epoch = p->bset ? p->bcli.epoch : NULL};
-    if (!o->fleet_url)
-        return 0;
-    int rc = dcpi_cli_fleet_filter(&p->cli, &p->flt, err);
+    const dcpi_profset_image_t *img = image_named(p->set, s->image);
+    int rc = img ? dcpi__web_vtrace(o, s, &p->cli, img->id, &p->vtrace, &p->nvtrace, err) : 0;
+    p->ro.vtrace = (const char *const *)p->vtrace;
+    p->ro.nvtrace = p->nvtrace;
+    if (!o->fleet_url || rc < 0)
+        return rc;
+    rc = dcpi_cli_fleet_filter(&p->cli, &p->flt, err);
     p->src = (dcpi_fleet_source_t){.url = o->fleet_url, .flt = &p->flt};
     p->ro.stacks = dcpi_fleet_source_stacks;
     p->ro.vprofs = dcpi_fleet_source_vprofs;
@@ -190,20 +207,19 @@ int dcpi__web_prof_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE
 
 /* ---- dcpilist -json -vprof ---- */
 
-/* The image of set named name (the page's image names), or NULL. */
-static const dcpi_profset_image_t *image_named(const dcpi_profset_t *set, const char *name)
-{
-    for (size_t i = 0; name && i < set->nimages; i++)
-        if (strcmp(set->images[i].name, name) == 0)
-            return &set->images[i];
-    return NULL;
-}
-
 /* The listing's value profiles: the database's, or the fleet's merged over its hosts. */
-static int list_values(const dcpi_web_opts_t *o, dcpi_cli_t *cli, dcpi_lstsel_t *ls, char *err)
+static int list_values(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi_cli_t *cli,
+                       dcpi_lstsel_t *ls, char *err)
 {
-    if (!o->fleet_url)
-        return dcpi_lstsel_values(ls, o->plugin_dirs, NULL, 0, 0, err);
+    if (!o->fleet_url) {
+        char **v = NULL;
+        size_t n = 0;
+        int rc = dcpi__web_vtrace(o, s, cli, ls->info.id, &v, &n, err);
+        if (rc == 0)
+            rc = dcpi_lstsel_values(ls, o->plugin_dirs, (const char *const *)v, n, 0, err);
+        dcpi__web_vtrace_free(v, n);
+        return rc;
+    }
     dcpi_fleet_filter_t flt;
     char **names = NULL;
     dcpi_vprof_t **vps = NULL;
@@ -230,7 +246,7 @@ static int list_build(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi_c
                                    : "image: give the name of an image of the selection");
     int rc = dcpi_lstsel_open(ls, s->proc, img->path, NULL, err);
     if (rc == 0)
-        rc = list_values(o, cli, ls, err);
+        rc = list_values(o, s, cli, ls, err);
     if (rc == 0)
         rc = dcpi_lstsel_build(ls, err);
     dcpi_lst_vopts_t vo = {.show = 3, .cutoff = 5.0};

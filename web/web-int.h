@@ -24,6 +24,8 @@ typedef struct dcpi__web_sel {
     const char *comm;                  /* NULL: every command */
     long pid;                          /* -1: every process */
     const char *proc, *image;          /* a procedure and its image's name (list, calls) */
+    const char *vtrace;                /* the plugin that formats the listing's hotlists (NULL:
+                                          every one with a value profile of the image) */
     int by_image, by_process;          /* prof.json: dcpiprof -i, -procs */
     unsigned rows;                     /* top.json: rows of each kind (0: 20) */
 } dcpi__web_sel_t;
@@ -61,6 +63,14 @@ int dcpi__web_list_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE
 int dcpi__web_diff_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err);
 int dcpi__web_top_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err);
 int dcpi__web_info_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err);
+
+/* The plugins that format the hotlists of image id (web/vtrace.c): s->vtrace, else every one
+ * with a value profile of the image in cli's epochs, found in o->plugin_dirs (none with the
+ * fleet). *out (free with dcpi__web_vtrace_free) may be empty. 0, or DCPI_EINVAL when s->vtrace
+ * is not one of them, DCPI_ENOMEM, the database's errors. */
+int dcpi__web_vtrace(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const dcpi_cli_t *cli,
+                     const char *id, char ***out, size_t *nout, char *err);
+void dcpi__web_vtrace_free(char **v, size_t n);
 
 /* The page's files: the text of path ("/", "/static/web.js", ...) and its type, or NULL. */
 const char *dcpi__web_asset(const char *path, const char **type);

@@ -3,7 +3,8 @@
 # -g and vp-classic's hotlists beside a program with a hostile symbol ("<img src=x
 # onerror=alert(1)>") and command name (c"o'm<i>), then work-demo in a second epoch.
 #   - JSON of each view = the tool's -json on the same selection, byte for byte: dcpiprof
-#     (procedures, -i, -procs, -pid, -comm, -epoch all), dcpilist -json -vprof, dcpidiff -json;
+#     (procedures, -i, -procs, -pid, -comm, -epoch all), dcpilist -json -vtrace vp-classic (the
+#     plugins of the value profiles the image has), dcpidiff -json;
 #   - names escaped: the hostile symbol and command only as JSON escapes (\u003c...), never raw
 #     in a reply; the page's HTML carries no profile data; error replies are text/plain with
 #     nosniff;
@@ -70,7 +71,8 @@ same "prof -comm" "/api/prof.json?epoch=$E1&comm=work-values" "$BIN/dcpiprof" -d
 pid=$(get "/api/prof.json?epoch=$E1&procs=1" | python3 -c 'import json,sys; print([r for r in json.load(sys.stdin)["rows"] if r.get("comm") == "work-values"][0]["pid"])' 2>/dev/null)
 [ -n "$pid" ] && same "prof -pid" "/api/prof.json?epoch=$E1&pid=$pid" "$BIN/dcpiprof" -db "$T/db" -epoch "$E1" -pid "$pid" -json ||
     fail "no pid of work-values in the procs view"
-same "list lea_loop" "/api/list.json?epoch=$E1&proc=lea_loop&image=$WV" "$BIN/dcpilist" -db "$T/db" -epoch "$E1" -json -vprof lea_loop "$WV"
+same "list lea_loop" "/api/list.json?epoch=$E1&proc=lea_loop&image=$WV" "$BIN/dcpilist" -db "$T/db" -epoch "$E1" -json -vtrace vp-classic lea_loop "$WV"
+same "list lea_loop, vtrace=vp-classic" "/api/list.json?epoch=$E1&proc=lea_loop&image=$WV&vtrace=vp-classic" "$BIN/dcpilist" -db "$T/db" -epoch "$E1" -json -vtrace vp-classic lea_loop "$WV"
 same "diff E1 E2" "/api/diff.json?epoch=$E1&diff=$E2" "$BIN/dcpidiff" -db "$T/db" -json "@$E1" "@$E2"
 get "/api/page.json?epoch=$E1&proc=lea_loop&image=$WV" | python3 -c '
 import json, sys
