@@ -225,14 +225,20 @@ static int list_values(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi_
     dcpi_vprof_t **vps = NULL;
     size_t n = 0;
     int rc = dcpi_cli_fleet_filter(cli, &flt, err);
+    char **use = NULL;
+    size_t nuse = 0;
+    if (rc == 0)
+        rc = dcpi__web_vtrace(o, s, cli, ls->info.id, &use, &nuse, err);
     if (rc == 0)
         rc = dcpi_fleet_vprofs(o->fleet_url, &flt, ls->info.id, &names, &vps, &n, err);
     if (rc == 0)
-        rc = dcpi_lstsel_values_given(ls, o->plugin_dirs, NULL, 0, 0, names, vps, n, err);
+        rc = dcpi_lstsel_values_given(ls, o->plugin_dirs, (const char *const *)use, nuse, 0,
+                                      names, vps, n, err);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
     free(vps);
+    dcpi__web_vtrace_free(use, nuse);
     return rc;
 }
 

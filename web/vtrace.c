@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base/err.h"
+#include "core/fleet/query.h"
 #include "core/plugin/vploader.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
@@ -68,6 +69,28 @@ static int names_of(const dcpi_cli_t *cli, const char *id, char ***v, size_t *n,
     return rc;
 }
 
+/* The fleet's: the plugins of the image's value profiles over the selected hosts. */
+static int names_of_fleet(const dcpi_web_opts_t *o, const dcpi_cli_t *cli, const char *id,
+                          char ***v, size_t *n, char *err)
+{
+    dcpi_fleet_filter_t flt;
+    char **names = NULL;
+    dcpi_vprof_t **vps = NULL;
+    size_t nv = 0;
+    int rc = dcpi_cli_fleet_filter(cli, &flt, err);
+    if (rc == 0)
+        rc = dcpi_fleet_vprofs(o->fleet_url, &flt, id, &names, &vps, &nv, err);
+    for (size_t i = 0; i < nv; i++) {
+        if (rc == 0)
+            rc = add_name(v, n, names[i]);
+        free(names[i]);
+        dcpi_vprof_free(vps[i]);
+    }
+    free(names);
+    free(vps);
+    return rc;
+}
+
 void dcpi__web_vtrace_free(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -82,7 +105,7 @@ int dcpi__web_vtrace(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const d
     size_t n = 0, k = 0;
     *out = NULL;
     *nout = 0;
-    int rc = o->fleet_url ? 0 : names_of(cli, id, &v, &n, err);
+    int rc = o->fleet_url ? names_of_fleet(o, cli, id, &v, &n, err) : names_of(cli, id, &v, &n, err);
     if (rc < 0) {
         dcpi__web_vtrace_free(v, n);
         return rc;

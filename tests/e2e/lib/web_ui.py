@@ -6,12 +6,16 @@
 #   web_ui.py EXPECT.json
 #     url, live_url      the two servers (a database; a database whose dcpid runs)
 #     e1, e2             the epochs (E1: work-values and the hostile program; E2: work-demo)
+#     sel                (optional) the selection of the views instead of epoch=E1 (the fleet's
+#                        hosts=...)
 #     prof               dcpiprof -epoch E1 -json
 #     prof_text          the same, as text (the JSON link's reply must be it)
 #     lea_addr, lea_hot  the lea of lea_loop and its hotlist as dcpilist -asm -vtrace vp-classic
 #                        prints it ("" when too few value samples for the check)
 #     diff               dcpidiff -json @E1 @E2
 #     xss, comm          the hostile symbol and command name
+#     steps              (optional) the names of the checks to run (web_fleet.sh: a fleet store
+#                        has no epochs to compare and no daemon), else every one
 #
 # Checks: the procedures of E1 as dcpiprof's rows; the hostile names drawn as text (no element
 # made of them, no dialog); typing a filter; a click on the hottest procedure reaches its
@@ -67,7 +71,8 @@ def no_errors(b, what):
 
 
 def procs_view(b, X):
-    check(b.open(X['url'] + '/?epoch=' + X['e1']) == 'rendered', 'procedures view drawn')
+    check(b.open(X['url'] + '/?' + X.get('sel', 'epoch=' + X['e1'])) == 'rendered',
+          'procedures view drawn')
     no_errors(b, 'procedures view')
     rows = b.eval('[...document.querySelectorAll("tr.prow")].map(r => [r.dataset.name, +r.dataset.count])')
     want = [[r['procedure'], r['counts'][X['prof']['sort_event']]] for r in X['prof']['rows']]
@@ -87,7 +92,7 @@ def filter_view(b, X):
 
 
 def listing_view(b, X):
-    b.open(X['url'] + '/?epoch=' + X['e1'])
+    b.open(X['url'] + '/?' + X.get('sel', 'epoch=' + X['e1']))
     hottest = X['prof']['rows'][0]['procedure']
     old = b.eval('location.href')
     b.click('tr.prow td.proc a', 0)
@@ -117,7 +122,8 @@ def calls_view(b, X):
 
 
 def flame_view(b, X):
-    check(b.open(X['url'] + '/?view=flame&epoch=' + X['e1']) == 'rendered', 'flame graph drawn')
+    check(b.open(X['url'] + '/?view=flame&' + X.get('sel', 'epoch=' + X['e1'])) == 'rendered',
+          'flame graph drawn')
     no_errors(b, 'flame view')
     sel = '.fr:not(.anc)[data-name="lea_loop"]'
     w0 = b.eval('parseFloat(document.querySelector(%s).style.width)' % json.dumps(sel))
@@ -155,7 +161,7 @@ def diff_view(b, X):
 
 
 def json_link(b, X):
-    b.open(X['url'] + '/?epoch=' + X['e1'])
+    b.open(X['url'] + '/?' + X.get('sel', 'epoch=' + X['e1']))
     text = b.eval('fetch(document.getElementById("json").href).then(r => r.text())')
     check(text == X['prof_text'], 'the JSON link of the view is dcpiprof -json')
 
@@ -187,8 +193,11 @@ def main():
         print('SKIP: chromium cannot start here: %s' % e)
         sys.exit(77)
     try:
-        for step in (procs_view, filter_view, listing_view, calls_view, flame_view, diff_view,
-                     json_link, hostile_comm, live_view):
+        steps = (procs_view, filter_view, listing_view, calls_view, flame_view, diff_view,
+                 json_link, hostile_comm, live_view)
+        for step in steps:
+            if X.get('steps') and step.__name__ not in X['steps']:
+                continue
             try:
                 step(b, X)
             except CdpError as e:
