@@ -133,6 +133,24 @@ static void log_line(const dcpi_web_opts_t *o, const char *method, const char *u
     fflush(f);
 }
 
+/* A loopback server answers only requests for a loopback name (Host: 127.0.0.1:PORT,
+ * localhost, [::1]): a page of another site whose name was made to resolve to 127.0.0.1 (DNS
+ * rebinding) sends its own name and is refused. Without a Host header (HTTP/1.0): allowed. */
+static int host_ok(const dcpi_web_opts_t *o, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    char name[64], host[64];
+    unsigned port = 0;
+    int loopback = 0;
+    if (o->public_ok || !h)
+        return 1;
+    if (!strchr(h, ':') || (h[0] == '[' && !strstr(h, "]:"))) { /* no port: add one to parse */
+        snprintf(name, sizeof name, "%s:80", h);
+        h = name;
+    }
+    return dcpi_web_parse_addr(h, host, &port, &loopback) == 0 && loopback;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **state)
@@ -148,7 +166,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *state = &first_call;
         return MHD_YES;
     }
-    if (!get) /* at once, before any body is read */
+    if (!host_ok(o, c))
+        dcpi__web_error(&r, 403, o->tool, "this server answers requests for 127.0.0.1 only");
+    else if (!get) /* at once, before any body is read */
         dcpi__web_error(&r, 405, o->tool, "only GET and HEAD: the viewer is read-only");
     else if (*upload_size)
         dcpi__web_error(&r, 400, o->tool, "a GET carries no body");

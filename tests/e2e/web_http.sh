@@ -8,7 +8,8 @@
 #   - names escaped: the hostile symbol and command only as JSON escapes (\u003c...), never raw
 #     in a reply; the page's HTML carries no profile data; error replies are text/plain with
 #     nosniff;
-#   - bad parameters (unknown, twice, wrong form, a POST) -> 400/405 with one line;
+#   - bad parameters (unknown, twice, wrong form, a POST) -> 400/405 with one line; a request
+#     for another host name than the loopback one (DNS rebinding) -> 403;
 #   - paths cannot leave the database: '..', '/' in an epoch or platform, an image that is not
 #     one of the selection's, an epoch that is a link out of the database, a link inside one;
 #   - a damaged profile is a warning in the page's document (and dcpiprof's), not an error;
@@ -126,6 +127,8 @@ bad "/api/prof.json?comm=a%01b" 400
 bad "/api/diff.json" 400
 bad "/api/list.json?proc=lea_loop" 400
 bad "/api/nosuch" 404
+c=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Host: evil.example:8088' "$U/api/prof.json")
+[ "$c" = 403 ] && [ "$(wc -l <"$T/body")" = 1 ] || fail "a request for another host name (DNS rebinding): $c $(cat "$T/body")"
 c=$(curl -s -o "$T/body" -w '%{http_code}' -X POST --data x=1 "$U/api/prof.json")
 [ "$c" = 405 ] && [ "$(wc -l <"$T/body")" = 1 ] || fail "POST: $c $(cat "$T/body")"
 
