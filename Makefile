@@ -132,7 +132,7 @@ package: build
 
 format:
 	@clang-format -i include/dcpi/*.h core/*/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
-		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
+		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c web/*.[ch]
 
 clean:
 	@rm -rf $(BUILD) $(BUILD)-asan

@@ -52,8 +52,7 @@ int main(int argc, char **argv)
     const char *db = dcpi_db_default(cli.db_arg);
     struct stat st;
     if (status == 0 && !cli.fleet_url && (stat(db, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        fprintf(stderr, TOOL ": %s: no such database directory (give -db DIR or -fleet URL)\n",
-                db);
+        fprintf(stderr, TOOL ": %s: no such database directory (give -db DIR or -fleet URL)\n", db);
         status = 1;
     }
     if (status == 0) {

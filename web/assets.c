@@ -275,7 +275,7 @@ static const char web_js[] =
 
 static const struct asset {
     const char *path, *type;
-    const char *text;     /* or NULL: */
+    const char *text;        /* or NULL: */
     const char *(*fn)(void); /* the report's */
 } assets[] = {
     {"/", "text/html; charset=utf-8", shell_html, NULL},

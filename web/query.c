@@ -24,14 +24,14 @@ typedef struct param {
 
 #define AT(f) offsetof(dcpi__web_sel_t, f)
 static const param_t params[] = {
-    {"view", AT(view), VIEW},       {"epoch", AT(epoch), TOKEN},
-    {"diff", AT(diff), TOKEN},      {"platform", AT(platform), TOKEN},
-    {"event", AT(event), TOKEN},    {"since", AT(since), TOKEN},
-    {"until", AT(until), TOKEN},    {"hosts", AT(hosts), TEXT},
-    {"comm", AT(comm), TEXT},       {"pid", AT(pid), PID},
-    {"proc", AT(proc), TEXT},       {"image", AT(image), TEXT},
-    {"i", AT(by_image), FLAG},      {"procs", AT(by_process), FLAG},
-    {"rows", AT(rows), ROWS},       {"vtrace", AT(vtrace), TOKEN},
+    {"view", AT(view), VIEW},    {"epoch", AT(epoch), TOKEN},
+    {"diff", AT(diff), TOKEN},   {"platform", AT(platform), TOKEN},
+    {"event", AT(event), TOKEN}, {"since", AT(since), TOKEN},
+    {"until", AT(until), TOKEN}, {"hosts", AT(hosts), TEXT},
+    {"comm", AT(comm), TEXT},    {"pid", AT(pid), PID},
+    {"proc", AT(proc), TEXT},    {"image", AT(image), TEXT},
+    {"i", AT(by_image), FLAG},   {"procs", AT(by_process), FLAG},
+    {"rows", AT(rows), ROWS},    {"vtrace", AT(vtrace), TOKEN},
 };
 
 static const char *const views[] = {"procs", "images", "flame", "calls",

@@ -123,13 +123,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, dcpi__web_reply_t *r
     return ret;
 }
 
-static void log_line(const dcpi_web_opts_t *o, const char *method, const char *url,
-                     unsigned status, size_t len)
+static void log_line(const dcpi_web_opts_t *o, const char *method, const char *url, unsigned status,
+                     size_t len)
 {
     char safe[256];
     FILE *f = o->log ? o->log : stderr;
-    fprintf(f, "%s: %s %s %u %zu\n", o->tool, method, dcpi__escape(safe, sizeof safe, url),
-            status, len);
+    fprintf(f, "%s: %s %s %u %zu\n", o->tool, method, dcpi__escape(safe, sizeof safe, url), status,
+            len);
     fflush(f);
 }
 
@@ -248,16 +248,14 @@ static struct MHD_Daemon *start(const dcpi_web_opts_t *o, const char *host, unsi
                             (unsigned)CONN_TIMEOUT, MHD_OPTION_END);
 }
 
-static void announce(const dcpi_web_opts_t *o, struct MHD_Daemon *d, const char *host,
-                     int loopback)
+static void announce(const dcpi_web_opts_t *o, struct MHD_Daemon *d, const char *host, int loopback)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = info ? info->port : 0;
     FILE *f = o->log ? o->log : stderr;
     const char *v6 = strchr(host, ':') ? "[" : "";
     if (!loopback)
-        fprintf(f, "%s: -public: listening on %s, reachable from other machines\n", o->tool,
-                host);
+        fprintf(f, "%s: -public: listening on %s, reachable from other machines\n", o->tool, host);
     fprintf(f, "%s: serving %s at http://%s%s%s:%u/\n", o->tool,
             o->fleet_url ? o->fleet_url : o->db, v6, host, *v6 ? "]" : "", port);
     fflush(f);

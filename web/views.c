@@ -28,7 +28,8 @@ static int inside(const char *path)
     if (!realpath(path, real))
         return 1; /* a dangling link leads nowhere: the readers fail on it as on a missing file */
     size_t n = strlen(walk_root);
-    return strncmp(real, walk_root, n) == 0 || (strncmp(real, walk_root, n - 1) == 0 && !real[n - 1]);
+    return strncmp(real, walk_root, n) == 0 ||
+           (strncmp(real, walk_root, n - 1) == 0 && !real[n - 1]);
 }
 
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -78,8 +79,10 @@ int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const cha
                         .until_arg = s->until};
     *set = NULL;
     if (o->fleet_url && epoch)
-        return dcpi__errf(err, DCPI_EINVAL, "%s: epoch: the fleet store is selected by since, "
-                          "until and hosts", o->tool);
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: epoch: the fleet store is selected by since, "
+                          "until and hosts",
+                          o->tool);
     int rc = o->fleet_url ? 0 : dcpi_cli_resolve(cli, err);
     if (rc == 0 && !o->fleet_url)
         rc = check_inside(cli->db, cli->epochs, cli->nepochs, o->tool, err);
@@ -98,7 +101,6 @@ static const dcpi_profset_image_t *image_named(const dcpi_profset_t *set, const 
             return &set->images[i];
     return NULL;
 }
-
 
 typedef struct page {
     dcpi_cli_t cli, bcli;
@@ -155,8 +157,10 @@ int dcpi__web_page_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE
 {
     page_t p = {0};
     if (s->diff && o->fleet_url)
-        return dcpi__errf(err, DCPI_EINVAL, "%s: diff compares two epochs of a database, not "
-                          "the fleet", o->tool);
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: diff compares two epochs of a database, not "
+                          "the fleet",
+                          o->tool);
     int rc = dcpi__web_load(o, s, s->epoch, &p.cli, &p.set, err);
     if (rc == 0 && s->diff) {
         dcpi__web_sel_t b = *s;
@@ -232,8 +236,8 @@ static int list_values(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi_
     if (rc == 0)
         rc = dcpi_fleet_vprofs(o->fleet_url, &flt, ls->info.id, &names, &vps, &n, err);
     if (rc == 0)
-        rc = dcpi_lstsel_values_given(ls, o->plugin_dirs, (const char *const *)use, nuse, 0,
-                                      names, vps, n, err);
+        rc = dcpi_lstsel_values_given(ls, o->plugin_dirs, (const char *const *)use, nuse, 0, names,
+                                      vps, n, err);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);

@@ -28,8 +28,7 @@ static int diff_events(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi_
     const char *name = set[0]->events[ev[0]].name;
     ev[1] = dcpi_profset_event_index(set[1], name);
     if (ev[1] < 0 || set[1]->events[ev[1]].total == 0)
-        return dcpi__errf(err, DCPI_EINVAL, "%s: diff: set B has no samples of %s", o->tool,
-                          name);
+        return dcpi__errf(err, DCPI_EINVAL, "%s: diff: set B has no samples of %s", o->tool, name);
     return 0;
 }
 
@@ -117,9 +116,8 @@ int dcpi__web_top_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE 
         return dcpi__errf(err, DCPI_EINVAL, "%s: live: the live view is a database's daemon's",
                           o->tool);
     int rc = platform_of(o, s, platform, err);
-    dcpi_top_opts_t to = {.rows = s->rows ? s->rows : 20,
-                          .pid = s->pid > 0 ? (int)s->pid : 0,
-                          .comm = s->comm};
+    dcpi_top_opts_t to = {
+        .rows = s->rows ? s->rows : 20, .pid = s->pid > 0 ? (int)s->pid : 0, .comm = s->comm};
     if (rc == 0 && (rc = dcpi_control_top_json(o->db, platform, &to, f, err)) < 0) {
         snprintf(why, sizeof why, "%s", err);
         dcpi__errf(err, rc, "%s: %s", o->tool, why);

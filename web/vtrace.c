@@ -105,7 +105,8 @@ int dcpi__web_vtrace(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const d
     size_t n = 0, k = 0;
     *out = NULL;
     *nout = 0;
-    int rc = o->fleet_url ? names_of_fleet(o, cli, id, &v, &n, err) : names_of(cli, id, &v, &n, err);
+    int rc =
+        o->fleet_url ? names_of_fleet(o, cli, id, &v, &n, err) : names_of(cli, id, &v, &n, err);
     if (rc < 0) {
         dcpi__web_vtrace_free(v, n);
         return rc;

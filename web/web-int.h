@@ -66,8 +66,8 @@ int dcpi__web_info_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE
 
 /* The plugins that format the hotlists of image id (web/vtrace.c): s->vtrace, else every one
  * with a value profile of the image in cli's epochs (the fleet's: over the selected hosts),
- * found in o->plugin_dirs. *out (free with dcpi__web_vtrace_free) may be empty. 0, or DCPI_EINVAL when s->vtrace
- * is not one of them, DCPI_ENOMEM, the database's errors. */
+ * found in o->plugin_dirs. *out (free with dcpi__web_vtrace_free) may be empty. 0, or DCPI_EINVAL
+ * when s->vtrace is not one of them, DCPI_ENOMEM, the database's errors. */
 int dcpi__web_vtrace(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const dcpi_cli_t *cli,
                      const char *id, char ***out, size_t *nout, char *err);
 void dcpi__web_vtrace_free(char **v, size_t n);

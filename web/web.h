@@ -16,14 +16,14 @@
 #include <stdio.h>
 
 typedef struct dcpi_web_opts {
-    const char *tool;                /* the name in front of messages ("dcpiweb") */
-    const char *db;                  /* the database (resolved), or NULL with fleet_url */
-    const char *fleet_url;           /* the fleet store, or NULL */
-    const char *platform;            /* -platform, or NULL (every platform) */
-    const char *http;                /* HOST:PORT to listen on ("127.0.0.1:8088") */
-    int public_ok;                   /* 1: a non-loopback HOST is allowed (-public) */
-    const char *const *plugin_dirs;  /* where plugins that format hotlists are searched */
-    FILE *log;                       /* one line per request and the start (NULL: stderr) */
+    const char *tool;               /* the name in front of messages ("dcpiweb") */
+    const char *db;                 /* the database (resolved), or NULL with fleet_url */
+    const char *fleet_url;          /* the fleet store, or NULL */
+    const char *platform;           /* -platform, or NULL (every platform) */
+    const char *http;               /* HOST:PORT to listen on ("127.0.0.1:8088") */
+    int public_ok;                  /* 1: a non-loopback HOST is allowed (-public) */
+    const char *const *plugin_dirs; /* where plugins that format hotlists are searched */
+    FILE *log;                      /* one line per request and the start (NULL: stderr) */
 } dcpi_web_opts_t;
 
 /*

@@ -58,7 +58,7 @@ int dcpi_control_top(const char *db, const char *platform, const dcpi_top_opts_t
  * first request starts the view) as one JSON object and a newline on out (schema dcpitop/1,
  * docs/dcpitop.md): o->rows rows of each kind (0: 200), o's filter. Errors as
  * dcpi_control_request. */
-int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o,
-                          FILE *out, char *err);
+int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
+                          char *err);
 
 #endif

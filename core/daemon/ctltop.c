@@ -204,8 +204,8 @@ static void json_window(FILE *out, const char *platform, const window_t *w)
     fputs("}\n", out);
 }
 
-int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o,
-                          FILE *out, char *err)
+int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
+                          char *err)
 {
     char cmd[128];
     top_cmd(cmd, o, o->rows ? o->rows : 200);
