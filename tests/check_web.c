@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 static dcpi__web_sel_t fresh(void)
 {

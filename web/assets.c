@@ -1,5 +1,5 @@
 /*
- * assets.c - the files of dcpiweb's page (web-int.h): the HTML shell with a section per view,
+ * assets.c - the files of dcpiweb's page (parts.h): the HTML shell with a section per view,
  * dcpireport's style sheet and script functions (core/report, sent as they are: one page code
  * for the static report and the viewer), and the viewer's own script and style: the selection
  * bar (every choice is the query string of a URL that reproduces the view), the drawing of
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/report/report.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 static const char shell_html[] =
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -45,7 +45,10 @@ static const char web_css[] =
     "#bar label{margin-right:.8em;white-space:nowrap}\n"
     "#bar input[type=text]{width:9em}\n"
     "#json{margin-left:1em}\n"
-    "#damage{margin:.4em 0}\n";
+    "#damage{margin:.4em 0}\n"
+    ".flamebox.flip{transform:scaleY(-1)}\n"
+    ".flamebox.flip .fr{transform:scaleY(-1)}\n"
+    "#flameflip{margin:.3em 0}\n";
 
 static const char web_js[] =
     "'use strict';\n"
@@ -173,10 +176,24 @@ static const char web_js[] =
     "in this selection.'); return; }\n"
     "  if (VIEW === 'procs') { indexCalls(); procs(); }\n"
     "  else if (VIEW === 'images') { images(); processes(); }\n"
-    "  else if (VIEW === 'flame') flame();\n"
+    "  else if (VIEW === 'flame') flameView();\n"
     "  else if (VIEW === 'calls') callsView();\n"
     "  else if (VIEW === 'list') listView();\n"
     "  else diff();\n"
+    "}\n"
+    "/* The report's graph has the root on top (an icicle); a button turns it into a flame "
+    "graph. */\n"
+    "function flameView() {\n"
+    "  flame();\n"
+    "  var box = $('flamebox');\n"
+    "  if (!box) return;\n"
+    "  var b = el('button', '', 'root below (flame graph)');\n"
+    "  b.id = 'flameflip';\n"
+    "  box.parentNode.insertBefore(b, box);\n"
+    "  b.addEventListener('click', function () {\n"
+    "    var on = box.classList.toggle('flip');\n"
+    "    b.textContent = on ? 'root on top (icicle)' : 'root below (flame graph)';\n"
+    "  });\n"
     "}\n"
     "function callsView() {\n"
     "  indexCalls(); calls();\n"

@@ -1,5 +1,5 @@
 /*
- * query.c - a request's query string into dcpiweb's selection (web-int.h): every parameter is
+ * query.c - a request's query string into dcpiweb's selection (parts.h): every parameter is
  * known and given once, every value has its parameter's form (names of epochs, platforms and
  * events are short tokens without '/', so none can name a path; process and procedure names
  * are text without control characters; numbers are whole numbers in range). Anything else is
@@ -12,7 +12,7 @@
 
 #include "core/base/err.h"
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 enum form { TOKEN, TEXT, VIEW, PID, FLAG, ROWS };
 

@@ -18,7 +18,7 @@
 #include "core/base/json.h"
 #include "core/plugin/vploader.h"
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 #define POOL_THREADS 4
 #define CONN_LIMIT   512

@@ -1,5 +1,5 @@
 /*
- * views.c - dcpiweb's views of one selection as JSON (web-int.h): the selection's profile set
+ * views.c - dcpiweb's views of one selection as JSON (parts.h): the selection's profile set
  * loaded through cli/ as the tools load theirs (after checking that no symbolic link leads out
  * of the database), the page's document (dcpireport's JSON, core/report), and the JSON of
  * dcpiprof -json and dcpilist -json -vprof on the same selection, written by the same library
@@ -15,7 +15,7 @@
 #include "core/model/procs.h"
 #include "core/report/report.h"
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 /* ---- loading, inside the database ---- */
 

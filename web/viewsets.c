@@ -1,5 +1,5 @@
 /*
- * viewsets.c - dcpiweb's other JSON views (web-int.h): dcpidiff -json of two selections (the
+ * viewsets.c - dcpiweb's other JSON views (parts.h): dcpidiff -json of two selections (the
  * procedure rows with their significance, as dcpidiff @A @B prints them), one window of the
  * running daemon's live view (dcpitop -json), what the server shows (its database or fleet
  * store and the database's epochs), and the routing of a path to its view or file.
@@ -13,7 +13,7 @@
 #include "core/diff/diff.h"
 #include "core/store/epochs.h"
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 /* ---- dcpidiff -json ---- */
 

@@ -1,5 +1,5 @@
 /*
- * vtrace.c - which plugins format a listing's value hotlists in dcpiweb (web-int.h): those whose
+ * vtrace.c - which plugins format a listing's value hotlists in dcpiweb (parts.h): those whose
  * value profile the image has in the selected epochs (its <plugin>.vprof files) and that are
  * found in the program's plugin directories, or the one the query string names among them.
  * Only names the database holds are loaded, and only from the plugin directories (never from
@@ -14,7 +14,7 @@
 #include "core/plugin/vploader.h"
 #include "core/store/db.h"
 #include "dcpi/errno.h"
-#include "web/web-int.h"
+#include "web/parts.h"
 
 /* 1 when the plugin name resolves to a file in one of dirs. */
 static int in_dirs(const char *name, const char *const *dirs)

@@ -1,10 +1,10 @@
 /*
- * web-int.h - between dcpiweb's files: the selection a request's query string carries
- * (query.c), the reply a view builds (views.c, viewsets.c), the files the server sends
- * (assets.c), the server itself (server.c).
+ * parts.h - between dcpiweb's files (and its Check suite, check_web): the selection a request's
+ * query string carries (query.c), the reply a view builds (views.c, viewsets.c, with the plugins of
+ * vtrace.c), the files the server sends (assets.c), the server itself (server.c).
  */
-#ifndef DCPI_WEB_WEB_INT_H
-#define DCPI_WEB_WEB_INT_H
+#ifndef DCPI_WEB_PARTS_H
+#define DCPI_WEB_PARTS_H
 
 #include <stddef.h>
 
