@@ -276,6 +276,7 @@ static const char web_js[] =
     "    if (VIEW === 'live') { live(); return null; }\n"
     "    var extra = {diff: VIEW === 'diff' ? Q.get('diff') : null};\n"
     "    if (VIEW === 'list') { extra.proc = Q.get('proc'); extra.image = Q.get('image'); }\n"
+    "    if (VIEW === 'images') extra.procs = 1; /* its processes table */\n"
     "    return fetchJson('/api/page.json?' + selQuery(extra)).then(function (doc) {\n"
     "      drawView(doc);\n"
     "      state('rendered');\n"

@@ -26,7 +26,8 @@ typedef struct dcpi__web_sel {
     const char *proc, *image;          /* a procedure and its image's name (list, calls) */
     const char *vtrace;                /* the plugin that formats the listing's hotlists (NULL:
                                           every one with a value profile of the image) */
-    int by_image, by_process;          /* prof.json: dcpiprof -i, -procs */
+    int by_image, by_process;          /* prof.json: dcpiprof -i, -procs; page.json: procs=1
+                                          loads the split by process (its processes table) */
     unsigned rows;                     /* top.json: rows of each kind (0: 20) */
 } dcpi__web_sel_t;
 
