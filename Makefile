@@ -35,7 +35,8 @@ CMAKE_FLAGS ?=
 #               perf map against perf), llvm (llvm-profdata: e2e_export_llvm reads dcpiexport's
 #               LLVM sample profiles with it before clang takes them); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
-             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev
+             protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev \
+             libmicrohttpd-dev
 OPT_PKGS   = libbpf-dev clang libdebuginfod-dev
 MAN_PKGS   = pandoc
 TEST_PKGS  = check linux-perf google-perftools binutils libclang-rt-14-dev golang-go \
@@ -132,7 +133,7 @@ package: build
 
 format:
 	@clang-format -i include/dcpi/*.h core/*/*.[ch] trace/*.[ch] tools/*.c vprofilers/*.c samples/*.c \
-		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c
+		tests/*.[ch] agent/*.c tests/plugins/*.[ch] tests/fuzz/*.[ch] bench/*.c web/*.[ch]
 
 clean:
 	@rm -rf $(BUILD) $(BUILD)-asan

@@ -16,6 +16,7 @@ static const dcpi_cli_flag_t flags[] = {
     {"-d", "SECONDS", "seconds between refreshes (1; 0.1 to 3600)", "--delay"},
     {"-rows", "N", "procedures shown (default: what fits the terminal, else 20)", NULL},
     {"-i", NULL, "images only, no procedures", NULL},
+    {"-json", NULL, "each refresh as one JSON line (schema dcpitop/1, see dcpitop(1))", NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -26,6 +27,8 @@ static int flag(void *arg, const char *f, const char *v)
     double s;
     if (!strcmp(f, "-i")) {
         o->images = 1;
+    } else if (!strcmp(f, "-json")) {
+        o->json = 1;
     } else if (!strcmp(f, "-d")) {
         if (dcpi_cli_flag_number("dcpitop", f, v, 0.1, 3600, &s))
             return 2;

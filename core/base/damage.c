@@ -18,6 +18,9 @@ static size_t damage_n;
 #define SEEN_MAX 256
 static uint64_t damage_seen[SEEN_MAX];
 static size_t damage_nseen;
+/* Where each warning also goes (dcpiweb's page), or NULL. */
+static void (*damage_sink)(void *arg, const char *msg);
+static void *damage_sink_arg;
 
 /* 1 when msg was seen before (then it is not printed or counted again). */
 static int seen_before(const char *msg)
@@ -38,6 +41,12 @@ void dcpi__damage_init(const char *tool, int strict)
     damage_n = damage_nseen = 0;
 }
 
+void dcpi__damage_sink(void (*fn)(void *arg, const char *msg), void *arg)
+{
+    damage_sink = fn;
+    damage_sink_arg = arg;
+}
+
 int dcpi__damage_skip(int rc, const char *fmt, ...)
 {
     if (damage_strict)
@@ -51,6 +60,8 @@ int dcpi__damage_skip(int rc, const char *fmt, ...)
         return 0;
     if (damage_tool)
         fprintf(stderr, "%s: %s; skipped\n", damage_tool, dcpi__escape(safe, sizeof(safe), msg));
+    if (damage_sink)
+        damage_sink(damage_sink_arg, msg);
     damage_n++;
     return 0;
 }

@@ -23,6 +23,9 @@
  * and whether damage is an error
  * (strict = 1: dcpi__damage_skip returns the error instead of skipping). */
 void dcpi__damage_init(const char *tool, int strict);
+/* Also hand every warning's message (unescaped, without "TOOL: " and "; skipped") to fn(arg,
+ * msg), for a server that shows them in its page; fn NULL: stop. */
+void dcpi__damage_sink(void (*fn)(void *arg, const char *msg), void *arg);
 
 /*
  * A reader met damage it can leave out: with -strict returns rc (< 0; the caller fails with the

@@ -44,6 +44,7 @@ typedef struct dcpi_top_opts {
     int pid;             /* only this process (0: all) */
     const char *comm;    /* only processes of this command name (NULL: all) */
     int images;          /* images only, no procedures */
+    int json;            /* each refresh as one JSON line (schema dcpitop/1) instead */
 } dcpi_top_opts_t;
 
 /* Show the live view on out: on a terminal the screen is redrawn, else each refresh is a
@@ -51,5 +52,12 @@ typedef struct dcpi_top_opts {
  * on an error answer (err says why). */
 int dcpi_control_top(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
                      char *err);
+
+/* One window of the live view (the samples since the previous request of any client; the
+ * first request starts the view) as one JSON object and a newline on out (schema dcpitop/1,
+ * docs/dcpitop.md): o->rows rows of each kind (0: 200), o's filter. Errors as
+ * dcpi_control_request. */
+int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
+                          char *err);
 
 #endif

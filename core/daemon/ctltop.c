@@ -1,7 +1,8 @@
 /*
  * ctltop.c - dcpitop's client side: ask the running dcpid for its live window ("top", see
  * core/daemon/top.c) every delay, and draw the hottest procedures and images with the rate and
- * lost-sample lines; a redrawn screen on a terminal, plain text blocks otherwise.
+ * lost-sample lines; a redrawn screen on a terminal, plain text blocks otherwise, or each window
+ * as one JSON object (dcpitop -json, dcpiweb's live view: schema dcpitop/1).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/base/err.h"
+#include "core/base/json.h"
 #include "core/daemon/control.h"
 #include "dcpi/errno.h"
 
@@ -149,24 +151,88 @@ static unsigned fit_rows(const dcpi_top_opts_t *o, int tty, FILE *out)
     return (unsigned)(ws.ws_row - 9) * 2 / 3;
 }
 
+/* The "top" request for rows rows and o's filter, into cmd (128 bytes). */
+static void top_cmd(char *cmd, const dcpi_top_opts_t *o, unsigned rows)
+{
+    int n = snprintf(cmd, 128, "top %u", rows > 200 ? 200 : rows);
+    if (o->pid)
+        n += snprintf(cmd + n, 128 - (size_t)n, " pid=%d", o->pid);
+    if (o->comm)
+        snprintf(cmd + n, 128 - (size_t)n, " comm=%.15s", o->comm);
+}
+
+/* The rows of one kind as a JSON array of {"count", "image"[, "procedure"]}. */
+static void json_rows(FILE *out, const window_t *w, const char *kind)
+{
+    char *copy = strdup(w->text ? w->text : ""), *save = NULL;
+    int proc = strcmp(kind, "proc") == 0, first = 1;
+    fprintf(out, ",\"%s\":[", proc ? "procs" : "images");
+    for (char *l = copy ? strtok_r(copy, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+        char *f[4] = {0}, *s2 = NULL;
+        int k = 0;
+        for (char *t = strtok_r(l, "\t", &s2); t && k < 4; t = strtok_r(NULL, "\t", &s2))
+            f[k++] = t;
+        if (k < 3 || strcmp(f[0], kind) != 0)
+            continue;
+        fprintf(out, "%s{\"count\":%s,\"image\":", first ? "" : ",", f[1]);
+        dcpi__json_str(out, f[2]);
+        if (proc) {
+            fputs(",\"procedure\":", out);
+            dcpi__json_str(out, f[3] ? f[3] : "?");
+        }
+        fputc('}', out);
+        first = 0;
+    }
+    fputc(']', out);
+    free(copy);
+}
+
+static void json_window(FILE *out, const char *platform, const window_t *w)
+{
+    fputs("{\"schema\":\"dcpitop/1\",\"platform\":", out);
+    dcpi__json_str(out, platform);
+    fputs(",\"epoch\":", out);
+    dcpi__json_str(out, w->epoch);
+    fputs(",\"event\":", out);
+    dcpi__json_str(out, w->event);
+    fprintf(out,
+            ",\"window\":%.3f,\"samples\":%" PRIu64 ",\"shown\":%" PRIu64 ",\"lost\":%" PRIu64
+            ",\"dropped\":%" PRIu64,
+            w->secs, w->samples, w->shown, w->lost, w->dropped);
+    json_rows(out, w, "proc");
+    json_rows(out, w, "image");
+    fputs("}\n", out);
+}
+
+int dcpi_control_top_json(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
+                          char *err)
+{
+    char cmd[128];
+    top_cmd(cmd, o, o->rows ? o->rows : 200);
+    window_t w = {0};
+    int rc = ask(db, platform, cmd, &w, err);
+    if (rc == 0)
+        json_window(out, platform, &w);
+    free(w.text);
+    return rc;
+}
+
 int dcpi_control_top(const char *db, const char *platform, const dcpi_top_opts_t *o, FILE *out,
                      char *err)
 {
     int tty = isatty(fileno(out));
     unsigned rows = fit_rows(o, tty, out);
     char cmd[128];
-    int n = snprintf(cmd, sizeof cmd, "top %u", rows > 200 ? 200 : rows);
-    if (o->pid)
-        n += snprintf(cmd + n, sizeof cmd - (size_t)n, " pid=%d", o->pid);
-    if (o->comm)
-        snprintf(cmd + n, sizeof cmd - (size_t)n, " comm=%.15s", o->comm);
+    top_cmd(cmd, o, rows);
     window_t w = {0};
     int rc = ask(db, platform, cmd, &w, err); /* starts the view: its first window */
     struct timespec delay = {o->delay_ms / 1000, (long)(o->delay_ms % 1000) * 1000000};
     for (unsigned i = 0; rc == 0 && (o->iterations == 0 || i < o->iterations); i++) {
         nanosleep(&delay, NULL);
-        if ((rc = ask(db, platform, cmd, &w, err)) == 0)
-            draw(out, platform, o, &w, rows, tty);
+        if ((rc = ask(db, platform, cmd, &w, err)) == 0 && o->json)
+            json_window(out, platform, &w);
+        else if (rc == 0)
+            draw(out, platform, o, &w, rows, tty && !o->json);
     }
     free(w.text);
     return rc;

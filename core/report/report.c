@@ -235,6 +235,16 @@ static int write_document(FILE *f, const dcpi_profset_t *set, const dcpi_report_
     return rc;
 }
 
+int dcpi_report_write_json(const dcpi_profset_t *set, const dcpi_report_opts_t *o, FILE *f,
+                           char *err)
+{
+    err[0] = '\0';
+    int rc = write_document(f, set, o, err);
+    if (rc < 0 && !err[0] && rc != DCPI_ENOENT)
+        dcpi__errf(err, rc, "%s", dcpi_strerror(rc));
+    return rc;
+}
+
 int dcpi_report_write(const dcpi_profset_t *set, const dcpi_report_opts_t *o, FILE *f, char *err)
 {
     err[0] = '\0';

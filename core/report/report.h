@@ -63,6 +63,9 @@ typedef struct dcpi_report_opts {
     int (*vprofs)(void *arg, const char *id, char ***names, dcpi_vprof_t ***vps, size_t *n,
                   char *err);
     void *source_arg; /* their arg */
+    /* NULL, or the listings hold only this procedure (of the image named only_image, when not
+     * NULL), whatever its rank (dcpiweb's listing view) */
+    const char *only_proc, *only_image;
 } dcpi_report_opts_t;
 
 /*
@@ -74,6 +77,21 @@ typedef struct dcpi_report_opts {
  * the page instead.
  */
 int dcpi_report_write(const dcpi_profset_t *set, const dcpi_report_opts_t *o, FILE *f, char *err);
+
+/* The same document without the page around it: the JSON that dcpireport's page carries
+ * (dcpiweb's views draw it with the page's script). Same results. */
+int dcpi_report_write_json(const dcpi_profset_t *set, const dcpi_report_opts_t *o, FILE *f,
+                           char *err);
+
+/* The page's own parts, for a server that sends them as files (dcpiweb): its style sheet, the
+ * script of its head (errors into #errors), and its script's functions (everything but the
+ * call that draws the page on load: main() draws every section from D, the document). Each a
+ * NUL-terminated string with static storage. A page that draws itself may set HOOK.procHref
+ * (row -> the href of a procedure's name) and HOOK.callsHref (row -> the href of its callers
+ * and callees link) before calling the drawing functions. */
+const char *dcpi_report_css(void);
+const char *dcpi_report_head_js(void);
+const char *dcpi_report_lib_js(void);
 
 /* Write s as a JSON string (quotes included) that is safe inside a <script> element: '"',
  * '\\' and control characters escaped, '<', '>', '&', U+2028 and U+2029 as \uXXXX, bytes that

@@ -360,6 +360,16 @@ static int list_one(lctx_t *c, const dcpi_procs_row_t *row, char *err)
     return 0;
 }
 
+/* 1 when row is a procedure the listings hold: every one, or o->only_proc (of o->only_image). */
+static int wanted(const dcpi_report_opts_t *o, const dcpi_profset_t *set,
+                  const dcpi_procs_row_t *row)
+{
+    if (!o->only_proc)
+        return 1;
+    return strcmp(row->proc, o->only_proc) == 0 &&
+           (!o->only_image || strcmp(set->images[row->img].name, o->only_image) == 0);
+}
+
 int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_opts_t *o,
                           const dcpi_procs_table_t *t, char *err)
 {
@@ -378,7 +388,7 @@ int dcpi__report_listings(FILE *f, const dcpi_profset_t *set, const dcpi_report_
     for (size_t i = 0; rc == 0 && i < t->n && done < o->top; i++) {
         const dcpi_procs_row_t *row = &t->v[i];
         if (!row->proc || !row->addr || row->img < 0 || !row->counts[t->sort] ||
-            set->images[row->img].kind != DCPI_PSET_FILE)
+            set->images[row->img].kind != DCPI_PSET_FILE || !wanted(o, set, row))
             continue; /* the kernel's, unknown_rou, children without samples of their own */
         rc = list_one(&c, row, err);
         dcpi__progress_update(&pg, ++done);

@@ -79,6 +79,7 @@ static const char head_js[] =
 static const char page_js[] =
     "'use strict';\n"
     "var D = null;\n"
+    "var HOOK = {}; /* a page that draws itself (dcpiweb): procHref, callsHref (row -> href) */\n"
     "function $(id) { return document.getElementById(id); }\n"
     "function el(tag, cls, text) {\n"
     "  var e = document.createElement(tag);\n"
@@ -243,12 +244,14 @@ static const char page_js[] =
     "  cols.push({t: 'procedure', cls: 'proc', v: function (r) { return r[0]; }, f: function (r, "
     "td) {\n"
     "    var key = r[0] + '\\u0000' + r[1];\n"
-    "    if (LIST[key] !== undefined) { var a = add(td, 'a', '', r[0]); a.href = '#L' + LIST[key]; "
-    "}\n"
+    "    var href = HOOK.procHref ? HOOK.procHref(r) : LIST[key] !== undefined ? '#L' + LIST[key] "
+    ": null;\n"
+    "    if (href) { var a = add(td, 'a', '', r[0]); a.href = href; }\n"
     "    else td.textContent = r[0];\n"
     "    if (D.calls && r[3] > 0) {\n"
     "      var b = add(td, 'a', 'tocalls', '\\u21c4');\n"
-    "      b.href = '#calls'; b.title = 'callers and callees';\n"
+    "      b.href = HOOK.callsHref ? HOOK.callsHref(r) : '#calls'; b.title = 'callers and "
+    "callees';\n"
     "      b.addEventListener('click', function () { CALLS.show(r[5]); });\n"
     "    }\n"
     "  }});\n"
@@ -671,7 +674,10 @@ static const char page_js[] =
     "  D = JSON.parse($('dcpi-data').textContent);\n"
     "  meta(); summary(); indexListings(); indexCalls(); tables(); calls(); flame(); listings(); "
     "diff();\n"
-    "}\n"
+    "}\n";
+
+/* Draws the page on load (not in dcpi_report_lib_js: dcpiweb draws its views itself). */
+static const char boot_js[] =
     "dcpiPending.splice(0).forEach(dcpiError);\n"
     "/* For tests and benchmarks, not shown: <html data-state=\"rendered\" data-ms=\"N\"> when "
     "drawn. */\n"
@@ -722,5 +728,21 @@ void dcpi__report_page_tail(FILE *f)
 {
     fputs("</script>\n<script>\n", f);
     fputs(page_js, f);
+    fputs(boot_js, f);
     fputs("</script>\n</body>\n</html>\n", f);
+}
+
+const char *dcpi_report_css(void)
+{
+    return page_css;
+}
+
+const char *dcpi_report_head_js(void)
+{
+    return head_js;
+}
+
+const char *dcpi_report_lib_js(void)
+{
+    return page_js;
 }

@@ -21,7 +21,9 @@ class CdpError(Exception):
 
 
 class Browser:
-    def __init__(self, user_data_dir, width=1200, height=900, timeout=60):
+    def __init__(self, user_data_dir, width=1200, height=900, timeout=60, reach=()):
+        """reach: hosts the page may still reach (dcpiweb's tests: '127.0.0.1'); every other
+        host name maps to NOTFOUND."""
         self.timeout = timeout
         to_chrome_r, self._w = os.pipe()  # chromium reads commands on its fd 3
         self._r, from_chrome_w = os.pipe()  # and writes answers on its fd 4
@@ -33,7 +35,8 @@ class Browser:
 
         args = ['chromium', '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
                 '--disable-background-networking', '--disable-extensions', '--mute-audio',
-                '--host-resolver-rules=MAP * ~NOTFOUND', '--remote-debugging-pipe',
+                '--host-resolver-rules=MAP * ~NOTFOUND' + ''.join(', EXCLUDE ' + h for h in reach),
+                '--remote-debugging-pipe',
                 '--user-data-dir=' + user_data_dir, '--window-size=%d,%d' % (width, height),
                 'about:blank']
         self.proc = subprocess.Popen(args, preexec_fn=fds, pass_fds=(3, 4),

@@ -1,0 +1,60 @@
+#!/bin/bash
+# bench/web_fleet.sh - dcpiweb -fleet's time to first byte per view on a synthetic fleet store:
+# HOSTS hosts x EPOCHS 10-minute epochs x ROWS sample rows (bench/fleetgen, as bench/fleet.sh)
+# pushed by PAR pushers into a private clickhouse-server; then each view's JSON asked 3 times
+# with curl (median of time_starttransfer), beside dcpiprof -fleet's wall time for the same
+# selection, and dcpiweb's resident memory.
+#   bash bench/web_fleet.sh [BUILD]   (HOSTS=1000 EPOCHS=144 ROWS=30 PAR=2 by default)
+set -u
+B=$(cd "${1:-build}" && pwd)
+S=$(cd "$(dirname "$0")/.." && pwd)
+HOSTS=${HOSTS:-1000} EPOCHS=${EPOCHS:-144} ROWS=${ROWS:-30} PAR=${PAR:-2}
+. "$S/tests/e2e/lib/common.sh"
+. "$S/tests/e2e/lib/fleet.sh"
+T=$(mktemp -d /tmp/dcpi-bench-webfleet.XXXXXX)
+WPID=
+trap '[ -n "$WPID" ] && kill $WPID; fleet_stop "$T/ch"; rm -rf "$T"' EXIT
+mkdir -p "$T/ch"
+fleet_start "$T/ch"
+U="${FLEET_HTTP}?database=bench"
+"$B/dcpictl" -fleet "$U" init >/dev/null || exit 1
+per=$(((HOSTS + PAR - 1) / PAR))
+t0=$(date +%s.%N)
+gens=()
+for p in $(seq 0 $((PAR - 1))); do
+    first=$((p * per)) n=$per
+    [ $((first + n)) -gt "$HOSTS" ] && n=$((HOSTS - first))
+    FLEETGEN_GROUP=$EPOCHS "$B/bench/fleetgen" "$U" $first $n "$EPOCHS" "$ROWS" "$T/local" >"$T/gen$p.out" 2>&1 &
+    gens+=($!)
+done
+for g in "${gens[@]}"; do wait "$g" || { echo "fleetgen failed: $(cat "$T"/gen*.out)"; exit 1; }; done
+echo "pushed $HOSTS hosts x $EPOCHS epochs x $ROWS rows in $(echo "$(date +%s.%N) - $t0" | bc) s"
+fleet_sql "$FLEET_HTTP" "OPTIMIZE TABLE bench.samples FINAL" >/dev/null 2>&1
+
+"$B/dcpiweb" -fleet "$U" -http 127.0.0.1:0 >"$T/web.log" 2>&1 &
+WPID=$!
+for i in $(seq 100); do grep -q 'serving' "$T/web.log" && break; sleep 0.1; done
+W=$(grep -o 'at http://127\.0\.0\.1:[0-9]*' "$T/web.log" | cut -c4-)
+host=$(fleet_sql "$FLEET_HTTP" "SELECT any(host) FROM bench.samples")
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+row() { # VIEW PATH TOOL-ARGS...
+    local what=$1 path=$2 i ms tool
+    shift 2
+    ms=$(for i in 1 2 3; do curl -s -g -o "$T/body" -w '%{time_starttransfer}\n' "$W$path"; done |
+        median | awk '{printf "%.0f", $1 * 1000}')
+    tool=-
+    if [ $# -gt 0 ]; then
+        tool=$(for i in 1 2 3; do /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; done | median)
+        tool="${tool} s"
+    fi
+    printf '| %s | `%s` | %s | %s | %s |\n' "$what" "$path" "$ms" "$(wc -c <"$T/body")" "$tool"
+}
+echo "| view ($HOSTS hosts x $EPOCHS epochs) | URL | TTFB ms | bytes | the tool |"
+echo "| --- | --- | --- | --- | --- |"
+row "procedures (dcpiprof -fleet -json)" "/api/prof.json" "$B/dcpiprof" -fleet "$U" -json
+row "images" "/api/prof.json?i=1" "$B/dcpiprof" -fleet "$U" -i -json
+row "processes" "/api/prof.json?procs=1" "$B/dcpiprof" -fleet "$U" -procs -json
+row "page document (procedures, flame, calls)" "/api/page.json"
+row "one host" "/api/prof.json?hosts=$host" "$B/dcpiprof" -fleet "$U" -host "$host" -json
+row "last hour" "/api/prof.json?since=1h" "$B/dcpiprof" -fleet "$U" -since 1h -json
+echo "dcpiweb: $(grep -E 'VmRSS|VmHWM' /proc/$WPID/status | tr -s ' \t' ' ' | tr '\n' ' ')"

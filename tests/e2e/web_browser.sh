@@ -1,0 +1,96 @@
+#!/bin/bash
+# web_browser.sh - dcpiweb in a real browser (headless Chromium, Debian package chromium),
+# used by clicks and typing (tests/e2e/lib/web_ui.py over lib/cdp.py): a database of two
+# dcpid runs (E1: work-values with -g and vp-classic's hotlists, beside a program whose symbol
+# is "<img src=x onerror=alert(1)>" and whose command is c"o'm<i>; E2: work-demo), and a second
+# database whose dcpid runs work-demo during the test (the live view). web_ui.py compares what
+# the page shows with dcpiprof -json, dcpilist -asm -vtrace vp-classic and dcpidiff -json of the
+# same selection (see its top comment for the checks); dcpitop -json's window has the keys of
+# the live view's /api/top.json.
+# Skips (77) when cpu-clock sampling is not possible or chromium cannot start here.
+set -u
+export LC_ALL=C
+BIN=${DCPI_BIN:?DCPI_BIN not set}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/web.sh"
+e2e_counting web-browser
+to() { timeout -k 5 "$@"; }
+pids=()
+LIVE=
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    [ -n "$LIVE" ] && kill -INT "$LIVE" 2>/dev/null && wait "$LIVE" 2>/dev/null
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+for f in dcpid dcpiweb dcpiprof dcpilist dcpidiff dcpitop samples/work-demo samples/work-values; do
+    [ -x "$BIN/$f" ] || { echo "FAIL: $BIN/$f not built"; exit 1; }
+done
+e2e_require chromium chromium
+e2e_require python3 python3
+e2e_require gcc build-essential
+e2e_require curl curl
+e2e_probe_cpu_clock "cpu-clock sampling with call chains" -g
+
+prog=$(web_hostile_prog "$T") || exit 1
+# (-vbudget 8 -vbp: enough value samples of lea_loop's lea for its hotlist, as report_browser)
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -g -vbp -vbudget 8 -vtrace vp-classic -- sh -c \
+    "'$BIN/samples/work-values' 500 >/dev/null && '$prog' 150" >"$T/run1.out" 2>&1 ||
+    { echo "FAIL: dcpid (1): $(tail -3 "$T/run1.out")"; exit 1; }
+e2e_after_epoch "$T/db"
+to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-demo" 300 >"$T/run2.out" 2>&1 ||
+    { echo "FAIL: dcpid (2): $(tail -3 "$T/run2.out")"; exit 1; }
+E1=$(ls "$T/db" | grep -E '^[0-9]{14}$' | sort | head -1)
+E2=$(ls "$T/db" | grep -E '^[0-9]{14}$' | sort | tail -1)
+WV=$BIN/samples/work-values
+"$BIN/dcpiprof" -db "$T/db" -epoch "$E1" -json >"$T/prof.json" || fail "dcpiprof -json"
+"$BIN/dcpidiff" -db "$T/db" -json "@$E1" "@$E2" >"$T/diff.json" || fail "dcpidiff -json"
+"$BIN/dcpilist" -db "$T/db" -epoch "$E1" -asm -vtrace vp-classic lea_loop "$WV" >"$T/lea.list" 2>&1 ||
+    fail "dcpilist lea_loop: $(cat "$T/lea.list")"
+# the lea's line: its address, its hotlist text (between the counts and the +-B mark), vtot
+line=$(grep -E '^ *[0-9]+ +0x[0-9a-f]+ +lea [a-z0-9]+, \[[a-z0-9]+\+[a-z0-9]+\*1\] ' "$T/lea.list" | head -1)
+addr=$(awk '{print $2}' <<<"$line")
+text=$(sed -E 's/.* [0-9]+ +[0-9.]+ +[0-9]+  (.*)  \+-.*/\1/' <<<"$line")
+vtot=$(sed -E 's/.*\] +([0-9]+) +[0-9.]+ +[0-9]+  .*/\1/' <<<"$line")
+[ -n "$line" ] || fail "no hotlist for lea_loop's lea in dcpilist: $(head -20 "$T/lea.list")"
+[ "${vtot:-0}" -ge 30 ] || { echo "lea hotlist check not run: ${vtot:-0} value samples"; text=; }
+echo "lea $addr ($vtot value samples): $text"
+
+# the live database: dcpid runs work-demo for up to 60 s of CPU while the browser watches
+"$BIN/dcpid" -db "$T/live" -event cpu-clock -- "$BIN/samples/work-demo" 60000 >"$T/live.out" 2>&1 &
+LIVE=$!
+for i in $(seq 100); do ls "$T/live"/dcpid-*.sock >/dev/null 2>&1 && break; sleep 0.1; done
+ls "$T/live"/dcpid-*.sock >/dev/null 2>&1 || { echo "FAIL: the live dcpid has no socket: $(cat "$T/live.out")"; exit 1; }
+
+web_start web -db "$T/db"
+U=$WEB_URL
+pids+=("$WEB_PID")
+web_start live -db "$T/live"
+LU=$WEB_URL
+pids+=("$WEB_PID")
+
+# dcpitop -json and the live view's JSON: the same schema and keys
+to 20 "$BIN/dcpitop" -db "$T/live" -json -n 1 -d 0.5 >"$T/top.json" 2>"$T/top.err" || fail "dcpitop -json: $(cat "$T/top.err")"
+curl -s "$LU/api/top.json" >"$T/webtop.json"
+python3 - "$T/top.json" "$T/webtop.json" <<'PY' || fail "dcpitop -json vs /api/top.json"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["schema"] == b["schema"] == "dcpitop/1", (a.get("schema"), b.get("schema"))
+assert sorted(a) == sorted(b), (sorted(a), sorted(b))
+print("ok: dcpitop -json and /api/top.json: schema dcpitop/1, keys %s" % ",".join(sorted(a)))
+PY
+
+python3 - "$T/expect.json" <<PY
+import json
+X = {"url": "$U", "live_url": "$LU", "e1": "$E1", "e2": "$E2",
+     "prof": json.load(open("$T/prof.json")), "prof_text": open("$T/prof.json").read(),
+     "diff": json.load(open("$T/diff.json")), "lea_addr": "$addr", "lea_hot": """$text""",
+     "xss": "<img src=x onerror=alert(1)>", "comm": "c\"o'm<i>"}
+json.dump(X, open("$T/expect.json", "w"))
+PY
+to 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/web_ui.py" "$T/expect.json"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || fail "browser checks (above)"
+[ "$fails" -eq 0 ] || exit 1
+echo "PASS"
