@@ -13,7 +13,9 @@
 #           what makes it read it: perf record --no-bpf-event (else KSYMBOL/BPF_EVENT records),
 #           the one PERF_RECORD_FINISHED_INIT (type 82, header only) rewritten in place as a
 #           FINISHED_ROUND (68), and a -gdwarf-4 build of the same code to profile (0.19 reads no
-#           DWARF 5: "no .debug_ranges section"; its .text is checked equal to base's)
+#           DWARF 5: "no .debug_ranges section"; its .text is checked equal to base's); its text
+#           output then needs cleaning (inlined sections named by garbage bytes cut) before
+#           llvm-profdata takes it
 #   instr   instrumented PGO: -fprofile-instr-generate, TRAIN, llvm-profdata merge,
 #           -fprofile-instr-use (the limit)
 # Profiles come from a TRAIN workload, times from a different TEST workload (train/test split):
@@ -371,8 +373,19 @@ EOF
     rm -f "$D/prof/afdo.txt"
     create_llvm_prof --binary="$D/dw4/$im" --profile="$D/prof/perf.data" --out="$D/prof/afdo.txt" \
         --format=text --use_lbr=false >"$D/prof/create_llvm_prof.log" 2>&1
+    # 0.19's text has inlined call sites named by garbage bytes (llvm-profdata rejects the file:
+    # "Expected 'NUM[.NUM]: NUM[ mangled_name:NUM]*'") and names followed by a space before the
+    # colon: such a section goes with everything nested in it, the spaces go
+    [ -s "$D/prof/afdo.txt" ] && awk '
+    { match($0, /^ */); ind = RLENGTH }
+    skip >= 0 && ind > skip { dropped++; next }
+    { skip = -1 }
+    /[^ -~]/ { skip = ind; dropped++; next }
+    { gsub(/ +:/, ":"); print }
+    END { print dropped + 0 " lines dropped (garbage-named inlined sections and their bodies)" > "/dev/stderr" }' \
+        "$D/prof/afdo.txt" >"$D/prof/afdo.clean.txt" 2>"$D/prof/afdo.clean.log"
     if [ -s "$D/prof/afdo.txt" ] &&
-        $PD merge -sample -o "$D/prof/afdo.prof" "$D/prof/afdo.txt" 2>"$D/prof/afdo.merge.log"; then
+        $PD merge -sample -o "$D/prof/afdo.prof" "$D/prof/afdo.clean.txt" 2>"$D/prof/afdo.merge.log"; then
         build_if "$p" "$D/afdo" "$D/prof/afdo.prof" -fprofile-sample-use="$D/prof/afdo.prof" $REM
     else
         echo "llvm_pgo: $p: no AutoFDO profile: $D/prof/create_llvm_prof.log" >&2
@@ -460,5 +473,5 @@ for p in $PROGS; do
     echo "$(img "$p"): dcpid: $(grep -E '^dcpid: [0-9]+ samples|vp-calls:' "$D/prof/dcpid.log" | sed 's/^dcpid: //' | tr '\n' ';')"
     echo "$(img "$p"): dcpiexport: $(tr '\n' ' ' <"$D/prof/dcpiexport.log")"
     echo "$(img "$p"): dcpi profile: $(grep -c '^[^ ]' "$D/prof/dcpi.txt") functions, $(grep -cE '^ +[0-9.]+: [0-9]+ [^ ]' "$D/prof/dcpi.txt") body lines with targets"
-    [ -s "$D/prof/afdo.txt" ] && echo "$(img "$p"): afdo profile: $(grep -c '^[^ ]' "$D/prof/afdo.txt") functions"
+    [ -s "$D/prof/afdo.txt" ] && echo "$(img "$p"): afdo profile: $(grep -c '^[^ ]' "$D/prof/afdo.clean.txt") functions, $(cat "$D/prof/afdo.clean.log")"
 done | tee -a "$W/results.md"
