@@ -16,8 +16,9 @@
 #           DWARF 5: "no .debug_ranges section"; its .text is checked equal to base's); its text
 #           output then needs cleaning (inlined sections named by garbage bytes cut) before
 #           llvm-profdata takes it
-#   instr   instrumented PGO: -fprofile-instr-generate, TRAIN, llvm-profdata merge,
-#           -fprofile-instr-use (the limit)
+#   instr   instrumented PGO: -fprofile-instr-generate -mllvm -enable-value-profiling (clang's
+#           front-end instrumentation records no indirect call targets without it), TRAIN,
+#           llvm-profdata merge, -fprofile-instr-use (the limit)
 # Profiles come from a TRAIN workload, times from a different TEST workload (train/test split):
 # lua, small Lua programs of table/string/closure/metatable work (train.lua: sieve, sort with a
 # comparator, string.format, map/filter/fold closures, methods; test.lua: binary trees, a
@@ -330,7 +331,11 @@ prepare() {
     cmp -s "$D/prof/base.text" "$D/prof/dw4.text" ||
         echo "llvm_pgo: $p: the -gdwarf-4 build's .text differs from base's" >&2
     # instrumented PGO
-    build_if "$p" "$D/gen" "$D/prof/base.flags" -fprofile-instr-generate
+    # clang's front-end instrumentation profiles no indirect call targets unless asked
+    # (CodeGenPGO.cpp: -enable-value-profiling, off by default; -fprofile-generate's IR-level
+    # instrumentation has it on): without it instr promotes no call at all
+    echo "$CF -fprofile-instr-generate -mllvm -enable-value-profiling" >"$D/prof/gen.flags"
+    build_if "$p" "$D/gen" "$D/prof/gen.flags" -fprofile-instr-generate -mllvm -enable-value-profiling
     rm -f "$D"/prof/instr-*.profraw
     LLVM_PROFILE_FILE="$D/prof/instr-%p.profraw" run "$p" "$D/gen/$im" train
     $PD merge -o "$D/prof/instr.profdata" "$D"/prof/instr-*.profraw || die "$p: llvm-profdata merge"
