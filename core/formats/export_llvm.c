@@ -37,6 +37,7 @@
 #define VP_MISSING    1ull         /* context0 of a missing value (dcpi/vprofiler.h) */
 #define CALL_DIRECT   1
 #define CALL_INDIRECT 2
+#define UNPLACED      1 /* position(): a line with no offset LLVM can match */
 
 typedef struct lctx {
     const dcpi_export_t *x;
@@ -51,6 +52,7 @@ typedef struct lctx {
     /* what the user is told */
     size_t nodwarf, ncalls_vp, nfuncs;
     uint64_t targets_other, targets_named;
+    uint64_t unplaced, placed; /* samples at lines placeable() refuses, and the others */
 } lctx_t;
 
 /* ---- positions ---- */
@@ -66,12 +68,28 @@ static dcpi_llvmfn_t *leaf_section(lctx_t *c, const dcpi_srcframe_t *f, int n)
     return fn;
 }
 
-/* Where vaddr's samples go: its section and position. 0, DCPI_ENOENT (no function), ENOMEM. */
+/* Whether every line of the chain has an offset LLVM can match: line 0 (code the compiler made
+ * or merged, e.g. calls of several callers' tails folded into one) and a line before its
+ * function's DW_AT_decl_line would wrap to offsets like 40643 (LLVM masks line - decl_line with
+ * 0xffff too, but never meets line 0 in the IR it annotates); llvm-profgen drops such
+ * positions, so does the export. */
+static int placeable(const dcpi_srcframe_t *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (f[i].line <= 0 || f[i].line < f[i].decl_line)
+            return 0;
+    return 1;
+}
+
+/* Where vaddr's samples go: its section and position. 0, UNPLACED (a line placeable()
+ * refuses), DCPI_ENOENT (no function), ENOMEM. */
 static int position(lctx_t *c, uint64_t vaddr, dcpi_llvmfn_t **fn, uint32_t *off, uint32_t *disc)
 {
     dcpi_srcframe_t f[MAX_FRAMES];
     int n = c->sl ? dcpi_srclines_frames(c->sl, vaddr, f, MAX_FRAMES) : DCPI_ENOENT;
     if (n > 0 && f[0].name) {
+        if (!placeable(f, n))
+            return UNPLACED;
         *fn = leaf_section(c, f, n);
         *off = dcpi_llvm_line_offset(f[n - 1].line, f[n - 1].decl_line);
         *disc = dcpi_llvm_base_discriminator(f[n - 1].disc);
@@ -106,10 +124,14 @@ static int add_samples(lctx_t *c, const dcpi_profile_t *prof)
         dcpi_llvmfn_t *fn;
         uint32_t off, disc;
         int rc = position(c, c->img->tstart + e[i].offset, &fn, &off, &disc);
-        if (rc == DCPI_ENOENT)
-            continue; /* no function holds it */
-        if (rc == 0)
+        if (rc == UNPLACED)
+            c->unplaced += e[i].count;
+        if (rc == DCPI_ENOENT || rc == UNPLACED)
+            continue; /* no function holds it, or no line LLVM could match */
+        if (rc == 0) {
+            c->placed += e[i].count;
             rc = dcpi_llvmfn_body(fn, off, disc, e[i].count);
+        }
         if (rc < 0)
             return rc;
     }
@@ -187,8 +209,8 @@ static int add_call(lctx_t *c, const trace_inst_t *in, uint64_t vaddr)
     dcpi_llvmfn_t *fn;
     uint32_t off, disc;
     int rc = position(c, vaddr, &fn, &off, &disc);
-    if (rc < 0)
-        return rc == DCPI_ENOENT ? 0 : rc;
+    if (rc != 0)
+        return rc == DCPI_ENOENT || rc == UNPLACED ? 0 : rc;
     if (kind == CALL_INDIRECT)
         return indirect_targets(c, vaddr, fn, off, disc);
     uint64_t n = dcpi_llvmfn_body_at(fn, off, disc);
@@ -324,6 +346,12 @@ static int llvm_write(lctx_t *c, int afdo, char *err)
 static void llvm_tell(const lctx_t *c)
 {
     const char *tool = c->x->src->tool;
+    if (c->unplaced)
+        fprintf(stderr,
+                "%s: %llu of %llu samples are at line 0 or before their function's line "
+                "(code the compiler made or merged) and are left out\n",
+                tool, (unsigned long long)c->unplaced,
+                (unsigned long long)(c->unplaced + c->placed));
     if (!c->ncalls_vp)
         fprintf(stderr,
                 "%s: no %s value samples of indirect calls: call sites carry direct targets "
