@@ -310,16 +310,16 @@ static void flush_table(daemon_t *d, dcpi_agg_t *t, flush_result_t *r)
 {
     size_t n = 0;
     const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
-    double drained = dcpi__daemon_now();
+    double drained = dcpi__monotonic_s();
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
             j++;
         flush_group(d, t, e + i, j - i, r);
         i = j;
-        if (dcpi__daemon_now() - drained > DCPI_DAEMON_FLUSH_DRAIN_MS / 1000.0) {
+        if (dcpi__monotonic_s() - drained > DCPI_DAEMON_FLUSH_DRAIN_MS / 1000.0) {
             dcpi__daemon_drain_all(d);
-            drained = dcpi__daemon_now();
+            drained = dcpi__monotonic_s();
         }
     }
 }
@@ -343,7 +343,7 @@ static dcpi_agg_t *swap_tables(daemon_t *d)
 /* The flush's time (ms since t0) into the status' counters. */
 static double count_flush(daemon_t *d, double t0)
 {
-    d->last_flush = dcpi__daemon_now();
+    d->last_flush = dcpi__monotonic_s();
     d->samples_at_flush = d->total_samples;
     double ms = (d->last_flush - t0) * 1000;
     d->flushes++;
@@ -368,7 +368,7 @@ static void write_caches(daemon_t *d)
 /* Write everything in memory; what could not be written stays for the next flush. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
 {
-    double t0 = dcpi__daemon_now();
+    double t0 = dcpi__monotonic_s();
     dcpi_agg_t *t = swap_tables(d);
     *r = (flush_result_t){0};
     dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
@@ -416,7 +416,7 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
     int values = d->vt && dcpi_values_needs_flush(d->vt);
     int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
     if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
-        dcpi__daemon_now() - d->last_fail < FAIL_RETRY_S)
+        dcpi__monotonic_s() - d->last_fail < FAIL_RETRY_S)
         return;
     if (stacks)
         dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");

@@ -456,7 +456,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     rc = rc < 0 ? rc : setup_fds(d, sigs, err);
     if (rc == 0 && d->mode != DCPI_SAMPLE_COMMAND && (rc = dcpi_sampler_enable(d->smp)) < 0)
         return dcpi__errf(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
-    d->start = dcpi__daemon_now();
+    d->start = dcpi__monotonic_s();
     d->next_flush = d->start + d->o->flush_s;
     return rc < 0 ? rc : dcpi__daemon_push_start(d, err);
 }
@@ -464,7 +464,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
 void dcpi__daemon_cleanup(daemon_t *d)
 {
     dcpi__daemon_push_stop(d); /* sends what the last flush spooled (at most 5 s) */
-    dcpi__daemon_cache_free(d);
+    dcpi__parts_exit(d);       /* the parts' own states: the cache writer waited for, ... */
     if (d->sock_path[0])
         unlink(d->sock_path);
     int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};
@@ -478,10 +478,8 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_values_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
-    dcpi__daemon_jit_free(d);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
     dcpi_agg_free(d->agg_spare);
-    dcpi__daemon_top_free(d);
     dcpi_proctab_free(d->procs);
 }

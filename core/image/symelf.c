@@ -304,22 +304,32 @@ int dcpi__sym_elf_has_symtab(Elf *e)
  * "BASENAME+0xADDR" up to the next start: merged into *st (both sorted by address; a start no
  * symbol covers is at no symbol's address), their names in st->pool2. The table's own names are
  * neither copied nor demangled again. */
-static int add_unnamed_functions(dcpi_symtab_t **st, Elf *e, const char *path)
+static int add_unnamed_functions(dcpi_symtab_t **st, Elf *e, const char *path);
+
+/* How many of the n starts no symbol of st covers (*plen: their names' bytes). */
+static size_t count_unnamed(const dcpi_symtab_t *st, const uint64_t *starts, size_t n,
+                            const char *base, size_t *plen)
 {
-    uint64_t *starts = NULL;
-    size_t n = eh_frame_starts(e, &starts), extra = 0, plen = 0;
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char name[512];
+    size_t extra = 0;
     for (size_t i = 0; i < n; i++) {
         int dup = i + 1 < n && starts[i + 1] == starts[i];
-        if (dup || dcpi_symtab_lookup(*st, starts[i]))
-            continue; /* a duplicate start collapses into its last copy, as dcpi__sym_finish() would
-                       */
+        if (dup || dcpi_symtab_lookup(st, starts[i]))
+            continue; /* a duplicate start collapses into its last copy, as dcpi__sym_finish does */
         extra++;
-        plen +=
+        *plen +=
             (size_t)snprintf(name, sizeof name, "%s+0x%llx", base, (unsigned long long)starts[i]) +
             1;
     }
+    return extra;
+}
+
+static int add_unnamed_functions(dcpi_symtab_t **st, Elf *e, const char *path)
+{
+    uint64_t *starts = NULL;
+    size_t n = eh_frame_starts(e, &starts), plen = 0;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t extra = count_unnamed(*st, starts, n, base, &plen);
     if (extra == 0) {
         free(starts);
         return 0;

@@ -1,6 +1,6 @@
 /*
  * replay.c - dcpireplay's engine, the replay backend (backend.h): plugins over recorded value
- * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi__values_put, workers,
+ * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi_values_put, workers,
  * watchdog, merge, flush). Each drain replays one segment; the last one ends the source.
  *
  * The first segment's header gives the recording's facts (hotsize, contexts, event...); the
