@@ -1,9 +1,10 @@
 /*
  * server.c - dcpiweb's HTTP server on libmicrohttpd (web.h): its own threads accept and read
  * and write (a client gone mid-response costs its connection only), every request answered
- * from a buffer built whole under one lock (the library's readers keep process-wide state:
- * damage warnings, plugins), GET and HEAD only, the selection checked before anything is read
- * (query.c), security headers on every reply. Stops on SIGINT or SIGTERM.
+ * from a buffer built whole, the views under one lock (the library's readers keep process-wide
+ * state: damage warnings, plugins; the page's files need none), GET and HEAD only, the selection
+ * checked before anything is read (query.c), security headers on every reply. Stops on SIGINT or
+ * SIGTERM.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -80,6 +81,10 @@ static void build(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel
 {
     char *dbuf = NULL;
     size_t dlen = 0;
+    if (strncmp(url, "/api/", 5) != 0) { /* the page's files: no reader, no lock */
+        dcpi__web_route(o, url, s, r);
+        return;
+    }
     damage_list_t d = {.f = open_memstream(&dbuf, &dlen)};
     pthread_mutex_lock(&view_lock);
     dcpi__damage_init(o->tool, 0); /* each request names its own damaged files */
