@@ -45,6 +45,11 @@ int main(int argc, char **argv)
         return dcpi_cli_exit(rc, err);
     dcpi_web_opts_t o = {.tool = TOOL, .http = "127.0.0.1:8088"};
     int status = dcpi_cli_each(&cli, parse_opt, &o);
+    if (status == 0 && (cli.hosts || cli.since_arg || cli.until_arg)) {
+        fprintf(stderr, TOOL ": -host, -since and -until are chosen in the page (hosts=, since=, "
+                             "until= in its URLs)\n");
+        status = 2;
+    }
     if (status == 0 && cli.nargs) {
         fprintf(stderr, TOOL ": unexpected argument '%s' (try -h)\n", cli.args[0]);
         status = 2;

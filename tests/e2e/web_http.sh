@@ -207,6 +207,8 @@ web_start pub -db "$T/db" -http 0.0.0.0:0 -public
 grep -q -- '-public: listening on 0.0.0.0' "$T/pub.log" || fail "the log does not say -public: $(cat "$T/pub.log")"
 web_stop "$WEB_PID"
 WEB_PID=
+out=$(to 10 "$BIN/dcpiweb" -db "$T/db" -since 1h 2>&1)
+[ $? = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] || fail "-since on the command line: $out"
 "$BIN/dcpiweb" -h | grep -q -- '-http HOST:PORT' || fail "-h"
 "$BIN/dcpiweb" -V | grep -q '^dcpiweb (dcpi)' || fail "-V"
 out=$(to 10 "$BIN/dcpiweb" -db "$T/nosuch" 2>&1)
