@@ -29,10 +29,10 @@ static entry_t cache[CACHE_N];
 static unsigned long clock_now;
 
 /* The request as a key: its path and every field of its selection. NULL when not kept. */
-static char *key_of(const char *url, const dcpi__web_sel_t *s)
+static char *key_of(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s)
 {
     char *k = NULL;
-    if (s->since || s->until || strcmp(url, "/api/top.json") == 0 ||
+    if (s->since || s->until || o->since || o->until || strcmp(url, "/api/top.json") == 0 ||
         strcmp(url, "/api/info.json") == 0)
         return NULL;
 #define F(x) ((x) ? (x) : "")
@@ -68,7 +68,7 @@ static int stamp_of(const char *url, char *out, size_t len)
 int dcpi__web_cache_get(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s,
                         dcpi__web_reply_t *r, char **key, char *stamp, size_t len)
 {
-    *key = o->fleet_url ? key_of(url, s) : NULL;
+    *key = o->fleet_url ? key_of(o, url, s) : NULL;
     if (!*key || stamp_of(o->fleet_url, stamp, len) < 0) {
         free(*key);
         *key = NULL;
