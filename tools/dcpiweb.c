@@ -45,6 +45,10 @@ int main(int argc, char **argv)
         return dcpi_cli_exit(rc, err);
     dcpi_web_opts_t o = {.tool = TOOL, .http = "127.0.0.1:8088"};
     int status = dcpi_cli_each(&cli, parse_opt, &o);
+    if (status == 0 && cli.hosts && !cli.fleet_url) {
+        fprintf(stderr, TOOL ": -host selects hosts of a fleet store: give -fleet URL\n");
+        status = 2;
+    }
     if (status == 0 && cli.nargs) {
         fprintf(stderr, TOOL ": unexpected argument '%s' (try -h)\n", cli.args[0]);
         status = 2;
@@ -59,6 +63,9 @@ int main(int argc, char **argv)
         o.db = cli.fleet_url ? NULL : db;
         o.fleet_url = cli.fleet_url;
         o.platform = cli.platform;
+        o.hosts = cli.hosts; /* the selection of a URL that gives none */
+        o.since = cli.since_arg;
+        o.until = cli.until_arg;
         o.plugin_dirs =
             dcpi_vp_program_dirs(DCPI_BUILD_PLUGIN_DIR, DCPI_PLUGIN_DIR_REL, DCPI_PLUGIN_DIR);
         if ((rc = dcpi_web_serve(&o, err)) < 0)

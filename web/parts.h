@@ -73,6 +73,14 @@ int dcpi__web_vtrace(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const d
                      const char *id, char ***out, size_t *nout, char *err);
 void dcpi__web_vtrace_free(char **v, size_t n);
 
+/* The fleet's cache (web/cache.c): 1 with r filled when the reply to url and s is kept for the
+ * store as it is now; else 0 with *key (the request's, or NULL when it is not kept: not the
+ * fleet, a time relative to now, the live view) and stamp (the store's now, len bytes) for
+ * dcpi__web_cache_put, which takes key and keeps a copy of a 200 reply. */
+int dcpi__web_cache_get(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s,
+                        dcpi__web_reply_t *r, char **key, char *stamp, size_t len);
+void dcpi__web_cache_put(char *key, const char *stamp, const dcpi__web_reply_t *r);
+
 /* The page's files: the text of path ("/", "/static/web.js", ...) and its type, or NULL. */
 const char *dcpi__web_asset(const char *path, const char **type);
 

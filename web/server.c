@@ -1,9 +1,10 @@
 /*
  * server.c - dcpiweb's HTTP server on libmicrohttpd (web.h): its own threads accept and read
  * and write (a client gone mid-response costs its connection only), every request answered
- * from a buffer built whole under one lock (the library's readers keep process-wide state:
- * damage warnings, plugins), GET and HEAD only, the selection checked before anything is read
- * (query.c), security headers on every reply. Stops on SIGINT or SIGTERM.
+ * from a buffer built whole, the views under one lock (the library's readers keep process-wide
+ * state: damage warnings, plugins; the page's files need none), GET and HEAD only, the selection
+ * checked before anything is read (query.c), security headers on every reply. Stops on SIGINT or
+ * SIGTERM.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -75,24 +76,39 @@ static void wrap_damage(dcpi__web_reply_t *r, char *dbuf, size_t dlen)
     r->len = n;
 }
 
-static void build(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s,
-                  dcpi__web_reply_t *r)
+/* A view's reply, with the damaged files its readers skipped (page.json's "damage"). */
+static void routed(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s,
+                   dcpi__web_reply_t *r)
 {
     char *dbuf = NULL;
     size_t dlen = 0;
     damage_list_t d = {.f = open_memstream(&dbuf, &dlen)};
-    pthread_mutex_lock(&view_lock);
     dcpi__damage_init(o->tool, 0); /* each request names its own damaged files */
     if (d.f)
         dcpi__damage_sink(on_damage, &d);
     dcpi__web_route(o, url, s, r);
     dcpi__damage_sink(NULL, NULL);
-    pthread_mutex_unlock(&view_lock);
     if (d.f)
         fclose(d.f);
     if (r->status == 200 && strcmp(url, "/api/page.json") == 0)
         wrap_damage(r, dbuf, dlen);
     free(dbuf);
+}
+
+static void build(const dcpi_web_opts_t *o, const char *url, const dcpi__web_sel_t *s,
+                  dcpi__web_reply_t *r)
+{
+    if (strncmp(url, "/api/", 5) != 0) { /* the page's files: no reader, no lock */
+        dcpi__web_route(o, url, s, r);
+        return;
+    }
+    char *key = NULL, stamp[128] = "";
+    pthread_mutex_lock(&view_lock);
+    if (!dcpi__web_cache_get(o, url, s, r, &key, stamp, sizeof stamp)) {
+        routed(o, url, s, r);
+        dcpi__web_cache_put(key, stamp, r);
+    }
+    pthread_mutex_unlock(&view_lock);
 }
 
 static void headers(struct MHD_Response *resp, const dcpi__web_reply_t *r)

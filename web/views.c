@@ -76,9 +76,9 @@ int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const cha
                         .epoch_spec = epoch,
                         .platform = s->platform ? s->platform : o->platform,
                         .procsel = {.pid = s->pid, .comm = s->comm},
-                        .hosts = s->hosts,
-                        .since_arg = s->since,
-                        .until_arg = s->until};
+                        .hosts = s->hosts ? s->hosts : o->hosts,
+                        .since_arg = s->since ? s->since : o->since,
+                        .until_arg = s->until ? s->until : o->until};
     *set = NULL;
     if (o->fleet_url && epoch)
         return dcpi__errf(err, DCPI_EINVAL,

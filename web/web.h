@@ -20,6 +20,8 @@ typedef struct dcpi_web_opts {
     const char *db;                 /* the database (resolved), or NULL with fleet_url */
     const char *fleet_url;          /* the fleet store, or NULL */
     const char *platform;           /* -platform, or NULL (every platform) */
+    const char *hosts;              /* -host: the hosts of a selection without hosts=, or NULL */
+    const char *since, *until;      /* -since, -until: likewise for since=, until= */
     const char *http;               /* HOST:PORT to listen on ("127.0.0.1:8088") */
     int public_ok;                  /* 1: a non-loopback HOST is allowed (-public) */
     const char *const *plugin_dirs; /* where plugins that format hotlists are searched */

@@ -5,7 +5,8 @@
 # is "<img src=x onerror=alert(1)>" and whose command is c"o'm<i>; E2: work-demo), and a second
 # database whose dcpid runs work-demo during the test (the live view). web_ui.py compares what
 # the page shows with dcpiprof -json, dcpilist -asm -vtrace vp-classic and dcpidiff -json of the
-# same selection (see its top comment for the checks); dcpitop -json's window has the keys of
+# same selection (see its top comment for the checks), and an older epoch with a damaged profile
+# shows the warning dcpiprof prints; dcpitop -json's window has the keys of
 # the live view's /api/top.json.
 # Skips (77) when cpu-clock sampling is not possible or chromium cannot start here.
 set -u
@@ -43,6 +44,10 @@ to 120 "$BIN/dcpid" -db "$T/db" -event cpu-clock -- "$BIN/samples/work-demo" 300
 E1=$(ls "$T/db" | grep -E '^[0-9]{14}$' | sort | head -1)
 E2=$(ls "$T/db" | grep -E '^[0-9]{14}$' | sort | tail -1)
 WV=$BIN/samples/work-values
+# an older copy of E1 with one profile cut short: a damaged file, for the page's warning
+cp -r "$T/db/$E1" "$T/db/20000101000002"
+dprof=$(find "$T/db/20000101000002" -name 'cpu-clock.prof' | head -1)
+head -c 100 "$dprof" >"$dprof.x" && mv "$dprof.x" "$dprof"
 "$BIN/dcpiprof" -db "$T/db" -epoch "$E1" -json >"$T/prof.json" || fail "dcpiprof -json"
 "$BIN/dcpidiff" -db "$T/db" -json "@$E1" "@$E2" >"$T/diff.json" || fail "dcpidiff -json"
 "$BIN/dcpilist" -db "$T/db" -epoch "$E1" -asm -vtrace vp-classic lea_loop "$WV" >"$T/lea.list" 2>&1 ||
@@ -55,6 +60,11 @@ vtot=$(sed -E 's/.*\] +([0-9]+) +[0-9.]+ +[0-9]+  .*/\1/' <<<"$line")
 [ -n "$line" ] || fail "no hotlist for lea_loop's lea in dcpilist: $(head -20 "$T/lea.list")"
 [ "${vtot:-0}" -ge 30 ] || { echo "lea hotlist check not run: ${vtot:-0} value samples"; text=; }
 echo "lea $addr ($vtot value samples): $text"
+# an instruction of lea_loop marked missing (the bp backend's .vmiss), as dcpilist prints it
+mline=$(grep -E '^ *[0-9]+ +0x[0-9a-f]+ .*  missing: ' "$T/lea.list" | head -1)
+maddr=$(awk '{print $2}' <<<"$mline")
+mtext=$(sed -E 's/.*  (missing: .*)$/\1/' <<<"$mline")
+[ -n "$mline" ] && echo "missing mark at $maddr: $mtext" || echo "no missing mark in lea_loop's listing: its check not run"
 
 # the live database: dcpid runs work-demo for up to 60 s of CPU while the browser watches
 "$BIN/dcpid" -db "$T/live" -event cpu-clock -- "$BIN/samples/work-demo" 60000 >"$T/live.out" 2>&1 &
@@ -85,7 +95,8 @@ import json
 X = {"url": "$U", "live_url": "$LU", "e1": "$E1", "e2": "$E2",
      "prof": json.load(open("$T/prof.json")), "prof_text": open("$T/prof.json").read(),
      "diff": json.load(open("$T/diff.json")), "lea_addr": "$addr", "lea_hot": """$text""",
-     "xss": "<img src=x onerror=alert(1)>", "comm": "c\"o'm<i>"}
+     "xss": "<img src=x onerror=alert(1)>", "comm": "c\"o'm<i>", "damaged": "20000101000002",
+     "miss_addr": "$maddr", "miss_text": """$mtext"""}
 json.dump(X, open("$T/expect.json", "w"))
 PY
 to 240 python3 "$(dirname "${BASH_SOURCE[0]}")/lib/web_ui.py" "$T/expect.json"

@@ -7,7 +7,8 @@
 # Chromium (lib/web_ui.py): the procedures as dcpiprof -fleet's rows, the hostile symbol as text,
 # a click on the hottest procedure to its listing with the lea's hotlist as dcpilist -fleet
 # prints it, the flame graph of the store's call chains zoomed and searched, the JSON link.
-# A diff or live view of the fleet is a 400 with one line. Skips (77) without cpu-clock
+# A diff or live view of the fleet is a 400 with one line. A reply kept for an unchanged store
+# (web/cache.c) is given again, and after a push of a third host the view is the new dcpiprof's. Skips (77) without cpu-clock
 # sampling or when chromium cannot start (the JSON checks have run by then).
 set -u
 export LC_ALL=C
@@ -70,8 +71,16 @@ for url in "/api/diff.json?diff=x" "/api/top.json" "/api/prof.json?epoch=latest"
 done
 echo "ok: diff, live and epochs of the fleet: 400 with one line"
 
-"$BIN/dcpiprof" -fleet "$F" -json >"$T/prof.json"
-"$BIN/dcpilist" -fleet "$F" -asm -vtrace vp-classic lea_loop "$WV" >"$T/lea.list" 2>&1 || fail "dcpilist -fleet lea_loop"
+# replies kept while the store is unchanged, never stale: a push of a third host changes them
+curl -s "$U/api/prof.json" >"$T/c1.json"
+curl -s "$U/api/prof.json" >"$T/c2.json"
+cmp -s "$T/c1.json" "$T/c2.json" || fail "two asks of an unchanged store differ"
+"$BIN/dcpipush" -q -db "$T/db" -host h3 "$F" >"$T/push.out" 2>&1 || fail "push h3: $(cat "$T/push.out")"
+same "prof after a push" "/api/prof.json" "$BIN/dcpiprof" -fleet "$F" -json
+cmp -s "$T/c1.json" "$T/web.json" && fail "the reply after a push is the one before it"
+# the page's views: hosts h1 and h"2'x (not h3)
+"$BIN/dcpiprof" -fleet "$F" -host "h1,$H2" -json >"$T/prof.json"
+"$BIN/dcpilist" -fleet "$F" -host "h1,$H2" -asm -vtrace vp-classic lea_loop "$WV" >"$T/lea.list" 2>&1 || fail "dcpilist -fleet lea_loop"
 line=$(grep -E '^ *[0-9]+ +0x[0-9a-f]+ +lea [a-z0-9]+, \[[a-z0-9]+\+[a-z0-9]+\*1\] ' "$T/lea.list" | head -1)
 addr=$(awk '{print $2}' <<<"$line")
 text=$(sed -E 's/.* [0-9]+ +[0-9.]+ +[0-9]+  (.*)  \+-.*/\1/' <<<"$line")

@@ -207,6 +207,15 @@ web_start pub -db "$T/db" -http 0.0.0.0:0 -public
 grep -q -- '-public: listening on 0.0.0.0' "$T/pub.log" || fail "the log does not say -public: $(cat "$T/pub.log")"
 web_stop "$WEB_PID"
 WEB_PID=
+out=$(to 10 "$BIN/dcpiweb" -db "$T/db" -host h1 2>&1)
+[ $? = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] || fail "-host without -fleet: $out"
+# -since on the command line: the selection of the URLs that give none (E2 only: E1 ended before)
+web_start since -db "$T/db" -since "$E2"
+c=$(curl -s -o "$T/body" -w '%{http_code}' "$WEB_URL/api/prof.json")
+"$BIN/dcpiprof" -db "$T/db" -since "$E2" -json >"$T/tool.json" 2>/dev/null
+[ "$c" = 200 ] && cmp -s "$T/body" "$T/tool.json" || fail "-since $E2: $c, not dcpiprof -since's JSON"
+web_stop "$WEB_PID"
+WEB_PID=
 "$BIN/dcpiweb" -h | grep -q -- '-http HOST:PORT' || fail "-h"
 "$BIN/dcpiweb" -V | grep -q '^dcpiweb (dcpi)' || fail "-V"
 out=$(to 10 "$BIN/dcpiweb" -db "$T/nosuch" 2>&1)

@@ -12,8 +12,11 @@
 #     prof_text          the same, as text (the JSON link's reply must be it)
 #     lea_addr, lea_hot  the lea of lea_loop and its hotlist as dcpilist -asm -vtrace vp-classic
 #                        prints it ("" when too few value samples for the check)
+#     miss_addr, miss_text  (optional) an instruction of lea_loop marked missing, and its
+#                        "missing: reason" as dcpilist prints it
 #     diff               dcpidiff -json @E1 @E2
 #     xss, comm          the hostile symbol and command name
+#     damaged            (optional) an epoch with a damaged profile: its page shows the warning
 #     steps              (optional) the names of the checks to run (web_fleet.sh: a fleet store
 #                        has no epochs to compare and no daemon), else every one
 #
@@ -21,7 +24,8 @@
 # made of them, no dialog); typing a filter; a click on the hottest procedure reaches its
 # listing, with the lea's hotlist as dcpilist prints it; its callers and callees; the flame graph
 # zoomed by a click on a frame, its search; two epochs picked in the selection bar give the diff
-# view with dcpidiff's rows; the JSON link gives dcpiprof -json; the live view's count grows
+# view with dcpidiff's rows; the JSON link gives dcpiprof -json; a damaged profile is a warning
+# in the page; the live view's count grows
 # while dcpid runs. Prints one line per check, "FAIL: ..." and exit 1 when one fails; "SKIP:"
 # and exit 77 when chromium cannot start.
 import json
@@ -109,6 +113,12 @@ def listing_view(b, X):
     check(got == X['lea_hot'], 'lea at %s: page %r, dcpilist %r' % (X['lea_addr'], got, X['lea_hot']))
     m = re.match(r'[a-z0-9]+: \(([0-9.]+)% 0x7\)', got or '')
     check(bool(m), 'its hotlist starts with 0x7 and its share (%s%%)' % (m.group(1) if m else '?'))
+    if X.get('miss_addr'):
+        got = b.eval('(function () { var r = document.querySelector(\'tr.insn[data-addr="%s"]\');'
+                     ' var c = r && r.querySelector("td.hot"); return c ? c.textContent : null; })()'
+                     % X['miss_addr'])
+        check(got == X['miss_text'], 'missing mark at %s: page %r, dcpilist %r' %
+              (X['miss_addr'], got, X['miss_text']))
 
 
 def calls_view(b, X):
@@ -174,6 +184,15 @@ def hostile_comm(b, X):
     check(n == 1, 'the command %s is a process row, as text' % X['comm'])
 
 
+def damage_view(b, X):
+    if not X.get('damaged'):
+        return
+    check(b.open(X['url'] + '/?epoch=' + X['damaged']) == 'rendered', 'a damaged epoch is drawn')
+    d = b.eval('document.getElementById("damage").hidden ? "" : '
+               'document.getElementById("damage").textContent')
+    check(d.startswith('damaged: ') and 'skipped' in d, 'its warning is in the page: %r' % d[:120])
+
+
 def live_view(b, X):
     check(b.open(X['live_url'] + '/?view=live') == 'rendered', 'live view drawn')
     no_errors(b, 'live view')
@@ -194,7 +213,7 @@ def main():
         sys.exit(77)
     try:
         steps = (procs_view, filter_view, listing_view, calls_view, flame_view, diff_view,
-                 json_link, hostile_comm, live_view)
+                 json_link, hostile_comm, damage_view, live_view)
         for step in steps:
             if X.get('steps') and step.__name__ not in X['steps']:
                 continue
