@@ -8,15 +8,17 @@
 #           llvm-profdata merge -sample, -fprofile-sample-use
 #   notgt   the same text profile with the ` name:count` call-target lists cut from its body
 #           lines (what a non-LBR AutoFDO profile carries: no targets)
+#   dcpi4k  dcpi's profile as dcpi but at -freq 4000 (four times the samples; perf's default)
 #   afdo    perf + AutoFDO: perf record -e cpu-clock (same 1 kHz as dcpid), create_llvm_prof
 #           --use_lbr=false. Debian 12's autofdo 0.19 cannot read Debian 12's perf.data as is;
 #           what makes it read it: perf record --no-bpf-event, the KSYMBOL (17), BPF_EVENT (18)
 #           and FINISHED_INIT (82) records rewritten in place as FINISHED_ROUND (68) (0.19 stops
 #           at a type it does not know: "Unknown event type: 82" and an empty profile, or the
-#           program's mmaps unseen behind a KSYMBOL and an empty profile), and a -gdwarf-4 build of the same code to profile (0.19 reads no
-#           DWARF 5: "no .debug_ranges section"; its .text is checked equal to base's); its text
-#           output then needs cleaning (inlined sections named by garbage bytes cut) before
-#           llvm-profdata takes it
+#           program's mmaps unseen behind a KSYMBOL and an empty profile), and a -gdwarf-4
+#           build of the same code to profile (0.19 reads no DWARF 5: "no .debug_ranges
+#           section"; its .text is compared with base's: equal for lua, 80 bytes longer for
+#           sqlite); its text output then needs cleaning (inlined sections named by garbage
+#           bytes cut) before llvm-profdata takes it
 #   instrfe instrumented PGO as issue 30 names it: -fprofile-instr-generate (clang's front-end
 #           instrumentation; with -mllvm -enable-value-profiling, without which it records no
 #           call targets), TRAIN, llvm-profdata merge, -fprofile-instr-use. Even so clang 14
@@ -29,7 +31,8 @@
 # serializer, fannkuch, gmatch counting through __call, closures); sqlite3 :memory:, a
 # speedtest1-like load (train.sql: integer keys, LIKE, group by, join, update, delete; test.sql:
 # text keys without rowid, a composite index, window functions, subqueries, replace, glob).
-# Each variant runs TEST REPS times, interleaved (base dcpi notgt afdo instrfe instr, base ...), timed
+# Each variant runs TEST REPS times, interleaved (base dcpi notgt dcpi4k afdo instrfe instr, base
+# ...), timed
 # by /usr/bin/time (wall and user CPU); the table gives medians, min-max, the speedup of the
 # medians against base, the share of instrumented PGO's gain a variant recovers
 # ((base - v) / (base - instr), from wall and from user CPU medians) and the indirect call sites
@@ -55,7 +58,7 @@ LUA_TRAIN=${LUA_TRAIN:-10}
 LUA_TEST=${LUA_TEST:-20}
 SQL_TRAIN=${SQL_TRAIN:-3}
 SQL_TEST=${SQL_TEST:-4}
-VARIANTS="base dcpi notgt afdo instrfe instr"
+VARIANTS="base dcpi notgt dcpi4k afdo instrfe instr"
 for f in dcpid dcpiexport; do
     [ -x "$B/$f" ] || die "$B/$f not built"
 done
@@ -72,7 +75,10 @@ need python3 python3
 CC=clang-14
 PD=llvm-profdata-14
 CF="-O2 -gline-tables-only -fdebug-info-for-profiling"
-REM="-Rpass=pgo-icall-prom -Rpass=sample-profile"
+REM="-Rpass=pgo-icall-prom|sample-profile" # one -Rpass: clang keeps only the last one given
+# a sample profile's use: a warning per function whose body records or samples were not all
+# applied (LLVM's coverage check; no effect on the code)
+SCOV="-mllvm -sample-profile-check-record-coverage=100 -mllvm -sample-profile-check-sample-coverage=100"
 [ -n "${FRESH:-}" ] && rm -rf "$W/lua" "$W/sqlite"
 mkdir -p "$W/src" "$W/wl" || die "cannot create $W"
 
@@ -311,10 +317,11 @@ build() {
     esac || die "build of $out failed: $d/build.log"
 }
 # build_if PROG DIR STAMP FLAGS...: build unless DIR holds the image built from STAMP's content
+# with these FLAGS
 build_if() {
     local p=$1 d=$2 st=$3 sum
     shift 3
-    sum=$(md5sum <"$st" | cut -d' ' -f1)
+    sum=$({ cat "$st" && echo "$*"; } | md5sum | cut -d' ' -f1)
     [ -x "$d/$(img "$p")" ] && [ "$(cat "$d/stamp" 2>/dev/null)" = "$sum" ] && return 0
     echo "llvm_pgo: building $p $(basename "$d")" >&2
     build "$p" "$d" "$@"
@@ -358,12 +365,19 @@ prepare() {
         2>"$D/prof/dcpid.log" || die "$p: dcpid failed: $D/prof/dcpid.log"
     "$B/dcpiexport" -db "$D/prof/db" -format llvm -o "$D/prof/dcpi.txt" "$im" \
         2>"$D/prof/dcpiexport.log" || die "$p: dcpiexport failed: $D/prof/dcpiexport.log"
+    # the same at 4 times the PC sampling rate (-freq 4000, perf record's default): is a
+    # profile of a 2-3 s run at 1 kHz too sparse?
+    rm -rf "$D/prof/db4k"
+    run "$p" "$D/base/$im" train "$B/dcpid" -db "$D/prof/db4k" -freq 4000 -vtrace vp-calls -- \
+        2>"$D/prof/dcpid4k.log" || die "$p: dcpid -freq 4000 failed: $D/prof/dcpid4k.log"
+    "$B/dcpiexport" -db "$D/prof/db4k" -format llvm -o "$D/prof/dcpi4k.txt" "$im" \
+        2>"$D/prof/dcpiexport4k.log" || die "$p: dcpiexport failed: $D/prof/dcpiexport4k.log"
     # without targets: body lines "offset[.disc]: count name:count ..." lose the names
     sed -E 's/^( +[0-9]+(\.[0-9]+)?: [0-9]+) .*/\1/' "$D/prof/dcpi.txt" >"$D/prof/notgt.txt"
-    for v in dcpi notgt; do
+    for v in dcpi notgt dcpi4k; do
         $PD merge -sample -o "$D/prof/$v.prof" "$D/prof/$v.txt" 2>"$D/prof/$v.merge.log" ||
             die "$p: llvm-profdata merge -sample $v: $D/prof/$v.merge.log"
-        build_if "$p" "$D/$v" "$D/prof/$v.prof" -fprofile-sample-use="$D/prof/$v.prof" $REM
+        build_if "$p" "$D/$v" "$D/prof/$v.prof" -fprofile-sample-use="$D/prof/$v.prof" $REM $SCOV
     done
     # perf + AutoFDO, on the -gdwarf-4 twin
     run "$p" "$D/dw4/$im" train perf record --no-bpf-event -e cpu-clock -F 1000 \
@@ -405,7 +419,7 @@ EOF
         "$D/prof/afdo.txt" >"$D/prof/afdo.clean.txt" 2>"$D/prof/afdo.clean.log"
     if [ -s "$D/prof/afdo.txt" ] &&
         $PD merge -sample -o "$D/prof/afdo.prof" "$D/prof/afdo.clean.txt" 2>"$D/prof/afdo.merge.log"; then
-        build_if "$p" "$D/afdo" "$D/prof/afdo.prof" -fprofile-sample-use="$D/prof/afdo.prof" $REM
+        build_if "$p" "$D/afdo" "$D/prof/afdo.prof" -fprofile-sample-use="$D/prof/afdo.prof" $REM $SCOV
     else
         echo "llvm_pgo: $p: no AutoFDO profile: $D/prof/create_llvm_prof.log" >&2
         rm -rf "$D/afdo"
@@ -435,12 +449,18 @@ promoted() {
     s=$(grep 'remark: Promote indirect call to' "$f" | cut -d: -f1-3 | sort -u | wc -l)
     echo "$s ($t)"
 }
-# warnings PROG VARIANT: clang's profile warnings, counted by kind
+# warnings PROG VARIANT: clang's profile warnings but the coverage check's, counted by kind;
+# then the coverage check's: over the functions it names, the records and samples applied
 warnings() {
     local f=$W/$1/$2/build.log
     [ -f "$f" ] || return
-    grep 'warning:' "$f" | grep -iE 'profile|sample' | sed -E 's/.*warning: //; s/[0-9]+/N/g' |
-        sort | uniq -c | awk '{n = $1; $1 = ""; printf "%s%d x%s", (NR > 1 ? "; " : ""), n, $0}'
+    grep 'warning:' "$f" | grep -v 'were applied' | grep -iE 'profile|sample' |
+        sed -E 's/.*warning: //; s/[0-9]+/N/g' | sort | uniq -c |
+        awk '{n = $1; $1 = ""; printf "%s%d x%s", (NR > 1 ? "; " : ""), n, $0}'
+    grep 'were applied' "$f" | awk '
+    { for (i = 1; i < NF; i++) if ($i == "of") { u = $(i - 1); t = $(i + 1); break }
+      if (/records/) { nr++; ur += u; tr += t } else { ns++; us += u; ts += t } }
+    END { if (nr + ns) printf "coverage < 100%%: records %d of %d in %d functions, samples %d of %d in %d", ur, tr, nr, us, ts, ns }'
 }
 
 report() {
