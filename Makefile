@@ -32,7 +32,8 @@ CMAKE_FLAGS ?=
 #               xz-utils, man-db, clang-format (e2e_format),
 #               clickhouse-server and -client (the fleet store; openssl makes the TLS test's
 #               certificate), nodejs (e2e_jit_node: node's
-#               perf map against perf); all of the above required
+#               perf map against perf), llvm (llvm-profdata: e2e_export_llvm reads dcpiexport's
+#               LLVM sample profiles with it before clang takes them); all of the above required
 BUILD_PKGS = build-essential cmake pkg-config libzydis-dev libelf-dev libdw-dev libffi-dev \
              protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcurl4-openssl-dev libsystemd-dev \
              libmicrohttpd-dev
@@ -40,7 +41,7 @@ OPT_PKGS   = libbpf-dev clang libdebuginfod-dev
 MAN_PKGS   = pandoc
 TEST_PKGS  = check linux-perf google-perftools binutils libclang-rt-14-dev golang-go \
              libdebuginfod1 debuginfod graphviz xz-utils chromium python3 man-db clang-format \
-             clickhouse-server clickhouse-client openssl nodejs
+             clickhouse-server clickhouse-client openssl nodejs llvm
 
 # what `deps` installs (REQUIRED -- OPTIONAL); targets that need more set their own, which their
 # prerequisites (deps, build) inherit

@@ -708,15 +708,20 @@ static int arm_signal(const siginfo_t *si, ucontext_t *uc)
     if (!g.arm || si->si_code != TRAP_PERF)
         return 0;
     const struct perf_si *p = perf_si(si);
-    if (p->data == ARM_TICK) {
-        if (self.live && self.tick_fd >= 0)
-            arm_tick((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
-        return 1;
-    }
-    if (p->data < ARM_COOKIE || p->data >= ARM_COOKIE + STEP_ARM_SLOTS)
+    int tick = p->data == ARM_TICK;
+    if (!tick && (p->data < ARM_COOKIE || p->data >= ARM_COOKIE + STEP_ARM_SLOTS))
         return 0;
-    if (self.live && self.bp_fd[p->data - ARM_COOKIE] >= 0)
+    uint64_t t0 = now_ns();
+    if (tick && self.live && self.tick_fd >= 0)
+        arm_tick((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+    else if (!tick && self.live && self.bp_fd[p->data - ARM_COOKIE] >= 0)
         arm_hit(uc, (int)(p->data - ARM_COOKIE), p->flags);
+    uint64_t dt = now_ns() - t0;
+    if (self.live && self.slot >= 0 && dt < STEP_HANDLER_MAX_NS) { /* dcpid's live cost */
+        step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+        atomic_fetch_add_explicit(&s->handler_ns, dt, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->handler_n, 1, memory_order_relaxed);
+    }
     return 1;
 }
 

@@ -25,7 +25,7 @@ W=("$B/samples/$1" "${@:2}")
 T=$(mktemp -d /tmp/dcpi-yield.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 TIMEFORMAT='%3U %3S %3R'
-MECHS="inproc bp bp5 regs step"
+MECHS=${MECHS:-"inproc bp bp5 regs step"}
 
 flags() {
     case $1 in

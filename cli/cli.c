@@ -13,6 +13,7 @@
 #include "core/base/damage.h"
 #include "core/base/err.h"
 #include "core/fleet/query.h"
+#include "core/model/imagemap.h"
 #include "core/store/epochs.h"
 #include "dcpi/errno.h"
 #include "dcpi/version.h"
@@ -86,30 +87,30 @@ typedef struct shared_flag {
 static const shared_flag_t shared[] = {
     {SF_DB,
      DCPI_CLI_DB,
-     {"-db", "DIR", "profile database (default: $DCPIDB, else ./dcpidb)", NULL}},
+     DCPI_OPT_PLAIN("-db", "DIR", "profile database (default: $DCPIDB, else ./dcpidb)", NULL),},
     {SF_EPOCH,
      DCPI_CLI_EPOCH,
-     {"-epoch", "E",
+     DCPI_OPT_PLAIN("-epoch", "E",
       "epoch: a name, latest (default) or latest-N (N before the newest); all or A..B where "
       "the tool merges epochs",
-      NULL}},
+      NULL),},
     {SF_PLATFORM,
      DCPI_CLI_PLATFORM,
-     {"-platform", "P", "only this platform (default: all platforms)", NULL}},
-    {SF_PID, 0, {"-pid", "PID", "only the samples of process PID", "--pid"}},
-    {SF_COMM, 0, {"-comm", "NAME", "only the samples of processes named NAME", "--comm"}},
-    {SF_FLEET, 0, {"-fleet", "URL", "read the fleet store at URL (ClickHouse), not -db", NULL}},
-    {SF_HOST, 0, {"-host", "H[,H...]", "-fleet: only these hosts", NULL}},
+     DCPI_OPT_PLAIN("-platform", "P", "only this platform (default: all platforms)", NULL),},
+    {SF_PID, 0, DCPI_OPT_PLAIN("-pid", "PID", "only the samples of process PID", "--pid"),},
+    {SF_COMM, 0, DCPI_OPT_PLAIN("-comm", "NAME", "only the samples of processes named NAME", "--comm"),},
+    {SF_FLEET, 0, DCPI_OPT_PLAIN("-fleet", "URL", "read the fleet store at URL (ClickHouse), not -db", NULL),},
+    {SF_HOST, 0, DCPI_OPT_PLAIN("-host", "H[,H...]", "-fleet: only these hosts", NULL),},
     {SF_SINCE,
      0,
-     {"-since", "T", "only epochs that end after T (2026-01-31[T12:00], 24h, @UNIX)", NULL}},
-    {SF_UNTIL, 0, {"-until", "T", "only epochs that start before T", NULL}},
+     DCPI_OPT_PLAIN("-since", "T", "only epochs that end after T (2026-01-31[T12:00], 24h, @UNIX)", NULL),},
+    {SF_UNTIL, 0, DCPI_OPT_PLAIN("-until", "T", "only epochs that start before T", NULL),},
     {SF_STRICT,
      0,
-     {"-strict", NULL, "a damaged file is an error (exit 1), not skipped with a warning (exit 3)",
-      NULL}},
-    {SF_HELP, 0, {"-h", NULL, "print this help and exit", "-help --help"}},
-    {SF_VERSION, 0, {"-V", NULL, "print the version and exit", "-version --version"}},
+     DCPI_OPT_PLAIN("-strict", NULL, "a damaged file is an error (exit 1), not skipped with a warning (exit 3)",
+      NULL),},
+    {SF_HELP, 0, DCPI_OPT_PLAIN("-h", NULL, "print this help and exit", "-help --help"),},
+    {SF_VERSION, 0, DCPI_OPT_PLAIN("-V", NULL, "print the version and exit", "-version --version"),},
 };
 #define NSHARED (sizeof(shared) / sizeof(shared[0]))
 
@@ -435,6 +436,8 @@ static int stray_operand(const dcpi_cli_t *cli, const char *a, char *err)
                       cli->tool, a, cli->tool, a);
 }
 
+static int bind_all(dcpi_cli_t *cli);
+
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
 {
     if (err)
@@ -477,9 +480,138 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     memcpy(cli->args, ops, (size_t)nops * sizeof(*ops));
     cli->nargs = nops;
     free(ops);
+    if (rc == 0)
+        rc = bind_all(cli);
     if (rc != 0)
         dcpi_cli_free(cli); /* -h, -V or an error: the caller exits without the arrays */
     return rc;
+}
+
+/* A bound flag's value into its destination: 0, or an exit status after the message. */
+static int bind_one(const dcpi_cli_t *cli, const dcpi_cli_flag_t *f, const char *v)
+{
+    unsigned long n = 0;
+    int rc = 0;
+    switch (f->type) {
+    case DCPI_CLI_BOOL:
+        *(int *)f->dst = 1;
+        break;
+    case DCPI_CLI_STR:
+        *(const char **)f->dst = v;
+        break;
+    case DCPI_CLI_UINT:
+        if ((rc = dcpi_cli_flag_uint(cli->tool, f->name, v, (unsigned long)f->lo,
+                                     (unsigned long)f->hi, &n)) == 0)
+            *(unsigned *)f->dst = (unsigned)n;
+        break;
+    case DCPI_CLI_SIZE:
+        if ((rc = dcpi_cli_flag_uint(cli->tool, f->name, v, (unsigned long)f->lo,
+                                     (unsigned long)f->hi, &n)) == 0)
+            *(size_t *)f->dst = n;
+        break;
+    case DCPI_CLI_DOUBLE:
+        rc = dcpi_cli_flag_number(cli->tool, f->name, v, f->lo, f->hi, f->dst);
+        break;
+    case DCPI_CLI_CALL:
+        rc = f->set(f->dst, v);
+        break;
+    case DCPI_CLI_LIST: {
+        dcpi_cli_list_t *l = f->dst;
+        const char **grown = realloc(l->v, ((size_t)l->n + 2) * sizeof(*grown));
+        if (!grown) {
+            fprintf(stderr, "%s: out of memory\n", cli->tool);
+            return 1;
+        }
+        l->v = grown;
+        l->v[l->n++] = v;
+        l->v[l->n] = NULL;
+        break;
+    }
+    case DCPI_CLI_SET:
+        *(int *)f->dst = (int)f->lo;
+        break;
+    case DCPI_CLI_UNUM: {
+        double d = 0;
+        if ((rc = dcpi_cli_flag_number(cli->tool, f->name, v, f->lo, f->hi, &d)) == 0)
+            *(unsigned *)f->dst = (unsigned)d;
+        break;
+    }
+    default:
+        break;
+    }
+    return rc;
+}
+
+/* The bound flags of cli.opts into their destinations, in command-line order; the unbound ones
+ * stay in cli.opts for the tool. 0, or DCPI_EINVAL after a bad value's message. */
+static int bind_all(dcpi_cli_t *cli)
+{
+    int keep = 0;
+    for (int i = 0; i < cli->nopts; i++) {
+        const char *f = cli->opts[i];
+        const dcpi_cli_flag_t *tf = tool_flag(cli, f, strlen(f));
+        int takes = tf && tf->arg && i + 1 < cli->nopts;
+        const char *v = takes ? cli->opts[i + 1] : NULL;
+        if (tf && tf->type) {
+            if (bind_one(cli, tf, v))
+                return DCPI_EINVAL;
+        } else {
+            cli->opts[keep++] = cli->opts[i];
+            if (takes)
+                cli->opts[keep++] = cli->opts[i + 1];
+        }
+        i += takes;
+    }
+    cli->nopts = keep;
+    return 0;
+}
+
+int dcpi_cli_select(const dcpi_cli_t *cli, dcpi_profset_t *set, const char *mapfile)
+{
+    char err[DCPI_ERRLEN];
+    if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, cli->tool, cli->epoch) < 0)
+        return 1;
+    if (mapfile && dcpi_imagemap_use(mapfile, set, cli->tool, err) < 0) {
+        fprintf(stderr, "%s: %s\n", cli->tool, err);
+        return 1;
+    }
+    dcpi_profset_warn_saturated(set, cli->tool);
+    return 0;
+}
+
+int dcpi_cli_proc_image(const dcpi_cli_t *cli, const char *pfile, const char **proc,
+                        const char **image)
+{
+    int want = pfile ? 1 : 2;
+    if (cli->nargs < 1 || cli->nargs > 2 || (cli->nargs != want && !pfile)) {
+        fprintf(stderr, "%s: expected a procedure and an image (try -h)\n", cli->tool);
+        return 2;
+    }
+    *proc = cli->args[0];
+    *image = cli->nargs > 1 ? cli->args[1] : pfile;
+    return 0;
+}
+
+int dcpi_cli_main(dcpi_cli_t *cli, int argc, char **argv, const dcpi_cli_main_t *m, void *arg)
+{
+    char err[DCPI_ERRLEN] = "";
+    dcpi_profset_t *set = NULL;
+    int rc = dcpi_cli_parse(cli, argc, argv, err);
+    int status = rc ? dcpi_cli_exit(rc, err) : m->check ? m->check(cli, arg) : 0;
+    if (rc == 0 && status == 0 && m->load && (rc = dcpi_cli_load(cli, &set, err)) < 0) {
+        if (m->load == DCPI_CLI_LOAD_EXIT)
+            status = dcpi_cli_exit(rc, err);
+        else
+            fprintf(stderr, "%s\n", err); /* database and file errors: exit 1 */
+        status = m->load == DCPI_CLI_LOAD_EXIT ? status : 1;
+    }
+    if (rc == 0 && status == 0)
+        status = m->run(cli, set, arg);
+    if (m->done)
+        m->done(arg); /* what the tool made of the set first */
+    dcpi_profset_free(set);
+    dcpi_cli_free(cli);
+    return m->raw_status ? status : dcpi_cli_status(status); /* 3: damaged files were skipped */
 }
 
 int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),

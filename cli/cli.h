@@ -14,17 +14,19 @@
  *     operands only after "--": the command to run);
  *   - "-" as an operand is an operand.
  *
- * Flow of a tool's main():
+ * Flow of a tool's main(): its flags bound to the fields of its options in its table, and one
+ * call, dcpi_cli_main (the analysis tools: parse, the tool's checks, the profile set of the
+ * selection flags, run, the damage policy's exit status):
  *
+ *     static opts_t o;
+ *     static const dcpi_cli_flag_t flags[] = {
+ *         DCPI_OPT_BOOL("-json", &o.json, "print JSON"),
+ *         DCPI_OPT_UINT("-n", "N", &o.n, 0, 1000, "print N rows"), DCPI_OPT_END};
  *     dcpi_cli_t cli = {.tool = "dcpiprof", .operands = "[image-names...]", .flags = flags};
- *     int rc = dcpi_cli_parse(&cli, argc, argv, err);       // -h/-V/usage errors end here
- *     if (rc != 0) return dcpi_cli_exit(rc, err);
- *     ... walk cli.opts (the tool's own flags) and cli.args (operands) ...
- *     rc = dcpi_cli_load(&cli, &set, err);                   // resolves -db/-epoch, reads files
+ *     return dcpi_cli_main(&cli, argc, argv, &(dcpi_cli_main_t){.run = run, .load = 1}, &o);
  *
- * Adding a flag to a tool is one line in its table ({"-json", NULL, "print JSON", NULL}) and
- * one branch where it reads its flags (dcpi_cli_each, or a walk of cli.opts): a strcmp against
- * the table's name, which cli.opts holds whichever alias was typed.
+ * Adding a flag to a tool is one line in its table. (A tool may still leave a flag unbound
+ * and walk cli.opts, which holds the table's name whichever alias was typed.)
  *
  * Every message written into err (DCPI_ERRLEN bytes, may be NULL) by the dcpi_cli_* functions
  * is one complete line without '\n', starting with the tool's name: "TOOL: reason".
@@ -46,14 +48,72 @@
 #define DCPI_CLI_PLATFORM 0x4 /* -platform P */
 #define DCPI_CLI_SHARED   (DCPI_CLI_DB | DCPI_CLI_EPOCH | DCPI_CLI_PLATFORM)
 
+/* How a flag's value goes into its destination (dcpi_cli_flag_t.type); 0: the flag is not bound,
+ * the tool reads it from cli.opts. */
+enum dcpi_cli_type {
+    DCPI_CLI_BOOL = 1, /* int *: 1 */
+    DCPI_CLI_STR,      /* const char **: the value (a pointer into argv) */
+    DCPI_CLI_UINT,     /* unsigned *: a whole number from lo to hi (dcpi_cli_flag_uint) */
+    DCPI_CLI_SIZE,     /* size_t *: the same */
+    DCPI_CLI_DOUBLE,   /* double *: a number from lo to hi (dcpi_cli_flag_number) */
+    DCPI_CLI_CALL,     /* set(dst, value): the tool's own parser */
+    DCPI_CLI_SET,      /* int *: lo (a flag that chooses one of several values) */
+    DCPI_CLI_UNUM,     /* unsigned *: a number from lo to hi, its fraction dropped */
+    DCPI_CLI_LIST,     /* dcpi_cli_list_t *: one more value (a repeatable flag) */
+};
+/* A repeatable flag's values in command-line order, v[n] NULL (v: malloc'd, NULL when none;
+ * the tool frees it). */
+typedef struct dcpi_cli_list {
+    const char **v;
+    int n;
+} dcpi_cli_list_t;
+
+/* A DCPI_CLI_CALL flag's parser: 0, or an exit status (2) after the tool's message on stderr. */
+typedef int dcpi_cli_set_fn(void *dst, const char *val);
+
 /* One tool-specific flag. A table of them ends with an entry whose name is NULL. An entry
- * named like a shared flag replaces it (its value then goes to opts, not to db_arg ...). */
+ * named like a shared flag replaces it (its value then goes to opts, not to db_arg ...). A
+ * bound flag (type, dst) is set by dcpi_cli_parse, in command-line order, after the whole
+ * command line was read; the tool only sees the result in dst. */
 typedef struct dcpi_cli_flag {
     const char *name;  /* "-keep": what cli.opts holds, whichever spelling was typed */
     const char *arg;   /* NULL: takes no argument; else the argument's name for -h ("PCT") */
     const char *help;  /* one line for -h */
     const char *alias; /* other spellings, separated by spaces ("-s -event --event"); or NULL */
+    int type;          /* enum dcpi_cli_type, 0: not bound */
+    void *dst;         /* where the value goes */
+    double lo, hi;     /* DCPI_CLI_UINT, _SIZE, _DOUBLE: the range */
+    dcpi_cli_set_fn *set; /* DCPI_CLI_CALL */
 } dcpi_cli_flag_t;
+
+/* Table entries bound to their destination (perf's OPT_UINTEGER(&field) style); the compiler
+ * checks that dst points to the type the flag writes. */
+#define DCPI_CLI_DST(type, dst) ((void *)(1 ? (dst) : (type *)0))
+#define DCPI_OPT_BOOL(name, dst, help)                                                           \
+    {name, NULL, help, NULL, DCPI_CLI_BOOL, DCPI_CLI_DST(int, dst), 0, 0, NULL}
+#define DCPI_OPT_STR(name, arg, dst, help)                                                       \
+    {name, arg, help, NULL, DCPI_CLI_STR, DCPI_CLI_DST(const char *, dst), 0, 0, NULL}
+#define DCPI_OPT_UINT(name, arg, dst, lo, hi, help)                                              \
+    {name, arg, help, NULL, DCPI_CLI_UINT, DCPI_CLI_DST(unsigned, dst), lo, hi, NULL}
+#define DCPI_OPT_SIZE(name, arg, dst, lo, hi, help)                                              \
+    {name, arg, help, NULL, DCPI_CLI_SIZE, DCPI_CLI_DST(size_t, dst), lo, hi, NULL}
+#define DCPI_OPT_DOUBLE(name, arg, dst, lo, hi, help)                                            \
+    {name, arg, help, NULL, DCPI_CLI_DOUBLE, DCPI_CLI_DST(double, dst), lo, hi, NULL}
+#define DCPI_OPT_SET(name, dst, value, help)                                                     \
+    {name, NULL, help, NULL, DCPI_CLI_SET, DCPI_CLI_DST(int, dst), value, 0, NULL}
+#define DCPI_OPT_UNUM(name, arg, dst, lo, hi, help)                                              \
+    {name, arg, help, NULL, DCPI_CLI_UNUM, DCPI_CLI_DST(unsigned, dst), lo, hi, NULL}
+#define DCPI_OPT_LIST(name, arg, dst, help)                                                      \
+    {name, arg, help, NULL, DCPI_CLI_LIST, DCPI_CLI_DST(dcpi_cli_list_t, dst), 0, 0, NULL}
+#define DCPI_OPT_CALL(name, arg, fn, dst, help) {name, arg, help, NULL, DCPI_CLI_CALL, dst, 0, 0, fn}
+/* The same with other spellings (alias: "-s -event --event"). */
+#define DCPI_OPT_STR_A(name, alias, arg, dst, help)                                              \
+    {name, arg, help, alias, DCPI_CLI_STR, DCPI_CLI_DST(const char *, dst), 0, 0, NULL}
+#define DCPI_OPT_BOOL_A(name, alias, dst, help)                                                  \
+    {name, NULL, help, alias, DCPI_CLI_BOOL, DCPI_CLI_DST(int, dst), 0, 0, NULL}
+#define DCPI_OPT_END {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL}
+/* A flag the tool reads itself from cli.opts (not bound). */
+#define DCPI_OPT_PLAIN(name, arg, help, alias) {name, arg, help, alias, 0, NULL, 0, 0, NULL}
 
 typedef struct dcpi_cli {
     /* Set by the tool before dcpi_cli_parse. */
@@ -157,6 +217,68 @@ int dcpi_cli_resolve(dcpi_cli_t *cli, char *err);
 /* dcpi_profset_load of cli's resolved db/epoch/platform (resolving first when cli->epoch is
  * empty), with the tool name in front of every error. */
 int dcpi_cli_load(dcpi_cli_t *cli, dcpi_profset_t **out, char *err);
+/* The images a tool looks at: the set narrowed to the image operands (cli->args,
+ * dcpi_profset_select), images moved since they were profiled found by id in mapfile (-m,
+ * NULL: none), and the warning about saturated counts. 0, or 1 (the exit status) after the
+ * message on stderr. */
+int dcpi_cli_select(const dcpi_cli_t *cli, dcpi_profset_t *set, const char *mapfile);
+
+/* The operands "procedure image" of dcpilist and dcpicalc: the image may be left out when
+ * -image gave its file (pfile, NULL: none). 0, or 2 after "TOOL: expected a procedure and an
+ * image (try -h)". */
+int dcpi_cli_proc_image(const dcpi_cli_t *cli, const char *pfile, const char **proc,
+                        const char **image);
+/* Their -image FILE flag (alias -p), into dst (const char **). */
+#define DCPI_OPT_IMAGE(dst)                                                                       \
+    {"-image", "FILE", "the image file to read (the image operand may then be omitted)", "-p",  \
+     DCPI_CLI_STR, DCPI_CLI_DST(const char *, dst), 0, 0, NULL}
+
+/* Flags that several tools share, word for word: -m (images moved since they were profiled),
+ * and the value hotlists' -vtrace-insecure, -vshow and -vcutoff (dcpilist, dcpireport). */
+#define DCPI_OPT_MAPFILE(dst)                                                                     \
+    DCPI_OPT_STR("-m", "MAPFILE", dst,                                                           \
+                 "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)")
+#define DCPI_OPT_VINSECURE(dst)                                                                   \
+    DCPI_OPT_BOOL("-vtrace-insecure", dst, "as root, load plugins that others could have written")
+#define DCPI_OPT_VSHOW(dst)                                                                       \
+    DCPI_OPT_UNUM("-vshow", "N", dst, 0, 1e6,                                                    \
+                  "value/percentage pairs shown per instruction (default 3)")
+#define DCPI_OPT_VCUTOFF(dst)                                                                     \
+    DCPI_OPT_DOUBLE("-vcutoff", "PCT", dst, 0, 100, "pairs below PCT % print as '.' (default 5.0)")
+
+/* The command line of a tool that reads profiles (the analysis tools): the shared selection
+ * flags -pid/-comm, -fleet/-host/-since/-until, -strict, and several epochs merged. */
+#define DCPI_CLI_READER(name, ops, table)                                                         \
+    {.tool = name,                                                                               \
+     .operands = ops,                                                                            \
+     .flags = table,                                                                             \
+     .strict_flag = 1,                                                                           \
+     .process_flags = 1,                                                                         \
+     .fleet_flags = 1,                                                                           \
+     .multi_epoch = 1}
+
+enum { DCPI_CLI_LOAD = 1, DCPI_CLI_LOAD_EXIT = 2 };
+
+/* The analysis tools' main: what each does besides its table. */
+typedef struct dcpi_cli_main {
+    /* After the flags were parsed (and bound): the tool's checks of its flags and operands,
+     * e.g. cli->load_flags from a flag. 0, or an exit status. NULL: none. */
+    int (*check)(dcpi_cli_t *cli, void *arg);
+    /* The work, with the profile set of the selection (NULL unless .load). 0 or an exit status. */
+    int (*run)(dcpi_cli_t *cli, dcpi_profset_t *set, void *arg);
+    /* Free the tool's state (always called). NULL: nothing to free. */
+    void (*done)(void *arg);
+    /* DCPI_CLI_LOAD: dcpi_cli_load before run, its error on stderr (exit 1); DCPI_CLI_LOAD_EXIT:
+     * the same, its error through dcpi_cli_exit (2 for a bad selection); 0: run loads. */
+    int load;
+    int raw_status; /* 1: the exit status is run's, without the damage policy (not a reader of
+                       a database's epoch) */
+} dcpi_cli_main_t;
+/* dcpi_cli_parse (-h, -V and usage errors end here), m->check, the profile set (m->load), m->run,
+ * m->done, dcpi_cli_free; the exit status through dcpi_cli_status (3: damaged files were
+ * skipped). */
+int dcpi_cli_main(dcpi_cli_t *cli, int argc, char **argv, const dcpi_cli_main_t *m, void *arg);
+
 /* With -fleet: the selection of -host, -since, -until, -pid, -comm (and a build-id) as the
  * fleet's filter (core/fleet/query.h), for the tools' other fleet queries; flt borrows from
  * cli. 0, or a bad time's error. */

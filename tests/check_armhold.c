@@ -117,7 +117,7 @@ START_TEST(realtime)
     ck_assert_int_eq(dcpi_event_parse("cpu-clock:10000000", 1000, &ev, err), 0);
     dcpi_sampler_opts_t x = {.trigger_ns = 500000, .trigger_rings = 1};
     dcpi_sampler_t *smp = NULL;
-    int rc = dcpi_sampler_open_ex(&ev, 1, DCPI_SAMPLE_PID, child, &x, &smp, NULL, err);
+    int rc = dcpi_sampler_open(&ev, 1, DCPI_SAMPLE_PID, child, &x, &smp, NULL, err);
     ck_assert_msg(rc == 0, "sampler: %s", err);
     for (int r = 0; r < dcpi_sampler_nrings(smp); r++)
         ck_assert_int_ge(dcpi_sampler_trigger_fd(smp, r), 0);

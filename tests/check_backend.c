@@ -199,7 +199,9 @@ static void f_free(dcpi_vbackend_t *b)
     free(b);
 }
 
-static const dcpi_vbackend_ops_t fake_ops = {.name = "fake",
+static const dcpi_vdesc_t fake_desc = {"fake", "a test backend", NULL};
+
+static const dcpi_vbackend_ops_t fake_ops = {.desc = &fake_desc,
                                              .record = f_record,
                                              .pc = f_pc,
                                              .pid_event = f_pid_event,

@@ -118,7 +118,7 @@ START_TEST(breakpoints)
     dcpi_event_spec_t ev;
     ck_assert_int_eq(dcpi_event_parse("cpu-clock:10000000", 1000, &ev, err), 0);
     dcpi_sampler_t *smp = NULL;
-    int rc = dcpi_sampler_open_ex(&ev, 1, DCPI_SAMPLE_PID, getpid(), NULL, &smp, NULL, err);
+    int rc = dcpi_sampler_open(&ev, 1, DCPI_SAMPLE_PID, getpid(), NULL, &smp, NULL, err);
     ck_assert_msg(rc == 0, "sampler: %s", err);
     int n = 4 * dcpi_sampler_nrings(smp);
     if (n > MAXT)

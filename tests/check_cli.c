@@ -13,11 +13,11 @@
 #include "dcpi/errno.h"
 
 static const dcpi_cli_flag_t tflags[] = {
-    {"-i", NULL, "by image", NULL},
-    {"-keep", "PCT", "keep rows", NULL},
-    {"-e", "EVENT", "the event", "-s -event --event"},
-    {"-o", "FILE", "output", "--output"},
-    {NULL, NULL, NULL, NULL},
+    DCPI_OPT_PLAIN("-i", NULL, "by image", NULL),
+    DCPI_OPT_PLAIN("-keep", "PCT", "keep rows", NULL),
+    DCPI_OPT_PLAIN("-e", "EVENT", "the event", "-s -event --event"),
+    DCPI_OPT_PLAIN("-o", "FILE", "output", "--output"),
+    DCPI_OPT_END,
 };
 
 static dcpi_cli_t new_cli(void)
@@ -206,6 +206,54 @@ START_TEST(test_each)
 }
 END_TEST
 
+/* Bound flags: set by dcpi_cli_parse into their fields, in command-line order; unbound flags
+ * stay in opts; a bad value fails the parse (DCPI_EINVAL, the message on stderr). */
+START_TEST(test_bound_flags)
+{
+    static struct {
+        int all, mode;
+        unsigned n;
+        size_t z;
+        double pct;
+        const char *out;
+        dcpi_cli_list_t names;
+    } b;
+    static const dcpi_cli_flag_t bf[] = {
+        DCPI_OPT_BOOL("-all", &b.all, "all"),
+        DCPI_OPT_SET("-fast", &b.mode, 2, "mode 2"),
+        DCPI_OPT_UINT("-n", "N", &b.n, 1, 10, "n"),
+        DCPI_OPT_SIZE("-z", "Z", &b.z, 0, 1000, "z"),
+        DCPI_OPT_DOUBLE("-pct", "PCT", &b.pct, 0, 100, "pct"),
+        DCPI_OPT_STR("-o", "FILE", &b.out, "out"),
+        DCPI_OPT_LIST("-name", "NAME", &b.names, "names"),
+        DCPI_OPT_PLAIN("-plain", "V", "left to the tool", NULL),
+        DCPI_OPT_END,
+    };
+    char err[DCPI_ERRLEN];
+    dcpi_cli_t cli = {.tool = "tool", .flags = bf, .omit = DCPI_CLI_SHARED};
+    ck_assert_int_eq(parse(&cli, err, 16, "-all", "-n", "3", "-name", "a", "-plain", "p", "-z", "7",
+                           "-pct", "2.5", "--o=f", "-name", "b", "-fast"),
+                     0);
+    ck_assert_int_eq(b.all, 1);
+    ck_assert_int_eq(b.mode, 2);
+    ck_assert_uint_eq(b.n, 3);
+    ck_assert_uint_eq(b.z, 7);
+    ck_assert(b.pct == 2.5);
+    ck_assert_str_eq(b.out, "f");
+    ck_assert_int_eq(b.names.n, 2);
+    ck_assert_str_eq(b.names.v[1], "b");
+    ck_assert_ptr_null(b.names.v[2]);
+    ck_assert_int_eq(cli.nopts, 2); /* only the unbound flag and its value */
+    ck_assert_str_eq(cli.opts[0], "-plain");
+    ck_assert_str_eq(cli.opts[1], "p");
+    dcpi_cli_free(&cli);
+    free(b.names.v);
+    ck_assert_int_eq(parse(&cli, err, 3, "-n", "11"), DCPI_EINVAL);
+    ck_assert_str_eq(err, ""); /* the message went to stderr */
+    ck_assert_int_eq(dcpi_cli_exit(DCPI_EINVAL, err), 2);
+}
+END_TEST
+
 START_TEST(test_suggestions)
 {
     dcpi_cli_t cli = new_cli();
@@ -234,8 +282,8 @@ START_TEST(test_omit_override_command)
     ck_assert_str_eq(err, "tool: unknown flag '-db' (try -h)");
 
     /* a tool's own -epoch replaces the shared one: its values go to opts, in order */
-    static const dcpi_cli_flag_t own[] = {{"-epoch", "E", "repeatable", NULL},
-                                          {NULL, NULL, NULL, NULL}};
+    static const dcpi_cli_flag_t own[] = {DCPI_OPT_PLAIN("-epoch", "E", "repeatable", NULL),
+                                          DCPI_OPT_END};
     cli = (dcpi_cli_t){.tool = "tool", .flags = own};
     ck_assert_int_eq(parse(&cli, err, 4, "-epoch", "a", "--epoch=b"), 0);
     ck_assert_ptr_null(cli.epoch_spec);
@@ -462,7 +510,7 @@ START_TEST(test_load_groups_images)
 
     /* The platform filter. */
     dcpi_profset_t *p2 = NULL;
-    ck_assert_msg(dcpi_profset_load(tmpdb, e, "p2", &p2, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_profset_load(tmpdb, e, "p2", 0, &p2, err) == 0, "%s", err);
     ck_assert_uint_eq(p2->nimages, 2);
     ck_assert_uint_eq(p2->events[0].total, 4);
     dcpi_profset_free(p2);
@@ -515,15 +563,15 @@ START_TEST(test_empty_epoch_and_symbols)
     write_prof(e, "p1", "unknown@p1", "0", "unknown", "cpu-clock", 1000, 0, 0, 0);
     char err[DCPI_ERRLEN], why[DCPI_ERRLEN];
     dcpi_profset_t *set = NULL;
-    ck_assert_msg(dcpi_profset_load(tmpdb, e, NULL, &set, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_profset_load(tmpdb, e, NULL, 0, &set, err) == 0, "%s", err);
     ck_assert_uint_eq(set->nevents, 1);
     ck_assert_uint_eq(set->events[0].total, 0);
     ck_assert_uint_eq(set->nimages, 2);
     dcpi_symtab_t *st = (dcpi_symtab_t *)1;
-    ck_assert_int_lt(dcpi_profset_open_symbols(&set->images[0], &st, why), 0);
+    ck_assert_int_lt(dcpi_profset_open_symbols(&set->images[0], &st, why, NULL), 0);
     ck_assert_ptr_null(st);
     ck_assert_msg(strstr(why, "/nonexistent/a") != NULL, "%s", why);
-    ck_assert_int_eq(dcpi_profset_open_symbols(&set->images[1], &st, why), DCPI_ENOENT);
+    ck_assert_int_eq(dcpi_profset_open_symbols(&set->images[1], &st, why, NULL), DCPI_ENOENT);
     ck_assert_str_eq(why, "");
     dcpi_profset_free(set);
     remove_db();
@@ -542,6 +590,7 @@ int main(void)
     tcase_add_test(tc, test_help_and_version);
     tcase_add_test(tc, test_aliases_and_long_forms);
     tcase_add_test(tc, test_suggestions);
+    tcase_add_test(tc, test_bound_flags);
     tcase_add_test(tc, test_each);
     tcase_add_test(tc, test_omit_override_command);
     suite_add_tcase(s, tc);

@@ -497,7 +497,7 @@ static void check_case(const icase_t *k, int iterations, uint64_t seed)
         make_inputs(k, &insn, &regs);
         int faulted = run_native(k, &regs);
         uint64_t result = 0, nf = 0, und = ~0ull;
-        int rc = dcpi_interp_ex(&insn, &regs, &result, &nf, &und);
+        int rc = dcpi_interp(&insn, &regs, &result, &nf, &und);
         if (must_be_missing(&insn, &regs, faulted)) {
             ck_assert_msg(rc == DCPI_ERANGE,
                           "%s: interp returned %d for inputs it cannot evaluate"
@@ -629,7 +629,7 @@ START_TEST(test_shift_count_zero)
     regs.r[DCPI_REG_CX] = 0x40; /* masked to 0 */
     regs.r[DCPI_REG_FLAGS] = 0x202 | DCPI_FLAGS_STATUS;
     uint64_t r, f;
-    ck_assert_int_eq(dcpi_interp(&insn, &regs, &r, &f), 0);
+    ck_assert_int_eq(dcpi_interp(&insn, &regs, &r, &f, NULL), 0);
     ck_assert_uint_eq(r, 0x12345678);
     ck_assert_uint_eq(f, 0x202 | DCPI_FLAGS_STATUS);
 }
@@ -641,7 +641,7 @@ static int interp_bytes(const uint8_t *b, size_t n, const dcpi_regs_t *regs)
     int len = dcpi_capture_decode(b, n, 0x401000, &insn);
     ck_assert_int_eq(len, (int)n);
     uint64_t r = 0x5555, f = 0x6666;
-    int rc = dcpi_interp(&insn, regs, &r, &f);
+    int rc = dcpi_interp(&insn, regs, &r, &f, NULL);
     if (rc != 0) { /* outputs untouched */
         ck_assert_uint_eq(r, 0x5555);
         ck_assert_uint_eq(f, 0x6666);
@@ -708,7 +708,7 @@ START_TEST(test_missing_registers)
     ck_assert_int_eq(INTERP(&regs, 0x48, 0x01, 0xc8), 0);           /* add rax,rcx */
     regs.valid = DCPI_REGS_GPR_MASK;                                /* no rflags */
     ck_assert_int_eq(INTERP(&regs, 0x48, 0x89, 0xc8), DCPI_ENOENT); /* mov rax,rcx */
-    ck_assert_int_eq(dcpi_interp(NULL, &regs, NULL, NULL), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_interp(NULL, &regs, NULL, NULL, NULL), DCPI_EINVAL);
 }
 END_TEST
 

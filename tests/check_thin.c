@@ -141,7 +141,7 @@ START_TEST(thinned)
     ck_assert_int_eq(dcpi_event_parse("cpu-clock:1000000", 1000, &ev, err), 0);
     dcpi_sampler_opts_t x = {.trigger_ns = TRIG_NS, .thin = t};
     dcpi_sampler_t *smp = NULL;
-    int rc = dcpi_sampler_open_ex(&ev, 1, DCPI_SAMPLE_PID, v.target, &x, &smp, NULL, err);
+    int rc = dcpi_sampler_open(&ev, 1, DCPI_SAMPLE_PID, v.target, &x, &smp, NULL, err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_int_eq(dcpi_sampler_enable(smp), 0);
     dcpi_sampler_handler_t h = {.arg = &v, .sample = on_sample, .fork = on_fork, .lost = on_lost};

@@ -24,18 +24,6 @@
 
 extern char **environ;
 
-static const dcpi_cli_flag_t flags[] = {
-    {"-cutoff", "PCT", "leave out blocks with less than PCT % of the procedure's samples", NULL},
-    {"-dot", NULL, "write Graphviz dot instead of text", NULL},
-    {"-o", "FILE", "write to FILE ('-': standard output; FILE.svg: the dot rendered by dot -Tsvg)",
-     "--output"},
-    {"-e", "EVENT", "the event whose samples are used (default: cpu-clock, else the first)",
-     "-s -event --event"},
-    {"-model", "M", "cost of a block: latency (per instruction class, default) or insns", NULL},
-    {"-image", "FILE", "the image file to read (the image operand may then be omitted)", "-p"},
-    {NULL, NULL, NULL, NULL},
-};
-
 typedef struct opts {
     dcpi_cfg_popts_t po;
     int dot;
@@ -44,21 +32,45 @@ typedef struct opts {
 } opts_t;
 
 typedef struct ctx {
-    dcpi_cli_t cli;
     opts_t o;
     const char *proc_arg, *image_arg;
-    dcpi_profset_t *set;
     dcpi_lstsel_t sel;
     dcpi_cfg_t *g;
 } ctx_t;
 
-static void ctx_free(ctx_t *c)
+static ctx_t ctx = {.o = {.model = DCPI_CFG_LATENCY}};
+
+static void ctx_free(void *arg)
 {
+    ctx_t *c = arg;
     dcpi_cfg_free(c->g);
     dcpi_lstsel_free(&c->sel);
-    dcpi_profset_free(c->set);
-    dcpi_cli_free(&c->cli);
 }
+
+/* -model: latency or insns. */
+static int set_model(void *dst, const char *v)
+{
+    if (strcmp(v, "latency") && strcmp(v, "insns")) {
+        fprintf(stderr, TOOL ": -model wants latency or insns, not '%s'\n", v);
+        return 2;
+    }
+    *(enum dcpi_cfg_model *)dst = !strcmp(v, "insns") ? DCPI_CFG_INSNS : DCPI_CFG_LATENCY;
+    return 0;
+}
+
+static const dcpi_cli_flag_t flags[] = {
+    DCPI_OPT_DOUBLE("-cutoff", "PCT", &ctx.o.po.cutoff, 0, 100,
+                    "leave out blocks with less than PCT % of the procedure's samples"),
+    DCPI_OPT_BOOL("-dot", &ctx.o.dot, "write Graphviz dot instead of text"),
+    {"-o", "FILE", "write to FILE ('-': standard output; FILE.svg: the dot rendered by dot -Tsvg)",
+     "--output", DCPI_CLI_STR, DCPI_CLI_DST(const char *, &ctx.o.out), 0, 0, NULL},
+    DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &ctx.o.event,
+                   "the event whose samples are used (default: cpu-clock, else the first)"),
+    DCPI_OPT_CALL("-model", "M", set_model, &ctx.o.model,
+                  "cost of a block: latency (per instruction class, default) or insns"),
+    DCPI_OPT_IMAGE(&ctx.o.pfile),
+    DCPI_OPT_END,
+};
 
 static int is_svg(const char *path)
 {
@@ -68,53 +80,18 @@ static int is_svg(const char *path)
 
 /* ---- flags ---- */
 
-static int parse_opt(void *arg, const char *f, const char *v)
+/* -o FILE.svg implies -dot; the operands. */
+static int check(dcpi_cli_t *cli, void *arg)
 {
-    opts_t *o = arg;
-    double d = 0;
-    if (!strcmp(f, "-cutoff")) {
-        if (dcpi_cli_flag_number(TOOL, f, v, 0, 100, &d))
-            return 2;
-        o->po.cutoff = d;
-    } else if (!strcmp(f, "-dot")) {
-        o->dot = 1;
-    } else if (!strcmp(f, "-o")) {
-        o->out = v;
-    } else if (!strcmp(f, "-e")) {
-        o->event = v;
-    } else if (!strcmp(f, "-image")) {
-        o->pfile = v;
-    } else if (!strcmp(f, "-model")) {
-        if (strcmp(v, "latency") && strcmp(v, "insns")) {
-            fprintf(stderr, TOOL ": -model wants latency or insns, not '%s'\n", v);
-            return 2;
-        }
-        o->model = !strcmp(v, "insns") ? DCPI_CFG_INSNS : DCPI_CFG_LATENCY;
-    }
-    return 0;
-}
-
-static int parse_opts(ctx_t *c)
-{
-    opts_t *o = &c->o;
-    *o = (opts_t){.model = DCPI_CFG_LATENCY};
-    if (dcpi_cli_each(&c->cli, parse_opt, o))
-        return 2;
-    o->dot |= is_svg(o->out);
-    int want = o->pfile ? 1 : 2;
-    if (c->cli.nargs < 1 || c->cli.nargs > 2 || (c->cli.nargs != want && !o->pfile)) {
-        fprintf(stderr, TOOL ": expected a procedure and an image (try -h)\n");
-        return 2;
-    }
-    c->proc_arg = c->cli.args[0];
-    c->image_arg = c->cli.nargs > 1 ? c->cli.args[1] : o->pfile;
-    return 0;
+    ctx_t *c = arg;
+    c->o.dot |= is_svg(c->o.out);
+    return dcpi_cli_proc_image(cli, c->o.pfile, &c->proc_arg, &c->image_arg);
 }
 
 /* ---- main flow ---- */
 
 /* The event column of the listing: -e, else cpu-clock, else the first; -1 after a message. */
-static long pick_event(const ctx_t *c)
+static long pick_event(const dcpi_cli_t *cli, const ctx_t *c)
 {
     const dcpi_listing_t *ls = c->sel.ls;
     const char *want = c->o.event ? c->o.event : "cpu-clock";
@@ -130,19 +107,16 @@ static long pick_event(const ctx_t *c)
         fprintf(stderr, TOOL ": no samples of event '%s' in %s (events there: %s)\n", want,
                 c->sel.path, have);
     } else
-        fprintf(stderr, TOOL ": no samples of %s in epoch %s\n", c->sel.path, c->cli.epoch);
+        fprintf(stderr, TOOL ": no samples of %s in epoch %s\n", c->sel.path, cli->epoch);
     return -1;
 }
 
-static int prepare(ctx_t *c)
+static int prepare(dcpi_cli_t *cli, dcpi_profset_t *set, ctx_t *c)
 {
     char err[DCPI_ERRLEN] = "";
     dcpi_lstsel_t *s = &c->sel;
-    *s = (dcpi_lstsel_t){.tool = TOOL,
-                         .set = c->set,
-                         .db = c->cli.db,
-                         .epoch = c->cli.epoch,
-                         .platform = c->cli.platform};
+    *s = (dcpi_lstsel_t){
+        .tool = TOOL, .set = set, .db = cli->db, .epoch = cli->epoch, .platform = cli->platform};
     int rc = dcpi_lstsel_open(s, c->proc_arg, c->image_arg, c->o.pfile, err);
     if (rc == 0)
         rc = dcpi_lstsel_build(s, err);
@@ -155,7 +129,7 @@ static int prepare(ctx_t *c)
         fprintf(stderr, TOOL ": %s has no instructions\n", s->proc);
         return 1;
     }
-    long e = pick_event(c);
+    long e = pick_event(cli, c);
     if (e < 0)
         return 1;
     if (dcpi_cfg_build(s->ls, (size_t)e, dcpi_cfg_symtab_noreturn, s->st, &c->g) < 0) {
@@ -242,34 +216,15 @@ static int emit(ctx_t *c)
     return rc;
 }
 
-static int run(ctx_t *c)
+static int run(dcpi_cli_t *cli, dcpi_profset_t *set, void *arg)
 {
-    char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_cli_load(&c->cli, &c->set, err);
-    if (rc < 0)
-        return dcpi_cli_exit(rc, err);
-    rc = prepare(c);
-    return rc ? rc : emit(c);
+    int rc = prepare(cli, set, arg);
+    return rc ? rc : emit(arg);
 }
 
 int main(int argc, char **argv)
 {
-    ctx_t c = {.cli = {.tool = TOOL,
-                       .strict_flag = 1,
-                       .operands = "procedure image",
-                       .flags = flags,
-                       .process_flags = 1,
-                       .multi_epoch = 1,
-                       .fleet_flags = 1}};
-    char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
-    if (rc == 0) {
-        rc = parse_opts(&c);
-        if (rc == 0)
-            rc = run(&c);
-    } else {
-        rc = dcpi_cli_exit(rc, err);
-    }
-    ctx_free(&c);
-    return dcpi_cli_status(rc); /* 3: damaged files were skipped */
+    dcpi_cli_t cli = DCPI_CLI_READER(TOOL, "procedure image", flags);
+    dcpi_cli_main_t m = {.check = check, .run = run, .done = ctx_free, .load = DCPI_CLI_LOAD_EXIT};
+    return dcpi_cli_main(&cli, argc, argv, &m, &ctx);
 }

@@ -26,9 +26,11 @@
 
 #define TOOL "dcpicat"
 
+static int no_header;
+
 static const dcpi_cli_flag_t flags[] = {
-    {"-no_header", NULL, "print only the address rows", NULL},
-    {NULL, NULL, NULL, NULL},
+    DCPI_OPT_BOOL("-no_header", &no_header, "print only the address rows"),
+    DCPI_OPT_END,
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -161,9 +163,19 @@ static int cat_files(const dcpi_cli_t *cli, bool header)
     return status;
 }
 
+/* The files named, or the usage error without them. */
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
+{
+    if (cli->nargs == 0) {
+        fprintf(stderr, TOOL ": no profile files given: name one or more .prof, .vprof or .procs "
+                             "or .stk files (try -h)\n");
+        return 2;
+    }
+    return cat_files(cli, !no_header);
+}
+
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN] = "";
     dcpi_cli_t cli = {.tool = TOOL,
                       .operands = "FILE...",
                       .flags = flags,
@@ -172,19 +184,5 @@ int main(int argc, char **argv)
                           "Prints dcpi profile files (dcpiformat(5): .prof PC profiles, .vprof "
                           "value profiles,\n.procs per-process splits; .stk stack profiles) as "
                           "text."};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0)
-        return dcpi_cli_exit(rc, err);
-    bool header = true;
-    for (int i = 0; i < cli.nopts; i++)
-        if (!strcmp(cli.opts[i], "-no_header"))
-            header = false;
-    int status = 2;
-    if (cli.nargs == 0)
-        fprintf(stderr, TOOL ": no profile files given: name one or more .prof, .vprof or .procs "
-                             "or .stk files (try -h)\n");
-    else
-        status = cat_files(&cli, header);
-    dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_main(&cli, argc, argv, &(dcpi_cli_main_t){.run = run, .raw_status = 1}, NULL);
 }

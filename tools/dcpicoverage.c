@@ -16,20 +16,6 @@
 
 #define TOOL "dcpicoverage"
 
-static const dcpi_cli_flag_t flags[] = {
-    {"-epoch", "E", "an epoch (name, latest, latest-N, all or A..B); repeatable, default latest",
-     NULL},
-    {"-epochs", "all|E1,E2,...", "sum the samples of every epoch, or of those (-epoch repeats too)",
-     NULL},
-    {"-e", "EVENT", "count samples of EVENT (default: the event with the most samples)",
-     "-s -event --event"},
-    {"-summary", NULL, "the counts only, without the never-sampled ranges", NULL},
-    {"-csl", NULL, "comma-separated output: one table, its first column says what a row is", NULL},
-    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
-     NULL},
-    {NULL, NULL, NULL, NULL},
-};
-
 /* Everything one run holds; released by ctx_free. */
 typedef struct ctx {
     dcpi_cli_t cli;
@@ -45,8 +31,11 @@ typedef struct ctx {
     char noproc[DCPI_ERRLEN]; /* the last epoch without -pid/-comm's samples: why */
 } ctx_t;
 
-static void ctx_free(ctx_t *c)
+static ctx_t ctx;
+
+static void ctx_free(void *arg)
 {
+    ctx_t *c = arg;
     dcpi_srclines_free(c->sl);
     dcpi_cov_free(&c->cv);
     for (size_t i = 0; i < c->nsets; i++) {
@@ -58,7 +47,6 @@ static void ctx_free(ctx_t *c)
     for (size_t i = 0; i < c->nspecs; i++)
         free(c->specs[i]);
     free(c->specs);
-    dcpi_cli_free(&c->cli);
 }
 
 static int add_spec(ctx_t *c, const char *v, size_t len)
@@ -87,34 +75,44 @@ static int add_specs(ctx_t *c, const char *v, int list)
     return 0;
 }
 
-static int parse_opt(void *arg, const char *f, const char *v)
+/* -epoch E and -epochs E1,E2,... (list: 1). 0, or an exit status after the message. */
+static int set_specs(const char *flag, const char *v, int list)
 {
-    ctx_t *c = arg;
-    if (!strcmp(f, "-csl"))
-        c->csl = 1;
-    else if (!strcmp(f, "-summary"))
-        c->summary = 1;
-    else if (!strcmp(f, "-e"))
-        c->event = v;
-    else if (!strcmp(f, "-m"))
-        c->mapfile = v;
-    else if (!strcmp(f, "-epoch") || !strcmp(f, "-epochs")) {
-        if (!*v) {
-            fprintf(stderr, TOOL ": flag '%s' needs a non-empty argument (try -h)\n", f);
-            return 2;
-        }
-        if (add_specs(c, v, !strcmp(f, "-epochs")) < 0)
-            return 1;
+    if (!*v) {
+        fprintf(stderr, TOOL ": flag '%s' needs a non-empty argument (try -h)\n", flag);
+        return 2;
     }
-    return 0;
+    return add_specs(&ctx, v, list) < 0 ? 1 : 0;
 }
 
-static int parse_opts(ctx_t *c)
+static int set_epoch(void *dst, const char *v)
 {
-    int rc = dcpi_cli_each(&c->cli, parse_opt, c);
-    if (rc)
-        return rc;
-    if (c->cli.nargs < 1 || c->cli.nargs > 2) {
+    return set_specs("-epoch", v, 0);
+}
+
+static int set_epochs(void *dst, const char *v)
+{
+    return set_specs("-epochs", v, 1);
+}
+
+static const dcpi_cli_flag_t flags[] = {
+    DCPI_OPT_CALL("-epoch", "E", set_epoch, NULL,
+                  "an epoch (name, latest, latest-N, all or A..B); repeatable, default latest"),
+    DCPI_OPT_CALL("-epochs", "all|E1,E2,...", set_epochs, NULL,
+                  "sum the samples of every epoch, or of those (-epoch repeats too)"),
+    DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &ctx.event,
+                   "count samples of EVENT (default: the event with the most samples)"),
+    DCPI_OPT_BOOL("-summary", &ctx.summary, "the counts only, without the never-sampled ranges"),
+    DCPI_OPT_BOOL("-csl", &ctx.csl,
+                  "comma-separated output: one table, its first column says what a row is"),
+    DCPI_OPT_MAPFILE(&ctx.mapfile),
+    DCPI_OPT_END,
+};
+
+/* The operands: an image, or a procedure and its image. */
+static int check(dcpi_cli_t *cli, void *arg)
+{
+    if (cli->nargs < 1 || cli->nargs > 2) {
         fprintf(stderr, TOOL ": give an image, or a procedure and its image (try -h)\n");
         return 2;
     }
@@ -254,29 +252,21 @@ static int report(ctx_t *c)
     return 0;
 }
 
-static int run(ctx_t *c)
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
 {
+    ctx_t *c = arg;
     int status = load_sets(c);
     return status ? status : report(c);
 }
 
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN];
-    ctx_t c = {.cli = {.tool = TOOL,
-                       .strict_flag = 1,
-                       .operands = "[procedure] image",
-                       .flags = flags,
-                       .process_flags = 1,
-                       .fleet_flags = 1}};
-    int rc = dcpi_cli_parse(&c.cli, argc, argv, err);
-    if (rc != 0) {
-        ctx_free(&c);
-        return dcpi_cli_exit(rc, err);
-    }
-    int status = parse_opts(&c);
-    if (status == 0)
-        status = run(&c);
-    ctx_free(&c);
-    return dcpi_cli_status(status); /* 3: damaged files were skipped */
+    ctx.cli = (dcpi_cli_t){.tool = TOOL,
+                           .strict_flag = 1,
+                           .operands = "[procedure] image",
+                           .flags = flags,
+                           .process_flags = 1,
+                           .fleet_flags = 1};
+    dcpi_cli_main_t m = {.check = check, .run = run, .done = ctx_free};
+    return dcpi_cli_main(&ctx.cli, argc, argv, &m, &ctx);
 }

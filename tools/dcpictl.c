@@ -11,13 +11,23 @@
 #include "core/store/db.h"
 #include "dcpi/api.h"
 
+typedef struct opts {
+    const char *plat, *url, *keep, *cluster;
+    int json;
+} opts_t;
+
+static opts_t o;
+
 static const dcpi_cli_flag_t flags[] = {
-    {"-platform", "P", "the daemon of platform P (default: this host's)", NULL},
-    {"-fleet", "URL", "talk to the fleet store at URL instead: init, expire, status", NULL},
-    {"-fleet-keep", "DAYS", "init: days the fleet store keeps (default 0: forever)", NULL},
-    {"-cluster", "NAME", "init: also Distributed tables over the server's cluster NAME", NULL},
-    {"-json", NULL, "status, epochs: one JSON object (see dcpictl(1))", NULL},
-    {NULL, NULL, NULL, NULL},
+    DCPI_OPT_STR("-platform", "P", &o.plat, "the daemon of platform P (default: this host's)"),
+    DCPI_OPT_STR("-fleet", "URL", &o.url,
+                 "talk to the fleet store at URL instead: init, expire, status"),
+    DCPI_OPT_STR("-fleet-keep", "DAYS", &o.keep,
+                 "init: days the fleet store keeps (default 0: forever)"),
+    DCPI_OPT_STR("-cluster", "NAME", &o.cluster,
+                 "init: also Distributed tables over the server's cluster NAME"),
+    DCPI_OPT_BOOL("-json", &o.json, "status, epochs: one JSON object (see dcpictl(1))"),
+    DCPI_OPT_END,
 };
 
 static void print_line(void *arg, const char *text)
@@ -65,30 +75,40 @@ static int fleet(const dcpi_cli_t *cli, const char *url, const char *keep, const
     return 0;
 }
 
-typedef struct opts {
-    const char *plat, *url, *keep, *cluster;
-    int json;
-} opts_t;
-
-static int parse_opt(void *arg, const char *f, const char *v)
+/* A command to the daemon, or epochs; with -fleet, to the fleet store. */
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
 {
-    opts_t *o = arg;
-    if (!strcmp(f, "-platform"))
-        o->plat = v;
-    else if (!strcmp(f, "-fleet"))
-        o->url = v;
-    else if (!strcmp(f, "-fleet-keep"))
-        o->keep = v;
-    else if (!strcmp(f, "-cluster"))
-        o->cluster = v;
-    else if (!strcmp(f, "-json"))
-        o->json = 1;
-    return 0;
+    char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
+    int rc = 0;
+    const char *db = dcpi_db_default(cli->db_arg);
+    if (o.url)
+        return fleet(cli, o.url, o.keep, o.cluster);
+    int status = check_command(cli);
+    if (status == 0 && o.plat) {
+        snprintf(platform, sizeof platform, "%s", o.plat);
+    } else if (status == 0 && dcpi_db_platform(db, platform, err) < 0) {
+        fprintf(stderr, "dcpictl: %s\n", err);
+        status = 1;
+    }
+    if (status == 0 && o.json && strcmp(cli->args[0], "epochs") && strcmp(cli->args[0], "status")) {
+        fprintf(stderr, "dcpictl: -json is for status and epochs, not '%s'\n", cli->args[0]);
+        status = 2;
+    }
+    if (status == 0 && strcmp(cli->args[0], "epochs") == 0)
+        rc = dcpi_control_epochs(db, platform, o.json, stdout, err);
+    else if (status == 0 && o.json)
+        rc = dcpi_control_status_json(db, platform, stdout, err);
+    else if (status == 0)
+        rc = dcpi_control_request(db, platform, cli->args[0], print_line, NULL, err);
+    if (status == 0 && rc < 0) {
+        fprintf(stderr, "dcpictl: %s\n", err);
+        status = 1;
+    }
+    return status;
 }
 
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN] = "", platform[DCPI_NAMELEN];
     dcpi_cli_t cli = {.tool = "dcpictl",
                       .operands = "flush|epoch|quit|status|epochs",
                       .flags = flags,
@@ -98,39 +118,5 @@ int main(int argc, char **argv)
                                 "daemon), status (print the daemon's counters),\nepochs (list the "
                                 "platform's epochs: start, end, samples, lost, size on disk,\n"
                                 "state; from the database, no daemon needed)."};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0)
-        return dcpi_cli_exit(rc, err);
-    const char *db = dcpi_db_default(cli.db_arg);
-    opts_t o = {0};
-    dcpi_cli_each(&cli, parse_opt, &o);
-    const char *plat = o.plat, *url = o.url, *keep = o.keep, *cluster = o.cluster;
-    if (url) {
-        int st = fleet(&cli, url, keep, cluster);
-        dcpi_cli_free(&cli);
-        return st;
-    }
-    int status = check_command(&cli);
-    if (status == 0 && plat) {
-        snprintf(platform, sizeof platform, "%s", plat);
-    } else if (status == 0 && dcpi_db_platform(db, platform, err) < 0) {
-        fprintf(stderr, "dcpictl: %s\n", err);
-        status = 1;
-    }
-    if (status == 0 && o.json && strcmp(cli.args[0], "epochs") && strcmp(cli.args[0], "status")) {
-        fprintf(stderr, "dcpictl: -json is for status and epochs, not '%s'\n", cli.args[0]);
-        status = 2;
-    }
-    if (status == 0 && strcmp(cli.args[0], "epochs") == 0)
-        rc = dcpi_control_epochs_ex(db, platform, o.json, stdout, err);
-    else if (status == 0 && o.json)
-        rc = dcpi_control_status_json(db, platform, stdout, err);
-    else if (status == 0)
-        rc = dcpi_control_request(db, platform, cli.args[0], print_line, NULL, err);
-    if (status == 0 && rc < 0) {
-        fprintf(stderr, "dcpictl: %s\n", err);
-        status = 1;
-    }
-    dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_main(&cli, argc, argv, &(dcpi_cli_main_t){.run = run, .raw_status = 1}, NULL);
 }

@@ -17,26 +17,6 @@
 
 #define TOOL "dcpidiff"
 
-static const dcpi_cli_flag_t flags[] = {
-    {"-i", NULL, "one row per image instead of per procedure", NULL},
-    {"-source", "PROC", "one row per source line of procedure PROC (one image operand)", NULL},
-    {"-asm", "PROC", "one row per instruction of PROC (same build in both sets)", NULL},
-    {"-vprof", "PROC", "one row per value of PROC's value hotlists (same build in both sets)",
-     NULL},
-    {"-vtrace", "NAME", "-vprof: only the value profile NAME (e.g. vp-classic)", NULL},
-    {"-within", NULL, "-source/-asm: shares of the procedure's samples, not of the set's", NULL},
-    {"-e", "EVENT", "compare EVENT (default: the event with the most samples in set A)",
-     "-s -event --event"},
-    {"-threshold", "P", "significance level of the adjusted p-values (default 0.001)", NULL},
-    {"-all", NULL, "print the rows within the noise too", NULL},
-    {"-keep", "PCT", "print rows until they hold PCT % of the sum of the absolute differences",
-     NULL},
-    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
-    {"-json", NULL, "one JSON object (schema dcpidiff/1, see dcpidiff(1))", NULL},
-    {"-wide", NULL, "print long names whole (they are cut to 50 columns)", NULL},
-    {NULL, NULL, NULL, NULL},
-};
-
 typedef struct opts {
     int by_image;
     enum dcpi_diff_view view;
@@ -47,61 +27,84 @@ typedef struct opts {
     dcpi_diff_popts_t p;
 } opts_t;
 
+static opts_t opts = {.p = {.alpha = 0.001, .keep = 100.0}};
+
 static int bad_number(const char *flag, const char *what, const char *v)
 {
     fprintf(stderr, TOOL ": %s wants %s, not '%s'\n", flag, what, v);
     return 2;
 }
 
-static int set_view(opts_t *o, enum dcpi_diff_view v, const char *proc)
+static int set_view(enum dcpi_diff_view v, const char *proc)
 {
-    if (o->proc) {
+    if (opts.proc) {
         fprintf(stderr, TOOL ": -source, -asm and -vprof exclude each other\n");
         return 2;
     }
-    o->view = v;
-    o->proc = proc;
+    opts.view = v;
+    opts.proc = proc;
     return 0;
 }
 
-static int parse_opt(void *arg, const char *f, const char *v)
+static int set_source(void *dst, const char *v)
+{
+    return set_view(DCPI_DIFF_SOURCE, v);
+}
+
+static int set_asm(void *dst, const char *v)
+{
+    return set_view(DCPI_DIFF_ASM, v);
+}
+
+static int set_vprof(void *dst, const char *v)
+{
+    return set_view(DCPI_DIFF_VPROF, v);
+}
+
+static int set_threshold(void *dst, const char *v)
+{
+    if (dcpi_cli_number(v, 0.0, 1.0, dst) < 0 || *(double *)dst <= 0.0)
+        return bad_number("-threshold", "a significance level above 0 and at most 1", v);
+    return 0;
+}
+
+static int set_keep(void *dst, const char *v)
+{
+    if (dcpi_cli_number(v, 0.0, 100.0, dst) < 0)
+        return bad_number("-keep", "a percentage from 0 to 100", v);
+    return 0;
+}
+
+static const dcpi_cli_flag_t flags[] = {
+    DCPI_OPT_BOOL("-i", &opts.by_image, "one row per image instead of per procedure"),
+    DCPI_OPT_CALL("-source", "PROC", set_source, NULL,
+                  "one row per source line of procedure PROC (one image operand)"),
+    DCPI_OPT_CALL("-asm", "PROC", set_asm, NULL,
+                  "one row per instruction of PROC (same build in both sets)"),
+    DCPI_OPT_CALL("-vprof", "PROC", set_vprof, NULL,
+                  "one row per value of PROC's value hotlists (same build in both sets)"),
+    DCPI_OPT_STR("-vtrace", "NAME", &opts.vpname,
+                 "-vprof: only the value profile NAME (e.g. vp-classic)"),
+    DCPI_OPT_BOOL("-within", &opts.within,
+                  "-source/-asm: shares of the procedure's samples, not of the set's"),
+    DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &opts.event,
+                   "compare EVENT (default: the event with the most samples in set A)"),
+    DCPI_OPT_CALL("-threshold", "P", set_threshold, &opts.p.alpha,
+                  "significance level of the adjusted p-values (default 0.001)"),
+    DCPI_OPT_BOOL("-all", &opts.p.all, "print the rows within the noise too"),
+    DCPI_OPT_CALL("-keep", "PCT", set_keep, &opts.p.keep,
+                  "print rows until they hold PCT % of the sum of the absolute differences"),
+    DCPI_OPT_BOOL("-csl", &opts.p.csl,
+                  "comma-separated output: a line of column names, then one line per row"),
+    DCPI_OPT_BOOL("-json", &opts.p.json, "one JSON object (schema dcpidiff/1, see dcpidiff(1))"),
+    DCPI_OPT_BOOL("-wide", &opts.p.wide, "print long names whole (they are cut to 50 columns)"),
+    DCPI_OPT_END,
+};
+
+/* The operands and the flags that go together; what a row is. */
+static int check(dcpi_cli_t *cli, void *arg)
 {
     opts_t *o = arg;
-    if (!strcmp(f, "-i"))
-        o->by_image = 1;
-    else if (!strcmp(f, "-source"))
-        return set_view(o, DCPI_DIFF_SOURCE, v);
-    else if (!strcmp(f, "-asm"))
-        return set_view(o, DCPI_DIFF_ASM, v);
-    else if (!strcmp(f, "-vprof"))
-        return set_view(o, DCPI_DIFF_VPROF, v);
-    else if (!strcmp(f, "-vtrace"))
-        o->vpname = v;
-    else if (!strcmp(f, "-within"))
-        o->within = 1;
-    else if (!strcmp(f, "-e"))
-        o->event = v;
-    else if (!strcmp(f, "-all"))
-        o->p.all = 1;
-    else if (!strcmp(f, "-json"))
-        o->p.json = 1;
-    else if (!strcmp(f, "-csl"))
-        o->p.csl = 1;
-    else if (!strcmp(f, "-wide"))
-        o->p.wide = 1;
-    else if (!strcmp(f, "-threshold") &&
-             (dcpi_cli_number(v, 0.0, 1.0, &o->p.alpha) < 0 || o->p.alpha <= 0.0))
-        return bad_number(f, "a significance level above 0 and at most 1", v);
-    else if (!strcmp(f, "-keep") && dcpi_cli_number(v, 0.0, 100.0, &o->p.keep) < 0)
-        return bad_number(f, "a percentage from 0 to 100", v);
-    return 0;
-}
-
-static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
-{
-    *o = (opts_t){.p = {.alpha = 0.001, .keep = 100.0}};
-    if (dcpi_cli_each(cli, parse_opt, o))
-        return 2;
     if (cli->nargs < 2) {
         fprintf(stderr, TOOL ": expected two sets, SET_A SET_B (try -h)\n");
         return 2;
@@ -287,8 +290,9 @@ static int compare(side_t sd[2], const dcpi_cli_t *cli, const opts_t *o)
     return rc < 0 ? 1 : fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int run(const dcpi_cli_t *cli, const opts_t *o)
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
 {
+    const opts_t *o = arg;
     side_t sd[2] = {{.label = "A"}, {.label = "B"}};
     int status = load_side(&sd[0], cli, cli->args[0]);
     if (status == 0)
@@ -315,7 +319,6 @@ static int run(const dcpi_cli_t *cli, const opts_t *o)
 
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL,
                       .strict_flag = 1,
                       .operands = "SET_A SET_B [image-names...]   (SET: DB, DB@EPOCH or @EPOCH; "
@@ -323,13 +326,5 @@ int main(int argc, char **argv)
                       .flags = flags,
                       .process_flags = 1,
                       .fleet_flags = 1};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0)
-        return dcpi_cli_exit(rc, err);
-    opts_t o;
-    int status = parse_opts(&cli, &o);
-    if (status == 0)
-        status = run(&cli, &o);
-    dcpi_cli_free(&cli);
-    return dcpi_cli_status(status); /* 3: damaged files were skipped */
+    return dcpi_cli_main(&cli, argc, argv, &(dcpi_cli_main_t){.check = check, .run = run}, &opts);
 }

@@ -16,48 +16,35 @@
 
 #define TOOL "dcpiimport"
 
+static dcpi_import_opts_t o = {.tool = TOOL, .event = "cpu-clock", .new_epoch = NULL};
+
 static const dcpi_cli_flag_t flags[] = {
-    {"-format", "FMT", "gperftools or gmon", NULL},
-    {"-image", "PATH",
-     "the program file (gmon: required; gperftools: replaces the mapped "
-     "object with the same basename, and takes PCs outside every mapping)",
-     NULL},
-    {"-epoch", "NAME", "name of the new epoch (default: the current UTC minute)", NULL},
-    {"-e", "EVENT", "event name given to the samples (default cpu-clock)", "-s -event --event"},
-    {NULL, NULL, NULL, NULL},
+    DCPI_OPT_STR("-format", "FMT", &o.format, "gperftools or gmon"),
+    DCPI_OPT_STR("-image", "PATH", &o.image,
+                 "the program file (gmon: required; gperftools: replaces the mapped "
+                 "object with the same basename, and takes PCs outside every mapping)"),
+    DCPI_OPT_STR("-epoch", "NAME", &o.new_epoch,
+                 "name of the new epoch (default: the current UTC minute)"),
+    DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &o.event,
+                   "event name given to the samples (default cpu-clock)"),
+    DCPI_OPT_END,
 };
 
-static int parse_opt(void *arg, const char *f, const char *v)
+/* The format, the flags it needs, the one input file. */
+static int check(dcpi_cli_t *cli, void *arg)
 {
-    dcpi_import_opts_t *o = arg;
-    if (!strcmp(f, "-format"))
-        o->format = v;
-    else if (!strcmp(f, "-image"))
-        o->image = v;
-    else if (!strcmp(f, "-e"))
-        o->event = v;
-    else if (!strcmp(f, "-epoch"))
-        o->new_epoch = v;
-    return 0;
-}
-
-static int parse_opts(const dcpi_cli_t *cli, dcpi_import_opts_t *o)
-{
-    *o = (dcpi_import_opts_t){.tool = TOOL, .event = "cpu-clock", .new_epoch = NULL};
-    dcpi_cli_each(cli, parse_opt, o);
-    if (!o->format) {
+    if (!o.format) {
         fprintf(stderr, TOOL ": -format is required: gperftools or gmon\n");
         return 2;
     }
-    if (strcmp(o->format, "gperftools") && strcmp(o->format, "gmon")) {
+    if (strcmp(o.format, "gperftools") && strcmp(o.format, "gmon")) {
         fprintf(stderr, TOOL ": -format %s: cannot import this format; use gperftools or gmon%s\n",
-                o->format,
-                !strcmp(o->format, "pprof")
-                    ? " (pprof profiles are written by dcpiexport, not read)"
-                    : "");
+                o.format,
+                !strcmp(o.format, "pprof") ? " (pprof profiles are written by dcpiexport, not read)"
+                                           : "");
         return 2;
     }
-    if (!strcmp(o->format, "gmon") && !o->image) {
+    if (!strcmp(o.format, "gmon") && !o.image) {
         fprintf(stderr, TOOL ": -format gmon needs -image PROGRAM (try -h)\n");
         return 2;
     }
@@ -65,12 +52,13 @@ static int parse_opts(const dcpi_cli_t *cli, dcpi_import_opts_t *o)
         fprintf(stderr, TOOL ": one input FILE is required (try -h)\n");
         return 2;
     }
-    o->file = cli->args[0];
+    o.file = cli->args[0];
     return 0;
 }
 
-static int run(dcpi_cli_t *cli, const dcpi_import_opts_t *o)
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
 {
+    const dcpi_import_opts_t *o = arg;
     char err[DCPI_ERRLEN] = "", plat[DCPI_NAMELEN], epoch[DCPI_NAMELEN];
     const char *db = dcpi_db_default(cli->db_arg);
     dcpi_import_t im = {.o = o};
@@ -93,17 +81,7 @@ static int run(dcpi_cli_t *cli, const dcpi_import_opts_t *o)
 
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN];
     dcpi_cli_t cli = {.tool = TOOL, .operands = "FILE", .flags = flags};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0) {
-        dcpi_cli_free(&cli);
-        return dcpi_cli_exit(rc, err);
-    }
-    dcpi_import_opts_t o;
-    int status = parse_opts(&cli, &o);
-    if (status == 0)
-        status = run(&cli, &o);
-    dcpi_cli_free(&cli);
-    return status;
+    dcpi_cli_main_t m = {.check = check, .run = run, .raw_status = 1};
+    return dcpi_cli_main(&cli, argc, argv, &m, &o);
 }

@@ -13,76 +13,63 @@
 
 #define TOOL "dcpiprof"
 
-static const dcpi_cli_flag_t flags[] = {
-    {"-i", NULL, "one row per image instead of per procedure", NULL},
-    {"-procs", NULL, "one row per process (pid and command) instead of per procedure", NULL},
-    {"-e", "EVENT", "sort by EVENT (default: the event with the most samples)",
-     "-s -event --event"},
-    {"-keep", "PCT", "print rows until the cumulative % of the sort event reaches PCT", NULL},
-    {"-no_header", NULL, "omit the event summary block", NULL},
-    {"-csl", NULL, "comma-separated output: a line of column names, then one line per row", NULL},
-    {"-wide", NULL, "print long procedure names whole (they are cut to 50 columns)", NULL},
-    {"-full_output", NULL, "every row (no -keep cutoff), names whole, full image paths", NULL},
-    {"-json", NULL, "one JSON object (schema dcpiprof/1, see dcpiprof(1)) instead of the table",
-     NULL},
-    {"-m", "MAPFILE", "find images whose recorded path moved by id in MAPFILE (\"ID PATH\" lines)",
-     NULL},
-    {NULL, NULL, NULL, NULL},
-};
-
 typedef struct opts {
-    dcpi_procs_opts_t *o;
-    const char **mapfile;
-    int full;
-    int *json;
+    dcpi_procs_opts_t o;
+    const char *mapfile;
+    int full, json;
 } opts_t;
 
-static int parse_opt(void *arg, const char *f, const char *v)
+static opts_t opts = {.o = {.tool = TOOL, .keep = 100.0}};
+
+/* -keep: a percentage. */
+static int set_keep(void *dst, const char *v)
 {
-    opts_t *p = arg;
-    dcpi_procs_opts_t *o = p->o;
-    if (!strcmp(f, "-i"))
-        o->by_image = 1;
-    else if (!strcmp(f, "-procs"))
-        o->by_process = 1;
-    else if (!strcmp(f, "-no_header"))
-        o->no_header = 1;
-    else if (!strcmp(f, "-csl"))
-        o->csl = 1;
-    else if (!strcmp(f, "-wide"))
-        o->wide = 1;
-    else if (!strcmp(f, "-json"))
-        *p->json = 1;
-    else if (!strcmp(f, "-full_output"))
-        p->full = 1;
-    else if (!strcmp(f, "-m"))
-        *p->mapfile = v;
-    else if (!strcmp(f, "-e"))
-        o->sort_event = v;
-    else if (!strcmp(f, "-keep") && dcpi_cli_number(v, 0.0, 100.0, &o->keep) < 0) {
+    if (dcpi_cli_number(v, 0.0, 100.0, dst) < 0) {
         fprintf(stderr, TOOL ": -keep wants a percentage from 0 to 100, not '%s'\n", v);
         return 2;
     }
     return 0;
 }
 
-static int parse_opts(const dcpi_cli_t *cli, dcpi_procs_opts_t *o, const char **mapfile, int *json)
+static const dcpi_cli_flag_t flags[] = {
+    DCPI_OPT_BOOL("-i", &opts.o.by_image, "one row per image instead of per procedure"),
+    DCPI_OPT_BOOL("-procs", &opts.o.by_process,
+                  "one row per process (pid and command) instead of per procedure"),
+    DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &opts.o.sort_event,
+                   "sort by EVENT (default: the event with the most samples)"),
+    DCPI_OPT_CALL("-keep", "PCT", set_keep, &opts.o.keep,
+                  "print rows until the cumulative % of the sort event reaches PCT"),
+    DCPI_OPT_BOOL("-no_header", &opts.o.no_header, "omit the event summary block"),
+    DCPI_OPT_BOOL("-csl", &opts.o.csl,
+                  "comma-separated output: a line of column names, then one line per row"),
+    DCPI_OPT_BOOL("-wide", &opts.o.wide,
+                  "print long procedure names whole (they are cut to 50 columns)"),
+    DCPI_OPT_BOOL("-full_output", &opts.full,
+                  "every row (no -keep cutoff), names whole, full image paths"),
+    DCPI_OPT_BOOL("-json", &opts.json,
+                  "one JSON object (schema dcpiprof/1, see dcpiprof(1)) instead of the table"),
+    DCPI_OPT_MAPFILE(&opts.mapfile),
+    DCPI_OPT_END,
+};
+
+/* After the flags: -full_output wins over -keep wherever it is given; -procs reads the splits
+ * by process. */
+static int check(dcpi_cli_t *cli, void *arg)
 {
-    *o = (dcpi_procs_opts_t){.tool = TOOL, .keep = 100.0};
-    opts_t p = {.o = o, .mapfile = mapfile, .json = json};
-    if (dcpi_cli_each(cli, parse_opt, &p))
-        return 2;
-    if (p.full) { /* after the loop: -full_output wins over -keep wherever it is given */
-        o->keep = 100.0;
-        o->wide = 1;
+    opts_t *p = arg;
+    if (p->full) {
+        p->o.keep = 100.0;
+        p->o.wide = 1;
     }
+    cli->load_flags = p->o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
     return 0;
 }
 
 /* Filter by the image operands, then print the report. Returns the exit status. */
-static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
-               const char *mapfile, int json)
+static int run(dcpi_cli_t *cli, dcpi_profset_t *set, void *arg)
 {
+    opts_t *p = arg;
+    dcpi_procs_opts_t *o = &p->o;
     char err[DCPI_ERRLEN];
     o->db = cli->db;
     o->epoch = cli->epoch;
@@ -102,14 +89,9 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
     }
     o->epochs = (const char *const *)cli->epochs;
     o->nepochs = cli->fleet_url ? 0 : cli->nepochs;
-    if (dcpi_profset_select(set, cli->args, (size_t)cli->nargs, TOOL, cli->epoch) < 0)
+    if (dcpi_cli_select(cli, set, p->mapfile) != 0)
         return 1;
-    if (mapfile && dcpi_imagemap_use(mapfile, set, TOOL, err) < 0) {
-        fprintf(stderr, TOOL ": %s\n", err);
-        return 1;
-    }
-    dcpi_profset_warn_saturated(set, TOOL);
-    if (json)
+    if (p->json)
         return dcpi_procs_json(set, o, (const char *const *)cli->epochs,
                                cli->fleet_url ? 0 : cli->nepochs, stdout) < 0
                    ? 1
@@ -119,34 +101,7 @@ static int run(dcpi_profset_t *set, const dcpi_cli_t *cli, dcpi_procs_opts_t *o,
 
 int main(int argc, char **argv)
 {
-    char err[DCPI_ERRLEN];
-    dcpi_cli_t cli = {.tool = TOOL,
-                      .strict_flag = 1,
-                      .operands = "[image-names...]",
-                      .flags = flags,
-                      .process_flags = 1,
-                      .fleet_flags = 1,
-                      .multi_epoch = 1};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0) {
-        dcpi_cli_free(&cli);
-        return dcpi_cli_exit(rc, err);
-    }
-    dcpi_procs_opts_t o;
-    const char *mapfile = NULL;
-    int json = 0;
-    int status = parse_opts(&cli, &o, &mapfile, &json);
-    dcpi_profset_t *set = NULL;
-    if (status == 0) {
-        cli.load_flags = o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
-        rc = dcpi_cli_load(&cli, &set, err);
-        if (rc < 0)
-            fprintf(stderr, "%s\n", err); /* database and file errors: exit 1 */
-        status = rc < 0 ? 1 : 0;
-    }
-    if (status == 0)
-        status = run(set, &cli, &o, mapfile, json);
-    dcpi_profset_free(set);
-    dcpi_cli_free(&cli);
-    return dcpi_cli_status(status); /* 3: damaged files were skipped */
+    dcpi_cli_t cli = DCPI_CLI_READER(TOOL, "[image-names...]", flags);
+    dcpi_cli_main_t m = {.check = check, .run = run, .load = 1};
+    return dcpi_cli_main(&cli, argc, argv, &m, &opts);
 }

@@ -13,10 +13,14 @@
 
 #define TOOL "dcpipush"
 
+static const char *host;
+static int quiet;
+
 static const dcpi_cli_flag_t flags[] = {
-    {"-host", "NAME", "label the rows with host NAME (default: this machine's hostname)", NULL},
-    {"-q", NULL, "no line per epoch", NULL},
-    {NULL, NULL, NULL, NULL},
+    DCPI_OPT_STR("-host", "NAME", &host,
+                 "label the rows with host NAME (default: this machine's hostname)"),
+    DCPI_OPT_BOOL("-q", &quiet, "no line per epoch"),
+    DCPI_OPT_END,
 };
 
 static void report(void *arg, const dcpi_fleet_pushed_t *p)
@@ -25,9 +29,28 @@ static void report(void *arg, const dcpi_fleet_pushed_t *p)
         printf("%s: %zu rows %s\n", p->epoch, p->rows, p->sent ? "pushed" : "already in the store");
 }
 
-int main(int argc, char **argv)
+/* The database's epochs to the store at the URL operand. */
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
 {
     char err[DCPI_ERRLEN] = "";
+    if (cli->nargs != 1) {
+        fprintf(stderr, TOOL ": %s (try -h)\n", cli->nargs ? "one URL only" : "missing URL");
+        return 2;
+    }
+    if (host && !*host) {
+        fprintf(stderr, TOOL ": -host wants a name\n");
+        return 2;
+    }
+    if (dcpi_fleet_push_db(cli->args[0], dcpi_db_default(cli->db_arg), host, cli->epoch_spec,
+                           report, &quiet, err) < 0) {
+        fprintf(stderr, TOOL ": %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
     dcpi_cli_t cli = {.tool = TOOL,
                       .operands = "URL",
                       .flags = flags,
@@ -38,29 +61,5 @@ int main(int argc, char **argv)
                           "Credentials: DCPI_FLEET_USER with DCPI_FLEET_PASSWORD\nor "
                           "DCPI_FLEET_PASSWORD_FILE; DCPI_FLEET_CACERT: a CA bundle for "
                           "https."};
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0)
-        return dcpi_cli_exit(rc, err);
-    const char *host = NULL;
-    int quiet = 0, status = 0;
-    for (int i = 0; i < cli.nopts; i++) {
-        if (!strcmp(cli.opts[i], "-q"))
-            quiet = 1;
-        else
-            host = cli.opts[++i];
-    }
-    if (cli.nargs != 1) {
-        fprintf(stderr, TOOL ": %s (try -h)\n", cli.nargs ? "one URL only" : "missing URL");
-        status = 2;
-    } else if (host && !*host) {
-        fprintf(stderr, TOOL ": -host wants a name\n");
-        status = 2;
-    }
-    if (status == 0 && dcpi_fleet_push_db(cli.args[0], dcpi_db_default(cli.db_arg), host,
-                                          cli.epoch_spec, report, &quiet, err) < 0) {
-        fprintf(stderr, TOOL ": %s\n", err);
-        status = 1;
-    }
-    dcpi_cli_free(&cli);
-    return status;
+    return dcpi_cli_main(&cli, argc, argv, &(dcpi_cli_main_t){.run = run, .raw_status = 1}, NULL);
 }

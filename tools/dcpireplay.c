@@ -21,55 +21,48 @@
 
 #define TOOL "dcpireplay"
 
-static const dcpi_cli_flag_t flags[] = {
-    {"-vtrace", "PLUGIN", "value profiler to replay (path or short name; repeatable; required)",
-     NULL},
-    {"-vhot", "N", "hotlist size per instruction (default: the recording's, else 16)", NULL},
-    {"-merge", NULL, "merge into existing value profiles instead of refusing them", NULL},
-    {"-vtimeout", "S", "a plugin whose vp_prof_process runs S seconds is disabled (2)", NULL},
-    {NULL, NULL, NULL, NULL},
-};
-
 typedef struct opts {
-    const char *plugins[64];
-    int nplugins;
+    dcpi_cli_list_t plugins;
     unsigned hotsize;
     unsigned timeout_ms;
     int merge;
 } opts_t;
 
-static int parse_opt(void *arg, const char *f, const char *v)
+#define MAX_PLUGINS 64
+
+static opts_t opts;
+
+/* -vtimeout S into ms. */
+static int set_timeout(void *dst, const char *v)
 {
-    opts_t *o = arg;
-    unsigned long n;
     double s;
-    if (!strcmp(f, "-merge")) {
-        o->merge = 1;
-    } else if (!strcmp(f, "-vhot")) {
-        if (dcpi_cli_flag_uint(TOOL, f, v, 1, DCPI_VSUMMARY_MAX_CAP, &n) != 0)
-            return 2;
-        o->hotsize = (unsigned)n;
-    } else if (!strcmp(f, "-vtimeout")) {
-        if (dcpi_cli_flag_number(TOOL, f, v, 1, 3600, &s) != 0)
-            return 2;
-        o->timeout_ms = (unsigned)(s * 1000);
-    } else if (!strcmp(f, "-vtrace")) {
-        if (o->nplugins == (int)(sizeof o->plugins / sizeof o->plugins[0])) {
-            fprintf(stderr, TOOL ": too many -vtrace plugins (at most %zu)\n",
-                    sizeof o->plugins / sizeof o->plugins[0]);
-            return 2;
-        }
-        o->plugins[o->nplugins++] = v;
-    }
+    if (dcpi_cli_flag_number(TOOL, "-vtimeout", v, 1, 3600, &s) != 0)
+        return 2;
+    *(unsigned *)dst = (unsigned)(s * 1000);
     return 0;
 }
 
-static int parse_opts(const dcpi_cli_t *cli, opts_t *o)
+static const dcpi_cli_flag_t flags[] = {
+    DCPI_OPT_LIST("-vtrace", "PLUGIN", &opts.plugins,
+                  "value profiler to replay (path or short name; repeatable; required)"),
+    DCPI_OPT_UINT("-vhot", "N", &opts.hotsize, 1, DCPI_VSUMMARY_MAX_CAP,
+                  "hotlist size per instruction (default: the recording's, else 16)"),
+    DCPI_OPT_BOOL("-merge", &opts.merge,
+                  "merge into existing value profiles instead of refusing them"),
+    DCPI_OPT_CALL("-vtimeout", "S", set_timeout, &opts.timeout_ms,
+                  "a plugin whose vp_prof_process runs S seconds is disabled (2)"),
+    DCPI_OPT_END,
+};
+
+/* At least one plugin, at most MAX_PLUGINS; no operands. */
+static int check(dcpi_cli_t *cli, void *arg)
 {
-    *o = (opts_t){0};
-    if (dcpi_cli_each(cli, parse_opt, o))
+    const opts_t *o = arg;
+    if (o->plugins.n > MAX_PLUGINS) {
+        fprintf(stderr, TOOL ": too many -vtrace plugins (at most %d)\n", MAX_PLUGINS);
         return 2;
-    if (o->nplugins == 0) {
+    }
+    if (o->plugins.n == 0) {
         fprintf(stderr, TOOL ": at least one -vtrace PLUGIN is required (try -h)\n");
         return 2;
     }
@@ -95,8 +88,8 @@ static int load_plugins(const opts_t *o, dcpi_vp_set_t **set)
         fprintf(stderr, TOOL ": out of memory\n");
         return 1;
     }
-    for (int i = 0; i < o->nplugins; i++) {
-        if (dcpi_vp_load(*set, o->plugins[i], NULL, err) < 0) {
+    for (int i = 0; i < o->plugins.n; i++) {
+        if (dcpi_vp_load(*set, o->plugins.v[i], NULL, err) < 0) {
             fprintf(stderr, TOOL ": %s\n", err);
             return 1;
         }
@@ -174,23 +167,31 @@ static int replay_epoch(dcpi_vp_set_t *set, const opts_t *o, const dcpi_cli_t *c
     return status;
 }
 
+/* The epoch's recordings through the plugins. */
+static int run(dcpi_cli_t *cli, dcpi_profset_t *unused, void *arg)
+{
+    const opts_t *o = arg;
+    char err[DCPI_ERRLEN] = "";
+    dcpi_vp_set_t *set = NULL;
+    int rc, status = 0;
+    if ((rc = dcpi_cli_resolve(cli, err)) < 0)
+        status = dcpi_cli_exit(rc, err);
+    if (status == 0)
+        status = load_plugins(o, &set);
+    if (status == 0)
+        status = replay_epoch(set, o, cli);
+    dcpi_vp_set_free(set);
+    return status;
+}
+
+static void opts_free(void *arg)
+{
+    free(((opts_t *)arg)->plugins.v);
+}
+
 int main(int argc, char **argv)
 {
     dcpi_cli_t cli = {.tool = TOOL, .operands = NULL, .flags = flags};
-    char err[DCPI_ERRLEN] = "";
-    dcpi_vp_set_t *set = NULL;
-    opts_t o;
-    int rc = dcpi_cli_parse(&cli, argc, argv, err);
-    if (rc != 0)
-        return dcpi_cli_exit(rc, err);
-    int status = parse_opts(&cli, &o);
-    if (status == 0 && (rc = dcpi_cli_resolve(&cli, err)) < 0)
-        status = dcpi_cli_exit(rc, err);
-    if (status == 0)
-        status = load_plugins(&o, &set);
-    if (status == 0)
-        status = replay_epoch(set, &o, &cli);
-    dcpi_vp_set_free(set);
-    dcpi_cli_free(&cli);
-    return status;
+    dcpi_cli_main_t m = {.check = check, .run = run, .done = opts_free, .raw_status = 1};
+    return dcpi_cli_main(&cli, argc, argv, &m, &opts);
 }

@@ -272,6 +272,25 @@ static void copy_values(const trace_parser_t *p, unsigned n, int nwanted, va_lis
     }
 }
 
+/* An entry's instruction, pc and contexts into the caller's outputs (each may be NULL). */
+static inline void give_entry(const trace_parser_t *p, const trace_icache_slot_t *s, uint64_t epc,
+                              trace_inst_t *inst, uint64_t *pc, uint64_t *context0,
+                              uint64_t *context1)
+{
+    if (inst != NULL) {
+        *inst = s->inst;
+    }
+    if (pc != NULL) {
+        *pc = epc;
+    }
+    if (context0 != NULL) {
+        *context0 = p->c0;
+    }
+    if (context1 != NULL) {
+        *context1 = p->c1;
+    }
+}
+
 int trace_parser_next(trace_parser_t *p, trace_inst_t *inst, uint64_t *pc, uint64_t *context0,
                       uint64_t *context1, int nwanted, ...)
 {
@@ -320,18 +339,7 @@ int trace_parser_next(trace_parser_t *p, trace_inst_t *inst, uint64_t *pc, uint6
     p->prev_end = epc + s->inst.length;
     p->last = s;
     p->burst_index = p->in_burst_entries++;
-    if (inst != NULL) {
-        *inst = s->inst;
-    }
-    if (pc != NULL) {
-        *pc = epc;
-    }
-    if (context0 != NULL) {
-        *context0 = p->c0;
-    }
-    if (context1 != NULL) {
-        *context1 = p->c1;
-    }
+    give_entry(p, s, epc, inst, pc, context0, context1);
     if (n > 0 && nwanted > 0) {
         va_list ap;
         va_start(ap, nwanted);

@@ -47,11 +47,6 @@ void dcpi__damage_sink(void (*fn)(void *arg, const char *msg), void *arg)
     damage_sink_arg = arg;
 }
 
-int dcpi__damage_strict(void)
-{
-    return damage_strict;
-}
-
 int dcpi__damage_skip(int rc, const char *fmt, ...)
 {
     if (damage_strict)
@@ -74,11 +69,6 @@ int dcpi__damage_skip(int rc, const char *fmt, ...)
 void dcpi__damage_count_one(void)
 {
     damage_n++;
-}
-
-size_t dcpi__damage_count(void)
-{
-    return damage_n;
 }
 
 int dcpi__damage_status(int status)

@@ -23,7 +23,6 @@
  * and whether damage is an error
  * (strict = 1: dcpi__damage_skip returns the error instead of skipping). */
 void dcpi__damage_init(const char *tool, int strict);
-int dcpi__damage_strict(void);
 /* Also hand every warning's message (unescaped, without "TOOL: " and "; skipped") to fn(arg,
  * msg), for a server that shows them in its page; fn NULL: stop. */
 void dcpi__damage_sink(void (*fn)(void *arg, const char *msg), void *arg);
@@ -36,8 +35,6 @@ void dcpi__damage_sink(void (*fn)(void *arg, const char *msg), void *arg);
 int dcpi__damage_skip(int rc, const char *fmt, ...) DCPI_PRINTF(2, 3);
 /* Count damage the caller reported itself (its own warning line; not in -strict mode). */
 void dcpi__damage_count_one(void);
-/* How many files were skipped so far. */
-size_t dcpi__damage_count(void);
 /* A tool's exit status: status, or DCPI_EXIT_SKIPPED when status is 0 and something was
  * skipped. */
 int dcpi__damage_status(int status);

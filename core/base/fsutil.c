@@ -395,6 +395,28 @@ static int next_member(z_stream *z, size_t left)
     return DCPI_EFORMAT;
 }
 
+/* After inflate returned zr: 0 to go on, 1 at the end of the input, or an error (why: what
+ * zlib said, when it said something). */
+static int inflated(z_stream *z, int zr, size_t left, const char **why)
+{
+    if (zr == Z_STREAM_END) {
+        int rc = next_member(z, left);
+        if (rc == DCPI_EFORMAT && why)
+            *why = "data after the end of the gzip stream";
+        return rc;
+    }
+    if (zr == Z_BUF_ERROR && z->avail_in == 0 && left == 0)
+        return DCPI_ETRUNC; /* it wants more input: there is none */
+    if (zr == Z_MEM_ERROR)
+        return DCPI_ENOMEM;
+    if (zr != Z_OK && zr != Z_BUF_ERROR) {
+        if (why)
+            *why = z->msg ? z->msg : "invalid deflate data";
+        return DCPI_EFORMAT;
+    }
+    return 0;
+}
+
 int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const char **why)
 {
     z_stream z = {0};
@@ -429,24 +451,8 @@ int dcpi__gunzip(const void *buf, size_t len, void **out, size_t *outlen, const 
             rc = DCPI_ERANGE;
             break;
         }
-        if (zr == Z_STREAM_END) {
-            rc = next_member(&z, left);
-            if (rc == DCPI_EFORMAT && why)
-                *why = "data after the end of the gzip stream";
-            if (rc != 0)
-                break;
-        } else if (zr == Z_BUF_ERROR && z.avail_in == 0 && left == 0) {
-            rc = DCPI_ETRUNC; /* it wants more input: there is none */
+        if ((rc = inflated(&z, zr, left, why)) != 0)
             break;
-        } else if (zr == Z_MEM_ERROR) {
-            rc = DCPI_ENOMEM;
-            break;
-        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            if (why)
-                *why = z.msg ? z.msg : "invalid deflate data";
-            rc = DCPI_EFORMAT;
-            break;
-        }
     }
     inflateEnd(&z);
     if (rc < 0) {

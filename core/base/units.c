@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dcpi/errno.h"
 
@@ -79,4 +80,11 @@ void dcpi__format_size(uint64_t bytes, char *buf, unsigned len)
     while (v >= 1024 && i < 4)
         v /= 1024, i++;
     snprintf(buf, len, "%.1f%c", v, units[i]);
+}
+
+double dcpi__monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
 }

@@ -1,6 +1,7 @@
 /*
  * units.h - durations and sizes given on command lines: "90s", "10m", "2h", "7d", "1w";
- * "500K", "20M", "1G", "2T" (powers of 1024; a trailing "B" or "iB" is accepted).
+ * "500K", "20M", "1G", "2T" (powers of 1024; a trailing "B" or "iB" is accepted); the monotonic
+ * clock in seconds.
  */
 #ifndef DCPI_CORE_UNITS_H
 #define DCPI_CORE_UNITS_H
@@ -15,5 +16,7 @@ int dcpi__parse_duration(const char *s, int bare_ok, uint64_t *seconds);
 int dcpi__parse_size(const char *s, uint64_t *bytes);
 /* bytes as "512", "1.5K", "20.0M", "3.2G" into buf. */
 void dcpi__format_size(uint64_t bytes, char *buf, unsigned len);
+/* CLOCK_MONOTONIC in seconds (dcpid's timers and durations). */
+double dcpi__monotonic_s(void);
 
 #endif

@@ -157,7 +157,7 @@ static ZydisRegister result_reg(const dcpi_insn_t *insn)
 static int result_value(const dcpi_insn_t *insn, const dcpi_regs_t *regs, uint64_t *v)
 {
     uint64_t flags, m;
-    int rc = dcpi_interp(insn, regs, v, &flags);
+    int rc = dcpi_interp(insn, regs, v, &flags, NULL);
     if (rc == DCPI_ENOTSUP && regs->mem_ok) {
         for (int i = 0; i < insn->zi.operand_count; i++) {
             const ZydisDecodedOperand *op = &insn->ops[i];

@@ -441,7 +441,8 @@ static int do_imul(ictx_t *c)
 
 typedef int (*handler_fn)(ictx_t *c);
 
-static handler_fn handler_of(ZydisMnemonic m)
+/* The handler of the moves, additions and logic (NULL: none of them). */
+static handler_fn handler_of_common(ZydisMnemonic m)
 {
     switch (m) {
     case ZYDIS_MNEMONIC_MOV:
@@ -476,6 +477,15 @@ static handler_fn handler_of(ZydisMnemonic m)
     case ZYDIS_MNEMONIC_XOR:
     case ZYDIS_MNEMONIC_TEST:
         return do_logic;
+    default:
+        return NULL;
+    }
+}
+
+/* The handler of the shifts, multiplications, divisions and bit families (NULL: none). */
+static handler_fn handler_of_bits(ZydisMnemonic m)
+{
+    switch (m) {
     case ZYDIS_MNEMONIC_SHL:
     case ZYDIS_MNEMONIC_SHR:
     case ZYDIS_MNEMONIC_SAR:
@@ -506,8 +516,17 @@ static handler_fn handler_of(ZydisMnemonic m)
     case ZYDIS_MNEMONIC_SHRD:
         return dcpi__interp_shxd;
     default:
-        break;
+        return NULL;
     }
+}
+
+static handler_fn handler_of(ZydisMnemonic m)
+{
+    handler_fn fn = handler_of_common(m);
+    if (!fn)
+        fn = handler_of_bits(m);
+    if (fn)
+        return fn;
     int cc = dcpi_interp_cond_of(m);
     if (cc < 0)
         return NULL;
@@ -610,16 +629,10 @@ static int interp_run(const dcpi_insn_t *insn, const dcpi_regs_t *before, int ha
     return 0;
 }
 
-int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                   uint64_t *new_flags, uint64_t *undefined)
+int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
+                uint64_t *new_flags, uint64_t *undefined)
 {
     return interp_run(insn, before, 0, 0, result, new_flags, undefined);
-}
-
-int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                uint64_t *new_flags)
-{
-    return dcpi_interp_ex(insn, before, result, new_flags, NULL);
 }
 
 int dcpi_interp_mem(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t memval,

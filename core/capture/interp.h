@@ -50,12 +50,10 @@
  * not interpretable from registers alone; DCPI_ERANGE when these inputs fault or leave the result
  * undefined (div/idiv: divisor 0 or quotient out of range, #DE; bsf/bsr of 0; shld/shrd of a
  * 16-bit register by a masked count of 17..31); DCPI_ENOENT when a register it reads (rflags
- * included) was not captured; DCPI_EINVAL for NULL arguments. Outputs are written only on 0. */
+ * included) was not captured; DCPI_EINVAL for NULL arguments. Outputs are written only on 0;
+ * undefined (may be NULL) gets the rflags bits whose new value is undefined. */
 int dcpi_interp(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                uint64_t *new_flags);
-/* The same, also giving the rflags bits whose new value is undefined (may be NULL). */
-int dcpi_interp_ex(const dcpi_insn_t *insn, const dcpi_regs_t *before, uint64_t *result,
-                   uint64_t *new_flags, uint64_t *undefined);
+                uint64_t *new_flags, uint64_t *undefined);
 /* The same for an instruction whose one memory access is a read of one explicit operand (a
  * load, an ALU op or cmp/test with a memory source), given what that operand holds (memval,
  * truncated to its width: read by the backend at the instruction, core/capture/bpfmem.h):

@@ -71,6 +71,8 @@ static void add_totals(dcpi_step_stats_t *st, const step_ring_header_t *h)
         st->hits += atomic_load(&s->hits);
         st->expired += atomic_load(&s->expired);
         st->dropped += atomic_load(&s->dropped);
+        st->handler_ns += atomic_load(&s->handler_ns);
+        st->handler_n += atomic_load(&s->handler_n);
     }
     step_ring_header_t *w = (step_ring_header_t *)h;
     if (!atomic_load(&w->arm_mode))
@@ -272,6 +274,8 @@ static void free_done_slots(dcpi_stepdrain_t *d, ring_t *r)
         d->gone.hits += atomic_exchange(&s->hits, 0);
         d->gone.expired += atomic_exchange(&s->expired, 0);
         d->gone.dropped += atomic_exchange(&s->dropped, 0);
+        d->gone.handler_ns += atomic_exchange(&s->handler_ns, 0);
+        d->gone.handler_n += atomic_exchange(&s->handler_n, 0);
         for (int k = 0; k < STEP_END_COUNT; k++)
             d->gone.end_count[k] += atomic_exchange(&s->end_count[k], 0);
         atomic_store(&s->state, STEP_SLOT_FREE);

@@ -109,6 +109,8 @@ typedef struct step_record {
     uint64_t after[STEP_NREGS];
 } step_record_t;
 
+#define STEP_HANDLER_MAX_NS 1000000ull /* a handler run longer than this was descheduled */
+
 typedef struct step_slot {
     _Atomic uint32_t state; /* STEP_SLOT_* */
     _Atomic uint32_t tid;
@@ -121,9 +123,14 @@ typedef struct step_slot {
     uint8_t pad[8];
     /* arm mode: ticks taken, breakpoints armed, hits recorded, arms left without a hit when
      * their breakpoint was re-targeted (expired), hits not recorded (dropped: their signal came
-     * late, the ring was full, or a hit was lost while another signal of ours was pending) */
+     * late, the ring was full, or a hit was lost while another signal of ours was pending);
+     * handler_ns over handler_n: the time the thread spent in the agent's arm-mode handlers
+     * (CLOCK_MONOTONIC, entry to return: what a tick and a hit cost inside the process as it
+     * runs), handler_n the handler runs measured (one longer than STEP_HANDLER_MAX_NS, the
+     * thread descheduled in it, is left out) */
     _Atomic uint64_t ticks, arms, hits, expired, dropped;
-    uint64_t pad2[3];
+    _Atomic uint64_t handler_ns, handler_n;
+    uint64_t pad2[1];
 } step_slot_t;
 
 typedef struct step_ring_header {

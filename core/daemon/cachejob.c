@@ -39,28 +39,43 @@ typedef struct dcpi__cachejob {
     char *path, *id;
 } dcpi__cachejob_t;
 
+/* The part's state: images queued for DB/.codecache and DB/.symcache, ids queued this run
+ * (fnv1a), the child writing them (0: none). */
+typedef struct cache_part {
+    dcpi__cachejob_t *q;
+    size_t n, cap;
+    uint64_t *seen;
+    size_t nseen, capseen;
+    pid_t pid;
+} cache_part_t;
+
 /* 1 when id was queued before in this run (and now is). */
 static int seen_before(daemon_t *d, const char *id)
 {
+    cache_part_t *c = dcpi__part(d, &dcpi__part_cache);
+    if (!c)
+        return 1; /* no memory: not queued */
     uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, id, strlen(id));
-    for (size_t i = 0; i < d->cache_nseen; i++)
-        if (d->cache_seen[i] == h)
+    for (size_t i = 0; i < c->nseen; i++)
+        if (c->seen[i] == h)
             return 1;
-    if (dcpi__grow((void **)&d->cache_seen, &d->cache_capseen, d->cache_nseen + 1,
-                   sizeof(*d->cache_seen)) < 0)
+    if (dcpi__grow((void **)&c->seen, &c->capseen, c->nseen + 1, sizeof(*c->seen)) < 0)
         return 0; /* no memory to remember it: queue it (again) */
-    d->cache_seen[d->cache_nseen++] = h;
+    c->seen[c->nseen++] = h;
     return 0;
 }
 
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
+    cache_part_t *c = dcpi__part(d, &dcpi__part_cache);
+    if (!c)
+        return;
     if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/' ||
         seen_before(d, img->info.id))
         return;
-    if (dcpi__grow((void **)&d->cache_q, &d->cache_cap, d->cache_n + 1, sizeof(*d->cache_q)) < 0)
+    if (dcpi__grow((void **)&c->q, &c->cap, c->n + 1, sizeof(*c->q)) < 0)
         return;
-    dcpi__cachejob_t *j = &d->cache_q[d->cache_n];
+    dcpi__cachejob_t *j = &c->q[c->n];
     j->path = strdup(img->path);
     j->id = strdup(img->info.id);
     if (!j->path || !j->id) {
@@ -68,22 +83,28 @@ void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
         free(j->id);
         return;
     }
-    d->cache_n++;
+    c->n++;
 }
 
 static void clear_queue(daemon_t *d)
 {
-    for (size_t i = 0; i < d->cache_n; i++) {
-        free(d->cache_q[i].path);
-        free(d->cache_q[i].id);
+    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->q[i].path);
+        free(c->q[i].id);
     }
-    d->cache_n = 0;
+    c->n = 0;
 }
 
 static void run_queue(daemon_t *d)
 {
-    for (size_t i = 0; i < d->cache_n; i++)
-        dcpi__daemon_cache_image(d->db, d->cache_q[i].path, d->cache_q[i].id, d->cache_q[i].path);
+    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        dcpi__daemon_cache_image(d->db, c->q[i].path, c->q[i].id, c->q[i].path);
 }
 
 /* The writer: dcpid itself run again (exec: a fresh process, so no lock another thread of the
@@ -92,14 +113,15 @@ static void run_queue(daemon_t *d)
  * Its stderr is the daemon's log. The pid, or -1 (errno set). */
 static pid_t spawn_writer(daemon_t *d)
 {
-    char **argv = calloc(2 * d->cache_n + 3, sizeof *argv);
+    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    char **argv = calloc(2 * c->n + 3, sizeof *argv);
     if (!argv)
         return -1;
     argv[0] = "dcpid";
     argv[1] = (char *)d->db;
-    for (size_t i = 0; i < d->cache_n; i++) {
-        argv[2 + 2 * i] = d->cache_q[i].path;
-        argv[3 + 2 * i] = d->cache_q[i].id;
+    for (size_t i = 0; i < c->n; i++) {
+        argv[2 + 2 * i] = c->q[i].path;
+        argv[3 + 2 * i] = c->q[i].id;
     }
     size_t ne = 0;
     while (environ[ne])
@@ -150,20 +172,23 @@ int dcpi_daemon_cache_writer(int argc, char **argv)
 
 void dcpi__daemon_cache_reap(daemon_t *d, int wait)
 {
+    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    if (!c)
+        return;
     long long waited = 0;
-    while (d->cache_pid > 0) {
+    while (c->pid > 0) {
         int st = 0;
         struct rusage ru = {0};
-        pid_t r = wait4(d->cache_pid, &st, WNOHANG, &ru);
-        if (r == d->cache_pid || (r < 0 && errno != EINTR)) {
-            if (r == d->cache_pid) /* its memory is the machine's too: say what it took */
+        pid_t r = wait4(c->pid, &st, WNOHANG, &ru);
+        if (r == c->pid || (r < 0 && errno != EINTR)) {
+            if (r == c->pid) /* its memory is the machine's too: say what it took */
                 dcpi__log(DCPI_LOG_INFO, "code and symbol caches: writer pid %d peak RSS %ld kB",
-                          (int)d->cache_pid, ru.ru_maxrss);
-            if (r == d->cache_pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                          (int)c->pid, ru.ru_maxrss);
+            if (r == c->pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
                 dcpi__log(DCPI_LOG_WARN, "code and symbol caches: the writer (pid %d) %s %d",
-                          (int)d->cache_pid, WIFSIGNALED(st) ? "was killed by signal" : "exited",
+                          (int)c->pid, WIFSIGNALED(st) ? "was killed by signal" : "exited",
                           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-            d->cache_pid = 0;
+            c->pid = 0;
             return;
         }
         if (!wait)
@@ -172,8 +197,8 @@ void dcpi__daemon_cache_reap(daemon_t *d, int wait)
             dcpi__log(DCPI_LOG_WARN,
                       "code and symbol caches: the writer (pid %d) still runs after %lld s: killed "
                       "(the caches it had not written yet are missing)",
-                      (int)d->cache_pid, CACHE_WAIT_MAX_NS / 1000000000LL);
-            kill(d->cache_pid, SIGKILL);
+                      (int)c->pid, CACHE_WAIT_MAX_NS / 1000000000LL);
+            kill(c->pid, SIGKILL);
             wait = 0; /* reaped below, or by the next call */
             continue;
         }
@@ -185,8 +210,11 @@ void dcpi__daemon_cache_reap(daemon_t *d, int wait)
 
 void dcpi__daemon_cache_start(daemon_t *d)
 {
+    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    if (!c)
+        return;
     dcpi__daemon_cache_reap(d, 0);
-    if (d->cache_pid > 0 || d->cache_n == 0)
+    if (c->pid > 0 || c->n == 0)
         return; /* the writer is busy: the queue waits for the next flush */
     pid_t pid = spawn_writer(d);
     if (pid < 0) {
@@ -194,21 +222,25 @@ void dcpi__daemon_cache_start(daemon_t *d)
                   strerror(errno));
         run_queue(d);
     } else {
-        d->cache_pid = pid;
+        c->pid = pid;
     }
     clear_queue(d);
 }
 
-void dcpi__daemon_cache_free(daemon_t *d)
+static void cache_exit(daemon_t *d, void *self)
 {
-    if (d->cache_pid > 0) /* (the exit's flush waited for it: only after a failed start) */
-        while (waitpid(d->cache_pid, NULL, 0) < 0 && errno == EINTR)
+    cache_part_t *c = self;
+    if (c->pid > 0) /* (the exit's flush waited for it: only after a failed start) */
+        while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
             ;
-    d->cache_pid = 0;
+    c->pid = 0;
     clear_queue(d);
-    free(d->cache_q);
-    free(d->cache_seen);
-    d->cache_q = NULL;
-    d->cache_seen = NULL;
-    d->cache_cap = d->cache_nseen = d->cache_capseen = 0;
+    free(c->q);
+    free(c->seen);
+    c->q = NULL;
+    c->seen = NULL;
+    c->cap = c->nseen = c->capseen = 0;
 }
+
+const dcpi__part_ops_t dcpi__part_cache = {
+    .name = "cache", .size = sizeof(cache_part_t), .exit = cache_exit};

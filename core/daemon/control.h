@@ -29,13 +29,12 @@ int dcpi_control_request(const char *db, const char *platform, const char *cmd,
 
 /* dcpictl epochs: the epochs of platform in db (core/store/epochs.h) as a table on out, one
  * line each: name, start, end, samples, lost, size on disk, state (writing, ended, unfinished,
- * "-" without epoch.info). DCPI_ENOENT when there are none. */
-int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *err);
+ * "-" without epoch.info), or with json 1 one JSON object (schema dcpictl-epochs/1,
+ * docs/dcpictl.md). DCPI_ENOENT when there are none. */
+int dcpi_control_epochs(const char *db, const char *platform, int json, FILE *out, char *err);
 /* dcpictl status -json: the daemon's status as one JSON object (schema dcpictl-status/1,
  * docs/dcpictl.md); errors as dcpi_control_request. */
 int dcpi_control_status_json(const char *db, const char *platform, FILE *out, char *err);
-/* The same; json 1: one JSON object (schema dcpictl-epochs/1, docs/dcpictl.md) instead. */
-int dcpi_control_epochs_ex(const char *db, const char *platform, int json, FILE *out, char *err);
 
 /* dcpitop: the running daemon's hottest procedures and images, refreshed every delay_ms. */
 typedef struct dcpi_top_opts {

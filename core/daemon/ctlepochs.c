@@ -79,12 +79,7 @@ static void print_json(const dcpi_epoch_info_t *v, size_t n, const char *current
     fputs("]}\n", out);
 }
 
-int dcpi_control_epochs(const char *db, const char *platform, FILE *out, char *err)
-{
-    return dcpi_control_epochs_ex(db, platform, 0, out, err);
-}
-
-int dcpi_control_epochs_ex(const char *db, const char *platform, int json, FILE *out, char *err)
+int dcpi_control_epochs(const char *db, const char *platform, int json, FILE *out, char *err)
 {
     dcpi_epoch_info_t *v = NULL;
     size_t n = 0;

@@ -37,7 +37,7 @@ void dcpi__daemon_say(dcpi__answer_t *a, const char *fmt, ...)
 
 static double current_rate(const daemon_t *d)
 {
-    double now = dcpi__daemon_now();
+    double now = dcpi__monotonic_s();
     double since = d->last_flush > 0 && now - d->last_flush >= 1 ? d->last_flush : d->start;
     uint64_t base = since == d->start ? 0 : d->samples_at_flush;
     return now > since ? (double)(d->total_samples - base) / (now - since) : 0;
@@ -133,7 +133,7 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     dcpi__daemon_say(a, "epoch %s", d->epoch);
     dcpi__daemon_say(a, "platform %s", d->platform);
     dcpi__daemon_say(a, "pid %d", (int)getpid());
-    dcpi__daemon_say(a, "uptime %.0f s", dcpi__daemon_now() - d->start);
+    dcpi__daemon_say(a, "uptime %.0f s", dcpi__monotonic_s() - d->start);
     status_events(d, a);
     dcpi__daemon_say(a, "images %lu", ls.images);
     dcpi__daemon_say(a, "processes %lu", ls.processes);
@@ -208,9 +208,8 @@ static void run_command(daemon_t *d, const char *cmd, dcpi__answer_t *a)
             dcpi__daemon_say(a, "error: %s", err);
         else
             dcpi__daemon_say(a, "new epoch %s", d->epoch), dcpi__daemon_say(a, "ok");
-    } else if (strncmp(cmd, "top", 3) == 0 && (cmd[3] == 0 || cmd[3] == ' ')) {
-        dcpi__daemon_drain_all(d);
-        dcpi__daemon_top(d, cmd + 3, a);
+    } else if (dcpi__parts_control(d, cmd, a)) {
+        /* a part's command (top.c: the live view) */
     } else if (strcmp(cmd, "quit") == 0) {
         d->quit = 1;
         dcpi_vbackend_stop(d->vb); /* ptrace: detach first, the target runs on while we flush */

@@ -3,6 +3,8 @@
  * exported): daemon.c (the entry, the epoll loop, the process modes), setup.c (set-up and
  * teardown), records.c (the perf records of the rings), flush.c (flushing and epochs),
  * ctlserver.c (the control socket server and status), kernel.c (kernel and machine facts).
+ * daemon_t holds what every part shares; the parts (part.h: top.c, jit.c, push.c's duty cycle,
+ * cachejob.c, records.c's exits, epochs.c's counts) keep their own state in d->part.
  *
  * Every way a sample can fail to reach a profile is counted: ring overflows (LOST and
  * LOST_SAMPLES records, per event), samples outside every image (unknown, per event, written
@@ -19,6 +21,7 @@
 #include <time.h>
 
 #include "core/base/err.h"
+#include "core/base/units.h"
 #include "core/image/image.h"
 #include "core/image/loadmap.h"
 #include "core/plugin/vploader.h"
@@ -30,6 +33,7 @@
 #include "core/values/backend.h"
 #include "core/values/vstep.h"
 #include "core/values/values.h"
+#include "core/daemon/part.h"
 #include "dcpi/api.h"
 
 /* daemon.h's options, by name only: daemon.c includes this header, which must not include
@@ -45,45 +49,13 @@ typedef struct dcpi_daemon_opts dcpi_daemon_opts_t;
 #define TAG_VWAKE    5 /* the value backend's wake fd (dcpi_vbackend_wake_fd) */
 #define TAG_RING     16
 #define FAIL_RETRY_S 10
+#define DCPI__NPARTS 6 /* parts.c's table */
 
 typedef struct ev_stats {
     uint64_t samples, lost, throttled, unknown;
     uint64_t unknown_pending, lost_pending; /* not yet in a written unknown@ profile */
     uint64_t unknown_swap, lost_swap;       /* ... of them when the flush under way began */
 } ev_stats_t;
-
-/* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
-#define DCPI_DAEMON_MAXJIT 64
-/* A perf map's code is named by regions of DCPI_JIT_REGION bytes (aligned), at most
- * DCPI_JIT_MAXREGIONS per process: region i's offsets in "[jit pid N]" start at
- * 0x1000 + i x DCPI_JIT_REGION, so a map may span the whole address space (node: builtins
- * inside its binary, code near 0x7fc9...) and its offsets still fit 32 bits. */
-#define DCPI_JIT_REGION     (64ull << 20)
-#define DCPI_JIT_MAXREGIONS 32
-typedef struct jit_region {
-    uint64_t base;   /* aligned start of the region */
-    uint64_t lo, hi; /* the map's code in it, [lo, hi) */
-    unsigned gen;    /* 0, or n: the code of entries reusing addresses of generation n - 1 */
-} jit_region_t;
-/* A map line read: its code [start, end) and its region (-1: not named from the map). */
-typedef struct jit_ent {
-    uint64_t start, end;
-    int region;
-    uint64_t since; /* of a later generation: CLOCK_MONOTONIC ns when the line was written */
-} jit_ent_t;
-typedef struct jit_proc {
-    pid_t pid;              /* 0: free */
-    uint64_t size, mtime_s; /* the map file as last read */
-    long mtime;             /* (nanoseconds) */
-    uint64_t off;           /* bytes of the map read (its complete lines; maps only grow) */
-    jit_region_t region[DCPI_JIT_MAXREGIONS];
-    unsigned nregions;
-    uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
-    jit_ent_t *ent;   /* the map's lines in file order (ent[k]: line k) */
-    size_t nent, cap;
-    size_t *gen, ngen, gcap; /* the entries of a later generation (reused addresses), in order */
-    uint64_t read, looked;   /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
-} jit_proc_t;
 
 /* kernel.c: the kernel image (samples of kernel mode are counted at ip - tstart) and what of it
  * the current epoch has written. */
@@ -94,24 +66,12 @@ typedef struct daemon_kernel {
     char id[DCPI_IMAGE_IDLEN];    /* its identity (build-id) */
 } daemon_kernel_t;
 
-/* top.c: the live view (dcpitop): a window of PC samples while a client watches. */
-typedef struct daemon_top {
-    dcpi_agg_t *agg; /* (image, 0, offset, pid) -> samples of the current window */
-    int on;          /* a client asked within DCPI_DAEMON_TOP_IDLE seconds */
-    double since, last;
-    uint64_t lost0, dropped;
-    dcpi_image_symtabs_t syms;
-    struct dcpi_symtab *ksyms;
-    int ksyms_tried;
-} daemon_top_t;
-
 typedef struct dcpi_daemon_push dcpi_daemon_push_t;
 
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
     enum dcpi_sampler_mode mode;
-    char db[4096], platform[DCPI_NAMELEN], epoch[DCPI_NAMELEN], sock_path[4096];
-    char log_path[4096];
+    char db[4096], platform[DCPI_NAMELEN], epoch[DCPI_NAMELEN], sock_path[4096], log_path[4096];
     int lock_fd, sock_fd, epfd, tfd, sfd, pidfd;
     dcpi_event_spec_t evs[DCPI_SAMPLER_MAXEV];
     int nev;
@@ -125,46 +85,23 @@ typedef struct daemon {
     dcpi_vp_set_t *vps;
     dcpi_values_t *vt;
     dcpi_vbackend_t *vb;
-    dcpi_dstacks_t *stk;                /* -g, else NULL */
-    int cur_ring;                       /* the ring being drained */
-    jit_proc_t jit[DCPI_DAEMON_MAXJIT]; /* jit.c: processes with a perf map */
-    daemon_kernel_t kern;               /* kernel.c: the kernel image */
-    /* deferred exits and the negative cache of /proc rescans */
-    pid_t exits[MAXEXITS];
-    size_t nexits;
-    pid_t tried[TRIED_SLOTS];
-    size_t ntried;
-    /* epochs (epochs.c): the current one's start and the counts when it started */
-    time_t epoch_start;
-    uint64_t epoch_samples0, epoch_lost0;
-    double next_epoch; /* -epoch-every: monotonic time of the next rotation (0: none) */
-    int keep_warned;
+    dcpi_dstacks_t *stk;  /* -g, else NULL */
+    int cur_ring;         /* the ring being drained */
+    daemon_kernel_t kern; /* kernel.c: the kernel image */
     /* flushing */
     double start, last_flush, next_flush, last_fail;
     uint64_t total_samples, samples_at_flush, flushed_profiles;
     uint64_t samples_at_swap, lost_at_swap; /* when the last flush began (what it wrote) */
-    time_t last_flush_wall;
+    time_t epoch_start, last_flush_wall;    /* the current epoch's start; the last flush's end */
     uint64_t flushes; /* completed or failed, with their cost (status "flushes") */
     double flush_ms_last, flush_ms_max, flush_ms_total;
     char flush_error[DCPI_ERRLEN];
     unsigned cpuspeed;
     int cpucount, throttle_logged, quit, exit_code;
-    daemon_top_t top;                   /* top.c: the live view */
-    pid_t cur_pid;                      /* the sample being counted (records.c) */
-    dcpi_daemon_push_t *push;           /* -push URL (push.c), else NULL */
-    double duty_on, duty_off, duty_end; /* -duty: this cycle's window and end (monotonic s) */
-    int duty_sampling;                  /* 1: inside the window (events enabled) */
-    /* command / -p target */
-    pid_t child;
-    int child_status;
-    /* cachejob.c: images queued for DB/.codecache and DB/.symcache, ids queued this run (fnv1a),
-     * the child writing them (0: none), and whether this flush may leave it running */
-    struct dcpi__cachejob *cache_q;
-    size_t cache_n, cache_cap;
-    uint64_t *cache_seen;
-    size_t cache_nseen, cache_capseen;
-    pid_t cache_pid;
-    int flush_async;
+    pid_t cur_pid, child;     /* the sample being counted (records.c); the command or -p target */
+    dcpi_daemon_push_t *push; /* -push URL (push.c), else NULL */
+    int flush_async;          /* this flush may leave the cache writer running (cachejob.c) */
+    void *part[DCPI__NPARTS]; /* the parts' own states (part.h), NULL: not made yet */
 } daemon_t;
 
 /* ctlserver.c: an answer to a control client, line by line (dcpi__daemon_say adds the '\n'). */
@@ -179,19 +116,11 @@ void dcpi__daemon_say(dcpi__answer_t *a, const char *fmt, ...) DCPI_PRINTF(2, 3)
  * client asked for DCPI_DAEMON_TOP_IDLE seconds (its table and symbols are freed). */
 #define DCPI_DAEMON_TOP_IDLE    10
 #define DCPI_DAEMON_TOP_ENTRIES 65536
-void dcpi__daemon_top_add(daemon_t *d, uint32_t image, uint32_t offset);
-void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a);
-void dcpi__daemon_top_idle(daemon_t *d);
-void dcpi__daemon_top_free(daemon_t *d);
 
 typedef struct flush_result {
     size_t profiles, failures;
     uint64_t samples;
 } flush_result_t;
-
-/* daemon.c: helpers. */
-double dcpi__daemon_now(void); /* CLOCK_MONOTONIC in seconds */
-/* snprintf without the compiler's truncation warnings: paths are checked by their users. */
 
 /* setup.c: the part before the target runs (database, log, lock, events, tables, plugins,
  * -vstep's agent), then sampling (perf events, epoch, /proc scan, socket, fds, enable); the
@@ -204,6 +133,8 @@ void dcpi__daemon_cleanup(daemon_t *d);
 /* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
 void dcpi__daemon_drain_all(daemon_t *d);
 void dcpi__daemon_apply_exits(daemon_t *d);
+/* records.c: whether exits wait to be applied. */
+int dcpi__daemon_exits_pending(const daemon_t *d);
 
 /* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
  * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the
@@ -216,8 +147,6 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
  * sample was taken after that code's map line was written. */
 #define DCPI_JIT_LOOK_NS 10000000ull
 void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off);
-/* jit.c: free what the perf maps' entries hold (daemon teardown). */
-void dcpi__daemon_jit_free(daemon_t *d);
 
 /* flush.c: the rings are drained this often during a flush (into the other count table) */
 #define DCPI_DAEMON_FLUSH_DRAIN_MS 50
@@ -243,8 +172,6 @@ void dcpi__daemon_push_values(daemon_t *d);
 void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
 /* push.c (-duty): enable or disable the events at the windows' edges (every timer tick); the
  * fraction written into DB/<epoch>/<platform>/duty of each new epoch. */
-void dcpi__daemon_duty_tick(daemon_t *d);
-void dcpi__daemon_duty_record(daemon_t *d);
 void dcpi__daemon_flush_if_full(daemon_t *d);
 dcpi_values_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
 
@@ -289,7 +216,6 @@ void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, 
 void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
 void dcpi__daemon_cache_start(daemon_t *d);
 void dcpi__daemon_cache_reap(daemon_t *d, int wait);
-void dcpi__daemon_cache_free(daemon_t *d);
 /* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
  * deleted file) has its code and symbols kept from src while its process lives. */
 void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src);

@@ -3,8 +3,8 @@
  * double fork, -p PID, a command spawned once sampling is set up), the epoll loop (rings,
  * control socket, timerfd, signalfd, pidfd) and the final drain and flush. The rest of dcpid is
  * in this folder, around the state in daemon-int.h: setup.c, records.c, flush.c, ctlserver.c,
- * kernel.c. perf details live in sampler.c, the count table in aggregate.c, the database
- * layout in db.c.
+ * kernel.c. perf details live in core/sampling/samp*.c, the count table in aggregate.c, the
+ * database layout in db.c.
  *
  * Value profiling (-vtrace) lives in core/values/: setup.c loads the plugins, makes the sink
  * (values.h) and chooses the backend (backend.h), which says what it needs of perf; records.c
@@ -34,13 +34,6 @@
 #include "core/daemon/daemon-int.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-double dcpi__daemon_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---------------------------------------------------------------- the loop */
 
@@ -90,17 +83,16 @@ static void on_timer(daemon_t *d)
         return;
     dcpi__daemon_drain_all(d);
     pid_check(d);
-    if (dcpi__daemon_now() >= d->next_flush) {
+    if (dcpi__monotonic_s() >= d->next_flush) {
         flush_result_t r;
         d->flush_async = 1; /* nobody waits for this flush: the caches' writer may run on */
         dcpi__daemon_flush(d, &r);
         d->flush_async = 0;
-        d->next_flush = dcpi__daemon_now() + d->o->flush_s;
+        d->next_flush = dcpi__monotonic_s() + d->o->flush_s;
         dcpi__daemon_retain(d); /* -keep: epochs aged, the current one grew */
     }
     dcpi__daemon_rotate_if_due(d);
-    dcpi__daemon_top_idle(d);
-    dcpi__daemon_duty_tick(d);
+    dcpi__parts_tick(d); /* top.c's idle view, push.c's duty cycle */
 }
 
 static void on_ring(daemon_t *d, int ring, uint32_t events)
@@ -145,7 +137,8 @@ static void loop(daemon_t *d)
             dispatch_event(d, &evs[i]);
         /* -vstep -p: samples admit bursts, run them soon; -vstep: the step records of exited
          * processes are drained (with every ring's mappings applied) before they are forgotten */
-        if (dcpi_vbackend_polls(d->vb) && !d->quit && (timeout >= 0 || d->nexits))
+        if (dcpi_vbackend_polls(d->vb) && !d->quit &&
+            (timeout >= 0 || dcpi__daemon_exits_pending(d)))
             dcpi__daemon_drain_all(d);
         dcpi__daemon_apply_exits(d);
         dcpi__daemon_flush_if_full(d);

@@ -14,6 +14,21 @@
 #include "core/base/log.h"
 #include "core/base/units.h"
 #include "core/daemon/daemon-int.h"
+
+/* The epochs part: the counts when the current epoch started, the next -epoch-every rotation
+ * (monotonic s, 0: none), whether -keep's warning was given. */
+typedef struct epochs {
+    uint64_t samples0, lost0;
+    double next;
+    int keep_warned;
+} epochs_t;
+
+const dcpi__part_ops_t dcpi__part_epochs = {.name = "epochs", .size = sizeof(epochs_t)};
+
+static epochs_t *epochs_of(daemon_t *d)
+{
+    return dcpi__part(d, &dcpi__part_epochs);
+}
 #include "core/daemon/daemon.h"
 #include "core/store/epochs.h"
 
@@ -30,13 +45,16 @@ uint64_t dcpi__daemon_lost(const daemon_t *d)
  * while it wrote, go to the next epoch's files). */
 void dcpi__daemon_epoch_info(daemon_t *d, int open)
 {
+    epochs_t *ep = epochs_of(d);
+    if (!ep)
+        return;
     char err[DCPI_ERRLEN];
     uint64_t samples = open ? d->total_samples : d->samples_at_swap;
     uint64_t lost = open ? dcpi__daemon_lost(d) : d->lost_at_swap;
     dcpi_epoch_info_t info = {.start = d->epoch_start,
                               .end = time(NULL),
-                              .samples = samples - d->epoch_samples0,
-                              .lost = lost - d->epoch_lost0,
+                              .samples = samples - ep->samples0,
+                              .lost = lost - ep->lost0,
                               .open = open};
     snprintf(info.name, sizeof info.name, "%s", d->epoch);
     if (info.end < info.start)
@@ -54,6 +72,9 @@ static int new_epoch_values(daemon_t *d, char *err)
 
 int dcpi__daemon_new_epoch(daemon_t *d, char *err)
 {
+    epochs_t *ep = epochs_of(d);
+    if (!ep)
+        return dcpi__errf(err, DCPI_ENOMEM, "new epoch: out of memory");
     char name[DCPI_NAMELEN];
     time_t now = time(NULL);
     int rc = dcpi_db_new_epoch(d->db, d->platform, now, name, err);
@@ -63,13 +84,13 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     if (dcpi_db_epoch_start(name, &d->epoch_start) < 0)
         d->epoch_start = now;
-    d->epoch_samples0 = d->samples_at_swap; /* (the samples since, in memory, go here) */
-    d->epoch_lost0 = d->lost_at_swap;
+    ep->samples0 = d->samples_at_swap; /* (the samples since, in memory, go here) */
+    ep->lost0 = d->lost_at_swap;
     d->kern.kallsyms_done = 0;
     d->kern.vdso_done = 0;
-    d->next_epoch = d->o->epoch_every_s ? dcpi__daemon_now() + d->o->epoch_every_s : 0;
+    ep->next = d->o->epoch_every_s ? dcpi__monotonic_s() + d->o->epoch_every_s : 0;
     dcpi__daemon_epoch_info(d, 1);
-    dcpi__daemon_duty_record(d);
+    dcpi__parts_epoch(d);
     dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
     return d->vt ? new_epoch_values(d, err) : 0;
 }
@@ -87,6 +108,9 @@ static void expire(daemon_t *d, const dcpi_epoch_info_t *e, const char *why)
 
 void dcpi__daemon_retain(daemon_t *d)
 {
+    epochs_t *ep = epochs_of(d);
+    if (!ep)
+        return;
     const dcpi_daemon_opts_t *o = d->o;
     if (!o->keep_s && !o->keep_bytes)
         return;
@@ -114,7 +138,7 @@ void dcpi__daemon_retain(daemon_t *d)
             total -= v[i].bytes;
         }
     }
-    if (o->keep_bytes && total > o->keep_bytes && !d->keep_warned++)
+    if (o->keep_bytes && total > o->keep_bytes && !ep->keep_warned++)
         dcpi__log(DCPI_LOG_WARN,
                   "retention: the current epoch alone is over the -keep size (use -epoch-every)");
     free(v);
@@ -135,12 +159,15 @@ int dcpi__daemon_rotate(daemon_t *d, char *err)
 
 void dcpi__daemon_rotate_if_due(daemon_t *d)
 {
+    epochs_t *ep = epochs_of(d);
+    if (!ep)
+        return;
     char err[DCPI_ERRLEN];
-    if (!d->next_epoch || dcpi__daemon_now() < d->next_epoch)
+    if (!ep->next || dcpi__monotonic_s() < ep->next)
         return;
     if (dcpi__daemon_rotate(d, err) < 0) {
         dcpi__log(DCPI_LOG_ERR, "-epoch-every: %s (retrying in %d s)", err, FAIL_RETRY_S);
-        d->next_epoch = dcpi__daemon_now() + FAIL_RETRY_S;
+        ep->next = dcpi__monotonic_s() + FAIL_RETRY_S;
     }
 }
 

@@ -310,25 +310,23 @@ static void flush_table(daemon_t *d, dcpi_agg_t *t, flush_result_t *r)
 {
     size_t n = 0;
     const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
-    double drained = dcpi__daemon_now();
+    double drained = dcpi__monotonic_s();
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
             j++;
         flush_group(d, t, e + i, j - i, r);
         i = j;
-        if (dcpi__daemon_now() - drained > DCPI_DAEMON_FLUSH_DRAIN_MS / 1000.0) {
+        if (dcpi__monotonic_s() - drained > DCPI_DAEMON_FLUSH_DRAIN_MS / 1000.0) {
             dcpi__daemon_drain_all(d);
-            drained = dcpi__daemon_now();
+            drained = dcpi__monotonic_s();
         }
     }
 }
 
-/* Write everything in memory; what could not be written stays for the next flush. */
-int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+/* The samples of the flush's time go to the spare table; the full one, returned, is written. */
+static dcpi_agg_t *swap_tables(daemon_t *d)
 {
-    double t0 = dcpi__daemon_now();
-    /* the samples of the flush's time go to the spare table; the full one is written */
     dcpi_agg_t *t = d->agg;
     d->agg = d->agg_spare;
     d->agg_spare = t;
@@ -339,6 +337,39 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         d->st[ev].lost_swap = d->st[ev].lost_pending;
     }
     dcpi_proctab_mark(d->procs);
+    return t;
+}
+
+/* The flush's time (ms since t0) into the status' counters. */
+static double count_flush(daemon_t *d, double t0)
+{
+    d->last_flush = dcpi__monotonic_s();
+    d->samples_at_flush = d->total_samples;
+    double ms = (d->last_flush - t0) * 1000;
+    d->flushes++;
+    d->flush_ms_last = ms;
+    d->flush_ms_total += ms;
+    if (ms > d->flush_ms_max)
+        d->flush_ms_max = ms;
+    return ms;
+}
+
+/* The code and symbol caches of the images written (cachejob.c): in a child; a flush that is
+ * asked for waits for it (and for an earlier one, so that its queue goes too). */
+static void write_caches(daemon_t *d)
+{
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
+    dcpi__daemon_cache_start(d);
+    if (!d->flush_async)
+        dcpi__daemon_cache_reap(d, 1);
+}
+
+/* Write everything in memory; what could not be written stays for the next flush. */
+int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
+{
+    double t0 = dcpi__monotonic_s();
+    dcpi_agg_t *t = swap_tables(d);
     *r = (flush_result_t){0};
     dcpi__sync_defer(1); /* one syncfs below instead of two fsyncs per file */
     uint64_t periods[DCPI_SAMPLER_MAXEV];
@@ -355,27 +386,14 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_stacks(d, r);
     if (d->push)
         dcpi__daemon_push_flush(d, periods, r->failures);
-    /* the code and symbol caches of the images written (cachejob.c): in a child; a flush that
-     * is asked for waits for it (and for an earlier one, so that its queue goes too) */
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
-    dcpi__daemon_cache_start(d);
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
+    write_caches(d);
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */
     int src = dcpi__sync_fs(d->db);
     if (src < 0)
         dcpi__log(DCPI_LOG_WARN, "flush: syncfs %s: %s", d->db, dcpi_strerror(src));
-    d->last_flush = dcpi__daemon_now();
-    d->samples_at_flush = d->total_samples;
-    double ms = (d->last_flush - t0) * 1000;
-    d->flushes++;
-    d->flush_ms_last = ms;
-    d->flush_ms_total += ms;
-    if (ms > d->flush_ms_max)
-        d->flush_ms_max = ms;
+    double ms = count_flush(d, t0);
     if (r->failures) {
         keep_unwritten(d, t);
         dcpi_agg_reset(t);
@@ -398,7 +416,7 @@ void dcpi__daemon_flush_if_full(daemon_t *d)
     int values = d->vt && dcpi_values_needs_flush(d->vt);
     int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
     if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
-        dcpi__daemon_now() - d->last_fail < FAIL_RETRY_S)
+        dcpi__monotonic_s() - d->last_fail < FAIL_RETRY_S)
         return;
     if (stacks)
         dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");

@@ -31,6 +31,44 @@
 #include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
 
+/* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
+#define DCPI_DAEMON_MAXJIT 64
+/* A perf map's code is named by regions of DCPI_JIT_REGION bytes (aligned), at most
+ * DCPI_JIT_MAXREGIONS per process: region i's offsets in "[jit pid N]" start at
+ * 0x1000 + i x DCPI_JIT_REGION, so a map may span the whole address space (node: builtins
+ * inside its binary, code near 0x7fc9...) and its offsets still fit 32 bits. */
+#define DCPI_JIT_REGION     (64ull << 20)
+#define DCPI_JIT_MAXREGIONS 32
+typedef struct jit_region {
+    uint64_t base;   /* aligned start of the region */
+    uint64_t lo, hi; /* the map's code in it, [lo, hi) */
+    unsigned gen;    /* 0, or n: the code of entries reusing addresses of generation n - 1 */
+} jit_region_t;
+/* A map line read: its code [start, end) and its region (-1: not named from the map). */
+typedef struct jit_ent {
+    uint64_t start, end;
+    int region;
+    uint64_t since; /* of a later generation: CLOCK_MONOTONIC ns when the line was written */
+} jit_ent_t;
+typedef struct jit_proc {
+    pid_t pid;              /* 0: free */
+    uint64_t size, mtime_s; /* the map file as last read */
+    long mtime;             /* (nanoseconds) */
+    uint64_t off;           /* bytes of the map read (its complete lines; maps only grow) */
+    jit_region_t region[DCPI_JIT_MAXREGIONS];
+    unsigned nregions;
+    uint64_t outside; /* map entries in no region (more than DCPI_JIT_MAXREGIONS) */
+    jit_ent_t *ent;   /* the map's lines in file order (ent[k]: line k) */
+    size_t nent, cap;
+    size_t *gen, ngen, gcap; /* the entries of a later generation (reused addresses), in order */
+    uint64_t read, looked;   /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
+} jit_proc_t;
+
+/* The part's state: the processes with a perf map. */
+typedef struct jit_part {
+    jit_proc_t jit[DCPI_DAEMON_MAXJIT];
+} jit_part_t;
+
 #define JIT_PGOFF 0x1000 /* offsets start here: kallsyms-format files refuse address 0 */
 
 /* The index of the region of generation gen holding a (assigned when new and there is room),
@@ -160,14 +198,17 @@ static void read_new_lines(daemon_t *d, jit_proc_t *j, pid_t pid, const struct s
 
 static jit_proc_t *jit_slot(daemon_t *d, pid_t pid)
 {
+    jit_part_t *p = dcpi__part(d, &dcpi__part_jit);
+    if (!p)
+        return NULL;
     jit_proc_t *free_slot = NULL;
     for (size_t i = 0; i < DCPI_DAEMON_MAXJIT; i++) {
-        if (d->jit[i].pid == pid)
-            return &d->jit[i];
-        if (!d->jit[i].pid && !free_slot)
-            free_slot = &d->jit[i];
+        if (p->jit[i].pid == pid)
+            return &p->jit[i];
+        if (!p->jit[i].pid && !free_slot)
+            free_slot = &p->jit[i];
     }
-    return free_slot ? free_slot : &d->jit[(unsigned)pid % DCPI_DAEMON_MAXJIT];
+    return free_slot ? free_slot : &p->jit[(unsigned)pid % DCPI_DAEMON_MAXJIT];
 }
 
 /* The offset in "[jit pid N]" of address a in region r. */
@@ -199,6 +240,8 @@ static int refresh(daemon_t *d, pid_t pid, uint64_t ip, jit_proc_t **jp)
     if (stat(path, &st) != 0)
         return 0; /* no map (yet): nothing is remembered, the next sample looks again */
     jit_proc_t *j = *jp = jit_slot(d, pid);
+    if (!j)
+        return 0; /* no memory for the part */
     if (j->pid == pid && j->size == (uint64_t)st.st_size && j->mtime == st.st_mtim.tv_nsec &&
         j->mtime_s == (uint64_t)st.st_mtim.tv_sec)
         return 0; /* read already, unchanged: it does not cover ip */
@@ -230,7 +273,7 @@ int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip)
 void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off)
 {
     jit_proc_t *j = jit_slot(d, pid);
-    if (j->pid != pid)
+    if (!j || j->pid != pid)
         return; /* its slot went to another process (more than DCPI_DAEMON_MAXJIT) */
     if (t >= j->looked + DCPI_JIT_LOOK_NS) {
         jit_proc_t *now;
@@ -250,14 +293,18 @@ void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uin
     }
 }
 
-void dcpi__daemon_jit_free(daemon_t *d)
+static void jit_exit(daemon_t *d, void *self)
 {
+    jit_part_t *p = self;
     for (size_t i = 0; i < DCPI_DAEMON_MAXJIT; i++) {
-        free(d->jit[i].ent);
-        free(d->jit[i].gen);
-        d->jit[i] = (jit_proc_t){0};
+        free(p->jit[i].ent);
+        free(p->jit[i].gen);
+        p->jit[i] = (jit_proc_t){0};
     }
 }
+
+const dcpi__part_ops_t dcpi__part_jit = {
+    .name = "jit", .size = sizeof(jit_part_t), .exit = jit_exit};
 
 void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname)
 {
@@ -268,7 +315,7 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
     char map[64], line[1024], out[4400], err[DCPI_ERRLEN];
     snprintf(map, sizeof map, "/tmp/perf-%d.map", pid);
     FILE *f = fopen(map, "re");
-    if (!f || j->pid != pid) {
+    if (!f || !j || j->pid != pid) {
         if (f)
             fclose(f);
         return;

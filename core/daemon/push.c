@@ -39,9 +39,18 @@ struct dcpi_daemon_push {
     char prep[4400]; /* "" or the .prep file of the flush under way */
 };
 
+/* The duty cycle's part: this cycle's window and end (monotonic s), and whether the events are
+ * enabled (inside the window). */
+typedef struct duty {
+    double on, off, end;
+    int sampling;
+} duty_t;
+
 int dcpi__daemon_push_start(daemon_t *d, char *err)
 {
-    d->duty_sampling = 1; /* the events are on once set up (or at the command's exec) */
+    duty_t *u = dcpi__part(d, &dcpi__part_duty);
+    if (u) /* the events are on once set up (or at the command's exec) */
+        u->sampling = 1;
     if (!d->o->push)
         return 0;
     dcpi_daemon_push_t *p = calloc(1, sizeof *p);
@@ -267,38 +276,41 @@ static double uniform(void)
     return (double)(random() % 1000000) / 1000000.0;
 }
 
-static void duty_cycle(daemon_t *d, double now)
+static void duty_cycle(daemon_t *d, duty_t *u, double now)
 {
     double duty = d->o->duty, cycle = 0.25 / duty > 10.0 ? 0.25 / duty : 10.0;
     double on = duty * cycle;
-    d->duty_on = now + uniform() * (cycle - on);
-    d->duty_off = d->duty_on + on;
-    d->duty_end = now + cycle;
+    u->on = now + uniform() * (cycle - on);
+    u->off = u->on + on;
+    u->end = now + cycle;
 }
 
-void dcpi__daemon_duty_tick(daemon_t *d)
+/* -duty: enable or disable the events at the windows' edges (every timer tick). */
+static void duty_tick(daemon_t *d, void *self)
 {
+    duty_t *u = self;
     if (!(d->o->duty > 0 && d->o->duty < 1) || !d->smp)
         return;
-    double now = dcpi__daemon_now();
-    if (d->duty_end == 0) {
+    double now = dcpi__monotonic_s();
+    if (u->end == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         srandom(
             (unsigned)(ts.tv_nsec ^ ts.tv_sec ^ (long)getpid() << 16)); /* windows differ by host */
     }
-    if (d->duty_end == 0 || now >= d->duty_end)
-        duty_cycle(d, now);
-    int want = now >= d->duty_on && now < d->duty_off;
-    if (want == d->duty_sampling)
+    if (u->end == 0 || now >= u->end)
+        duty_cycle(d, u, now);
+    int want = now >= u->on && now < u->off;
+    if (want == u->sampling)
         return;
     int rc = want ? dcpi_sampler_enable(d->smp) : dcpi_sampler_disable(d->smp);
     if (rc < 0)
         dcpi__log(DCPI_LOG_WARN, "-duty: %s: %s", want ? "enable" : "disable", dcpi_strerror(rc));
-    d->duty_sampling = want;
+    u->sampling = want;
 }
 
-void dcpi__daemon_duty_record(daemon_t *d)
+/* -duty: the fraction written into DB/<epoch>/<platform>/duty of each new epoch. */
+static void duty_record(daemon_t *d, void *self)
 {
     if (!(d->o->duty > 0 && d->o->duty < 1))
         return;
@@ -308,3 +320,6 @@ void dcpi__daemon_duty_record(daemon_t *d)
     if (dcpi__write_atomic(path, text, (size_t)n, err) < 0)
         dcpi__log(DCPI_LOG_WARN, "-duty: %s", err);
 }
+
+const dcpi__part_ops_t dcpi__part_duty = {
+    .name = "duty", .size = sizeof(duty_t), .tick = duty_tick, .epoch = duty_record};

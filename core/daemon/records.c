@@ -25,27 +25,40 @@ static void count_unknown(daemon_t *d, int ev, uint32_t proc)
     add_count(d, DCPI_AGG_IMAGE_UNKNOWN, ev, 0, proc);
 }
 
+/* The exits part: exits deferred until after the drain, and the negative cache of /proc
+ * rescans. */
+typedef struct exits {
+    pid_t exits[MAXEXITS];
+    size_t nexits;
+    pid_t tried[TRIED_SLOTS];
+    size_t ntried;
+} exits_t;
+
+const dcpi__part_ops_t dcpi__part_exits = {.name = "exits", .size = sizeof(exits_t)};
+
 static int tried_before(daemon_t *d, pid_t pid)
 {
-    if (d->ntried * 2 >= TRIED_SLOTS) {
-        memset(d->tried, 0, sizeof d->tried);
-        d->ntried = 0;
+    exits_t *x = dcpi__part(d, &dcpi__part_exits);
+    if (!x)
+        return 1; /* no memory: no rescan */
+    if (x->ntried * 2 >= TRIED_SLOTS) {
+        memset(x->tried, 0, sizeof x->tried);
+        x->ntried = 0;
     }
     size_t i = ((uint32_t)pid * 2654435761u) % TRIED_SLOTS;
-    while (d->tried[i]) {
-        if (d->tried[i] == pid)
+    while (x->tried[i]) {
+        if (x->tried[i] == pid)
             return 1;
         i = (i + 1) % TRIED_SLOTS;
     }
-    d->tried[i] = pid;
-    d->ntried++;
+    x->tried[i] = pid;
+    x->ntried++;
     return 0;
 }
 
 static void add_count(daemon_t *d, uint32_t image, int ev, uint32_t off, uint32_t proc)
 {
-    if (d->top.on && ev == 0)
-        dcpi__daemon_top_add(d, image, off);
+    dcpi__parts_sample(d, ev, image, off);
     if (dcpi_agg_add_proc(d->agg, image, (uint16_t)ev, off, proc, 1) == 0)
         return;
     /* The table is full (a flush failed or -hash is tiny): grow rather than drop. */
@@ -155,22 +168,33 @@ static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
 
 void dcpi__daemon_apply_exits(daemon_t *d)
 {
-    for (size_t i = 0; i < d->nexits; i++) {
+    exits_t *x = dcpi__part_if(d, &dcpi__part_exits);
+    for (size_t i = 0; x && i < x->nexits; i++) {
         /* its pending traces resolve with its mappings (batched drains) */
-        dcpi_vbackend_pid_event(d->vb, d->exits[i], DCPI_VBACKEND_EXIT);
-        dcpi_loadmap_exit(d->lm, d->exits[i]);
-        dcpi_proctab_exit(d->procs, d->exits[i]);
+        dcpi_vbackend_pid_event(d->vb, x->exits[i], DCPI_VBACKEND_EXIT);
+        dcpi_loadmap_exit(d->lm, x->exits[i]);
+        dcpi_proctab_exit(d->procs, x->exits[i]);
     }
-    d->nexits = 0;
+    if (x)
+        x->nexits = 0;
+}
+
+int dcpi__daemon_exits_pending(const daemon_t *d)
+{
+    const exits_t *x = dcpi__part_if(d, &dcpi__part_exits);
+    return x && x->nexits;
 }
 
 /* Exits are applied after the drain so that late samples of the process still resolve. */
 static void on_exit_rec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
-    if (d->nexits == MAXEXITS)
+    exits_t *x = dcpi__part(d, &dcpi__part_exits);
+    if (!x)
+        return; /* no memory: the process's mappings stay */
+    if (x->nexits == MAXEXITS)
         dcpi__daemon_apply_exits(d);
-    d->exits[d->nexits++] = (pid_t)pid;
+    x->exits[x->nexits++] = (pid_t)pid;
 }
 
 static void on_lost(void *arg, int ev, uint64_t n)
@@ -220,7 +244,7 @@ void dcpi__daemon_drain_all(daemon_t *d)
 {
     dcpi_sampler_drain_merged(d->smp, handler(d));
     /* the backend's own records (step rings, ptrace bursts) and the sink's traces */
-    if (dcpi_vbackend_drain(d->vb, (uint64_t)(dcpi__daemon_now() * 1e9)) &&
+    if (dcpi_vbackend_drain(d->vb, (uint64_t)(dcpi__monotonic_s() * 1e9)) &&
         d->mode == DCPI_SAMPLE_PID && !d->quit) { /* the ptrace target is gone */
         dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
         d->quit = 1;

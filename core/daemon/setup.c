@@ -145,7 +145,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
         x.callchain = x.callchain_kernel = 1;
         x.max_stack = DCPI_DSTACKS_MAX_STACK;
     }
-    int rc = dcpi_sampler_open_ex(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
+    int rc = dcpi_sampler_open(d->evs, d->nev, d->mode, target, &x, &d->smp, &no_kernel, why);
     if (rc == DCPI_ESRCH && d->mode == DCPI_SAMPLE_PID)
         return dcpi__errf(err, rc, "-p %d: no such process", (int)target);
     if ((rc == -EACCES || rc == -EPERM) && d->mode == DCPI_SAMPLE_SYSTEM)
@@ -271,12 +271,10 @@ static int wants_inproc(const daemon_t *d, char *agent, size_t alen, char *why, 
     return 1;
 }
 
-/* -vtrace: load the plugins and ask each what to capture. */
-static int setup_values(daemon_t *d, char *err)
+/* -vtrace's plugins, loaded into d->vps. */
+static int load_plugins(daemon_t *d, char *err)
 {
     const dcpi_daemon_opts_t *o = d->o;
-    if (o->nvtrace == 0)
-        return 0;
     int rc = dcpi_vp_set_new(&d->vps);
     if (rc < 0)
         return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
@@ -288,14 +286,14 @@ static int setup_values(daemon_t *d, char *err)
         dcpi__log(DCPI_LOG_INFO, "value profiler %s loaded from %s", dcpi_vp_name(vp),
                   dcpi_vp_path(vp));
     }
-    dcpi_values_opts_t vo = {
-        .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
-    vo.isolate = !o->vinproc;
-    vo.timeout_ms = o->vtimeout_s * 1000u;
-    vo.record = o->vrecord;
-    char why[DCPI_ERRLEN] = ""; /* why not the bp backend */
+    return 0;
+}
+
+/* Which backend: "step", "inproc", "bp" or "regs"; why (DCPI_ERRLEN) says why not bp. */
+static const char *choose_backend(daemon_t *d, char *why)
+{
+    const dcpi_daemon_opts_t *o = d->o;
     int use_bp = 0;
-    vo.oracle = o->voracle != NULL;
     if (!o->vstep && !o->vregs) {
         use_bp = dcpi_bp_probe(why) == 0;
         if (!use_bp)
@@ -304,17 +302,38 @@ static int setup_values(daemon_t *d, char *err)
                       "backend, whose shares are biased by interrupt skid (see status)",
                       why);
     } else {
-        snprintf(why, sizeof why, "%s", o->vstep ? "-vstep" : "-vregs");
+        snprintf(why, DCPI_ERRLEN, "%s", o->vstep ? "-vstep" : "-vregs");
     }
     char agent[4096], nowhy[DCPI_ERRLEN] = "";
     int inproc = use_bp && wants_inproc(d, agent, sizeof agent, nowhy, sizeof nowhy);
     if (use_bp && !inproc && nowhy[0])
         dcpi__log(DCPI_LOG_WARN, "value profiling: the bp backend, not the inproc one (%s)", nowhy);
-    vo.backend = o->vstep ? "step" : inproc ? "inproc" : use_bp ? "bp" : "regs";
-    vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
-                    << 20;
-    if ((rc = dcpi_values_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
-        return rc;
+    return o->vstep ? "step" : inproc ? "inproc" : use_bp ? "bp" : "regs";
+}
+
+/* -voracle: its backend chained before d->vb (its breakpoints' samples come first). */
+static int chain_oracle(daemon_t *d)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    dcpi_vbackend_oracle_opts_t oo = {
+        .spec = o->voracle,
+        .on_ms = o->voracle_on_ms ? o->voracle_on_ms : DCPI_ORACLE_ON_MS,
+        .every_ms = o->voracle_every_ms ? o->voracle_every_ms : DCPI_ORACLE_EVERY_MS,
+        .target = d->mode == DCPI_SAMPLE_PID ? o->pid : 0};
+    dcpi_vbackend_t *orc;
+    int rc = dcpi_vbackend_oracle_new(d->vt, &oo, &orc);
+    if (rc == 0) {
+        dcpi_vbackend_chain(&orc, d->vb);
+        d->vb = orc;
+    }
+    return rc;
+}
+
+/* The backend named (choose_backend) into d->vb, the oracle beside it; -vstep's is made later
+ * (the agent before the command runs, or ptrace with -p). */
+static int new_backend(daemon_t *d, const char *backend, const char *why, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
     dcpi_vbackend_bp_opts_t bo = {.budget_pct =
                                       o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET,
                                   .keep_first = o->vbp_first};
@@ -326,26 +345,43 @@ static int setup_values(daemon_t *d, char *err)
         .pc_ns = bo.pc_ns,
         .plugin_dirs = o->plugin_dirs,
         .max_bps = o->voracle ? 3 : 4}; /* the oracle's breakpoint takes a debug register */
-    if (inproc)                         /* the budget measured here sets the ticks' period */
+    int rc = 0;
+    if (!strcmp(backend, "inproc")) /* the budget measured here sets the ticks' period */
         rc = dcpi_vbackend_inproc_new(d->vt, &io, &d->vb, err);
-    else if (use_bp) /* the budget measured here sets the arm trigger's period */
+    else if (!strcmp(backend, "bp")) /* the budget measured here sets the arm trigger's period */
         rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
-    else if (!o->vstep) /* -vstep: the agent (before the command runs) or ptrace (-p) */
+    else if (!strcmp(backend, "regs"))
         rc = dcpi_vbackend_regs_new(d->vt, why, &d->vb);
-    if (rc == 0 && o->voracle) { /* -voracle: beside it, before it (its breakpoints' samples) */
-        dcpi_vbackend_oracle_opts_t oo = {
-            .spec = o->voracle,
-            .on_ms = o->voracle_on_ms ? o->voracle_on_ms : DCPI_ORACLE_ON_MS,
-            .every_ms = o->voracle_every_ms ? o->voracle_every_ms : DCPI_ORACLE_EVERY_MS,
-            .target = d->mode == DCPI_SAMPLE_PID ? o->pid : 0};
-        dcpi_vbackend_t *orc;
-        if ((rc = dcpi_vbackend_oracle_new(d->vt, &oo, &orc)) == 0) {
-            dcpi_vbackend_chain(&orc, d->vb);
-            d->vb = orc;
-        }
-    }
+    if (rc == 0 && o->voracle)
+        rc = chain_oracle(d);
     if (rc < 0)
         return err[0] ? rc : dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
+    return 0;
+}
+
+/* -vtrace: load the plugins and ask each what to capture. */
+static int setup_values(daemon_t *d, char *err)
+{
+    const dcpi_daemon_opts_t *o = d->o;
+    if (o->nvtrace == 0)
+        return 0;
+    int rc = load_plugins(d, err);
+    if (rc < 0)
+        return rc;
+    dcpi_values_opts_t vo = {
+        .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
+    vo.isolate = !o->vinproc;
+    vo.timeout_ms = o->vtimeout_s * 1000u;
+    vo.record = o->vrecord;
+    vo.oracle = o->voracle != NULL;
+    char why[DCPI_ERRLEN] = ""; /* why not the bp backend */
+    vo.backend = choose_backend(d, why);
+    vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
+                    << 20;
+    if ((rc = dcpi_values_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
+        return rc;
+    if ((rc = new_backend(d, vo.backend, why, err)) < 0)
+        return rc;
     if (o->vstep)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
@@ -420,7 +456,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     rc = rc < 0 ? rc : setup_fds(d, sigs, err);
     if (rc == 0 && d->mode != DCPI_SAMPLE_COMMAND && (rc = dcpi_sampler_enable(d->smp)) < 0)
         return dcpi__errf(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
-    d->start = dcpi__daemon_now();
+    d->start = dcpi__monotonic_s();
     d->next_flush = d->start + d->o->flush_s;
     return rc < 0 ? rc : dcpi__daemon_push_start(d, err);
 }
@@ -428,7 +464,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
 void dcpi__daemon_cleanup(daemon_t *d)
 {
     dcpi__daemon_push_stop(d); /* sends what the last flush spooled (at most 5 s) */
-    dcpi__daemon_cache_free(d);
+    dcpi__parts_exit(d);       /* the parts' own states: the cache writer waited for, ... */
     if (d->sock_path[0])
         unlink(d->sock_path);
     int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};
@@ -442,10 +478,8 @@ void dcpi__daemon_cleanup(daemon_t *d)
     dcpi_values_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
     dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
-    dcpi__daemon_jit_free(d);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);
     dcpi_agg_free(d->agg_spare);
-    dcpi__daemon_top_free(d);
     dcpi_proctab_free(d->procs);
 }

@@ -22,6 +22,17 @@
 
 #define TOP_MAX_ROWS 200
 
+/* The part's state: a window of PC samples while a client watches. */
+typedef struct daemon_top {
+    dcpi_agg_t *agg; /* (image, 0, offset, pid) -> samples of the current window */
+    int on;          /* a client asked within DCPI_DAEMON_TOP_IDLE seconds */
+    double since, last;
+    uint64_t lost0, dropped;
+    dcpi_image_symtabs_t syms;
+    struct dcpi_symtab *ksyms;
+    int ksyms_tried;
+} daemon_top_t;
+
 typedef struct top_row {
     uint32_t image;
     const char *name; /* the procedure (NULL: none known) */
@@ -34,28 +45,39 @@ typedef struct top_filter {
     char comm[DCPI_COMMLEN];
 } top_filter_t;
 
-void dcpi__daemon_top_add(daemon_t *d, uint32_t image, uint32_t offset)
+static daemon_top_t *top_of(const daemon_t *d)
 {
-    if (dcpi_agg_add_proc(d->top.agg, image, 0, offset, (uint32_t)d->cur_pid, 1) < 0)
-        d->top.dropped++;
+    return dcpi__part_if(d, &dcpi__part_top);
 }
 
-void dcpi__daemon_top_free(daemon_t *d)
+/* A sample of the first event while the view is on. */
+static void top_sample(daemon_t *d, void *self, int ev, uint32_t image, uint32_t offset)
 {
-    dcpi_agg_free(d->top.agg);
-    d->top.agg = NULL;
-    d->top.on = 0;
-    dcpi_image_symtabs_free(&d->top.syms);
-    dcpi_symtab_free(d->top.ksyms);
-    d->top.ksyms = NULL;
-    d->top.ksyms_tried = 0;
+    daemon_top_t *t = self;
+    if (t->on && ev == 0 &&
+        dcpi_agg_add_proc(t->agg, image, 0, offset, (uint32_t)d->cur_pid, 1) < 0)
+        t->dropped++;
 }
 
-void dcpi__daemon_top_idle(daemon_t *d)
+static void top_free(daemon_t *d, void *self)
 {
-    if (d->top.on && dcpi__daemon_now() - d->top.last > DCPI_DAEMON_TOP_IDLE) {
+    daemon_top_t *t = self;
+    dcpi_agg_free(t->agg);
+    t->agg = NULL;
+    t->on = 0;
+    dcpi_image_symtabs_free(&t->syms);
+    dcpi_symtab_free(t->ksyms);
+    t->ksyms = NULL;
+    t->ksyms_tried = 0;
+}
+
+/* The view ends when no client asked for DCPI_DAEMON_TOP_IDLE seconds. */
+static void top_idle(daemon_t *d, void *self)
+{
+    daemon_top_t *t = self;
+    if (t->on && dcpi__monotonic_s() - t->last > DCPI_DAEMON_TOP_IDLE) {
         dcpi__log(DCPI_LOG_INFO, "top: no client for %d s, live view off", DCPI_DAEMON_TOP_IDLE);
-        dcpi__daemon_top_free(d);
+        top_free(d, t);
     }
 }
 
@@ -106,16 +128,17 @@ static const char *image_name(const daemon_t *d, uint32_t image)
 /* The procedure holding offset of image, or NULL. */
 static const char *procedure(daemon_t *d, uint32_t image, uint32_t offset)
 {
+    daemon_top_t *t = top_of(d);
     const dcpi_symtab_t *st = NULL;
     uint64_t addr = offset;
     if (image == DCPI_AGG_IMAGE_KERNEL) {
-        if (!d->top.ksyms_tried++)
-            dcpi_symtab_open_kallsyms("/proc/kallsyms", &d->top.ksyms, NULL);
-        st = d->top.ksyms;
+        if (!t->ksyms_tried++)
+            dcpi_symtab_open_kallsyms("/proc/kallsyms", &t->ksyms, NULL);
+        st = t->ksyms;
         addr += d->kern.tstart;
     } else if (image != DCPI_AGG_IMAGE_UNKNOWN) {
         const dcpi_image_t *img = dcpi_loadmap_image(d->lm, image);
-        st = dcpi_image_symtab(&d->top.syms, img);
+        st = dcpi_image_symtab(&t->syms, img);
         addr += img->info.tstart;
     }
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, addr) : NULL;
@@ -162,8 +185,9 @@ static void answer_rows(daemon_t *d, const char *kind, top_row_t *v, size_t n, u
 static int window_rows(daemon_t *d, const top_filter_t *f, top_row_t **procs, size_t *np,
                        top_row_t **imgs, size_t *ni, uint64_t *all, uint64_t *shown)
 {
+    daemon_top_t *t = top_of(d);
     size_t n = 0, cp = 0, ci = 0;
-    const dcpi_agg_entry_t *e = dcpi_agg_sort(d->top.agg, &n);
+    const dcpi_agg_entry_t *e = dcpi_agg_sort(t->agg, &n);
     for (size_t i = 0; i < n; i++) {
         *all += e[i].count;
         if (!wanted(d, f, (pid_t)e[i].proc))
@@ -177,27 +201,28 @@ static int window_rows(daemon_t *d, const top_filter_t *f, top_row_t **procs, si
     return 0;
 }
 
-void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
+static void answer_top(daemon_t *d, const char *args, dcpi__answer_t *a)
 {
+    daemon_top_t *t = top_of(d);
     char err[DCPI_ERRLEN];
     top_filter_t f;
     if (parse_filter(args, &f, err) < 0) {
         dcpi__daemon_say(a, "error: %s", err);
         return;
     }
-    double now = dcpi__daemon_now();
-    if (!d->top.agg && dcpi_agg_new(DCPI_DAEMON_TOP_ENTRIES, &d->top.agg) < 0) {
+    double now = dcpi__monotonic_s();
+    if (!t->agg && dcpi_agg_new(DCPI_DAEMON_TOP_ENTRIES, &t->agg) < 0) {
         dcpi__daemon_say(a, "error: top: out of memory");
         return;
     }
-    if (!d->top.on) { /* a new view: its first window starts now */
-        d->top.on = 1;
-        d->top.since = now;
-        d->top.lost0 = lost0(d);
-        d->top.dropped = 0;
+    if (!t->on) { /* a new view: its first window starts now */
+        t->on = 1;
+        t->since = now;
+        t->lost0 = lost0(d);
+        t->dropped = 0;
         dcpi__log(DCPI_LOG_INFO, "top: live view on");
     }
-    d->top.last = now;
+    t->last = now;
     top_row_t *procs = NULL, *imgs = NULL;
     size_t np = 0, ni = 0;
     uint64_t all = 0, shown = 0;
@@ -207,7 +232,7 @@ void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
         dcpi__daemon_say(a,
                          "top window %.3f samples %" PRIu64 " shown %" PRIu64 " lost %" PRIu64
                          " dropped %" PRIu64 " event %s epoch %s",
-                         now - d->top.since, all, shown, lost0(d) - d->top.lost0, d->top.dropped,
+                         now - t->since, all, shown, lost0(d) - t->lost0, t->dropped,
                          d->nev ? d->evs[0].name : "-", d->epoch);
         answer_rows(d, "proc", procs, np, f.rows, a);
         answer_rows(d, "image", imgs, ni, f.rows, a);
@@ -215,8 +240,25 @@ void dcpi__daemon_top(daemon_t *d, const char *args, dcpi__answer_t *a)
     }
     free(procs);
     free(imgs);
-    dcpi_agg_reset(d->top.agg);
-    d->top.since = now;
-    d->top.lost0 = lost0(d);
-    d->top.dropped = 0;
+    dcpi_agg_reset(t->agg);
+    t->since = now;
+    t->lost0 = lost0(d);
+    t->dropped = 0;
 }
+
+/* "top [N] [pid=P] [comm=C]": the window's rows, then the next window. */
+static int top_control(daemon_t *d, void *self, const char *cmd, dcpi__answer_t *a)
+{
+    if (strncmp(cmd, "top", 3) != 0 || (cmd[3] != 0 && cmd[3] != ' '))
+        return 0;
+    dcpi__daemon_drain_all(d);
+    answer_top(d, cmd + 3, a);
+    return 1;
+}
+
+const dcpi__part_ops_t dcpi__part_top = {.name = "top",
+                                         .size = sizeof(daemon_top_t),
+                                         .sample = top_sample,
+                                         .tick = top_idle,
+                                         .control = top_control,
+                                         .exit = top_free};

@@ -258,7 +258,7 @@ static int push_symbols(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const ch
         return 0;
     dcpi_symtab_t *st = NULL;
     char why[DCPI_ERRLEN];
-    if (dcpi_profset_open_symbols(&img, &st, why) < 0 || !st)
+    if (dcpi_profset_open_symbols(&img, &st, why, NULL) < 0 || !st)
         return 0;
     uint64_t *chunk = NULL;
     size_t n = 0;

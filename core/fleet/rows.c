@@ -96,7 +96,7 @@ static void loss_rows(const epoch_ctx_t *c, const dcpi_profset_t *set)
 static int platform_samples(epoch_ctx_t *c, char *err)
 {
     dcpi_profset_t *set = NULL;
-    int rc = dcpi_profset_load_ex(c->db, c->epoch, c->platform, DCPI_PSET_LOAD_PROCS, &set, err);
+    int rc = dcpi_profset_load(c->db, c->epoch, c->platform, DCPI_PSET_LOAD_PROCS, &set, err);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < set->nimages; i++) {

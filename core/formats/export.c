@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/base/damage.h"
 #include "core/base/err.h"
+#include "core/base/mem.h"
 #include "core/formats/export.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
+#include "core/store/db.h"
 #include "dcpi/errno.h"
 
 uint64_t dcpi_export_text_offset(const dcpi_profset_image_t *img)
@@ -217,4 +220,98 @@ void dcpi_export_close(dcpi_export_t *x)
     dcpi_export_stacks_free(&x->xs);
     free(x->order);
     x->order = NULL;
+}
+
+/* ---- value profiles ---- */
+
+void dcpi_export_vprofs_free(dcpi_vprof_t **vps, size_t n)
+{
+    for (size_t i = 0; vps && i < n; i++)
+        dcpi_vprof_free(vps[i]);
+    free(vps);
+}
+
+/* Keep vp in *all unless a plugin is asked for and vp is another one's (then it is freed). */
+static int keep_vprof(dcpi_vprof_t *vp, const char *plugin, dcpi_vprof_t ***all, size_t *n,
+                      size_t *cap)
+{
+    const char *name = dcpi_vprof_get(vp, "vprof");
+    if (plugin && (!name || strcmp(name, plugin))) {
+        dcpi_vprof_free(vp);
+        return 0;
+    }
+    if (dcpi__grow((void **)all, cap, *n + 1, sizeof(**all)) < 0) {
+        dcpi_vprof_free(vp);
+        return DCPI_ENOMEM;
+    }
+    (*all)[(*n)++] = vp;
+    return 0;
+}
+
+/* The given source's (the fleet's): every exported image's, in set order. */
+static int given_vprofs(const dcpi_export_src_t *src, const dcpi_profset_t *set,
+                        const size_t *order, const char *plugin, dcpi_vprof_t ***all, size_t *n,
+                        size_t *cap, char *err)
+{
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
+        const dcpi_profset_image_t *img = &set->images[order[k]];
+        char **names = NULL;
+        dcpi_vprof_t **vps = NULL;
+        size_t nv = 0;
+        if (img->kind == DCPI_PSET_UNKNOWN)
+            continue;
+        rc = src->vprofs(src->source_arg, img->id, &names, &vps, &nv, err);
+        for (size_t i = 0; i < nv; i++) {
+            if (rc == 0)
+                rc = keep_vprof(vps[i], plugin, all, n, cap);
+            else
+                dcpi_vprof_free(vps[i]);
+            free(names[i]);
+        }
+        free(names);
+        free(vps);
+    }
+    return rc;
+}
+
+/* The database's .vprof files of the exported epochs; damaged ones named and left out. */
+static int db_vprofs(const dcpi_export_src_t *src, const char *plugin, dcpi_vprof_t ***all,
+                     size_t *n, size_t *cap, char *err)
+{
+    dcpi_db_file_t *files = NULL;
+    size_t nfiles = 0;
+    const char *const *ev = src->nepochs ? src->epochs : &src->epoch;
+    int rc = dcpi_db_list_files_epochs(src->db, ev, src->nepochs ? src->nepochs : 1, src->platform,
+                                       ".vprof", &files, &nfiles, err);
+    for (size_t i = 0; rc == 0 && i < nfiles; i++) {
+        dcpi_vprof_t *vp = NULL;
+        rc = dcpi_vprof_read(files[i].path, &vp, err);
+        if (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)
+            rc = 0; /* damaged: named, left out, counted in the exit status */
+        else if (rc == 0)
+            rc = keep_vprof(vp, plugin, all, n, cap);
+    }
+    free(files);
+    return rc;
+}
+
+int dcpi_export_vprofs(const dcpi_export_src_t *src, const dcpi_profset_t *set, const size_t *order,
+                       const char *plugin, dcpi_vprof_t ***all, size_t *n, char *err)
+{
+    size_t cap = 0;
+    *all = NULL;
+    *n = 0;
+    int rc = src->vprofs ? given_vprofs(src, set, order, plugin, all, n, &cap, err)
+                         : db_vprofs(src, plugin, all, n, &cap, err);
+    if (rc < 0) {
+        if (rc == DCPI_ENOMEM || !err[0])
+            dcpi__errf(err, rc, "%s: value profiles: %s", src->tool, dcpi_strerror(rc));
+        else
+            dcpi__err_prefix(err, src->tool);
+        dcpi_export_vprofs_free(*all, *n);
+        *all = NULL;
+        *n = 0;
+    }
+    return rc;
 }

@@ -109,7 +109,24 @@ int dcpi_export_gmon(const dcpi_export_t *x, char *err);
  * from DCPI_EXPORT_LIB_BASE up (docs/dcpiexport.md). */
 int dcpi_export_pprof(const dcpi_export_t *x, char *err);
 
+/* LLVM's sample profile (text, docs/dcpiexport.md "-format llvm"): per function of every
+ * image with samples (by DWARF linkage name), body samples per line offset and base
+ * discriminator, inlined functions as nested sections, and call targets: indirect calls' from
+ * the vp-calls value profiles, direct calls' from the instruction. DCPI_ENOENT when no function
+ * has samples of the event. */
+int dcpi_export_llvm(const dcpi_export_t *x, char *err);
+/* The same profile in GCC's AutoFDO form (gcov, version 2: gcc 12's -fauto-profile). */
+int dcpi_export_afdo(const dcpi_export_t *x, char *err);
+
 /* ---- shared by the exporters ---- */
+
+/* The exported epochs' value profiles (of plugin, or all with NULL): the source's (the
+ * fleet's) or the database's .vprof files (a damaged one is named on stderr and left out, as
+ * dcpi__damage_skip says). Free with dcpi_export_vprofs_free. 0 or a negative DCPI_E* with
+ * "TOOL: reason" in err. */
+int dcpi_export_vprofs(const dcpi_export_src_t *src, const dcpi_profset_t *set, const size_t *order,
+                       const char *plugin, dcpi_vprof_t ***all, size_t *n, char *err);
+void dcpi_export_vprofs_free(dcpi_vprof_t **vps, size_t n);
 
 /* Load event ev's stacks into xs (xs->sp NULL when there are none), images based by order. */
 int dcpi_export_stacks_load(const dcpi_export_src_t *src, const dcpi_profset_t *set,

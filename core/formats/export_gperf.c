@@ -196,7 +196,7 @@ int dcpi_export_gperf(const dcpi_export_t *x, char *err)
                         : k == 0                      ? 0
                                  : DCPI_EXPORT_LIB_BASE + k * DCPI_EXPORT_LIB_STRIDE;
         if (syms)
-            dcpi_profset_open_symbols(img, &tabs[k], NULL);
+            dcpi_profset_open_symbols(img, &tabs[k], NULL, NULL);
         rc = gperf_image(g, img, (long)x->order[k], x->ev, base, xs, &noimage, syms, tabs[k]);
     }
     dcpi__progress_done(&pg);

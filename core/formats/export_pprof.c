@@ -223,7 +223,7 @@ static long pimg_get(pctx_t *c, const char *id, const char *path, uint64_t tstar
     if (!setimg && path[0] != '/')
         fake.kind = DCPI_PSET_PSEUDO;
     const dcpi_profset_image_t *src = setimg ? setimg : &fake;
-    dcpi_profset_open_symbols(src, &im->st, NULL);
+    dcpi_profset_open_symbols(src, &im->st, NULL, NULL);
     if (src->kind == DCPI_PSET_FILE && im->st)
         dcpi_srclines_open(path, &im->sl, NULL);
     im->mapped = src->kind != DCPI_PSET_UNKNOWN;
@@ -483,59 +483,6 @@ static int pprof_vprof(pctx_t *c, const dcpi_profset_t *set, const dcpi_vprof_t 
     return rc;
 }
 
-static int pprof_values(pctx_t *c, const dcpi_export_src_t *src, const dcpi_profset_t *set,
-                        dcpi_db_file_t *files, size_t n, char *err)
-{
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        dcpi_vprof_t *vp = NULL;
-        rc = dcpi_vprof_read(files[i].path, &vp, err);
-        if (rc < 0 && rc != DCPI_ENOMEM && dcpi__damage_skip(rc, "%s", err) == 0)
-            rc = 0; /* damaged: named, left out, counted in the exit status */
-        else if (rc < 0)
-            dcpi__err_prefix(err, src->tool);
-        else
-            rc = pprof_vprof(c, set, vp);
-        dcpi_vprof_free(vp);
-    }
-    if (c->vprof_skipped)
-        fprintf(stderr, "%s: %" PRIu64 " value profiles of images not exported were left out\n",
-                src->tool, c->vprof_skipped);
-    return rc;
-}
-
-/* The value profiles of the given source (the fleet's): every exported image's, in set order,
- * into *all (*n of them; the caller frees each and the array). */
-static int given_values(const dcpi_export_src_t *src, const dcpi_profset_t *set,
-                        const size_t *order, dcpi_vprof_t ***all, size_t *n, char *err)
-{
-    int rc = 0;
-    size_t cap = 0;
-    *all = NULL;
-    *n = 0;
-    for (size_t k = 0; rc == 0 && k < set->nimages; k++) {
-        const dcpi_profset_image_t *img = &set->images[order[k]];
-        char **names = NULL;
-        dcpi_vprof_t **vps = NULL;
-        size_t nv = 0;
-        if (img->kind == DCPI_PSET_UNKNOWN)
-            continue;
-        rc = src->vprofs(src->source_arg, img->id, &names, &vps, &nv, err);
-        for (size_t i = 0; i < nv; i++) {
-            if (rc == 0 && dcpi__grow((void **)all, &cap, *n + 1, sizeof **all) < 0)
-                rc = DCPI_ENOMEM;
-            if (rc == 0)
-                (*all)[(*n)++] = vps[i];
-            else
-                dcpi_vprof_free(vps[i]);
-            free(names[i]);
-        }
-        free(names);
-        free(vps);
-    }
-    return rc;
-}
-
 static const char *event_unit(const char *event)
 {
     return !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock") ? "nanoseconds" : "events";
@@ -651,23 +598,15 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     const dcpi_export_src_t *src = x->src;
     const dcpi_profset_t *set = x->set;
     pctx_t c = {0};
-    dcpi_db_file_t *files = NULL;
-    size_t nfiles = 0;
     const char *const *ev = src->nepochs ? src->epochs : &src->epoch;
-    dcpi_vprof_t **given = NULL;
-    int rc = src->vprofs ? given_values(src, set, x->order, &given, &nfiles, err)
-                         : dcpi_db_list_files_epochs(src->db, ev, src->nepochs ? src->nepochs : 1,
-                                                     src->platform, ".vprof", &files, &nfiles, err);
-    if (rc < 0) {
-        dcpi__err_prefix(err, src->tool);
-        for (size_t i = 0; given && i < nfiles; i++)
-            dcpi_vprof_free(given[i]);
-        free(given);
+    dcpi_vprof_t **vps = NULL;
+    size_t nvps = 0;
+    int rc = dcpi_export_vprofs(src, set, x->order, NULL, &vps, &nvps, err);
+    if (rc < 0)
         return rc;
-    }
     dcpi_export_stacks_t *xs = calloc(set->nevents ? set->nevents : 1, sizeof(*xs));
     rc = xs ? dcpi_pprof_new(&c.pp) : DCPI_ENOMEM;
-    rc = rc ? rc : pprof_types(&c, set, x->ev, nfiles);
+    rc = rc ? rc : pprof_types(&c, set, x->ev, nvps);
     if (rc == 0) {
         dcpi_pprof_time(c.pp, epoch_nanos(ev[0])); /* several: the first one's start */
         rc = pprof_title(&c, src, set);
@@ -676,13 +615,12 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     rc = rc ? rc : pprof_images(&c, src, set, x->order, xs, err);
     for (size_t e = 0; rc == 0 && e < set->nevents; e++)
         rc = pprof_event(&c, set, (int)e, &xs[e], src->procsel);
-    for (size_t i = 0; rc == 0 && given && i < nfiles; i++)
-        rc = pprof_vprof(&c, set, given[i]);
-    if (rc == 0 && !src->vprofs)
-        rc = pprof_values(&c, src, set, files, nfiles, err);
-    for (size_t i = 0; given && i < nfiles; i++)
-        dcpi_vprof_free(given[i]);
-    free(given);
+    for (size_t i = 0; rc == 0 && i < nvps; i++)
+        rc = pprof_vprof(&c, set, vps[i]);
+    if (rc == 0 && c.vprof_skipped)
+        fprintf(stderr, "%s: %" PRIu64 " value profiles of images not exported were left out\n",
+                src->tool, c.vprof_skipped);
+    dcpi_export_vprofs_free(vps, nvps);
     if (rc < 0 && !err[0])
         dcpi__errf(err, rc, "%s: %s: %s", src->tool, x->out, dcpi_strerror(rc));
     else if (rc == 0 && (rc = dcpi_pprof_write(x->out, c.pp, err)) < 0)
@@ -690,7 +628,6 @@ int dcpi_export_pprof(const dcpi_export_t *x, char *err)
     for (size_t e = 0; xs && e < set->nevents; e++)
         dcpi_export_stacks_free(&xs[e]);
     free(xs);
-    free(files);
     pctx_free(&c);
     return rc;
 }

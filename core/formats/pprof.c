@@ -275,11 +275,6 @@ int dcpi_pprof_sample(dcpi_pprof_t *p, const uint64_t *locs, size_t nlocs, const
     return rc;
 }
 
-size_t dcpi_pprof_nsamples(const dcpi_pprof_t *p)
-{
-    return p ? p->samples.n : 0;
-}
-
 /* ---- encoding ---- */
 
 /* The message's pointer arrays, pointing into p (valid while p is not modified). */

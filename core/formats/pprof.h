@@ -49,8 +49,6 @@ int64_t dcpi_pprof_location(dcpi_pprof_t *p, uint64_t mapping_id, uint64_t addre
 int dcpi_pprof_sample(dcpi_pprof_t *p, const uint64_t *locs, size_t nlocs, const int64_t *values,
                       const dcpi_pprof_label_t *labels, size_t nlabels);
 
-size_t dcpi_pprof_nsamples(const dcpi_pprof_t *p);
-
 /* Encode (protobuf-c), then gzip, into a malloc'd buffer. 0 or DCPI_ENOMEM. */
 int dcpi_pprof_encode(const dcpi_pprof_t *p, void **buf, size_t *len);
 /* Encode and write atomically ("-": standard output, dcpi__write_output); "PATH: reason" in

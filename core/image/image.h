@@ -61,7 +61,7 @@ void dcpi_image_kernel_id(char out[DCPI_IMAGE_IDLEN]);
  * characters other than [A-Za-z0-9._+-] replaced by '_'). */
 void dcpi_image_dirname(const char *path, const char *id, char *out, size_t len);
 
-/* Helpers shared by the libelf readers (image.c, symbols.c). */
+/* Helpers shared by the libelf readers (image.c, symelf.c, symdebug.c). */
 /* elf_version(EV_CURRENT), once per process (thread-safe); call before elf_begin. */
 void dcpi__elf_init(void);
 

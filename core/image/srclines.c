@@ -8,6 +8,8 @@
  */
 #include "core/image/srclines.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,23 @@ void dcpi_srclines_free(dcpi_srclines_t *sl)
     free(sl);
 }
 
+static Dwarf_Die *cu_of(const dcpi_srclines_t *sl, Dwarf_Addr a, Dwarf_Addr *cubias);
+
+/* The line through the CU's table when libdwfl finds no CU (no .debug_aranges: clang). */
+static int lookup_by_cu(const dcpi_srclines_t *sl, uint64_t addr, const char **file, int *line)
+{
+    Dwarf_Addr cubias = 0;
+    Dwarf_Die *cu = cu_of(sl, addr + sl->bias, &cubias);
+    Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, addr + sl->bias - cubias) : NULL;
+    int lineno = 0;
+    const char *name = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+    if (!name || dwarf_lineno(dl, &lineno) != 0 || lineno <= 0)
+        return DCPI_ENOENT;
+    *file = name;
+    *line = lineno;
+    return 0;
+}
+
 int dcpi_srclines_lookup(const dcpi_srclines_t *sl, uint64_t addr, const char **file, int *line)
 {
     *file = NULL;
@@ -92,7 +111,7 @@ int dcpi_srclines_lookup(const dcpi_srclines_t *sl, uint64_t addr, const char **
         return DCPI_ENOENT;
     Dwfl_Line *dl = dwfl_module_getsrc(sl->mod, addr + sl->bias);
     if (!dl)
-        return DCPI_ENOENT;
+        return lookup_by_cu(sl, addr, file, line);
     int lineno = 0;
     const char *name = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
     if (!name || lineno <= 0)
@@ -100,6 +119,115 @@ int dcpi_srclines_lookup(const dcpi_srclines_t *sl, uint64_t addr, const char **
     *file = name;
     *line = lineno;
     return 0;
+}
+
+/* ---- inline chains ---- */
+
+#define DW_AT_GNU_DISCRIMINATOR 0x2136 /* not in elfutils' dwarf.h */
+
+static const char *frame_name(Dwarf_Die *die)
+{
+    static const unsigned names[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
+    Dwarf_Attribute a;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (dwarf_attr_integrate(die, names[i], &a))
+            return dwarf_formstring(&a);
+    return NULL;
+}
+
+static unsigned udata_of(Dwarf_Die *die, unsigned name)
+{
+    Dwarf_Attribute a;
+    Dwarf_Word w = 0;
+    if (dwarf_attr(die, name, &a) && dwarf_formudata(&a, &w) == 0)
+        return (unsigned)w;
+    return 0;
+}
+
+/* The leaf's line and discriminator from the CU's line table (libdwfl's own lookup needs
+ * .debug_aranges, which clang does not write). */
+static void leaf_position(Dwarf_Die *cu, Dwarf_Addr a, dcpi_srcframe_t *leaf)
+{
+    Dwarf_Line *line = dwarf_getsrc_die(cu, a);
+    int lineno = 0;
+    unsigned disc = 0;
+    if (line && dwarf_lineno(line, &lineno) == 0 && lineno > 0)
+        leaf->line = lineno;
+    if (line && dwarf_linediscriminator(line, &disc) == 0)
+        leaf->disc = disc;
+}
+
+static void reverse_frames(dcpi_srcframe_t *f, int n)
+{
+    for (int i = 0; i < n / 2; i++) {
+        dcpi_srcframe_t t = f[i];
+        f[i] = f[n - 1 - i];
+        f[n - 1 - i] = t;
+    }
+}
+
+static int is_function(Dwarf_Die *d)
+{
+    int tag = dwarf_tag(d);
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/* The CU holding module address a: through .debug_aranges, else (clang writes none) the
+ * first CU whose ranges hold it. */
+static Dwarf_Die *cu_of(const dcpi_srclines_t *sl, Dwarf_Addr a, Dwarf_Addr *cubias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(sl->mod, a, cubias);
+    if (cu)
+        return cu;
+    for (cu = dwfl_module_nextcu(sl->mod, NULL, cubias); cu;
+         cu = dwfl_module_nextcu(sl->mod, cu, cubias))
+        if (dwarf_haspc(cu, a - *cubias) == 1)
+            return cu;
+    return NULL;
+}
+
+/* The function scopes of the innermost function holding a, innermost first, through the
+ * concrete DIE tree (dwarf_getscopes continues an inlined instance with its abstract
+ * origin's scopes; dwarf_getscopes_die follows the DIEs' real parents). */
+static int chain_of(Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die **chain)
+{
+    Dwarf_Die *scopes = NULL;
+    int ns = dwarf_getscopes(cu, a, &scopes), n = -1;
+    for (int i = 0; i < ns && n < 0; i++)
+        if (is_function(&scopes[i]))
+            n = dwarf_getscopes_die(&scopes[i], chain);
+    free(scopes);
+    return n;
+}
+
+int dcpi_srclines_frames(const dcpi_srclines_t *sl, uint64_t addr, dcpi_srcframe_t *f, int max)
+{
+    Dwarf_Addr cubias = 0;
+    Dwarf_Die *cu = sl ? cu_of(sl, addr + sl->bias, &cubias) : NULL;
+    Dwarf_Addr a = addr + (sl ? sl->bias : 0) - cubias; /* the DWARF address */
+    Dwarf_Die *chain = NULL;
+    int nc = cu ? chain_of(cu, a, &chain) : -1, n = 0;
+    unsigned call_line = 0, call_disc = 0;
+    for (int i = 0; i < nc && n < max; i++) { /* innermost scope first */
+        if (!is_function(&chain[i]))
+            continue;
+        dcpi_srcframe_t *fr = &f[n++];
+        *fr = (dcpi_srcframe_t){
+            .name = frame_name(&chain[i]), .line = (int)call_line, .disc = call_disc};
+        dwarf_decl_line(&chain[i], &fr->decl_line);
+        if (n == 1)
+            leaf_position(cu, a, fr);
+        if (dwarf_tag(&chain[i]) == DW_TAG_subprogram)
+            break;
+        /* an inlined call: its position is in the next (outer) frame */
+        call_line = udata_of(&chain[i], DW_AT_call_line);
+        call_disc = udata_of(&chain[i], DW_AT_GNU_DISCRIMINATOR);
+    }
+    free(chain);
+    if (n == 0)
+        return DCPI_ENOENT;
+    reverse_frames(f, n);
+    return n;
 }
 
 /* ---- source text ---- */

@@ -28,6 +28,25 @@ void dcpi_srclines_free(dcpi_srclines_t *sl);
  */
 int dcpi_srclines_lookup(const dcpi_srclines_t *sl, uint64_t addr, const char **file, int *line);
 
+/*
+ * The inline chain at ELF vaddr addr, outermost function first (what LLVM's sample profiles
+ * key by): f[0] is the function the code was compiled in, each next one a function inlined
+ * into the one before. Per frame: its name (DW_AT_linkage_name, else DW_AT_name; owned by
+ * sl), its DW_AT_decl_line (0 when unknown), and the position in it: for the last frame the
+ * line table's line and discriminator at addr, for the others the call line and discriminator
+ * (DW_AT_GNU_discriminator) of the inlined call. Discriminators as DWARF stores them (LLVM's
+ * encoded form). Returns the number of frames written (at most max; the innermost are kept
+ * when there are more), or DCPI_ENOENT when no DWARF function covers addr.
+ */
+typedef struct dcpi_srcframe {
+    const char *name;
+    int decl_line;
+    int line;
+    unsigned disc;
+} dcpi_srcframe_t;
+
+int dcpi_srclines_frames(const dcpi_srclines_t *sl, uint64_t addr, dcpi_srcframe_t *f, int max);
+
 /* The lines of a text file, read whole: line i (1-based) is lines[i - 1], without '\n'.
  * Returns 0, or a negative DCPI_E* (-errno) when it cannot be read. Free with
  * dcpi_srctext_free. */

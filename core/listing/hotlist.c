@@ -13,6 +13,7 @@
 
 #include "core/base/err.h"
 #include "core/plugin/guard.h"
+#include "core/store/vdesc.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
 
@@ -96,31 +97,8 @@ const vp_context_t *dcpi__lst_insn_ctx(const dcpi_listing_t *ls, size_t v,
 
 const char *dcpi_listing_backend_note(const char *backend)
 {
-    if (!backend)
-        return "written before dcpi recorded backends";
-    if (strcmp(backend, "regs") == 0)
-        return "registers at timer samples: shares are per unit of CPU time and skewed by "
-               "interrupt skid; loaded values missing";
-    if (strcmp(backend, "bp") == 0)
-        return "execute breakpoints at executions after timer samples: shares per execution, "
-               "the skid-biased first execution dropped; memory values read by BPF where "
-               "allowed, else missing";
-    if (strcmp(backend, "inproc") == 0)
-        return "execute breakpoints armed by the profiled threads at random moments in the "
-               "instruction's procedure: shares per execution (its first after such a moment); "
-               "memory values read by the thread";
-    if (strcmp(backend, "step") == 0)
-        return "single-stepped bursts: exact values, shares per execution within bursts";
-    if (strcmp(backend, "oracle") == 0)
-        return "the oracle (dcpid -voracle): every execution of the instruction in its windows, "
-               "exact there; its +-B counts each window as one draw (a cluster), or is the "
-               "hotlist's error bound alone with one window over the whole run (-voracle-duty "
-               "1/1)";
-    if (strcmp(backend, "replay") == 0)
-        return "replayed from a values.trace recording (regs, bp or inproc backend)";
-    if (strcmp(backend, "mixed") == 0)
-        return "runs of different backends merged into one profile";
-    return "not known to this dcpilist";
+    static char buf[512];
+    return dcpi_vdesc_note(backend, buf, sizeof buf);
 }
 
 /* The farther end of the 95% Wilson score interval of share p among n samples, as a distance

@@ -402,14 +402,8 @@ static int load_files(loader_t *ld, const dcpi_db_file_t *files, size_t n, char 
     return 0;
 }
 
-int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
-                      char *err)
-{
-    return dcpi_profset_load_ex(db, epoch, platform, 0, out, err);
-}
-
-int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
-                         dcpi_profset_t **out, char *err)
+int dcpi_profset_load(const char *db, const char *epoch, const char *platform, int flags,
+                      dcpi_profset_t **out, char *err)
 {
     return dcpi_profset_load_epochs(db, &epoch, 1, platform, flags, out, err);
 }
@@ -745,9 +739,12 @@ static int open_vdso_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st
     return dcpi_symtab_open(path, st, why);
 }
 
-int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
-                                 int *damaged)
+int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                              int *damaged)
 {
+    int ignored;
+    if (!damaged)
+        damaged = &ignored;
     *st = NULL;
     *damaged = 0;
     if (why)
@@ -770,18 +767,12 @@ int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t 
     return rc;
 }
 
-int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why)
-{
-    int damaged;
-    return dcpi_profset_open_symbols_ex(img, st, why, &damaged);
-}
-
 dcpi_symtab_t *dcpi_profset_symbols_or_warn(const dcpi_profset_image_t *img, const char *tool)
 {
     dcpi_symtab_t *st = NULL;
     char why[DCPI_ERRLEN] = "";
     int damaged = 0;
-    int rc = dcpi_profset_open_symbols_ex(img, &st, why, &damaged);
+    int rc = dcpi_profset_open_symbols(img, &st, why, &damaged);
     if (rc < 0 && why[0])
         fprintf(stderr, "%s: %s; its samples are shown as " DCPI_UNKNOWN_ROUTINE "\n", tool, why);
     if (rc < 0 && why[0] && damaged)

@@ -74,14 +74,12 @@ typedef struct dcpi_profset {
  * a warning and left out (core/base/damage.h), or with -strict it stops the load (DCPI_E* with
  * "FILE: reason" in err). An epoch without profiles gives an empty set.
  */
-int dcpi_profset_load(const char *db, const char *epoch, const char *platform, dcpi_profset_t **out,
-                      char *err);
-/* With DCPI_PSET_LOAD_PROCS, also each profile's "<event>.procs" (core/store/procprof.h). */
+int dcpi_profset_load(const char *db, const char *epoch, const char *platform, int flags,
+                      dcpi_profset_t **out, char *err);
+/* flags: with DCPI_PSET_LOAD_PROCS, also each profile's "<event>.procs" (core/store/procprof.h). */
 #define DCPI_PSET_LOAD_PROCS 1
-int dcpi_profset_load_ex(const char *db, const char *epoch, const char *platform, int flags,
-                         dcpi_profset_t **out, char *err);
 /* The profiles of several epochs (-epoch all, A..B, -since/-until) as one set: every file of
- * each is read as dcpi_profset_load_ex reads one epoch's, so an image's profiles (and splits by
+ * each is read as dcpi_profset_load reads one epoch's, so an image's profiles (and splits by
  * process) of all the epochs are added up, and the events' lost counts too. */
 int dcpi_profset_load_epochs(const char *db, const char *const *epochs, size_t nepochs,
                              const char *platform, int flags, dcpi_profset_t **out, char *err);
@@ -152,13 +150,12 @@ uint64_t dcpi_profset_image_total(const dcpi_profset_t *set, const dcpi_profset_
  * copy. On failure *st is NULL, a negative DCPI_E* is returned and why (DCPI_ERRLEN) says why
  * in one line, e.g. "PATH changed since it was profiled (id X, profile Y)"; the caller shows
  * the samples as DCPI_UNKNOWN_ROUTINE. Unknown and pseudo images return DCPI_ENOENT with an
- * empty why (nothing to warn about).
+ * empty why (nothing to warn about). damaged (may be NULL) is set to 1 when a snapshot dcpid kept
+ * (kallsyms, jitsyms, the symbol cache) is there but cannot be parsed: damaged data
+ * (core/base/damage.h), not a missing file.
  */
-int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why);
-/* The same, with *damaged = 1 when a snapshot dcpid kept (kallsyms, jitsyms, the symbol cache)
- * is there but cannot be parsed: damaged data (core/base/damage.h), not a missing file. */
-int dcpi_profset_open_symbols_ex(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
-                                 int *damaged);
+int dcpi_profset_open_symbols(const dcpi_profset_image_t *img, dcpi_symtab_t **st, char *why,
+                              int *damaged);
 /* dcpi_profset_open_symbols for a tool's view: img's symbols (NULL when none) after
  * "TOOL: WHY; its samples are shown as unknown_rou" on stderr when they cannot be read; a
  * damaged snapshot is counted as damage skipped (dcpi__damage_status: exit 3). */

@@ -36,7 +36,7 @@ void dcpi_stackprof_symbols(const dcpi_stackprof_t *sp, const dcpi_profset_t *se
         pset[i] = find_pset(set, dcpi_stackprof_image_get(sp, i));
         tabs[i] = NULL;
         if (pset[i] >= 0)
-            dcpi_profset_open_symbols(&set->images[pset[i]], &tabs[i], NULL);
+            dcpi_profset_open_symbols(&set->images[pset[i]], &tabs[i], NULL, NULL);
         else
             tabs[i] = file_symbols(dcpi_stackprof_image_get(sp, i));
     }

@@ -60,7 +60,7 @@ static int verify_symbols(const dcpi_profset_t *set, char *err)
         dcpi_symtab_t *st = NULL;
         char why[DCPI_ERRLEN] = "";
         int damaged = 0;
-        int rc = dcpi_profset_open_symbols_ex(&set->images[i], &st, why, &damaged);
+        int rc = dcpi_profset_open_symbols(&set->images[i], &st, why, &damaged);
         dcpi_symtab_free(st);
         if (rc < 0 && damaged)
             return dcpi__errf(err, rc, "%s", why);

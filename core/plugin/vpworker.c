@@ -76,11 +76,6 @@ uint8_t *dcpi_vpworker_inbuf(dcpi_vpworker_t *w)
     return w->in;
 }
 
-int dcpi_vpworker_started(const dcpi_vpworker_t *w)
-{
-    return w->started;
-}
-
 int dcpi_vpworker_pid(const dcpi_vpworker_t *w)
 {
     return w->dead ? 0 : (int)w->pid;

@@ -50,8 +50,6 @@ uint8_t *dcpi_vpworker_inbuf(dcpi_vpworker_t *w);
 int dcpi_vpworker_process(dcpi_vpworker_t *w, unsigned pid, size_t len, int *n,
                           const vsample_t **vs, char *why);
 
-/* Whether a worker was started (its vp_prof_done is then the worker's business). */
-int dcpi_vpworker_started(const dcpi_vpworker_t *w);
 /* The worker's pid (0: none running). */
 int dcpi_vpworker_pid(const dcpi_vpworker_t *w);
 

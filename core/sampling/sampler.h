@@ -71,9 +71,9 @@ typedef struct dcpi_sampler_opts {
  * open itself. *kernel_excluded is set to 1 when kernel samples had to be excluded (EACCES with
  * exclude_kernel=0).
  */
-int dcpi_sampler_open_ex(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode,
-                         pid_t pid, const dcpi_sampler_opts_t *x, dcpi_sampler_t **out,
-                         int *kernel_excluded, char *err);
+int dcpi_sampler_open(const dcpi_event_spec_t *evs, int nev, enum dcpi_sampler_mode mode, pid_t pid,
+                      const dcpi_sampler_opts_t *x, dcpi_sampler_t **out, int *kernel_excluded,
+                      char *err);
 void dcpi_sampler_close(dcpi_sampler_t *s);
 /* Enable every event (not needed for DCPI_SAMPLE_COMMAND: enable_on_exec). */
 int dcpi_sampler_enable(dcpi_sampler_t *s);
@@ -125,7 +125,7 @@ typedef struct dcpi_sample {
     uint64_t id; /* the kernel's event id (PERF_SAMPLE_IDENTIFIER) */
     uint32_t pid, tid, cpu;
     uint16_t misc;  /* header.misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
-    uint16_t event; /* index into the evs given to dcpi_sampler_open_ex, or _EV_OTHER */
+    uint16_t event; /* index into the evs given to dcpi_sampler_open, or _EV_OTHER */
     /* With dcpi_sampler_opts_t.callchain: the user entries after PERF_CONTEXT_USER (chain[0]
      * is the ip itself, then return addresses), at most DCPI_SAMPLER_MAXCHAIN. */
     uint32_t nchain;

@@ -27,7 +27,7 @@ static const dcpi_vbackend_t *main_of(const dcpi_vbackend_t *b)
 
 const char *dcpi_vbackend_name(const dcpi_vbackend_t *b)
 {
-    return b ? main_of(b)->ops->name : "";
+    return b ? main_of(b)->ops->desc->name : "";
 }
 
 void dcpi_vbackend_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x)

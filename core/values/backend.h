@@ -30,12 +30,15 @@
 #include <sys/types.h>
 
 #include "core/sampling/sampler.h"
+#include "core/store/vdesc.h"
 #include "core/values/values.h"
 
 typedef struct dcpi_vbackend dcpi_vbackend_t;
 
 typedef struct dcpi_vbackend_ops {
-    const char *name; /* "regs", "bp", "step", "replay", "oracle" */
+    /* What it is: its name (the .vprof header's backend), what its shares mean, its +-B
+     * (core/store/vdesc.h, the table dcpilist reads the files' names in). */
+    const dcpi_vdesc_t *desc;
     /* Set up, before the sampler opens: what the backend needs of it (user registers, call
      * chains, an arm trigger). */
     void (*sampler_opts)(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x);

@@ -31,7 +31,7 @@
  *     the value-sample rate).
  * Tables are bounded (functions and candidates); when full they start over.
  */
-#include "core/values/values-int.h"
+#include "core/values/vbp.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -116,14 +116,12 @@ static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
 {
     trace_opc_t k = inst->opc;
     *plugins = 0;
-    if (k >= vt->nkeys)
+    if (k >= dcpi_values_nkeys(vt))
         return 0;
-    for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_values_plugin_t *p = &vt->pl[i];
-        if (!p->st.disabled && p->nval[k] >= 0 && dcpi__values_admits(vt, p, img, off, inst))
+    for (unsigned i = 0, n = dcpi_values_nplugins(vt); i < n; i++)
+        if (dcpi_values_takes(vt, i, k) && dcpi_values_admits(vt, i, img, off, inst))
             *plugins |= 1u << (i < 31 ? i : 31);
-    }
-    return *plugins || (vt->rec.tf && vt->rec.nval[k] >= 0);
+    return *plugins || dcpi_values_records(vt, k);
 }
 
 /* Decode [lo, hi) of img (ELF vaddrs) into f's candidates. */
@@ -133,7 +131,7 @@ static void decode_fn(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
     uint64_t foff;
     f->first = (uint32_t)b->ncand;
     f->ncand = 0;
-    int fd = dcpi__values_image_fd(vt, img);
+    int fd = dcpi_values_image_fd(vt, img);
     if (fd < 0 || dcpi_image_vaddr_to_file(&img->info, f->lo, &foff) < 0)
         return;
     size_t want = hi - f->lo > FN_MAX_BYTES ? FN_MAX_BYTES : (size_t)(hi - f->lo);
@@ -158,7 +156,7 @@ static bp_fn_t *fn_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image
                       uint64_t vaddr)
 {
     uint64_t lo = vaddr, hi = vaddr + NOSYM_BYTES;
-    const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
+    const dcpi_symtab_t *st = dcpi_values_symtab(vt, img);
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
     if (sym && sym->size && vaddr - sym->addr < FN_MAX_BYTES) {
         lo = sym->addr;
@@ -189,7 +187,7 @@ static int decode_at(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t vaddr,
 {
     uint8_t code[15];
     uint64_t foff;
-    int fd = dcpi__values_image_fd(vt, img);
+    int fd = dcpi_values_image_fd(vt, img);
     if (fd < 0 || dcpi_image_vaddr_to_file(&img->info, vaddr, &foff) < 0)
         return DCPI_ENOENT;
     ssize_t n = pread(fd, code, sizeof code, (off_t)foff);
@@ -256,7 +254,8 @@ void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint6
     dcpi_image_t *img;
     uint64_t start, pgoff;
     dcpi__vbp_choice_t *b = bp_get(c);
-    if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
+    if (!b ||
+        dcpi_loadmap_lookup(dcpi_values_loadmap(vt), (pid_t)pid, ip, &img, &start, &pgoff) < 0)
         return;
     uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
@@ -275,7 +274,8 @@ int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, ui
     dcpi_image_t *img;
     uint64_t start, pgoff;
     dcpi__vbp_choice_t *b = bp_get(c);
-    if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
+    if (!b ||
+        dcpi_loadmap_lookup(dcpi_values_loadmap(vt), (pid_t)pid, ip, &img, &start, &pgoff) < 0)
         return 0;
     uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
@@ -313,7 +313,8 @@ static uint32_t cand_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, 
 {
     dcpi_image_t *img;
     uint64_t start, pgoff;
-    if (!b || dcpi_loadmap_lookup(vt->lm, (pid_t)pid, ip, &img, &start, &pgoff) < 0)
+    if (!b ||
+        dcpi_loadmap_lookup(dcpi_values_loadmap(vt), (pid_t)pid, ip, &img, &start, &pgoff) < 0)
         return UINT32_MAX;
     uint64_t vaddr = dcpi_image_file_to_vaddr(&img->info, ip - start + pgoff);
     bp_fn_t *f = fn_at(vt, b, img, vaddr);
@@ -390,10 +391,10 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
     for (unsigned s = 0; b && s < FN_SLOTS; s++) {
         const bp_fn_t *f = &b->fn[s];
         const dcpi_image_t *img =
-            f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
+            f->image_plus1 ? dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1) : NULL;
         uint64_t base;
         if (!img || f->trig < DCPI_VBP_MIN_TRIG ||
-            dcpi_loadmap_addr_of(vt->lm, pid, img, f->lo, &base) < 0)
+            dcpi_loadmap_addr_of(dcpi_values_loadmap(vt), pid, img, f->lo, &base) < 0)
             continue; /* not in pid's mappings */
         for (uint32_t j = 0; j < f->ncand; j++) {
             const bp_cand_t *c = &b->cand[f->first + j];
@@ -441,10 +442,10 @@ static void each_of(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, const bp_fn_
                     dcpi__vbp_fn *fn, void *ctx)
 {
     const dcpi_image_t *img =
-        f->image_plus1 ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1) : NULL;
+        f->image_plus1 ? dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1) : NULL;
     if (!img)
         return;
-    const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
+    const dcpi_symtab_t *st = dcpi_values_symtab(vt, img);
     const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, f->lo) : NULL;
     for (uint32_t j = 0; j < f->ncand; j++) {
         const bp_cand_t *c = &b->cand[f->first + j];
@@ -575,26 +576,28 @@ static const char *dirname_of(const char *path)
 int dcpi__vbp_write_missing(dcpi_values_t *vt, const dcpi__vbp_choice_t *b,
                             const dcpi_values_flush_info_t *fi, char *err)
 {
-    unsigned nimg = dcpi_loadmap_nimages(vt->lm);
+    unsigned nimg = dcpi_loadmap_nimages(dcpi_values_loadmap(vt));
     uint8_t *done = b ? calloc(nimg + 1, 1) : NULL;
     int last = b && !done ? DCPI_ENOMEM : 0;
     for (unsigned s = 0; done && s < FN_SLOTS; s++) {
         const bp_fn_t *f = &b->fn[s];
-        const dcpi_image_t *img = f->image_plus1 && f->image_plus1 <= nimg && !done[f->image_plus1]
-                                      ? dcpi_loadmap_image(vt->lm, f->image_plus1 - 1)
-                                      : NULL;
+        const dcpi_image_t *img =
+            f->image_plus1 && f->image_plus1 <= nimg && !done[f->image_plus1]
+                ? dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1)
+                : NULL;
         if (img) /* each image once */
             done[f->image_plus1] = 1;
-        for (unsigned i = 0; img && i < vt->npl; i++) {
+        for (unsigned i = 0; img && i < dcpi_values_nplugins(vt); i++) {
             miss_ctx_t m = {.img = img, .plugin = i};
             for (unsigned t = s; t < FN_SLOTS; t++) /* the image's functions (none before s) */
                 if (b->fn[t].image_plus1 == f->image_plus1)
                     each_of(vt, b, &b->fn[t], miss_line, &m);
             char dirname[512], path[4096];
             dcpi_image_dirname(img->path, img->info.id, dirname, sizeof dirname);
-            int rc = m.oom ? DCPI_ENOMEM
-                           : dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/%s.vmiss", fi->db,
-                                         fi->epoch, fi->platform, dirname, vt->pl[i].name);
+            int rc = m.oom
+                         ? DCPI_ENOMEM
+                         : dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/%s.vmiss", fi->db, fi->epoch,
+                                       fi->platform, dirname, dcpi_values_plugin_name(vt, i));
             if (rc == 0 && m.len && (rc = dcpi__mkdirs(dirname_of(path), 0755)) == 0)
                 rc = dcpi__write_atomic(path, m.buf, m.len, err);
             else if (rc == 0)

@@ -77,7 +77,8 @@
 #include "core/sampling/bpslots.h"
 #include "core/sampling/thin.h"
 #include "core/values/backend.h"
-#include "core/values/values-int.h"
+#include "core/values/values.h"
+#include "core/values/vbp.h"
 #include "dcpi/errno.h"
 
 #define BP_COUNT      2       /* samples per arm, the first dropped */
@@ -237,6 +238,8 @@ static double afford(const vbp_t *d, double per_trigger, double per_tick, double
  * many triggers as PC samples. Without, a cpu-clock event of period trigger_ns (fixed: it aliases
  * with deterministic programs and restarts in each child). The BPF programs are opened here so that
  * their cost is in what is measured. */
+static void log_triggers(const vbp_t *d);
+
 static void budget(vbp_t *d)
 {
     double pct = d->o.budget_pct, max = 1e9 / BP_TRIGGER_NS;
@@ -281,6 +284,12 @@ static void budget(vbp_t *d)
               "thread's CPU; -vbudget %g%% affords a trigger every %.2f ms of a thread's CPU "
               "and %.0f value samples per second of it",
               c->hit_us, c->trigger_us, c->arm_us, c->tick_us, c->prog_us, pct, 1e3 / f, d->rate);
+    log_triggers(d);
+}
+
+/* In the log: how the arm triggers are placed (thinned PC samples or a fixed period). */
+static void log_triggers(const vbp_t *d)
+{
     double q = d->thin ? (double)d->o.pc_tick_ns / (double)d->trigger_ns : 0;
     if (d->thin && q < 0.999)
         dcpi__log(DCPI_LOG_INFO,
@@ -565,7 +574,7 @@ static void bp_sample(void *arg, int slot, const dcpi_sample_t *s, unsigned seq,
         return;
     }
     d->bp.samples++;
-    dcpi__values_take(d->b.vt, &v, 1);
+    dcpi_values_hit(d->b.vt, &v);
 }
 
 static int bp_record(dcpi_vbackend_t *b, const dcpi_sample_t *s, int ring)
@@ -678,7 +687,7 @@ static void bp_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     snprintf(buf + used, len > used ? len - used : 0, "vbp %s\n", held);
 }
 
-static const dcpi_vbackend_ops_t bp_ops = {.name = "bp",
+static const dcpi_vbackend_ops_t bp_ops = {.desc = &dcpi_vdesc_bp,
                                            .sampler_opts = bp_sampler_opts,
                                            .start = bp_start,
                                            .pc = bp_pc,

@@ -32,7 +32,7 @@
 
 /* ---------------------------------------------------------------- reading code */
 
-int dcpi__values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img)
+int dcpi_values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img)
 {
     if (img->index >= vt->nfds) {
         if (img->index > UINT_MAX - 16)
@@ -66,7 +66,7 @@ static ssize_t read_code(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t st
         memcpy(buf, c->bytes, c->len);
         return c->len;
     }
-    int fd = dcpi__values_image_fd(vt, img);
+    int fd = dcpi_values_image_fd(vt, img);
     if (fd >= 0) {
         ssize_t n = pread(fd, buf, 15, (off_t)off);
         if (n > 0) { /* files do not change under a mapping: cache them */
@@ -114,12 +114,6 @@ static int admit(dcpi_values_t *vt, const dcpi_values_sample_t *s)
     return 1;
 }
 
-/* Whether enc must be handed over before an entry of pid: another pid, or full. */
-static int must_hand_over(const trace_encoder_t *e, uint32_t pid)
-{
-    return e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE);
-}
-
 /* One entry (and its burst) into e. 0 or DCPI_EFULL / DCPI_E*. */
 static int append(dcpi_values_t *vt, trace_encoder_t *e, const dcpi_insn_t *insn,
                   const dcpi_values_sample_t *s, const trace_value_t *kinds, int n,
@@ -152,19 +146,47 @@ static void encode(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_insn_t
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
     unsigned missing = capture(insn, s, p->kinds[k], n, kinds, values);
-    dcpi__values_put_t e = {.pid = s->pid,
-                            .tid = s->tid,
-                            .time = s->time,
-                            .contexts = vt->o.contexts,
-                            .inst = &insn->inst,
-                            .pc = s->ip,
-                            .c0 = s->context0,
-                            .c1 = s->context1,
-                            .n = n,
-                            .kinds = kinds,
-                            .values = values,
-                            .missing = missing};
+    dcpi_values_put_t e = {.pid = s->pid,
+                           .tid = s->tid,
+                           .time = s->time,
+                           .contexts = vt->o.contexts,
+                           .inst = &insn->inst,
+                           .pc = s->ip,
+                           .c0 = s->context0,
+                           .c1 = s->context1,
+                           .n = n,
+                           .kinds = kinds,
+                           .values = values,
+                           .missing = missing};
     dcpi__values_put(vt, p, &e, image);
+}
+
+typedef struct rec_arg {
+    dcpi_values_t *vt;
+    const dcpi_insn_t *insn;
+    const dcpi_values_sample_t *s;
+    const dcpi_image_t *img;
+    uint64_t start, pgoff;
+    const trace_value_t *kinds;
+    int n;
+    const uint64_t *values;
+    unsigned missing;
+} rec_arg_t;
+
+static void rec_hand_over(dcpi_values_t *vt, void *owner)
+{
+    (void)owner;
+    dcpi__values_rec_hand_over(vt);
+}
+
+/* The recorder's MAP of the sample's mapping (first try only), then its entry: 0 or
+ * DCPI_EFULL / DCPI_E*. */
+static int rec_write(void *arg, int retry)
+{
+    const rec_arg_t *a = arg;
+    if (!retry)
+        dcpi__values_rec_map(a->vt, a->img, a->start, a->pgoff, a->s);
+    return append(a->vt, &a->vt->rec.enc, a->insn, a->s, a->kinds, a->n, a->values, a->missing);
 }
 
 /* Append the sample's entry with the recording vlist to the recorder's trace. */
@@ -176,15 +198,19 @@ static void rec_encode(dcpi_values_t *vt, const dcpi_insn_t *insn, const dcpi_va
     int n = r->nval[k];
     trace_value_t kinds[TRACE_VLIST_MAX];
     uint64_t values[TRACE_VLIST_MAX];
-    unsigned missing = capture(insn, s, r->kinds[k], n, kinds, values);
-    if (must_hand_over(&r->enc, s->pid))
-        dcpi__values_rec_hand_over(vt);
-    dcpi__values_rec_map(vt, img, start, pgoff, s);
-    int rc = append(vt, &r->enc, insn, s, kinds, n, values, missing);
-    if (rc == DCPI_EFULL) {
-        dcpi__values_rec_hand_over(vt);
-        append(vt, &r->enc, insn, s, kinds, n, values, missing);
-    }
+    rec_arg_t a = {.vt = vt,
+                   .insn = insn,
+                   .s = s,
+                   .img = img,
+                   .start = start,
+                   .pgoff = pgoff,
+                   .kinds = kinds,
+                   .n = n,
+                   .values = values,
+                   .missing = capture(insn, s, r->kinds[k], n, kinds, values)};
+    dcpi__values_writer_t w = {
+        .enc = &r->enc, .pid = s->pid, .hand_over = rec_hand_over, .write = rec_write, .arg = &a};
+    dcpi__values_write(vt, &w);
 }
 
 void dcpi_values_sample(dcpi_values_t *vt, const dcpi_values_sample_t *s)

@@ -28,9 +28,12 @@
  *     read by the thread itself): dcpid turns it into a value sample of the sink, always
  *     admitted. One sample per arm, so a hotlist's binomial bound holds.
  * The budget: a tick costs the thread C_tick and each arm with its hit C_arm (measured at start,
- * core/sampling/bpcost.h), so with k arms a tick (measured per process as it runs: the share of
+ * core/sampling/bpcost.h: the signals' delivery and a minimal handler's work), plus what the
+ * agent's handlers take in this process as it runs (the agent times each handler run: H per
+ * signal, cache misses and the perf ioctls of a real program included, which a warm spinner at
+ * start does not see), so with k arms a tick (measured per process as it runs: the share of
  * ticks that land in a target's procedure times its targets there) the mean period is
- * (C_tick + k C_arm) / (-vbudget / 100) of a thread's CPU.
+ * (C_tick + k C_arm + (1 + k) H) / (-vbudget / 100) of a thread's CPU.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,7 +47,8 @@
 #include "core/capture/stepdrain.h"
 #include "core/sampling/bpcost.h"
 #include "core/values/backend.h"
-#include "core/values/values-int.h"
+#include "core/values/values.h"
+#include "core/values/vbp.h"
 #include "core/values/vstep.h"
 #include "dcpi/errno.h"
 
@@ -52,6 +56,7 @@
 #define IN_TABLE_NS 50000000ull /* the tables are computed again this often */
 #define IN_TARGETS  6           /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
+#define IN_LIVE     50          /* ticks of a process before its own costs are used */
 
 typedef struct in_stats {
     uint64_t samples; /* hits into the sink */
@@ -75,26 +80,53 @@ typedef struct vin {
 
 static const dcpi_vbackend_ops_t in_ops;
 
-/* The mean tick period that -vbudget affords with k arms a tick. */
-static uint64_t period_ns(const vin_t *d, double k)
+/* The mean tick period that -vbudget affords when a tick costs us microseconds. */
+static uint64_t period_ns(const vin_t *d, double us)
 {
-    double us = d->cost.tick_us + k * d->cost.arm_us;
     double ns = us * 1e3 / (d->o.budget_pct / 100);
     return ns < IN_MIN_NS ? IN_MIN_NS : (uint64_t)ns;
 }
 
+/* A tick's cost with k arms by the start-up measurement alone (the status lines' figures). */
+static double model_us(const vin_t *d, double k)
+{
+    return d->cost.tick_us + k * d->cost.arm_us;
+}
+
 /* ---- the tables */
 
-/* The mean arms a tick of h's threads made so far (1 until there are enough ticks). */
-static double arms_per_tick(step_ring_header_t *h)
+/* What a tick costs with these counts: the start-up model at the mean arms a tick, plus the
+ * time the agent's handlers took per tick (each hit's handler included); the model at one arm
+ * until there are IN_LIVE ticks. */
+static double live_us(const vin_t *d, uint64_t ticks, uint64_t arms, uint64_t hits, uint64_t hns,
+                      uint64_t hn)
 {
-    uint64_t ticks = 0, arms = 0;
+    if (ticks < IN_LIVE)
+        return model_us(d, 1);
+    double per_run = hn ? (double)hns / 1e3 / (double)hn : 0;
+    return model_us(d, (double)arms / (double)ticks) +
+           per_run * (double)(ticks + hits) / (double)ticks;
+}
+
+/* What a tick of h's threads costs so far (live_us). */
+static double tick_us(const vin_t *d, step_ring_header_t *h)
+{
+    uint64_t ticks = 0, arms = 0, hits = 0, hns = 0, hn = 0;
     for (uint32_t i = 0; i < h->nslots; i++) {
         step_slot_t *s = step_ring_slot(h, i);
         ticks += atomic_load(&s->ticks);
         arms += atomic_load(&s->arms);
+        hits += atomic_load(&s->hits);
+        hns += atomic_load(&s->handler_ns);
+        hn += atomic_load(&s->handler_n);
     }
-    return ticks >= 50 ? (double)arms / (double)ticks : 1.0;
+    return live_us(d, ticks, arms, hits, hns, hn);
+}
+
+/* The same over every process so far. */
+static double all_us(const vin_t *d, const dcpi_step_stats_t *st)
+{
+    return live_us(d, st->ticks, st->arms, st->hits, st->handler_ns, st->handler_n);
 }
 
 /* The arms the threads made on each target of h's table since the last count, onto their
@@ -127,7 +159,7 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
         fresh += i == h->arms.n || i == STEP_ARM_MAX;
         addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
-    uint64_t p = period_ns(d, arms_per_tick(h));
+    uint64_t p = period_ns(d, tick_us(d, h));
     if (n == h->arms.n && !fresh && h->arms.period_ns == p) /* only dcpid writes the table */
         return;
     count_arms(pid, h, d); /* the old table's, before its places change meaning */
@@ -150,7 +182,7 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
     dcpi_step_regs_before(rec, &v.regs);
     d->st.samples++;
     dcpi__vbp_hit(d->b.vt, d->choice, pid, v.ip);
-    dcpi__values_take(d->b.vt, &v, 1);
+    dcpi_values_hit(d->b.vt, &v);
     return 0;
 }
 
@@ -225,7 +257,7 @@ static int in_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char
 static double cpu_s(const vin_t *d, const dcpi_step_stats_t *st)
 {
     return d->o.pc_ns ? (double)d->st.pcs * (double)d->o.pc_ns / 1e9
-                      : (double)st->ticks * (double)period_ns(d, 1) / 1e9;
+                      : (double)st->ticks * (double)period_ns(d, all_us(d, st)) / 1e9;
 }
 
 static void advice(void *arg, double per, char *buf, size_t len)
@@ -257,13 +289,14 @@ static void in_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              "vinproc rings %u ticks %" PRIu64 " arms %" PRIu64 " hits %" PRIu64 " expired %" PRIu64
              " dropped %" PRIu64 " samples %" PRIu64 " tables %" PRIu64 " targets %" PRIu64
              " breakpoints %u arm-delay-us 0%s\n"
-             "vinproc budget %g%%: tick-us %.1f arm-us %.1f, a tick every %.2f ms of a thread's "
-             "CPU at one arm a tick; below %d value samples per %d s: %u of %u instructions with "
+             "vinproc budget %g%%: tick-us %.1f arm-us %.1f live-us %.1f, a tick every %.2f ms "
+             "of a thread's CPU; below %d value samples per %d s: %u of %u instructions with "
              ">= %d%% of their procedure's PC samples\n",
              st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
              d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS, why,
-             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, (double)period_ns(d, 1) / 1e6,
-             DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn, c.majors, DCPI_VBP_MAJOR_PCT);
+             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, all_us(d, &st),
+             (double)period_ns(d, all_us(d, &st)) / 1e6, DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn,
+             c.majors, DCPI_VBP_MAJOR_PCT);
 }
 
 static void in_report(const dcpi_vbackend_t *b, int user)
@@ -277,10 +310,11 @@ static void in_report(const dcpi_vbackend_t *b, int user)
     if (user) {
         fprintf(stderr,
                 "dcpid: inproc backend: %" PRIu64 " value samples in %.1f s of CPU; -vbudget "
-                "%g%% at %.0f us a tick and %.0f us an arm here affords a tick every %.2f ms of "
-                "a thread's CPU (one arm a tick)%s\n",
-                d->st.samples, cpu, d->o.budget_pct, d->cost.tick_us, d->cost.arm_us,
-                (double)period_ns(d, 1) / 1e6, why);
+                "%g%% at %.0f us a tick with its arms in this run (%.0f us a tick and %.0f an "
+                "arm measured at start, the rest in the agent's handlers) affords a tick every "
+                "%.2f ms of a thread's CPU%s\n",
+                d->st.samples, cpu, d->o.budget_pct, all_us(d, &st), d->cost.tick_us,
+                d->cost.arm_us, (double)period_ns(d, all_us(d, &st)) / 1e6, why);
         dcpi__vbp_short_t c = dcpi__vbp_shortfall(d->b.vt, d->choice, cpu, NULL, advice, (void *)d);
         if (c.shortn) {
             fprintf(stderr,
@@ -295,9 +329,10 @@ static void in_report(const dcpi_vbackend_t *b, int user)
     dcpi__log(DCPI_LOG_INFO,
               "inproc backend: %u processes, %" PRIu64 " ticks, %" PRIu64 " arms, %" PRIu64
               " hits, %" PRIu64 " expired, %" PRIu64 " dropped, %" PRIu64 " value samples, %" PRIu64
-              " tables%s",
+              " tables, %.1f us in the agent's handlers a tick (%" PRIu64 " runs measured)%s",
               st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
-              d->st.tables, why);
+              d->st.tables, st.ticks ? (double)st.handler_ns / 1e3 / (double)st.ticks : 0.0,
+              st.handler_n, why);
 }
 
 static void in_stop(dcpi_vbackend_t *b)
@@ -318,7 +353,7 @@ static void in_free(dcpi_vbackend_t *b)
 }
 
 /* No sampler_opts: the PC samples need no registers, the agent reads them at the hits. */
-static const dcpi_vbackend_ops_t in_ops = {.name = "inproc",
+static const dcpi_vbackend_ops_t in_ops = {.desc = &dcpi_vdesc_inproc,
                                            .child_env = in_child_env,
                                            .pc = in_pc,
                                            .pid_event = in_pid_event,
@@ -361,7 +396,8 @@ int dcpi_vbackend_inproc_new(dcpi_values_t *vt, const dcpi_vbackend_inproc_opts_
               "and its hit %.1f us of the thread's CPU; -vbudget %g%% affords a tick every "
               "%.2f ms of a thread's CPU at one arm a tick, %.2f ms at four",
               d->agent, "/dev/shm/dcpi-arm-<pid>", d->cost.tick_us, d->cost.arm_us, o->budget_pct,
-              (double)period_ns(d, 1) / 1e6, (double)period_ns(d, 4) / 1e6);
+              (double)period_ns(d, model_us(d, 1)) / 1e6,
+              (double)period_ns(d, model_us(d, 4)) / 1e6);
     *out = &d->b;
     return 0;
 }

@@ -506,7 +506,7 @@ static void oracle_sampler_opts(const dcpi_vbackend_t *b, dcpi_sampler_opts_t *x
     x->regs_user |= dcpi_values_regs_mask(b->vt) | 1ull << DCPI_REG_IP;
 }
 
-static const dcpi_vbackend_ops_t oracle_ops = {.name = "oracle",
+static const dcpi_vbackend_ops_t oracle_ops = {.desc = &dcpi_vdesc_oracle,
                                                .sampler_opts = oracle_sampler_opts,
                                                .start = oracle_start,
                                                .record = oracle_record,

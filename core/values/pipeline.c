@@ -292,24 +292,63 @@ void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n)
 
 /* ---------------------------------------------------------------- entries in */
 
-int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi__values_put_t *e,
-                     unsigned image)
+int dcpi__values_write(dcpi_values_t *vt, const dcpi__values_writer_t *w)
 {
-    trace_encoder_t *enc = &p->enc;
-    if (enc->have_pid && (enc->pid != e->pid || trace_encoder_entries(enc) >= VSAMPLE_BUFFER_SIZE))
-        dcpi__values_hand_over(vt, p);
-    for (int tries = 0; tries < 2 && !p->st.disabled; tries++) {
-        int rc = trace_encoder_burst(enc, e->pid, e->tid, e->time, e->contexts);
-        if (rc == 0)
-            rc = trace_encoder_entry(enc, e->inst, e->pc, e->c0, e->c1, e->n, e->kinds, e->values,
-                                     e->missing);
-        if (rc == 0) {
-            p->st.missing += e->missing != 0;
-            return 1;
-        }
+    const trace_encoder_t *enc = w->enc;
+    if (enc->have_pid && (enc->pid != w->pid || trace_encoder_entries(enc) >= VSAMPLE_BUFFER_SIZE))
+        w->hand_over(vt, w->owner);
+    int rc = DCPI_EFULL;
+    for (int tries = 0; tries < 2 && !(w->stopped && w->stopped(w->owner)); tries++) {
+        rc = w->write(w->arg, tries);
         if (rc != DCPI_EFULL || tries)
             break;
-        dcpi__values_hand_over(vt, p); /* full: a burst left without its entry is harmless */
+        w->hand_over(vt, w->owner); /* full: a burst left without its entry is harmless */
+    }
+    return rc;
+}
+
+void dcpi__values_plugin_hand_over(dcpi_values_t *vt, void *plugin)
+{
+    dcpi__values_hand_over(vt, plugin);
+}
+
+int dcpi__values_plugin_stopped(const void *plugin)
+{
+    return ((const dcpi_values_plugin_t *)plugin)->st.disabled;
+}
+
+typedef struct put_arg {
+    trace_encoder_t *enc;
+    const dcpi_values_put_t *e;
+} put_arg_t;
+
+/* The entry (and its burst) into the plugin's trace: 0 or DCPI_EFULL / DCPI_E*. */
+static int put_write(void *arg, int retry)
+{
+    const put_arg_t *a = arg;
+    const dcpi_values_put_t *e = a->e;
+    (void)retry;
+    int rc = trace_encoder_burst(a->enc, e->pid, e->tid, e->time, e->contexts);
+    if (rc == 0)
+        rc = trace_encoder_entry(a->enc, e->inst, e->pc, e->c0, e->c1, e->n, e->kinds, e->values,
+                                 e->missing);
+    return rc;
+}
+
+int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_values_put_t *e,
+                     unsigned image)
+{
+    put_arg_t a = {.enc = &p->enc, .e = e};
+    dcpi__values_writer_t w = {.enc = &p->enc,
+                               .pid = e->pid,
+                               .hand_over = dcpi__values_plugin_hand_over,
+                               .stopped = dcpi__values_plugin_stopped,
+                               .owner = p,
+                               .write = put_write,
+                               .arg = &a};
+    if (dcpi__values_write(vt, &w) == 0) {
+        p->st.missing += e->missing != 0;
+        return 1;
     }
     dcpi__values_lose(p, image, 1);
     return 0;

@@ -47,7 +47,7 @@ static void regs_free(dcpi_vbackend_t *b)
     free(b);
 }
 
-static const dcpi_vbackend_ops_t regs_ops = {.name = "regs",
+static const dcpi_vbackend_ops_t regs_ops = {.desc = &dcpi_vdesc_regs,
                                              .sampler_opts = regs_sampler_opts,
                                              .pc = regs_pc,
                                              .status = regs_status,

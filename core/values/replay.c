@@ -1,6 +1,6 @@
 /*
  * replay.c - dcpireplay's engine, the replay backend (backend.h): plugins over recorded value
- * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi__values_put, workers,
+ * traces (see replay.h), through the sink dcpid uses (pipeline.c: dcpi_values_put, workers,
  * watchdog, merge, flush). Each drain replays one segment; the last one ends the source.
  *
  * The first segment's header gives the recording's facts (hotsize, contexts, event...); the
@@ -18,7 +18,7 @@
 #include "core/values/backend.h"
 #include "core/values/keys.h"
 #include "core/values/replay.h"
-#include "core/values/values-int.h"
+#include "core/values/values.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -206,18 +206,16 @@ static int make_pipeline(replay_t *r, char *err)
 
 /* The entry the input parser just returned, with p's vlist for its key, appended to p's trace
  * (handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE entries, or is full). */
-static void feed(replay_t *r, dcpi_values_plugin_t *p, const trace_inst_t *inst, uint64_t pc,
-                 uint64_t c0, uint64_t c1, unsigned image)
+static void feed(replay_t *r, unsigned plugin, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
+                 uint64_t c1, unsigned image)
 {
-    trace_opc_t k = inst->opc;
-    int n = p->nval[k];
     trace_value_t have[TRACE_VLIST_MAX], kinds[TRACE_VLIST_MAX];
+    int n = dcpi_values_vlist(r->b.vt, plugin, inst->opc, kinds);
     uint64_t values[TRACE_VLIST_MAX] = {0};
     unsigned missing = 0, hmiss = trace_parser_missing(&r->in), pid = trace_parser_get_pid(&r->in);
     int nh = trace_parser_kinds(&r->in, have);
     for (int i = 0; i < n; i++) {
         int j = 0;
-        kinds[i] = (trace_value_t)p->kinds[k][i];
         while (j < nh && have[j] != kinds[i])
             j++;
         if (j == nh || (hmiss >> j & 1u))
@@ -225,20 +223,19 @@ static void feed(replay_t *r, dcpi_values_plugin_t *p, const trace_inst_t *inst,
         else
             values[i] = r->in.values[j];
     }
-    p->st.seen++;
-    dcpi__values_put_t e = {.pid = pid,
-                            .tid = trace_parser_get_tid(&r->in),
-                            .time = trace_parser_get_time(&r->in),
-                            .contexts = trace_parser_has_context(&r->in),
-                            .inst = inst,
-                            .pc = pc,
-                            .c0 = c0,
-                            .c1 = c1,
-                            .n = n,
-                            .kinds = kinds,
-                            .values = values,
-                            .missing = missing};
-    r->st->fed += (uint64_t)dcpi__values_put(r->b.vt, p, &e, image);
+    dcpi_values_put_t e = {.pid = pid,
+                           .tid = trace_parser_get_tid(&r->in),
+                           .time = trace_parser_get_time(&r->in),
+                           .contexts = trace_parser_has_context(&r->in),
+                           .inst = inst,
+                           .pc = pc,
+                           .c0 = c0,
+                           .c1 = c1,
+                           .n = n,
+                           .kinds = kinds,
+                           .values = values,
+                           .missing = missing};
+    r->st->fed += (uint64_t)dcpi_values_put(r->b.vt, plugin, &e, image);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -250,14 +247,13 @@ static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uin
     dcpi_image_t *img = NULL;
     uint32_t off = 0;
     int mapped = resolve(r, (pid_t)trace_parser_get_pid(&r->in), pc, &img, &off) == 0;
-    for (unsigned i = 0; i < vt->npl; i++) {
-        dcpi_values_plugin_t *p = &vt->pl[i];
-        if (p->st.disabled || p->nval[inst->opc] < 0)
+    for (unsigned i = 0, n = dcpi_values_nplugins(vt); i < n; i++) {
+        if (!dcpi_values_takes(vt, i, inst->opc))
             continue;
         if (!mapped)
-            p->st.lost++; /* no MAP holds the pc: no image to count it in */
-        else if (dcpi__values_admits(vt, p, img, off, inst))
-            feed(r, p, inst, pc, c0, c1, img->index);
+            dcpi_values_lost(vt, i); /* no MAP holds the pc: no image to count it in */
+        else if (dcpi_values_admits(vt, i, img, off, inst))
+            feed(r, i, inst, pc, c0, c1, img->index);
     }
 }
 
@@ -273,7 +269,7 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
             break;
         }
         r->st->entries++;
-        if (inst.opc < r->b.vt->nkeys)
+        if (inst.opc < dcpi_values_nkeys(r->b.vt))
             replay_entry(r, &inst, pc, c0, c1);
     }
     if (rc == TRACE_PARSE_ERROR) {
@@ -296,21 +292,11 @@ static void replay_seen(replay_t *r, const dcpi_tracefile_record_t *rec)
         dcpi_image_t *img;
         dcpi_tracefile_seen_at(rec, i, &pc, &key, &count);
         r->st->seen++;
-        if (key >= vt->nkeys || resolve(r, (pid_t)rec->pid, pc, &img, &off) < 0)
+        if (key >= dcpi_values_nkeys(vt) || resolve(r, (pid_t)rec->pid, pc, &img, &off) < 0)
             continue;
-        for (unsigned k = 0; k < vt->npl; k++) {
-            dcpi_values_plugin_t *p = &vt->pl[k];
-            if (p->st.disabled || p->nval[key] < 0)
-                continue;
-            if (p->filter ? dcpi__values_admitted(p, img, off) != 1
-                          : !dcpi__values_admits(vt, p, img, off, NULL))
-                continue;
-            dcpi_vsummary_t *s = dcpi__values_summary_at(vt, p, img->index, off);
-            if (s)
-                dcpi_vsummary_seen(s, count);
-            else
-                dcpi__values_lose(p, img->index, 1);
-        }
+        for (unsigned k = 0, n = dcpi_values_nplugins(vt); k < n; k++)
+            if (dcpi_values_takes(vt, k, key) && dcpi_values_admits(vt, k, img, off, NULL))
+                dcpi_values_seen(vt, k, img, off, count);
     }
 }
 
@@ -434,8 +420,9 @@ static int write_all(replay_t *r, char *err)
 /* The plugins' counters into the replay's, and what their selection says. */
 static void count(replay_t *r)
 {
-    for (unsigned i = 0; r->b.vt && i < r->b.vt->npl; i++) {
-        const dcpi_values_stats_t *s = &r->b.vt->pl[i].st;
+    for (unsigned i = 0; r->b.vt && i < dcpi_values_nplugins(r->b.vt); i++) {
+        dcpi_values_stats_t st, *s = &st;
+        dcpi_values_plugin_stats(r->b.vt, i, s);
         const char *note = dcpi_values_plugin_note(r->b.vt, i);
         if (note[0])
             say(r, DCPI_LOG_WARN, "%s", note);
@@ -475,7 +462,7 @@ static void replay_free(dcpi_vbackend_t *b)
 }
 
 static const dcpi_vbackend_ops_t replay_ops = {
-    .name = "replay", .drain = replay_drain, .free = replay_free};
+    .desc = &dcpi_vdesc_replay, .drain = replay_drain, .free = replay_free};
 
 /* The recording's segments (set up). */
 static int replay_open(replay_t *r, char *err)

@@ -22,7 +22,7 @@ typedef struct dcpi_values_sel {
     int ok;
 } sel_t;
 
-const dcpi_symtab_t *dcpi__values_symtab(dcpi_values_t *vt, const dcpi_image_t *img)
+const dcpi_symtab_t *dcpi_values_symtab(dcpi_values_t *vt, const dcpi_image_t *img)
 {
     return dcpi_image_symtab(&vt->syms, img);
 }
@@ -56,7 +56,7 @@ static int decide(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_image_t
     if (p->filter && !p->filter(inst))
         return p->sel_filter++, 0;
     if (p->symbol) {
-        const dcpi_symtab_t *st = dcpi__values_symtab(vt, img);
+        const dcpi_symtab_t *st = dcpi_values_symtab(vt, img);
         const dcpi_symbol_t *sym = st ? dcpi_symtab_lookup(st, vaddr) : NULL;
         if (!sym || strcmp(sym->name, p->symbol) != 0)
             return p->sel_symbol++, 0;

@@ -24,6 +24,29 @@ static int admitted(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned pid,
     return dcpi__values_admits(vt, p, img, off, &inst);
 }
 
+typedef struct step_arg {
+    dcpi_values_plugin_t *p;
+    dcpi_step_encoder_t *se;
+    unsigned pid;
+    const step_record_t *rec;
+} step_arg_t;
+
+/* The record into the plugin's trace: entries written (0 or 1), or DCPI_EFULL / DCPI_E*. */
+static int step_write(void *arg, int retry)
+{
+    const step_arg_t *a = arg;
+    dcpi_values_plugin_t *p = a->p;
+    dcpi_step_encoder_t *se = a->se;
+    (void)retry;
+    /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
+    if (trace_encoder_size(&p->enc) == 0 || se->enc != &p->enc || se->pid != a->pid)
+        dcpi_step_encoder_init(se, &p->enc, a->pid);
+    uint64_t missing = se->missing;
+    int rc = dcpi_step_encode(se, p->spec, a->rec);
+    p->st.missing += se->missing - missing;
+    return rc;
+}
+
 /* One step record into plugin p's trace: 1 entry written, 0 none (no vlist for its key, or
  * its specification does not admit the instruction). */
 static int step_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_step_encoder_t *se,
@@ -31,22 +54,16 @@ static int step_one(dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_step_encode
 {
     if (!admitted(vt, p, pid, rec))
         return 0;
-    trace_encoder_t *e = &p->enc;
-    if (e->have_pid && (e->pid != pid || trace_encoder_entries(e) >= VSAMPLE_BUFFER_SIZE))
-        dcpi__values_hand_over(vt, p);
-    for (int tries = 0; tries < 2; tries++) {
-        /* a trace handed over (here, at end_drain, flush, ...) starts a new burst */
-        if (trace_encoder_size(e) == 0 || se->enc != e || se->pid != pid)
-            dcpi_step_encoder_init(se, e, pid);
-        uint64_t missing = se->missing;
-        int rc = dcpi_step_encode(se, p->spec, rec);
-        p->st.missing += se->missing - missing;
-        if (rc >= 0)
-            return rc;
-        if (rc != DCPI_EFULL || tries)
-            break;
-        dcpi__values_hand_over(vt, p);
-    }
+    step_arg_t a = {.p = p, .se = se, .pid = pid, .rec = rec};
+    dcpi__values_writer_t w = {.enc = &p->enc,
+                               .pid = pid,
+                               .hand_over = dcpi__values_plugin_hand_over,
+                               .owner = p,
+                               .write = step_write,
+                               .arg = &a};
+    int rc = dcpi__values_write(vt, &w);
+    if (rc >= 0)
+        return rc;
     p->st.lost++;
     return 0;
 }

@@ -7,10 +7,9 @@
  *   entry.c     a CPU state into entries: code bytes, admission (rate), decode + capture + encode
  *               of a user-mode sample (dcpi_values_sample, the regs and bp backends' way in);
  *   step.c      the step backend's entry (dcpi_values_step);
- *   bp.c        the bp backend's chooser: which instruction a breakpoint arms;
- *   bparm.c     the bp backend (backend.h): its arms and their samples;
  *   select.c    the specification's instruction filter and symbol, and images' symbol tables;
- *   replay.c    dcpireplay: a recording's entries into the plugins' traces (replay.h).
+ *   sinkin.c    the inward interface of values.h: what the backends (backend.h: bp.c,
+ *               bparm.c, inproc.c, replay.c, ...) may do with the sink, plugins by index.
  * Not part of the API: only core/values/ includes it.
  */
 #ifndef DCPI_CORE_VALUES_INT_H
@@ -130,24 +129,30 @@ void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n);
 /* Give p's pending trace to the plugin and start a new one. */
 void dcpi__values_hand_over(dcpi_values_t *vt, dcpi_values_plugin_t *p);
 
-/* One trace entry as a backend gives it to the sink: its burst (pid, tid, time, whether the
- * entry carries contexts) and the entry (instruction, pc, callers, the plugin's vlist values). */
-typedef struct dcpi__values_put {
-    uint32_t pid, tid;
-    uint64_t time;
-    int contexts;
-    const trace_inst_t *inst;
-    uint64_t pc, c0, c1;
-    int n;
-    const trace_value_t *kinds;
-    const uint64_t *values;
-    unsigned missing;
-} dcpi__values_put_t;
+/* The one hand-over path of a trace being written (a plugin's or the recorder's): enc is handed
+ * over (hand_over(vt, owner)) first when it holds entries of another pid than pid or
+ * VSAMPLE_BUFFER_SIZE of them; then write(arg, 0), and when that says DCPI_EFULL, hand_over and
+ * write(arg, 1) once more. stopped (may be NULL) is asked before each write: nonzero (the plugin
+ * was disabled meanwhile) ends it. Returns write's last result, DCPI_EFULL when stopped. */
+typedef struct dcpi__values_writer {
+    trace_encoder_t *enc;
+    uint32_t pid;
+    void (*hand_over)(dcpi_values_t *vt, void *owner);
+    int (*stopped)(const void *owner);
+    void *owner;
+    int (*write)(void *arg, int retry);
+    void *arg;
+} dcpi__values_writer_t;
+int dcpi__values_write(dcpi_values_t *vt, const dcpi__values_writer_t *w);
+/* The plugin's hand_over and stopped for a dcpi__values_writer_t (owner: the plugin). */
+void dcpi__values_plugin_hand_over(dcpi_values_t *vt, void *plugin);
+int dcpi__values_plugin_stopped(const void *plugin);
+
 /* The entry into p's trace, the one way entries of the regs, bp and replay backends reach a
  * plugin: the trace is handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE
  * entries, and when it is full; an entry that cannot be written (or whose plugin was disabled
  * meanwhile) is lost at image. 1 written, 0 lost. */
-int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi__values_put_t *e,
+int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_values_put_t *e,
                      unsigned image);
 
 /* ---- record.c */
@@ -168,8 +173,6 @@ void dcpi__values_rec_map(dcpi_values_t *vt, const dcpi_image_t *img, uint64_t s
 
 /* Close the image files opened to read code bytes. */
 void dcpi__values_close_code(dcpi_values_t *vt);
-/* The fd (kept open) to read img's code from, or a negative value when it cannot be read. */
-int dcpi__values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img);
 /* One user-mode sample into the traces: admitted by the per-CPU rate (always == 0) or always. */
 void dcpi__values_take(dcpi_values_t *vt, const dcpi_values_sample_t *s, int always);
 
@@ -187,91 +190,6 @@ int dcpi__values_admitted(const dcpi_values_plugin_t *p, const dcpi_image_t *img
 /* "NAME: ..." when p's selection (symbol, range, filter) refused every instruction its keys
  * select and none was admitted, else "" (p's buffer). */
 const char *dcpi__values_select_note(dcpi_values_plugin_t *p);
-/* img's symbol table (opened on first use), NULL when it has none. */
-const dcpi_symtab_t *dcpi__values_symtab(dcpi_values_t *vt, const dcpi_image_t *img);
 void dcpi__values_select_free(dcpi_values_t *vt);
-
-/* ---- bp.c: the bp backend's chooser; its tables are the backend's (bparm.c) */
-
-typedef struct dcpi__vbp_choice dcpi__vbp_choice_t;
-/* The instruction a breakpoint should arm after a PC sample of pid at ip: 1 with its runtime
- * address, a cookie for dcpi__vbp_done and (insn not NULL) the instruction decoded, 0 when the
- * sampled function has no instruction any plugin wants (or ip is in no known image). *c: the
- * tables, made at the first call. */
-int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
-                     uint64_t *addr, uint32_t *cookie, dcpi_insn_t *insn);
-/* The arm of cookie ended after giving got value samples (0: it expired unfired). */
-void dcpi__vbp_done(dcpi__vbp_choice_t *c, uint32_t cookie, unsigned got);
-/* A value sample of pid at ip (the inproc backend's hit): counted on its instruction. */
-void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint64_t ip);
-/* The instruction at ip of pid was given n arms (the inproc backend's threads made them). */
-void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, uint64_t ip,
-                        unsigned n);
-/* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
- * most max - DCPI_VBP_COVER into out (run-time address in pid, its function's range there,
- * cookie, PC samples), each followed by the selected instruction before it (unless major itself:
- * the slow one whose PC samples land on the next); then (rng not NULL) for the procedures of the
- * DCPI_VBP_COVER most sampled of them, one more of their selected instructions drawn at random
- * (with *rng), so that every selected instruction of a hot procedure gets value samples in
- * time. Their number. */
-typedef struct dcpi__vbp_target {
-    uint64_t addr, lo, hi;
-    uint32_t cookie, at;
-    uint32_t fn; /* bp.c's: its function */
-} dcpi__vbp_target_t;
-#define DCPI_VBP_COVER 2
-unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,
-                           dcpi__vbp_target_t *out, unsigned max, uint64_t *rng);
-/* The arm of cookie could not be set (err: the positive errno of perf_event_open or an ioctl). */
-void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
-/* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
- * values or missing marks) and its PC samples counted per instruction (which are major). */
-void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip);
-void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
-
-/* What the budget aims at (bparm.c reports what it could not afford): at least DCPI_VBP_NEED
- * value samples on every instruction holding DCPI_VBP_MAJOR_PCT% of its procedure's PC samples
- * (those on it and on the unselected instructions after it, where a slow instruction's samples
- * land; counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds of
- * a thread's CPU. */
-#define DCPI_VBP_NEED      1000
-#define DCPI_VBP_NEED_S    6
-#define DCPI_VBP_MAJOR_PCT 5
-#define DCPI_VBP_MIN_TRIG  20
-/* One selected instruction of a decoded function, as dcpi__vbp_each reports it. */
-typedef struct dcpi__vbp_insn {
-    const dcpi_image_t *img;
-    uint64_t vaddr;   /* ELF vaddr */
-    uint32_t offset;  /* from the image's tstart */
-    const char *sym;  /* its function's symbol, NULL when none */
-    uint64_t symoff;  /* from the symbol */
-    uint32_t fn_trig; /* PC samples in its function */
-    uint32_t at;      /* ... at this instruction (or after it, before the next selected one) */
-    uint32_t arms, fails, samples, misses;
-    uint32_t plugins; /* bit i: plugin i selects it (bit 31: plugins 31 and later) */
-    int err;          /* errno of the last failed arm */
-    int major;        /* holds DCPI_VBP_MAJOR_PCT% of its function's PC samples */
-} dcpi__vbp_insn_t;
-typedef void dcpi__vbp_fn(void *ctx, const dcpi__vbp_insn_t *in);
-/* fn for every selected instruction of every function a PC sample landed in. */
-void dcpi__vbp_each(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, dcpi__vbp_fn *fn, void *ctx);
-/* The major instructions below DCPI_VBP_NEED value samples per DCPI_VBP_NEED_S s of cpu_s
- * seconds of the profiled threads' CPU: counted, and (out not NULL) the first ten printed as
- * "dcpid:   SYM+OFF (IMAGE, P% of its PC samples): N value samples, R per 6 s; ADVICE", where
- * advice says what would afford them (per > 0) and a missing mark why none came (per 0). */
-typedef struct dcpi__vbp_short {
-    unsigned majors, shortn;
-} dcpi__vbp_short_t;
-typedef void dcpi__vbp_advice_fn(void *arg, double per, char *buf, size_t len);
-dcpi__vbp_short_t dcpi__vbp_shortfall(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, double cpu_s,
-                                      FILE *out, dcpi__vbp_advice_fn *advice, void *arg);
-/* NULL when in has value samples, else why not, into buf: "no arm afforded (...)", "breakpoint
- * not armed (...)", "not executed while armed (...)". */
-const char *dcpi__vbp_why_missing(const dcpi__vbp_insn_t *in, char *buf, size_t len);
-/* Write, for every (image, plugin) with selected instructions in the decoded functions, the
- * missing marks DB/<epoch>/<platform>/<imagedir>/<plugin>.vmiss (removed when none is missing).
- * 0 or the last negative error (err: "PATH: reason"). */
-int dcpi__vbp_write_missing(dcpi_values_t *vt, const dcpi__vbp_choice_t *c,
-                            const dcpi_values_flush_info_t *fi, char *err);
 
 #endif

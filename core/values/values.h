@@ -34,7 +34,9 @@
 
 #include "core/capture/capture.h"
 #include "core/image/loadmap.h"
+#include "core/image/symbols.h"
 #include "core/plugin/vploader.h"
+#include "trace/trace.h"
 
 #define DCPI_VALUES_DEFAULT_RATE 1000  /* -vrate: value traces per second per CPU */
 #define DCPI_VALUES_DEFAULT_HASH 65536 /* -vhash: summaries in memory */
@@ -224,5 +226,58 @@ struct dcpi_step_encoder;
 struct step_record;
 int dcpi_values_step(dcpi_values_t *vt, struct dcpi_step_encoder *se, unsigned pid,
                      const struct step_record *rec);
+
+/* ---- the inward interface: what a backend (backend.h) may do with the sink (sinkin.c). A
+ * backend names a plugin by its index, 0 to dcpi_values_nplugins - 1. */
+
+/* One trace entry as a backend gives it to the sink: its burst (pid, tid, time, whether the
+ * entry carries contexts) and the entry (instruction, pc, callers, the plugin's vlist values). */
+typedef struct dcpi_values_put {
+    uint32_t pid, tid;
+    uint64_t time;
+    int contexts;
+    const trace_inst_t *inst;
+    uint64_t pc, c0, c1;
+    int n;
+    const trace_value_t *kinds;
+    const uint64_t *values;
+    unsigned missing;
+} dcpi_values_put_t;
+/* A candidate entry of plugin (counted as seen) into its trace, the one way entries of a backend
+ * that has them ready (replay) reach a plugin: the trace is handed over first when it holds
+ * another pid or VSAMPLE_BUFFER_SIZE entries, and when it is full; an entry that cannot be
+ * written (or whose plugin was disabled meanwhile) is lost at image. 1 written, 0 lost. */
+int dcpi_values_put(dcpi_values_t *vt, unsigned plugin, const dcpi_values_put_t *e, unsigned image);
+/* A breakpoint's hit (a user-mode CPU state before the instruction) into the traces, always
+ * admitted (dcpi_values_sample's are admitted by the per-CPU rate). */
+void dcpi_values_hit(dcpi_values_t *vt, const dcpi_values_sample_t *s);
+/* Whether plugin takes instructions of key: it is enabled and has a vlist for the key. */
+int dcpi_values_takes(const dcpi_values_t *vt, unsigned plugin, trace_opc_t key);
+/* Whether plugin's specification (symbol, range, instruction filter) admits the instruction at
+ * (img, off) (bytes from tstart). inst NULL: known by its key only; a plugin with an
+ * instruction filter then answers with the decision it cached there (none cached: no). */
+int dcpi_values_admits(dcpi_values_t *vt, unsigned plugin, const dcpi_image_t *img, uint32_t off,
+                       const trace_inst_t *inst);
+/* count candidates of plugin at (img, off) that were not admitted: seen by its hotlist there
+ * (lost when the hotlist cannot be made). */
+void dcpi_values_seen(dcpi_values_t *vt, unsigned plugin, const dcpi_image_t *img, uint32_t off,
+                      uint32_t count);
+/* One entry of plugin lost without an image (its pc in no known mapping). */
+void dcpi_values_lost(dcpi_values_t *vt, unsigned plugin);
+/* plugin's vlist for key: its value kinds into kinds[TRACE_VLIST_MAX], their number (-1: the
+ * plugin has none for key). */
+int dcpi_values_vlist(const dcpi_values_t *vt, unsigned plugin, trace_opc_t key,
+                      trace_value_t *kinds);
+/* The keys the sink knows: an instruction whose key is at or above it is nobody's. */
+trace_opc_t dcpi_values_nkeys(const dcpi_values_t *vt);
+/* Whether the recorder (-vrecord) records instructions of key. */
+int dcpi_values_records(const dcpi_values_t *vt, trace_opc_t key);
+/* The loadmap the sink resolves pcs with (NULL: images given by its opts). */
+dcpi_loadmap_t *dcpi_values_loadmap(const dcpi_values_t *vt);
+/* The fd (kept open by the sink) to read img's code from, or a negative value when it cannot
+ * be read. */
+int dcpi_values_image_fd(dcpi_values_t *vt, const dcpi_image_t *img);
+/* img's symbol table (opened on first use, kept by the sink), NULL when it has none. */
+const dcpi_symtab_t *dcpi_values_symtab(dcpi_values_t *vt, const dcpi_image_t *img);
 
 #endif

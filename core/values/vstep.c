@@ -401,7 +401,7 @@ static void step_free(dcpi_vbackend_t *b)
     vstep_free((dcpi_vstep_t *)b);
 }
 
-static const dcpi_vbackend_ops_t step_ops = {.name = "step",
+static const dcpi_vbackend_ops_t step_ops = {.desc = &dcpi_vdesc_step,
                                              .child_env = step_child_env,
                                              .pc = step_pc,
                                              .pid_event = step_pid_event,

@@ -37,9 +37,9 @@ expect 1 "plugin not found" "$BIN/dcpid" -db "$T/db1" -vtrace vp-nosuch -- true
 
 # ---- messages that say what is wrong and what to do (issue 22 item 4) ----
 touch "$T/plain"
-expect 2 "^dcpiexport: -format json: unknown format; use gperftools, gmon or pprof$" \
+expect 2 "^dcpiexport: -format json: unknown format; use gperftools, gmon, pprof, llvm or afdo$" \
     "$BIN/dcpiexport" -db "$T/db1" -format json -o "$T/x"
-expect 2 "^dcpiexport: -format is required: gperftools, gmon or pprof$" "$BIN/dcpiexport" -o "$T/x"
+expect 2 "^dcpiexport: -format is required: gperftools, gmon, pprof, llvm or afdo$" "$BIN/dcpiexport" -o "$T/x"
 expect 2 "^dcpiimport: -format pprof: cannot import this format; use gperftools or gmon" \
     "$BIN/dcpiimport" -format pprof "$T/plain"
 expect 1 "^dcpid: $T/plain: not a directory; .*-db DIR" "$BIN/dcpid" -db "$T/plain" -- true

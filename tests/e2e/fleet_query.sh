@@ -98,15 +98,17 @@ diff "$T/l5" "$T/f5" >"$T/d5" || fail "dcpitopcounts -fleet differs: $(head -5 "
 "$BIN/dcpilist" -db "$T/db1" hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/l6"
 "$BIN/dcpilist" -fleet "$U" -host h2 hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2 >"$T/f6"
 [ -s "$T/l6" ] && diff "$T/l6" "$T/f6" >"$T/d6" || fail "dcpilist -fleet differs: $(head -5 "$T/d6")"
-# dcpiexport: the same file (gperftools, gmon byte for byte; pprof as Go's pprof reads it, but for
-# its comment and time)
-for f in gperftools gmon pprof; do
+# dcpiexport: the same file (gperftools, gmon, llvm byte for byte; pprof as Go's pprof reads it,
+# but for its comment and time)
+for f in gperftools gmon pprof llvm; do
     "$BIN/dcpiexport" -db "$T/db1" -format $f -o "$T/l.$f" work-demo 2>"$T/x.err" || fail "dcpiexport $f: $(cat "$T/x.err")"
     "$BIN/dcpiexport" -fleet "$U" -host h2 -format $f -o "$T/f.$f" work-demo 2>"$T/x.err" ||
         fail "dcpiexport -fleet $f: $(cat "$T/x.err")"
 done
 cmp -s "$T/l.gperftools" "$T/f.gperftools" || fail "dcpiexport -fleet -format gperftools differs"
 cmp -s "$T/l.gmon" "$T/f.gmon" || fail "dcpiexport -fleet -format gmon differs"
+grep -q "^hot_mul:" "$T/l.llvm" && cmp -s "$T/l.llvm" "$T/f.llvm" ||
+    fail "dcpiexport -fleet -format llvm differs: $(diff "$T/l.llvm" "$T/f.llvm" | head -5)"
 for s in l f; do
     go tool pprof -raw "$T/$s.pprof" 2>&1 | grep -v -e '^Comments' -e 'dcpi database' -e '^Time' >"$T/$s.raw"
 done

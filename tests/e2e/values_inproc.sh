@@ -2,7 +2,8 @@
 # values_inproc.sh - the inproc backend (docs/dcpid.md INPROC BACKEND), dcpid's default value
 # backend for a dynamically linked command: the command's threads arm their own breakpoints.
 #   1. work-step -t 1 (two threads) -f (a forked child) -x (an exec): the log names the inproc
-#      backend; the exit line counts ticks, arms and hits in at least 3 processes; the loaded
+#      backend; the exit line counts ticks, arms and hits in at least 3 processes and the
+#      handler runs the agents timed (the budget's live cost, at least the start-up model); the loaded
 #      value of `add rbx, [r14+rax*8]` (work-step's table: 0x1111 in 75% of the executions,
 #      0x2222 in 25%, read by the agent at the hit) within the binomial tolerance of its count,
 #      run until it has at least 1000 value samples (stat_until); no ring file left afterwards.
@@ -59,8 +60,14 @@ exitline=$(grep -ho 'inproc backend: [0-9]* processes.*' "$T"/db/dcpid-*.log)
 [ "${BASH_REMATCH[1]}" -ge 3 ] ||
     fail "arms in ${BASH_REMATCH[1]} processes, want 3 (work-step, its child, its exec): $exitline"
 [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[4]}" -gt 0 ] || fail "no ticks or hits: $exitline"
+# the agents timed their handlers: the budget's cost of a tick is what this run paid, not the
+# start-up measurement alone (it is at least the start-up model of a tick)
+[[ $exitline =~ us\ in\ the\ agent.s\ handlers\ a\ tick\ \(([0-9]+)\ runs\ measured\) ]] &&
+    [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no handler runs measured: $exitline"
 echo "inproc: $exitline"
-grep -q "inproc backend: [0-9]* value samples" "$T/err" || fail "no exit summary: $(cat "$T/err")"
+sum=$(grep -o "inproc backend: [0-9]* value samples.*" "$T/err" | head -1)
+[[ $sum =~ at\ ([0-9]+)\ us\ a\ tick\ with\ its\ arms\ in\ this\ run\ \(([0-9]+)\ us\ a\ tick ]] &&
+    [ "${BASH_REMATCH[1]}" -ge "${BASH_REMATCH[2]}" ] || fail "no live cost in the exit summary: $sum"
 line=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/list" | head -1)
 n=$(vtot "$line")
 stat_min "the add's value samples" "$n" $NMIN || fail "too few: $line"

@@ -149,7 +149,7 @@ static void check_set(const dcpi_profset_t *set, int a_damaged)
         dcpi_symtab_t *st = NULL;
         char why[DCPI_ERRLEN] = "";
         int damaged = 0;
-        if (dcpi_profset_open_symbols_ex(img, &st, why, &damaged) < 0 && why[0])
+        if (dcpi_profset_open_symbols(img, &st, why, &damaged) < 0 && why[0])
             check_line(why);
         dcpi_symtab_free(st);
     }
@@ -167,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dcpi__damage_init(NULL, 0); /* skipped, counted, no warnings printed */
     char err[DCPI_ERRLEN] = "";
     dcpi_profset_t *set = NULL;
-    int rc = dcpi_profset_load_ex(db, EPOCH, NULL, DCPI_PSET_LOAD_PROCS, &set, err);
+    int rc = dcpi_profset_load(db, EPOCH, NULL, DCPI_PSET_LOAD_PROCS, &set, err);
     FUZZ_CHECK(rc == 0 || rc == DCPI_ENOMEM);
     if (rc == 0) {
         check_set(set, k == 0);

@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_elf.c - libFuzzer harness for dcpi's code around libelf: the image prober
  * (dcpi_image_probe, core/image/image.c) and the ELF symbol reader (dcpi_symtab_open,
- * core/image/symbols.c), on the input written to a file in a private directory. Checks: the probe
+ * core/image/symelf.c), on the input written to a file in a private directory. Checks: the probe
  * succeeds or fails with a documented code and a "PATH: reason" message; its result is
  * consistent (id in lowercase hex, nseg within bounds, the file<->vaddr mappings invert each
  * other inside every segment); the symbol table is sorted and each symbol is found by lookup.

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_kallsyms.c - libFuzzer harness for the kallsyms reader
- * (dcpi_symtab_open_kallsyms, core/image/symbols.c). The input is written to a file and read as a
+ * (dcpi_symtab_open_kallsyms, core/image/symtext.c). The input is written to a file and read as a
  * saved /proc/kallsyms (gunzipped when it starts with the gzip magic). Checks: symbols come sorted
  * by strictly increasing address with non-empty names; looking up each symbol's address returns
  * that symbol; finding each name returns that symbol or an earlier one with the same (raw) name.
