@@ -31,7 +31,8 @@ static const dcpi_cli_flag_t flags[] = {
     DCPI_OPT_UINT("-rows", "N", &o.rows, 1, 200,
                   "procedures shown (default: what fits the terminal, else 20)"),
     DCPI_OPT_BOOL("-i", &o.images, "images only, no procedures"),
-    DCPI_OPT_BOOL("-json", &o.json, "each refresh as one JSON line (schema dcpitop/1, see dcpitop(1))"),
+    DCPI_OPT_BOOL("-json", &o.json,
+                  "each refresh as one JSON line (schema dcpitop/1, see dcpitop(1))"),
     DCPI_OPT_END,
 };
 
