@@ -20,7 +20,7 @@ pids=()
 LIVE=
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    [ -n "$LIVE" ] && kill -INT "$LIVE" 2>/dev/null && wait "$LIVE" 2>/dev/null
+    [ -n "$LIVE" ] && kill -TERM "$LIVE" 2>/dev/null && wait "$LIVE" 2>/dev/null
     [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
