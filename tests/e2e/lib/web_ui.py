@@ -205,26 +205,34 @@ def live_view(b, X):
 
 def main():
     X = json.load(open(sys.argv[1]))
+    t0 = time.time()
+    times = []
     try:
         b = Browser(tempfile.mkdtemp(prefix='dcpi-web-chromium.'), width=1200, height=900,
                     reach=('127.0.0.1',))
     except (OSError, CdpError) as e:
         print('SKIP: chromium cannot start here: %s' % e)
         sys.exit(77)
+    times.append(('chromium', time.time() - t0))
     try:
         steps = (procs_view, filter_view, listing_view, calls_view, flame_view, diff_view,
                  json_link, hostile_comm, damage_view, live_view)
         for step in steps:
             if X.get('steps') and step.__name__ not in X['steps']:
                 continue
+            t = time.time()
             try:
                 step(b, X)
             except CdpError as e:
                 check(False, '%s: %s' % (step.__name__, e))
+            times.append((step.__name__, time.time() - t))
         dialogs = [e for e in b.events if e.get('method') == 'Page.javascriptDialogOpening']
         check(not dialogs, 'no dialog opened (alert) in any view')
     finally:
+        t = time.time()
         b.close()
+        times.append(('close', time.time() - t))
+    print('times: ' + ', '.join('%s %.2f s' % st for st in times))
     sys.exit(1 if fails else 0)
 
 
