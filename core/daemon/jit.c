@@ -303,11 +303,12 @@ static void jit_exit(daemon_t *d, void *self)
     }
 }
 
-const dcpi__part_ops_t dcpi__part_jit = {
-    .name = "jit", .size = sizeof(jit_part_t), .exit = jit_exit};
-
-void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname)
+/* A flushed image "[jit pid N]": its map as `jitsyms` into its directory (dirname). */
+static void jit_written(daemon_t *d, void *self, uint32_t image, const char *path,
+                        const char *dirname)
 {
+    if (strncmp(path, "[jit pid ", 9) != 0)
+        return;
     int pid;
     if (sscanf(path, "[jit pid %d]", &pid) != 1)
         return;
@@ -345,3 +346,6 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
         dcpi__log(DCPI_LOG_ERR, "%s", err);
     free(text);
 }
+
+const dcpi__part_ops_t dcpi__part_jit = {
+    .name = "jit", .size = sizeof(jit_part_t), .written = jit_written, .exit = jit_exit};

@@ -7,6 +7,9 @@
  *            process), for the parts made by then only: nothing is made per sample
  *   tick     the loop's timer, at every wake-up
  *   epoch    a new epoch began (its directory exists)
+ *   written  an image's profile was written by a flush (image index, its path, its directory)
+ *   flush    a flush wrote its files (d->flush_async: nobody waits for it)
+ *   child    SIGCHLD: a child process of the daemon may have exited
  *   control  a control command (ctlserver.c): 1 when it was the part's (answered), else 0
  *   exit     the teardown: free what the part holds (its struct is freed after)
  *
@@ -29,6 +32,10 @@ typedef struct dcpi__part_ops {
     void (*sample)(struct daemon *d, void *self, int ev, uint32_t image, uint32_t off);
     void (*tick)(struct daemon *d, void *self);
     void (*epoch)(struct daemon *d, void *self);
+    void (*written)(struct daemon *d, void *self, uint32_t image, const char *path,
+                    const char *dirname);
+    void (*flush)(struct daemon *d, void *self);
+    void (*child)(struct daemon *d, void *self);
     int (*control)(struct daemon *d, void *self, const char *cmd, struct dcpi__answer *a);
     void (*exit)(struct daemon *d, void *self);
 } dcpi__part_ops_t;
@@ -47,6 +54,9 @@ void *dcpi__part_if(const struct daemon *d, const dcpi__part_ops_t *ops);
 void dcpi__parts_sample(struct daemon *d, int ev, uint32_t image, uint32_t off);
 void dcpi__parts_tick(struct daemon *d);
 void dcpi__parts_epoch(struct daemon *d);
+void dcpi__parts_written(struct daemon *d, uint32_t image, const char *path, const char *dirname);
+void dcpi__parts_flush(struct daemon *d);
+void dcpi__parts_child(struct daemon *d);
 int dcpi__parts_control(struct daemon *d, const char *cmd, struct dcpi__answer *a);
 void dcpi__parts_exit(struct daemon *d);
 

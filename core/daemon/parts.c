@@ -58,6 +58,27 @@ void dcpi__parts_epoch(daemon_t *d)
             table[i]->epoch(d, d->part[i]);
 }
 
+void dcpi__parts_written(daemon_t *d, uint32_t image, const char *path, const char *dirname)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->written && dcpi__part(d, table[i]))
+            table[i]->written(d, d->part[i], image, path, dirname);
+}
+
+void dcpi__parts_flush(daemon_t *d)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->flush && dcpi__part(d, table[i]))
+            table[i]->flush(d, d->part[i]);
+}
+
+void dcpi__parts_child(daemon_t *d)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->child && d->part[i])
+            table[i]->child(d, d->part[i]);
+}
+
 int dcpi__parts_control(daemon_t *d, const char *cmd, dcpi__answer_t *a)
 {
     for (int i = 0; i < DCPI__NPARTS; i++)
