@@ -136,16 +136,6 @@ void dcpi__daemon_apply_exits(daemon_t *d);
 /* records.c: whether exits wait to be applied. */
 int dcpi__daemon_exits_pending(const daemon_t *d);
 
-/* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
- * its [jit pid N] mapping was added (resolve again), else 0. */
-int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip);
-/* jit.c: a user sample of pid at time t (CLOCK_MONOTONIC ns) resolved in its "[jit pid N]"
- * image at *off: the map is looked at again (every DCPI_JIT_LOOK_NS of sample time), and when
- * the JIT reused the address for code it named later, *off becomes that code's offset if the
- * sample was taken after that code's map line was written. */
-#define DCPI_JIT_LOOK_NS 10000000ull
-void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off);
-
 /* flush.c: the rings are drained this often during a flush (into the other count table) */
 #define DCPI_DAEMON_FLUSH_DRAIN_MS 50
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when

@@ -44,6 +44,23 @@ void dcpi__parts_sample(daemon_t *d, int ev, uint32_t image, uint32_t off)
             table[i]->sample(d, d->part[i], ev, image, off);
 }
 
+int dcpi__parts_unresolved(daemon_t *d, pid_t pid, uint64_t ip)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->unresolved && dcpi__part(d, table[i]) &&
+            table[i]->unresolved(d, d->part[i], pid, ip))
+            return 1;
+    return 0;
+}
+
+void dcpi__parts_resolved(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, const dcpi_image_t *img,
+                          uint32_t *off)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (d->part[i] && table[i]->resolved)
+            table[i]->resolved(d, d->part[i], pid, ip, t, img, off);
+}
+
 void dcpi__parts_tick(daemon_t *d)
 {
     for (int i = 0; i < DCPI__NPARTS; i++)
