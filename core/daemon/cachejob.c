@@ -65,7 +65,7 @@ static int seen_before(daemon_t *d, const char *id)
     return 0;
 }
 
-void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img)
+static void cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
     cache_part_t *c = dcpi__part(d, &dcpi__part_cache);
     if (!c)
@@ -170,7 +170,7 @@ int dcpi_daemon_cache_writer(int argc, char **argv)
  * s). */
 #define CACHE_WAIT_MAX_NS (120LL * 1000 * 1000 * 1000)
 
-void dcpi__daemon_cache_reap(daemon_t *d, int wait)
+static void cache_reap(daemon_t *d, int wait)
 {
     cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
     if (!c)
@@ -208,12 +208,12 @@ void dcpi__daemon_cache_reap(daemon_t *d, int wait)
     }
 }
 
-void dcpi__daemon_cache_start(daemon_t *d)
+static void cache_start(daemon_t *d)
 {
     cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
     if (!c)
         return;
-    dcpi__daemon_cache_reap(d, 0);
+    cache_reap(d, 0);
     if (c->pid > 0 || c->n == 0)
         return; /* the writer is busy: the queue waits for the next flush */
     pid_t pid = spawn_writer(d);
@@ -242,5 +242,34 @@ static void cache_exit(daemon_t *d, void *self)
     c->cap = c->nseen = c->capseen = 0;
 }
 
-const dcpi__part_ops_t dcpi__part_cache = {
-    .name = "cache", .size = sizeof(cache_part_t), .exit = cache_exit};
+/* A flushed image's code and symbols queued (the kernel's are kernel.c's). */
+static void cache_written(daemon_t *d, void *self, uint32_t image, const char *path,
+                          const char *dirname)
+{
+    if (image != DCPI_AGG_IMAGE_KERNEL)
+        cache_symbols(d, dcpi_loadmap_image(d->lm, image));
+}
+
+/* The end of a flush: the queue to a child; a flush that is asked for waits for it (and for
+ * an earlier one, so that its queue goes too). */
+static void cache_flush(daemon_t *d, void *self)
+{
+    if (!d->flush_async)
+        cache_reap(d, 1);
+    cache_start(d);
+    if (!d->flush_async)
+        cache_reap(d, 1);
+}
+
+/* SIGCHLD: the writer may be done. */
+static void cache_child(daemon_t *d, void *self)
+{
+    cache_reap(d, 0);
+}
+
+const dcpi__part_ops_t dcpi__part_cache = {.name = "cache",
+                                           .size = sizeof(cache_part_t),
+                                           .written = cache_written,
+                                           .flush = cache_flush,
+                                           .child = cache_child,
+                                           .exit = cache_exit};

@@ -136,18 +136,6 @@ void dcpi__daemon_apply_exits(daemon_t *d);
 /* records.c: whether exits wait to be applied. */
 int dcpi__daemon_exits_pending(const daemon_t *d);
 
-/* jit.c: a user sample of pid at ip outside every image: 1 when pid's perf map covers ip and
- * its [jit pid N] mapping was added (resolve again), else 0; the map as `jitsyms` into the
- * directory of image path "[jit pid N]" (flush). */
-int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip);
-void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname);
-/* jit.c: a user sample of pid at time t (CLOCK_MONOTONIC ns) resolved in its "[jit pid N]"
- * image at *off: the map is looked at again (every DCPI_JIT_LOOK_NS of sample time), and when
- * the JIT reused the address for code it named later, *off becomes that code's offset if the
- * sample was taken after that code's map line was written. */
-#define DCPI_JIT_LOOK_NS 10000000ull
-void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off);
-
 /* flush.c: the rings are drained this often during a flush (into the other count table) */
 #define DCPI_DAEMON_FLUSH_DRAIN_MS 50
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
@@ -208,14 +196,6 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
  * read from src) once per database: names and listings survive upgrades and rebuilds. */
 void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, const char *src);
 
-/* cachejob.c: img's code and symbols (dcpi__daemon_cache_image) queued once per run, written by a
- * child process that dcpi__daemon_cache_start forks at the end of a flush, so that copying and
- * symbolising a large library (seconds) does not stop the rings' draining; a flush that is not
- * d->flush_async (dcpictl flush, epoch, quit, the exit) waits for it, draining the rings.
- * dcpi__daemon_cache_reap (SIGCHLD) reaps it, with wait until it is done. */
-void dcpi__daemon_cache_symbols(daemon_t *d, const dcpi_image_t *img);
-void dcpi__daemon_cache_start(daemon_t *d);
-void dcpi__daemon_cache_reap(daemon_t *d, int wait);
 /* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
  * deleted file) has its code and symbols kept from src while its process lives. */
 void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src);

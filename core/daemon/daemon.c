@@ -55,7 +55,7 @@ static void on_signal(daemon_t *d)
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
             child_exited(d);
-            dcpi__daemon_cache_reap(d, 0); /* the code and symbol caches' writer */
+            dcpi__parts_child(d); /* cachejob.c: the code and symbol caches' writer */
         } else if (sig == SIGHUP) {
             if (d->log_path[0] && dcpi__log_open(d->log_path) == 0)
                 dcpi__log(DCPI_LOG_INFO, "SIGHUP: log reopened");

@@ -174,10 +174,7 @@ static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, s
         dcpi__daemon_write_kallsyms(d, dirname);
     if (!d->kern.vdso_done && strcmp(im.path, "[vdso]") == 0)
         dcpi__daemon_write_vdso(d, dirname);
-    if (strncmp(im.path, "[jit pid ", 9) == 0)
-        dcpi__daemon_write_jitsyms(d, im.path, dirname);
-    if (e[0].image != DCPI_AGG_IMAGE_KERNEL)
-        dcpi__daemon_cache_symbols(d, dcpi_loadmap_image(d->lm, e[0].image));
+    dcpi__parts_written(d, e[0].image, im.path, dirname); /* jit.c's map, cachejob.c's queue */
     dcpi_agg_clear(t, e, n);
     r->profiles++;
     r->samples += samples;
@@ -354,17 +351,6 @@ static double count_flush(daemon_t *d, double t0)
     return ms;
 }
 
-/* The code and symbol caches of the images written (cachejob.c): in a child; a flush that is
- * asked for waits for it (and for an earlier one, so that its queue goes too). */
-static void write_caches(daemon_t *d)
-{
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
-    dcpi__daemon_cache_start(d);
-    if (!d->flush_async)
-        dcpi__daemon_cache_reap(d, 1);
-}
-
 /* Write everything in memory; what could not be written stays for the next flush. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
 {
@@ -386,7 +372,7 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
         flush_stacks(d, r);
     if (d->push)
         dcpi__daemon_push_flush(d, periods, r->failures);
-    write_caches(d);
+    dcpi__parts_flush(d); /* cachejob.c: the caches' writer */
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */

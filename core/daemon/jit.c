@@ -15,7 +15,7 @@
  * A JIT may reuse the addresses of code it dropped (node after a deoptimisation): a line whose
  * code overlaps an earlier named line's is of the next generation, named in a region of its own
  * (generation, base), and a sample there is placed at that region's offsets when it was taken
- * after the line was written (dcpi__daemon_jit_place: the newest such line wins; its time is the
+ * after the line was written (jit_place: the newest such line wins; its time is the
  * map's mtime when read, within [last read, read]), else at the code's older offsets. Naming all
  * of them from the final map (as perf does) gives one function another's samples.
  */
@@ -63,6 +63,8 @@ typedef struct jit_proc {
     size_t *gen, ngen, gcap; /* the entries of a later generation (reused addresses), in order */
     uint64_t read, looked;   /* CLOCK_MONOTONIC ns: last read; sample time of the last stat */
 } jit_proc_t;
+
+#define DCPI_JIT_LOOK_NS 10000000ull /* a perf map looked at again (ns of sample time) */
 
 /* The part's state: the processes with a perf map. */
 typedef struct jit_part {
@@ -255,7 +257,7 @@ static int refresh(daemon_t *d, pid_t pid, uint64_t ip, jit_proc_t **jp)
     j->mtime_s = (uint64_t)st.st_mtim.tv_sec;
     read_new_lines(d, j, pid, &st);
     /* generation 0's regions whole (code between two functions keeps its place); the code of
-     * later generations inside them gets its own offsets sample by sample (dcpi__daemon_jit_place)
+     * later generations inside them gets its own offsets sample by sample (jit_place)
      */
     int covered = 0;
     for (unsigned r = 0; r < j->nregions; r++)
@@ -264,14 +266,23 @@ static int refresh(daemon_t *d, pid_t pid, uint64_t ip, jit_proc_t **jp)
     return covered;
 }
 
-int dcpi__daemon_jit_map(daemon_t *d, pid_t pid, uint64_t ip)
+/* A user sample of pid at ip outside every image: 1 when pid's perf map covers ip and its
+ * [jit pid N] mapping was added (resolve again), else 0. */
+static int jit_map(daemon_t *d, void *self, pid_t pid, uint64_t ip)
 {
     jit_proc_t *j;
     return refresh(d, pid, ip, &j);
 }
 
-void dcpi__daemon_jit_place(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, uint32_t *off)
+/* A user sample of pid at time t (CLOCK_MONOTONIC ns) resolved in its "[jit pid N]" image at
+ * *off: the map is looked at again (every DCPI_JIT_LOOK_NS of sample time), and when the JIT
+ * reused the address for code it named later, *off becomes that code's offset if the sample
+ * was taken after that code's map line was written. */
+static void jit_place(daemon_t *d, void *self, pid_t pid, uint64_t ip, uint64_t t,
+                      const dcpi_image_t *img, uint32_t *off)
 {
+    if (strncmp(img->path, "[jit pid ", 9) != 0)
+        return;
     jit_proc_t *j = jit_slot(d, pid);
     if (!j || j->pid != pid)
         return; /* its slot went to another process (more than DCPI_DAEMON_MAXJIT) */
@@ -303,11 +314,12 @@ static void jit_exit(daemon_t *d, void *self)
     }
 }
 
-const dcpi__part_ops_t dcpi__part_jit = {
-    .name = "jit", .size = sizeof(jit_part_t), .exit = jit_exit};
-
-void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirname)
+/* A flushed image "[jit pid N]": its map as `jitsyms` into its directory (dirname). */
+static void jit_written(daemon_t *d, void *self, uint32_t image, const char *path,
+                        const char *dirname)
 {
+    if (strncmp(path, "[jit pid ", 9) != 0)
+        return;
     int pid;
     if (sscanf(path, "[jit pid %d]", &pid) != 1)
         return;
@@ -345,3 +357,10 @@ void dcpi__daemon_write_jitsyms(daemon_t *d, const char *path, const char *dirna
         dcpi__log(DCPI_LOG_ERR, "%s", err);
     free(text);
 }
+
+const dcpi__part_ops_t dcpi__part_jit = {.name = "jit",
+                                         .size = sizeof(jit_part_t),
+                                         .unresolved = jit_map,
+                                         .resolved = jit_place,
+                                         .written = jit_written,
+                                         .exit = jit_exit};

@@ -44,6 +44,23 @@ void dcpi__parts_sample(daemon_t *d, int ev, uint32_t image, uint32_t off)
             table[i]->sample(d, d->part[i], ev, image, off);
 }
 
+int dcpi__parts_unresolved(daemon_t *d, pid_t pid, uint64_t ip)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->unresolved && dcpi__part(d, table[i]) &&
+            table[i]->unresolved(d, d->part[i], pid, ip))
+            return 1;
+    return 0;
+}
+
+void dcpi__parts_resolved(daemon_t *d, pid_t pid, uint64_t ip, uint64_t t, const dcpi_image_t *img,
+                          uint32_t *off)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (d->part[i] && table[i]->resolved)
+            table[i]->resolved(d, d->part[i], pid, ip, t, img, off);
+}
+
 void dcpi__parts_tick(daemon_t *d)
 {
     for (int i = 0; i < DCPI__NPARTS; i++)
@@ -56,6 +73,27 @@ void dcpi__parts_epoch(daemon_t *d)
     for (int i = 0; i < DCPI__NPARTS; i++)
         if (table[i]->epoch && dcpi__part(d, table[i]))
             table[i]->epoch(d, d->part[i]);
+}
+
+void dcpi__parts_written(daemon_t *d, uint32_t image, const char *path, const char *dirname)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->written && dcpi__part(d, table[i]))
+            table[i]->written(d, d->part[i], image, path, dirname);
+}
+
+void dcpi__parts_flush(daemon_t *d)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->flush && dcpi__part(d, table[i]))
+            table[i]->flush(d, d->part[i]);
+}
+
+void dcpi__parts_child(daemon_t *d)
+{
+    for (int i = 0; i < DCPI__NPARTS; i++)
+        if (table[i]->child && d->part[i])
+            table[i]->child(d, d->part[i]);
 }
 
 int dcpi__parts_control(daemon_t *d, const char *cmd, dcpi__answer_t *a)

@@ -83,10 +83,10 @@ static void user_sample(daemon_t *d, const dcpi_sample_t *s, uint32_t proc)
         dcpi_loadmap_scan_proc(d->lm, (pid_t)s->pid);
         rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off);
     }
-    if (rc == DCPI_ENOENT && s->pid > 0 && dcpi__daemon_jit_map(d, (pid_t)s->pid, s->ip))
-        rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off); /* JIT code */
-    if (rc == 0 && strncmp(img->path, "[jit pid ", 9) == 0)
-        dcpi__daemon_jit_place(d, (pid_t)s->pid, s->ip, s->time, &off); /* reused addresses */
+    if (rc == DCPI_ENOENT && s->pid > 0 && dcpi__parts_unresolved(d, (pid_t)s->pid, s->ip))
+        rc = dcpi_loadmap_resolve(d->lm, (pid_t)s->pid, s->ip, &img, &off); /* jit.c: JIT code */
+    if (rc == 0) /* jit.c: addresses the JIT reused */
+        dcpi__parts_resolved(d, (pid_t)s->pid, s->ip, s->time, img, &off);
     if (rc == 0)
         add_count(d, img->index, s->event, off, proc);
     else
