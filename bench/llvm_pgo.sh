@@ -42,6 +42,7 @@
 #        REPS=7; LUA_TRAIN=10 LUA_TEST=20 SQL_TRAIN=3 SQL_TEST=4 scale the workloads; builds are
 #        kept in WORKDIR and redone only when their profile changed; FRESH=1 redoes everything
 #        but the sources)
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@" # sh bench/llvm_pgo.sh works too
 set -u
 export LC_ALL=C
 die() {
