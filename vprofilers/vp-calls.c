@@ -1,11 +1,14 @@
 /*
- * vp-calls.c - the targets of indirect calls (`call reg`, `call [mem]`) and of jumps through
- * memory (`jmp [mem]`: tables, PLT slots), by name: what dcpiexport -format llvm turns into a
- * call site's target counts for clang's -fprofile-sample-use (docs/dcpiexport.md).
+ * vp-calls.c - the targets of indirect calls (`call reg`, `call [mem]`), by name: what
+ * dcpiexport -format llvm turns into a call site's target counts for clang's
+ * -fprofile-sample-use (docs/dcpiexport.md).
  *
- * What it captures: TRACE_BR_TARGET of every call and `jmp [mem]`, kept by an instruction
- * filter to the indirect forms (a key is a mnemonic and a memory form, so `call rel32` and
- * `call rdx` share one; the filter looks at the operand). A target in the caller's own image
+ * What it captures: TRACE_BR_TARGET of every call, kept by an instruction filter to the
+ * indirect forms (a key is a mnemonic and a memory form, so `call rel32` and `call rdx` share
+ * one; the filter looks at the operand). Jumps through tables (`jmp [mem]`, `jmp reg`) are left
+ * out: no compiler's sample profile has a place for them, and an interpreter's dispatch jump
+ * (lua's luaV_execute has 79) took the budget the calls needed (bench/RESULTS.md, "LLVM sample
+ * profiles"). A target in the caller's own image
  * is stored as its ELF address with the top bit set (stable across runs: no ASLR); a target
  * elsewhere (another library, JIT code) or in a process already gone stays its run-time
  * address, top bit clear. dcpilist names the first kind with the listing's symbolizer.
@@ -26,12 +29,9 @@
 static vsample_t out[VSAMPLE_BUFFER_SIZE];
 static trace_vlist_table_t *spec;
 
-static int is_call_or_jmp(const trace_opc_info_t *info)
+static int is_call(const trace_opc_info_t *info)
 {
-    if (info->iclass == TRACE_CLASS_CALL)
-        return 1;
-    return info->iclass == TRACE_CLASS_BRANCH && strcmp(info->mnemonic, "jmp") == 0 &&
-           info->memform == TRACE_MEM_READ;
+    return info->iclass == TRACE_CLASS_CALL;
 }
 
 /* Indirect: the target is a register or memory operand, not an immediate. */
@@ -44,7 +44,7 @@ static int is_indirect(const trace_inst_t *inst)
 
 static trace_vlist_table_t *vp_prof_init(void)
 {
-    spec = trace_vlist_table_select1(is_call_or_jmp, TRACE_BR_TARGET);
+    spec = trace_vlist_table_select1(is_call, TRACE_BR_TARGET);
     if (spec && trace_vlist_table_set_filter(spec, is_indirect) < 0) {
         trace_vlist_table_free(spec);
         spec = NULL;
