@@ -10,8 +10,15 @@
 #     b.click('#procs th:nth-child(3)')
 #     rows = b.eval('[...document.querySelectorAll("tr.prow")].map(r => r.dataset.name)')
 #     b.close()
+#
+# Every wait has a deadline and polls (a DOM condition, or select() on the pipe): nothing sleeps
+# a fixed time, so a loaded machine only makes it slower. timeout bounds one call or one page
+# load; deadline (seconds since the epoch, optional; settable later as b.deadline) bounds them
+# all: past it every call fails at once, so that a script's own time limit is met with its
+# failures printed.
 import json
 import os
+import select
 import subprocess
 import time
 
@@ -21,10 +28,12 @@ class CdpError(Exception):
 
 
 class Browser:
-    def __init__(self, user_data_dir, width=1200, height=900, timeout=60, reach=()):
+    def __init__(self, user_data_dir, width=1200, height=900, timeout=60, reach=(),
+                 deadline=None):
         """reach: hosts the page may still reach (dcpiweb's tests: '127.0.0.1'); every other
         host name maps to NOTFOUND."""
         self.timeout = timeout
+        self.deadline = deadline
         to_chrome_r, self._w = os.pipe()  # chromium reads commands on its fd 3
         self._r, from_chrome_w = os.pipe()  # and writes answers on its fd 4
 
@@ -35,6 +44,10 @@ class Browser:
 
         args = ['chromium', '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
                 '--disable-background-networking', '--disable-extensions', '--mute-audio',
+                # the page's timers at full rate also when the renderer seems in the background
+                # (a live view's refresh; a loaded machine)
+                '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
+                '--disable-backgrounding-occluded-windows',
                 '--host-resolver-rules=MAP * ~NOTFOUND' + ''.join(', EXCLUDE ' + h for h in reach),
                 '--remote-debugging-pipe',
                 '--user-data-dir=' + user_data_dir, '--window-size=%d,%d' % (width, height),
@@ -56,10 +69,18 @@ class Browser:
         self.call('Emulation.setDeviceMetricsOverride',
                   {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': False})
 
+    def until(self, timeout=None):
+        """The deadline of a wait of timeout seconds (self.timeout by default), no later than
+        self.deadline."""
+        t = time.time() + (self.timeout if timeout is None else timeout)
+        return min(t, self.deadline) if self.deadline else t
+
     def _read_message(self, deadline):
         while b'\0' not in self._buf:
-            if time.time() > deadline:
-                raise CdpError('chromium did not answer within %d s' % self.timeout)
+            left = deadline - time.time()
+            if left <= 0 or not select.select([self._r], [], [], left)[0]:
+                raise CdpError('chromium did not answer within %d s%s' % (
+                    self.timeout, ' (or the deadline passed)' if self.deadline else ''))
             chunk = os.read(self._r, 1 << 16)
             if not chunk:
                 raise CdpError('chromium closed the DevTools pipe (exit status %s)' %
@@ -73,8 +94,10 @@ class Browser:
         msg = {'id': self._id, 'method': method, 'params': params or {}}
         if self.session:
             msg['sessionId'] = self.session
+        deadline = self.until()
+        if time.time() >= deadline:
+            raise CdpError('%s: not sent, the deadline has passed' % method)
         os.write(self._w, json.dumps(msg).encode() + b'\0')
-        deadline = time.time() + self.timeout
         while True:
             m = self._read_message(deadline)
             if m.get('id') == self._id:
@@ -94,11 +117,22 @@ class Browser:
         return r['result'].get('value')
 
     def open(self, url):
+        """Load url and wait (polling) for its <html data-state> (rendered or failed), in the
+        new document (the old one is marked first, so that its state is never taken)."""
+        try:
+            self.eval('window.__cdpOld = true')
+        except CdpError:
+            pass
         self.call('Page.navigate', {'url': url})
-        deadline = time.time() + self.timeout
+        deadline = self.until()
         while time.time() < deadline:
-            state = self.eval('document.readyState === "complete" ? '
-                              'document.documentElement.getAttribute("data-state") : null')
+            try:
+                state = self.eval('!window.__cdpOld && document.readyState === "complete" ? '
+                                  'document.documentElement.getAttribute("data-state") : null')
+            except CdpError:
+                if self.proc.poll() is not None or time.time() >= deadline:
+                    raise
+                state = None  # between two documents
             if state:
                 return state
             time.sleep(0.05)
@@ -145,6 +179,7 @@ class Browser:
         if self.proc is None:
             return
         self.session = None  # Browser.close goes to the browser, not the page
+        self.deadline, self.timeout = None, min(self.timeout, 10)  # its own bound, 10 s
         try:
             self.call('Browser.close')
         except CdpError:
