@@ -19,6 +19,8 @@
 #     damaged            (optional) an epoch with a damaged profile: its page shows the warning
 #     steps              (optional) the names of the checks to run (web_fleet.sh: a fleet store
 #                        has no epochs to compare and no daemon), else every one
+#     budget             (optional) seconds for it all, 200 by default: the caller's time limit
+#                        less a margin, so that a step out of time fails with its message
 #
 # Checks: the procedures of E1 as dcpiprof's rows; the hostile names drawn as text (no element
 # made of them, no dialog); typing a filter; a click on the hottest procedure reaches its
@@ -27,7 +29,12 @@
 # view with dcpidiff's rows; the JSON link gives dcpiprof -json; a damaged profile is a warning
 # in the page; the live view's count grows
 # while dcpid runs. Prints one line per check, "FAIL: ..." and exit 1 when one fails; "SKIP:"
-# and exit 77 when chromium cannot start.
+# and exit 77 when chromium cannot start; then one line of the time each step took.
+#
+# One Chromium for every step. No fixed sleep: what a click or a key changes is polled for (every
+# 50 ms) until it holds or a deadline passes, 60 s for a page or a count to come and 20 s for
+# what a page's event handler does at once (seconds where an idle machine takes milliseconds),
+# all within the budget: a loaded machine is slower, never wrong.
 import json
 import os
 import re
@@ -48,18 +55,32 @@ def check(ok, what):
         fails += 1
 
 
-def wait(b, cond, what, timeout=30):
+def wait(b, cond, what, timeout=60):
     """Poll the JavaScript expression cond until it is truthy; its value, or CdpError."""
-    deadline = time.time() + timeout
+    deadline = b.until(timeout)
     while time.time() < deadline:
         try:
             v = b.eval(cond)
         except CdpError:
+            if b.proc.poll() is not None:
+                raise
             v = None  # a navigation in progress
         if v:
             return v
-        time.sleep(0.1)
-    raise CdpError('%s: not within %d s' % (what, timeout))
+        time.sleep(0.05)
+    spent = b.deadline and time.time() >= b.deadline
+    raise CdpError('%s: not within %d s%s' % (what, timeout, ' (the budget is spent)' if spent else ''))
+
+
+def settle(b, expr, ok, timeout=20):
+    """After a click or keys: poll the JavaScript expression expr until ok(its value); its last
+    value either way (the check that follows says what it is)."""
+    deadline = b.until(timeout)
+    while True:
+        v = b.eval(expr)
+        if ok(v) or time.time() >= deadline:
+            return v
+        time.sleep(0.05)
 
 
 def navigated(b, old):
@@ -90,8 +111,9 @@ def procs_view(b, X):
 
 def filter_view(b, X):
     b.type('#procfilter', 'loop')
-    names = b.eval('[...document.querySelectorAll("tr.prow")].map(r => r.dataset.name)')
     want = [r['procedure'] for r in X['prof']['rows'] if 'loop' in r['procedure'].lower()]
+    names = settle(b, '[...document.querySelectorAll("tr.prow")].map(r => r.dataset.name)',
+                   lambda v: v == want)
     check(names == want and names, 'typing "loop" keeps %s' % names)
 
 
@@ -138,14 +160,20 @@ def flame_view(b, X):
     sel = '.fr:not(.anc)[data-name="lea_loop"]'
     w0 = b.eval('parseFloat(document.querySelector(%s).style.width)' % json.dumps(sel))
     b.click(sel)
-    w1 = b.eval('parseFloat(document.querySelector(%s).style.width)' % json.dumps(sel))
-    anc = b.eval('document.querySelectorAll(".fr.anc").length')
+    w1, anc = settle(b, '[parseFloat(document.querySelector(%s).style.width), '
+                        'document.querySelectorAll(".fr.anc").length]' % json.dumps(sel),
+                     lambda v: v[0] != w0 and v[1] > 0)
     check(w1 > w0 and abs(w1 - 100) < 0.01 and anc > 0,
           'a click on lea_loop zooms: width %.1f%% -> %.1f%%, %d ancestors above' % (w0, w1, anc))
     b.click('.fr.anc', 0)  # the root: zoom out
+    w2, anc = settle(b, '[parseFloat(document.querySelector(%s).style.width), '
+                        'document.querySelectorAll(".fr.anc").length]' % json.dumps(sel),
+                     lambda v: v[0] == w0 and v[1] == 0)
+    check(w2 == w0 and anc == 0, 'a click on the root zooms out: width %.1f%%, %d ancestors' % (w2, anc))
     b.type('#flamesearch', 'lea')
-    m = b.eval('document.getElementById("flamematch").textContent')
-    hits = b.eval('document.querySelectorAll(".fr.hit").length')
+    m, hits = settle(b, '[document.getElementById("flamematch").textContent, '
+                        'document.querySelectorAll(".fr.hit").length]',
+                     lambda v: v[0].startswith('matched ') and v[1] > 0)
     check(m.startswith('matched ') and hits > 0, 'search "lea": %r, %d frames lit' % (m, hits))
 
 
@@ -196,20 +224,23 @@ def damage_view(b, X):
 def live_view(b, X):
     check(b.open(X['live_url'] + '/?view=live') == 'rendered', 'live view drawn')
     no_errors(b, 'live view')
+    # (the page asks dcpid a second after its last answer; on a loaded machine, later)
     c1 = int(wait(b, '+document.getElementById("livetotal").dataset.count', 'a first count'))
-    c2 = int(wait(b, '(+document.getElementById("livetotal").dataset.count > %d) && '
-                     '+document.getElementById("livetotal").dataset.count' % c1, 'a larger count'))
-    names = b.eval('[...document.querySelectorAll("tr.lrow")].map(r => r.dataset.name)')
+    c2, names = wait(b, '(function () { var c = +document.getElementById("livetotal").dataset.count;'
+                        ' var n = [...document.querySelectorAll("tr.lrow")].map(r => r.dataset.name);'
+                        ' return c > %d && n.indexOf("hot_mul") >= 0 ? [c, n] : null; })()' % c1,
+                     'a count larger than %d with hot_mul' % c1)
     check(c2 > c1 > 0 and 'hot_mul' in names, 'the live count grows: %d -> %d (%s)' % (c1, c2, names[:3]))
 
 
 def main():
     X = json.load(open(sys.argv[1]))
     t0 = time.time()
+    budget = float(X.get('budget', 200))
     times = []
     try:
         b = Browser(tempfile.mkdtemp(prefix='dcpi-web-chromium.'), width=1200, height=900,
-                    reach=('127.0.0.1',))
+                    reach=('127.0.0.1',), deadline=t0 + budget)
     except (OSError, CdpError) as e:
         print('SKIP: chromium cannot start here: %s' % e)
         sys.exit(77)
@@ -221,6 +252,9 @@ def main():
             if X.get('steps') and step.__name__ not in X['steps']:
                 continue
             t = time.time()
+            if t >= b.deadline:
+                check(False, '%s: not run, the budget of %d s is spent' % (step.__name__, budget))
+                continue
             try:
                 step(b, X)
             except CdpError as e:
