@@ -87,8 +87,9 @@ mtext=$(sed -E 's/.*  (missing: .*)$/\1/' <<<"$mline")
 # the live database: dcpid runs work-demo while the browser watches, until SIGTERM at the end
 # (forwarded to work-demo; SIGINT would not do: a script's background job ignores it) or the
 # time left; work-demo niced, so that the pages beside it keep their CPU (it is sampled on
-# its own CPU time: any share gives counts that grow)
-to "$(left)" "$BIN/dcpid" -db "$T/live" -event cpu-clock -- nice -n 10 "$BIN/samples/work-demo" 600000 \
+# its own CPU time: any share gives counts that grow); timeout itself in the background, not the
+# function to (whose subshell a SIGTERM would kill, leaving timeout and dcpid running)
+timeout -k 5 "$(left)" "$BIN/dcpid" -db "$T/live" -event cpu-clock -- nice -n 10 "$BIN/samples/work-demo" 600000 \
     >"$T/live.out" 2>&1 &
 LIVE=$!
 until ls "$T/live"/dcpid-*.sock >/dev/null 2>&1; do
