@@ -57,7 +57,7 @@ def check(ok, what):
 
 def wait(b, cond, what, timeout=60):
     """Poll the JavaScript expression cond until it is truthy; its value, or CdpError."""
-    deadline = b.until(timeout)
+    t0, deadline = time.time(), b.until(timeout)
     while time.time() < deadline:
         try:
             v = b.eval(cond)
@@ -69,7 +69,8 @@ def wait(b, cond, what, timeout=60):
             return v
         time.sleep(0.05)
     spent = b.deadline and time.time() >= b.deadline
-    raise CdpError('%s: not within %d s%s' % (what, timeout, ' (the budget is spent)' if spent else ''))
+    raise CdpError('%s: not within %.1f s%s' % (what, time.time() - t0,
+                                                 ' (the budget is spent)' if spent else ''))
 
 
 def settle(b, expr, ok, timeout=20):
