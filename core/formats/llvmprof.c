@@ -254,11 +254,18 @@ static int cmp_site(const void *a, const void *b)
     return c ? c : strcmp(x->fn->name, y->fn->name);
 }
 
+/* qsort, but never with the NULL of an array not grown yet (n 0). */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 /* Sort everything, give every position with targets a body line holding at least their sum,
  * and compute the totals (body samples and inlined sections' totals). */
 static int fn_finish(dcpi_llvmfn_t *fn)
 {
-    qsort(fn->tg, fn->ntg, sizeof(*fn->tg), cmp_target);
+    sort(fn->tg, fn->ntg, sizeof(*fn->tg), cmp_target);
     for (size_t i = 0; i < fn->ntg;) {
         uint64_t sum = 0;
         size_t j = i;
@@ -271,8 +278,8 @@ static int fn_finish(dcpi_llvmfn_t *fn)
             return DCPI_ENOMEM;
         i = j;
     }
-    qsort(fn->body, fn->nbody, sizeof(*fn->body), cmp_body);
-    qsort(fn->site, fn->nsite, sizeof(*fn->site), cmp_site);
+    sort(fn->body, fn->nbody, sizeof(*fn->body), cmp_body);
+    sort(fn->site, fn->nsite, sizeof(*fn->site), cmp_site);
     fn->total = 0;
     for (size_t i = 0; i < fn->nbody; i++)
         fn->total += fn->body[i].count;
@@ -359,7 +366,7 @@ static int finish(dcpi_llvmprof_t *p)
             return rc;
     }
     heads(p);
-    qsort(p->fn, p->n, sizeof(*p->fn), cmp_total);
+    sort(p->fn, p->n, sizeof(*p->fn), cmp_total);
     if (p->nslot)
         memset(p->slot, 0, p->nslot * sizeof(*p->slot));
     for (size_t i = 0; i < p->n; i++)
@@ -580,7 +587,7 @@ static int afdo_workset(const dcpi_llvmprof_t *p, FILE *out)
         return DCPI_ENOMEM;
     for (size_t i = 0; i < p->n; i++)
         collect_counts(p->fn[i], c, &n);
-    qsort(c, n, sizeof(*c), cmp_desc);
+    sort(c, n, sizeof(*c), cmp_desc);
     for (size_t i = 0; i < n; i++)
         sum += c[i];
     put_u32(out, AFDO_TAG_WORKSET);
