@@ -55,7 +55,7 @@ int dcpi_stepdrain_open(const char *prefix, dcpi_stepdrain_t **out, char *err)
     return 0;
 }
 
-static void add_totals(dcpi_step_stats_t *st, const step_ring_header_t *h)
+void dcpi_stepdrain_add_ring(dcpi_step_stats_t *st, const step_ring_header_t *h)
 {
     st->lost_threads += atomic_load(&((step_ring_header_t *)h)->lost_threads);
     st->no_decoder += atomic_load(&((step_ring_header_t *)h)->no_decoder);
@@ -88,7 +88,7 @@ static void ring_release(dcpi_stepdrain_t *d, ring_t *r, int remove_file)
 {
     if (r->released)
         return;
-    add_totals(&d->gone, r->hdr);
+    dcpi_stepdrain_add_ring(&d->gone, r->hdr);
     munmap(r->hdr, r->size);
     if (remove_file)
         unlink(r->path);
@@ -318,7 +318,7 @@ void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st)
         if (d->rings[i].released)
             continue;
         st->rings++;
-        add_totals(st, d->rings[i].hdr);
+        dcpi_stepdrain_add_ring(st, d->rings[i].hdr);
     }
     st->drained = d->drained;
     st->first_dropped = d->first_dropped;

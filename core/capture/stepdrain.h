@@ -72,6 +72,8 @@ int dcpi_stepdrain_reap(dcpi_stepdrain_t *d);
  * is written there: step_arm_publish). */
 typedef void (*dcpi_step_ring_fn)(unsigned pid, step_ring_header_t *h, void *arg);
 void dcpi_stepdrain_each(dcpi_stepdrain_t *d, dcpi_step_ring_fn fn, void *arg);
+/* Add one ring's counters to st (start from a zeroed st for that ring's own). */
+void dcpi_stepdrain_add_ring(dcpi_step_stats_t *st, const step_ring_header_t *h);
 /* Totals over all rings ever mapped. */
 void dcpi_stepdrain_stats(const dcpi_stepdrain_t *d, dcpi_step_stats_t *st);
 

@@ -95,38 +95,24 @@ static double model_us(const vin_t *d, double k)
 
 /* ---- the tables */
 
-/* What a tick costs with these counts: the start-up model at the mean arms a tick, plus the
- * time the agent's handlers took per tick (each hit's handler included); the model at one arm
- * until there are IN_LIVE ticks. */
-static double live_us(const vin_t *d, uint64_t ticks, uint64_t arms, uint64_t hits, uint64_t hns,
-                      uint64_t hn)
+/* What a tick costs with these counts (one process's, or all): the start-up model at the mean
+ * arms a tick, plus the time the agent's handlers took per tick (each hit's handler
+ * included); the model at one arm until there are IN_LIVE ticks. */
+static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
-    if (ticks < IN_LIVE)
+    if (st->ticks < IN_LIVE)
         return model_us(d, 1);
-    double per_run = hn ? (double)hns / 1e3 / (double)hn : 0;
-    return model_us(d, (double)arms / (double)ticks) +
-           per_run * (double)(ticks + hits) / (double)ticks;
+    double per_run = st->handler_n ? (double)st->handler_ns / 1e3 / (double)st->handler_n : 0;
+    return model_us(d, (double)st->arms / (double)st->ticks) +
+           per_run * (double)(st->ticks + st->hits) / (double)st->ticks;
 }
 
 /* What a tick of h's threads costs so far (live_us). */
-static double tick_us(const vin_t *d, step_ring_header_t *h)
+static double tick_us(const vin_t *d, const step_ring_header_t *h)
 {
-    uint64_t ticks = 0, arms = 0, hits = 0, hns = 0, hn = 0;
-    for (uint32_t i = 0; i < h->nslots; i++) {
-        step_slot_t *s = step_ring_slot(h, i);
-        ticks += atomic_load(&s->ticks);
-        arms += atomic_load(&s->arms);
-        hits += atomic_load(&s->hits);
-        hns += atomic_load(&s->handler_ns);
-        hn += atomic_load(&s->handler_n);
-    }
-    return live_us(d, ticks, arms, hits, hns, hn);
-}
-
-/* The same over every process so far. */
-static double all_us(const vin_t *d, const dcpi_step_stats_t *st)
-{
-    return live_us(d, st->ticks, st->arms, st->hits, st->handler_ns, st->handler_n);
+    dcpi_step_stats_t st = {0};
+    dcpi_stepdrain_add_ring(&st, h);
+    return live_us(d, &st);
 }
 
 /* The arms the threads made on each target of h's table since the last count, onto their
@@ -257,7 +243,7 @@ static int in_flush(dcpi_vbackend_t *b, const dcpi_values_flush_info_t *fi, char
 static double cpu_s(const vin_t *d, const dcpi_step_stats_t *st)
 {
     return d->o.pc_ns ? (double)d->st.pcs * (double)d->o.pc_ns / 1e9
-                      : (double)st->ticks * (double)period_ns(d, all_us(d, st)) / 1e9;
+                      : (double)st->ticks * (double)period_ns(d, live_us(d, st)) / 1e9;
 }
 
 static void advice(void *arg, double per, char *buf, size_t len)
@@ -294,8 +280,8 @@ static void in_status(const dcpi_vbackend_t *b, char *buf, size_t len)
              ">= %d%% of their procedure's PC samples\n",
              st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
              d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS, why,
-             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, all_us(d, &st),
-             (double)period_ns(d, all_us(d, &st)) / 1e6, DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn,
+             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, live_us(d, &st),
+             (double)period_ns(d, live_us(d, &st)) / 1e6, DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn,
              c.majors, DCPI_VBP_MAJOR_PCT);
 }
 
@@ -313,8 +299,8 @@ static void in_report(const dcpi_vbackend_t *b, int user)
                 "%g%% at %.0f us a tick with its arms in this run (%.0f us a tick and %.0f an "
                 "arm measured at start, the rest in the agent's handlers) affords a tick every "
                 "%.2f ms of a thread's CPU%s\n",
-                d->st.samples, cpu, d->o.budget_pct, all_us(d, &st), d->cost.tick_us,
-                d->cost.arm_us, (double)period_ns(d, all_us(d, &st)) / 1e6, why);
+                d->st.samples, cpu, d->o.budget_pct, live_us(d, &st), d->cost.tick_us,
+                d->cost.arm_us, (double)period_ns(d, live_us(d, &st)) / 1e6, why);
         dcpi__vbp_short_t c = dcpi__vbp_shortfall(d->b.vt, d->choice, cpu, NULL, advice, (void *)d);
         if (c.shortn) {
             fprintf(stderr,
