@@ -242,46 +242,40 @@ static int function_calls(lctx_t *c, uint64_t lo, uint64_t hi)
     return rc;
 }
 
-/* The calls of every function holding samples (each decoded once: entries are sorted). */
-static int add_calls(lctx_t *c, const dcpi_profile_t *prof)
+/* ---- functions ---- */
+
+/* Entry samples (the head when no call names the function): its entry position's samples,
+ * so a hot function called from code without samples is not "entered once". */
+static void entry_head(lctx_t *c, uint64_t entry)
+{
+    dcpi_llvmfn_t *fn;
+    uint32_t off, disc;
+    const char *name = function_name(c, entry);
+    dcpi_llvmfn_t *top = name ? dcpi_llvmprof_func(c->p, name, 0) : NULL;
+    if (top && !dcpi_llvmfn_entry(top) && position(c, entry, &fn, &off, &disc) == 0 && fn == top)
+        dcpi_llvmfn_add_entry(top, dcpi_llvmfn_body_at(fn, off, disc));
+}
+
+/* Every function holding samples, once (entries are sorted): its calls (decoded from the file)
+ * and its entry samples. */
+static int add_functions(lctx_t *c, const dcpi_profile_t *prof)
 {
     size_t n = 0;
     const dcpi_profile_entry_t *e = dcpi_profile_entries(prof, &n);
     uint64_t done = UINT64_MAX;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && c->st && c->fd >= 0 && i < n; i++) {
+    for (size_t i = 0; rc == 0 && c->st && i < n; i++) {
         const dcpi_symbol_t *sym = dcpi_symtab_lookup(c->st, c->img->tstart + e[i].offset);
         if (!sym || sym->addr == done)
             continue;
         done = sym->addr;
         uint64_t hi = sym->size ? sym->addr + sym->size : c->img->tstart + c->img->tsize;
-        rc = function_calls(c, sym->addr, hi);
+        if (c->fd >= 0)
+            rc = function_calls(c, sym->addr, hi);
+        if (rc == 0)
+            entry_head(c, sym->addr);
     }
     return rc;
-}
-
-/* ---- heads ---- */
-
-/* Entry samples (the head when no call names the function): its entry position's samples,
- * so a hot function called from code without samples is not "entered once". */
-static void entry_heads(lctx_t *c, const dcpi_profile_t *prof)
-{
-    size_t n = 0;
-    const dcpi_profile_entry_t *e = dcpi_profile_entries(prof, &n);
-    uint64_t done = UINT64_MAX;
-    for (size_t i = 0; c->st && i < n; i++) {
-        const dcpi_symbol_t *sym = dcpi_symtab_lookup(c->st, c->img->tstart + e[i].offset);
-        if (!sym || sym->addr == done)
-            continue;
-        done = sym->addr;
-        dcpi_llvmfn_t *fn;
-        uint32_t off, disc;
-        const char *name = function_name(c, sym->addr);
-        dcpi_llvmfn_t *top = name ? dcpi_llvmprof_func(c->p, name, 0) : NULL;
-        if (top && !dcpi_llvmfn_entry(top) && position(c, sym->addr, &fn, &off, &disc) == 0 &&
-            fn == top)
-            dcpi_llvmfn_add_entry(top, dcpi_llvmfn_body_at(fn, off, disc));
-    }
 }
 
 /* ---- images ---- */
@@ -314,9 +308,7 @@ static int llvm_image(lctx_t *c, const dcpi_profset_image_t *img, dcpi_vprof_t *
         c->nodwarf++;
     }
     int rc = add_samples(c, prof);
-    rc = rc ? rc : add_calls(c, prof);
-    if (rc == 0)
-        entry_heads(c, prof);
+    rc = rc ? rc : add_functions(c, prof);
     dcpi_srclines_free(c->sl);
     c->sl = NULL;
     dcpi_symtab_free(c->st);
