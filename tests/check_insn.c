@@ -7,6 +7,7 @@
 
 #include "dcpi/errno.h"
 #include "dcpi/insn.h"
+#include "trace/trace.h"
 
 static trace_inst_t decode(const void *bytes, int len)
 {
@@ -24,6 +25,40 @@ static trace_iclass_t class_of(const trace_inst_t *inst)
     ck_assert_str_eq(info->mnemonic, inst->mnemonic);
     return info->iclass;
 }
+
+/* The control flow of an instruction (trace_inst_flow: dcpicalc's blocks, the value backends'). */
+START_TEST(test_flow)
+{
+    static const uint8_t call_rel[] = {0xe8, 0x10, 0x00, 0x00, 0x00}; /* call +0x10 */
+    static const uint8_t call_mem[] = {0xff, 0x13};                   /* call qword [rbx] */
+    static const uint8_t jbe[] = {0x76, 0x02};                        /* jbe +2 */
+    static const uint8_t jmp[] = {0xeb, 0xfe};                        /* jmp -2 (itself) */
+    static const uint8_t jmp_tab[] = {0xff, 0x24, 0xc5, 0, 0, 0, 0};  /* jmp [rax*8] */
+    static const uint8_t ret[] = {0xc3}, ud2[] = {0x0f, 0x0b}, add[] = {0x01, 0xd8};
+    uint64_t t = 1;
+    trace_inst_t i = decode(call_rel, sizeof call_rel);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x1000, &t), TRACE_FLOW_CALL);
+    ck_assert_uint_eq(t, 0x1015);
+    i = decode(call_mem, sizeof call_mem);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x1000, &t), TRACE_FLOW_CALL);
+    ck_assert_uint_eq(t, 0);
+    i = decode(jbe, sizeof jbe);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x2000, &t), TRACE_FLOW_COND);
+    ck_assert_uint_eq(t, 0x2004);
+    i = decode(jmp, sizeof jmp);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x2000, &t), TRACE_FLOW_JUMP);
+    ck_assert_uint_eq(t, 0x2000);
+    i = decode(jmp_tab, sizeof jmp_tab);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x2000, NULL), TRACE_FLOW_IND);
+    i = decode(ret, sizeof ret);
+    ck_assert_int_eq(trace_inst_flow(&i, 0, &t), TRACE_FLOW_RET);
+    i = decode(ud2, sizeof ud2);
+    ck_assert_int_eq(trace_inst_flow(&i, 0, &t), TRACE_FLOW_STOP);
+    i = decode(add, sizeof add);
+    ck_assert_int_eq(trace_inst_flow(&i, 0, &t), TRACE_FLOW_NONE);
+    ck_assert_int_eq(trace_inst_flow(NULL, 0, &t), TRACE_FLOW_NONE);
+}
+END_TEST
 
 /* SDK 2: operands and conditional instructions, what instruction filters see. */
 START_TEST(test_operands)
@@ -201,6 +236,7 @@ int main(void)
     tcase_add_test(tc, test_lookup);
     tcase_add_test(tc, test_decode_errors);
     tcase_add_test(tc, test_format);
+    tcase_add_test(tc, test_flow);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -15,6 +15,7 @@
 
 #include "dcpi/errno.h"
 #include "dcpi/insn.h"
+#include "trace/trace.h"
 
 #define MNEMONIC_COUNT ((unsigned)ZYDIS_MNEMONIC_MAX_VALUE + 1u)
 #define OPC_COUNT      (MNEMONIC_COUNT * 4u)
@@ -341,6 +342,55 @@ int trace_inst_is_conditional(const trace_inst_t *inst)
     return (m >= ZYDIS_MNEMONIC_SETB && m <= ZYDIS_MNEMONIC_SETZ) || m == ZYDIS_MNEMONIC_LOOP ||
            m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE || m == ZYDIS_MNEMONIC_JRCXZ ||
            m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
+}
+
+/* A relative branch or call's target when it runs at pc, else 0. */
+static uint64_t rel_target(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+                           uint64_t pc)
+{
+    ZyanU64 t = 0;
+    for (unsigned i = 0; i < in->operand_count_visible; i++)
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
+            ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(in, &ops[i], pc, &t)))
+            return t;
+    return 0;
+}
+
+trace_flow_t trace_inst_flow(const trace_inst_t *inst, uint64_t pc, uint64_t *target)
+{
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    uint64_t t = 0;
+    trace_flow_t f = TRACE_FLOW_NONE;
+    if (inst && inst->length && inst->length <= 15 &&
+        decode_full(inst->bytes, inst->length, &in, ops) >= 0) {
+        ZydisMnemonic m = in.mnemonic;
+        switch (in.meta.category) {
+        case ZYDIS_CATEGORY_COND_BR:
+            f = TRACE_FLOW_COND;
+            t = rel_target(&in, ops, pc);
+            break;
+        case ZYDIS_CATEGORY_UNCOND_BR:
+            t = rel_target(&in, ops, pc);
+            f = t ? TRACE_FLOW_JUMP : TRACE_FLOW_IND;
+            break;
+        case ZYDIS_CATEGORY_RET:
+            f = TRACE_FLOW_RET;
+            break;
+        case ZYDIS_CATEGORY_CALL:
+            f = TRACE_FLOW_CALL;
+            t = rel_target(&in, ops, pc);
+            break;
+        default:
+            if (m == ZYDIS_MNEMONIC_UD2 || m == ZYDIS_MNEMONIC_HLT || m == ZYDIS_MNEMONIC_INT3 ||
+                m == ZYDIS_MNEMONIC_UD0 || m == ZYDIS_MNEMONIC_UD1)
+                f = TRACE_FLOW_STOP;
+            break;
+        }
+    }
+    if (target)
+        *target = t;
+    return f;
 }
 
 int trace_inst_format(const trace_inst_t *inst, uint64_t pc, char *buf, int buflen)

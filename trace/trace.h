@@ -95,4 +95,20 @@ const char *trace_vlist_table_get_symbol(const trace_vlist_table_t *spec);
 /* Its ELF address range: 1 with [*lo, *hi), 0 when it has none. */
 int trace_vlist_table_get_range(const trace_vlist_table_t *spec, uint64_t *lo, uint64_t *hi);
 
+/* What an instruction does to the control flow: the one classification of dcpicalc's blocks
+ * (core/calc/cfg.c) and of the value backends' (core/values/bp.c). */
+typedef enum trace_flow {
+    TRACE_FLOW_NONE, /* falls through */
+    TRACE_FLOW_COND, /* conditional branch (jcc, loop, jrcxz) */
+    TRACE_FLOW_JUMP, /* direct unconditional jump */
+    TRACE_FLOW_IND,  /* indirect jump (a jump table or a tail call through a pointer) */
+    TRACE_FLOW_RET,  /* return */
+    TRACE_FLOW_STOP, /* never falls through: ud2, ud0, ud1, hlt, int3 */
+    TRACE_FLOW_CALL  /* call, direct or indirect */
+} trace_flow_t;
+
+/* inst's flow when it runs at pc; *target (may be NULL): a direct branch's or call's target,
+ * else 0. An instruction that does not decode is TRACE_FLOW_NONE. */
+trace_flow_t trace_inst_flow(const trace_inst_t *inst, uint64_t pc, uint64_t *target);
+
 #endif

@@ -1,66 +1,27 @@
 /*
  * cfg.c - the control-flow graph of one procedure (cfg.h): each instruction of a decoded listing
- * classified with Zydis (branch, jump, return, stop, call), the leaders found, the blocks cut
- * and their edges made; the samples of one event summed per block.
+ * classified by trace_inst_flow (branch, jump, return, stop, call), the leaders found, the blocks
+ * cut and their edges made; the samples of one event summed per block.
  */
 #include "core/calc/cfg.h"
 
-#include <Zydis/Zydis.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/mem.h"
 #include "dcpi/errno.h"
-
-/* What an instruction does to the flow. */
-enum flow { F_NONE, F_COND, F_JUMP, F_IND, F_RET, F_STOP, F_CALL };
+#include "trace/trace.h"
 
 typedef struct iflow {
-    enum flow f;
-    uint64_t target; /* F_COND, F_JUMP, F_CALL: the direct target (0: none) */
+    trace_flow_t f;
+    uint64_t target; /* TRACE_FLOW_COND, _JUMP, _CALL: the direct target (0: none) */
 } iflow_t;
 
-static uint64_t rel_target(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
-                           uint64_t addr)
+static iflow_t classify(const dcpi_lst_insn_t *li)
 {
-    ZyanU64 t = 0;
-    for (unsigned i = 0; i < in->operand_count_visible; i++) {
-        if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
-            ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(in, &ops[i], addr, &t)))
-            return t;
-    }
-    return 0;
-}
-
-static iflow_t classify(const ZydisDecoder *dec, const dcpi_lst_insn_t *li)
-{
-    ZydisDecodedInstruction in;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    iflow_t r = {F_NONE, 0};
-    if (li->bad ||
-        ZYAN_FAILED(ZydisDecoderDecodeFull(dec, li->inst.bytes, li->inst.length, &in, ops)))
-        return r;
-    switch (in.meta.category) {
-    case ZYDIS_CATEGORY_COND_BR:
-        r = (iflow_t){F_COND, rel_target(&in, ops, li->addr)};
-        break;
-    case ZYDIS_CATEGORY_UNCOND_BR:
-        r.target = rel_target(&in, ops, li->addr);
-        r.f = r.target ? F_JUMP : F_IND;
-        break;
-    case ZYDIS_CATEGORY_RET:
-        r.f = F_RET;
-        break;
-    case ZYDIS_CATEGORY_CALL:
-        r = (iflow_t){F_CALL, rel_target(&in, ops, li->addr)};
-        break;
-    default:
-        if (in.mnemonic == ZYDIS_MNEMONIC_UD2 || in.mnemonic == ZYDIS_MNEMONIC_HLT ||
-            in.mnemonic == ZYDIS_MNEMONIC_INT3 || in.mnemonic == ZYDIS_MNEMONIC_UD0 ||
-            in.mnemonic == ZYDIS_MNEMONIC_UD1)
-            r.f = F_STOP;
-        break;
-    }
+    iflow_t r = {TRACE_FLOW_NONE, 0};
+    if (!li->bad)
+        r.f = trace_inst_flow(&li->inst, li->addr, &r.target);
     return r;
 }
 
@@ -74,8 +35,9 @@ static long insn_at(const dcpi_listing_t *ls, uint64_t vaddr)
 /* 1 when the instruction ends its block. */
 static int ends_block(const iflow_t *fl, int noret)
 {
-    return fl->f == F_COND || fl->f == F_JUMP || fl->f == F_IND || fl->f == F_RET ||
-           fl->f == F_STOP || (fl->f == F_CALL && noret);
+    return fl->f == TRACE_FLOW_COND || fl->f == TRACE_FLOW_JUMP || fl->f == TRACE_FLOW_IND ||
+           fl->f == TRACE_FLOW_RET || fl->f == TRACE_FLOW_STOP ||
+           (fl->f == TRACE_FLOW_CALL && noret);
 }
 
 typedef struct build {
@@ -92,11 +54,11 @@ static void mark_leaders(build_t *b, dcpi_cfg_noreturn_fn noreturn, void *arg, d
     b->leader[0] = 1;
     for (size_t i = 0; i < ls->n; i++) {
         iflow_t *fl = &b->fl[i];
-        if (fl->f == F_CALL && fl->target && noreturn && noreturn(arg, fl->target)) {
+        if (fl->f == TRACE_FLOW_CALL && fl->target && noreturn && noreturn(arg, fl->target)) {
             b->noret[i] = 1;
             g->n_noreturn++;
         }
-        if ((fl->f == F_COND || fl->f == F_JUMP) && fl->target) {
+        if ((fl->f == TRACE_FLOW_COND || fl->f == TRACE_FLOW_JUMP) && fl->target) {
             long t = insn_at(ls, fl->target);
             if (t >= 0)
                 b->leader[t] = 1;
@@ -157,18 +119,18 @@ static int block_edges(build_t *b, dcpi_cfg_t *g, int k)
     if (b->noret[last])
         return add_edge(b, g, k, DCPI_CFG_NORET, DCPI_CFG_E_STOP);
     switch (fl->f) {
-    case F_COND:
+    case TRACE_FLOW_COND:
         if (add_edge(b, g, k, target_end(b, fl->target), DCPI_CFG_E_TAKEN) < 0)
             return DCPI_ENOMEM;
         return add_edge(b, g, k, next, DCPI_CFG_E_FALL);
-    case F_JUMP:
+    case TRACE_FLOW_JUMP:
         return add_edge(b, g, k, target_end(b, fl->target), DCPI_CFG_E_JUMP);
-    case F_IND:
+    case TRACE_FLOW_IND:
         g->has_unknown = 1;
         return add_edge(b, g, k, DCPI_CFG_UNKNOWN, DCPI_CFG_E_IND);
-    case F_RET:
+    case TRACE_FLOW_RET:
         return add_edge(b, g, k, DCPI_CFG_EXIT, DCPI_CFG_E_RET);
-    case F_STOP:
+    case TRACE_FLOW_STOP:
         return add_edge(b, g, k, DCPI_CFG_NORET, DCPI_CFG_E_STOP);
     default:
         return add_edge(b, g, k, next, DCPI_CFG_E_FALL);
@@ -226,11 +188,8 @@ static int link_edges(dcpi_cfg_t *g)
 
 static int build_graph(build_t *b, dcpi_cfg_noreturn_fn noreturn, void *arg, dcpi_cfg_t *g)
 {
-    ZydisDecoder dec;
-    if (ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-        return DCPI_EINVAL;
     for (size_t i = 0; i < b->ls->n; i++)
-        b->fl[i] = classify(&dec, &b->ls->insns[i]);
+        b->fl[i] = classify(&b->ls->insns[i]);
     mark_leaders(b, noreturn, arg, g);
     int rc = cut_blocks(b, g);
     for (size_t k = 0; k < g->nblocks && rc == 0; k++)
