@@ -44,6 +44,7 @@
 #include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
+#include "trace/trace.h"
 #include "dcpi/errno.h"
 
 #define FN_SLOTS     8192       /* functions decoded (open addressing) */
@@ -65,9 +66,11 @@ typedef struct bp_fn {
 } bp_fn_t;
 
 typedef struct bp_cand {
-    uint32_t delta; /* from lo */
+    uint32_t delta;        /* from lo */
+    uint32_t bstart, bend; /* its basic block [bstart, bend) (deltas) */
+    uint8_t len;           /* its bytes */
     uint32_t samples, misses;
-    uint32_t at;          /* PC samples at it or after it, before the next candidate */
+    uint32_t at;          /* PC samples it holds (holder) */
     uint32_t arms, fails; /* arms chosen here; of them, failed to arm (last errno: err) */
     uint32_t plugins;     /* bit i: plugin i selects it (bit 31: plugin 31 and later) */
     int err;
@@ -78,7 +81,9 @@ struct dcpi__vbp_choice {
     unsigned nfn;
     bp_cand_t *cand;
     size_t ncand, cap;
-    uint8_t *code; /* FN_MAX_BYTES */
+    uint8_t *code;  /* FN_MAX_BYTES */
+    uint32_t *lead; /* the decoded function's block leaders (deltas; decode_fn's scratch) */
+    size_t nlead, leadcap;
 };
 
 static void bp_reset(dcpi__vbp_choice_t *b)
@@ -106,6 +111,7 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
         return;
     free(b->cand);
     free(b->code);
+    free(b->lead);
     free(b);
 }
 
@@ -124,31 +130,78 @@ static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
     return *plugins || dcpi_values_records(vt, k);
 }
 
-/* Decode [lo, hi) of img (ELF vaddrs) into f's candidates. */
+/* A block of f starts at delta (the entry, a branch's target, after a branch). */
+static void lead(dcpi__vbp_choice_t *b, uint32_t delta)
+{
+    if (dcpi__grow((void **)&b->lead, &b->leadcap, b->nlead + 1, sizeof *b->lead) == 0)
+        b->lead[b->nlead++] = delta;
+}
+
+/* The leaders an instruction at delta (len bytes, running at ELF vaddr lo + delta) makes: its
+ * direct branch's target inside [lo, lo + size), and the instruction after a branch. */
+static void lead_of(dcpi__vbp_choice_t *b, const dcpi_insn_t *insn, uint64_t lo, size_t size,
+                    uint32_t delta, int len)
+{
+    uint64_t t;
+    trace_flow_t fl = trace_inst_flow(&insn->inst, lo + delta, &t);
+    if ((fl == TRACE_FLOW_COND || fl == TRACE_FLOW_JUMP) && t >= lo && t - lo < size)
+        lead(b, (uint32_t)(t - lo));
+    if (fl != TRACE_FLOW_NONE && fl != TRACE_FLOW_CALL)
+        lead(b, delta + (uint32_t)len);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Each candidate of f gets its basic block, from the leaders decode_fn found (size: the bytes
+ * decoded). A leader the decoding never reached (inside an instruction) cuts nothing wrong: the
+ * blocks only bound which PC samples a candidate holds. */
+static void blocks_of(dcpi__vbp_choice_t *b, const bp_fn_t *f, uint32_t size)
+{
+    qsort(b->lead, b->nlead, sizeof *b->lead, cmp_u32);
+    size_t k = 0;
+    for (uint32_t j = 0; j < f->ncand; j++) {
+        bp_cand_t *c = &b->cand[f->first + j];
+        while (k < b->nlead && b->lead[k] <= c->delta)
+            k++;
+        c->bstart = k ? b->lead[k - 1] : 0;
+        c->bend = k < b->nlead ? b->lead[k] : size;
+    }
+}
+
+/* Decode [lo, hi) of img (ELF vaddrs) into f's candidates and their blocks. */
 static void decode_fn(dcpi_values_t *vt, dcpi__vbp_choice_t *b, const dcpi_image_t *img, bp_fn_t *f,
                       uint64_t hi)
 {
     uint64_t foff;
     f->first = (uint32_t)b->ncand;
     f->ncand = 0;
+    b->nlead = 0;
     int fd = dcpi_values_image_fd(vt, img);
     if (fd < 0 || dcpi_image_vaddr_to_file(&img->info, f->lo, &foff) < 0)
         return;
     size_t want = hi - f->lo > FN_MAX_BYTES ? FN_MAX_BYTES : (size_t)(hi - f->lo);
     ssize_t got = pread(fd, b->code, want, (off_t)foff);
-    for (size_t pos = 0; got > 0 && pos < (size_t)got;) {
+    size_t pos = 0;
+    for (lead(b, 0); got > 0 && pos < (size_t)got;) {
         dcpi_insn_t insn;
         int len = dcpi_capture_decode(b->code + pos, (size_t)got - pos, f->lo + pos, &insn);
         if (len <= 0)
             break;
         uint32_t off = (uint32_t)(f->lo + pos - img->info.tstart), plugins;
+        lead_of(b, &insn, f->lo, (size_t)got, (uint32_t)pos, len);
         if (wanted(vt, img, off, &insn.inst, &plugins) && b->ncand < MAX_CANDS &&
             dcpi__grow((void **)&b->cand, &b->cap, b->ncand + 1, sizeof *b->cand) == 0) {
-            b->cand[b->ncand++] = (bp_cand_t){.delta = (uint32_t)pos, .plugins = plugins};
+            b->cand[b->ncand++] =
+                (bp_cand_t){.delta = (uint32_t)pos, .len = (uint8_t)len, .plugins = plugins};
             f->ncand++;
         }
         pos += (size_t)len;
     }
+    blocks_of(b, f, (uint32_t)pos);
 }
 
 /* The decoded range holding vaddr (decoded now if new), or NULL. */
@@ -209,6 +262,24 @@ static uint32_t nearest_before(const dcpi__vbp_choice_t *b, const bp_fn_t *f, ui
     return lo ? f->first + lo - 1 : UINT32_MAX;
 }
 
+/* The candidate of f that a PC sample at delta counts for (which ones are major), UINT32_MAX
+ * when none: in its basic block, the candidate at or before it (a slow instruction's samples
+ * land on the instructions after it: a div's on the next one), or for the block's instructions
+ * before its first candidate, that one (they run as often as it does: a call's samples land in
+ * the callee, its block's are the evidence that it runs). Samples of a block without
+ * candidates count for none, so a candidate followed by other code (a rare call in one arm of
+ * a switch) does not hold the samples of that code. */
+static uint32_t holder(const dcpi__vbp_choice_t *b, const bp_fn_t *f, uint32_t delta)
+{
+    uint32_t near = nearest_before(b, f, delta);
+    if (near != UINT32_MAX && delta < b->cand[near].bend)
+        return near;
+    uint32_t next = near == UINT32_MAX ? f->first : near + 1;
+    if (next < f->first + f->ncand && b->cand[next].bstart <= delta)
+        return next;
+    return UINT32_MAX;
+}
+
 /* Whether candidate c of f holds >= DCPI_VBP_MAJOR_PCT% of f's PC samples. */
 static int major(const bp_fn_t *f, const bp_cand_t *c)
 {
@@ -262,10 +333,9 @@ void dcpi__vbp_pc(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint6
     if (!f || f->ncand == 0)
         return;
     f->trig++;
-    uint32_t near = nearest_before(b, f, (uint32_t)(vaddr - f->lo));
-    if (near != UINT32_MAX) /* its PC samples, those of the unselected code after it too (a
-                               div's land on the next instruction): which ones are major */
-        b->cand[near].at++;
+    uint32_t h = holder(b, f, (uint32_t)(vaddr - f->lo));
+    if (h != UINT32_MAX)
+        b->cand[h].at++;
 }
 
 int dcpi__vbp_choose(dcpi_values_t *vt, dcpi__vbp_choice_t **c, uint32_t pid, uint64_t ip,
@@ -350,6 +420,12 @@ static void top_insert(dcpi__vbp_target_t *t, unsigned *n, unsigned max, dcpi__v
         t[i] = x;
 }
 
+/* Whether candidate a ends where c starts (its PC samples may land on c). */
+static int adjacent(const bp_cand_t *a, const bp_cand_t *c)
+{
+    return a->delta + a->len == c->delta;
+}
+
 /* Whether cookie is among out's n targets. */
 static int listed(const dcpi__vbp_target_t *out, unsigned n, uint32_t cookie)
 {
@@ -400,10 +476,11 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
             const bp_cand_t *c = &b->cand[f->first + j];
             if (!major(f, c))
                 continue;
-            /* and the one before it, unless major itself: the slow instruction (a load, a
-             * multiply) whose PC samples land on the next one */
+            /* and the one right before it, unless major itself: the slow instruction (a
+             * load, a multiply) whose PC samples land on the next one */
             for (uint32_t i = j ? j - 1 : j; i <= j; i++)
-                if (i == j || !major(f, &b->cand[f->first + i]))
+                if (i == j ||
+                    (adjacent(&b->cand[f->first + i], c) && !major(f, &b->cand[f->first + i])))
                     top_insert(out, &n, max - ncover,
                                (dcpi__vbp_target_t){.addr = base + b->cand[f->first + i].delta,
                                                     .lo = base,

@@ -7,7 +7,7 @@
  *   - dcpid counts the PC samples per selected instruction as the bp backend does (bp.c: the
  *     major instructions, those holding DCPI_VBP_MAJOR_PCT% of their procedure's PC samples)
  *     and writes into each process's ring file its table of IN_TARGETS: the run-time addresses
- *     of its most sampled major instructions (and the one before each) in all but
+ *     of its most sampled major instructions (and the one right before each) in all but
  *     DCPI_VBP_COVER places, then one more selected instruction of
  *     each of the two hottest procedures drawn at random at each table (bp.c
  *     dcpi__vbp_targets), their procedures' ranges, and the mean period of the threads' ticks
@@ -54,7 +54,7 @@
 
 #define IN_DRAIN_MS 10          /* the loop drains the agents' rings this often */
 #define IN_TABLE_NS 50000000ull /* the tables are computed again this often */
-#define IN_TARGETS  6           /* targets per process (<= STEP_ARM_MAX) */
+#define IN_TARGETS  8           /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
 #define IN_LIVE     50          /* ticks of a process before its own costs are used */
 

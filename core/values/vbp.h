@@ -32,7 +32,7 @@ void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, 
                         unsigned n);
 /* The major instructions (below) of the functions mapped in pid, the most PC samples first: at
  * most max - DCPI_VBP_COVER into out (run-time address in pid, its function's range there,
- * cookie, PC samples), each followed by the selected instruction before it (unless major itself:
+ * cookie, PC samples), each followed by the selected instruction right before it (unless major:
  * the slow one whose PC samples land on the next); then (rng not NULL) for the procedures of the
  * DCPI_VBP_COVER most sampled of them, one more of their selected instructions drawn at random
  * (with *rng), so that every selected instruction of a hot procedure gets value samples in
@@ -54,9 +54,10 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
 
 /* What the budget aims at (bparm.c reports what it could not afford): at least DCPI_VBP_NEED
  * value samples on every instruction holding DCPI_VBP_MAJOR_PCT% of its procedure's PC samples
- * (those on it and on the unselected instructions after it, where a slow instruction's samples
- * land; counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds of
- * a thread's CPU. */
+ * (those on it and on the unselected instructions after it in its basic block, where a slow
+ * instruction's samples land, and for a block's first selected instruction those of the block
+ * before it; counted once the procedure has DCPI_VBP_MIN_TRIG of them) in DCPI_VBP_NEED_S seconds
+ * of a thread's CPU. */
 #define DCPI_VBP_NEED      1000
 #define DCPI_VBP_NEED_S    6
 #define DCPI_VBP_MAJOR_PCT 5
@@ -69,7 +70,7 @@ typedef struct dcpi__vbp_insn {
     const char *sym;  /* its function's symbol, NULL when none */
     uint64_t symoff;  /* from the symbol */
     uint32_t fn_trig; /* PC samples in its function */
-    uint32_t at;      /* ... at this instruction (or after it, before the next selected one) */
+    uint32_t at;      /* ... it holds (at it or after it in its basic block; bp.c holder) */
     uint32_t arms, fails, samples, misses;
     uint32_t plugins; /* bit i: plugin i selects it (bit 31: plugins 31 and later) */
     int err;          /* errno of the last failed arm */
