@@ -10,9 +10,10 @@
  *
  * Each round runs: dispatch() (the indirect call, NSEQ calls whose targets are the entries of
  * seq[], which holds the targets in exactly the shares above, in an order reshuffled every
- * round by random transpositions, so no predictor learns it), hot_loop() (about two thirds of
- * the round's time: a multiply-add over an array, one source line), and via_a() and via_b(),
- * which both inline scale().
+ * round by random transpositions, so no predictor learns it), tails() (NSEQ / 8 calls of
+ * tail_call(), whose tail call through a pointer, TAIL-LINE, always goes to icall_t2), hot_loop()
+ * (about two thirds of the round's time: a multiply-add over an array, one source line), and
+ * via_a() and via_b(), which both inline scale().
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +71,24 @@ __attribute__((noinline)) long dispatch(long acc)
     return acc;
 }
 
+target_fn tail_fn; /* icall_t2, set in main: not a constant the compiler could call directly */
+
+/* A tail call through a pointer after some work of its own (one basic block, so PC samples land
+ * in it): clang -O2 makes it `jmp [rip + tail_fn]`, a call in the IR. */
+__attribute__((noinline)) long tail_call(long x)
+{
+    for (int k = 0; k < 4; k++) /* unrolled: no branch */
+        x = (x * 0x9e3779b97f4a7c15) ^ (x >> 7);
+    return tail_fn(x); /* TAIL-LINE */
+}
+
+__attribute__((noinline)) long tails(long acc)
+{
+    for (int i = 0; i < NSEQ / 8; i++)
+        acc += tail_call(acc + i);
+    return acc;
+}
+
 __attribute__((noinline)) long hot_loop(long s)
 {
     for (int r = 0; r < HOT_REPS; r++)
@@ -112,6 +131,7 @@ int main(int argc, char **argv)
     int skewed = argc > 2 && strcmp(argv[2], "skewed") == 0;
     int p0 = skewed ? 90 : 50, p1 = skewed ? 5 : 30;
     static const target_fn t[3] = {icall_t0, icall_t1, icall_t2};
+    tail_fn = t[2];
     for (int i = 0; i < NSEQ; i++)
         seq[i] = t[i < NSEQ * p0 / 100 ? 0 : i < NSEQ * (p0 + p1) / 100 ? 1 : 2];
     for (int i = 0; i < NHOT; i++)
@@ -123,6 +143,7 @@ int main(int argc, char **argv)
     while (cpu_ms() - start < ms) {
         shuffle_some();
         acc = dispatch(acc);
+        acc = tails(acc);
         acc = hot_loop(acc);
         acc += via_a(200) + via_b(200);
         rounds++;

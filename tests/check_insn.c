@@ -57,6 +57,18 @@ START_TEST(test_flow)
     i = decode(add, sizeof add);
     ck_assert_int_eq(trace_inst_flow(&i, 0, &t), TRACE_FLOW_NONE);
     ck_assert_int_eq(trace_inst_flow(NULL, 0, &t), TRACE_FLOW_NONE);
+    static const uint8_t jmp_ptr[] = {0xff, 0x25, 0x10, 0, 0, 0}; /* jmp [rip+0x10] */
+    static const uint8_t jmp_reg[] = {0xff, 0xe0};                /* jmp rax */
+    ck_assert_int_eq(trace_inst_mem_indexed(&i), 0);
+    i = decode(jmp_tab, sizeof jmp_tab);
+    ck_assert_int_eq(trace_inst_mem_indexed(&i), 1);
+    i = decode(jmp_ptr, sizeof jmp_ptr);
+    ck_assert_int_eq(trace_inst_flow(&i, 0x2000, &t), TRACE_FLOW_IND);
+    ck_assert_int_eq(trace_inst_mem_indexed(&i), 0);
+    i = decode(jmp_reg, sizeof jmp_reg);
+    ck_assert_int_eq(trace_inst_mem_indexed(&i), 0);
+    i.length = 0;
+    ck_assert_int_eq(trace_inst_mem_indexed(&i), DCPI_EFORMAT);
 }
 END_TEST
 

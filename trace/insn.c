@@ -344,6 +344,19 @@ int trace_inst_is_conditional(const trace_inst_t *inst)
            m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
 }
 
+int trace_inst_mem_indexed(const trace_inst_t *inst)
+{
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    if (inst == NULL || inst->length == 0 || inst->length > 15 ||
+        decode_full(inst->bytes, inst->length, &in, ops) < 0)
+        return DCPI_EFORMAT;
+    for (unsigned i = 0; i < in.operand_count_visible; i++)
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.index != ZYDIS_REGISTER_NONE)
+            return 1;
+    return 0;
+}
+
 /* A relative branch or call's target when it runs at pc, else 0. */
 static uint64_t rel_target(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
                            uint64_t pc)

@@ -1,17 +1,18 @@
 /*
- * vp-calls.c - the targets of indirect calls (`call reg`, `call [mem]`), by name: what
- * dcpiexport -format llvm turns into a call site's target counts for clang's
- * -fprofile-sample-use (docs/dcpiexport.md).
+ * vp-calls.c - the targets of indirect calls (`call reg`, `call [mem]`, and the tail call
+ * through a pointer, `jmp [rip + pointer]`), by name: what dcpiexport -format llvm turns into a
+ * call site's target counts for clang's -fprofile-sample-use (docs/dcpiexport.md).
  *
- * What it captures: TRACE_BR_TARGET of every call, kept by an instruction filter to the
- * indirect forms (a key is a mnemonic and a memory form, so `call rel32` and `call rdx` share
- * one; the filter looks at the operand). Jumps through tables (`jmp [mem]`, `jmp reg`) are left
- * out: no compiler's sample profile has a place for them, and an interpreter's dispatch jump
- * (lua's luaV_execute has 79) took the budget the calls needed (bench/RESULTS.md, "LLVM sample
- * profiles"). A target in the caller's own image
- * is stored as its ELF address with the top bit set (stable across runs: no ASLR); a target
- * elsewhere (another library, JIT code) or in a process already gone stays its run-time
- * address, top bit clear. dcpilist names the first kind with the listing's symbolizer.
+ * What it captures: TRACE_BR_TARGET of every call and jump, kept by an instruction filter to the
+ * indirect calls and the unindexed `jmp [mem]` (a key is a mnemonic and a memory form, so `call
+ * rel32` and `call rdx` share one; the filter looks at the operands). A tail call is a call in
+ * the compiler's IR (sqlite3_mutex_enter is `jmp [sqlite3Config+0x80]`), so its targets belong
+ * in the profile. Jump tables (`jmp [table + rax*8]`, `jmp reg`) are left out: no compiler's
+ * sample profile has a place for them, and an interpreter's dispatch jump (lua's luaV_execute
+ * has 79) took the budget the calls needed (bench/RESULTS.md, "LLVM sample profiles"). A target in
+ * the caller's own image is stored as its ELF address with the top bit set (stable across runs: no
+ * ASLR); a target elsewhere (another library, JIT code) or in a process already gone stays its
+ * run-time address, top bit clear. dcpilist names the first kind with the listing's symbolizer.
  *
  * Reading order: the filter and the specification, vp_prof_process, the listing side, then
  * _dispatch. Everything but _dispatch is static.
@@ -29,22 +30,28 @@
 static vsample_t out[VSAMPLE_BUFFER_SIZE];
 static trace_vlist_table_t *spec;
 
-static int is_call(const trace_opc_info_t *info)
+static int is_call_or_jmp(const trace_opc_info_t *info)
 {
-    return info->iclass == TRACE_CLASS_CALL;
+    return info->iclass == TRACE_CLASS_CALL ||
+           (info->iclass == TRACE_CLASS_BRANCH && strcmp(info->mnemonic, "jmp") == 0);
 }
 
-/* Indirect: the target is a register or memory operand, not an immediate. */
+/* An indirect call (the target a register or memory operand, not an immediate), or a jump
+ * through an unindexed pointer in memory (a tail call). */
 static int is_indirect(const trace_inst_t *inst)
 {
     trace_operand_t op[2];
     int n = trace_inst_operands(inst, op, 2);
-    return n >= 1 && (op[0].kind == TRACE_OPERAND_REG || op[0].kind == TRACE_OPERAND_MEM);
+    if (n < 1 || (op[0].kind != TRACE_OPERAND_REG && op[0].kind != TRACE_OPERAND_MEM))
+        return 0;
+    if (trace_opc_info(inst->opc)->iclass == TRACE_CLASS_CALL)
+        return 1;
+    return op[0].kind == TRACE_OPERAND_MEM && trace_inst_mem_indexed(inst) == 0;
 }
 
 static trace_vlist_table_t *vp_prof_init(void)
 {
-    spec = trace_vlist_table_select1(is_call, TRACE_BR_TARGET);
+    spec = trace_vlist_table_select1(is_call_or_jmp, TRACE_BR_TARGET);
     if (spec && trace_vlist_table_set_filter(spec, is_indirect) < 0) {
         trace_vlist_table_free(spec);
         spec = NULL;

@@ -28,6 +28,7 @@
 #include "core/image/symbols.h"
 #include "core/store/vprof.h"
 #include "dcpi/errno.h"
+#include "trace/trace.h"
 #include "dcpi/insn.h"
 
 #define MAX_FRAMES    64
@@ -140,23 +141,22 @@ static int add_samples(lctx_t *c, const dcpi_profile_t *prof)
 
 /* ---- calls ---- */
 
-/* CALL_DIRECT (*target set), CALL_INDIRECT, or 0: not a call (call rel32 / call r/m64). */
+/* CALL_DIRECT (*target set), CALL_INDIRECT, or 0: not a call. A jump through an unindexed
+ * pointer (`jmp [rip + pointer]`) is a tail call, indirect (vp-calls captures it); a jump table
+ * is none. */
 static int call_kind(const trace_inst_t *in, uint64_t vaddr, uint64_t *target)
 {
-    int i = 0;
-    while (i < in->length && ((in->bytes[i] & 0xf0) == 0x40 || in->bytes[i] == 0x66 ||
-                              in->bytes[i] == 0x67 || in->bytes[i] == 0x2e ||
-                              in->bytes[i] == 0x3e || in->bytes[i] == 0xf2 || in->bytes[i] == 0xf3))
-        i++; /* prefixes (notrack, bnd) and REX */
-    if (i + 5 <= in->length && in->bytes[i] == 0xe8) {
-        int32_t rel;
-        memcpy(&rel, &in->bytes[i + 1], 4);
-        *target = vaddr + in->length + (int64_t)rel;
-        return CALL_DIRECT;
+    switch (trace_inst_flow(in, vaddr, target)) {
+    case TRACE_FLOW_CALL:
+        return *target ? CALL_DIRECT : CALL_INDIRECT;
+    case TRACE_FLOW_IND:
+        return trace_inst_mem_indexed(in) == 0 && in->opc != TRACE_OPC_INVALID &&
+                       TRACE_OPC_MEMFORM(in->opc) != TRACE_MEM_NONE
+                   ? CALL_INDIRECT
+                   : 0;
+    default:
+        return 0;
     }
-    if (i + 2 <= in->length && in->bytes[i] == 0xff && ((in->bytes[i + 1] >> 3) & 7) == 2)
-        return CALL_INDIRECT;
-    return 0;
 }
 
 static int add_target(lctx_t *c, dcpi_llvmfn_t *fn, uint32_t off, uint32_t disc, uint64_t to,

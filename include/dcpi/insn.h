@@ -106,5 +106,9 @@ typedef struct trace_operand {
 DCPI_API int trace_inst_operands(const trace_inst_t *inst, trace_operand_t *ops, int max);
 /* 1 when inst's effect depends on the flags or rcx (jcc, jrcxz, loop*, cmovcc, setcc), else 0. */
 DCPI_API int trace_inst_is_conditional(const trace_inst_t *inst);
+/* SDK 3: 1 when inst's memory operand is indexed (`jmp [table + rax*8]`: a jump table), 0 when
+ * it has none or no index register (`jmp [rip + pointer]`: a tail call through a pointer),
+ * DCPI_EFORMAT when inst does not decode. */
+DCPI_API int trace_inst_mem_indexed(const trace_inst_t *inst);
 
 #endif

@@ -3,7 +3,8 @@
 # -fdebug-info-for-profiling and profiled with dcpid -vtrace vp-calls: llvm-profdata reads the
 # profile; the hot loop's line is the hottest line, at its offset from hot_loop's declaration;
 # the indirect call's targets carry the work's exact mix within the binomial bound of the value
-# samples behind them; scale(), inlined into via_a and via_b, is a nested section under both;
+# samples behind them; the tail call through a pointer (`jmp [rip + tail_fn]`) has its one
+# target at its line; scale(), inlined into via_a and via_b, is a nested section under both;
 # clang accepts the profile and promotes the indirect call (an `icmp eq` against icall_t0 in the
 # IR). Then the export without vp-calls data (no targets, said once), of an image without DWARF
 # (offset 0, said once), and an empty selection (an error, no file).
@@ -26,6 +27,8 @@ clang $CFLAGS_P "$W" -o "$T/work-icall" || { echo "FAIL: clang"; exit 1; }
 line_of() { grep -n -- "$1" "$W" | head -1 | cut -d: -f1; }
 HOT=$(line_of '/\* HOT-LINE')
 ICALL=$(line_of '/\* ICALL-LINE')
+TAIL=$(line_of '/\* TAIL-LINE')
+D_TAIL=$(line_of '^__attribute__((noinline)) long tail_call(')
 SCALE=$(line_of '/\* SCALE-LINE')
 D_HOT=$(line_of '^__attribute__((noinline)) long hot_loop(')
 D_DISPATCH=$(line_of '^__attribute__((noinline)) long dispatch(')
@@ -37,16 +40,24 @@ run() {
     to 120 "$BIN/dcpid" -db "$T/db" -vbudget 5 -vtrace vp-calls -- "$T/work-icall" "$1" \
         >>"$T/run.out" 2>>"$T/run.err" || { echo "FAIL: dcpid: $(tail -3 "$T/run.err")"; return 1; }
 }
+# (and the tail call enough to name its target: count gives min(call's, 20 x the tail's))
 count() {
     to 60 "$BIN/dcpilist" -db "$T/db" -epoch all -asm -vprof -vtrace vp-calls dispatch "$T/work-icall" \
         >"$T/list.txt" 2>&1
-    local l
+    to 60 "$BIN/dcpilist" -db "$T/db" -epoch all -asm -vprof -vtrace vp-calls tail_call "$T/work-icall" \
+        >"$T/tail.txt" 2>&1
+    local l t n=0 nt=0
     l=$(grep -m1 "call.*target:" "$T/list.txt")
-    [ -n "$l" ] && vtot "$l" || echo 0
+    t=$(grep -m1 "jmp.*target:" "$T/tail.txt")
+    [ -n "$l" ] && n=$(vtot "$l")
+    [ -n "$t" ] && nt=$(vtot "$t")
+    echo $((n < 20 * nt ? n : 20 * nt))
 }
 stat_topup 400 "$(stat_ms 3000)" run count || exit 1
-N_VALUES=$STAT_N
+N_VALUES=$(vtot "$(grep -m1 "call.*target:" "$T/list.txt")")
 stat_min "value samples at the indirect call" "$N_VALUES" 400 || fail "$(stat_min x "$N_VALUES" 400)"
+N_TAIL=$(vtot "$(grep -m1 "jmp.*target:" "$T/tail.txt")")
+stat_min "value samples at the tail call" "$N_TAIL" 20 || fail "$(stat_min x "$N_TAIL" 20): $(grep jmp "$T/tail.txt")"
 
 to 60 "$BIN/dcpiexport" -db "$T/db" -epoch all -format llvm -o "$T/p.txt" work-icall 2>"$T/export.err" ||
     { echo "FAIL: dcpiexport: $(cat "$T/export.err")"; exit 1; }
@@ -87,6 +98,13 @@ for tt in icall_t0:50 icall_t1:30 icall_t2:20; do
     share=$(awk -v c="$c" -v s="$sum" 'BEGIN { printf "%.1f", 100 * c / s }')
     STAT_ROUND=$round stat_share "target $t" "$share" "${tt#*:}" "$N_VALUES" || fail "target $t: $tline"
 done
+
+# the tail call's target at its line: icall_t2 alone (its count is the position's)
+tt=$(awk -v off=$((TAIL - D_TAIL)) '/^[^ ]/ { split($0, h, ":"); fn = h[1]; next }
+    fn == "tail_call" && /^ [0-9]/ { p = $1; sub(/[.:].*/, "", p); if (p == off) { print; exit } }' "$T/p.txt")
+echo "$tt" | grep -Eq "^ *[0-9.]+: [0-9]+ icall_t2:[0-9]+$" ||
+    fail "tail call at offset $((TAIL - D_TAIL)): '$tt', expected icall_t2 alone: $(grep -A4 '^tail_call' "$T/p.txt")"
+echo "ok: the tail call through a pointer: '$tt' ($N_TAIL value samples)"
 
 # inlining: scale()'s nested section under both callers, its body at its own offset
 for caller in via_a via_b; do
