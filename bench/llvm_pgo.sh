@@ -9,6 +9,8 @@
 #   notgt   the same text profile with the ` name:count` call-target lists cut from its body
 #           lines (what a non-LBR AutoFDO profile carries: no targets)
 #   dcpi4k  dcpi's profile as dcpi but at -freq 4000 (four times the samples; perf's default)
+#   dcpiblk the dcpi run exported with -counts blocks: a line counts its block's executions as
+#           dcpicalc estimates them (within a function; functions weighted by their samples)
 #   afdo    perf + AutoFDO: perf record -e cpu-clock (same 1 kHz as dcpid), create_llvm_prof
 #           --use_lbr=false. Debian 12's autofdo 0.19 cannot read Debian 12's perf.data as is;
 #           what makes it read it: perf record --no-bpf-event, the KSYMBOL (17), BPF_EVENT (18)
@@ -59,7 +61,7 @@ LUA_TRAIN=${LUA_TRAIN:-10}
 LUA_TEST=${LUA_TEST:-20}
 SQL_TRAIN=${SQL_TRAIN:-3}
 SQL_TEST=${SQL_TEST:-4}
-VARIANTS="base dcpi notgt dcpi4k afdo instrfe instr"
+VARIANTS=${VARIANTS:-base dcpi notgt dcpi4k dcpiblk afdo instrfe instr}
 for f in dcpid dcpiexport; do
     [ -x "$B/$f" ] || die "$B/$f not built"
 done
@@ -373,9 +375,11 @@ prepare() {
         2>"$D/prof/dcpid4k.log" || die "$p: dcpid -freq 4000 failed: $D/prof/dcpid4k.log"
     "$B/dcpiexport" -db "$D/prof/db4k" -format llvm -o "$D/prof/dcpi4k.txt" "$im" \
         2>"$D/prof/dcpiexport4k.log" || die "$p: dcpiexport failed: $D/prof/dcpiexport4k.log"
+    "$B/dcpiexport" -db "$D/prof/db" -format llvm -counts blocks -o "$D/prof/dcpiblk.txt" "$im" \
+        2>"$D/prof/dcpiexportblk.log" || die "$p: dcpiexport -counts blocks failed: $D/prof/dcpiexportblk.log"
     # without targets: body lines "offset[.disc]: count name:count ..." lose the names
     sed -E 's/^( +[0-9]+(\.[0-9]+)?: [0-9]+) .*/\1/' "$D/prof/dcpi.txt" >"$D/prof/notgt.txt"
-    for v in dcpi notgt dcpi4k; do
+    for v in dcpi notgt dcpi4k dcpiblk; do
         $PD merge -sample -o "$D/prof/$v.prof" "$D/prof/$v.txt" 2>"$D/prof/$v.merge.log" ||
             die "$p: llvm-profdata merge -sample $v: $D/prof/$v.merge.log"
         build_if "$p" "$D/$v" "$D/prof/$v.prof" -fprofile-sample-use="$D/prof/$v.prof" $REM $SCOV

@@ -26,7 +26,7 @@ static const struct format {
 };
 
 typedef struct opts {
-    const char *format, *out, *event;
+    const char *format, *out, *event, *counts;
     int symbols;
     const struct format *fmt;
 } opts_t;
@@ -39,6 +39,9 @@ static const dcpi_cli_flag_t flags[] = {
      DCPI_CLI_DST(const char *, &opts.out), 0, 0, NULL},
     DCPI_OPT_STR_A("-e", "-s -event --event", "EVENT", &opts.event,
                    "event to export (default: the event with the most samples)"),
+    DCPI_OPT_STR("-counts", "HOW", &opts.counts,
+                 "llvm, afdo: what a line counts: samples (time, the default) or blocks (its "
+                 "block's executions, estimated as dcpicalc does)"),
     DCPI_OPT_BOOL("-symbols", &opts.symbols,
                   "gperftools: carry dcpi's symbols (google-pprof then needs no binary)"),
     DCPI_OPT_END,
@@ -74,6 +77,14 @@ static int check(dcpi_cli_t *cli, void *arg)
     }
     if (o->symbols && o->fmt->write != dcpi_export_gperf) {
         fprintf(stderr, TOOL ": -symbols is for -format gperftools (try -h)\n");
+        return 2;
+    }
+    if (o->counts && strcmp(o->counts, "samples") && strcmp(o->counts, "blocks")) {
+        fprintf(stderr, TOOL ": -counts %s: use samples or blocks\n", o->counts);
+        return 2;
+    }
+    if (o->counts && o->fmt->write != dcpi_export_llvm && o->fmt->write != dcpi_export_afdo) {
+        fprintf(stderr, TOOL ": -counts is for -format llvm and afdo (try -h)\n");
         return 2;
     }
     if (o->fmt->write == dcpi_export_pprof) /* samples labelled with their process */
@@ -115,6 +126,7 @@ static int run(dcpi_cli_t *cli, dcpi_profset_t *set, void *arg)
     dcpi_export_t x;
     rc = dcpi_export_open(&x, &src, set, o->event, o->out, err);
     x.symbolized = o->symbols;
+    x.block_counts = o->counts && !strcmp(o->counts, "blocks");
     if (rc == 0)
         rc = o->fmt->write(&x, err);
     if (rc < 0 && err[0])

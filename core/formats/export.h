@@ -83,6 +83,7 @@ typedef struct dcpi_export {
     size_t *order;                /* image order: the program first (its place k = 0) */
     dcpi_export_stacks_t xs;      /* the event's stacks */
     int symbolized;               /* gperftools: a "--- symbol" section first (-symbols) */
+    int block_counts; /* llvm, afdo: a line counts its block's estimated executions (-counts) */
 } dcpi_export_t;
 
 /*

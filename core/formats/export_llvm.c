@@ -12,6 +12,17 @@
  * samples) by their shares in vp-calls' hotlist. A function's head samples are the counts of
  * the calls into it, or else its entry position's count. An image without DWARF gives its
  * functions (symbol names) with every sample at offset 0.
+ *
+ * With block counts (dcpiexport -counts blocks) a position counts executions instead of time:
+ * every sampled function is cut into basic blocks and each block's frequency estimated from its
+ * samples and a static cost per instruction, then flow conservation (dcpicalc's estimator,
+ * core/calc/cfg.h), so blocks without samples between sampled ones get counts and a slow
+ * instruction no longer makes its line look hot. A position gets the largest estimate of the
+ * blocks holding its instructions, scaled so that each function's block counts sum to its
+ * samples: within a function the weights are executions, between functions still time (the
+ * static cost model misjudges stalls, e.g. a mispredicted return's samples make a two
+ * instruction function look executed ten times too often, so executions are not compared
+ * across functions).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +32,8 @@
 
 #include "core/base/err.h"
 #include "core/base/fsutil.h"
+#include "core/base/mem.h"
+#include "core/calc/cfg.h"
 #include "core/formats/export.h"
 #include "core/formats/llvmprof.h"
 #include "core/image/image.h"
@@ -54,6 +67,14 @@ typedef struct lctx {
     size_t nodwarf, ncalls_vp, nfuncs;
     uint64_t targets_other, targets_named;
     uint64_t unplaced, placed; /* samples at lines placeable() refuses, and the others */
+    /* -counts blocks: every instruction of a sampled function's estimated blocks */
+    struct bfreq {
+        uint64_t vaddr;
+        double freq;
+    } * bf;
+    size_t nbf, bfcap;
+    double bfsum;   /* the estimates of those blocks, summed */
+    uint64_t bfsam; /* the function's samples */
 } lctx_t;
 
 /* ---- positions ---- */
@@ -117,10 +138,9 @@ static const char *function_name(lctx_t *c, uint64_t vaddr)
 
 /* ---- samples ---- */
 
-static int add_samples(lctx_t *c, const dcpi_profile_t *prof)
+/* The samples e[0..n) at their positions (body 0: only counted as placed or not). */
+static int place_entries(lctx_t *c, const dcpi_profile_entry_t *e, size_t n, int body)
 {
-    size_t n = 0;
-    const dcpi_profile_entry_t *e = dcpi_profile_entries(prof, &n);
     for (size_t i = 0; i < n; i++) {
         dcpi_llvmfn_t *fn;
         uint32_t off, disc;
@@ -131,12 +151,112 @@ static int add_samples(lctx_t *c, const dcpi_profile_t *prof)
             continue; /* no function holds it, or no line LLVM could match */
         if (rc == 0) {
             c->placed += e[i].count;
-            rc = dcpi_llvmfn_body(fn, off, disc, e[i].count);
+            rc = body ? dcpi_llvmfn_body(fn, off, disc, e[i].count) : 0;
         }
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+static int add_samples(lctx_t *c, const dcpi_profile_t *prof)
+{
+    size_t n = 0;
+    const dcpi_profile_entry_t *e = dcpi_profile_entries(prof, &n);
+    return place_entries(c, e, n, 1);
+}
+
+/* ---- block counts (-counts blocks) ---- */
+
+/* The instructions of g's estimated blocks with their frequencies, onto c->bf. */
+static int keep_blocks(lctx_t *c, const dcpi_cfg_t *g)
+{
+    for (size_t k = 0; k < g->nblocks; k++) {
+        const dcpi_cfg_block_t *bl = &g->blocks[k];
+        if (bl->src == DCPI_CFG_F_NONE || bl->freq <= 0)
+            continue;
+        c->bfsum += bl->freq;
+        if (dcpi__grow((void **)&c->bf, &c->bfcap, c->nbf + bl->n, sizeof *c->bf) < 0)
+            return DCPI_ENOMEM;
+        for (size_t i = bl->first; i < bl->first + bl->n; i++)
+            c->bf[c->nbf++] = (struct bfreq){g->ls->insns[i].addr, bl->freq};
+    }
+    return 0;
+}
+
+/* The positions of c->bf's instructions: each the largest of its blocks' estimates, scaled so
+ * that the function's blocks sum to its samples; c->bf emptied. */
+static int place_blocks(lctx_t *c)
+{
+    double k = c->bfsum > 0 ? (double)c->bfsam / c->bfsum : 0;
+    int rc = 0;
+    for (size_t b = 0; rc == 0 && b < c->nbf; b++) {
+        dcpi_llvmfn_t *fn;
+        uint32_t off, disc;
+        uint64_t v = (uint64_t)(c->bf[b].freq * k + 0.5), cur;
+        if (!v || position(c, c->bf[b].vaddr, &fn, &off, &disc) != 0)
+            continue;
+        if (v > (cur = dcpi_llvmfn_body_at(fn, off, disc)))
+            rc = dcpi_llvmfn_body(fn, off, disc, v - cur);
+    }
+    c->nbf = 0;
+    c->bfsum = 0;
+    c->bfsam = 0;
+    return rc;
+}
+
+/* Estimate the blocks of the function [lo, hi) named name from e[0..n) (its samples) and
+ * place them. */
+static int function_blocks(lctx_t *c, const char *name, uint64_t lo, uint64_t hi,
+                           const dcpi_profile_entry_t *e, size_t n)
+{
+    static const char *const events[] = {"samples"};
+    dcpi_listing_t *ls = NULL;
+    dcpi_cfg_t *g = NULL;
+    char err[DCPI_ERRLEN];
+    int rc = dcpi_listing_new(name, lo, hi, events, 1, 0, &ls);
+    if (rc == 0 && dcpi_listing_decode(ls, c->img->path, &c->info, err) < 0)
+        goto out; /* not decodable: its samples as they are */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        dcpi_listing_add_samples(ls, 0, c->img->tstart + e[i].offset, e[i].count);
+        c->bfsam += e[i].count;
+    }
+    if (rc == 0 && ls->n &&
+        (rc = dcpi_cfg_build(ls, 0, dcpi_cfg_symtab_noreturn, c->st, &g)) == 0) {
+        dcpi_cfg_estimate(g, DCPI_CFG_LATENCY);
+        rc = keep_blocks(c, g);
+    }
+out:
+    if (rc == 0 && c->bfsum <= 0) { /* nothing estimated: its samples as they are */
+        c->nbf = 0;
+        c->bfsam = 0;
+        rc = place_entries(c, e, n, 1);
+    } else if (rc == 0)
+        rc = place_blocks(c);
+    dcpi_cfg_free(g);
+    dcpi_listing_free(ls);
+    return rc;
+}
+
+/* Every sampled function's blocks estimated and placed. */
+static int add_block_counts(lctx_t *c, const dcpi_profile_t *prof)
+{
+    size_t n = 0, i = 0;
+    const dcpi_profile_entry_t *e = dcpi_profile_entries(prof, &n);
+    int rc = place_entries(c, e, n, 0); /* the placed and unplaced counts */
+    while (rc == 0 && i < n) {
+        const dcpi_symbol_t *sym = dcpi_symtab_lookup(c->st, c->img->tstart + e[i].offset);
+        size_t j = i + 1;
+        uint64_t hi = sym && sym->size ? sym->addr + sym->size : 0;
+        while (j < n && hi && c->img->tstart + e[j].offset < hi)
+            j++;
+        if (sym && hi && hi - sym->addr <= MAX_FUNC)
+            rc = function_blocks(c, sym->name, sym->addr, hi, e + i, j - i);
+        else /* no symbol with a size: its samples as they are */
+            rc = place_entries(c, e + i, j - i, 1);
+        i = j;
+    }
+    return rc;
 }
 
 /* ---- calls ---- */
@@ -307,7 +427,8 @@ static int llvm_image(lctx_t *c, const dcpi_profset_image_t *img, dcpi_vprof_t *
                 c->x->src->tool, img->path);
         c->nodwarf++;
     }
-    int rc = add_samples(c, prof);
+    int rc = c->x->block_counts && c->st && c->fd >= 0 ? add_block_counts(c, prof)
+                                                       : add_samples(c, prof);
     rc = rc ? rc : add_functions(c, prof);
     dcpi_srclines_free(c->sl);
     c->sl = NULL;
@@ -377,6 +498,7 @@ static int export_profile(const dcpi_export_t *x, int afdo, char *err)
     } else if (!err[0])
         dcpi__errf(err, rc, "%s: %s", x->src->tool, dcpi_strerror(rc));
     dcpi_llvmprof_free(c.p);
+    free(c.bf);
     dcpi_export_vprofs_free(vps, nvps);
     return rc;
 }

@@ -6,7 +6,7 @@
 # samples behind them; the tail call through a pointer (`jmp [rip + tail_fn]`) has its one
 # target at its line; scale(), inlined into via_a and via_b, is a nested section under both;
 # clang accepts the profile and promotes the indirect call (an `icmp eq` against icall_t0 in the
-# IR). Then the export without vp-calls data (no targets, said once), of an image without DWARF
+# IR); -counts blocks gives the loop's control line the count of its body. Then the export without vp-calls data (no targets, said once), of an image without DWARF
 # (offset 0, said once), and an empty selection (an error, no file).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -129,6 +129,31 @@ echo "ok: clang promoted the indirect call (icmp eq against @icall_t0)"
 # -o -: the same text on standard output
 to 60 "$BIN/dcpiexport" -db "$T/db" -epoch all -format llvm -o - work-icall 2>/dev/null | cmp -s - "$T/p.txt" ||
     fail "-o - differs from -o FILE"
+
+# -counts blocks: a line counts its block's executions (dcpicalc's estimator within a function):
+# llvm-profdata and clang take it, and the inner loop's for line (its increment and compare,
+# in the loop's block after rotation: no samples of their own) counts what the body line counts
+to 60 "$BIN/dcpiexport" -db "$T/db" -epoch all -format llvm -counts blocks -o "$T/pb.txt" work-icall \
+    2>"$T/exportb.err" || fail "dcpiexport -counts blocks: $(cat "$T/exportb.err")"
+llvm-profdata merge -sample "$T/pb.txt" -o "$T/pb.prof" 2>"$T/mergeb.err" ||
+    fail "llvm-profdata merge -counts blocks: $(head -3 "$T/mergeb.err")"
+lc() { # FILE OFFSET: the largest count of hot_loop's body lines at OFFSET (any discriminator)
+    awk -v off="$2" '/^[^ ]/ { split($0, h, ":"); fn = h[1]; next }
+        fn == "hot_loop" && /^ [0-9]/ { p = $1; sub(/[.:].*/, "", p); if (p == off && $2 + 0 > m) m = $2 + 0 }
+        END { print m + 0 }' "$1"
+}
+body=$(lc "$T/pb.txt" $((HOT - D_HOT))) ctl=$(lc "$T/pb.txt" $((HOT - 1 - D_HOT)))
+[ "$body" -gt 0 ] && [ "$ctl" = "$body" ] ||
+    fail "-counts blocks: hot_loop's for line $ctl, body line $body: $(grep -A5 '^hot_loop' "$T/pb.txt")"
+echo "ok: -counts blocks: hot_loop's for line and body line both $body (samples: $(lc "$T/p.txt" $((HOT - 1 - D_HOT))) and $(lc "$T/p.txt" $((HOT - D_HOT))))"
+# shellcheck disable=SC2086
+clang $CFLAGS_P -fprofile-sample-use="$T/pb.prof" -c "$W" -o "$T/wb.o" 2>"$T/clangb.err" ||
+    fail "clang -fprofile-sample-use (blocks): $(head -3 "$T/clangb.err")"
+to 60 "$BIN/dcpiexport" -db "$T/db" -format llvm -counts often -o - work-icall >/dev/null 2>"$T/bad.err"
+[ $? = 2 ] && grep -q "^dcpiexport: -counts often: use samples or blocks$" "$T/bad.err" ||
+    fail "-counts often: $(cat "$T/bad.err")"
+to 60 "$BIN/dcpiexport" -db "$T/db" -format pprof -counts blocks -o "$T/x.pb" work-icall 2>"$T/bad.err"
+[ $? = 2 ] && [ ! -e "$T/x.pb" ] || fail "-counts with -format pprof: $(cat "$T/bad.err")"
 
 # without vp-calls data: the export works, says once that call sites carry no indirect targets
 to 60 "$BIN/dcpid" -db "$T/db0" -- "$T/work-icall" "$(stat_ms 1000)" >/dev/null 2>"$T/run0.err" ||
