@@ -460,6 +460,30 @@ static void cover(const dcpi__vbp_choice_t *b, const dcpi__vbp_target_t *t, dcpi
         }
 }
 
+/* The most sampled function of pid with selected instructions (DCPI_VBP_MIN_TRIG PC samples or
+ * more) that none of out[0..n) is in, as a target of that function (its range in pid) in *t;
+ * 0 when there is none. */
+static int hottest_unlisted(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
+                            const dcpi__vbp_target_t *out, unsigned n, dcpi__vbp_target_t *t)
+{
+    uint32_t best_trig = 0;
+    for (unsigned s = 0; s < FN_SLOTS; s++) {
+        const bp_fn_t *f = &b->fn[s];
+        int listed_fn = 0;
+        for (unsigned i = 0; i < n; i++)
+            listed_fn |= out[i].fn == s;
+        const dcpi_image_t *img =
+            f->image_plus1 ? dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1) : NULL;
+        uint64_t base;
+        if (listed_fn || !img || !f->ncand || f->trig < DCPI_VBP_MIN_TRIG || f->trig <= best_trig ||
+            dcpi_loadmap_addr_of(dcpi_values_loadmap(vt), pid, img, f->lo, &base) < 0)
+            continue;
+        best_trig = f->trig;
+        *t = (dcpi__vbp_target_t){.lo = base, .hi = base + f->len, .fn = s};
+    }
+    return best_trig > 0;
+}
+
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t pid,
                            dcpi__vbp_target_t *out, unsigned max, uint64_t *rng)
 {
@@ -500,6 +524,15 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
             cover(b, &out[i], out, &n, rng);
             ncover--;
         }
+    }
+    /* places left (fewer hot procedures with major instructions: a call's own samples land in
+     * its callee): the hottest procedures without one, one drawn instruction each */
+    dcpi__vbp_target_t t;
+    for (; b && ncover && hottest_unlisted(vt, b, pid, out, n, &t); ncover--) {
+        unsigned before = n;
+        cover(b, &t, out, &n, rng);
+        if (n == before)
+            break;
     }
     return n;
 }

@@ -34,7 +34,8 @@ void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, 
  * most max - DCPI_VBP_COVER into out (run-time address in pid, its function's range there,
  * cookie, PC samples), each followed by the selected instruction right before it (unless major:
  * the slow one whose PC samples land on the next); then (rng not NULL) for the procedures of the
- * DCPI_VBP_COVER most sampled of them, one more of their selected instructions drawn at random
+ * DCPI_VBP_COVER most sampled of them (places left: the most sampled procedures without a major
+ * instruction), one more of their selected instructions drawn at random
  * (with *rng), so that every selected instruction of a hot procedure gets value samples in
  * time. Their number. */
 typedef struct dcpi__vbp_target {
