@@ -184,6 +184,11 @@ static int in_child_env(const dcpi_vbackend_t *b)
     const vin_t *d = (const vin_t *)b;
     char num[16];
     snprintf(num, sizeof num, "%u", d->o.max_bps ? d->o.max_bps : STEP_ARM_SLOTS);
+    /* the user's DCPI_AGENT_BPS (fewer breakpoints: debug registers left to a debugger) stays,
+     * but never more than -voracle leaves */
+    const char *user = getenv(STEP_BPS_ENV);
+    if (user && atoi(user) >= 1 && (unsigned)atoi(user) < (unsigned)atoi(num))
+        snprintf(num, sizeof num, "%d", atoi(user));
     return dcpi__vagent_env(d->agent, d->prefix) || setenv(STEP_MODE_ENV, "arm", 1) ||
                    setenv(STEP_BPS_ENV, num, 1)
                ? -1
