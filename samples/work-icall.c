@@ -2,19 +2,20 @@
  * work-icall.c - a workload for LLVM sample profiles (tests/e2e/export_llvm.sh,
  * docs/dcpiexport.md): an indirect call with an exact target mix, a hot loop, and a function
  * inlined into two callers. Built by the test with clang -O2 -gline-tables-only
- * -fdebug-info-for-profiling. work-icall [MS]   run for MS milliseconds of this process's CPU time
- * (default 2000) Before it starts it prints its truth on stdout: truth icall_t0=50 icall_t1=30
- * icall_t2=20 the targets' shares of the calls at the indirect call (percent, exact per round). The
- * lines of the hot loop, the indirect call and scale() carry the markers HOT-LINE, ICALL-LINE and
- * SCALE-LINE, for the test to find them.
+ * -fdebug-info-for-profiling.
+ *   work-icall [MS [skewed] [tail]]   run for MS milliseconds of this process's CPU time
+ *   (default 2000); skewed: the 90/5/5 mix instead of 50/30/20; tail: a tail call too (below)
+ * Before it starts it prints its truth on stdout: truth icall_t0=50 icall_t1=30 icall_t2=20, the
+ * targets' shares of the calls at the indirect call (percent, exact per round). The lines of the
+ * hot loop, the indirect call, the tail call and scale() carry the markers HOT-LINE, ICALL-LINE,
+ * TAIL-LINE and SCALE-LINE, for the test to find them.
  *
  * Each round runs: dispatch() (the indirect call, NSEQ calls whose targets are the entries of
  * seq[], which holds the targets in exactly the shares above, in an order reshuffled every
- * round by random transpositions, so no predictor learns it), tails() (NSEQ / 8 calls of
- * tail_call(), whose tail call through a pointer, TAIL-LINE, always goes to icall_t2), hot_loop()
+ * round by random transpositions, so no predictor learns it), with `tail` tails() (NSEQ / 8
+ * calls of tail_call(), whose tail call through a pointer always goes to icall_t2), hot_loop()
  * (about two thirds of the round's time: a multiply-add over an array, one source line), and
- * via_a() and via_b(), which both inline scale().
- */
+ * via_a() and via_b(), which both inline scale(). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +129,11 @@ static double cpu_ms(void)
 int main(int argc, char **argv)
 {
     double ms = argc > 1 ? atof(argv[1]) : 2000;
-    int skewed = argc > 2 && strcmp(argv[2], "skewed") == 0;
+    int skewed = 0, tail = 0;
+    for (int i = 2; i < argc; i++) {
+        skewed |= strcmp(argv[i], "skewed") == 0;
+        tail |= strcmp(argv[i], "tail") == 0;
+    }
     int p0 = skewed ? 90 : 50, p1 = skewed ? 5 : 30;
     static const target_fn t[3] = {icall_t0, icall_t1, icall_t2};
     tail_fn = t[2];
@@ -143,7 +148,8 @@ int main(int argc, char **argv)
     while (cpu_ms() - start < ms) {
         shuffle_some();
         acc = dispatch(acc);
-        acc = tails(acc);
+        if (tail)
+            acc = tails(acc);
         acc = hot_loop(acc);
         acc += via_a(200) + via_b(200);
         rounds++;

@@ -400,14 +400,24 @@ static int add_functions(lctx_t *c, const dcpi_profile_t *prof)
 
 /* ---- images ---- */
 
+/* img's vp-calls profile: the first of vps that is img's, with every later one of img merged
+ * into it and freed (one per epoch with -epoch all or A..B); NULL when none. */
 static const dcpi_vprof_t *calls_of(const dcpi_profset_image_t *img, dcpi_vprof_t **vps, size_t n)
 {
+    dcpi_vprof_t *first = NULL;
     for (size_t i = 0; i < n; i++) {
-        const char *id = dcpi_vprof_get(vps[i], "image"), *ts = dcpi_vprof_get(vps[i], "tstart");
-        if (id && !strcmp(id, img->id) && ts && strtoull(ts, NULL, 16) == img->tstart)
-            return vps[i];
+        const char *id = vps[i] ? dcpi_vprof_get(vps[i], "image") : NULL;
+        const char *ts = vps[i] ? dcpi_vprof_get(vps[i], "tstart") : NULL;
+        if (!id || strcmp(id, img->id) || !ts || strtoull(ts, NULL, 16) != img->tstart)
+            continue;
+        if (!first)
+            first = vps[i];
+        else if (dcpi_vprof_merge(first, vps[i]) == 0) {
+            dcpi_vprof_free(vps[i]);
+            vps[i] = NULL;
+        }
     }
-    return NULL;
+    return first;
 }
 
 static int llvm_image(lctx_t *c, const dcpi_profset_image_t *img, dcpi_vprof_t **vps, size_t n)
