@@ -73,8 +73,8 @@ START_TEST(test_in_dcpid)
     int found[MAXP] = {0};
     while (fgets(line, sizeof line, p))
         for (int i = 0; i < n; i++) {
-            char sym[64];
-            snprintf(sym, sizeof sym, " part_%s_registered\n", names[i]);
+            char sym[96];
+            snprintf(sym, sizeof sym, " part_%.31s_registered\n", names[i]);
             found[i] += strstr(line, sym) != NULL;
         }
     ck_assert_int_eq(pclose(p), 0);
