@@ -614,20 +614,6 @@ int dcpi_cli_main(dcpi_cli_t *cli, int argc, char **argv, const dcpi_cli_main_t 
     return m->raw_status ? status : dcpi_cli_status(status); /* 3: damaged files were skipped */
 }
 
-int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),
-                  void *arg)
-{
-    for (int i = 0; i < cli->nopts; i++) {
-        const char *f = cli->opts[i];
-        const dcpi_cli_flag_t *tf = tool_flag(cli, f, strlen(f));
-        const char *v = tf && tf->arg && i + 1 < cli->nopts ? cli->opts[++i] : NULL;
-        int rc = fn(arg, f, v);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 void dcpi_cli_free(dcpi_cli_t *cli)
 {
     if (!cli)

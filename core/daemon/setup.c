@@ -228,6 +228,11 @@ int dcpi__daemon_setup_base(daemon_t *d, char *err)
     rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
     rc = rc < 0 ? rc : setup_events(d, err);
     rc = rc < 0 ? rc : setup_tables(d, err);
+    if (rc == 0) {
+        char names[512];
+        dcpi__parts_names(names, sizeof names);
+        dcpi__log(DCPI_LOG_INFO, "parts: %s", names);
+    }
     rc = rc < 0 ? rc : dcpi__parts_setup(d, err); /* the kernel, the caches, the values, ... */
     rc = rc < 0 ? rc : setup_stacks(d, err);
     return rc;

@@ -209,8 +209,9 @@ static int setup_values(daemon_t *d, vtrace_t *v, char *err)
         dcpi__log(DCPI_LOG_INFO,
                   "value profiling: %u plugins, %s backend, regs mask 0x%" PRIx64
                   ", %u value samples/s per CPU%s",
-                  dcpi_values_nplugins(v->vt), vo.backend, dcpi_values_regs_mask(v->vt),
-                  dcpi_values_rate(v->vt), o->vcontext ? ", contexts" : "");
+                  dcpi_values_nplugins(v->vt), dcpi_vbackend_name(v->vb),
+                  dcpi_values_regs_mask(v->vt), dcpi_values_rate(v->vt),
+                  o->vcontext ? ", contexts" : "");
     return 0;
 }
 
