@@ -106,6 +106,10 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     status_events(d, a);
     dcpi__daemon_say(a, "images %lu", ls.images);
     dcpi__daemon_say(a, "processes %lu", ls.processes);
+    if (dcpi_proctab_failed(d->procs)) /* the process table could not grow: not split */
+        dcpi__daemon_say(
+            a, "processes without an id %" PRIu64 " (their samples count as no process's)",
+            dcpi_proctab_failed(d->procs));
     dcpi__daemon_say(a, "unknown %" PRIu64, unknown);
     for (int i = 0; i < d->nev; i++) {
         char w[512];
