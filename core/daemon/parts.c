@@ -86,16 +86,19 @@ void *dcpi__part_if(const daemon_t *d, const dcpi__part_ops_t *ops)
     for (size_t i = 0; i < n_; i++)
 #define MADE(i) made(d, i, t[i])
 #define HAS(i)  d->part[i]
+/* Every part's hook that returns 0 or an error (err), made first; the first error stops. */
+#define FIRST_ERROR(hook, ...)                                                                     \
+    EACH(i, t)                                                                                     \
+    {                                                                                              \
+        int rc = t[i]->hook && MADE(i) ? t[i]->hook(d, HAS(i), __VA_ARGS__) : 0;                   \
+        if (rc < 0)                                                                                \
+            return rc;                                                                             \
+    }                                                                                              \
+    return 0
 
 int dcpi__parts_setup(daemon_t *d, char *err)
 {
-    EACH(i, t)
-    {
-        int rc = t[i]->setup && MADE(i) ? t[i]->setup(d, HAS(i), err) : 0;
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    FIRST_ERROR(setup, err);
 }
 
 void dcpi__parts_sampler(daemon_t *d, dcpi_sampler_opts_t *x)
@@ -105,24 +108,12 @@ void dcpi__parts_sampler(daemon_t *d, dcpi_sampler_opts_t *x)
 
 int dcpi__parts_start(daemon_t *d, char *err)
 {
-    EACH(i, t)
-    {
-        int rc = t[i]->start && MADE(i) ? t[i]->start(d, HAS(i), err) : 0;
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    FIRST_ERROR(start, err);
 }
 
 int dcpi__parts_target(daemon_t *d, pid_t pid, char *err)
 {
-    EACH(i, t)
-    {
-        int rc = t[i]->target && MADE(i) ? t[i]->target(d, HAS(i), pid, err) : 0;
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    FIRST_ERROR(target, pid, err);
 }
 
 int dcpi__parts_spawned(daemon_t *d)
@@ -213,13 +204,7 @@ void dcpi__parts_tick(daemon_t *d)
 
 int dcpi__parts_epoch(daemon_t *d, char *err)
 {
-    EACH(i, t)
-    {
-        int rc = t[i]->epoch && MADE(i) ? t[i]->epoch(d, HAS(i), err) : 0;
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    FIRST_ERROR(epoch, err);
 }
 
 void dcpi__parts_ended(daemon_t *d)
