@@ -482,6 +482,8 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     free(ops);
     if (rc == 0)
         rc = bind_all(cli);
+    else if (rc == DCPI_EINVAL && bind_all(cli) < 0 && err)
+        err[0] = '\0'; /* a bad value before the error in the line: the first is reported */
     if (rc != 0)
         dcpi_cli_free(cli); /* -h, -V or an error: the caller exits without the arrays */
     return rc;

@@ -246,6 +246,16 @@ START_TEST(test_bound_flags)
     ck_assert_int_eq(parse(&cli, err, 3, "-n", "11"), DCPI_EINVAL);
     ck_assert_str_eq(err, ""); /* the message went to stderr */
     ck_assert_int_eq(dcpi_cli_exit(DCPI_EINVAL, err), 2);
+    /* two errors: the first in the line is reported (the bad value, not the unknown flag) */
+    ck_assert_int_eq(parse(&cli, err, 4, "-n", "11", "-nosuch"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(parse(&cli, err, 4, "-nosuch", "-n", "11"), DCPI_EINVAL);
+    ck_assert_str_eq(err, "tool: unknown flag '-nosuch' (try -h)");
+    /* help wins over a bad value, as the tools' own parsing did */
+    FILE *null = fopen("/dev/null", "w");
+    cli.out = null;
+    ck_assert_int_eq(parse(&cli, err, 4, "-n", "11", "-h"), DCPI_CLI_DONE);
+    fclose(null);
 }
 END_TEST
 
