@@ -7,7 +7,8 @@
  * its files, the batch of everything it is about to write is spooled as a .prep file (dcpi_spool_
  * prepare); after the files it becomes a .batch (replaced by what was really written when part
  * of the flush failed), so a dcpid killed at any point of a flush loses none of its samples from
- * the fleet (the next dcpid -push on the database sends the .prep).
+ * the fleet (the next dcpid -push on the database sends the .prep). A part (part.h): start,
+ * ahead, written, lost, flush, ended, status, exit.
  */
 #include <inttypes.h>
 #include <stdio.h>
