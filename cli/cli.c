@@ -482,6 +482,8 @@ int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err)
     free(ops);
     if (rc == 0)
         rc = bind_all(cli);
+    else if (rc == DCPI_EINVAL && bind_all(cli) < 0 && err)
+        err[0] = '\0'; /* a bad value before the error in the line: the first is reported */
     if (rc != 0)
         dcpi_cli_free(cli); /* -h, -V or an error: the caller exits without the arrays */
     return rc;
@@ -612,20 +614,6 @@ int dcpi_cli_main(dcpi_cli_t *cli, int argc, char **argv, const dcpi_cli_main_t 
     dcpi_profset_free(set);
     dcpi_cli_free(cli);
     return m->raw_status ? status : dcpi_cli_status(status); /* 3: damaged files were skipped */
-}
-
-int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),
-                  void *arg)
-{
-    for (int i = 0; i < cli->nopts; i++) {
-        const char *f = cli->opts[i];
-        const dcpi_cli_flag_t *tf = tool_flag(cli, f, strlen(f));
-        const char *v = tf && tf->arg && i + 1 < cli->nopts ? cli->opts[++i] : NULL;
-        int rc = fn(arg, f, v);
-        if (rc)
-            return rc;
-    }
-    return 0;
 }
 
 void dcpi_cli_free(dcpi_cli_t *cli)

@@ -167,12 +167,6 @@ typedef struct dcpi_cli {
 int dcpi_cli_parse(dcpi_cli_t *cli, int argc, char **argv, char *err);
 void dcpi_cli_free(dcpi_cli_t *cli);
 
-/* Call fn(arg, flag, value) for each of the tool's flags in cli->opts, in command-line order:
- * flag is the table's name, value NULL for a flag that takes none. Stops at the first non-zero
- * result of fn and returns it (a tool returns its exit status, 2 for a bad value); else 0. */
-int dcpi_cli_each(const dcpi_cli_t *cli, int (*fn)(void *arg, const char *flag, const char *val),
-                  void *arg);
-
 /* Print the usage text (synopsis, shared flags, tool flags with their aliases, -h, -V) to f. */
 void dcpi_cli_usage(const dcpi_cli_t *cli, FILE *f);
 

@@ -14,10 +14,10 @@ START_TEST(test_counts)
     dcpi_agg_t *a = NULL;
     ck_assert_int_eq(dcpi_agg_new(100, &a), 0);
     ck_assert_uint_eq(dcpi_agg_capacity(a), 128);
-    ck_assert_int_eq(dcpi_agg_add(a, 1, 0, 0x40, 1), 0);
-    ck_assert_int_eq(dcpi_agg_add(a, 1, 0, 0x40, 2), 0);
-    ck_assert_int_eq(dcpi_agg_add(a, 1, 1, 0x40, 5), 0);
-    ck_assert_int_eq(dcpi_agg_add(a, 2, 0, 0x40, 7), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 0, 1), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 0, 2), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 1, 0x40, 0, 5), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 2, 0, 0x40, 0, 7), 0);
     ck_assert_uint_eq(dcpi_agg_get(a, 1, 0, 0x40), 3);
     ck_assert_uint_eq(dcpi_agg_get(a, 1, 1, 0x40), 5);
     ck_assert_uint_eq(dcpi_agg_get(a, 2, 0, 0x40), 7);
@@ -35,9 +35,9 @@ START_TEST(test_collisions_and_limit)
     dcpi_agg_t *a = NULL;
     ck_assert_int_eq(dcpi_agg_new(16, &a), 0);
     for (uint32_t i = 0; i < 15; i++)
-        ck_assert_int_eq(dcpi_agg_add(a, 0, 0, i * 4, i + 1), 0);
-    ck_assert_int_eq(dcpi_agg_add(a, 0, 0, 999, 1), DCPI_EFULL);
-    ck_assert_int_eq(dcpi_agg_add(a, 0, 0, 8, 10), 0); /* existing keys still count */
+        ck_assert_int_eq(dcpi_agg_add_proc(a, 0, 0, i * 4, 0, i + 1), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 0, 0, 999, 0, 1), DCPI_EFULL);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 0, 0, 8, 0, 10), 0); /* existing keys still count */
     for (uint32_t i = 0; i < 15; i++)
         ck_assert_uint_eq(dcpi_agg_get(a, 0, 0, i * 4), i + 1 + (i == 2 ? 10 : 0));
     ck_assert_uint_eq(dcpi_agg_get(a, 0, 0, 999), 0);
@@ -50,10 +50,10 @@ START_TEST(test_threshold)
     dcpi_agg_t *a = NULL;
     ck_assert_int_eq(dcpi_agg_new(64, &a), 0);
     for (uint32_t i = 0; i < 47; i++) {
-        ck_assert_int_eq(dcpi_agg_add(a, i % 3, (uint16_t)(i % 2), i, 1), 0);
+        ck_assert_int_eq(dcpi_agg_add_proc(a, i % 3, (uint16_t)(i % 2), i, 0, 1), 0);
         ck_assert_int_eq(dcpi_agg_needs_flush(a), 0);
     }
-    ck_assert_int_eq(dcpi_agg_add(a, 9, 0, 9, 1), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 9, 0, 9, 0, 1), 0);
     ck_assert_uint_eq(dcpi_agg_used(a), 48);
     ck_assert_int_eq(dcpi_agg_needs_flush(a), 1);
     dcpi_agg_free(a);
@@ -67,9 +67,9 @@ START_TEST(test_sorted_groups)
     /* Insert in scrambled order. */
     for (uint32_t i = 0; i < 300; i++) {
         uint32_t k = (i * 7919) % 300;
-        ck_assert_int_eq(dcpi_agg_add(a, k % 5, (uint16_t)(k % 3), k * 16, k + 1), 0);
+        ck_assert_int_eq(dcpi_agg_add_proc(a, k % 5, (uint16_t)(k % 3), k * 16, 0, k + 1), 0);
     }
-    dcpi_agg_add(a, DCPI_AGG_IMAGE_KERNEL, 0, 4, 2);
+    dcpi_agg_add_proc(a, DCPI_AGG_IMAGE_KERNEL, 0, 4, 0, 2);
     size_t n = 0;
     const dcpi_agg_entry_t *e = dcpi_agg_sort(a, &n);
     ck_assert_uint_eq(n, 301);
@@ -93,9 +93,9 @@ START_TEST(test_clear_and_reset)
 {
     dcpi_agg_t *a = NULL;
     ck_assert_int_eq(dcpi_agg_new(64, &a), 0);
-    dcpi_agg_add(a, 1, 0, 0, 3);
-    dcpi_agg_add(a, 1, 0, 4, 4);
-    dcpi_agg_add(a, 2, 0, 0, 5);
+    dcpi_agg_add_proc(a, 1, 0, 0, 0, 3);
+    dcpi_agg_add_proc(a, 1, 0, 4, 0, 4);
+    dcpi_agg_add_proc(a, 2, 0, 0, 0, 5);
     size_t n = 0;
     const dcpi_agg_entry_t *e = dcpi_agg_sort(a, &n);
     ck_assert_uint_eq(n, 3);
@@ -120,11 +120,11 @@ START_TEST(test_grow)
     dcpi_agg_t *a = NULL;
     ck_assert_int_eq(dcpi_agg_new(16, &a), 0);
     for (uint32_t i = 0; i < 15; i++)
-        dcpi_agg_add(a, 3, 1, i, i + 100);
-    ck_assert_int_eq(dcpi_agg_add(a, 3, 1, 500, 1), DCPI_EFULL);
+        dcpi_agg_add_proc(a, 3, 1, i, 0, i + 100);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 3, 1, 500, 0, 1), DCPI_EFULL);
     ck_assert_int_eq(dcpi_agg_grow(a), 0);
     ck_assert_uint_eq(dcpi_agg_capacity(a), 32);
-    ck_assert_int_eq(dcpi_agg_add(a, 3, 1, 500, 1), 0);
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 3, 1, 500, 0, 1), 0);
     for (uint32_t i = 0; i < 15; i++)
         ck_assert_uint_eq(dcpi_agg_get(a, 3, 1, i), i + 100);
     ck_assert_uint_eq(dcpi_agg_used(a), 16);
@@ -140,7 +140,7 @@ START_TEST(test_process_key)
     ck_assert_int_eq(dcpi_agg_new(16, &a), 0);
     ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 7, 2), 0);
     ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 3, 5), 0);
-    ck_assert_int_eq(dcpi_agg_add(a, 1, 0, 0x40, 1), 0); /* process 0 */
+    ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 0, 1), 0); /* process 0 */
     ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x40, 7, 1), 0);
     ck_assert_int_eq(dcpi_agg_add_proc(a, 1, 0, 0x20, 9, 4), 0);
     ck_assert_uint_eq(dcpi_agg_used(a), 4);

@@ -30,8 +30,10 @@ static const char *fmt(const dcpi_vsummary_t *s, const vp_dispatch_t *d, const d
     trace_inst_t inst;
     static const uint8_t imul[] = {0x48, 0x0f, 0xaf, 0xc1}; /* imul rax, rcx */
     ck_assert_int_eq(trace_inst_decode(imul, sizeof imul, &inst), 4);
-    size_t n = dcpi_listing_format_hotlist(s, &inst, d, o, buf, sizeof buf);
-    ck_assert_uint_eq(n, strlen(buf));
+    dcpi_lst_vp_t vp = {.name = "plugin", .d = d};
+    char err[DCPI_ERRLEN];
+    int n = dcpi_listing_hotlist(s, &inst, &vp, o, buf, sizeof buf, err);
+    ck_assert_uint_eq(n > 0 ? (size_t)n : 0, strlen(buf));
     return buf;
 }
 

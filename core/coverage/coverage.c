@@ -73,13 +73,9 @@ static int split_blocks(const dcpi_cov_t *cv, dcpi_cov_proc_t *p)
     return 0;
 }
 
-int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi, const char *path,
-                      const dcpi_image_info_t *info, char *err)
+/* Procedure p (the last one), decoded with result rc: split into blocks, or dropped. */
+static int split_or_drop(dcpi_cov_t *cv, dcpi_cov_proc_t *p, int rc)
 {
-    dcpi_cov_proc_t *p = proc_new(cv, name, lo, hi);
-    if (!p)
-        return DCPI_ENOMEM;
-    int rc = dcpi_listing_decode(p->ls, path, info, err);
     if (rc == 0)
         rc = split_blocks(cv, p);
     if (rc < 0)
@@ -87,18 +83,18 @@ int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi
     return rc;
 }
 
+int dcpi_cov_add_proc(dcpi_cov_t *cv, const char *name, uint64_t lo, uint64_t hi, const char *path,
+                      const dcpi_image_info_t *info, char *err)
+{
+    dcpi_cov_proc_t *p = proc_new(cv, name, lo, hi);
+    return p ? split_or_drop(cv, p, dcpi_listing_decode(p->ls, path, info, err)) : DCPI_ENOMEM;
+}
+
 int dcpi_cov_add_proc_bytes(dcpi_cov_t *cv, const char *name, uint64_t lo, const uint8_t *bytes,
                             size_t len)
 {
     dcpi_cov_proc_t *p = proc_new(cv, name, lo, lo + len);
-    if (!p)
-        return DCPI_ENOMEM;
-    int rc = dcpi_listing_decode_bytes(p->ls, bytes, len);
-    if (rc == 0)
-        rc = split_blocks(cv, p);
-    if (rc < 0)
-        proc_drop_last(cv);
-    return rc;
+    return p ? split_or_drop(cv, p, dcpi_listing_decode_bytes(p->ls, bytes, len)) : DCPI_ENOMEM;
 }
 
 static int cmp_proc(const void *a, const void *b)

@@ -1,11 +1,11 @@
 /*
  * cachejob.c - the code and symbol caches of the images a flush wrote (DB/.codecache/ID,
- * DB/.symcache/syms-ID.gz; kernel.c makes them) written by a child process. Copying and
- * symbolising a large library takes from a few hundred ms to seconds (libLLVM: 1.6 s here), time
- * in which the daemon did not drain its rings: under load the first flushes of a system-wide run
- * lost thousands of samples to ring overflows there. Each image id is queued once per run; at
- * the end of a flush the child gets the queue (argv), writes the files atomically (the same
- * writers as before, each file fsynced) and exits; the loop reaps it on SIGCHLD. The child is
+ * DB/.symcache/syms-ID.gz; symcache.c makes them) written by a child process, a part (part.h).
+ * Copying and symbolising a large library takes from a few hundred ms to seconds (libLLVM: 1.6 s
+ * here), time in which the daemon did not drain its rings: under load the first flushes of a
+ * system-wide run lost thousands of samples to ring overflows there. Each image id is queued once
+ * per run; at the end of a flush the child gets the queue (argv), writes the files atomically (the
+ * same writers as before, each file fsynced) and exits; the loop reaps it on SIGCHLD. The child is
  * dcpid run again (posix_spawn of /proc/self/exe), not a fork: a fork copies the locks other
  * threads hold (the push sender's, in malloc or libcurl), and a child that needs one hangs (seen
  * under ASan: e2e_fleet_daemon's dcpid never exited). A flush that is
@@ -30,6 +30,7 @@
 #include "core/base/log.h"
 #include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
+#include "core/daemon/symcache.h"
 #include "core/image/debuginfod.h"
 #include "dcpi/errno.h"
 
@@ -49,10 +50,12 @@ typedef struct cache_part {
     pid_t pid;
 } cache_part_t;
 
+DCPI_DAEMON_PART_DECLARE(cache);
+
 /* 1 when id was queued before in this run (and now is). */
 static int seen_before(daemon_t *d, const char *id)
 {
-    cache_part_t *c = dcpi__part(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part(d, &part_cache);
     if (!c)
         return 1; /* no memory: not queued */
     uint64_t h = dcpi__fnv1a(DCPI_FNV64_OFFSET, id, strlen(id));
@@ -67,7 +70,7 @@ static int seen_before(daemon_t *d, const char *id)
 
 static void cache_symbols(daemon_t *d, const dcpi_image_t *img)
 {
-    cache_part_t *c = dcpi__part(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part(d, &part_cache);
     if (!c)
         return;
     if (!img->probed_ok || !img->info.id_is_buildid || img->path[0] != '/' ||
@@ -88,7 +91,7 @@ static void cache_symbols(daemon_t *d, const dcpi_image_t *img)
 
 static void clear_queue(daemon_t *d)
 {
-    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part_if(d, &part_cache);
     if (!c)
         return;
     for (size_t i = 0; i < c->n; i++) {
@@ -100,11 +103,11 @@ static void clear_queue(daemon_t *d)
 
 static void run_queue(daemon_t *d)
 {
-    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part_if(d, &part_cache);
     if (!c)
         return;
     for (size_t i = 0; i < c->n; i++)
-        dcpi__daemon_cache_image(d->db, c->q[i].path, c->q[i].id, c->q[i].path);
+        dcpi__symcache_image(d->db, c->q[i].path, c->q[i].id, c->q[i].path);
 }
 
 /* The writer: dcpid itself run again (exec: a fresh process, so no lock another thread of the
@@ -113,7 +116,7 @@ static void run_queue(daemon_t *d)
  * Its stderr is the daemon's log. The pid, or -1 (errno set). */
 static pid_t spawn_writer(daemon_t *d)
 {
-    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part_if(d, &part_cache);
     char **argv = calloc(2 * c->n + 3, sizeof *argv);
     if (!argv)
         return -1;
@@ -161,7 +164,7 @@ int dcpi_daemon_cache_writer(int argc, char **argv)
     dcpi_debuginfod_off(); /* as in the daemon: its caches never wait on a debuginfod server */
     dcpi__sync_defer(0);   /* each file fsynced: the daemon's syncfs does not wait for us */
     for (int i = 2; i + 1 < argc; i += 2)
-        dcpi__daemon_cache_image(argv[1], argv[i], argv[i + 1], argv[i]);
+        dcpi__symcache_image(argv[1], argv[i], argv[i + 1], argv[i]);
     return 0;
 }
 
@@ -172,7 +175,7 @@ int dcpi_daemon_cache_writer(int argc, char **argv)
 
 static void cache_reap(daemon_t *d, int wait)
 {
-    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part_if(d, &part_cache);
     if (!c)
         return;
     long long waited = 0;
@@ -210,7 +213,7 @@ static void cache_reap(daemon_t *d, int wait)
 
 static void cache_start(daemon_t *d)
 {
-    cache_part_t *c = dcpi__part_if(d, &dcpi__part_cache);
+    cache_part_t *c = dcpi__part_if(d, &part_cache);
     if (!c)
         return;
     cache_reap(d, 0);
@@ -243,16 +246,31 @@ static void cache_exit(daemon_t *d, void *self)
 }
 
 /* A flushed image's code and symbols queued (the kernel's are kernel.c's). */
-static void cache_written(daemon_t *d, void *self, uint32_t image, const char *path,
-                          const char *dirname)
+static void cache_written(daemon_t *d, void *self, const dcpi__group_t *g)
 {
-    if (image != DCPI_AGG_IMAGE_KERNEL)
-        cache_symbols(d, dcpi_loadmap_image(d->lm, image));
+    if (g->image != DCPI_AGG_IMAGE_KERNEL && g->image != DCPI_AGG_IMAGE_UNKNOWN)
+        cache_symbols(d, dcpi_loadmap_image(d->lm, g->image));
+}
+
+/* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
+ * deleted file) has its code and symbols kept from src while its process lives. */
+static void keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src)
+{
+    daemon_t *d = ctx;
+    if (!img->info.id_is_buildid)
+        return;
+    dcpi__symcache_image(d->db, img->path, img->info.id, src); /* now: src may go away */
+}
+
+static int cache_setup(daemon_t *d, void *self, char *err)
+{
+    dcpi_loadmap_on_unnamed(d->lm, keep_unnamed, d);
+    return 0;
 }
 
 /* The end of a flush: the queue to a child; a flush that is asked for waits for it (and for
  * an earlier one, so that its queue goes too). */
-static void cache_flush(daemon_t *d, void *self)
+static void cache_flush(daemon_t *d, void *self, const uint64_t *periods, flush_result_t *r)
 {
     if (!d->flush_async)
         cache_reap(d, 1);
@@ -267,9 +285,6 @@ static void cache_child(daemon_t *d, void *self)
     cache_reap(d, 0);
 }
 
-const dcpi__part_ops_t dcpi__part_cache = {.name = "cache",
-                                           .size = sizeof(cache_part_t),
-                                           .written = cache_written,
-                                           .flush = cache_flush,
-                                           .child = cache_child,
-                                           .exit = cache_exit};
+DCPI_DAEMON_PART(cache, .order = 90, .size = sizeof(cache_part_t), .setup = cache_setup,
+                 .written = cache_written, .flush = cache_flush, .child = cache_child,
+                 .exit = cache_exit);

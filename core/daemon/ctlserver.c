@@ -77,37 +77,6 @@ int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len)
     return 1;
 }
 
-static void status_values(const daemon_t *d, dcpi__answer_t *a)
-{
-    for (unsigned i = 0; i < dcpi_values_nplugins(d->vt); i++) {
-        dcpi_values_stats_t st;
-        dcpi_values_plugin_stats(d->vt, i, &st);
-        dcpi__daemon_say(a,
-                         "vtrace %s traces %" PRIu64 " values %" PRIu64 " seen %" PRIu64
-                         " lost %" PRIu64 " errors %" PRIu64 " missing %" PRIu64 "%s%s",
-                         dcpi_values_plugin_name(d->vt, i), st.traces, st.values, st.seen, st.lost,
-                         st.errors, st.missing, st.disabled ? " disabled: " : "",
-                         st.disabled ? dcpi_values_plugin_why(d->vt, i) : "");
-    }
-    dcpi_tracefile_stats_t rs;
-    if (dcpi_values_record_stats(d->vt, &rs) == 0)
-        dcpi__daemon_say(a, "vrecord bytes %" PRIu64 " traces %" PRIu64 " refused %" PRIu64,
-                         rs.bytes, rs.traces, rs.refused);
-    dcpi__daemon_say(a, "vrate %u/s per CPU", dcpi_values_rate(d->vt));
-    dcpi__daemon_say(a, "value samples without code %" PRIu64 " unresolved %" PRIu64,
-                     dcpi_values_nocode(d->vt), dcpi_values_unresolved(d->vt));
-    dcpi__daemon_say(a, "vhash %zu/%zu", dcpi_values_used(d->vt), dcpi_values_capacity(d->vt));
-}
-
-/* The value backend's lines ("vbp ...", "vstep ..."). */
-static void status_backend(const daemon_t *d, dcpi__answer_t *a)
-{
-    char buf[8192], *save = NULL;
-    dcpi_vbackend_status(d->vb, buf, sizeof buf);
-    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-        dcpi__daemon_say(a, "%s", l);
-}
-
 /* Resident memory (kB, /proc/self/statm) and the heap's bytes in use and held (mallinfo2). */
 static void status_memory(dcpi__answer_t *a)
 {
@@ -137,6 +106,10 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     status_events(d, a);
     dcpi__daemon_say(a, "images %lu", ls.images);
     dcpi__daemon_say(a, "processes %lu", ls.processes);
+    if (dcpi_proctab_failed(d->procs)) /* the process table could not grow: not split */
+        dcpi__daemon_say(
+            a, "processes without an id %" PRIu64 " (their samples count as no process's)",
+            dcpi_proctab_failed(d->procs));
     dcpi__daemon_say(a, "unknown %" PRIu64, unknown);
     for (int i = 0; i < d->nev; i++) {
         char w[512];
@@ -146,15 +119,7 @@ static void status(daemon_t *d, dcpi__answer_t *a)
     dcpi__daemon_say(a, "rate %.0f samples/s", current_rate(d));
     dcpi__daemon_say(a, "hash %zu/%zu", dcpi_agg_used(d->agg), dcpi_agg_capacity(d->agg));
     status_memory(a);
-    if (d->push) {
-        char line[700];
-        dcpi__daemon_push_status(d, line, sizeof line);
-        dcpi__daemon_say(a, "%s", line);
-    }
-    if (d->vt)
-        status_values(d, a);
-    if (d->vb)
-        status_backend(d, a);
+    dcpi__parts_status(d, a); /* push.c's line, vtrace.c's values and backend */
     if (d->stk) {
         dcpi_dstacks_stats_t ss;
         dcpi_dstacks_stats(d->stk, &ss);
@@ -212,7 +177,7 @@ static void run_command(daemon_t *d, const char *cmd, dcpi__answer_t *a)
         /* a part's command (top.c: the live view) */
     } else if (strcmp(cmd, "quit") == 0) {
         d->quit = 1;
-        dcpi_vbackend_stop(d->vb); /* ptrace: detach first, the target runs on while we flush */
+        dcpi__parts_stop(d); /* ptrace: detach first, the target runs on while we flush */
         d->exit_code = flush_answer(d, a) == 0 ? 0 : 1;
         if (d->exit_code == 0)
             dcpi__daemon_say(a, "ok");

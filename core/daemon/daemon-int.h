@@ -2,9 +2,10 @@
  * daemon-int.h - dcpid's state, shared by the files of core/daemon/ and by nobody else (not
  * exported): daemon.c (the entry, the epoll loop, the process modes), setup.c (set-up and
  * teardown), records.c (the perf records of the rings), flush.c (flushing and epochs),
- * ctlserver.c (the control socket server and status), kernel.c (kernel and machine facts).
- * daemon_t holds what every part shares; the parts (part.h: top.c, jit.c, push.c's duty cycle,
- * cachejob.c, records.c's exits, epochs.c's counts) keep their own state in d->part.
+ * ctlserver.c (the control socket server and status), epochs.c (epochs over time).
+ * daemon_t holds what every part shares; the parts (part.h: top.c, jit.c, push.c's fleet push
+ * and duty cycle, kernel.c, vtrace.c's value profiling, cachejob.c, records.c's exits,
+ * epochs.c's counts) keep their own state in d->part.
  *
  * Every way a sample can fail to reach a profile is counted: ring overflows (LOST and
  * LOST_SAMPLES records, per event), samples outside every image (unknown, per event, written
@@ -24,14 +25,11 @@
 #include "core/base/units.h"
 #include "core/image/image.h"
 #include "core/image/loadmap.h"
-#include "core/plugin/vploader.h"
 #include "core/sampling/aggregate.h"
 #include "core/sampling/dstacks.h"
 #include "core/sampling/proctab.h"
 #include "core/sampling/sampler.h"
 #include "core/store/db.h"
-#include "core/values/backend.h"
-#include "core/values/vstep.h"
 #include "core/values/values.h"
 #include "core/daemon/part.h"
 #include "dcpi/api.h"
@@ -40,16 +38,16 @@
  * daemon.h back (one module, daemon.c + daemon.h, no include cycle). */
 typedef struct dcpi_daemon_opts dcpi_daemon_opts_t;
 
-#define MAXEXITS     4096
-#define TRIED_SLOTS  8192
-#define TAG_TIMER    1
-#define TAG_SIGNAL   2
-#define TAG_SOCK     3
-#define TAG_PIDFD    4
-#define TAG_VWAKE    5 /* the value backend's wake fd (dcpi_vbackend_wake_fd) */
-#define TAG_RING     16
-#define FAIL_RETRY_S 10
-#define DCPI__NPARTS 6 /* parts.c's table */
+#define DCPI__MAXPARTS 16 /* parts (part.h) a daemon can have */
+#define MAXEXITS       4096
+#define TRIED_SLOTS    8192
+#define TAG_TIMER      1
+#define TAG_SIGNAL     2
+#define TAG_SOCK       3
+#define TAG_PIDFD      4
+#define TAG_PART       16 /* + i: part i's descriptor (its fd hook) */
+#define TAG_RING       (TAG_PART + DCPI__MAXPARTS)
+#define FAIL_RETRY_S   10
 
 typedef struct ev_stats {
     uint64_t samples, lost, throttled, unknown;
@@ -57,16 +55,13 @@ typedef struct ev_stats {
     uint64_t unknown_swap, lost_swap;       /* ... of them when the flush under way began */
 } ev_stats_t;
 
-/* kernel.c: the kernel image (samples of kernel mode are counted at ip - tstart) and what of it
- * the current epoch has written. */
+/* The kernel image (samples of kernel mode are counted at ip - tstart), found by kernel.c's
+ * setup. */
 typedef struct daemon_kernel {
-    int ok;                       /* its text range is known */
-    int kallsyms_done, vdso_done; /* written into the current epoch */
-    uint64_t tstart, tsize;       /* its text */
-    char id[DCPI_IMAGE_IDLEN];    /* its identity (build-id) */
+    int ok;                    /* its text range is known */
+    uint64_t tstart, tsize;    /* its text */
+    char id[DCPI_IMAGE_IDLEN]; /* its identity (build-id) */
 } daemon_kernel_t;
-
-typedef struct dcpi_daemon_push dcpi_daemon_push_t;
 
 typedef struct daemon {
     const dcpi_daemon_opts_t *o;
@@ -80,14 +75,9 @@ typedef struct daemon {
     dcpi_loadmap_t *lm;
     dcpi_agg_t *agg, *agg_spare; /* samples go to agg; a flush swaps them and writes the spare */
     dcpi_proctab_t *procs;       /* pid -> (pid, command) ids the count table keys samples by */
-    /* value profiling (-vtrace; NULL without): the plugins, the sink that runs them
-     * (core/values/values.h) and the backend that feeds it (core/values/backend.h) */
-    dcpi_vp_set_t *vps;
-    dcpi_values_t *vt;
-    dcpi_vbackend_t *vb;
-    dcpi_dstacks_t *stk;  /* -g, else NULL */
-    int cur_ring;         /* the ring being drained */
-    daemon_kernel_t kern; /* kernel.c: the kernel image */
+    dcpi_dstacks_t *stk;         /* -g, else NULL */
+    int cur_ring;                /* the ring being drained */
+    daemon_kernel_t kern;        /* kernel.c: the kernel image */
     /* flushing */
     double start, last_flush, next_flush, last_fail;
     uint64_t total_samples, samples_at_flush, flushed_profiles;
@@ -98,10 +88,10 @@ typedef struct daemon {
     char flush_error[DCPI_ERRLEN];
     unsigned cpuspeed;
     int cpucount, throttle_logged, quit, exit_code;
-    pid_t cur_pid, child;     /* the sample being counted (records.c); the command or -p target */
-    dcpi_daemon_push_t *push; /* -push URL (push.c), else NULL */
-    int flush_async;          /* this flush may leave the cache writer running (cachejob.c) */
-    void *part[DCPI__NPARTS]; /* the parts' own states (part.h), NULL: not made yet */
+    pid_t cur_pid, child;       /* the sample being counted (records.c); the command or -p target */
+    int flush_async;            /* this flush may leave the cache writer running (cachejob.c) */
+    void *part[DCPI__MAXPARTS]; /* the parts' own states (part.h, in their order), NULL: not
+                                 * made yet */
 } daemon_t;
 
 /* ctlserver.c: an answer to a control client, line by line (dcpi__daemon_say adds the '\n'). */
@@ -122,12 +112,11 @@ typedef struct flush_result {
     uint64_t samples;
 } flush_result_t;
 
-/* setup.c: the part before the target runs (database, log, lock, events, tables, plugins,
- * -vstep's agent), then sampling (perf events, epoch, /proc scan, socket, fds, enable); the
- * ptrace -vstep once the -p target is known; the teardown of everything. */
+/* setup.c: the part before the target runs (database, log, lock, events, tables, the parts'
+ * setup), then sampling (perf events, the parts' start, epoch, /proc scan, socket, fds,
+ * enable); the teardown of everything. */
 int dcpi__daemon_setup_base(daemon_t *d, char *err);
 int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs, char *err);
-int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err);
 void dcpi__daemon_cleanup(daemon_t *d);
 
 /* records.c: drain one ring or all of them into the tables; apply the deferred exits. */
@@ -141,26 +130,12 @@ int dcpi__daemon_exits_pending(const daemon_t *d);
 /* flush.c: write everything in memory (what could not be written stays: DCPI_EIO); flush when
  * a table is 75% full; start a new epoch. */
 int dcpi__daemon_flush(daemon_t *d, flush_result_t *r);
-/* push.c (-push URL): the pusher thread, each flush's rows into a spooled batch, status line.
- * A flush adds its groups and losses twice: to the write-ahead batch (DCPI_PUSH_AHEAD) before
- * it writes any file, spooled as .prep by push_prepare, and to DCPI_PUSH_WRITTEN as each file is
- * written; push_flush (failures: the flush's failed writes) makes the .prep the flush's batch,
- * or what was written when part failed. */
-enum { DCPI_PUSH_WRITTEN = 0, DCPI_PUSH_AHEAD = 1 };
-int dcpi__daemon_push_start(daemon_t *d, char *err);
-void dcpi__daemon_push_stop(daemon_t *d);
-void dcpi__daemon_push_group(daemon_t *d, int w, const char *path, const char *id, uint64_t tstart,
-                             uint64_t tsize, const char *dirname, uint64_t period,
-                             const dcpi_agg_entry_t *e, size_t n);
-void dcpi__daemon_push_lost(daemon_t *d, int w, int ev, uint64_t lost);
-void dcpi__daemon_push_prepare(daemon_t *d, const uint64_t *periods);
-void dcpi__daemon_push_flush(daemon_t *d, const uint64_t *periods, size_t failures);
-/* The ending epoch's value hotlists and call chains (from its files), at rotation and exit. */
-void dcpi__daemon_push_values(daemon_t *d);
-void dcpi__daemon_push_status(const daemon_t *d, char *buf, size_t len);
-/* push.c (-duty): enable or disable the events at the windows' edges (every timer tick); the
- * fraction written into DB/<epoch>/<platform>/duty of each new epoch. */
 void dcpi__daemon_flush_if_full(daemon_t *d);
+/* The group of the count table's entries e[0..n) (one image and event), its directory's name
+ * into dirname; flush.c's writes and push.c's write-ahead. */
+void dcpi__daemon_group_of(const daemon_t *d, const dcpi_agg_entry_t *e, size_t n, uint64_t period,
+                           char *dirname, size_t len, dcpi__group_t *g);
+/* The current epoch's facts for the value profiles' headers and the recording. */
 dcpi_values_flush_info_t dcpi__daemon_flush_info(const daemon_t *d);
 
 /* epochs.c: start a new epoch (epoch.info written, open); rewrite the current one's epoch.info;
@@ -182,22 +157,5 @@ int dcpi__daemon_loss_warning(const daemon_t *d, int ev, char *buf, size_t len);
 /* ctlserver.c: open the control socket; answer one client. */
 int dcpi__daemon_open_socket(daemon_t *d, char *err);
 void dcpi__daemon_serve_client(daemon_t *d);
-
-/* kernel.c: the nominal CPU clock in MHz; the kernel's text range and id; the text symbols of
- * /proc/kallsyms into the epoch's kernel image directory dirname (kallsyms.gz, a hard link into
- * DB/.symcache). */
-unsigned dcpi__daemon_cpuspeed(void);
-void dcpi__daemon_kernel_range(daemon_t *d);
-void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname);
-/* The vDSO's bytes (dcpid's own: one image per kernel) as vdso.so in the epoch's [vdso] image
- * directory dirname, once per epoch, so the analysis tools name its functions. */
-void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname);
-/* The code (DB/.codecache/ID) and symbols (DB/.symcache/syms-ID.gz) of the image at path (id,
- * read from src) once per database: names and listings survive upgrades and rebuilds. */
-void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, const char *src);
-
-/* dcpi_loadmap_on_unnamed's callback: an image whose path names no file (a memfd program, a
- * deleted file) has its code and symbols kept from src while its process lives. */
-void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src);
 
 #endif

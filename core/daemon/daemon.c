@@ -114,8 +114,8 @@ static void dispatch_event(daemon_t *d, const struct epoll_event *ev)
         on_signal(d);
     else if (tag == TAG_SOCK)
         dcpi__daemon_serve_client(d);
-    else if (tag == TAG_VWAKE)
-        dcpi__daemon_drain_all(d); /* the backend reads its wake fd in its drain */
+    else if (tag >= TAG_PART)
+        dcpi__daemon_drain_all(d); /* a part's fd (vtrace.c's wake fd): read in its drain */
     else if (tag == TAG_PIDFD) {
         dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
         d->quit = 1;
@@ -126,7 +126,7 @@ static void loop(daemon_t *d)
 {
     struct epoll_event evs[64];
     while (!d->quit) {
-        int timeout = dcpi_vbackend_timeout_ms(d->vb);
+        int timeout = dcpi__parts_timeout(d);
         int n = epoll_wait(d->epfd, evs, 64, timeout);
         if (n < 0 && errno != EINTR) {
             dcpi__log(DCPI_LOG_ERR, "epoll_wait: %s", strerror(errno));
@@ -137,37 +137,10 @@ static void loop(daemon_t *d)
             dispatch_event(d, &evs[i]);
         /* -vstep -p: samples admit bursts, run them soon; -vstep: the step records of exited
          * processes are drained (with every ring's mappings applied) before they are forgotten */
-        if (dcpi_vbackend_polls(d->vb) && !d->quit &&
-            (timeout >= 0 || dcpi__daemon_exits_pending(d)))
+        if (dcpi__parts_polls(d) && !d->quit && (timeout >= 0 || dcpi__daemon_exits_pending(d)))
             dcpi__daemon_drain_all(d);
         dcpi__daemon_apply_exits(d);
         dcpi__daemon_flush_if_full(d);
-    }
-}
-
-/* -- command / -p: one line per value profiler on stderr (where the user looks; the log has
- * the details), a disabled one with its reason; every one disabled fails the run. */
-static void report_values(daemon_t *d)
-{
-    unsigned n = dcpi_values_nplugins(d->vt), dead = 0;
-    for (unsigned i = 0; i < n; i++) {
-        dcpi_values_stats_t st;
-        dcpi_values_plugin_stats(d->vt, i, &st);
-        dead += st.disabled != 0;
-        fprintf(stderr,
-                "dcpid: value profiler %s: %" PRIu64 " traces, %" PRIu64 " vsamples, %" PRIu64
-                " entries with missing values, %" PRIu64 " lost, %" PRIu64 " errors%s%s\n",
-                dcpi_values_plugin_name(d->vt, i), st.traces, st.values, st.missing, st.lost,
-                st.errors, st.disabled ? "; DISABLED: " : "",
-                st.disabled ? dcpi_values_plugin_why(d->vt, i) : "");
-        const char *note = dcpi_values_plugin_note(d->vt, i);
-        if (note[0])
-            fprintf(stderr, "dcpid: warning: %s\n", note);
-    }
-    if (n && dead == n) {
-        fprintf(stderr, "dcpid: every value profiler was disabled: no value profile is complete\n");
-        if (d->exit_code == 0)
-            d->exit_code = 1;
     }
 }
 
@@ -202,7 +175,7 @@ static void finish(daemon_t *d)
 {
     flush_result_t r;
     sd_notify(0, "STOPPING=1\nSTATUS=flushing"); /* (under systemd, Type=notify) */
-    dcpi_vbackend_stop(d->vb); /* ptrace: the target runs on undisturbed while we flush */
+    dcpi__parts_stop(d); /* ptrace: the target runs on undisturbed while we flush */
     dcpi__daemon_drain_all(d);
     /* what was drained while a flush wrote (into the other table) needs one more: at most a
      * few, the rings being nearly quiet by then */
@@ -220,12 +193,10 @@ static void finish(daemon_t *d)
                   "exit: %" PRIu64 " samples taken during the last flush not written",
                   dcpi_agg_total(d->agg));
     dcpi__daemon_epoch_info(d, 0); /* the epoch ended */
-    dcpi__daemon_push_values(d);   /* -push: its hotlists and chains */
+    dcpi__parts_ended(d);          /* -push: its hotlists and chains */
     if (d->mode != DCPI_SAMPLE_SYSTEM && !d->o->quiet)
         summary(d);
-    if (d->vt && d->mode != DCPI_SAMPLE_SYSTEM)
-        report_values(d);
-    dcpi_vbackend_report(d->vb, d->mode != DCPI_SAMPLE_SYSTEM);
+    dcpi__parts_report(d); /* vtrace.c: the value profilers and the backend */
     for (int i = 0; d->mode != DCPI_SAMPLE_SYSTEM && i < d->nev; i++) {
         char w[512];
         if (dcpi__daemon_loss_warning(d, i, w, sizeof w))
@@ -305,7 +276,7 @@ _Noreturn static void not_started(int fd, int e)
 
 /* The command's child: waits for the go byte, then execs. *go is the pipe that starts it,
  * *exec the one that reports an exec failure (see command_started). */
-static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vbackend_t *vb, int *go, int *exec)
+static pid_t spawn(daemon_t *d, char **argv, const sigset_t *orig, int *go, int *exec)
 {
     int p[2], x[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -323,10 +294,8 @@ static pid_t spawn(char **argv, const sigset_t *orig, const dcpi_vbackend_t *vb,
         char c;
         if (read(p[0], &c, 1) != 1)
             not_started(x[1], ECANCELED);
-        if (dcpi_vbackend_child_env(vb) < 0) {
-            fprintf(stderr, "dcpid: -vstep: cannot set the agent's environment\n");
+        if (dcpi__parts_spawned(d) < 0) /* vtrace.c: -vstep's agent in its environment */
             not_started(x[1], ENOMEM);
-        }
         execvp(argv[0], argv);
         int e = errno;
         fprintf(stderr, "dcpid: %s: %s\n", argv[0], strerror(e));
@@ -397,14 +366,14 @@ static int run(daemon_t *d, int notify, const sigset_t *sigs, const sigset_t *or
     int go = -1, exec = -1;
     int rc = dcpi__daemon_setup_base(d, err);
     if (rc == 0 && d->mode == DCPI_SAMPLE_COMMAND) {
-        d->child = spawn(d->o->argv, orig, d->vb, &go, &exec);
+        d->child = spawn(d, d->o->argv, orig, &go, &exec);
         if (d->child < 0)
             rc = dcpi__errf(err, dcpi__errno_code(errno), "fork: %s", strerror(errno));
     }
     pid_t target = d->mode == DCPI_SAMPLE_COMMAND ? d->child : d->o->pid;
     rc = rc < 0 ? rc : dcpi__daemon_setup_sampling(d, target, sigs, err);
-    if (rc == 0 && d->o->vstep && d->mode == DCPI_SAMPLE_PID)
-        rc = dcpi__daemon_setup_vstep(d, target, err);
+    if (rc == 0 && d->mode == DCPI_SAMPLE_PID)
+        rc = dcpi__parts_target(d, target, err); /* vtrace.c: -vstep's ptrace */
     if (rc < 0) {
         snprintf(msg, sizeof msg, "dcpid: %s", err);
         if (d->log_path[0]) /* else the log is stderr, where msg goes too */

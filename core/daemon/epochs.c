@@ -23,11 +23,11 @@ typedef struct epochs {
     int keep_warned;
 } epochs_t;
 
-const dcpi__part_ops_t dcpi__part_epochs = {.name = "epochs", .size = sizeof(epochs_t)};
+DCPI_DAEMON_PART(epochs, .order = 70, .size = sizeof(epochs_t));
 
 static epochs_t *epochs_of(daemon_t *d)
 {
-    return dcpi__part(d, &dcpi__part_epochs);
+    return dcpi__part(d, &part_epochs);
 }
 #include "core/daemon/daemon.h"
 #include "core/store/epochs.h"
@@ -63,13 +63,6 @@ void dcpi__daemon_epoch_info(daemon_t *d, int open)
         dcpi__log(DCPI_LOG_WARN, "epoch info: %s", err);
 }
 
-/* -vrecord: the recording goes on in the new epoch's values.trace. */
-static int new_epoch_values(daemon_t *d, char *err)
-{
-    dcpi_values_flush_info_t fi = dcpi__daemon_flush_info(d);
-    return dcpi_values_new_epoch(d->vt, &fi, err);
-}
-
 int dcpi__daemon_new_epoch(daemon_t *d, char *err)
 {
     epochs_t *ep = epochs_of(d);
@@ -80,19 +73,16 @@ int dcpi__daemon_new_epoch(daemon_t *d, char *err)
     int rc = dcpi_db_new_epoch(d->db, d->platform, now, name, err);
     if (rc < 0)
         return rc;
-    dcpi__daemon_push_values(d); /* -push: the ending epoch's hotlists and chains */
+    dcpi__parts_ended(d); /* push.c: the ending epoch's hotlists and chains */
     snprintf(d->epoch, sizeof d->epoch, "%s", name);
     if (dcpi_db_epoch_start(name, &d->epoch_start) < 0)
         d->epoch_start = now;
     ep->samples0 = d->samples_at_swap; /* (the samples since, in memory, go here) */
     ep->lost0 = d->lost_at_swap;
-    d->kern.kallsyms_done = 0;
-    d->kern.vdso_done = 0;
     ep->next = d->o->epoch_every_s ? dcpi__monotonic_s() + d->o->epoch_every_s : 0;
     dcpi__daemon_epoch_info(d, 1);
-    dcpi__parts_epoch(d);
     dcpi__log(DCPI_LOG_INFO, "epoch %s (%s/%s/%s)", name, d->db, name, d->platform);
-    return d->vt ? new_epoch_values(d, err) : 0;
+    return dcpi__parts_epoch(d, err); /* duty.c's file, kernel.c's symbols, -vrecord's file */
 }
 
 /* Remove epoch e (not the current one) and say why. */

@@ -24,14 +24,29 @@ typedef struct image_desc {
     uint64_t tstart, tsize;
 } image_desc_t;
 
-static void describe_image(const daemon_t *d, uint32_t index, image_desc_t *out)
+void dcpi__daemon_group_of(const daemon_t *d, const dcpi_agg_entry_t *e, size_t n, uint64_t period,
+                           char *dirname, size_t len, dcpi__group_t *g)
 {
-    if (index == DCPI_AGG_IMAGE_KERNEL) {
-        *out = (image_desc_t){"[kernel.kallsyms]", d->kern.id, d->kern.tstart, d->kern.tsize};
+    *g = (dcpi__group_t){.image = e[0].image, .dirname = dirname, .period = period, .e = e, .n = n};
+    if (e[0].image == DCPI_AGG_IMAGE_UNKNOWN) {
+        snprintf(dirname, len, "unknown@%s", d->platform);
+        g->path = dirname;
+        g->id = "0";
         return;
     }
-    const dcpi_image_t *img = dcpi_loadmap_image(d->lm, index);
-    *out = (image_desc_t){img->path, img->info.id, img->info.tstart, img->info.tsize};
+    if (e[0].image == DCPI_AGG_IMAGE_KERNEL) {
+        g->path = "[kernel.kallsyms]";
+        g->id = d->kern.id;
+        g->tstart = d->kern.tstart;
+        g->tsize = d->kern.tsize;
+    } else {
+        const dcpi_image_t *img = dcpi_loadmap_image(d->lm, e[0].image);
+        g->path = img->path;
+        g->id = img->info.id;
+        g->tstart = img->info.tstart;
+        g->tsize = img->info.tsize;
+    }
+    dcpi_image_dirname(g->path, g->id, dirname, len);
 }
 
 static uint64_t event_period(const daemon_t *d, int ev)
@@ -132,31 +147,29 @@ static void flush_failed(daemon_t *d, const char *err, flush_result_t *r)
 }
 
 /* The unknown samples' split by process (their counts went to unknown@ by flush_unknown). */
-static void flush_unknown_procs(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, size_t n,
+static void flush_unknown_procs(daemon_t *d, dcpi_agg_t *t, const dcpi__group_t *g,
                                 flush_result_t *r)
 {
-    char dirname[DCPI_NAMELEN + 16], err[DCPI_ERRLEN];
-    snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
-    if (write_procs(d, dirname, e[0].event, e, n, err) < 0) {
+    char err[DCPI_ERRLEN];
+    if (write_procs(d, g->dirname, g->e[0].event, g->e, g->n, err) < 0) {
         flush_failed(d, err, r);
         return;
     }
-    dcpi__daemon_push_group(d, DCPI_PUSH_WRITTEN, dirname, "0", 0, 0, dirname,
-                            event_period(d, e[0].event), e, n);
-    dcpi_agg_clear(t, e, n);
+    dcpi__parts_written(d, g); /* push.c's rows */
+    dcpi_agg_clear(t, g->e, g->n);
 }
 
 static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, size_t n,
                         flush_result_t *r)
 {
-    image_desc_t im;
     char dirname[512], err[DCPI_ERRLEN];
+    dcpi__group_t g;
+    dcpi__daemon_group_of(d, e, n, event_period(d, e[0].event), dirname, sizeof dirname, &g);
     if (e[0].image == DCPI_AGG_IMAGE_UNKNOWN) {
-        flush_unknown_procs(d, t, e, n, r);
+        flush_unknown_procs(d, t, &g, r);
         return;
     }
-    describe_image(d, e[0].image, &im);
-    dcpi_image_dirname(im.path, im.id, dirname, sizeof dirname);
+    image_desc_t im = {g.path, g.id, g.tstart, g.tsize};
     uint64_t samples = 0;
     for (size_t i = 0; i < n; i++)
         samples += e[i].count;
@@ -164,17 +177,11 @@ static void flush_group(daemon_t *d, dcpi_agg_t *t, const dcpi_agg_entry_t *e, s
         flush_failed(d, err, r);
         return;
     }
-    dcpi__daemon_push_group(d, DCPI_PUSH_WRITTEN, im.path, im.id, im.tstart, im.tsize, dirname,
-                            event_period(d, e[0].event), e, n);
     /* The profile is written: its samples are cleared even when their split by process
      * cannot be (they would count twice); the failure is reported like any other. */
     if (write_procs(d, dirname, e[0].event, e, n, err) < 0)
         flush_failed(d, err, r);
-    if (e[0].image == DCPI_AGG_IMAGE_KERNEL && !d->kern.kallsyms_done)
-        dcpi__daemon_write_kallsyms(d, dirname);
-    if (!d->kern.vdso_done && strcmp(im.path, "[vdso]") == 0)
-        dcpi__daemon_write_vdso(d, dirname);
-    dcpi__parts_written(d, e[0].image, im.path, dirname); /* jit.c's map, cachejob.c's queue */
+    dcpi__parts_written(d, &g); /* push.c's rows, kernel.c's symbols, jit.c's map, the caches */
     dcpi_agg_clear(t, e, n);
     r->profiles++;
     r->samples += samples;
@@ -198,7 +205,7 @@ static void flush_unknown(daemon_t *d, int ev, flush_result_t *r)
     }
     r->profiles++;
     r->samples += unknown;
-    dcpi__daemon_push_lost(d, DCPI_PUSH_WRITTEN, ev, lost);
+    dcpi__parts_lost(d, ev, lost); /* push.c's loss rows */
     s->unknown_pending -= unknown;
     s->lost_pending -= lost;
 }
@@ -224,17 +231,6 @@ dcpi_values_flush_info_t dcpi__daemon_flush_info(const daemon_t *d)
                                       .period = event_period(d, 0),
                                       .cpuspeed = d->cpuspeed,
                                       .cpucount = d->cpucount};
-}
-
-/* The value profiles (pipeline.c keeps what it could not write). */
-static void flush_values(daemon_t *d, flush_result_t *r)
-{
-    dcpi_values_flush_info_t fi = dcpi__daemon_flush_info(d);
-    size_t failed = 0;
-    char err[DCPI_ERRLEN] = "";
-    account_flush(d, r, dcpi_values_flush(d->vt, &fi, &failed, err), failed, err);
-    if (dcpi_vbackend_flush(d->vb, &fi, err) < 0) /* bp: the missing marks, <plugin>.vmiss */
-        dcpi__log(DCPI_LOG_WARN, "flush: %s", err);
 }
 
 /* The stack profiles (-g; dstacks.c keeps what it could not write). */
@@ -270,35 +266,6 @@ static void keep_unwritten(daemon_t *d, dcpi_agg_t *t)
              dcpi_agg_add_proc(d->agg, x->image, x->event, x->offset, x->proc, x->count) < 0))
             d->st[x->event].lost += x->count;
     }
-}
-
-/* -push: the batch of everything table t and the losses will write, spooled before any file is
- * written (push.c's write-ahead). */
-static void push_ahead(daemon_t *d, dcpi_agg_t *t, const uint64_t *periods)
-{
-    size_t n = 0;
-    const dcpi_agg_entry_t *e = dcpi_agg_sort(t, &n);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && e[j].image == e[i].image && e[j].event == e[i].event)
-            j++;
-        char dirname[512];
-        if (e[i].image == DCPI_AGG_IMAGE_UNKNOWN) {
-            snprintf(dirname, sizeof dirname, "unknown@%s", d->platform);
-            dcpi__daemon_push_group(d, DCPI_PUSH_AHEAD, dirname, "0", 0, 0, dirname,
-                                    periods[e[i].event], e + i, j - i);
-        } else {
-            image_desc_t im;
-            describe_image(d, e[i].image, &im);
-            dcpi_image_dirname(im.path, im.id, dirname, sizeof dirname);
-            dcpi__daemon_push_group(d, DCPI_PUSH_AHEAD, im.path, im.id, im.tstart, im.tsize,
-                                    dirname, periods[e[i].event], e + i, j - i);
-        }
-        i = j;
-    }
-    for (int ev = 0; ev < d->nev; ev++)
-        dcpi__daemon_push_lost(d, DCPI_PUSH_AHEAD, ev, d->st[ev].lost_swap);
-    dcpi__daemon_push_prepare(d, periods);
 }
 
 /* The PC profiles of table t, group by group; the rings are drained between groups (into the
@@ -361,18 +328,13 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
     uint64_t periods[DCPI_SAMPLER_MAXEV];
     for (int i = 0; i < d->nev; i++)
         periods[i] = event_period(d, i);
-    if (d->push)
-        push_ahead(d, t, periods);
+    dcpi__parts_ahead(d, t, periods); /* push.c's write-ahead */
     flush_table(d, t, r);
     for (int ev = 0; ev < d->nev; ev++)
         flush_unknown(d, ev, r);
-    if (d->vt)
-        flush_values(d, r);
     if (d->stk)
         flush_stacks(d, r);
-    if (d->push)
-        dcpi__daemon_push_flush(d, periods, r->failures);
-    dcpi__parts_flush(d); /* cachejob.c: the caches' writer */
+    dcpi__parts_flush(d, periods, r); /* the value profiles, push.c's batch, the caches' writer */
     dcpi__daemon_epoch_info(d, 1);
     dcpi__sync_defer(0);
     malloc_trim(0); /* the merges' buffers: resident memory is not the largest flush's */
@@ -399,18 +361,16 @@ int dcpi__daemon_flush(daemon_t *d, flush_result_t *r)
 
 void dcpi__daemon_flush_if_full(daemon_t *d)
 {
-    int values = d->vt && dcpi_values_needs_flush(d->vt);
+    char why[256] = "";
     int stacks = d->stk && dcpi_dstacks_needs_flush(d->stk);
-    if ((!dcpi_agg_needs_flush(d->agg) && !values && !stacks) ||
+    int parts = !stacks && dcpi__parts_full(d, why, sizeof why); /* vtrace.c's summaries */
+    if ((!dcpi_agg_needs_flush(d->agg) && !parts && !stacks) ||
         dcpi__monotonic_s() - d->last_fail < FAIL_RETRY_S)
         return;
-    if (stacks)
-        dcpi__log(DCPI_LOG_INFO, "stack profile 75%% full, flushing early");
-    else if (values)
-        dcpi__log(DCPI_LOG_INFO, "value summaries 75%% full (%zu/%zu), flushing early",
-                  dcpi_values_used(d->vt), dcpi_values_capacity(d->vt));
-    else
-        dcpi__log(DCPI_LOG_INFO, "hash table 75%% full, flushing early");
+    dcpi__log(DCPI_LOG_INFO, "%s, flushing early",
+              stacks  ? "stack profile 75% full"
+              : parts ? why
+                      : "hash table 75% full");
     flush_result_t r;
     d->flush_async = 1;
     dcpi__daemon_flush(d, &r);

@@ -31,6 +31,8 @@
 #include "core/base/mem.h"
 #include "core/daemon/daemon-int.h"
 
+DCPI_DAEMON_PART_DECLARE(jit);
+
 /* jit.c: a process whose perf map (/tmp/perf-PID.map) was looked at. */
 #define DCPI_DAEMON_MAXJIT 64
 /* A perf map's code is named by regions of DCPI_JIT_REGION bytes (aligned), at most
@@ -200,7 +202,7 @@ static void read_new_lines(daemon_t *d, jit_proc_t *j, pid_t pid, const struct s
 
 static jit_proc_t *jit_slot(daemon_t *d, pid_t pid)
 {
-    jit_part_t *p = dcpi__part(d, &dcpi__part_jit);
+    jit_part_t *p = dcpi__part(d, &part_jit);
     if (!p)
         return NULL;
     jit_proc_t *free_slot = NULL;
@@ -315,9 +317,9 @@ static void jit_exit(daemon_t *d, void *self)
 }
 
 /* A flushed image "[jit pid N]": its map as `jitsyms` into its directory (dirname). */
-static void jit_written(daemon_t *d, void *self, uint32_t image, const char *path,
-                        const char *dirname)
+static void jit_written(daemon_t *d, void *self, const dcpi__group_t *g)
 {
+    const char *path = g->path, *dirname = g->dirname;
     if (strncmp(path, "[jit pid ", 9) != 0)
         return;
     int pid;
@@ -358,9 +360,5 @@ static void jit_written(daemon_t *d, void *self, uint32_t image, const char *pat
     free(text);
 }
 
-const dcpi__part_ops_t dcpi__part_jit = {.name = "jit",
-                                         .size = sizeof(jit_part_t),
-                                         .unresolved = jit_map,
-                                         .resolved = jit_place,
-                                         .written = jit_written,
-                                         .exit = jit_exit};
+DCPI_DAEMON_PART(jit, .order = 25, .size = sizeof(jit_part_t), .unresolved = jit_map,
+                 .resolved = jit_place, .written = jit_written, .exit = jit_exit);

@@ -1,8 +1,9 @@
 /*
  * kernel.c - what dcpid knows of the kernel and the machine: the nominal CPU clock, the
- * kernel's text range and identity (kernel samples are offsets from its start), the text
- * symbols of /proc/kallsyms written into each epoch once it has a kernel profile, and the
- * database's symbol cache (DB/.symcache: gzip files, one per build-id or kernel snapshot).
+ * kernel's text range and identity (kernel samples are offsets from its start: d->kern), found
+ * at setup; the text symbols of /proc/kallsyms written into each epoch once it has a kernel
+ * profile (one snapshot per content in DB/.symcache), the vDSO's bytes beside its profile. A
+ * part (part.h): setup, written and epoch.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -17,11 +18,16 @@
 #include "core/base/hash.h"
 #include "core/base/log.h"
 #include "core/daemon/daemon-int.h"
+#include "core/daemon/symcache.h"
 #include "core/image/image.h"
-#include "core/image/symbols.h"
-#include "core/store/codecache.h"
+#include "dcpi/errno.h"
 
-unsigned dcpi__daemon_cpuspeed(void)
+/* The part's state: what of the kernel the current epoch has written. */
+typedef struct kernel_part {
+    int kallsyms_done, vdso_done;
+} kernel_part_t;
+
+static unsigned cpuspeed(void)
 {
     FILE *f = fopen("/proc/cpuinfo", "re");
     char line[512];
@@ -42,7 +48,7 @@ static int is_text_type(char t)
 }
 
 /* Lowest and highest text symbol of the running kernel, from /proc/kallsyms. */
-void dcpi__daemon_kernel_range(daemon_t *d)
+static void kernel_range(daemon_t *d)
 {
     /* The core kernel's symbols come first in /proc/kallsyms, in address order, so the first
      * text symbol is the start of kernel text: reading the whole file (~10^5 lines) here would
@@ -115,24 +121,12 @@ static int shared_copy(daemon_t *d, const char *path, const char *text, size_t l
     return dcpi__write_atomic_gz(path, text, len, err);
 }
 
-/* Whether DIR/NAME or DIR/NAME.gz exists (a database written before the cache was compressed
- * has NAME). */
-static int exists_plain_or_gz(const char *dir, const char *name)
-{
-    char path[4400];
-    (void)dcpi__pathf(path, sizeof path, "%s/%s.gz", dir, name);
-    if (access(path, F_OK) == 0)
-        return 1;
-    (void)dcpi__pathf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
+static void write_kallsyms(daemon_t *d, kernel_part_t *k, const char *dirname)
 {
     char dir[4200], path[4400];
     (void)dcpi__pathf(dir, sizeof dir, "%s/%s/%s/%s", d->db, d->epoch, d->platform, dirname);
-    if (exists_plain_or_gz(dir, "kallsyms")) {
-        d->kern.kallsyms_done = 1;
+    if (dcpi__symcache_has(dir, "kallsyms")) {
+        k->kallsyms_done = 1;
         return;
     }
     (void)dcpi__pathf(path, sizeof path, "%s/kallsyms.gz", dir);
@@ -142,7 +136,7 @@ void dcpi__daemon_write_kallsyms(daemon_t *d, const char *dirname)
     /* /proc files report size 0: dcpi__read_file reads to EOF whatever the size says. */
     if (dcpi__read_file("/proc/kallsyms", 0, &text, &len, err) == 0 &&
         shared_copy(d, path, text, keep_text_lines(text, len), err) == 0)
-        d->kern.kallsyms_done = 1;
+        k->kallsyms_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
     free(text);
@@ -168,7 +162,7 @@ static int own_vdso(const void **bytes, size_t *len)
     return base && *len ? 0 : DCPI_ENOENT;
 }
 
-void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
+static void write_vdso(daemon_t *d, kernel_part_t *k, const char *dirname)
 {
     char path[4400], err[DCPI_ERRLEN];
     const void *bytes;
@@ -176,100 +170,38 @@ void dcpi__daemon_write_vdso(daemon_t *d, const char *dirname)
     (void)dcpi__pathf(path, sizeof path, "%s/%s/%s/%s/vdso.so", d->db, d->epoch, d->platform,
                       dirname);
     if (access(path, F_OK) == 0 || own_vdso(&bytes, &len) < 0) {
-        d->kern.vdso_done = 1;
+        k->vdso_done = 1;
         return;
     }
     if (dcpi__write_atomic(path, bytes, len, err) == 0)
-        d->kern.vdso_done = 1;
+        k->vdso_done = 1;
     else
         dcpi__log(DCPI_LOG_ERR, "%s", err);
 }
 
-/* The image's code, once per DB, as DB/.codecache/ID (a copy of the ELF file read from src,
- * bounded: see core/store/codecache.h), so dcpilist -asm lists it after it is rebuilt or
- * deleted. */
-static void cache_code(const char *db, const char *imgpath, const char *id, const char *src)
+/* The machine's clock and the kernel's text (before the stacks of -g, which need it). */
+static int kernel_setup(daemon_t *d, void *self, char *err)
 {
-    static int said_full;
-    char err[DCPI_ERRLEN] = "";
-    int rc = dcpi_codecache_add(db, src, id, err);
-    if (rc == DCPI_EFULL && !said_full) {
-        said_full = 1;
-        dcpi__log(DCPI_LOG_WARN,
-                  "code cache: %s (%llu MiB) or the cache (%llu MiB) would exceed its bound: "
-                  "images are no longer kept for dcpilist after they change",
-                  imgpath, (unsigned long long)(DCPI_CODECACHE_FILE_MAX >> 20),
-                  (unsigned long long)(DCPI_CODECACHE_MAX >> 20));
-    } else if (rc < 0 && rc != DCPI_ENOENT && rc != DCPI_EFULL) {
-        dcpi__log(DCPI_LOG_WARN, "code cache: %s", err[0] ? err : dcpi_strerror(rc));
-    }
+    d->cpuspeed = cpuspeed();
+    kernel_range(d);
+    return 0;
 }
 
-/* The table's lines ("ADDR t NAME"), gzip-compressed as they are formatted: a C++ library's
- * text (tens of MB) is never whole in memory. */
-static int put_syms(void *arg, dcpi__gzout_t *out)
+/* A flushed image: the kernel's symbols, the vDSO's bytes, once per epoch. */
+static void kernel_written(daemon_t *d, void *self, const dcpi__group_t *g)
 {
-    const dcpi_symtab_t *st = arg;
-    char buf[65536];
-    size_t len = 0;
-    for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
-        const dcpi_symbol_t *sym = dcpi_symtab_get(st, i);
-        if (!sym->addr || strchr(sym->name, '\n') || strchr(sym->name, '\t'))
-            continue;
-        size_t need = strlen(sym->name) + 24;
-        if (len + need > sizeof buf) {
-            int rc = dcpi__gzput(out, buf, len);
-            if (rc < 0)
-                return rc;
-            len = 0;
-        }
-        if (need > sizeof buf) { /* a name longer than the buffer: in pieces */
-            int n = snprintf(buf, sizeof buf, "%" PRIx64 " t ", sym->addr);
-            int rc = dcpi__gzput(out, buf, (size_t)n);
-            if (rc == 0)
-                rc = dcpi__gzput(out, sym->name, strlen(sym->name));
-            if (rc == 0)
-                rc = dcpi__gzput(out, "\n", 1);
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%" PRIx64 " t %s\n", sym->addr,
-                                sym->name);
-    }
-    return dcpi__gzput(out, buf, len);
+    kernel_part_t *k = self;
+    if (g->image == DCPI_AGG_IMAGE_KERNEL && !k->kallsyms_done)
+        write_kallsyms(d, k, g->dirname);
+    if (!k->vdso_done && g->image != DCPI_AGG_IMAGE_UNKNOWN && strcmp(g->path, "[vdso]") == 0)
+        write_vdso(d, k, g->dirname);
 }
 
-/* The symbols of an image with a build-id, once per DB, as DB/.symcache/syms-ID.gz (kallsyms
- * format, ELF addresses, gzip), read from src, so its profiles stay named after the file is
- * upgraded, rebuilt or deleted (core/model/profset.c reads them when the file's id no longer
- * matches, or the file is gone). */
-static void cache_syms(const char *db, const char *id, const char *src)
+static int kernel_epoch(daemon_t *d, void *self, char *err)
 {
-    char dir[4200], path[4400], err[DCPI_ERRLEN];
-    (void)dcpi__pathf(dir, sizeof dir, "%s/.symcache", db);
-    (void)dcpi__pathf(path, sizeof path, "syms-%s", id);
-    if (exists_plain_or_gz(dir, path))
-        return;
-    (void)dcpi__pathf(path, sizeof path, "%s/syms-%s.gz", dir, id);
-    dcpi_symtab_t *st = NULL;
-    if (dcpi_symtab_open(src, &st, NULL) < 0)
-        return;
-    if (dcpi__mkdirs(dir, 0755) < 0 || dcpi__write_atomic_gz_fill(path, put_syms, st, err) < 0)
-        dcpi__log(DCPI_LOG_WARN, "symbol cache: %s", err);
-    dcpi_symtab_free(st);
+    *(kernel_part_t *)self = (kernel_part_t){0};
+    return 0;
 }
 
-void dcpi__daemon_cache_image(const char *db, const char *path, const char *id, const char *src)
-{
-    cache_code(db, path, id, src);
-    cache_syms(db, id, src);
-}
-
-void dcpi__daemon_keep_unnamed(void *ctx, const dcpi_image_t *img, const char *src)
-{
-    daemon_t *d = ctx;
-    if (!img->info.id_is_buildid)
-        return;
-    dcpi__daemon_cache_image(d->db, img->path, img->info.id, src); /* now: src may go away */
-}
+DCPI_DAEMON_PART(kernel, .order = 10, .size = sizeof(kernel_part_t), .setup = kernel_setup,
+                 .written = kernel_written, .epoch = kernel_epoch);

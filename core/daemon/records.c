@@ -1,7 +1,7 @@
 /*
  * records.c - the perf records of dcpid's rings (see sampler.h): samples into the count table
- * (kernel, user, unknown), the value backend (-vtrace, core/values/backend.h: whichever it is,
- * it gets the user-mode PC samples of the first event and the samples of no PC event) and the
+ * (kernel, user, unknown), the parts' hooks (part.h: vtrace.c's value backend gets the user-mode
+ * PC samples of the first event, the samples of no PC event, mappings and losses) and the
  * stacks (-g); MMAP2, COMM
  * (exec), FORK and EXIT into the loadmap, exits deferred until after the drain; LOST and
  * THROTTLE into the per-event counts that status shows.
@@ -34,11 +34,11 @@ typedef struct exits {
     size_t ntried;
 } exits_t;
 
-const dcpi__part_ops_t dcpi__part_exits = {.name = "exits", .size = sizeof(exits_t)};
+DCPI_DAEMON_PART(exits, .order = 60, .size = sizeof(exits_t));
 
 static int tried_before(daemon_t *d, pid_t pid)
 {
-    exits_t *x = dcpi__part(d, &dcpi__part_exits);
+    exits_t *x = dcpi__part(d, &part_exits);
     if (!x)
         return 1; /* no memory: no rescan */
     if (x->ntried * 2 >= TRIED_SLOTS) {
@@ -99,7 +99,7 @@ static void on_sample(void *arg, const dcpi_sample_t *s)
 {
     daemon_t *d = arg;
     if (s->event == DCPI_SAMPLER_EV_TRIGGER || s->event == DCPI_SAMPLER_EV_OTHER) {
-        if (dcpi_vbackend_record(d->vb, s, d->cur_ring))
+        if (dcpi__parts_record(d, s, d->cur_ring))
             return; /* a value backend's (an arm trigger, a breakpoint, -voracle's): not a PC
                      * sample */
         if (s->event == DCPI_SAMPLER_EV_TRIGGER)
@@ -128,7 +128,7 @@ static void pc_sample(daemon_t *d, const dcpi_sample_t *s)
     } else if (mode == PERF_RECORD_MISC_USER) {
         user_sample(d, s, proc);
         if (s->event == 0)
-            dcpi_vbackend_pc(d->vb, s, d->cur_ring);
+            dcpi__parts_user(d, s, d->cur_ring); /* vtrace.c: the value backend */
     } else {
         count_unknown(d, s->event, proc);
     }
@@ -141,15 +141,24 @@ static void on_mmap2(void *arg, uint32_t pid, uint64_t addr, uint64_t len, uint6
 {
     daemon_t *d = arg;
     /* values of pid: with the old mappings */
-    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, DCPI_VBACKEND_MMAP);
+    dcpi__parts_pid(d, (pid_t)pid, DCPI__PID_MMAP);
     dcpi_loadmap_mmap(d->lm, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
-    dcpi_vbackend_mmap(d->vb, (pid_t)pid, addr, len, pgoff, maj, min, ino, prot, path);
+    dcpi__mmap_t m = {.pid = (pid_t)pid,
+                      .addr = addr,
+                      .len = len,
+                      .pgoff = pgoff,
+                      .ino = ino,
+                      .maj = maj,
+                      .min = min,
+                      .prot = prot,
+                      .path = path};
+    dcpi__parts_mmap(d, &m);
 }
 
 static void on_exec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
-    dcpi_vbackend_pid_event(d->vb, (pid_t)pid, DCPI_VBACKEND_EXEC);
+    dcpi__parts_pid(d, (pid_t)pid, DCPI__PID_EXEC);
     dcpi_loadmap_exec(d->lm, (pid_t)pid);
 }
 
@@ -168,10 +177,10 @@ static void on_fork(void *arg, uint32_t ppid, uint32_t pid)
 
 void dcpi__daemon_apply_exits(daemon_t *d)
 {
-    exits_t *x = dcpi__part_if(d, &dcpi__part_exits);
+    exits_t *x = dcpi__part_if(d, &part_exits);
     for (size_t i = 0; x && i < x->nexits; i++) {
         /* its pending traces resolve with its mappings (batched drains) */
-        dcpi_vbackend_pid_event(d->vb, x->exits[i], DCPI_VBACKEND_EXIT);
+        dcpi__parts_pid(d, x->exits[i], DCPI__PID_EXIT);
         dcpi_loadmap_exit(d->lm, x->exits[i]);
         dcpi_proctab_exit(d->procs, x->exits[i]);
     }
@@ -181,7 +190,7 @@ void dcpi__daemon_apply_exits(daemon_t *d)
 
 int dcpi__daemon_exits_pending(const daemon_t *d)
 {
-    const exits_t *x = dcpi__part_if(d, &dcpi__part_exits);
+    const exits_t *x = dcpi__part_if(d, &part_exits);
     return x && x->nexits;
 }
 
@@ -189,7 +198,7 @@ int dcpi__daemon_exits_pending(const daemon_t *d)
 static void on_exit_rec(void *arg, uint32_t pid)
 {
     daemon_t *d = arg;
-    exits_t *x = dcpi__part(d, &dcpi__part_exits);
+    exits_t *x = dcpi__part(d, &part_exits);
     if (!x)
         return; /* no memory: the process's mappings stay */
     if (x->nexits == MAXEXITS)
@@ -201,7 +210,7 @@ static void on_lost(void *arg, int ev, uint64_t n)
 {
     daemon_t *d = arg;
     d->st[ev].lost += n;
-    dcpi_vbackend_loss(d->vb, 0, n);
+    dcpi__parts_loss(d, 0, n);
     d->st[ev].lost_pending += n;
 }
 
@@ -209,7 +218,7 @@ static void on_throttle(void *arg, int ev)
 {
     daemon_t *d = arg;
     d->st[ev].throttled++;
-    dcpi_vbackend_loss(d->vb, 1, 0); /* ids of inherited events are unknown: any may be theirs */
+    dcpi__parts_loss(d, 1, 0); /* ids of inherited events are unknown: any may be theirs */
     if (!d->throttle_logged++)
         dcpi__log(DCPI_LOG_WARN,
                   "event %s throttled by the kernel (samples not taken; see "
@@ -243,9 +252,9 @@ static const dcpi_sampler_handler_t *handler(daemon_t *d)
 void dcpi__daemon_drain_all(daemon_t *d)
 {
     dcpi_sampler_drain_merged(d->smp, handler(d));
-    /* the backend's own records (step rings, ptrace bursts) and the sink's traces */
-    if (dcpi_vbackend_drain(d->vb, (uint64_t)(dcpi__monotonic_s() * 1e9)) &&
-        d->mode == DCPI_SAMPLE_PID && !d->quit) { /* the ptrace target is gone */
+    /* vtrace.c: the backend's own records (step rings, ptrace bursts) and the sink's traces */
+    if (dcpi__parts_drain(d, (uint64_t)(dcpi__monotonic_s() * 1e9)) && d->mode == DCPI_SAMPLE_PID &&
+        !d->quit) { /* the ptrace target is gone */
         dcpi__log(DCPI_LOG_INFO, "process %d exited", (int)d->o->pid);
         d->quit = 1;
     }

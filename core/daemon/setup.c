@@ -1,8 +1,9 @@
 /*
  * setup.c - dcpid's set-up and teardown: the database, log and platform lock, the events
- * (probed), the tables (loadmap, count table, stacks), the value profilers (-vtrace) and the
- * step backend (-vstep), then the perf events, the first epoch, the /proc scan, the control
- * socket and the loop's fds (epoll, timerfd, signalfd, pidfd); and freeing all of it.
+ * (probed), the tables (loadmap, count table), the parts' setup (part.h: the kernel's range, the
+ * value profilers of -vtrace, ...), the stacks (-g), then the perf events, the parts' start,
+ * the first epoch, the /proc scan, the control socket and the loop's fds (epoll, timerfd,
+ * signalfd, pidfd, the parts' own); and freeing all of it.
  */
 #include <errno.h>
 #include <grp.h>
@@ -140,7 +141,7 @@ static int open_sampler(daemon_t *d, pid_t target, char *err)
     char why[DCPI_ERRLEN] = "";
     int no_kernel = 0;
     dcpi_sampler_opts_t x = {0};
-    dcpi_vbackend_sampler_opts(d->vb, &x); /* registers, contexts, an arm trigger */
+    dcpi__parts_sampler(d, &x); /* vtrace.c: registers, contexts, an arm trigger */
     if (d->o->callgraph) {
         x.callchain = x.callchain_kernel = 1;
         x.max_stack = DCPI_DSTACKS_MAX_STACK;
@@ -183,8 +184,9 @@ static int setup_fds(daemon_t *d, const sigset_t *sigs, char *err)
     rc = rc ? rc : epoll_add(d, d->sock_fd, TAG_SOCK);
     if (rc == 0 && d->pidfd >= 0)
         rc = epoll_add(d, d->pidfd, TAG_PIDFD);
-    if (rc == 0 && dcpi_vbackend_wake_fd(d->vb) >= 0)
-        rc = epoll_add(d, dcpi_vbackend_wake_fd(d->vb), TAG_VWAKE);
+    for (size_t i = 0; rc == 0 && i < DCPI__MAXPARTS; i++) /* vtrace.c's wake fd */
+        if (dcpi__parts_fd(d, i) >= 0)
+            rc = epoll_add(d, dcpi__parts_fd(d, i), TAG_PART + (uint64_t)i);
     for (int i = 0; rc == 0 && i < dcpi_sampler_nrings(d->smp); i++)
         rc = epoll_add(d, dcpi_sampler_ring_fd(d->smp, i), TAG_RING + (uint64_t)i);
     return rc < 0 ? dcpi__errf(err, dcpi__errno_code(errno), "epoll_ctl: %s", strerror(errno)) : 0;
@@ -194,235 +196,28 @@ static int setup_tables(daemon_t *d, char *err)
 {
     int cpus[1024];
     d->cpucount = dcpi_online_cpus(cpus, 1024);
-    d->cpuspeed = dcpi__daemon_cpuspeed();
     int rc = dcpi_loadmap_new(&d->lm);
-    if (rc == 0)
-        dcpi_loadmap_on_unnamed(d->lm, dcpi__daemon_keep_unnamed, d);
     if (rc == 0)
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg);
     if (rc == 0) /* the flush's: its pages are touched only while a flush runs */
         rc = dcpi_agg_new(d->o->hash ? d->o->hash : DCPI_AGG_DEFAULT_ENTRIES, &d->agg_spare);
     if (rc == 0)
         rc = dcpi_proctab_new(&d->procs);
-    if (rc < 0)
-        return dcpi__errf(err, rc, "setup: %s", dcpi_strerror(rc));
-    dcpi__daemon_kernel_range(d);
-    if (d->o->callgraph) {
-        dcpi_dstacks_kernel_t k = {d->kern.ok, d->kern.id, d->kern.tstart, d->kern.tsize};
-        if ((rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk)) < 0)
-            return dcpi__errf(err, rc, "-g: %s", dcpi_strerror(rc));
-    }
-    return 0;
+    return rc < 0 ? dcpi__errf(err, rc, "setup: %s", dcpi_strerror(rc)) : 0;
 }
 
-/* Instructions per -vstep burst: -vburst, else the agent's or ptrace's default. */
-static unsigned vburst(const daemon_t *d)
+/* -g: the stacks' tables (after kernel.c's setup: the kernel's range). */
+static int setup_stacks(daemon_t *d, char *err)
 {
-    if (d->o->vburst)
-        return d->o->vburst;
-    return d->mode == DCPI_SAMPLE_COMMAND ? DCPI_DAEMON_DEFAULT_VBURST
-                                          : DCPI_DAEMON_DEFAULT_VBURST_PTRACE;
-}
-
-/* cmd as execvp finds it: the first executable DIR/cmd of PATH when cmd has no '/', else cmd. */
-static void in_path(const char *cmd, char *path, size_t len)
-{
-    const char *env = getenv("PATH");
-    for (const char *p = env && !strchr(cmd, '/') ? env : ""; *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(path, len, "%.*s/%s", (int)n, p, cmd);
-        if (access(path, X_OK) == 0)
-            return;
-        p += n + (p[n] == ':');
-    }
-    snprintf(path, len, "%s", cmd);
-}
-
-/* Whether the command can take the agent (a dynamic executable, or a script: its interpreter);
- * why not into why. The command is looked up in PATH as execvp does. */
-static int command_takes_agent(const daemon_t *d, char *why, size_t len)
-{
-    const char *cmd = d->o->argv ? d->o->argv[0] : NULL;
-    char path[4096];
-    if (!cmd)
+    if (!d->o->callgraph)
         return 0;
-    in_path(cmd, path, sizeof path);
-    if (dcpi_image_dynamic(path) == 0) {
-        snprintf(why, len, "%.400s is statically linked (LD_PRELOAD cannot load the agent)", path);
-        return 0;
-    }
-    return 1;
+    dcpi_dstacks_kernel_t k = {d->kern.ok, d->kern.id, d->kern.tstart, d->kern.tsize};
+    int rc = dcpi_dstacks_new(d->lm, d->nev, &k, &d->stk);
+    return rc < 0 ? dcpi__errf(err, rc, "-g: %s", dcpi_strerror(rc)) : 0;
 }
 
-/* Whether the inproc backend applies: a command that takes the agent, neither -vbp nor
- * -vbp-first, the agent found (its path into agent). Why not into why when it does not. */
-static int wants_inproc(const daemon_t *d, char *agent, size_t alen, char *why, size_t len)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    char err[DCPI_ERRLEN];
-    if (d->mode != DCPI_SAMPLE_COMMAND || o->vbp || o->vbp_first)
-        return 0;
-    if (!command_takes_agent(d, why, len))
-        return 0;
-    if (dcpi__vagent_find(o->plugin_dirs, "-vtrace", agent, alen, err) < 0) {
-        snprintf(why, len, "%s", err);
-        return 0;
-    }
-    return 1;
-}
-
-/* -vtrace's plugins, loaded into d->vps. */
-static int load_plugins(daemon_t *d, char *err)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    int rc = dcpi_vp_set_new(&d->vps);
-    if (rc < 0)
-        return dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
-    dcpi_vp_set_allow_insecure(d->vps, o->vinsecure);
-    for (int i = 0; i < o->nvtrace; i++) {
-        dcpi_vp_t *vp;
-        if ((rc = dcpi_vp_load(d->vps, o->vtrace[i], &vp, err)) < 0)
-            return rc;
-        dcpi__log(DCPI_LOG_INFO, "value profiler %s loaded from %s", dcpi_vp_name(vp),
-                  dcpi_vp_path(vp));
-    }
-    return 0;
-}
-
-/* Which backend: "step", "inproc", "bp" or "regs"; why (DCPI_ERRLEN) says why not bp. */
-static const char *choose_backend(daemon_t *d, char *why)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    int use_bp = 0;
-    if (!o->vstep && !o->vregs) {
-        use_bp = dcpi_bp_probe(why) == 0;
-        if (!use_bp)
-            dcpi__log(DCPI_LOG_WARN,
-                      "value profiling: execute breakpoints unavailable (%s): using the regs "
-                      "backend, whose shares are biased by interrupt skid (see status)",
-                      why);
-    } else {
-        snprintf(why, DCPI_ERRLEN, "%s", o->vstep ? "-vstep" : "-vregs");
-    }
-    char agent[4096], nowhy[DCPI_ERRLEN] = "";
-    int inproc = use_bp && wants_inproc(d, agent, sizeof agent, nowhy, sizeof nowhy);
-    if (use_bp && !inproc && nowhy[0])
-        dcpi__log(DCPI_LOG_WARN, "value profiling: the bp backend, not the inproc one (%s)", nowhy);
-    return o->vstep ? "step" : inproc ? "inproc" : use_bp ? "bp" : "regs";
-}
-
-/* -voracle: its backend chained before d->vb (its breakpoints' samples come first). */
-static int chain_oracle(daemon_t *d)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    dcpi_vbackend_oracle_opts_t oo = {
-        .spec = o->voracle,
-        .on_ms = o->voracle_on_ms ? o->voracle_on_ms : DCPI_ORACLE_ON_MS,
-        .every_ms = o->voracle_every_ms ? o->voracle_every_ms : DCPI_ORACLE_EVERY_MS,
-        .target = d->mode == DCPI_SAMPLE_PID ? o->pid : 0};
-    dcpi_vbackend_t *orc;
-    int rc = dcpi_vbackend_oracle_new(d->vt, &oo, &orc);
-    if (rc == 0) {
-        dcpi_vbackend_chain(&orc, d->vb);
-        d->vb = orc;
-    }
-    return rc;
-}
-
-/* The backend named (choose_backend) into d->vb, the oracle beside it; -vstep's is made later
- * (the agent before the command runs, or ptrace with -p). */
-static int new_backend(daemon_t *d, const char *backend, const char *why, char *err)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    dcpi_vbackend_bp_opts_t bo = {.budget_pct =
-                                      o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET,
-                                  .keep_first = o->vbp_first};
-    if (d->evs[0].type == PERF_TYPE_SOFTWARE) /* cpu-clock, task-clock: ns */
-        bo.pc_ns = d->evs[0].period;
-    bo.pc_tick_ns = bo.pc_ns ? bo.pc_ns : d->evs[0].freq ? 1000000000ull / d->evs[0].freq : 0;
-    dcpi_vbackend_inproc_opts_t io = {
-        .budget_pct = o->vbudget > 0 ? o->vbudget : DCPI_DAEMON_DEFAULT_VBUDGET_INPROC,
-        .pc_ns = bo.pc_ns,
-        .plugin_dirs = o->plugin_dirs,
-        .max_bps = o->voracle ? 3 : 4}; /* the oracle's breakpoint takes a debug register */
-    int rc = 0;
-    if (!strcmp(backend, "inproc")) /* the budget measured here sets the ticks' period */
-        rc = dcpi_vbackend_inproc_new(d->vt, &io, &d->vb, err);
-    else if (!strcmp(backend, "bp")) /* the budget measured here sets the arm trigger's period */
-        rc = dcpi_vbackend_bp_new(d->vt, &bo, &d->vb);
-    else if (!strcmp(backend, "regs"))
-        rc = dcpi_vbackend_regs_new(d->vt, why, &d->vb);
-    if (rc == 0 && o->voracle)
-        rc = chain_oracle(d);
-    if (rc < 0)
-        return err[0] ? rc : dcpi__errf(err, rc, "-vtrace: %s", dcpi_strerror(rc));
-    return 0;
-}
-
-/* -vtrace: load the plugins and ask each what to capture. */
-static int setup_values(daemon_t *d, char *err)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    if (o->nvtrace == 0)
-        return 0;
-    int rc = load_plugins(d, err);
-    if (rc < 0)
-        return rc;
-    dcpi_values_opts_t vo = {
-        .rate = o->vrate, .hotsize = o->vhot, .max_summaries = o->vhash, .contexts = o->vcontext};
-    vo.isolate = !o->vinproc;
-    vo.timeout_ms = o->vtimeout_s * 1000u;
-    vo.record = o->vrecord;
-    vo.oracle = o->voracle != NULL;
-    char why[DCPI_ERRLEN] = ""; /* why not the bp backend */
-    vo.backend = choose_backend(d, why);
-    vo.record_max = (uint64_t)(o->vrecord_max ? o->vrecord_max : DCPI_DAEMON_DEFAULT_VRECORD_MB)
-                    << 20;
-    if ((rc = dcpi_values_new(d->vps, d->lm, &vo, &d->vt, err)) < 0)
-        return rc;
-    if ((rc = new_backend(d, vo.backend, why, err)) < 0)
-        return rc;
-    if (o->vstep)
-        dcpi__log(DCPI_LOG_INFO,
-                  "value profiling: %u plugins, step backend, bursts of %u, %u bursts/s per "
-                  "thread",
-                  dcpi_values_nplugins(d->vt), vburst(d),
-                  o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE);
-    else
-        dcpi__log(DCPI_LOG_INFO,
-                  "value profiling: %u plugins, %s backend, regs mask 0x%" PRIx64
-                  ", %u value samples/s per CPU%s",
-                  dcpi_values_nplugins(d->vt), vo.backend, dcpi_values_regs_mask(d->vt),
-                  dcpi_values_rate(d->vt), o->vcontext ? ", contexts" : "");
-    return 0;
-}
-
-static uint64_t ns_per_sample(const daemon_t *d)
-{
-    const dcpi_event_spec_t *e = &d->evs[0];
-    if (e->type == PERF_TYPE_SOFTWARE && e->period)
-        return e->period; /* cpu-clock, task-clock: nanoseconds */
-    return 1000000000ull / (e->freq ? e->freq : d->o->freq ? d->o->freq : 1000);
-}
-
-/* -vstep: the agent (before the command is spawned) or ptrace (target: the -p process). */
-int dcpi__daemon_setup_vstep(daemon_t *d, pid_t target, char *err)
-{
-    const dcpi_daemon_opts_t *o = d->o;
-    dcpi_vstep_opts_t so = {.burst = vburst(d),
-                            .rate = o->vrate ? o->vrate : DCPI_DAEMON_DEFAULT_VSTEP_RATE,
-                            .keep_first = o->vstep_first,
-                            .plugin_dirs = o->plugin_dirs,
-                            .ns_per_sample = ns_per_sample(d)};
-    dcpi_vbackend_t *b = NULL;
-    int rc = d->mode == DCPI_SAMPLE_COMMAND ? dcpi_vstep_agent_new(d->vt, &so, &b, err)
-                                            : dcpi_vstep_ptrace_new(d->vt, &so, target, &b, err);
-    if (rc == 0)
-        dcpi_vbackend_chain(&d->vb, b);
-    return rc;
-}
-
-/* The part of the setup before the target runs: database, log, lock, events, plugins. */
+/* The part of the setup before the target runs: database, log, lock, events, tables, the parts'
+ * setup (-vtrace's plugins), stacks. */
 int dcpi__daemon_setup_base(daemon_t *d, char *err)
 {
     int rc = setup_db(d, err);
@@ -433,9 +228,13 @@ int dcpi__daemon_setup_base(daemon_t *d, char *err)
     rc = rc < 0 ? rc : dcpi_db_lock(d->db, d->platform, &d->lock_fd, err);
     rc = rc < 0 ? rc : setup_events(d, err);
     rc = rc < 0 ? rc : setup_tables(d, err);
-    rc = rc < 0 ? rc : setup_values(d, err);
-    if (rc == 0 && d->o->vstep && d->mode == DCPI_SAMPLE_COMMAND)
-        rc = dcpi__daemon_setup_vstep(d, 0, err);
+    if (rc == 0) {
+        char names[512];
+        dcpi__parts_names(names, sizeof names);
+        dcpi__log(DCPI_LOG_INFO, "parts: %s", names);
+    }
+    rc = rc < 0 ? rc : dcpi__parts_setup(d, err); /* the kernel, the caches, the values, ... */
+    rc = rc < 0 ? rc : setup_stacks(d, err);
     return rc;
 }
 
@@ -445,7 +244,7 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
     if (d->mode == DCPI_SAMPLE_PID && kill(target, 0) < 0 && errno == ESRCH)
         return dcpi__errf(err, DCPI_ESRCH, "-p %d: no such process", (int)target);
     int rc = open_sampler(d, target, err);
-    rc = rc < 0 ? rc : dcpi_vbackend_start(d->vb, d->smp, err);
+    rc = rc < 0 ? rc : dcpi__parts_start(d, err); /* the value backend, the pusher, ... */
     rc = rc < 0 ? rc : dcpi__daemon_new_epoch(d, err);
     if (rc < 0)
         return rc;
@@ -458,25 +257,21 @@ int dcpi__daemon_setup_sampling(daemon_t *d, pid_t target, const sigset_t *sigs,
         return dcpi__errf(err, rc, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
     d->start = dcpi__monotonic_s();
     d->next_flush = d->start + d->o->flush_s;
-    return rc < 0 ? rc : dcpi__daemon_push_start(d, err);
+    return rc;
 }
 
 void dcpi__daemon_cleanup(daemon_t *d)
 {
-    dcpi__daemon_push_stop(d); /* sends what the last flush spooled (at most 5 s) */
-    dcpi__parts_exit(d);       /* the parts' own states: the cache writer waited for, ... */
+    /* the parts' own states: the pusher's last sends (at most 5 s), the cache writer waited for,
+     * the value backend before the sampler (its breakpoints write into the rings) */
+    dcpi__parts_exit(d);
     if (d->sock_path[0])
         unlink(d->sock_path);
     int fds[] = {d->sock_fd, d->epfd, d->tfd, d->sfd, d->pidfd, d->lock_fd};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    /* the backend before the sampler (its breakpoints write into the rings) and the sink (its
-     * step encoders write into the sink's traces) */
-    dcpi_vbackend_free(d->vb);
     dcpi_sampler_close(d->smp);
-    dcpi_values_free(d->vt); /* vp_prof_done, before the plugins are unloaded */
-    dcpi_vp_set_free(d->vps);
     dcpi_dstacks_free(d->stk);
     dcpi_loadmap_free(d->lm);
     dcpi_agg_free(d->agg);

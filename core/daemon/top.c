@@ -20,6 +20,8 @@
 #include "core/daemon/daemon-int.h"
 #include "core/image/symbols.h"
 
+DCPI_DAEMON_PART_DECLARE(top);
+
 #define TOP_MAX_ROWS 200
 
 /* The part's state: a window of PC samples while a client watches. */
@@ -47,7 +49,7 @@ typedef struct top_filter {
 
 static daemon_top_t *top_of(const daemon_t *d)
 {
-    return dcpi__part_if(d, &dcpi__part_top);
+    return dcpi__part_if(d, &part_top);
 }
 
 /* A sample of the first event while the view is on. */
@@ -256,9 +258,5 @@ static int top_control(daemon_t *d, void *self, const char *cmd, dcpi__answer_t 
     return 1;
 }
 
-const dcpi__part_ops_t dcpi__part_top = {.name = "top",
-                                         .size = sizeof(daemon_top_t),
-                                         .sample = top_sample,
-                                         .tick = top_idle,
-                                         .control = top_control,
-                                         .exit = top_free};
+DCPI_DAEMON_PART(top, .order = 20, .size = sizeof(daemon_top_t), .sample = top_sample,
+                 .tick = top_idle, .control = top_control, .exit = top_free);

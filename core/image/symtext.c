@@ -1,6 +1,7 @@
 /*
  * symtext.c - symbol tables from text: kallsyms files (plain or gzip) and perf maps
- * (/tmp/perf-PID.map of JIT compilers).
+ * (/tmp/perf-PID.map of JIT compilers), each a parser of one line over one reader of the
+ * file's lines (open_lines).
  */
 #include "core/image/symbols.h"
 
@@ -57,63 +58,14 @@ static int parse_kallsyms_line(char *line, ent_t *e, const char *pool)
     return 1;
 }
 
-/* Every line of the pool; a line that is not a kallsyms line (a damaged snapshot: binary, cut
- * or another format) fails the whole file with DCPI_EFORMAT and its number in *bad. */
-static int parse_kallsyms(builder_t *b, size_t *bad)
-{
-    char *p = b->pool, *end = b->pool + b->plen;
-    for (size_t lineno = 1; p < end; lineno++) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *stop = nl ? nl : end;
-        ent_t e;
-        int kept = memchr(p, '\0', (size_t)(stop - p)) ? -1 : 0;
-        if (nl)
-            *nl = '\0';
-        if (kept == 0 && (nl || stop > p))
-            kept = parse_kallsyms_line(p, &e, b->pool);
-        if (kept < 0) {
-            *bad = lineno;
-            return DCPI_EFORMAT;
-        }
-        if (kept > 0) {
-            int rc = dcpi__sym_push(b, e);
-            if (rc < 0)
-                return rc;
-        }
-        p = nl ? nl + 1 : end;
-    }
-    return 0;
-}
-
-int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
-{
-    if (!path || !out)
-        return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
-    *out = NULL;
-    builder_t b = {0};
-    void *text = NULL;
-    int rc = dcpi__read_file_gz(path, 0, &text, &b.plen, err);
-    if (rc < 0)
-        return rc;
-    b.pool = text;
-    size_t bad = 0;
-    rc = parse_kallsyms(&b, &bad);
-    if (rc == 0)
-        rc = dcpi__sym_finish(&b, out);
-    if (rc == DCPI_EFORMAT)
-        dcpi__errf(err, rc, "%s: line %zu is not a symbol line (ADDRESS TYPE NAME)", path, bad);
-    else if (rc < 0)
-        dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
-    dcpi__sym_builder_free(&b);
-    return rc;
-}
-
 /* ---- perf maps ---------------------------------------------------------------------------- */
 
 /* Parse one line in place: "START SIZE NAME" (hex, hex, the rest). 1 to keep it, 0 to leave it
- * out (size 0), -1 when it is no such line. */
+ * out (size 0, an empty line), -1 when it is no such line. */
 static int parse_perfmap_line(char *line, ent_t *e, const char *pool)
 {
+    if (!*line)
+        return 0; /* an empty line */
     char *end = NULL, *end2 = NULL;
     uint64_t addr = strtoull(line, &end, 16);
     if (end == line || *end != ' ')
@@ -130,7 +82,42 @@ static int parse_perfmap_line(char *line, ent_t *e, const char *pool)
     return 1;
 }
 
-int dcpi_symtab_open_perfmap(const char *path, dcpi_symtab_t **out, char *err)
+/* ---- both: a file of lines --------------------------------------------------------------- */
+
+typedef int (*parse_line_fn)(char *line, ent_t *e, const char *pool);
+
+/* Every line of the pool through parse; a line it refuses (a damaged file: binary, cut or
+ * another format) fails the whole file with DCPI_EFORMAT and its number in *bad. */
+static int parse_lines(builder_t *b, parse_line_fn parse, size_t *bad)
+{
+    char *p = b->pool, *end = b->pool + b->plen;
+    for (size_t lineno = 1; p < end; lineno++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *stop = nl ? nl : end;
+        ent_t e;
+        int kept = memchr(p, '\0', (size_t)(stop - p)) ? -1 : 0;
+        if (nl)
+            *nl = '\0';
+        if (kept == 0)
+            kept = parse(p, &e, b->pool);
+        if (kept < 0) {
+            *bad = lineno;
+            return DCPI_EFORMAT;
+        }
+        if (kept > 0) {
+            int rc = dcpi__sym_push(b, e);
+            if (rc < 0)
+                return rc;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* The table of the file at path (plain or gzip), line by line through parse; form names the
+ * lines' form in the error of a line that is not one. */
+static int open_lines(const char *path, parse_line_fn parse, const char *form, dcpi_symtab_t **out,
+                      char *err)
 {
     if (!path || !out)
         return dcpi__errf(err, DCPI_EINVAL, "%s: invalid argument", path ? path : "(null)");
@@ -141,30 +128,24 @@ int dcpi_symtab_open_perfmap(const char *path, dcpi_symtab_t **out, char *err)
     if (rc < 0)
         return rc;
     b.pool = text;
-    char *p = b.pool, *end = b.pool + b.plen;
-    size_t lineno = 1;
-    for (; rc == 0 && p < end; lineno++) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *stop = nl ? nl : end;
-        int kept = memchr(p, '\0', (size_t)(stop - p)) ? -1 : 0;
-        if (nl)
-            *nl = '\0';
-        ent_t e;
-        if (kept == 0 && stop > p)
-            kept = parse_perfmap_line(p, &e, b.pool);
-        if (kept < 0)
-            rc = DCPI_EFORMAT;
-        else if (kept > 0)
-            rc = dcpi__sym_push(&b, e);
-        p = nl ? nl + 1 : end;
-    }
+    size_t bad = 0;
+    rc = parse_lines(&b, parse, &bad);
     if (rc == 0)
         rc = dcpi__sym_finish(&b, out);
     if (rc == DCPI_EFORMAT)
-        dcpi__errf(err, rc, "%s: line %zu is not a perf map line (START SIZE NAME)", path,
-                   lineno - 1);
+        dcpi__errf(err, rc, "%s: line %zu is not a %s", path, bad, form);
     else if (rc < 0)
         dcpi__errf(err, rc, "%s: %s", path, dcpi_strerror(rc));
     dcpi__sym_builder_free(&b);
     return rc;
+}
+
+int dcpi_symtab_open_kallsyms(const char *path, dcpi_symtab_t **out, char *err)
+{
+    return open_lines(path, parse_kallsyms_line, "symbol line (ADDRESS TYPE NAME)", out, err);
+}
+
+int dcpi_symtab_open_perfmap(const char *path, dcpi_symtab_t **out, char *err)
+{
+    return open_lines(path, parse_perfmap_line, "perf map line (START SIZE NAME)", out, err);
 }

@@ -215,15 +215,6 @@ int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
     return rc;
 }
 
-size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
-                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
-                                   size_t len)
-{
-    dcpi_lst_vp_t vp = {.name = "plugin", .d = d};
-    int rc = dcpi_listing_hotlist(s, inst, &vp, o, buf, len, NULL);
-    return rc > 0 ? (size_t)rc : 0;
-}
-
 /* The texts of one instruction (its vtext array made here). */
 static int prepare_insn(dcpi_listing_t *ls, dcpi_lst_insn_t *in, const dcpi_lst_vopts_t *vo,
                         char *err)

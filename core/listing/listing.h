@@ -132,19 +132,6 @@ size_t dcpi_listing_set_lines(dcpi_listing_t *ls, const dcpi_srclines_t *sl);
 int dcpi_listing_set_values(dcpi_listing_t *ls, size_t v, uint64_t vaddr, const dcpi_vsummary_t *s);
 
 /*
- * The hotlist text of one instruction: the plugin's vp_preface(inst) (NULL table or NULL
- * vp_preface: none; vp_preface returning NULL: empty text), then up to o->show pairs sorted by
- * count, "(P% V)" with P = count / vtot * 100 to one decimal and V = vp_format(inst, value)
- * ("0x%llx" when there is no vp_format or it returns NULL), " @0xc0,0xc1" inside the
- * parentheses when a context is non-zero; pairs with P below o->cutoff print as "." (adjacent
- * dots, as DCPI's "..."). Writes into buf (truncated to len) and returns the length wanted.
- * The plugin calls are guarded; a fault gives an empty text (dcpi_listing_hotlist reports it).
- */
-size_t dcpi_listing_format_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
-                                   const vp_dispatch_t *d, const dcpi_lst_vopts_t *o, char *buf,
-                                   size_t len);
-
-/*
  * As dcpi_listing_format_hotlist, for value profile vp (its plugin named in err), with the
  * plugin's faults reported: returns the length wanted, or DCPI_EPLUGIN with err (DCPI_ERRLEN,
  * may be NULL) "PLUGIN: vp_format crashed (SIGSEGV)" and the like (see the top of this file).
@@ -175,6 +162,15 @@ int dcpi_listing_value_missing(const dcpi_ventry_t *e);
 /* A hotlist whose bound exceeds this many points is marked "few" by the printers. */
 #define DCPI_LST_FEW_BOUND 10.0
 
+/*
+ * The hotlist text of one instruction: plugin vp's vp_preface(inst) (NULL table or NULL
+ * vp_preface: none; vp_preface returning NULL: empty text), then up to o->show pairs sorted by
+ * count, "(P% V)" with P = count / vtot * 100 to one decimal and V = vp_format(inst, value)
+ * ("0x%llx" when there is no vp_format or it returns NULL), " @0xc0,0xc1" inside the
+ * parentheses when a context is non-zero; pairs with P below o->cutoff print as "." (adjacent
+ * dots, as DCPI's "..."). Writes into buf (truncated to len) and returns the length wanted;
+ * the plugin calls are guarded: a fault gives an empty text and a negative error (err).
+ */
 int dcpi_listing_hotlist(const dcpi_vsummary_t *s, const trace_inst_t *inst,
                          const dcpi_lst_vp_t *vp, const dcpi_lst_vopts_t *o, char *buf, size_t len,
                          char *err);

@@ -126,11 +126,6 @@ static slot_t *find_slot(const dcpi_agg_t *a, uint32_t image, uint16_t event, ui
     }
 }
 
-int dcpi_agg_add(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint64_t count)
-{
-    return dcpi_agg_add_proc(a, image, event, offset, 0, count);
-}
-
 int dcpi_agg_add_proc(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint32_t proc,
                       uint64_t count)
 {

@@ -39,9 +39,8 @@ typedef struct dcpi_agg_entry {
 int dcpi_agg_new(size_t entries, dcpi_agg_t **out);
 void dcpi_agg_free(dcpi_agg_t *a);
 
-/* Add count to key (process proc; dcpi_agg_add: process 0). Returns 0, or DCPI_EFULL when the
- * key is new and the table has no free slot left (nothing is added then). Never allocates. */
-int dcpi_agg_add(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint64_t count);
+/* Add count to key (process proc). Returns 0, or DCPI_EFULL when the key is new and the table
+ * has no free slot left (nothing is added then). Never allocates. */
 int dcpi_agg_add_proc(dcpi_agg_t *a, uint32_t image, uint16_t event, uint32_t offset, uint32_t proc,
                       uint64_t count);
 /* Current count of (image, event, offset) over every process (0 if absent; scans the table:
