@@ -22,8 +22,8 @@ static int agg_status(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
         return 0;
     }
     dcpi_fleet_agg_t a;
-    dcpi_fleet_filter_t all = {0};
-    int rc = dcpi_fleet_agg_plan(f, info, &all, &a, err);
+    int rc = dcpi_fleet_agg_state(f, info, &a, err);
+    const char *raw = getenv("DCPI_FLEET_RAW");
     char line[256], *p = a.dlist.p;
     size_t days = 0;
     for (; p && *p; p++)
@@ -32,7 +32,7 @@ static int agg_status(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
         snprintf(line, sizeof line, "aggregate: %zu days built, %zu commits changed since%s%s",
                  a.use ? days + 1 : 0, a.nx,
                  a.rawdays ? ", days not built (dcpictl -fleet URL aggregate)" : "",
-                 getenv("DCPI_FLEET_RAW") ? " (DCPI_FLEET_RAW: not used)" : "");
+                 raw && *raw && strcmp(raw, "0") ? " (DCPI_FLEET_RAW: not used)" : "");
         out(arg, line);
     }
     dcpi_fleet_agg_free(&a);

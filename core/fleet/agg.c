@@ -21,7 +21,7 @@
 static const struct aggtab {
     const char *name;
     unsigned width; /* seconds of the time buckets (hs, he) */
-} tabs[2] = {{"agg_samples", 3600}, {"agg_procs", 86400}};
+} tabs[2] = {{"agg_samples", 600}, {"agg_procs", 86400}};
 
 /* ---- the plan ---------------------------------------------------------------------------- */
 
@@ -32,21 +32,25 @@ static void current(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
                      dcpi_fleet_dbname(f));
 }
 
-/* Each day's counted commits (number, sum of ids) beside its current build's: "c DAY N SUM" rows
- * and "b DAY AB N SUM" rows. */
+/* Each day's manifest rows (number, sum of commit ids, newest push) beside those its current
+ * build saw: "c DAY N SUM MAX" and "b DAY AB N SUM MAX" rows. Manifest rows are only ever
+ * added (a day's expiry drops the build's day too), so a day whose rows are the build's has
+ * the build's counted commits; any other difference (a merge of a retried insert's duplicate
+ * row) only sends the day through the changes' query. */
 static void days_sql(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
 {
-    dcpi_fbuf_str(sql, "SELECT 'c', toString(d), toString(count()), toString(sum(c)), '' FROM ");
-    dcpi_fleet_counted(f, sql);
+    const char *db = dcpi_fleet_dbname(f);
     dcpi_fbuf_printf(sql,
-                     " WHERE k != 'symbols' GROUP BY d UNION ALL SELECT 'b', toString(day), "
-                     "toString(argMax(ab, built)), toString(argMax(commits, built)), "
-                     "toString(argMax(cidsum, built)) FROM %s.agg_days GROUP BY day",
-                     dcpi_fleet_dbname(f));
+                     "SELECT 'c', toString(day), toString(count()), toString(sum(cid)), "
+                     "toString(max(pushed)), '' FROM %s.manifest WHERE kind != 'symbols' GROUP BY "
+                     "day UNION ALL SELECT 'b', toString(day), toString(argMax(ab, built)), "
+                     "toString(argMax(mrows, built)), toString(argMax(msum, built)), "
+                     "toString(argMax(mmax, built)) FROM %s.agg_days GROUP BY day",
+                     db, db);
 }
 
 typedef struct dayfp {
-    char day[16], ab[24], fp[48]; /* fp: "N SUM" */
+    char day[16], ab[24], fp[72]; /* fp: "N SUM MAX" */
 } dayfp_t;
 
 static int day_add(dayfp_t **v, size_t *n, char **fld, int built)
@@ -58,7 +62,7 @@ static int day_add(dayfp_t **v, size_t *n, char **fld, int built)
     dayfp_t *d = &nv[(*n)++];
     snprintf(d->day, sizeof d->day, "%s", fld[0]);
     snprintf(d->ab, sizeof d->ab, "%s", built ? fld[1] : "");
-    snprintf(d->fp, sizeof d->fp, "%s %s", fld[built + 1], fld[built + 2]);
+    snprintf(d->fp, sizeof d->fp, "%s %s %s", fld[built + 1], fld[built + 2], fld[built + 3]);
     return 0;
 }
 
@@ -94,8 +98,8 @@ static int plan_days(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, dcpi_fbuf_t *stale, c
     int rc = dcpi_fbuf_ok(&sql);
     if (rc == 0)
         rc = dcpi_fleet_query(f, sql.p, &out, err);
-    char *cur = out.p, *fld[5];
-    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 5) == 5)
+    char *cur = out.p, *fld[6];
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 6) == 6)
         rc = fld[0][0] == 'b' ? day_add(&blt, &nb, fld + 1, 1) : day_add(&cnt, &nc, fld + 1, 0);
     if (rc == 0)
         classify(a, cnt, nc, blt, nb, stale);
@@ -147,7 +151,16 @@ int dcpi_fleet_agg_plan(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
 {
     *a = (dcpi_fleet_agg_t){0};
     const char *raw = getenv("DCPI_FLEET_RAW");
-    if (!info->agg || info->cluster[0] || flt->hosts || (raw && *raw && strcmp(raw, "0")))
+    if (flt->hosts || (raw && *raw && strcmp(raw, "0")))
+        return 0;
+    return dcpi_fleet_agg_state(f, info, a, err);
+}
+
+int dcpi_fleet_agg_state(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, dcpi_fleet_agg_t *a,
+                         char *err)
+{
+    *a = (dcpi_fleet_agg_t){0};
+    if (!info->agg || info->cluster[0])
         return 0;
     dcpi_fbuf_t stale = {0};
     int rc = plan_days(f, a, &stale, err);
@@ -250,8 +263,8 @@ static void raw_part(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, const dcpi_flee
     dcpi_fbuf_str(sql, ", ");
     built_weight(f, a, sql);
     dcpi_fbuf_str(sql, ", toInt64(");
-    if (others) {
-        dcpi_fleet_committed(f, sql);
+    if (others) { /* the newest commits, read from the builds where there are some */
+        dcpi_fleet_agg_committed(f, a, sql);
         dcpi_fbuf_str(sql, " AND ");
         window(flt, sql);
     } else
@@ -312,6 +325,14 @@ void dcpi_fleet_agg_committed(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, dcpi_f
         dcpi_fleet_committed(f, sql);
     }
     dcpi_fbuf_str(sql, ")");
+}
+
+void dcpi_fleet_agg_where(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a,
+                          const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql)
+{
+    dcpi_fbuf_str(sql, " WHERE ");
+    dcpi_fleet_agg_committed(f, a, sql);
+    dcpi_fleet_where_after(flt, procs, sql);
 }
 
 /* ---- the builds -------------------------------------------------------------------------- */
@@ -388,10 +409,29 @@ static void build_rows(dcpi_fleet_t *f, int t, const char *day, uint64_t ab, dcp
                      db, tabs[t].name, pc, ab, w, w, w, w, pc, db, day, db, day, ab, pc);
 }
 
+/* The day's manifest rows (number, sum of ids, newest push: days_sql's) before the build reads
+ * them (a commit that comes in during the build is then a change), as "N, SUM, MAX". */
+static int manifest_fp(dcpi_fleet_t *f, const char *day, char fp[80], char *err)
+{
+    dcpi_fbuf_t sql = {0};
+    dcpi_fbuf_printf(&sql,
+                     "SELECT concat(toString(count()), ', ', toString(sum(cid)), ', ', "
+                     "toString(max(pushed))) FROM %s.manifest WHERE kind != 'symbols' AND day = "
+                     "'%s'",
+                     dcpi_fleet_dbname(f), day);
+    int rc = dcpi_fbuf_ok(&sql);
+    if (rc == 0)
+        rc = dcpi_fleet_scalar(f, sql.p, fp, 80, err);
+    dcpi_fbuf_free(&sql);
+    return rc < 0 || strspn(fp, "0123456789, ") == strlen(fp) ? rc : DCPI_EFORMAT;
+}
+
 /* Build day: its counted commits, the two tables' rows of them, then the build's day row. */
 static int build_day(dcpi_fleet_t *f, const char *day, char *err)
 {
     const char *db = dcpi_fleet_dbname(f);
+    char fp[80] = "";
+    int rc = manifest_fp(f, day, fp, err);
     uint64_t ab = 0;
     if (getrandom(&ab, sizeof ab, 0) != sizeof ab)
         ab = (uint64_t)time(NULL) * 2654435761u;
@@ -403,17 +443,19 @@ static int build_day(dcpi_fleet_t *f, const char *day, char *err)
         ab);
     dcpi_fleet_counted(f, &sql);
     dcpi_fbuf_printf(&sql, " WHERE k != 'symbols' AND d = '%s'", day);
-    int rc = run(f, &sql, NULL, err);
+    if (rc == 0)
+        rc = run(f, &sql, NULL, err);
     for (int t = 0; rc == 0 && t < 2; t++) {
         build_rows(f, t, day, ab, &sql);
         rc = run(f, &sql, NULL, err);
     }
-    dcpi_fbuf_printf(
-        &sql,
-        "INSERT INTO %s.agg_days (day, ab, built, commits, cidsum) SELECT toDate('%s'), "
-        "toUInt64(%" PRIu64 "), toUInt64(%" PRIu64 "), count(), sum(cid) FROM "
-        "%s.agg_cids WHERE day = '%s' AND ab = %" PRIu64,
-        db, day, ab, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, db, day, ab);
+    dcpi_fbuf_reset(&sql);
+    dcpi_fbuf_printf(&sql,
+                     "INSERT INTO %s.agg_days (day, ab, built, commits, cidsum, mrows, msum, mmax) "
+                     "SELECT toDate('%s'), toUInt64(%" PRIu64 "), toUInt64(%" PRIu64
+                     "), count(), sum(cid), %s FROM %s.agg_cids WHERE day = '%s' AND ab = %" PRIu64,
+                     db, day, ab, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, fp,
+                     db, day, ab);
     if (rc == 0)
         rc = run(f, &sql, NULL, err);
     dcpi_fbuf_free(&sql);

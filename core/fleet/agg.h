@@ -46,6 +46,9 @@ typedef struct dcpi_fleet_agg {
  * a->use 0 (raw) for the cases above. 0, or the server's error. */
 int dcpi_fleet_agg_plan(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
                         const dcpi_fleet_filter_t *flt, dcpi_fleet_agg_t *a, char *err);
+/* The same for every host, whatever DCPI_FLEET_RAW says (dcpictl -fleet URL status). */
+int dcpi_fleet_agg_state(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, dcpi_fleet_agg_t *a,
+                         char *err);
 void dcpi_fleet_agg_free(dcpi_fleet_agg_t *a);
 
 /*
@@ -64,6 +67,11 @@ void dcpi_fleet_agg_from(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const d
  * manifest's GROUP BY read from the builds; dcpi_fleet_committed's without a->use, or with
  * changes too many to list. */
 void dcpi_fleet_agg_committed(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, dcpi_fbuf_t *sql);
+
+/* dcpi_fleet_where with the commits of dcpi_fleet_agg_committed (a data table without the
+ * aggregate: loss, chains). */
+void dcpi_fleet_agg_where(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a,
+                          const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
 
 /* dcpictl -fleet URL aggregate: build every day whose counted commits differ from its build's,
  * after deleting the builds an earlier run superseded; one line per day built into out. */

@@ -151,9 +151,7 @@ static int load_events(loadctx_t *c)
     dcpi_fleet_filter_t nf = *c->flt;
     nf.procsel = NULL;
     nf.build_id = NULL;
-    dcpi_fbuf_str(&sql, " WHERE ");
-    dcpi_fleet_agg_committed(c->f, &c->agg, &sql); /* cheaper than the manifest's GROUP BY */
-    dcpi_fleet_where_after(&nf, 0, &sql);
+    dcpi_fleet_agg_where(c->f, &c->agg, &nf, 0, &sql); /* cheaper than the manifest's GROUP BY */
     dcpi_fbuf_str(&sql, " GROUP BY event");
     if (rc == 0)
         rc = each_row(c, &sql, 2, on_loss, c->err);

@@ -19,6 +19,7 @@
 
 #include "core/base/err.h"
 #include "core/base/mem.h"
+#include "core/fleet/agg.h"
 #include "core/fleet/query.h"
 #include "core/fleet/schema.h"
 #include "dcpi/errno.h"
@@ -496,13 +497,16 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
     dcpi_fleet_info_t info = {.suffix = ""};
     dcpi_fleet_t *f = NULL;
     dcpi_fbuf_t sql = {0}, res = {0};
+    dcpi_fleet_agg_t agg = {0};
     int rc = dcpi_fleet_open(url, &f, err);
     if (rc == 0)
         rc = dcpi_fleet_check(f, &info, err);
+    if (rc == 0) /* the commits that count, read from the aggregate's builds where it has some */
+        rc = dcpi_fleet_agg_plan(f, &info, &any, &agg, err);
     if (rc == 0) {
         dcpi_fbuf_printf(&sql, "SELECT chain, sum(" W("cnt") ") FROM %s.chains%s",
                          dcpi_fleet_dbname(f), info.suffix);
-        dcpi_fleet_where(f, &any, 0, &sql);
+        dcpi_fleet_agg_where(f, &agg, &any, 0, &sql);
         dcpi_fbuf_str(&sql, " AND event = ");
         dcpi_fbuf_sqlstr(&sql, event);
         dcpi_fbuf_str(&sql, " GROUP BY chain");
@@ -519,6 +523,7 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&res);
+    dcpi_fleet_agg_free(&agg);
     dcpi_fleet_close(f);
     if (rc < 0) {
         dcpi_stackprof_free(sp);

@@ -55,7 +55,9 @@ static const struct table {
      1, 1},
     {"agg_cids", "day Date, ab UInt64, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (ab, cid)", 1, 1},
-    {"agg_days", "day Date, ab UInt64, built UInt64, commits UInt64, cidsum UInt64",
+    {"agg_days",
+     "day Date, ab UInt64, built UInt64, commits UInt64, cidsum UInt64, mrows UInt64, msum "
+     "UInt64, mmax UInt64",
      "MergeTree() PARTITION BY day ORDER BY (day, built)", 1, 1},
 };
 
