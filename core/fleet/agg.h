@@ -5,15 +5,18 @@
  * The raw rows stay the truth: a row counts when its commit (cid) is its slot's newest
  * (schema.h), and a re-push or a dcpipush of an epoch takes earlier commits out. The aggregate
  * is built per day by `dcpictl -fleet URL aggregate` (and init) from the commits that counted
- * then: agg_cids holds them (day, ab, cid), agg_samples sums their rows by (hour of the epoch's
- * start, hour of its end, event, image, offset), agg_procs by (day of start, day of end, event,
- * image, pid, command, offset), each row with its raw rows' number (n), count (cnt) and count
- * weighted by 1/duty (w); a row of agg_days (day, ab, commits, sum of cids) written last makes
- * build ab the day's (a build cut off never counts). A query reads the current builds, and the
- * raw rows of what changed since (a commit counted now and not in the build: +1, in the build
- * and no longer counted: -1), of the days without a build, and of the time buckets a -since or
- * -until cuts (dcpi_fleet_agg_from), grouped together with HAVING sum(n) > 0: the same rows as
- * the raw GROUP BY whatever was pushed, re-pushed or expired after the build.
+ * then: agg_cids holds them (day, ab, cid), agg_samples sums their rows by (10 minutes of the
+ * epoch's start, 10 minutes of its end, event, image, offset), agg_procs by (day of start, day of
+ * end, event, image, pid, command, offset), each row with its raw rows' number (n), count (cnt)
+ * and count weighted by 1/duty (w); a row of agg_days (day, ab, its commits' number and sum of
+ * ids, the day's manifest rows' number, sum of ids and newest push when the build began) written
+ * last makes build ab the day's (a build cut off never counts). A load first compares each day's
+ * manifest rows with its build's (one cheap query: rows are only added, so equal means the same
+ * counted commits), lists the commits of the days that differ (counted now and not built: +1,
+ * built and no longer counted: -1), then reads the current builds and the raw rows of those
+ * commits, of the days without a build, and of the time buckets a -since or -until cuts
+ * (dcpi_fleet_agg_from), grouped together with HAVING sum(n) > 0: the same rows as the raw GROUP
+ * BY whatever was pushed, re-pushed or expired after the build.
  *
  * A commit's rows all carry its manifest row's day (one epoch's start, batch.c), which is how a
  * day's build finds them and how expiry drops them with it. Not used (raw GROUP BY instead): a
@@ -42,7 +45,8 @@ typedef struct dcpi_fleet_agg {
     int xsets;          /* too many changes for literals: the weights by sets (slower) */
 } dcpi_fleet_agg_t;
 
-/* Whether and how flt's loads read the aggregate (one query: the builds and what changed since).
+/* Whether and how flt's loads read the aggregate (the builds, and what changed since: one query,
+ * two when a day's manifest changed).
  * a->use 0 (raw) for the cases above. 0, or the server's error. */
 int dcpi_fleet_agg_plan(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
                         const dcpi_fleet_filter_t *flt, dcpi_fleet_agg_t *a, char *err);
