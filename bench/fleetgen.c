@@ -9,7 +9,8 @@
  * EPOCHS ROWS LOCALDB|-
  * For tests/e2e/fleet_agg.sh: FLEETGEN_START (unix seconds of the first epoch), FLEETGEN_SEED
  * (other rows for the same slots: a re-push), FLEETGEN_DUTY (the duty of the odd hosts),
- * FLEETGEN_KIND=flush (commits as dcpid -push's flushes, which an "epoch" push supersedes).
+ * FLEETGEN_KIND=flush (commits as dcpid -push's flushes, which an "epoch" push supersedes),
+ * FLEETGEN_PERIOD (the event's period) and FLEETGEN_PREFIX (put before the rows' image paths).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,7 +85,8 @@ static int load_images(void)
 
 static uint32_t first_start = 1795564800u; /* 2026-11-25 00:00 UTC */
 static double odd_duty = 1;
-static const char *kind = "epoch";
+static const char *kind = "epoch", *prefix = "";
+static uint64_t period = 1000000;
 
 static void epoch_name(unsigned e, char *out, size_t len, uint32_t *start)
 {
@@ -108,7 +110,7 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
                           .event = "cpu-clock",
                           .estart = start,
                           .eend = start + 600,
-                          .period = 1000000,
+                          .period = period,
                           .duty = host[strlen(host) - 1] % 2 ? odd_duty : 1};
     snprintf(b->epoch, sizeof b->epoch, "%s", ep);
     int req[MAXIMG];
@@ -123,8 +125,8 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
         uint64_t cnt = 1 + next() % 20;
         const img_t *im = &imgs[i];
         dcpi_fleet_batch_key(b, DCPI_FLEET_T_SAMPLES, &k);
-        dcpi_fbuf_printf(o, "%s\t%s\t0\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%" PRIu64 "\n",
-                         im->info.id, im->path, im->info.tstart, im->info.tsize, im->hot[h],
+        dcpi_fbuf_printf(o, "%s\t%s%s\t0\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%" PRIu64 "\n",
+                         im->info.id, prefix, im->path, im->info.tstart, im->info.tsize, im->hot[h],
                          1000 + (unsigned)(next() % 50), comms[next() % 5], cnt);
         dcpi_fleet_batch_page(b, req[i], im->info.tstart + im->hot[h]);
         local[i][h] += cnt;
@@ -200,6 +202,11 @@ int main(int argc, char **argv)
         odd_duty = strtod(duty, NULL);
     if (k && !strcmp(k, "flush"))
         kind = "flush";
+    const char *pe = getenv("FLEETGEN_PERIOD"), *px = getenv("FLEETGEN_PREFIX");
+    if (pe && *pe)
+        period = strtoull(pe, NULL, 10);
+    if (px)
+        prefix = px;
     char err[DCPI_ERRLEN] = "";
     dcpi_fleet_t *f = NULL;
     dcpi_fleet_info_t info;

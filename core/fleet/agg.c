@@ -5,6 +5,7 @@
 #include "core/fleet/agg.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,20 @@
 #include "core/base/err.h"
 #include "dcpi/errno.h"
 
-/* More changed commits than this since the builds: weights by sets, not literals (the query
- * text stays under ClickHouse's max_query_size of 256 KiB). */
-#define MAXLIT 4000
+/* The changed commits travel with each query as the external table xc (cid, w): a set of any
+ * size, no long query text to parse (measured: 2880 commits as literals cost 150 ms a query). */
+#define XC      "xc"
+#define XC_PLUS "(SELECT cid FROM " XC " WHERE w > 0)"
+#define XC_MIN  "(SELECT cid FROM " XC " WHERE w < 0)"
+
+/* The last plan's changes, kept while the days' manifest rows and builds are the same (a load
+ * and its call chains, the views of one page): the days' query text is the key. */
+static struct {
+    pthread_mutex_t lock;
+    char *key;
+    dcpi_fbuf_t xrows;
+    size_t nx;
+} kept = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct aggtab {
     const char *name;
@@ -45,7 +57,7 @@ static void days_sql(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
                      "toString(max(pushed)), '' FROM %s.manifest WHERE kind != 'symbols' GROUP BY "
                      "day UNION ALL SELECT 'b', toString(day), toString(argMax(ab, built)), "
                      "toString(argMax(mrows, built)), toString(argMax(msum, built)), "
-                     "toString(argMax(mmax, built)) FROM %s.agg_days GROUP BY day",
+                     "toString(argMax(mmax, built)) FROM %s.agg_days GROUP BY day ORDER BY 1, 2",
                      db, db);
 }
 
@@ -89,7 +101,8 @@ static void classify(dcpi_fleet_agg_t *a, const dayfp_t *cnt, size_t nc, const d
 }
 
 /* The days' fingerprints into a (days, dlist, rawdays) and the stale builds into stale. */
-static int plan_days(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, dcpi_fbuf_t *stale, char *err)
+static int plan_days(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, dcpi_fbuf_t *stale, dcpi_fbuf_t *key,
+                     char *err)
 {
     dcpi_fbuf_t sql = {0}, out = {0};
     dayfp_t *cnt = NULL, *blt = NULL;
@@ -98,6 +111,11 @@ static int plan_days(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, dcpi_fbuf_t *stale, c
     int rc = dcpi_fbuf_ok(&sql);
     if (rc == 0)
         rc = dcpi_fleet_query(f, sql.p, &out, err);
+    dcpi_fbuf_printf(key, "%s\n%s\n", dcpi_fleet_url(f), dcpi_fleet_dbname(f));
+    dcpi_fbuf_add(key, out.p ? out.p : "", out.n);
+    dcpi_fbuf_add(key, "", 1);
+    if (rc == 0)
+        rc = dcpi_fbuf_ok(key);
     char *cur = out.p, *fld[6];
     while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 6) == 6)
         rc = fld[0][0] == 'b' ? day_add(&blt, &nb, fld + 1, 1) : day_add(&cnt, &nc, fld + 1, 0);
@@ -108,12 +126,6 @@ static int plan_days(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, dcpi_fbuf_t *stale, c
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&out);
     return rc;
-}
-
-static void list_add(dcpi_fbuf_t *b, const char *item)
-{
-    dcpi_fbuf_str(b, b->n ? ", " : "");
-    dcpi_fbuf_str(b, item);
 }
 
 /* The commits of the stale builds' days counted now and not built (+1), or built and no longer
@@ -138,12 +150,41 @@ static int plan_changes(dcpi_fleet_t *f, dcpi_fleet_agg_t *a, const dcpi_fbuf_t 
     if (rc == 0)
         rc = dcpi_fleet_query(f, sql.p, &out, err);
     char *cur = out.p, *fld[2];
-    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 2) == 2)
-        if (++a->nx <= MAXLIT)
-            list_add(fld[1][0] == '-' ? &a->xminus : &a->xplus, fld[0]);
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 2) == 2) {
+        dcpi_fbuf_printf(&a->xrows, "%s\t%s\n", fld[0], fld[1]);
+        a->nx++;
+    }
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&out);
-    return rc;
+    return rc == 0 ? dcpi_fbuf_ok(&a->xrows) : rc;
+}
+
+/* The changes of the plan whose days' text is key: kept ones (1), else none (0). */
+static int changes_kept(const char *key, dcpi_fleet_agg_t *a)
+{
+    pthread_mutex_lock(&kept.lock);
+    int hit = kept.key && !strcmp(kept.key, key);
+    if (hit && kept.xrows.n)
+        dcpi_fbuf_add(&a->xrows, kept.xrows.p, kept.xrows.n);
+    a->nx = hit ? kept.nx : 0;
+    pthread_mutex_unlock(&kept.lock);
+    return hit && dcpi_fbuf_ok(&a->xrows) == 0;
+}
+
+static void changes_keep(const char *key, const dcpi_fleet_agg_t *a)
+{
+    pthread_mutex_lock(&kept.lock);
+    free(kept.key);
+    dcpi_fbuf_reset(&kept.xrows);
+    kept.key = strdup(key);
+    if (a->xrows.n)
+        dcpi_fbuf_add(&kept.xrows, a->xrows.p, a->xrows.n);
+    kept.nx = a->nx;
+    if (dcpi_fbuf_ok(&kept.xrows) < 0) { /* not kept */
+        free(kept.key);
+        kept.key = NULL;
+    }
+    pthread_mutex_unlock(&kept.lock);
 }
 
 int dcpi_fleet_agg_plan(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
@@ -162,29 +203,33 @@ int dcpi_fleet_agg_state(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, dcpi_fl
     *a = (dcpi_fleet_agg_t){0};
     if (!info->agg || info->cluster[0])
         return 0;
-    dcpi_fbuf_t stale = {0};
-    int rc = plan_days(f, a, &stale, err);
-    if (rc == 0 && stale.n)
-        rc = dcpi_fbuf_ok(&stale) < 0 ? DCPI_ENOMEM : plan_changes(f, a, &stale, err);
+    dcpi_fbuf_t stale = {0}, key = {0};
+    int rc = plan_days(f, a, &stale, &key, err);
+    if (rc == 0 && stale.n && dcpi_fbuf_ok(&stale) < 0)
+        rc = DCPI_ENOMEM;
+    if (rc == 0 && stale.n && !changes_kept(key.p, a) &&
+        (rc = plan_changes(f, a, &stale, err)) == 0)
+        changes_keep(key.p, a);
     dcpi_fbuf_free(&stale);
-    a->xsets = a->nx > MAXLIT;
-    if (!a->xplus.n)
-        dcpi_fbuf_str(&a->xplus, "0"); /* no commit has id 0 (push.c) */
-    if (!a->xminus.n)
-        dcpi_fbuf_str(&a->xminus, "0");
-    if (rc == 0 && (dcpi_fbuf_ok(&a->days) < 0 || dcpi_fbuf_ok(&a->dlist) < 0 ||
-                    dcpi_fbuf_ok(&a->xplus) < 0 || dcpi_fbuf_ok(&a->xminus) < 0))
+    dcpi_fbuf_free(&key);
+    if (rc == 0 && (dcpi_fbuf_ok(&a->days) < 0 || dcpi_fbuf_ok(&a->dlist) < 0))
         rc = DCPI_ENOMEM;
     a->use = rc == 0 && a->days.n > 0;
     return rc;
+}
+
+int dcpi_fleet_agg_query(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, const char *sql,
+                         dcpi_fbuf_t *out, char *err)
+{
+    dcpi_fleet_ext_t xc = {XC, "cid UInt64, w Int64", &a->xrows};
+    return dcpi_fleet_query_ext(f, sql, a->use && a->nx ? &xc : NULL, out, err);
 }
 
 void dcpi_fleet_agg_free(dcpi_fleet_agg_t *a)
 {
     dcpi_fbuf_free(&a->days);
     dcpi_fbuf_free(&a->dlist);
-    dcpi_fbuf_free(&a->xplus);
-    dcpi_fbuf_free(&a->xminus);
+    dcpi_fbuf_free(&a->xrows);
 }
 
 /* ---- the subquery ------------------------------------------------------------------------ */
@@ -237,19 +282,12 @@ static void built(const dcpi_fleet_agg_t *a, const dcpi_fleet_filter_t *flt, uns
 }
 
 /* The weight of a built row: +1 counted now and not in the build, -1 the reverse. */
-static void built_weight(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, dcpi_fbuf_t *sql)
+static void built_weight(const dcpi_fleet_agg_t *a, dcpi_fbuf_t *sql)
 {
-    if (!a->xsets) {
-        dcpi_fbuf_printf(sql, "toInt64(cid IN (%s)) - toInt64(cid IN (%s))", a->xplus.p,
-                         a->xminus.p);
-        return;
-    }
-    dcpi_fbuf_str(sql, "toInt64(");
-    dcpi_fleet_committed(f, sql);
-    dcpi_fbuf_printf(sql,
-                     ") - toInt64((day, cid) IN (SELECT day, cid FROM %s.agg_cids WHERE "
-                     "(day, ab) IN (%s)))",
-                     dcpi_fleet_dbname(f), a->days.p);
+    if (a->nx)
+        dcpi_fbuf_str(sql, "toInt64(cid IN " XC_PLUS ") - toInt64(cid IN " XC_MIN ")");
+    else
+        dcpi_fbuf_str(sql, "toInt64(0)");
 }
 
 /* The raw rows' part: "SELECT cols, K AS n, n * cnt / duty AS w FROM samples PREWHERE ..." */
@@ -261,7 +299,7 @@ static void raw_part(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, const dcpi_flee
     dcpi_fbuf_printf(sql, "SELECT %s, if(", cols);
     built(a, flt, w, sql);
     dcpi_fbuf_str(sql, ", ");
-    built_weight(f, a, sql);
+    built_weight(a, sql);
     dcpi_fbuf_str(sql, ", toInt64(");
     if (others) { /* the newest commits, read from the builds where there are some */
         dcpi_fleet_agg_committed(f, a, sql);
@@ -271,12 +309,11 @@ static void raw_part(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, const dcpi_flee
         dcpi_fbuf_str(sql, "0");
     dcpi_fbuf_printf(sql, ")) AS n, n * cnt / duty AS w FROM %s.samples PREWHERE ",
                      dcpi_fleet_dbname(f));
-    if (a->xsets)
-        dcpi_fbuf_str(sql, "1");
-    else {
+    if (a->nx) {
         built(a, flt, w, sql);
-        dcpi_fbuf_printf(sql, " AND (cid IN (%s) OR cid IN (%s))", a->xplus.p, a->xminus.p);
-    }
+        dcpi_fbuf_str(sql, " AND cid IN (SELECT cid FROM " XC ")");
+    } else
+        dcpi_fbuf_str(sql, "0");
     if (others) {
         dcpi_fbuf_str(sql, " OR NOT ");
         built(a, flt, w, sql);
@@ -312,14 +349,14 @@ void dcpi_fleet_agg_from(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const d
 
 void dcpi_fleet_agg_committed(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, dcpi_fbuf_t *sql)
 {
-    if (!a->use || a->xsets) {
+    if (!a->use) {
         dcpi_fleet_committed(f, sql);
         return;
     }
-    dcpi_fbuf_printf(sql,
-                     "(cid IN (SELECT cid FROM %s.agg_cids WHERE (day, ab) IN (%s)) AND cid NOT "
-                     "IN (%s) OR cid IN (%s)",
-                     dcpi_fleet_dbname(f), a->days.p, a->xminus.p, a->xplus.p);
+    dcpi_fbuf_printf(sql, "(cid IN (SELECT cid FROM %s.agg_cids WHERE (day, ab) IN (%s))",
+                     dcpi_fleet_dbname(f), a->days.p);
+    if (a->nx)
+        dcpi_fbuf_str(sql, " AND cid NOT IN " XC_MIN " OR cid IN " XC_PLUS);
     if (a->rawdays) {
         dcpi_fbuf_printf(sql, " OR day NOT IN (%s) AND ", a->dlist.p);
         dcpi_fleet_committed(f, sql);

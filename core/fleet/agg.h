@@ -35,14 +35,14 @@
 
 /* What a load learned of the aggregate (dcpi_fleet_agg_plan), for its queries. */
 typedef struct dcpi_fleet_agg {
-    int use;            /* 1: read the aggregate */
-    dcpi_fbuf_t days;   /* "('DAY', AB), ...": each built day's current build */
-    dcpi_fbuf_t dlist;  /* "'DAY', ...": the built days */
-    dcpi_fbuf_t xplus;  /* "CID, ...": commits counted now, not in their day's build; "0": none */
-    dcpi_fbuf_t xminus; /* "CID, ...": commits in a build, no longer counted; "0": none */
-    size_t nx;          /* their number */
-    int rawdays;        /* days with commits and no build */
-    int xsets;          /* too many changes for literals: the weights by sets (slower) */
+    int use;           /* 1: read the aggregate */
+    dcpi_fbuf_t days;  /* "('DAY', AB), ...": each built day's current build */
+    dcpi_fbuf_t dlist; /* "'DAY', ...": the built days */
+    dcpi_fbuf_t xrows; /* "CID\tW\n" rows: commits counted now and not in their day's build
+                          (W 1), in a build and no longer counted (W -1); the queries' external
+                          table xc (dcpi_fleet_agg_query) */
+    size_t nx;         /* their number */
+    int rawdays;       /* days with commits and no build */
 } dcpi_fleet_agg_t;
 
 /* Whether and how flt's loads read the aggregate (the builds, and what changed since: one query,
@@ -54,6 +54,10 @@ int dcpi_fleet_agg_plan(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
 int dcpi_fleet_agg_state(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, dcpi_fleet_agg_t *a,
                          char *err);
 void dcpi_fleet_agg_free(dcpi_fleet_agg_t *a);
+/* Run a query that dcpi_fleet_agg_from, _committed or _where wrote for a (with its changes as
+ * the external table xc when there are some). */
+int dcpi_fleet_agg_query(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, const char *sql,
+                         dcpi_fbuf_t *out, char *err);
 
 /*
  * The rows of flt as a subquery "(SELECT cols, n, w FROM ... UNION ALL ...)" into sql: cols (a
@@ -68,8 +72,7 @@ void dcpi_fleet_agg_from(dcpi_fleet_t *f, const dcpi_fleet_info_t *info, const d
 
 /* The commits that count, as a condition on a data table's rows (cid, day) into sql: the builds'
  * commits (agg_cids) with the plan's changes and the raw days' newest commits, which is the
- * manifest's GROUP BY read from the builds; dcpi_fleet_committed's without a->use, or with
- * changes too many to list. */
+ * manifest's GROUP BY read from the builds; dcpi_fleet_committed's without a->use. */
 void dcpi_fleet_agg_committed(dcpi_fleet_t *f, const dcpi_fleet_agg_t *a, dcpi_fbuf_t *sql);
 
 /* dcpi_fleet_where with the commits of dcpi_fleet_agg_committed (a data table without the

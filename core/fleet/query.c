@@ -104,8 +104,8 @@ static int each_row(loadctx_t *c, dcpi_fbuf_t *b, int n, int (*fn)(loadctx_t *, 
 {
     dcpi_fbuf_t out = {0};
     int rc = dcpi_fbuf_ok(b);
-    if (rc == 0)
-        rc = dcpi_fleet_query(c->f, b->p, &out, err);
+    if (rc == 0) /* with the aggregate's changes (agg.h) */
+        rc = dcpi_fleet_agg_query(c->f, &c->agg, b->p, &out, err);
     char *cur = out.p, *fld[16];
     int got;
     while (rc == 0 && (got = dcpi_fleet_tsv_line(&cur, fld, 16)) != 0) {
@@ -142,9 +142,18 @@ static int load_events(loadctx_t *c)
 {
     const char *db = dcpi_fleet_dbname(c->f), *sx = c->info->suffix;
     dcpi_fbuf_t sql = {0};
-    dcpi_fbuf_str(&sql, "SELECT event, min(period), 0");
-    from(c, 0, "event, period", &sql);
-    dcpi_fbuf_str(&sql, " GROUP BY event HAVING sum(n) > 0 ORDER BY event");
+    /* the periods of rows that count: a group's sum(n) is its counted raw rows, whatever the
+     * aggregate's rows and corrections (agg.h) that make it; the raw rows all count */
+    if (c->agg.use) {
+        dcpi_fbuf_str(&sql, "SELECT event, min(period), 0 FROM (SELECT event, period");
+        from(c, 0, "event, period", &sql);
+        dcpi_fbuf_str(&sql, " GROUP BY event, period HAVING sum(n) > 0) GROUP BY event");
+    } else {
+        dcpi_fbuf_str(&sql, "SELECT event, min(period), 0");
+        from(c, 0, "event, period", &sql);
+        dcpi_fbuf_str(&sql, " GROUP BY event");
+    }
+    dcpi_fbuf_str(&sql, " ORDER BY event");
     int rc = each_row(c, &sql, 3, on_event, c->err);
     dcpi_fbuf_reset(&sql);
     dcpi_fbuf_printf(&sql, "SELECT event, sum(lost) FROM %s.loss%s", db, sx);
@@ -215,12 +224,22 @@ static int load_samples(loadctx_t *c)
 {
     dcpi_fbuf_t sql = {0};
     /* grouped by build-id alone: one build-id is one code, wherever it was mapped from (its
-     * path and text the least of those pushed: the same whichever rows are read) */
+     * path and text the least of those of rows that count: through the aggregate, of the groups
+     * with counted raw rows; the raw rows all count) */
+    const char *cols = "build_id, path, kind, tstart, tsize, event, off";
     dcpi_fbuf_str(&sql, "SELECT build_id, min(path), min(kind), min(tstart), min(tsize), event, "
-                        "off, toUInt64(round(sum(w)))");
-    from(c, 0, "build_id, path, kind, tstart, tsize, event, off", &sql);
-    dcpi_fbuf_str(&sql,
-                  " GROUP BY build_id, event, off HAVING sum(n) > 0 ORDER BY build_id, event, off");
+                        "off, toUInt64(round(sum(sw)))");
+    if (c->agg.use) {
+        dcpi_fbuf_printf(&sql, " FROM (SELECT %s, sum(w) AS sw", cols);
+        from(c, 0, cols, &sql);
+        dcpi_fbuf_printf(&sql, " GROUP BY %s HAVING sum(n) > 0)", cols);
+    } else {
+        dcpi_fbuf_str(&sql,
+                      " FROM (SELECT build_id, path, kind, tstart, tsize, event, off, w AS sw");
+        from(c, 0, cols, &sql);
+        dcpi_fbuf_str(&sql, ")");
+    }
+    dcpi_fbuf_str(&sql, " GROUP BY build_id, event, off ORDER BY build_id, event, off");
     int rc = each_row(c, &sql, 8, on_sample, c->err);
     dcpi_fbuf_free(&sql);
     return rc;

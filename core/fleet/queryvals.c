@@ -511,7 +511,7 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
         dcpi_fbuf_sqlstr(&sql, event);
         dcpi_fbuf_str(&sql, " GROUP BY chain");
         if ((rc = dcpi_fbuf_ok(&sql)) == 0)
-            rc = dcpi_fleet_query(f, sql.p, &res, err);
+            rc = dcpi_fleet_agg_query(f, &agg, sql.p, &res, err);
     }
     size_t lines = 0;
     for (size_t i = 0; rc == 0 && i < res.n; i++)

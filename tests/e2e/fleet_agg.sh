@@ -1,7 +1,7 @@
 #!/bin/bash
 # fleet_agg.sh - the fleet's aggregate (core/fleet/agg.h) against the raw rows: every view that
 # reads it (dcpiprof by procedure, by image, -procs, -comm, -pid, -since/-until windows that cut
-# hours, dcpilist of one image) equals the same view with DCPI_FLEET_RAW=1 (the raw GROUP BY)
+# its 10-minute buckets, dcpilist of one image) equals the same view with DCPI_FLEET_RAW=1 (the raw GROUP BY)
 # byte for byte, on a store of bench/fleetgen's synthetic hosts over three days (odd hosts at duty
 # 0.25, epochs 7 minutes off the hour), after each of: the first build; re-pushed slots, an
 # "epoch" push superseding built "flush" commits, a new host and a new day since the build (the
@@ -63,18 +63,22 @@ status() { "$BIN/dcpictl" -fleet "$U" status 2>&1 | grep '^aggregate'; }
 # --- day A (to expire), day B (its first two hosts also as dcpid -push flushes), day-B flushes
 # of hosts 6 and 7 that an epoch push supersedes after the build
 gen $A 0 6
-gen $B 0 6
+gen $B 0 3 FLEETGEN_PERIOD=500000 FLEETGEN_PREFIX=/a # all re-pushed after the build: the least
+gen $B 3 3                                           # period and paths only in superseded rows
 gen $B 6 2 FLEETGEN_KIND=flush FLEETGEN_SEED=5
 # the hottest procedure and its image, for dcpilist
 DCPI_FLEET_RAW=1 "$BIN/dcpiprof" -fleet "$U" >"$T/top" 2>&1
 hot=$(awk '/^ *[0-9]/ && NF >= 5 { print $4; exit }' "$T/top")
 hotimg=$(awk '/^ *[0-9]/ && NF >= 5 { print $5; exit }' "$T/top")
+hotimg=${hotimg#/a} # the file (day B's first paths are /a/...: superseded later)
 [ -n "$hot" ] && [ -n "$hotimg" ] || fail "no hottest procedure: $(head -5 "$T/top")"
 status | grep -q "aggregate: 0 days built" || fail "before a build: $(status)"
 "$BIN/dcpictl" -fleet "$U" aggregate >"$T/a1" 2>&1 || fail "aggregate: $(cat "$T/a1")"
 [ "$(grep -c ' built$' "$T/a1")" = 2 ] || fail "first build: $(cat "$T/a1")"
 status | grep -q "aggregate: 2 days built, 0 commits changed since$" || fail "built: $(status)"
 check "built"
+grep -q '"image":"/a/' "$T/agg.proc" && grep -q '"period":500000' "$T/agg.proc" ||
+    fail "built: day B's first hosts' paths and period not shown: $(head -c 300 "$T/agg.proc")"
 
 # --- since the build: hosts 0-2 of day B re-pushed (other rows, same slots), hosts 6-7's epochs
 # pushed as dcpipush does (their built flushes stop counting), a new host, a new day
@@ -85,6 +89,8 @@ gen $C 0 2
 status | grep -q "aggregate: 2 days built, 132 commits changed since, days not built" ||
     fail "changes: $(status)" # 36 re-pushed out, 36 in, 24 flushes out, 24 epochs in, 12 new
 check "after re-pushes"
+grep -q '"image":"/a/' "$T/agg.proc" || grep -q '"period":500000' "$T/agg.proc" &&
+    fail "after re-pushes: the superseded rows' path or period shown: $(head -c 300 "$T/agg.proc")"
 
 # --- a row slipped into the current build of day B changes what the views say, and its
 # negative takes it out again (SummingMergeTree: the same key summed to nothing)
