@@ -6,6 +6,7 @@
 # store is unchanged, web/cache.c), beside dcpiprof -fleet's wall time for the same selection
 # (median of 3), and dcpiweb's resident memory and clickhouse-server's.
 #   bash bench/web_fleet.sh [BUILD]   (HOSTS=1000 EPOCHS=144 ROWS=30 PAR=2 by default)
+# NOAGG=1: without the pre-aggregated tables' help (DCPI_FLEET_RAW=1: the raw GROUP BY).
 # STORE=DIR keeps the server's directory in DIR: the first run pushes into it (and writes
 # DIR/pushed), later runs with the same DIR start the server on it again and skip the push, so a
 # change of the query code is measured on the same store (DIR is left in place; rm -rf it).
@@ -43,6 +44,14 @@ for g in "${gens[@]}"; do wait "$g" || { echo "fleetgen failed: $(cat "$T"/gen*.
 echo "pushed $HOSTS hosts x $EPOCHS epochs x $ROWS rows in $(echo "$(date +%s.%N) - $t0" | bc) s" | tee "$CH/pushed"
 fleet_sql "$FLEET_HTTP" "OPTIMIZE TABLE bench.samples FINAL" >/dev/null 2>&1
 fi
+# the aggregate (core/fleet/agg.h): built by init above when the store was reused, else now;
+# NOAGG=1 measures the raw GROUP BY instead (DCPI_FLEET_RAW=1, as before the aggregate)
+if [ "${NOAGG:-0}" = 1 ]; then
+    export DCPI_FLEET_RAW=1
+else
+    /usr/bin/time -f "dcpictl -fleet URL aggregate: %e s" "$B/dcpictl" -fleet "$U" aggregate
+fi
+"$B/dcpictl" -fleet "$U" status
 
 "$B/dcpiweb" -fleet "$U" -http 127.0.0.1:0 >"$T/web.log" 2>&1 &
 WPID=$!
@@ -71,6 +80,10 @@ row "processes" "/api/prof.json?procs=1" "$B/dcpiprof" -fleet "$U" -procs -json
 row "page document (procedures, flame, calls)" "/api/page.json"
 row "one host" "/api/prof.json?hosts=$host" "$B/dcpiprof" -fleet "$U" -host "$host" -json
 row "last hour" "/api/prof.json?since=1h" "$B/dcpiprof" -fleet "$U" -since 1h -json
+w1=2026-11-25T06:30 w2=2026-11-25T09:30 # 3 hours of fleetgen's day, cut inside hours
+row "3 hours" "/api/prof.json?since=$w1&until=$w2" "$B/dcpiprof" -fleet "$U" -since $w1 -until $w2 -json
+row "one command" "/api/prof.json?comm=web" "$B/dcpiprof" -fleet "$U" -comm web -json
+row "processes, one command" "/api/prof.json?procs=1&comm=web" "$B/dcpiprof" -fleet "$U" -procs -comm web -json
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "clickhouse-server: $(grep -E 'VmRSS|VmHWM' /proc/$(cat "$CH/pid")/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 echo "dcpiweb: $(grep -E 'VmRSS|VmHWM' /proc/$WPID/status | tr -s ' \t' ' ' | tr '\n' ' ')"
