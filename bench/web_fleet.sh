@@ -7,6 +7,8 @@
 # (median of 3), and dcpiweb's resident memory and clickhouse-server's.
 #   bash bench/web_fleet.sh [BUILD]   (HOSTS=1000 EPOCHS=144 ROWS=30 PAR=2 by default)
 # NOAGG=1: without the pre-aggregated tables' help (DCPI_FLEET_RAW=1: the raw GROUP BY).
+# REPUSH=N: after the aggregate's build, hosts 0..N-1 pushed again (other rows, the same slots:
+# 2 x N x EPOCHS commits changed since the build, which the views read raw).
 # STORE=DIR keeps the server's directory in DIR: the first run pushes into it (and writes
 # DIR/pushed), later runs with the same DIR start the server on it again and skip the push, so a
 # change of the query code is measured on the same store (DIR is left in place; rm -rf it).
@@ -26,7 +28,8 @@ if [ -e "$CH/pushed" ]; then
     FLEET_HTTP=$(sed -n 's|.*<http_port>\([0-9]*\)</http_port>.*|http://127.0.0.1:\1/|p' "$CH/config.xml")
     U="${FLEET_HTTP}?database=bench"
     echo "reused the store in $CH: $(cat "$CH/pushed")"
-    "$B/dcpictl" -fleet "$U" init >/dev/null || exit 1 # an older schema's store: upgraded
+    # a store an older dcpi made: the aggregate's tables added
+    "$B/dcpictl" -fleet "$U" status | grep -q "aggregate: none" && "$B/dcpictl" -fleet "$U" init
 else
 fleet_start "$CH"
 U="${FLEET_HTTP}?database=bench"
@@ -44,13 +47,14 @@ for g in "${gens[@]}"; do wait "$g" || { echo "fleetgen failed: $(cat "$T"/gen*.
 echo "pushed $HOSTS hosts x $EPOCHS epochs x $ROWS rows in $(echo "$(date +%s.%N) - $t0" | bc) s" | tee "$CH/pushed"
 fleet_sql "$FLEET_HTTP" "OPTIMIZE TABLE bench.samples FINAL" >/dev/null 2>&1
 fi
-# the aggregate (core/fleet/agg.h): built by init above when the store was reused, else now;
-# NOAGG=1 measures the raw GROUP BY instead (DCPI_FLEET_RAW=1, as before the aggregate)
-if [ "${NOAGG:-0}" = 1 ]; then
-    export DCPI_FLEET_RAW=1
-else
-    /usr/bin/time -f "dcpictl -fleet URL aggregate: %e s" "$B/dcpictl" -fleet "$U" aggregate
+# the aggregate (core/fleet/agg.h), then REPUSH hosts again; NOAGG=1 measures the raw GROUP BY
+# instead (DCPI_FLEET_RAW=1, as before the aggregate)
+/usr/bin/time -f "dcpictl -fleet URL aggregate: %e s" "$B/dcpictl" -fleet "$U" aggregate
+if [ "${REPUSH:-0}" -gt 0 ]; then
+    FLEETGEN_SEED=$(date +%s) FLEETGEN_GROUP=$EPOCHS "$B/bench/fleetgen" "$U" 0 "$REPUSH" "$EPOCHS" "$ROWS" - ||
+        { echo "fleetgen (re-push) failed"; exit 1; }
 fi
+[ "${NOAGG:-0}" = 1 ] && export DCPI_FLEET_RAW=1
 "$B/dcpictl" -fleet "$U" status
 
 "$B/dcpiweb" -fleet "$U" -http 127.0.0.1:0 >"$T/web.log" 2>&1 &
