@@ -70,7 +70,8 @@ int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const cha
                         .fleet_flags = 1,
                         /* the split by process only where a view shows it (the fleet
                          * groups by pid and comm then: several times slower) */
-                        .load_flags = s->by_process ? DCPI_PSET_LOAD_PROCS : 0,
+                        .load_flags =
+                            s->by_process ? DCPI_PSET_LOAD_PROCS | DCPI_PSET_LOAD_PROCS_TOTALS : 0,
                         .db_arg = o->db,
                         .fleet_url = o->fleet_url,
                         .epoch_spec = epoch,

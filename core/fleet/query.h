@@ -34,8 +34,9 @@ void dcpi_fleet_since_day(const dcpi_fleet_filter_t *flt, char day[16]);
 /*
  * The selected samples as a set (flags: DCPI_PSET_LOAD_PROCS adds each image's split by process,
  * pid and command name as the hosts recorded them: one host's split is its local one; equal
- * (pid, command) pairs of several hosts add up). "URL: reason" in err. An empty selection gives
- * an empty set.
+ * (pid, command) pairs of several hosts add up; with DCPI_PSET_LOAD_PROCS_TOTALS each process's
+ * total per image and event at offset 0: the sum of its offsets' counts, each weighted and
+ * rounded as without it). "URL: reason" in err. An empty selection gives an empty set.
  */
 int dcpi_fleet_load(const char *url, const dcpi_fleet_filter_t *flt, int flags,
                     dcpi_profset_t **out, char *err);
