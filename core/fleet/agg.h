@@ -30,7 +30,7 @@
 #include <stddef.h>
 
 #include "core/fleet/conn.h"
-#include "core/fleet/query.h"
+#include "core/fleet/filter.h"
 #include "core/fleet/schema.h"
 
 /* What a load learned of the aggregate (dcpi_fleet_agg_plan), for its queries. */

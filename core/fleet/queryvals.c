@@ -30,6 +30,7 @@ typedef struct vq {
     dcpi_fleet_t *f;
     const char *suffix;
     const dcpi_fleet_filter_t *flt;
+    dcpi_fleet_agg_t agg; /* the commits that count, read from the aggregate's builds (agg.h) */
     char **names;
     dcpi_vprof_t **vps;
     size_t n, capnames, capvps;
@@ -45,11 +46,11 @@ static int run_on(vq_t *q, const char *table, const char *select, const char *re
 {
     dcpi_fbuf_t sql = {0};
     dcpi_fbuf_printf(&sql, "%s FROM %s.%s%s", select, dcpi_fleet_dbname(q->f), table, q->suffix);
-    dcpi_fleet_where(q->f, q->flt, 0, &sql);
+    dcpi_fleet_agg_where(q->f, &q->agg, q->flt, 0, &sql);
     dcpi_fbuf_str(&sql, rest);
     int rc = dcpi_fbuf_ok(&sql);
     if (rc == 0)
-        rc = dcpi_fleet_query(q->f, sql.p, out, q->err);
+        rc = dcpi_fleet_agg_query(q->f, &q->agg, sql.p, out, q->err);
     dcpi_fbuf_free(&sql);
     return rc;
 }
@@ -289,6 +290,8 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
         rc = dcpi_fleet_check(q.f, &info, err);
     q.suffix = info.suffix;
     if (rc == 0)
+        rc = dcpi_fleet_agg_plan(q.f, &info, &one, &q.agg, err);
+    if (rc == 0)
         rc = load_summaries(&q);
     if (rc == 0)
         rc = load_entries(&q);
@@ -298,6 +301,7 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
         rc = load_vmiss(&q);
     if (rc < 0 && err && !*err)
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
+    dcpi_fleet_agg_free(&q.agg);
     dcpi_fleet_close(q.f);
     free(q.cand);
     if (rc < 0) {
