@@ -2,7 +2,8 @@
 # web_fleet.sh - dcpiweb -fleet on a ClickHouse store started here (tests/e2e/lib/fleet.sh): one
 # recording (work-values with -g and vp-classic's hotlists, beside the program with the hostile
 # symbol and command of lib/web.sh) pushed as two hosts, "h1" and h"2'x (quotes in a host name).
-# The JSON views equal the tools' -fleet -json on the same selection (dcpiprof: every host, one
+# The JSON views (through the store's aggregate, built after the first two pushes) equal the
+# tools' -fleet -json on the same selection (dcpiprof: every host, one
 # host by a quoted name, -procs, a time window; dcpilist -json -vtrace vp-classic); the page in
 # Chromium (lib/web_ui.py): the procedures as dcpiprof -fleet's rows, the hostile symbol as text,
 # a click on the hottest procedure to its listing with the lea's hotlist as dcpilist -fleet
@@ -43,6 +44,9 @@ H2="h\"2'x"
 for h in h1 "$H2"; do
     "$BIN/dcpipush" -q -db "$T/db" -host "$h" "$F" >"$T/push.out" 2>&1 || { echo "FAIL: push $h: $(cat "$T/push.out")"; exit 1; }
 done
+# the views of every host read the aggregate built now, and raw what later pushes change
+"$BIN/dcpictl" -fleet "$F" aggregate >"$T/agg.out" 2>&1 && grep -q " built$" "$T/agg.out" ||
+    { echo "FAIL: dcpictl aggregate: $(cat "$T/agg.out")"; exit 1; }
 web_start web -fleet "$F"
 U=$(grep -o 'at http://127\.0\.0\.1:[0-9]*' "$T/web.log" | head -1 | cut -c4-)
 WV=$BIN/samples/work-values
@@ -90,6 +94,18 @@ same "diff h1 h4@2026-01-01.." "/api/diff.json?hosts=h1&diff=h4@2026-01-01..2099
 cp "$T/tool.json" "$T/diff.json"
 grep -q '"name":"lea_loop".*"significant":true' "$T/diff.json" ||
     fail "h1 against h4 (no lea_loop there) shows no significant lea_loop: $(head -c 300 "$T/diff.json")"
+# the aggregate (built before h3 and h4 came) against the raw rows (DCPI_FLEET_RAW=1)
+raw_same() { # WHAT TOOL ARGS...
+    local what=$1
+    shift
+    "$@" >"$T/agg.out" 2>&1
+    DCPI_FLEET_RAW=1 "$@" >"$T/raw.out" 2>&1
+    cmp -s "$T/agg.out" "$T/raw.out" && [ -s "$T/agg.out" ] || fail "$what: the aggregate's differs from the raw rows': $(diff "$T/raw.out" "$T/agg.out" | head -c 300)"
+}
+raw_same "dcpiprof" "$BIN/dcpiprof" -fleet "$F" -json
+raw_same "dcpiprof -procs" "$BIN/dcpiprof" -fleet "$F" -procs -json
+raw_same "dcpilist -vprof" "$BIN/dcpilist" -fleet "$F" -json -vtrace vp-classic lea_loop "$WV"
+grep -q '"values":{' "$T/agg.out" || fail "dcpilist -fleet -json shows no hotlist: $(head -c 300 "$T/agg.out")"
 curl -s -o "$T/body" -w '%{http_code}' "$U/api/page.json?hosts=h1&diff=h4" >"$T/code"
 [ "$(cat "$T/code")" = 200 ] && grep -q '"diff"' "$T/body" || fail "the page's diff document: $(cat "$T/code") $(head -c 300 "$T/body")"
 # the page's views: hosts h1 and h"2'x (not h3)
