@@ -84,12 +84,14 @@ static void classify(dcpi_fleet_agg_t *a, const dayfp_t *cnt, size_t nc, const d
                      size_t nb, dcpi_fbuf_t *stale)
 {
     for (size_t i = 0; i < nb; i++) {
-        dcpi_fbuf_printf(&a->days, "%s('%s', %s)", a->days.n ? ", " : "", blt[i].day, blt[i].ab);
-        dcpi_fbuf_printf(&a->dlist, "%s'%s'", a->dlist.n ? ", " : "", blt[i].day);
         size_t k = 0;
         while (k < nc && strcmp(cnt[k].day, blt[i].day) != 0)
             k++;
-        if (k == nc || strcmp(cnt[k].fp, blt[i].fp) != 0)
+        if (k == nc) /* no commits left (an older dcpictl's expiry): the build is not read */
+            continue;
+        dcpi_fbuf_printf(&a->days, "%s('%s', %s)", a->days.n ? ", " : "", blt[i].day, blt[i].ab);
+        dcpi_fbuf_printf(&a->dlist, "%s'%s'", a->dlist.n ? ", " : "", blt[i].day);
+        if (strcmp(cnt[k].fp, blt[i].fp) != 0)
             dcpi_fbuf_printf(stale, "%s('%s', %s)", stale->n ? ", " : "", blt[i].day, blt[i].ab);
     }
     for (size_t k = 0; k < nc; k++) {
@@ -414,6 +416,35 @@ static int cleanup(dcpi_fleet_t *f, char *err)
     return rc;
 }
 
+/* Drop the builds of days without commits (expired by an older dcpictl, which knows only the
+ * raw tables): their partitions of the aggregate's tables. */
+static int orphans(dcpi_fleet_t *f, void (*out)(void *, const char *), void *arg, char *err)
+{
+    static const char *const names[] = {"agg_samples", "agg_procs", "agg_cids", "agg_days"};
+    const char *db = dcpi_fleet_dbname(f);
+    dcpi_fbuf_t sql = {0}, days = {0};
+    dcpi_fbuf_printf(&sql,
+                     "SELECT DISTINCT toString(day) FROM %s.agg_days WHERE day NOT IN (SELECT "
+                     "day FROM %s.manifest WHERE kind != 'symbols')",
+                     db, db);
+    int rc = run(f, &sql, &days, err);
+    char *cur = days.p, *fld[1], line[128];
+    while (rc == 0 && dcpi_fleet_tsv_line(&cur, fld, 1) == 1) {
+        if (strlen(fld[0]) != 10 || strspn(fld[0], "0123456789-") != 10)
+            continue;
+        for (size_t i = 0; rc == 0 && i < sizeof names / sizeof *names; i++) {
+            dcpi_fbuf_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION '%s'", db, names[i], fld[0]);
+            rc = run(f, &sql, NULL, err);
+        }
+        snprintf(line, sizeof line, "aggregate: %s dropped (no commits left)", fld[0]);
+        if (rc == 0)
+            out(arg, line);
+    }
+    dcpi_fbuf_free(&sql);
+    dcpi_fbuf_free(&days);
+    return rc;
+}
+
 /* The days whose counted commits (number, sum of ids) differ from their current build's. */
 static int stale_days(dcpi_fleet_t *f, dcpi_fbuf_t *out, char *err)
 {
@@ -504,7 +535,9 @@ int dcpi_fleet_aggregate(dcpi_fleet_t *f, void (*out)(void *arg, const char *lin
 {
     dcpi_fbuf_t days = {0};
     dcpi_fleet_timeout(f, 3600); /* a day's GROUP BY of a large store */
-    int rc = cleanup(f, err);
+    int rc = orphans(f, out, arg, err);
+    if (rc == 0)
+        rc = cleanup(f, err);
     if (rc == 0)
         rc = stale_days(f, &days, err);
     char *cur = days.p, *fld[1], line[128];
