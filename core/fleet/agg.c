@@ -385,34 +385,26 @@ static int run(dcpi_fleet_t *f, dcpi_fbuf_t *sql, dcpi_fbuf_t *out, char *err)
     return rc;
 }
 
-/* Delete the rows of every build that is not its day's current one (superseded by an earlier
- * run, or cut off): only where there are some (a mutation rewrites the parts). */
+/* Delete the rows of the builds that an earlier run superseded (committed, not their day's
+ * current one): only when there are some (a mutation rewrites the parts). A build not committed
+ * (cut off, or another run's under way) is left alone: no query reads it. */
 static int cleanup(dcpi_fleet_t *f, char *err)
 {
     const char *db = dcpi_fleet_dbname(f);
     static const char *const names[] = {"agg_samples", "agg_procs", "agg_cids", "agg_days"};
-    dcpi_fbuf_t sql = {0}, out = {0};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof names / sizeof *names; i++) {
-        dcpi_fbuf_printf(&sql, "SELECT count() FROM %s.%s WHERE (day, ab) NOT IN ", db, names[i]);
-        current(f, &sql);
-        dcpi_fbuf_reset(&out);
-        rc = run(f, &sql, &out, err);
-        if (rc < 0 || !out.p || atol(out.p) == 0)
-            continue;
-        dcpi_fbuf_printf(&sql,
-                         "SELECT day, argMax(ab, built) FROM %s.agg_days GROUP BY day "
-                         "FORMAT Values",
-                         db);
-        dcpi_fbuf_reset(&out);
-        if ((rc = run(f, &sql, &out, err)) < 0)
-            break;
-        dcpi_fbuf_printf(&sql, "ALTER TABLE %s.%s DELETE WHERE (day, ab) NOT IN (%s)", db, names[i],
-                         out.n ? out.p : "(toDate(0), 0)");
+    dcpi_fbuf_t sql = {0}, old = {0};
+    dcpi_fbuf_printf(&sql, "SELECT day, ab FROM %s.agg_days WHERE (day, ab) NOT IN ", db);
+    current(f, &sql);
+    dcpi_fbuf_str(&sql, " FORMAT Values");
+    int rc = run(f, &sql, &old, err);
+    for (size_t i = 0; rc == 0 && old.n && i < sizeof names / sizeof *names; i++) {
+        dcpi_fbuf_printf(&sql, "ALTER TABLE %s.%s DELETE WHERE (day, ab) IN (", db, names[i]);
+        dcpi_fbuf_add(&sql, old.p, old.n);
+        dcpi_fbuf_str(&sql, ")");
         rc = run(f, &sql, NULL, err);
     }
     dcpi_fbuf_free(&sql);
-    dcpi_fbuf_free(&out);
+    dcpi_fbuf_free(&old);
     return rc;
 }
 
