@@ -7,6 +7,10 @@
  * host into one epoch of a local database (one platform per host: dcpiprof -db reads them all),
  * unless LOCALDB is "-". Prints "rows N seconds S" (the push only). usage: fleetgen URL FIRST HOSTS
  * EPOCHS ROWS LOCALDB|-
+ * For tests/e2e/fleet_agg.sh: FLEETGEN_START (unix seconds of the first epoch), FLEETGEN_SEED
+ * (other rows for the same slots: a re-push), FLEETGEN_DUTY (the duty of the odd hosts),
+ * FLEETGEN_KIND=flush (commits as dcpid -push's flushes, which an "epoch" push supersedes),
+ * FLEETGEN_PERIOD (the event's period) and FLEETGEN_PREFIX (put before the rows' image paths).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,9 +83,14 @@ static int load_images(void)
     return nimg ? 0 : -1;
 }
 
+static uint32_t first_start = 1795564800u; /* 2026-11-25 00:00 UTC */
+static double odd_duty = 1;
+static const char *kind = "epoch", *prefix = "";
+static uint64_t period = 1000000;
+
 static void epoch_name(unsigned e, char *out, size_t len, uint32_t *start)
 {
-    *start = 1795564800u + e * 600u; /* 2026-11-25 00:00 UTC */
+    *start = first_start + e * 600u;
     time_t t = *start;
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -101,8 +110,9 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
                           .event = "cpu-clock",
                           .estart = start,
                           .eend = start + 600,
-                          .period = 1000000,
-                          .duty = 1};
+                          .period = period,
+                          .duty = host[strlen(host) - 1] % 2 ? odd_duty : 1};
+    snprintf(b->epoch, sizeof b->epoch, "%s", ep);
     int req[MAXIMG];
     for (int i = 0; i < nimg; i++)
         req[i] = dcpi_fleet_batch_symreq(b, imgs[i].info.id, 0, imgs[i].path, "",
@@ -115,8 +125,8 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
         uint64_t cnt = 1 + next() % 20;
         const img_t *im = &imgs[i];
         dcpi_fleet_batch_key(b, DCPI_FLEET_T_SAMPLES, &k);
-        dcpi_fbuf_printf(o, "%s\t%s\t0\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%" PRIu64 "\n",
-                         im->info.id, im->path, im->info.tstart, im->info.tsize, im->hot[h],
+        dcpi_fbuf_printf(o, "%s\t%s%s\t0\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%" PRIu64 "\n",
+                         im->info.id, prefix, im->path, im->info.tstart, im->info.tsize, im->hot[h],
                          1000 + (unsigned)(next() % 50), comms[next() % 5], cnt);
         dcpi_fleet_batch_page(b, req[i], im->info.tstart + im->hot[h]);
         local[i][h] += cnt;
@@ -124,7 +134,9 @@ static void host_epoch(dcpi_fleet_batch_t *b, const char *host, unsigned e, unsi
     }
     dcpi_fleet_batch_key(b, DCPI_FLEET_T_LOSS, &k);
     dcpi_fbuf_printf(&b->t[DCPI_FLEET_T_LOSS], "0\t%" PRIu64 "\n", total);
-    dcpi_fleet_batch_seal(b, start, ep);
+    char slot[64];
+    snprintf(slot, sizeof slot, "%s%s", strcmp(kind, "epoch") ? "flush:" : "", ep);
+    dcpi_fleet_batch_seal(b, start, slot);
 }
 
 static int write_local(const char *db, const char *host, uint64_t (*local)[NHOT])
@@ -180,6 +192,21 @@ int main(int argc, char **argv)
         return 1;
     }
     rng ^= first * 0x2545F4914F6CDD1DULL;
+    const char *e = getenv("FLEETGEN_START"), *seed = getenv("FLEETGEN_SEED");
+    const char *duty = getenv("FLEETGEN_DUTY"), *k = getenv("FLEETGEN_KIND");
+    if (e && *e)
+        first_start = (uint32_t)strtoul(e, NULL, 10);
+    if (seed && *seed)
+        rng ^= strtoull(seed, NULL, 10) * 0x9E3779B97F4A7C15ULL;
+    if (duty && *duty)
+        odd_duty = strtod(duty, NULL);
+    if (k && !strcmp(k, "flush"))
+        kind = "flush";
+    const char *pe = getenv("FLEETGEN_PERIOD"), *px = getenv("FLEETGEN_PREFIX");
+    if (pe && *pe)
+        period = strtoull(pe, NULL, 10);
+    if (px)
+        prefix = px;
     char err[DCPI_ERRLEN] = "";
     dcpi_fleet_t *f = NULL;
     dcpi_fleet_info_t info;
@@ -204,7 +231,7 @@ int main(int argc, char **argv)
             const dcpi_fleet_batch_t *bp[GROUP];
             int sent[GROUP];
             for (unsigned i = 0; i < n; i++) {
-                dcpi_fleet_batch_init(&b[i], host, "epoch");
+                dcpi_fleet_batch_init(&b[i], host, kind);
                 host_epoch(&b[i], host, e + i, rows, local);
                 bp[i] = &b[i];
                 total_rows += b[i].rows;

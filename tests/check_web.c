@@ -30,6 +30,8 @@ START_TEST(test_params_ok)
     ck_assert_int_eq(dcpi__web_param(&s, "hosts", "h1,h\"2'x", err), 0);
     ck_assert_int_eq(dcpi__web_param(&s, "i", "1", err), 0);
     ck_assert_int_eq(dcpi__web_param(&s, "rows", "200", err), 0);
+    ck_assert_int_eq(dcpi__web_param(&s, "diff", "h1,h2@2026-01-01..2026-02-01", err), 0);
+    ck_assert_str_eq(s.diff, "h1,h2@2026-01-01..2026-02-01");
     ck_assert_str_eq(s.view, "list");
     ck_assert_str_eq(s.epoch, "20261129012429..latest");
     ck_assert_int_eq(s.pid, 4194304);
@@ -65,11 +67,48 @@ START_TEST(test_params_bad)
     bad("comm", "a\tb", "without control characters");
     bad("proc", "a\nb", "without control characters");
     bad("nosuch", "1", "unknown parameter 'nosuch'");
+    bad("diff", "h\"x", "parameter 'diff' wants letters, digits and ._:+-@,");
+    bad("diff", "../x", "parameter 'diff' wants");
+    bad("diff", "a/b", "parameter 'diff' wants");
     bad("epoch", NULL, "parameter 'epoch' wants");
     char long_text[DCPI_WEB_VALUE_MAX + 2];
     memset(long_text, 'a', sizeof long_text - 1);
     long_text[sizeof long_text - 1] = '\0';
     bad("proc", long_text, "at most 1024 bytes");
+}
+END_TEST
+
+/* The diff's second set: a database's epoch, or the fleet's HOSTS@SINCE..UNTIL (dcpidiff's). */
+START_TEST(test_diff_sel)
+{
+    dcpi_web_opts_t o = {.tool = "dcpiweb", .fleet_url = "http://127.0.0.1:1/"};
+    dcpi__web_sel_t s = fresh(), b;
+    char buf[DCPI_WEB_SETLEN];
+    const char *epoch = "x";
+    s.hosts = "h9";
+    s.since = "1h";
+    s.diff = "h1,h2@2026-01-01..2026-02-01";
+    dcpi__web_diff_sel(&o, &s, &b, buf, &epoch);
+    ck_assert_ptr_null(epoch);
+    ck_assert_ptr_null(b.diff);
+    ck_assert_str_eq(b.hosts, "h1,h2");
+    ck_assert_str_eq(b.since, "2026-01-01");
+    ck_assert_str_eq(b.until, "2026-02-01");
+    s.diff = "@24h";
+    dcpi__web_diff_sel(&o, &s, &b, buf, &epoch);
+    ck_assert_ptr_null(b.hosts); /* the server's -host: every host without one */
+    ck_assert_str_eq(b.since, "24h");
+    ck_assert_ptr_null(b.until);
+    s.diff = "h3";
+    dcpi__web_diff_sel(&o, &s, &b, buf, &epoch);
+    ck_assert_str_eq(b.hosts, "h3");
+    ck_assert_ptr_null(b.since);
+    o.fleet_url = NULL; /* a database: the epoch, and the first set's window only */
+    s.diff = "latest-1";
+    dcpi__web_diff_sel(&o, &s, &b, buf, &epoch);
+    ck_assert_str_eq(epoch, "latest-1");
+    ck_assert_str_eq(b.hosts, "h9");
+    ck_assert_ptr_null(b.since);
 }
 END_TEST
 
@@ -162,6 +201,7 @@ int main(void)
     tcase_add_test(tc, test_params_ok);
     tcase_add_test(tc, test_params_bad);
     tcase_add_test(tc, test_params_twice);
+    tcase_add_test(tc, test_diff_sel);
     tcase_add_test(tc, test_addr);
     suite_add_tcase(s, tc);
     TCase *tr = tcase_create("route");

@@ -21,7 +21,7 @@ static opts_t o;
 static const dcpi_cli_flag_t flags[] = {
     DCPI_OPT_STR("-platform", "P", &o.plat, "the daemon of platform P (default: this host's)"),
     DCPI_OPT_STR("-fleet", "URL", &o.url,
-                 "talk to the fleet store at URL instead: init, expire, status"),
+                 "talk to the fleet store at URL instead: init, expire, status, aggregate"),
     DCPI_OPT_STR("-fleet-keep", "DAYS", &o.keep,
                  "init: days the fleet store keeps (default 0: forever)"),
     DCPI_OPT_STR("-cluster", "NAME", &o.cluster,
@@ -63,7 +63,7 @@ static int fleet(const dcpi_cli_t *cli, const char *url, const char *keep, const
     char err[DCPI_ERRLEN] = "";
     unsigned long days = 0;
     if (cli->nargs != 1) {
-        fprintf(stderr, "dcpictl: -fleet wants one command: init, expire or status\n");
+        fprintf(stderr, "dcpictl: -fleet wants one command: init, expire, status or aggregate\n");
         return 2;
     }
     if (keep && dcpi_cli_flag_uint("dcpictl", "-fleet-keep", keep, 0, 100000, &days) != 0)

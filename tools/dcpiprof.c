@@ -61,7 +61,7 @@ static int check(dcpi_cli_t *cli, void *arg)
         p->o.keep = 100.0;
         p->o.wide = 1;
     }
-    cli->load_flags = p->o.by_process ? DCPI_PSET_LOAD_PROCS : 0;
+    cli->load_flags = p->o.by_process ? DCPI_PSET_LOAD_PROCS | DCPI_PSET_LOAD_PROCS_TOTALS : 0;
     return 0;
 }
 

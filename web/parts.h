@@ -57,6 +57,14 @@ void dcpi__web_error(dcpi__web_reply_t *r, unsigned status, const char *tool, co
 int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const char *epoch,
                    dcpi_cli_t *cli, dcpi_profset_t **set, char *err);
 
+/* The diff's second selection b of s: a database's epoch (*epoch = s->diff, b without since and
+ * until), or on the fleet dcpidiff -fleet's SET "[HOSTS][@SINCE[..UNTIL]]" parsed into buf and
+ * b's hosts, since and until (*epoch NULL; those not given: the server's -host, -since,
+ * -until, as any selection's). */
+#define DCPI_WEB_SETLEN 160
+void dcpi__web_diff_sel(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi__web_sel_t *b,
+                        char buf[DCPI_WEB_SETLEN], const char **epoch);
+
 /* The views' JSON on f (0, or a negative DCPI_E* with err). */
 int dcpi__web_page_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err);
 int dcpi__web_prof_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err);

@@ -14,7 +14,7 @@
 #include "dcpi/errno.h"
 #include "web/parts.h"
 
-enum form { TOKEN, TEXT, VIEW, PID, FLAG, ROWS };
+enum form { TOKEN, SET, TEXT, VIEW, PID, FLAG, ROWS };
 
 typedef struct param {
     const char *key;
@@ -25,7 +25,7 @@ typedef struct param {
 #define AT(f) offsetof(dcpi__web_sel_t, f)
 static const param_t params[] = {
     {"view", AT(view), VIEW},    {"epoch", AT(epoch), TOKEN},
-    {"diff", AT(diff), TOKEN},   {"platform", AT(platform), TOKEN},
+    {"diff", AT(diff), SET},     {"platform", AT(platform), TOKEN},
     {"event", AT(event), TOKEN}, {"since", AT(since), TOKEN},
     {"until", AT(until), TOKEN}, {"hosts", AT(hosts), TEXT},
     {"comm", AT(comm), TEXT},    {"pid", AT(pid), PID},
@@ -39,14 +39,26 @@ static const char *const views[] = {"procs", "images", "flame", "calls",
 
 /* Letters, digits and "._:+-@", not starting with '.': an epoch ("latest-1", "A..B", "all"),
  * a platform, an event, a time ("2026-01-31T12:00", "24h", "@1700000000"). */
-static int is_token(const char *v)
+static int is_token_of(const char *v, const char *also)
 {
     if (!*v || v[0] == '.' || strlen(v) > 128)
         return 0;
     for (const char *p = v; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("._:+-@", *p))
+        if (!isalnum((unsigned char)*p) && !strchr(also, *p))
             return 0;
     return 1;
+}
+
+static int is_token(const char *v)
+{
+    return is_token_of(v, "._:+-@");
+}
+
+/* The diff's second selection: an epoch, or on the fleet dcpidiff -fleet's SET
+ * "[HOSTS][@SINCE[..UNTIL]]" (hosts comma-separated). */
+static int is_set(const char *v)
+{
+    return is_token_of(v, "._:+-@,");
 }
 
 /* Any text without control characters (names from profiles: C++ templates, quotes, '<'). */
@@ -82,6 +94,7 @@ static int is_view(const char *v)
 
 static const char *const wants[] = {
     [TOKEN] = "letters, digits and ._:+-@ (not starting with '.')",
+    [SET] = "letters, digits and ._:+-@, (not starting with '.')",
     [TEXT] = "text without control characters, at most 1024 bytes",
     [VIEW] = "one of procs, images, flame, calls, list, diff, live",
     [PID] = "a process id from 0 to 4194304",
@@ -96,9 +109,13 @@ static int store(dcpi__web_sel_t *s, const param_t *p, const char *v)
     long n = 0;
     switch (p->form) {
     case TOKEN:
+    case SET:
     case TEXT:
     case VIEW:
-        if (!(p->form == TOKEN ? is_token(v) : p->form == TEXT ? is_text(v) : is_view(v)))
+        if (!(p->form == TOKEN  ? is_token(v)
+              : p->form == SET  ? is_set(v)
+              : p->form == TEXT ? is_text(v)
+                                : is_view(v)))
             return 0;
         *(const char **)(void *)at = v;
         return 1;

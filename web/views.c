@@ -70,7 +70,8 @@ int dcpi__web_load(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, const cha
                         .fleet_flags = 1,
                         /* the split by process only where a view shows it (the fleet
                          * groups by pid and comm then: several times slower) */
-                        .load_flags = s->by_process ? DCPI_PSET_LOAD_PROCS : 0,
+                        .load_flags =
+                            s->by_process ? DCPI_PSET_LOAD_PROCS | DCPI_PSET_LOAD_PROCS_TOTALS : 0,
                         .db_arg = o->db,
                         .fleet_url = o->fleet_url,
                         .epoch_spec = epoch,
@@ -140,7 +141,9 @@ static int page_opts(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, page_t 
                                  .vo = {.show = 3, .cutoff = 5.0},
                                  .plugin_dirs = o->plugin_dirs,
                                  .diff_set = p->bset,
-                                 .diff_epoch = p->bset ? p->bcli.epoch : NULL};
+                                 .diff_epoch = !p->bset       ? NULL
+                                               : o->fleet_url ? s->diff
+                                                              : p->bcli.epoch};
     const dcpi_profset_image_t *img = image_named(p->set, s->image);
     int rc = img ? dcpi__web_vtrace(o, s, &p->cli, img->id, &p->vtrace, &p->nvtrace, err) : 0;
     p->ro.vtrace = (const char *const *)p->vtrace;
@@ -155,19 +158,39 @@ static int page_opts(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, page_t 
     return rc;
 }
 
+void dcpi__web_diff_sel(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, dcpi__web_sel_t *b,
+                        char buf[DCPI_WEB_SETLEN], const char **epoch)
+{
+    *b = *s;
+    b->diff = NULL;
+    b->since = b->until = NULL; /* a database's: they select the first set's epochs */
+    *epoch = s->diff;
+    if (!o->fleet_url || !s->diff)
+        return;
+    *epoch = NULL;
+    snprintf(buf, DCPI_WEB_SETLEN, "%s", s->diff);
+    char *at = strchr(buf, '@');
+    if (at) {
+        *at = '\0';
+        char *dots = strstr(at + 1, "..");
+        if (dots)
+            *dots = '\0';
+        b->since = at[1] ? at + 1 : NULL;
+        b->until = dots && dots[2] ? dots + 2 : NULL;
+    }
+    b->hosts = buf[0] ? buf : NULL;
+}
+
 int dcpi__web_page_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err)
 {
     page_t p = {0};
-    if (s->diff && o->fleet_url)
-        return dcpi__errf(err, DCPI_EINVAL,
-                          "%s: diff compares two epochs of a database, not "
-                          "the fleet",
-                          o->tool);
     int rc = dcpi__web_load(o, s, s->epoch, &p.cli, &p.set, err);
     if (rc == 0 && s->diff) {
-        dcpi__web_sel_t b = *s;
-        b.since = b.until = NULL; /* they select the first set's epochs */
-        rc = dcpi__web_load(o, &b, s->diff, &p.bcli, &p.bset, err);
+        dcpi__web_sel_t b;
+        char buf[DCPI_WEB_SETLEN];
+        const char *epoch;
+        dcpi__web_diff_sel(o, s, &b, buf, &epoch);
+        rc = dcpi__web_load(o, &b, epoch, &p.bcli, &p.bset, err);
     }
     if (rc == 0)
         rc = page_opts(o, s, &p, err);

@@ -52,18 +52,21 @@ static int diff_rows(dcpi_diff_t *d, dcpi_profset_t *set[2], const int ev[2], co
 
 int dcpi__web_diff_json(const dcpi_web_opts_t *o, const dcpi__web_sel_t *s, FILE *f, char *err)
 {
-    if (!s->diff || o->fleet_url)
+    if (!s->diff)
         return dcpi__errf(err, DCPI_EINVAL, "%s: diff: %s", o->tool,
-                          o->fleet_url ? "compares two epochs of a database, not the fleet"
+                          o->fleet_url ? "give the hosts and window to compare with "
+                                         "(diff=[HOSTS][@SINCE[..UNTIL]])"
                                        : "give the epoch to compare with");
     dcpi_cli_t cli[2];
     dcpi_profset_t *set[2] = {NULL, NULL};
-    dcpi__web_sel_t b = *s;
-    b.since = b.until = NULL;
+    dcpi__web_sel_t b;
+    char buf[DCPI_WEB_SETLEN];
+    const char *epoch;
+    dcpi__web_diff_sel(o, s, &b, buf, &epoch);
     int ev[2] = {-1, -1}, rc = dcpi__web_load(o, s, s->epoch, &cli[0], &set[0], err);
     memset(&cli[1], 0, sizeof cli[1]);
     if (rc == 0)
-        rc = dcpi__web_load(o, &b, s->diff, &cli[1], &set[1], err);
+        rc = dcpi__web_load(o, &b, epoch, &cli[1], &set[1], err);
     if (rc == 0)
         rc = diff_events(o, s, set, ev, err);
     dcpi_diff_t d = {0};

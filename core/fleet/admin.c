@@ -3,11 +3,41 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/err.h"
+#include "core/fleet/agg.h"
 #include "core/fleet/schema.h"
 #include "dcpi/errno.h"
+
+/* The aggregate's line of status: its days, what changed since (agg.h). */
+static int agg_status(dcpi_fleet_t *f, const dcpi_fleet_info_t *info,
+                      void (*out)(void *, const char *), void *arg, char *err)
+{
+    if (!info->agg || info->cluster[0]) {
+        out(arg, info->cluster[0] ? "aggregate: none through a cluster (each shard has its own)"
+                                  : "aggregate: none, queries group the raw rows (dcpictl -fleet "
+                                    "URL init adds it)");
+        return 0;
+    }
+    dcpi_fleet_agg_t a;
+    int rc = dcpi_fleet_agg_state(f, info, &a, err);
+    const char *raw = getenv("DCPI_FLEET_RAW");
+    char line[256], *p = a.dlist.p;
+    size_t days = 0;
+    for (; p && *p; p++)
+        days += *p == ',';
+    if (rc == 0) {
+        snprintf(line, sizeof line, "aggregate: %zu days built, %zu commits changed since%s%s",
+                 a.use ? days + 1 : 0, a.nx,
+                 a.rawdays ? ", days not built (dcpictl -fleet URL aggregate)" : "",
+                 raw && *raw && strcmp(raw, "0") ? " (DCPI_FLEET_RAW: not used)" : "");
+        out(arg, line);
+    }
+    dcpi_fleet_agg_free(&a);
+    return rc;
+}
 
 static int status(dcpi_fleet_t *f, void (*out)(void *, const char *), void *arg, char *err)
 {
@@ -42,14 +72,16 @@ static int status(dcpi_fleet_t *f, void (*out)(void *, const char *), void *arg,
     }
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&res);
-    return rc;
+    return rc == 0 ? agg_status(f, &info, out, arg, err) : rc;
 }
 
 int dcpi_fleet_admin(const char *url, const char *cmd, long keep, const char *cluster,
                      void (*out)(void *arg, const char *line), void *arg, char *err)
 {
-    if (strcmp(cmd, "init") && strcmp(cmd, "expire") && strcmp(cmd, "status"))
-        return dcpi__errf(err, DCPI_EINVAL, "%s: not a fleet command (init, expire, status)", cmd);
+    if (strcmp(cmd, "init") && strcmp(cmd, "expire") && strcmp(cmd, "status") &&
+        strcmp(cmd, "aggregate"))
+        return dcpi__errf(err, DCPI_EINVAL,
+                          "%s: not a fleet command (init, expire, status, aggregate)", cmd);
     dcpi_fleet_t *f = NULL;
     int rc = dcpi_fleet_open(url, &f, err);
     char line[256];
@@ -58,7 +90,11 @@ int dcpi_fleet_admin(const char *url, const char *cmd, long keep, const char *cl
                  dcpi_fleet_dbname(f), DCPI_FLEET_SCHEMA, keep, cluster ? ", cluster " : "",
                  cluster ? cluster : "");
         out(arg, line);
-    } else if (rc == 0 && !strcmp(cmd, "expire")) {
+        if (!cluster) /* the aggregate of what is there (a store an older init made) */
+            rc = dcpi_fleet_aggregate(f, out, arg, err);
+    } else if (rc == 0 && !strcmp(cmd, "aggregate"))
+        rc = dcpi_fleet_aggregate(f, out, arg, err);
+    else if (rc == 0 && !strcmp(cmd, "expire")) {
         long dropped = 0;
         if ((rc = dcpi_fleet_expire(f, &dropped, err)) == 0) {
             snprintf(line, sizeof line, "%ld partitions dropped", dropped);

@@ -174,7 +174,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
     return b->oom ? 0 : size * n;
 }
 
-static void set_common(dcpi_fleet_t *f, dcpi_fbuf_t *resp)
+static void set_common(dcpi_fleet_t *f, dcpi_fbuf_t *resp) /* resp: finish() sets it */
 {
     CURL *c = f->curl;
     curl_easy_reset(c);
@@ -209,15 +209,11 @@ static void server_reason(const dcpi_fbuf_t *resp, char *out, size_t len)
     out[n] = 0;
 }
 
-static int perform(dcpi_fleet_t *f, const char *url, const void *body, size_t blen,
-                   dcpi_fbuf_t *out, char *err)
+/* The request set up on f->curl, its answer into out. */
+static int finish(dcpi_fleet_t *f, dcpi_fbuf_t *out, char *err)
 {
     dcpi_fbuf_t resp = {0};
-    set_common(f, &resp);
-    curl_easy_setopt(f->curl, CURLOPT_URL, url);
-    curl_easy_setopt(f->curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(f->curl, CURLOPT_POSTFIELDS, body ? body : "");
-    curl_easy_setopt(f->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &resp);
     CURLcode cc = curl_easy_perform(f->curl);
     long status = 0;
     curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -234,6 +230,37 @@ static int perform(dcpi_fleet_t *f, const char *url, const void *body, size_t bl
     dcpi_fbuf_free(&resp);
     if (rc == 0 && out && out->oom)
         rc = DCPI_ENOMEM;
+    return rc;
+}
+
+static int perform(dcpi_fleet_t *f, const char *url, const void *body, size_t blen,
+                   dcpi_fbuf_t *out, char *err)
+{
+    set_common(f, NULL);
+    curl_easy_setopt(f->curl, CURLOPT_URL, url);
+    curl_easy_setopt(f->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(f->curl, CURLOPT_POSTFIELDS, body ? body : "");
+    curl_easy_setopt(f->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    return finish(f, out, err);
+}
+
+/* The query in the URL, the external table as a multipart/form-data file part. */
+static int perform_ext(dcpi_fleet_t *f, const char *url, const dcpi_fleet_ext_t *ext,
+                       dcpi_fbuf_t *out, char *err)
+{
+    set_common(f, NULL);
+    curl_easy_setopt(f->curl, CURLOPT_URL, url);
+    curl_mime *m = curl_mime_init(f->curl);
+    curl_mimepart *part = m ? curl_mime_addpart(m) : NULL;
+    int rc =
+        part && curl_mime_name(part, ext->name) == CURLE_OK &&
+                curl_mime_filename(part, ext->name) == CURLE_OK &&
+                curl_mime_data(part, ext->rows->p ? ext->rows->p : "", ext->rows->n) == CURLE_OK &&
+                curl_easy_setopt(f->curl, CURLOPT_MIMEPOST, m) == CURLE_OK
+            ? finish(f, out, err)
+            : DCPI_ENOMEM;
+    curl_easy_setopt(f->curl, CURLOPT_MIMEPOST, NULL);
+    curl_mime_free(m);
     return rc;
 }
 
@@ -266,6 +293,28 @@ int dcpi_fleet_query(dcpi_fleet_t *f, const char *sql, dcpi_fbuf_t *out, char *e
         return DCPI_ENOMEM;
     int rc = perform(f, url, sql, strlen(sql), out, err);
     free(url);
+    return rc;
+}
+
+int dcpi_fleet_query_ext(dcpi_fleet_t *f, const char *sql, const dcpi_fleet_ext_t *ext,
+                         dcpi_fbuf_t *out, char *err)
+{
+    if (!ext)
+        return dcpi_fleet_query(f, sql, out, err);
+    if (!dcpi_fleet_valid_name(ext->name))
+        return DCPI_EINVAL;
+    dcpi_fbuf_t u = {0};
+    char *url = request_url(f, NULL), *q = curl_easy_escape(f->curl, sql, 0);
+    char *st = curl_easy_escape(f->curl, ext->structure, 0);
+    if (url && q && st)
+        dcpi_fbuf_printf(&u, "%s%squery=%s&%s_structure=%s", url, f->params[0] ? "&" : "", q,
+                         ext->name, st);
+    int rc =
+        url && q && st && dcpi_fbuf_ok(&u) == 0 ? perform_ext(f, u.p, ext, out, err) : DCPI_ENOMEM;
+    curl_free(q);
+    curl_free(st);
+    free(url);
+    dcpi_fbuf_free(&u);
     return rc;
 }
 

@@ -34,6 +34,16 @@ void dcpi_fleet_timeout(dcpi_fleet_t *f, long seconds);
  * statement says otherwise) is appended to out when out is not NULL. 0; DCPI_EIO (server
  * unreachable, an exception: "URL: ClickHouse: Code: ...").  */
 int dcpi_fleet_query(dcpi_fleet_t *f, const char *sql, dcpi_fbuf_t *out, char *err);
+/* An external table of a query (ClickHouse's "external data"): its name in the query, its
+ * structure ("cid UInt64, w Int64") and rows (TabSeparated). */
+typedef struct dcpi_fleet_ext {
+    const char *name, *structure;
+    const dcpi_fbuf_t *rows;
+} dcpi_fleet_ext_t;
+/* dcpi_fleet_query with the external table ext (NULL: none), sent beside the query (in the URL)
+ * as a multipart/form-data file: a set of any size without a long query text to parse. */
+int dcpi_fleet_query_ext(dcpi_fleet_t *f, const char *sql, const dcpi_fleet_ext_t *ext,
+                         dcpi_fbuf_t *out, char *err);
 /* INSERT INTO table (cols) FORMAT TabSeparated with rows (TabSeparated text) as the body. */
 int dcpi_fleet_insert(dcpi_fleet_t *f, const char *table, const char *cols, const dcpi_fbuf_t *rows,
                       char *err);

@@ -11,26 +11,17 @@
 #include <stdint.h>
 
 #include "core/fleet/conn.h"
+#include "core/fleet/filter.h"
 #include "core/model/profset.h"
 #include "core/store/stackprof.h"
 #include "core/store/vprof.h"
 
-typedef struct dcpi_fleet_filter {
-    const char *hosts; /* comma-separated host names; NULL: every host */
-    int64_t since,
-        until; /* epochs overlapping [since, until) (unix s; dcpi_epoch_parse_time); 0: open */
-    const dcpi_procsel_t *procsel; /* -pid / -comm; NULL: every process */
-    const char *build_id;          /* one image; NULL: all */
-} dcpi_fleet_filter_t;
-
-/* The WHERE condition of flt on a data table (with the manifest filter) into sql. */
-void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
-
 /*
  * The selected samples as a set (flags: DCPI_PSET_LOAD_PROCS adds each image's split by process,
  * pid and command name as the hosts recorded them: one host's split is its local one; equal
- * (pid, command) pairs of several hosts add up). "URL: reason" in err. An empty selection gives
- * an empty set.
+ * (pid, command) pairs of several hosts add up; with DCPI_PSET_LOAD_PROCS_TOTALS each process's
+ * total per image and event at offset 0: the sum of its offsets' counts, each weighted and
+ * rounded as without it). "URL: reason" in err. An empty selection gives an empty set.
  */
 int dcpi_fleet_load(const char *url, const dcpi_fleet_filter_t *flt, int flags,
                     dcpi_profset_t **out, char *err);

@@ -19,6 +19,7 @@
 
 #include "core/base/err.h"
 #include "core/base/mem.h"
+#include "core/fleet/agg.h"
 #include "core/fleet/query.h"
 #include "core/fleet/schema.h"
 #include "dcpi/errno.h"
@@ -29,6 +30,7 @@ typedef struct vq {
     dcpi_fleet_t *f;
     const char *suffix;
     const dcpi_fleet_filter_t *flt;
+    dcpi_fleet_agg_t agg; /* the commits that count, read from the aggregate's builds (agg.h) */
     char **names;
     dcpi_vprof_t **vps;
     size_t n, capnames, capvps;
@@ -44,11 +46,11 @@ static int run_on(vq_t *q, const char *table, const char *select, const char *re
 {
     dcpi_fbuf_t sql = {0};
     dcpi_fbuf_printf(&sql, "%s FROM %s.%s%s", select, dcpi_fleet_dbname(q->f), table, q->suffix);
-    dcpi_fleet_where(q->f, q->flt, 0, &sql);
+    dcpi_fleet_agg_where(q->f, &q->agg, q->flt, 0, &sql);
     dcpi_fbuf_str(&sql, rest);
     int rc = dcpi_fbuf_ok(&sql);
     if (rc == 0)
-        rc = dcpi_fleet_query(q->f, sql.p, out, q->err);
+        rc = dcpi_fleet_agg_query(q->f, &q->agg, sql.p, out, q->err);
     dcpi_fbuf_free(&sql);
     return rc;
 }
@@ -288,6 +290,8 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
         rc = dcpi_fleet_check(q.f, &info, err);
     q.suffix = info.suffix;
     if (rc == 0)
+        rc = dcpi_fleet_agg_plan(q.f, &info, &one, &q.agg, err);
+    if (rc == 0)
         rc = load_summaries(&q);
     if (rc == 0)
         rc = load_entries(&q);
@@ -297,6 +301,7 @@ int dcpi_fleet_vprofs(const char *url, const dcpi_fleet_filter_t *flt, const cha
         rc = load_vmiss(&q);
     if (rc < 0 && err && !*err)
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
+    dcpi_fleet_agg_free(&q.agg);
     dcpi_fleet_close(q.f);
     free(q.cand);
     if (rc < 0) {
@@ -496,18 +501,21 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
     dcpi_fleet_info_t info = {.suffix = ""};
     dcpi_fleet_t *f = NULL;
     dcpi_fbuf_t sql = {0}, res = {0};
+    dcpi_fleet_agg_t agg = {0};
     int rc = dcpi_fleet_open(url, &f, err);
     if (rc == 0)
         rc = dcpi_fleet_check(f, &info, err);
+    if (rc == 0) /* the commits that count, read from the aggregate's builds where it has some */
+        rc = dcpi_fleet_agg_plan(f, &info, &any, &agg, err);
     if (rc == 0) {
         dcpi_fbuf_printf(&sql, "SELECT chain, sum(" W("cnt") ") FROM %s.chains%s",
                          dcpi_fleet_dbname(f), info.suffix);
-        dcpi_fleet_where(f, &any, 0, &sql);
+        dcpi_fleet_agg_where(f, &agg, &any, 0, &sql);
         dcpi_fbuf_str(&sql, " AND event = ");
         dcpi_fbuf_sqlstr(&sql, event);
         dcpi_fbuf_str(&sql, " GROUP BY chain");
         if ((rc = dcpi_fbuf_ok(&sql)) == 0)
-            rc = dcpi_fleet_query(f, sql.p, &res, err);
+            rc = dcpi_fleet_agg_query(f, &agg, sql.p, &res, err);
     }
     size_t lines = 0;
     for (size_t i = 0; rc == 0 && i < res.n; i++)
@@ -519,6 +527,7 @@ int dcpi_fleet_stacks(const char *url, const dcpi_fleet_filter_t *flt, const dcp
         dcpi__errf(err, rc, "%s: %s", url, dcpi_strerror(rc));
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&res);
+    dcpi_fleet_agg_free(&agg);
     dcpi_fleet_close(f);
     if (rc < 0) {
         dcpi_stackprof_free(sp);

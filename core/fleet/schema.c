@@ -16,29 +16,49 @@
     "platform String, event String, period UInt64, duty Float64, "
 #define IMGDEFS "build_id String, path String, kind UInt8, tstart UInt64, tsize UInt64, "
 
+#define AGGDEFS                                                                                    \
+    "day Date, ab UInt64, hs UInt32, he UInt32, event String, period UInt64, build_id String, "    \
+    "path String, kind UInt8, tstart UInt64, tsize UInt64, "
+#define AGGSUMS "off UInt32, n Int64, cnt Int64, w Float64"
+
 static const struct table {
     const char *name, *columns, *engine;
-    int data; /* 1: partitioned by day, expired */
+    int data;  /* 1: partitioned by day, expired */
+    int local; /* 1: the server's own (the aggregate, agg.h): no Distributed table */
 } tables[] = {
     {"samples", KEYDEFS IMGDEFS "off UInt32, pid UInt32, comm String, cnt UInt64, cid UInt64",
-     "MergeTree() PARTITION BY day ORDER BY (event, build_id, host, estart, off)", 1},
+     "MergeTree() PARTITION BY day ORDER BY (event, build_id, host, estart, off)", 1, 0},
     {"hotlists",
      KEYDEFS IMGDEFS "plugin String, hotsize UInt32, contexts UInt8, off UInt32, entry UInt8, "
                      "value UInt64, ctx0 UInt64, ctx1 UInt64, cnt UInt64, err UInt64, vtot UInt64, "
                      "seen UInt64, backend String, cid UInt64",
-     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
+     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1, 0},
     {"vmiss", KEYDEFS IMGDEFS "plugin String, off UInt32, reason String, cid UInt64",
-     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1},
+     "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1, 0},
     {"chains", KEYDEFS "chain String, cnt UInt64, cid UInt64",
-     "MergeTree() PARTITION BY day ORDER BY (event, host, estart, chain)", 1},
+     "MergeTree() PARTITION BY day ORDER BY (event, host, estart, chain)", 1, 0},
     {"loss", KEYDEFS "lost UInt64, samples UInt64, cid UInt64",
-     "MergeTree() PARTITION BY day ORDER BY (host, estart, event)", 1},
+     "MergeTree() PARTITION BY day ORDER BY (host, estart, event)", 1, 0},
     {"symbols", "skey UInt64, build_id String, addr UInt64, size UInt64, name String, cid UInt64",
-     "MergeTree() ORDER BY (build_id, addr)", 0},
+     "MergeTree() ORDER BY (build_id, addr)", 0, 0},
     {"manifest",
      "day Date, skey UInt64, host String, slot UInt64, batch UInt64, cid UInt64, pushed UInt64, "
      "kind String, rows UInt64, epoch String",
-     "ReplacingMergeTree() PARTITION BY day ORDER BY (slot, batch, cid)", 1},
+     "ReplacingMergeTree() PARTITION BY day ORDER BY (slot, batch, cid)", 1, 0},
+    {"agg_samples", AGGDEFS AGGSUMS,
+     "SummingMergeTree((n, cnt, w)) PARTITION BY day ORDER BY (ab, event, build_id, off, hs, he, "
+     "period, path, kind, tstart, tsize)",
+     1, 1},
+    {"agg_procs", AGGDEFS "pid UInt32, comm String, " AGGSUMS,
+     "SummingMergeTree((n, cnt, w)) PARTITION BY day ORDER BY (ab, event, build_id, pid, comm, "
+     "off, hs, he, period, path, kind, tstart, tsize)",
+     1, 1},
+    {"agg_cids", "day Date, ab UInt64, cid UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (ab, cid)", 1, 1},
+    {"agg_days",
+     "day Date, ab UInt64, built UInt64, commits UInt64, cidsum UInt64, mrows UInt64, msum "
+     "UInt64, mmax UInt64",
+     "MergeTree() PARTITION BY day ORDER BY (day, built)", 1, 1},
 };
 
 static int run(dcpi_fleet_t *f, dcpi_fbuf_t *sql, char *err)
@@ -57,7 +77,7 @@ static int create_table(dcpi_fleet_t *f, const struct table *t, const char *clus
     dcpi_fbuf_printf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = %s", db, t->name,
                      t->columns, t->engine);
     int rc = run(f, &sql, err);
-    if (rc == 0 && cluster) {
+    if (rc == 0 && cluster && !t->local) {
         dcpi_fbuf_printf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s_all AS %s.%s ENGINE = ", db,
                          t->name, db, t->name);
         dcpi_fbuf_str(&sql, "Distributed(");
@@ -206,14 +226,15 @@ int dcpi_fleet_check(dcpi_fleet_t *f, dcpi_fleet_info_t *info, char *err)
 {
     const char *db = dcpi_fleet_dbname(f);
     dcpi_fbuf_t sql = {0}, out = {0};
-    dcpi_fbuf_str(&sql, "SELECT count() FROM system.tables WHERE database = ");
+    dcpi_fbuf_str(&sql,
+                  "SELECT countIf(name = 'meta'), countIf(name IN ('agg_samples', "
+                  "'agg_procs', 'agg_cids', 'agg_days')) FROM system.tables WHERE database = ");
     dcpi_fbuf_sqlstr(&sql, db);
-    dcpi_fbuf_str(&sql, " AND name = 'meta'");
     char n[32] = "";
     int rc = dcpi_fbuf_ok(&sql);
     if (rc == 0)
         rc = dcpi_fleet_scalar(f, sql.p, n, sizeof n, err);
-    if (rc == 0 && strcmp(n, "1") != 0)
+    if (rc == 0 && strncmp(n, "1\t", 2) != 0)
         rc = dcpi__errf(err, DCPI_ENOENT,
                         "%s: database %s has no dcpi schema (run dcpictl -fleet URL init)",
                         dcpi_fleet_url(f), db);
@@ -223,6 +244,8 @@ int dcpi_fleet_check(dcpi_fleet_t *f, dcpi_fleet_info_t *info, char *err)
         rc = dcpi_fleet_query(f, sql.p, &out, err);
     if (rc == 0)
         rc = parse_meta(f, out.p ? out.p : (char[]){0}, info, err);
+    if (rc == 0) /* the aggregate's 4 tables, created by an init of this dcpi (agg.h) */
+        info->agg = !strcmp(n + 2, "4");
     dcpi_fbuf_free(&sql);
     dcpi_fbuf_free(&out);
     return rc;
@@ -276,12 +299,27 @@ int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err)
     return drop_old(f, day, dropped, err);
 }
 
-void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
+/* The manifest rows a slot's newest commit is chosen among ("DB.manifest WHERE ..."). */
+static void candidates(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
 {
     const char *db = dcpi_fleet_dbname(f);
     dcpi_fbuf_printf(sql,
-                     "cid IN (SELECT argMax(cid, pushed) FROM %s.manifest WHERE kind NOT IN "
-                     "('flush', 'values') OR (host, epoch) NOT IN (SELECT host, epoch FROM "
-                     "%s.manifest WHERE kind = 'epoch') GROUP BY slot)",
+                     "%s.manifest WHERE kind NOT IN ('flush', 'values') OR (host, epoch) NOT IN "
+                     "(SELECT host, epoch FROM %s.manifest WHERE kind = 'epoch')",
                      db, db);
+}
+
+void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
+{
+    dcpi_fbuf_str(sql, "cid IN (SELECT argMax(cid, pushed) FROM ");
+    candidates(f, sql);
+    dcpi_fbuf_str(sql, " GROUP BY slot)");
+}
+
+void dcpi_fleet_counted(dcpi_fleet_t *f, dcpi_fbuf_t *sql)
+{
+    dcpi_fbuf_str(sql, "(SELECT argMax(cid, pushed) AS c, argMax(day, pushed) AS d, "
+                       "argMax(kind, pushed) AS k FROM ");
+    candidates(f, sql);
+    dcpi_fbuf_str(sql, " GROUP BY slot)");
 }

@@ -45,6 +45,7 @@ typedef struct dcpi_fleet_info {
     long keep;          /* days kept (0: forever) */
     char cluster[128];  /* "" or the cluster of the Distributed tables */
     const char *suffix; /* "" or "_all": the tables queries and pushes use */
+    int agg;            /* 1: the aggregate's tables exist (agg.h; an older init made none) */
 } dcpi_fleet_info_t;
 
 /*
@@ -69,6 +70,9 @@ int dcpi_fleet_expire(dcpi_fleet_t *f, long *dropped, char *err);
  * (dcpipush) supersedes the "flush" and "values" commits of that epoch (dcpid -push): an epoch
  * both shipped counts once. Over the local manifest (on a cluster each shard reads its own). */
 void dcpi_fleet_committed(dcpi_fleet_t *f, dcpi_fbuf_t *sql);
+/* The same commits as a subquery "(SELECT ... AS c, ... AS d, ... AS k ...)": each counted
+ * commit (c), its manifest day (d) and kind (k), one row per slot (agg.c). */
+void dcpi_fleet_counted(dcpi_fleet_t *f, dcpi_fbuf_t *sql);
 
 #endif
 

@@ -78,6 +78,10 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *platform, i
                       dcpi_profset_t **out, char *err);
 /* flags: with DCPI_PSET_LOAD_PROCS, also each profile's "<event>.procs" (core/store/procprof.h). */
 #define DCPI_PSET_LOAD_PROCS 1
+/* With DCPI_PSET_LOAD_PROCS: the caller reads only each process's total per image and event
+ * (dcpiprof -procs, the report's processes): a loader may put each total at offset 0 (the
+ * fleet's does: a row per process instead of per process and offset); a database's ignores it. */
+#define DCPI_PSET_LOAD_PROCS_TOTALS 2
 /* The profiles of several epochs (-epoch all, A..B, -since/-until) as one set: every file of
  * each is read as dcpi_profset_load reads one epoch's, so an image's profiles (and splits by
  * process) of all the epochs are added up, and the events' lost counts too. */

@@ -178,6 +178,23 @@ def flame_view(b, X):
     check(m.startswith('matched ') and hits > 0, 'search "lea": %r, %d frames lit' % (m, hits))
 
 
+def fleet_diff_view(b, X):
+    """The fleet's diff: hosts typed into the selection bar, the other set as HOSTS[@WINDOW]."""
+    b.open(X['url'] + '/')
+    for key, val in (('hosts', X['dhosts']), ('diff', X['dset'])):
+        b.eval('(function () { var s = document.getElementById("sel-%s"); s.value = %s; '
+               's.dispatchEvent(new Event("input")); })()' % (key, json.dumps(val)))
+    old = b.eval('location.href')
+    b.click('#sel-apply')
+    check(navigated(b, old) == 'rendered', 'hosts and a set to compare typed: the diff view')
+    no_errors(b, 'fleet diff view')
+    check('view=diff' in b.eval('location.href'), 'its URL says view=diff')
+    rows = b.eval('[...document.querySelectorAll("tr.drow")].map(r => [...r.children].map(c => c.textContent))')
+    names = set(r['name'] for r in X['diff']['rows'])
+    check(rows and all(r[6] in names for r in rows),
+          'diff rows (%d) are dcpidiff -fleet\'s (%d)' % (len(rows), len(names)))
+
+
 def diff_view(b, X):
     b.open(X['url'] + '/')
     for key, val in (('epoch', X['e1']), ('diff', X['e2'])):
@@ -248,9 +265,12 @@ def main():
     times.append(('chromium', time.time() - t0))
     try:
         steps = (procs_view, filter_view, listing_view, calls_view, flame_view, diff_view,
+                 fleet_diff_view,
                  json_link, hostile_comm, damage_view, live_view)
         for step in steps:
             if X.get('steps') and step.__name__ not in X['steps']:
+                continue
+            if step is fleet_diff_view and 'dhosts' not in X:  # a fleet's (web_fleet.sh)
                 continue
             t = time.time()
             if t >= b.deadline:
