@@ -98,7 +98,7 @@ test-asan: deps
 # (the two halves of test-asan; they install nothing: make test and test-asan have done it)
 # The sanitizer tree is built at -O1 with line tables only (-g1: enough for ASan's reports): 60
 # CPU-s where RelWithDebInfo's -O2 -g took 90, and its tests ran no slower (bench/RESULTS.md)
-ASAN_FLAGS = -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS='-O1 -g1' -DCMAKE_CXX_FLAGS='-O1 -g1'
+ASAN_FLAGS = -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS='-O1 -g1' -DCMAKE_CXX_FLAGS='-O1 -g1' -DDCPI_MAN=OFF
 asan-build:
 	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON -DDCPI_BUILD_TESTS=ON $(ASAN_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS) >$(BUILD)-asan.log 2>&1 || \

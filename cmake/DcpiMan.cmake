@@ -3,9 +3,14 @@
 # Sections 5 and 7: every other docs/*.md whose first heading is "# name(5) - ..." (formats) or
 # "# name(7) - ..." (dcpi(7), the flag grammar). The page's name and section come from that heading. Sets DCPI_MAN_TARGETS (the pages built) and installs them under
 # share/man/manN in the component given as DCPI_MAN_COMPONENT. Without pandoc: no man pages (said).
+option(DCPI_MAN "Build the man pages (pandoc; make test's sanitizer tree leaves them out)" ON)
 find_program(DCPI_PANDOC pandoc)
 set(DCPI_MAN_OUTPUTS)
 set(DCPI_MAN_LIST "")
+if(NOT DCPI_MAN)
+  message(STATUS "DCPI_MAN is off: no man pages")
+  return()
+endif()
 if(NOT DCPI_PANDOC)
   message(STATUS "pandoc not found: no man pages (apt-get install pandoc)")
   return()
