@@ -12,7 +12,7 @@
  *
  * Each round runs: dispatch() (the indirect call, NSEQ calls whose targets are the entries of
  * seq[], which holds the targets in exactly the shares above, in an order reshuffled every
- * round by random transpositions, so no predictor learns it), with `tail` tails() (NSEQ / 8
+ * round by random transpositions, so no predictor learns it), with `tail` tails() (NSEQ / 4
  * calls of tail_call(), whose tail call through a pointer always goes to icall_t2), hot_loop()
  * (about two thirds of the round's time: a multiply-add over an array, one source line), and
  * via_a() and via_b(), which both inline scale(). */
@@ -85,7 +85,7 @@ __attribute__((noinline)) long tail_call(long x)
 
 __attribute__((noinline)) long tails(long acc)
 {
-    for (int i = 0; i < NSEQ / 8; i++)
+    for (int i = 0; i < NSEQ / 4; i++)
         acc += tail_call(acc + i);
     return acc;
 }
