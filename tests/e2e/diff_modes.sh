@@ -11,8 +11,8 @@
 #  (3) two builds of the program in two directories (build-ids differ): procedures are matched
 #      by name across them, -asm refuses with one line, -source works;
 #  (4) bad input: one-line errors, exit 2 for usage and 1 for the rest.
-# Sample counts: at least 2000 samples of the program per set (the runs are redone up to 4 x as
-# long until they have them, lib/stats.sh stat_until); then a 20-point move is 9 binomial
+# Sample counts: at least 1500 samples of the program per set (the runs are redone up to 4 x as
+# long until they have them, lib/stats.sh stat_until); then a 20-point move is 7.7 binomial
 # standard deviations of the difference or more (false failure far below 1e-6).
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
@@ -50,7 +50,7 @@ run() {
     nc=$("$D" -i -all -csl "$T/m1" "$T/m1b" 2>/dev/null | awk -F, '$9 ~ /work-diff$/ { s += $3 } END { print s + 0 }')
 }
 count() { printf '%s\n' "$na" "$nb" "$nc" | sort -n | head -1; }
-stat_until 2000 4 run count || exit 1
+stat_until 1500 4 run count || exit 1
 
 # --- (1) a 20-point move
 stat_min "samples of work-diff in mode 1" "$na" 2000 || fail "too few samples"

@@ -26,7 +26,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-NMIN=500
+NMIN=400
 # base lengths (ms of the workload's CPU) from each mode's rate at -vbudget 8 in the 2-core VM,
 # about 1.5 x what NMIN needs (branch ~650 value samples/s, icall-mem ~270, div-mem ~800, the
 # system-wide branch ~280: that daemon's triggers go to every thread of a loaded machine); a
@@ -34,7 +34,7 @@ NMIN=500
 ms_of() {
     [ -n "${DCPI_TEST_MS:-}" ] && { echo "$DCPI_TEST_MS"; return; }
     case $1 in
-    branch) stat_ms 1200 ;; icall-mem) stat_ms 2600 ;; div-mem) stat_ms 1000 ;; sys) stat_ms 2500 ;;
+    branch) stat_ms 1000 ;; icall-mem) stat_ms 2100 ;; div-mem) stat_ms 800 ;; sys) stat_ms 2000 ;;
     esac
 }
 

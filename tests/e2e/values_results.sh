@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-NMIN=600
+NMIN=400
 for f in dcpid dcpilist samples/work-accuracy plugins/vp-classic.so libdcpi-agent.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
 done
@@ -41,9 +41,9 @@ vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
     local scale=$1 be=$2 ms args
     case $be in
-    bp) args=(-vbp -vbudget 8) ms=$(stat_ms 8400) ;;
-    step) args=(-vstep -vrate 1000) ms=$(stat_ms 2600) ;; # 474 value samples at 1700 (needs 600)
-    default) args=(-vbudget 8) ms=$(stat_ms 1500) ;; # inproc: 1665 at 3000 (needs 600)
+    bp) args=(-vbp -vbudget 8) ms=$(stat_ms 5600) ;;
+    step) args=(-vstep -vrate 1000) ms=$(stat_ms 1800) ;; # 474 value samples at 1700 (needs 400)
+    default) args=(-vbudget 8) ms=$(stat_ms 1000) ;; # inproc: 1665 at 3000 (needs 400)
     esac
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
