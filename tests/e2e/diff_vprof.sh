@@ -16,7 +16,7 @@
 # The level is -threshold 1e-6 in (1) and (2): under the test's model (independent value samples)
 # 0x7, or a row of (2), is called significant less than once in 10^6 runs (BH bounds the chance
 # of any false call under no change by the level); at the default 0.001 it would be one in 1000.
-# 0x3 and 0xa move by 30 points: with NMIN value samples per set that is over 14 binomial standard
+# 0x3 and 0xa move by 30 points: with NMIN value samples per set that is over 11 binomial standard
 # deviations of the difference, far beyond what 1e-6 needs. Skips (77) when cpu-clock sampling or
 # execute breakpoints are unavailable.
 set -u
@@ -30,8 +30,8 @@ to() { timeout -k 5 "$@"; }
 W=$BIN/samples/work-accuracy
 VP=$BIN/samples/vp-acc.so
 D=$BIN/dcpidiff
-NMIN=800
-MS=${DCPI_TEST_MS:-$(stat_ms 2000)}
+NMIN=600
+MS=${DCPI_TEST_MS:-$(stat_ms 1500)}
 LEVEL=1e-6
 INSN=' div rcx \[vp-acc\]$'
 

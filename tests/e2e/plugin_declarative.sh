@@ -27,11 +27,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 to() { timeout -k 5 "$@"; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/stats.sh"
-# the base run (~1.6 s of CPU give ~560 value samples of a jbe or call, a div twice that: its runs
+# the base run (~1.3 s of CPU give ~450 value samples of a jbe or call, a div twice that: its runs
 # are half as long), topped up when short (run); quick (lib/stats.sh) 0.5 s
-MS=${DCPI_TEST_MS:-1600}
+MS=${DCPI_TEST_MS:-1300}
 [ "$STAT_QUICK" = 1 ] && MS=${DCPI_TEST_MS:-500}
-NMIN=500
+NMIN=400
 
 for f in dcpid dcpilist samples/work-accuracy; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f not built"
