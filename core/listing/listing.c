@@ -6,7 +6,6 @@
  */
 #include "core/listing/listing.h"
 
-#include <Zydis/Zydis.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +17,7 @@
 #include "core/base/mem.h"
 #include "dcpi/api.h"
 #include "dcpi/errno.h"
+#include "trace/trace.h"
 
 int dcpi_listing_new(const char *proc, uint64_t lo, uint64_t hi, const char *const *events,
                      size_t nevents, size_t nvp, dcpi_listing_t **out)
@@ -79,26 +79,14 @@ static dcpi_lst_insn_t *insn_append(dcpi_listing_t *ls, size_t *cap)
     return in;
 }
 
-/* The target of a relative jmp/jcc/loop/call at addr, or 0 when it is not one; *jump is 1 for
- * a jump (a target inside the procedure is marked), 0 for a call. */
-static uint64_t branch_target(const ZydisDecoder *dec, const uint8_t *p, size_t len, uint64_t addr,
-                              int *jump)
+/* The target of in's relative jmp/jcc/loop/call (trace_inst_flow), or 0 when it is not one;
+ * *jump is 1 for a jump (a target inside the procedure is marked), 0 for a call. */
+static uint64_t branch_target(const dcpi_lst_insn_t *in, int *jump)
 {
-    ZydisDecodedInstruction in;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    if (ZYAN_FAILED(ZydisDecoderDecodeFull(dec, p, len, &in, ops)))
-        return 0;
-    *jump = in.meta.category != ZYDIS_CATEGORY_CALL;
-    if (*jump && in.meta.category != ZYDIS_CATEGORY_COND_BR &&
-        in.meta.category != ZYDIS_CATEGORY_UNCOND_BR)
-        return 0;
-    ZyanU64 target = 0;
-    for (unsigned i = 0; i < in.operand_count_visible; i++) {
-        if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative &&
-            ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[i], addr, &target)))
-            return target;
-    }
-    return 0;
+    uint64_t t = 0;
+    trace_flow_t fl = in->bad ? TRACE_FLOW_NONE : trace_inst_flow(&in->inst, in->addr, &t);
+    *jump = fl == TRACE_FLOW_COND || fl == TRACE_FLOW_JUMP;
+    return *jump || fl == TRACE_FLOW_CALL ? t : 0;
 }
 
 /* "jnz 0x11fc" -> "jnz 11fc": a relative target is written as objdump writes it, bare hex
@@ -136,9 +124,6 @@ static size_t decode_one(dcpi_lst_insn_t *in, const uint8_t *p, size_t left, uin
 
 int dcpi_listing_decode_bytes(dcpi_listing_t *ls, const uint8_t *bytes, size_t len)
 {
-    ZydisDecoder dec;
-    if (ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-        return DCPI_EINVAL;
     uint64_t *targets = malloc((len + 1) * sizeof(*targets));
     if (!targets)
         return DCPI_ENOMEM;
@@ -152,7 +137,7 @@ int dcpi_listing_decode_bytes(dcpi_listing_t *ls, const uint8_t *bytes, size_t l
         }
         size_t n = decode_one(in, bytes + off, len - off, ls->lo + off);
         int jump = 0;
-        uint64_t t = in->bad ? 0 : branch_target(&dec, bytes + off, n, in->addr, &jump);
+        uint64_t t = branch_target(in, &jump);
         if (jump && t >= ls->lo && t < ls->hi)
             targets[nt++] = t;
         in->target = t;
