@@ -469,13 +469,14 @@ static int hottest_unlisted(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_
     uint32_t best_trig = 0;
     for (unsigned s = 0; s < FN_SLOTS; s++) {
         const bp_fn_t *f = &b->fn[s];
+        if (!f->image_plus1 || !f->ncand || f->trig < DCPI_VBP_MIN_TRIG || f->trig <= best_trig)
+            continue; /* the cheap tests first: this runs over every slot at each table */
         int listed_fn = 0;
         for (unsigned i = 0; i < n; i++)
             listed_fn |= out[i].fn == s;
-        const dcpi_image_t *img =
-            f->image_plus1 ? dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1) : NULL;
+        const dcpi_image_t *img = dcpi_loadmap_image(dcpi_values_loadmap(vt), f->image_plus1 - 1);
         uint64_t base;
-        if (listed_fn || !img || !f->ncand || f->trig < DCPI_VBP_MIN_TRIG || f->trig <= best_trig ||
+        if (listed_fn || !img ||
             dcpi_loadmap_addr_of(dcpi_values_loadmap(vt), pid, img, f->lo, &base) < 0)
             continue;
         best_trig = f->trig;
