@@ -120,12 +120,14 @@ stat_until() {
 # calls recorded: a new epoch of the same database (lib/common.sh e2e_after_epoch first), listed
 # with -epoch all, whose hotlists and counts add up), then COUNT ARG..., until COUNT prints a number >= NMIN (stat_need) or 4 x MS
 # ran in all. The next MS is the missing samples' share at the rate seen, a quarter more (at
-# least MS / 4). The stopping rule looks at the counts only, so the checks after it keep their
+# least MS / 2: a run's first few hundred ms give no value samples, while the backend measures
+# its costs and its first tables wait for PC samples; twice the last when the last added none,
+# as on a slow or loaded machine where that warm-up is longer). The stopping rule looks at the counts only, so the checks after it keep their
 # binomial tolerances; under load, where the value sample rate can fall several-fold, a short
 # run costs its missing part, not a run twice as long from scratch. Returns 1 when RUN fails.
 # Sets STAT_N.
 stat_topup() {
-    local nmin base=$2 run=$3 count=$4 ms=$2 total=0
+    local nmin base=$2 run=$3 count=$4 ms=$2 total=0 last=0
     nmin=$(stat_need "$1")
     shift 4
     while :; do
@@ -135,9 +137,12 @@ stat_topup() {
         awk -v n="$STAT_N" -v m="$nmin" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' &&
             return 0
         [ $total -lt $((4 * base)) ] || return 0
-        ms=$(awk -v n="$STAT_N" -v m="$nmin" -v t=$total -v b="$base" 'BEGIN {
+        ms=$(awk -v n="$STAT_N" -v m="$nmin" -v t=$total -v b="$base" -v l="$last" -v p="$ms" 'BEGIN {
             n = (n ~ /^[0-9]+$/) ? n + 0 : 0; x = n > 0 ? (m - n) / n * t * 1.25 : t
-            if (x < b / 4) x = b / 4; if (x > 4 * b - t) x = 4 * b - t; printf "%d", x }')
+            if (x < b / 2) x = b / 2; if (n <= l && x < 2 * p) x = 2 * p
+            if (x > 4 * b - t) x = 4 * b - t; if (x < b / 2) x = b / 2; printf "%d", x }')
+        last=$STAT_N
+        [[ $last =~ ^[0-9]+$ ]] || last=0
         echo "note: ${*:+$1 }'$STAT_N' samples after $total ms, need $nmin: $ms ms more"
     done
 }
