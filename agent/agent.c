@@ -93,6 +93,9 @@ struct agent_thread {
     uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
     uint32_t rot;
     uint64_t rng, period_ns;
+    uint64_t rest_ns;  /* after a closing tick: what remains of the sampling period */
+    uint64_t armed_at; /* the thread's CPU ns when the arms waiting were made */
+    int closing;       /* the next tick closes the arms still waiting (arm_close_tick) */
     uint64_t burst, t0;
     step_record_t cur; /* the instruction about to run: before regs, bytes, ea */
 };
@@ -101,6 +104,7 @@ static __thread struct agent_thread self __attribute__((tls_model("initial-exec"
 
 static struct {
     int active, sig, burst_len, rate, arm, maxbp;
+    uint64_t window_ns; /* arm mode: how long an arm waits for its hit (0: until the next tick) */
     step_ring_header_t *hdr;
     size_t size;
     char prefix[200];
@@ -117,6 +121,14 @@ static struct {
 } g;
 
 /* ---- small helpers (async-signal-safe) ---------------------------------------------------- */
+
+/* The thread's CPU time, ns. */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
@@ -585,15 +597,60 @@ static int slot_for(uint64_t addr, const uint8_t *taken)
     return -1;
 }
 
+/* Breakpoints still armed, not hit: disabled, counted as expired. */
+static void expire_arms(step_slot_t *s, const uint8_t *keep)
+{
+    for (int k = 0; k < self.nbp; k++)
+        if (self.bp_armed[k] && !(keep && keep[k])) {
+            ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
+            self.bp_armed[k] = 0;
+            atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
+        }
+}
+
+/* The closing tick, g.window_ns after a tick that armed: the arms not hit by then expire, and
+ * the sampling period goes on (the next tick is where it would have been without this one).
+ * An armed execute breakpoint slows the code of its whole 64-byte line while it waits (x86
+ * parts bypass their decoded-uop cache there: a loop sharing the line with a breakpoint on a
+ * cold instruction ran 4.3 times as long here, bench/trap_cost.c), so a wait costs far more
+ * than this tick's interrupt; the unit becomes "the first execution within the window after a
+ * random moment", which caps the weight of an execution after a long gap at the window. */
+static void arm_close_tick(step_slot_t *s)
+{
+    atomic_fetch_add_explicit(&s->closes, 1, memory_order_relaxed);
+    expire_arms(s, NULL);
+    self.closing = 0;
+    uint64_t p = self.rest_ns;
+    ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
+}
+
+/* After a hit: when no arm waits any more, the closing tick is not needed; the tick is set
+ * where the sampling period would end (the window's rest, then the period's). */
+static void skip_close(void)
+{
+    for (int k = 0; k < self.nbp; k++)
+        if (self.bp_armed[k])
+            return;
+    uint64_t spent = cpu_ns() - self.armed_at;
+    uint64_t p = self.rest_ns + (spent < g.window_ns ? g.window_ns - spent : 0);
+    self.closing = 0;
+    ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
+}
+
 /* A tick at pc: the arms still waiting expire (the thread's own next tick ends them), then the
  * table's targets in the procedure holding pc are armed (in turn when there are more of them
- * than breakpoints), each for the first execution after this moment. Arming only there keeps
+ * than breakpoints), each for the first execution after this moment, and closed g.window_ns
+ * later (arm_close_tick). Arming only there keeps
  * the sampling unit "the first execution after a random moment spent in its procedure": an
  * execution after a long gap elsewhere (a loop's first iteration) is not taken more often than
  * one inside a run. */
 static void arm_tick(uint64_t pc)
 {
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
+    if (self.closing) {
+        arm_close_tick(s);
+        return;
+    }
     atomic_fetch_add_explicit(&s->ticks, 1, memory_order_relaxed);
     step_arm_table_t t;
     if (step_arm_read(g.hdr, &t) != 0) {
@@ -603,7 +660,6 @@ static void arm_tick(uint64_t pc)
     if (t.period_ns)
         self.period_ns = t.period_ns < ARM_MIN_NS ? ARM_MIN_NS : t.period_ns;
     uint64_t p = next_period(self.period_ns);
-    ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
     unsigned want[STEP_ARM_MAX], nw = 0;
     for (unsigned i = 0; i < t.n; i++)
         if (pc >= t.lo[i] && pc < t.hi[i])
@@ -624,12 +680,7 @@ static void arm_tick(uint64_t pc)
                 pick[j] = k;
                 taken[k] = 1;
             }
-    for (int k = 0; k < self.nbp; k++)
-        if (self.bp_armed[k] && !taken[k]) {
-            ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
-            self.bp_armed[k] = 0;
-            atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
-        }
+    expire_arms(s, taken);
     for (unsigned j = 0; j < m; j++) {
         unsigned i = want[(first + j) % nw];
         int k = pick[j];
@@ -637,6 +688,13 @@ static void arm_tick(uint64_t pc)
             atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
         arm_slot(s, k, i, t.addr[i]);
     }
+    if (m > 0 && g.window_ns && p > 2 * g.window_ns) {
+        self.closing = 1;
+        self.rest_ns = p - g.window_ns;
+        self.armed_at = cpu_ns();
+        p = g.window_ns;
+    }
+    ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
 }
 
 /* Each breakpoint's instruction, decoded at its first hit (a target is hit again and again). */
@@ -682,6 +740,8 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
     int armed = self.bp_armed[k];
     self.bp_armed[k] = 0;
+    if (self.closing)
+        skip_close();
     uint64_t regs[STEP_NREGS];
     regs_from_uc(uc, regs);
     if ((flags & TRAP_PERF_ASYNC) || !armed || regs[R_IP] != self.bp_addr[k] ||
@@ -1056,6 +1116,7 @@ __attribute__((constructor)) static void agent_init(void)
     const char *mode = getenv(STEP_MODE_ENV);
     g.arm = mode && strcmp(mode, "arm") == 0;
     g.maxbp = env_int(STEP_BPS_ENV, STEP_ARM_SLOTS, 1, STEP_ARM_SLOTS);
+    g.window_ns = 1000ull * (uint64_t)env_int(STEP_WINDOW_ENV, STEP_ARM_WINDOW_US, 0, 1000000);
     g.sig = pick_signal();
     load_zydis();
     if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)

@@ -4,8 +4,10 @@
  * a new period), and an execute breakpoint's hit delivered as a synchronous SIGTRAP (the
  * agent's way) or written into a perf ring with no signal, between hits of a pointer chase over
  * a small and a large working set (what the hit costs the program's own code afterwards shows
- * there). Microseconds of the thread's CPU (CLOCK_THREAD_CPUTIME_ID), each the extra time over
- * the same loop without the kernel work (hits: the median of 7 interleaved pairs).
+ * there), the agent's whole cycle (a tick that arms, the hit), and what an armed breakpoint that
+ * waits costs the code of its 64-byte line. Microseconds of the thread's CPU
+ * (CLOCK_THREAD_CPUTIME_ID), each the extra time over the same loop without the kernel work
+ * (hits: the median of 7 interleaved pairs).
  * Usage: trap_cost [N (20000)]   (bench/RESULTS.md, "what a trap costs here")
  */
 #include <linux/hw_breakpoint.h>
@@ -38,9 +40,28 @@ static double cpu_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The agent's cycle (cycle_us): its tick's and its breakpoint's fds, what a tick does, counts */
+#define TICK_DATA 0x71c4ul
+#define BP_DATA   0xb9ul
+static int cyc_tick = -1, cyc_bp = -1, cyc_arm;
+static unsigned long long cyc_period;
+static volatile long cyc_ticks, cyc_hits;
+
 static void on_trap(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig, (void)si, (void)uc;
+    (void)sig, (void)uc;
+    /* siginfo's perf fields (TRAP_PERF): after si_addr, the event's sig_data */
+    unsigned long data = ((const unsigned long *)(const void *)&si->si_addr)[1];
+    if (data == TICK_DATA) {
+        cyc_ticks++;
+        unsigned long long p = cyc_period / 4 + (unsigned long long)rand() % (cyc_period * 3 / 2);
+        ioctl(cyc_tick, PERF_EVENT_IOC_PERIOD, &p);
+        if (cyc_arm)
+            ioctl(cyc_bp, PERF_EVENT_IOC_ENABLE, 0);
+    } else if (data == BP_DATA) {
+        cyc_hits++;
+        ioctl(cyc_bp, PERF_EVENT_IOC_DISABLE, 0);
+    }
 }
 
 /* n rounds of m pointer-chase steps then a call of target(); seconds of CPU. */
@@ -74,7 +95,7 @@ static int make_chase(long mb)
     return 0;
 }
 
-static int bp_open(int how, int disabled)
+static int bp_open(int how, int disabled, unsigned long data)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -86,6 +107,7 @@ static int bp_open(int how, int disabled)
     a.sample_period = 1;
     a.exclude_kernel = a.exclude_hv = 1;
     a.disabled = (unsigned)disabled;
+    a.sig_data = data;
     if (how == HIT_SIGNAL) {
         a.sigtrap = a.remove_on_exec = 1;
     } else {
@@ -102,6 +124,129 @@ static int bp_open(int how, int disabled)
     return fd;
 }
 
+static int cmp_double(const void *a, const void *b);
+#define REPS 7
+
+/* A register loop at the start of its own 64-byte line; line_cold is an instruction of the
+ * same line that never runs, next_line_cold one of the next line (both after the loop). */
+extern char line_cold[], next_line_cold[];
+__attribute__((noinline, aligned(64))) static unsigned long line_loop(unsigned long x, long n)
+{
+    for (long i = 0; i < n; i++)
+        __asm__ volatile("add %1, %0\n\t"
+                         "xor $7, %0\n\t"
+                         "ror $3, %0\n\t"
+                         : "+r"(x)
+                         : "r"(0x9e3779b97f4a7c15ul));
+    __asm__ volatile("jmp 1f\n"
+                     "line_cold: nop\n"
+                     ".balign 64\n"
+                     "next_line_cold: nop\n"
+                     "1:");
+    return x;
+}
+
+/* The loop's time with an enabled execute breakpoint (never hit) on a cold instruction of its
+ * own 64-byte line and of the next line, over the time without: what an arm waiting for a
+ * cold instruction costs the code around it. */
+static void line_costs(long n)
+{
+    static char *const where[] = {line_cold, next_line_cold};
+    static const char *const what[] = {"its own 64-byte line", "the next 64-byte line"};
+    unsigned long x = 1;
+    for (int w = 0; w < 2; w++) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.type = PERF_TYPE_BREAKPOINT;
+        a.size = sizeof a;
+        a.bp_type = HW_BREAKPOINT_X;
+        a.bp_addr = (unsigned long)where[w];
+        a.bp_len = sizeof(long);
+        a.sample_period = 1;
+        a.exclude_kernel = a.exclude_hv = a.disabled = 1;
+        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            printf("| a loop with a breakpoint armed on a cold instruction of %s | perf_event_open "
+                   "failed |\n",
+                   what[w]);
+            continue;
+        }
+        double r[REPS];
+        for (int i = 0; i < REPS; i++) {
+            double t0 = cpu_s();
+            x = line_loop(x, n);
+            double base = cpu_s() - t0;
+            ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+            t0 = cpu_s();
+            x = line_loop(x, n);
+            r[i] = (cpu_s() - t0) / base;
+            ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        }
+        close(fd);
+        qsort(r, REPS, sizeof r[0], cmp_double);
+        printf("| a loop with a breakpoint armed on a cold instruction of %s (times as long) | "
+               "%.2fx |\n",
+               what[w], r[REPS / 2]);
+    }
+    sink += (long)x;
+}
+
+/* The inproc agent's cycle alone: a cpu-clock tick with sigtrap at random periods of mean
+ * period_us of CPU (the next one set by IOC_PERIOD in the handler) and, with arm, an execute
+ * breakpoint on target() enabled at the tick and disabled at its hit (SIGTRAP): per tick and per
+ * arm-and-hit, the extra us over the loop without ticks (medians of REPS interleaved triples). */
+static void cycle_us(long n, int m, long mb, double period_us)
+{
+    double tick[REPS], hit[REPS];
+    struct perf_event_attr c;
+    if (make_chase(mb) < 0)
+        return;
+    memset(&c, 0, sizeof c);
+    c.type = PERF_TYPE_SOFTWARE;
+    c.size = sizeof c;
+    c.config = PERF_COUNT_SW_CPU_CLOCK;
+    c.sample_period = cyc_period = (unsigned long long)(period_us * 1e3);
+    c.sigtrap = c.remove_on_exec = c.exclude_kernel = c.disabled = 1;
+    c.sig_data = TICK_DATA;
+    cyc_tick = (int)syscall(SYS_perf_event_open, &c, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    cyc_bp = bp_open(HIT_SIGNAL, 1, BP_DATA);
+    if (cyc_tick < 0 || cyc_bp < 0) {
+        printf("| the agent's cycle | perf_event_open failed |\n");
+        return;
+    }
+    ioctl(cyc_bp, PERF_EVENT_IOC_DISABLE, 0);
+    rounds(n / 4, m);
+    for (int r = 0; r < REPS; r++) {
+        double base = rounds(n, m);
+        long t0 = cyc_ticks;
+        cyc_arm = 0;
+        ioctl(cyc_tick, PERF_EVENT_IOC_ENABLE, 0);
+        double ticked = rounds(n, m);
+        ioctl(cyc_tick, PERF_EVENT_IOC_DISABLE, 0);
+        long t1 = cyc_ticks, h0 = cyc_hits;
+        cyc_arm = 1;
+        ioctl(cyc_tick, PERF_EVENT_IOC_ENABLE, 0);
+        double armed = rounds(n, m);
+        ioctl(cyc_tick, PERF_EVENT_IOC_DISABLE, 0);
+        ioctl(cyc_bp, PERF_EVENT_IOC_DISABLE, 0);
+        long t2 = cyc_ticks, h1 = cyc_hits;
+        double per_tick = (ticked - base) / (double)(t1 - t0 ? t1 - t0 : 1);
+        tick[r] = per_tick * 1e6;
+        hit[r] =
+            (armed - base - per_tick * (double)(t2 - t1)) / (double)(h1 - h0 ? h1 - h0 : 1) * 1e6;
+    }
+    close(cyc_tick);
+    close(cyc_bp);
+    qsort(tick, REPS, sizeof tick[0], cmp_double);
+    qsort(hit, REPS, sizeof hit[0], cmp_double);
+    printf("| the agent's cycle, %ld MB chased, a tick every %.0f us: a tick (IOC_PERIOD in it) | "
+           "%.2f |\n",
+           mb, period_us, tick[REPS / 2]);
+    printf("| the agent's cycle, %ld MB chased, a tick every %.0f us: an arm (IOC_ENABLE at the "
+           "tick) and its hit (SIGTRAP, IOC_DISABLE) | %.2f |\n",
+           mb, period_us, hit[REPS / 2]);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -111,13 +256,12 @@ static int cmp_double(const void *a, const void *b)
 /* The extra us per hit of a breakpoint on target() delivered as how, with m chase steps over
  * mb MB between hits: the median of REPS interleaved pairs (breakpoint off, on), so a
  * neighbour's load moves both halves of a pair alike. */
-#define REPS 7
 static double hit_us(int how, long n, int m, long mb)
 {
     double d[REPS];
     if (make_chase(mb) < 0)
         return -1;
-    int fd = bp_open(how, 1);
+    int fd = bp_open(how, 1, 0);
     if (fd < 0)
         return -1;
     rounds(n / 4, m); /* warm */
@@ -139,7 +283,7 @@ static void ioctl_costs(long n)
     for (long i = 0; i < n; i++)
         syscall(SYS_getppid);
     printf("| a system call (getppid) | %.2f |\n", (cpu_s() - t0) / (double)n * 1e6);
-    int fd = bp_open(HIT_SIGNAL, 1);
+    int fd = bp_open(HIT_SIGNAL, 1, 0);
     t0 = cpu_s();
     for (long i = 0; i < n; i++) {
         ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -175,12 +319,14 @@ int main(int argc, char **argv)
     sigaction(SIGTRAP, &sa, NULL);
     printf("| what | us of the thread's CPU |\n| --- | --- |\n");
     ioctl_costs(n * 5);
+    line_costs(n * 4000);
     static const long mbs[] = {1, 64};
     for (int i = 0; i < 2; i++) {
         printf("| a hit, SIGTRAP to the thread, %ld MB chased between hits | %.2f |\n", mbs[i],
                hit_us(HIT_SIGNAL, n, 200, mbs[i]));
         printf("| a hit, into a perf ring (no signal), %ld MB chased between hits | %.2f |\n",
                mbs[i], hit_us(HIT_RING, n, 200, mbs[i]));
+        cycle_us(n * 40, 20, mbs[i], 500);
     }
     return 0;
 }

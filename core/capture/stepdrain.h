@@ -36,11 +36,12 @@ typedef struct dcpi_step_stats {
     uint64_t lost_threads;  /* threads that found no free slot */
     uint64_t no_decoder;    /* steps recorded without memory operand information */
     uint64_t end_count[STEP_END_COUNT];
-    /* arm mode (stepring.h): ticks, arms, hits, expired and dropped over all threads; rings
+    /* arm mode (stepring.h): ticks, arms, hits, expired and dropped over all threads, and the
+     * ticks that only closed the arms left waiting (closes); rings
      * whose agent runs the arm mode; the first perf errno an agent met (0: none); the fewest
      * breakpoints a thread got (STEP_ARM_SLOTS: all); the time spent in the agent's arm-mode
      * handlers over the handler runs measured */
-    uint64_t ticks, arms, hits, expired, dropped, handler_ns, handler_n;
+    uint64_t ticks, arms, hits, expired, dropped, handler_ns, handler_n, closes;
     unsigned arm_rings;
     int arm_errno;
     unsigned arm_bps;

@@ -25,18 +25,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STEP_RING_MAGIC   0x54534344u /* "DCST" little-endian */
-#define STEP_RING_VERSION 2u          /* 2: the arm mode (its table, counters and hit records) */
-#define STEP_NREGS        24          /* perf's x86-64 user register order */
-#define STEP_RING_ENV     "DCPI_AGENT_RING"
-#define STEP_RATE_ENV     "DCPI_AGENT_RATE"   /* bursts per second of thread CPU time (100) */
-#define STEP_BURST_ENV    "DCPI_AGENT_BURST"  /* instructions per burst (16) */
-#define STEP_SIGNAL_ENV   "DCPI_AGENT_SIGNAL" /* timer signal as SIGRTMIN+N (auto) */
-#define STEP_MODE_ENV     "DCPI_AGENT_MODE"   /* "arm": breakpoint arms (below), else bursts */
-#define STEP_BPS_ENV      "DCPI_AGENT_BPS"    /* arm mode: breakpoints per thread (4) */
-#define STEP_DEF_SLOTS    32
-#define STEP_DEF_RECORDS  1024 /* per thread, a power of two */
-#define STEP_BURST_MAX    256
+#define STEP_RING_MAGIC    0x54534344u /* "DCST" little-endian */
+#define STEP_RING_VERSION  2u          /* 2: the arm mode (its table, counters and hit records) */
+#define STEP_NREGS         24          /* perf's x86-64 user register order */
+#define STEP_RING_ENV      "DCPI_AGENT_RING"
+#define STEP_RATE_ENV      "DCPI_AGENT_RATE"      /* bursts per second of thread CPU time (100) */
+#define STEP_BURST_ENV     "DCPI_AGENT_BURST"     /* instructions per burst (16) */
+#define STEP_SIGNAL_ENV    "DCPI_AGENT_SIGNAL"    /* timer signal as SIGRTMIN+N (auto) */
+#define STEP_MODE_ENV      "DCPI_AGENT_MODE"      /* "arm": breakpoint arms (below), else bursts */
+#define STEP_BPS_ENV       "DCPI_AGENT_BPS"       /* arm mode: breakpoints per thread (4) */
+#define STEP_WINDOW_ENV    "DCPI_AGENT_WINDOW_US" /* arm mode: an arm's wait (STEP_ARM_WINDOW_US) */
+#define STEP_ARM_WINDOW_US 100 /* us of the thread's CPU an arm waits for its hit; 0: a tick */
+#define STEP_DEF_SLOTS     32
+#define STEP_DEF_RECORDS   1024 /* per thread, a power of two */
+#define STEP_BURST_MAX     256
 
 /* record flags */
 #define STEP_REC_EA    0x01u /* ea is valid */
@@ -130,7 +132,7 @@ typedef struct step_slot {
      * thread descheduled in it, is left out) */
     _Atomic uint64_t ticks, arms, hits, expired, dropped;
     _Atomic uint64_t handler_ns, handler_n;
-    uint64_t pad2[1];
+    _Atomic uint64_t closes; /* ticks that only closed the arms left waiting (agent.c) */
 } step_slot_t;
 
 typedef struct step_ring_header {

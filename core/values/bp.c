@@ -436,28 +436,41 @@ static int listed(const dcpi__vbp_target_t *out, unsigned n, uint32_t cookie)
 }
 
 /* A selected instruction of the procedure of target t that is not listed, drawn at random (its
- * arms then come at random moments, whatever its values or the program's phases), into
- * out[*n]; nothing when every one is listed. */
+ * arms then come at random moments, whatever its values or the program's phases) with weight
+ * the PC samples it holds, into out[*n]; nothing when every one is listed or holds none. The
+ * weight keeps arms off instructions that rarely run: such an arm waits for its whole window
+ * and yields nothing, and a waiting execute breakpoint slows all the code of its 64-byte line
+ * (the agent's arm window, agent.c arm_close_tick). */
 static void cover(const dcpi__vbp_choice_t *b, const dcpi__vbp_target_t *t, dcpi__vbp_target_t *out,
                   unsigned *n, uint64_t *rng)
 {
     const bp_fn_t *f = &b->fn[t->fn];
-    uint32_t free = 0;
+    uint64_t free = 0;
     for (uint32_t j = 0; j < f->ncand; j++)
-        free += !listed(out, *n, f->first + j);
+        if (!listed(out, *n, f->first + j))
+            free += b->cand[f->first + j].at;
     if (!free)
         return;
     *rng ^= *rng << 13;
     *rng ^= *rng >> 7;
     *rng ^= *rng << 17;
-    for (uint32_t j = 0, k = (uint32_t)(*rng % free); j < f->ncand; j++)
-        if (!listed(out, *n, f->first + j) && k-- == 0) {
+    uint64_t k = *rng % free;
+    for (uint32_t j = 0; j < f->ncand; j++) {
+        uint64_t w = b->cand[f->first + j].at;
+        if (!w || listed(out, *n, f->first + j))
+            continue;
+        if (k >= w) {
+            k -= w;
+            continue;
+        }
+        {
             out[*n] = *t;
             out[*n].addr = t->lo + b->cand[f->first + j].delta;
             out[*n].cookie = f->first + j;
             out[(*n)++].at = 0;
             return;
         }
+    }
 }
 
 /* The most sampled function of pid with selected instructions (DCPI_VBP_MIN_TRIG PC samples or

@@ -96,15 +96,17 @@ static double model_us(const vin_t *d, double k)
 /* ---- the tables */
 
 /* What a tick costs with these counts (one process's, or all): the start-up model at the mean
- * arms a tick, plus the time the agent's handlers took per tick (each hit's handler
- * included); the model at one arm until there are IN_LIVE ticks. */
+ * arms a tick and its share of the closing ticks (the agent's arm window), plus the time the
+ * agent's handlers took per tick (each hit's and closing tick's handler included); the model at
+ * one arm and a closing tick until there are IN_LIVE ticks. */
 static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
     if (st->ticks < IN_LIVE)
-        return model_us(d, 1);
+        return model_us(d, 1) + d->cost.tick_us;
     double per_run = st->handler_n ? (double)st->handler_ns / 1e3 / (double)st->handler_n : 0;
-    return model_us(d, (double)st->arms / (double)st->ticks) +
-           per_run * (double)(st->ticks + st->hits) / (double)st->ticks;
+    double t = (double)st->ticks, closes = (double)st->closes;
+    return model_us(d, (double)st->arms / t) + d->cost.tick_us * closes / t +
+           per_run * (t + closes + (double)st->hits) / t;
 }
 
 /* What a tick of h's threads costs so far (live_us). */
@@ -277,15 +279,15 @@ static void in_status(const dcpi_vbackend_t *b, char *buf, size_t len)
     dcpi__vbp_short_t c =
         dcpi__vbp_shortfall(d->b.vt, d->choice, cpu_s(d, &st), NULL, advice, (void *)d);
     snprintf(buf, len,
-             "vinproc rings %u ticks %" PRIu64 " arms %" PRIu64 " hits %" PRIu64 " expired %" PRIu64
-             " dropped %" PRIu64 " samples %" PRIu64 " tables %" PRIu64 " targets %" PRIu64
-             " breakpoints %u arm-delay-us 0%s\n"
+             "vinproc rings %u ticks %" PRIu64 " closes %" PRIu64 " arms %" PRIu64 " hits %" PRIu64
+             " expired %" PRIu64 " dropped %" PRIu64 " samples %" PRIu64 " tables %" PRIu64
+             " targets %" PRIu64 " breakpoints %u arm-delay-us 0%s\n"
              "vinproc budget %g%%: tick-us %.1f arm-us %.1f live-us %.1f, a tick every %.2f ms "
              "of a thread's CPU; below %d value samples per %d s: %u of %u instructions with "
              ">= %d%% of their procedure's PC samples\n",
-             st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
-             d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS, why,
-             d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, live_us(d, &st),
+             st.arm_rings, st.ticks, st.closes, st.arms, st.hits, st.expired, st.dropped,
+             d->st.samples, d->st.tables, d->st.targets, st.arm_rings ? st.arm_bps : STEP_ARM_SLOTS,
+             why, d->o.budget_pct, d->cost.tick_us, d->cost.arm_us, live_us(d, &st),
              (double)period_ns(d, live_us(d, &st)) / 1e6, DCPI_VBP_NEED, DCPI_VBP_NEED_S, c.shortn,
              c.majors, DCPI_VBP_MAJOR_PCT);
 }
@@ -320,10 +322,11 @@ static void in_report(const dcpi_vbackend_t *b, int user)
     dcpi__log(DCPI_LOG_INFO,
               "inproc backend: %u processes, %" PRIu64 " ticks, %" PRIu64 " arms, %" PRIu64
               " hits, %" PRIu64 " expired, %" PRIu64 " dropped, %" PRIu64 " value samples, %" PRIu64
-              " tables, %.1f us in the agent's handlers a tick (%" PRIu64 " runs measured)%s",
+              " tables, %.1f us in the agent's handlers a tick (%" PRIu64
+              " runs measured), %" PRIu64 " ticks that closed arms%s",
               st.arm_rings, st.ticks, st.arms, st.hits, st.expired, st.dropped, d->st.samples,
               d->st.tables, st.ticks ? (double)st.handler_ns / 1e3 / (double)st.ticks : 0.0,
-              st.handler_n, why);
+              st.handler_n, st.closes, why);
 }
 
 static void in_stop(dcpi_vbackend_t *b)
