@@ -8,7 +8,7 @@
 #   the cost of one value sample to the target: (target CPU with values - with PC alone) /
 #   value samples, in us,
 #   dcpid's own CPU per value sample: (dcpid's CPU with values - with PC alone) / value samples.
-# Mechanisms: inproc (the default for a command), bp (-vbp: dcpid arms after a thinned PC
+# Mechanisms: inproc (the default for a command; inprocN: at -vbudget N), bp (-vbp: dcpid arms after a thinned PC
 # sample), bp at -vbudget 5, regs (-vregs: the PC samples' registers), step (-vstep: the agent's
 # single-step bursts). The target CPU is what the workload reports (getrusage); dcpid's is the
 # command tree's minus the target's.
@@ -31,6 +31,7 @@ flags() {
     case $1 in
     pc) echo "" ;;
     inproc) echo "-vtrace vp-classic -vtrace vp-addr" ;;
+    inproc[0-9]*) echo "-vtrace vp-classic -vtrace vp-addr -vbudget ${1#inproc}" ;;
     bp) echo "-vtrace vp-classic -vtrace vp-addr -vbp" ;;
     bp5) echo "-vtrace vp-classic -vtrace vp-addr -vbp -vbudget 5" ;;
     regs) echo "-vtrace vp-classic -vtrace vp-addr -vregs" ;;
@@ -56,7 +57,9 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$REPS"); do
     run base "${W[@]}"
     for m in pc $MECHS; do
-        rm -rf "$T/db"
+        # a fresh epoch directory, the symbol cache kept (a daemon keeps its database: the
+        # first kernel sample's kallsyms snapshot is compressed once, not in every run)
+        [ -d "$T/db" ] && find "$T/db" -mindepth 1 -maxdepth 1 ! -name .symcache -exec rm -rf {} +
         # shellcheck disable=SC2046
         run "$m" "$B/dcpid" -db "$T/db" -quiet $(flags "$m") -- "${W[@]}"
     done

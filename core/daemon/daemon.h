@@ -22,7 +22,7 @@
 #define DCPI_DAEMON_DEFAULT_VBURST_PTRACE  16
 #define DCPI_DAEMON_DEFAULT_VSTEP_RATE     100 /* -vrate with -vstep: bursts/s per thread */
 #define DCPI_DAEMON_DEFAULT_VBUDGET        1.0 /* -vbudget: % of a thread's CPU for bp capture */
-#define DCPI_DAEMON_DEFAULT_VBUDGET_INPROC 1.0 /* -vbudget with the inproc backend (a command) */
+#define DCPI_DAEMON_DEFAULT_VBUDGET_INPROC 3.0 /* -vbudget with the inproc backend (a command) */
 #define DCPI_ORACLE_ON_MS                  20  /* -voracle-duty: windows of 20 ms ... */
 #define DCPI_ORACLE_EVERY_MS               200 /* ... one in every 200 ms */
 

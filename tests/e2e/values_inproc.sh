@@ -6,7 +6,8 @@
 #      handler runs the agents timed (the budget's live cost, at least the start-up model); the loaded
 #      value of `add rbx, [r14+rax*8]` (work-step's table: 0x1111 in 75% of the executions,
 #      0x2222 in 25%, read by the agent at the hit) within the binomial tolerance of its count,
-#      run until it has at least 1000 value samples (stat_until); no ring file left afterwards.
+#      run until it has at least 1000 value samples (stat_until); no ring file left afterwards;
+#      the exit line counts the arm window's closing ticks, none with DCPI_AGENT_WINDOW_US=0.
 #   2. work-step -s: the program's own SIGTRAP and SIGPROF handlers get exactly what they get
 #      without dcpid (the agent forwards what is not its own).
 #   3. -vbp, a statically linked command and a missing agent (DCPI_AGENT_PATH) take the bp
@@ -65,6 +66,16 @@ exitline=$(grep -ho 'inproc backend: [0-9]* processes.*' "$T"/db/dcpid-*.log)
 [[ $exitline =~ us\ in\ the\ agent.s\ handlers\ a\ tick\ \(([0-9]+)\ runs\ measured\) ]] &&
     [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no handler runs measured: $exitline"
 echo "inproc: $exitline"
+# the arm window's closing ticks are counted (a number: how many depends on how soon the armed
+# instructions run on this CPU), and none are taken with the window off
+[[ $exitline =~ runs\ measured\),\ ([0-9]+)\ ticks\ that\ closed\ arms ]] ||
+    fail "no count of the arm window's closing ticks: $exitline"
+DCPI_AGENT_WINDOW_US=0 to 120 "$BIN/dcpid" -db "$T/nowin" -event cpu-clock \
+    -vtrace "$BIN/samples/vp-acc.so" -vbudget 4 -- "$W" -n "$(stat_ms 300)" >/dev/null 2>"$T/nowin.err" ||
+    fail "dcpid with DCPI_AGENT_WINDOW_US=0 failed: $(cat "$T/nowin.err")"
+nowin=$(grep -ho 'inproc backend: [0-9]* processes.*' "$T"/nowin/dcpid-*.log)
+[[ $nowin =~ ([0-9]+)\ hits.*\ 0\ ticks\ that\ closed\ arms ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] ||
+    fail "DCPI_AGENT_WINDOW_US=0: want hits and no closing tick: $nowin"
 sum=$(grep -o "inproc backend: [0-9]* value samples.*" "$T/err" | head -1)
 [[ $sum =~ at\ ([0-9]+)\ us\ a\ tick\ with\ its\ arms\ in\ this\ run\ \(([0-9]+)\ us\ a\ tick ]] &&
     [ "${BASH_REMATCH[1]}" -ge "${BASH_REMATCH[2]}" ] || fail "no live cost in the exit summary: $sum"
