@@ -43,7 +43,7 @@ run1() {
     case $be in
     bp) args=(-vbp -vbudget 8) ms=$(stat_ms 5600) ;;
     step) args=(-vstep -vrate 1000) ms=$(stat_ms 1800) ;; # 474 value samples at 1700 (needs 400)
-    default) args=(-vbudget 8) ms=$(stat_ms 1000) ;; # inproc: 1665 at 3000 (needs 400)
+    default) args=(-vbudget 8) ms=$(stat_ms 1500) ;; # inproc: 361 at 1000 (needs 400; stop 31)
     esac
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
