@@ -3,10 +3,13 @@
 # runs a value backend (PHASED_BACKEND: inproc, dcpid's default for a command that takes the
 # agent, at its default -vbudget; bp, with -vbp at -vbudget PHASED_BUDGET) on samples/work-phased
 # MODE, whose measured `div rcx` has a divisor mix that depends on where the program is (see its
-# top comment) and which counts its exact truth per execution. The run is repeated longer, from
-# the rate seen, until the instruction has at least PHASED_NMIN value samples (lib/stats.sh
-# stat_until, up to 16 x the mode's base length in ms of the workload's CPU time, phased_ms),
-# then every true share must lie within the binomial tolerance of that count (lib/stats.sh).
+# top comment) and which counts its exact truth per execution. Runs are added into new epochs,
+# each as long as the rate seen says the missing samples need, until the instruction has at least
+# PHASED_NMIN value samples over all of them (lib/stats.sh stat_topup, up to 16 x the mode's base
+# length in ms of the workload's CPU time, phased_ms; a short run is topped up, not redone; threads
+# and migrate, whose truth differs from run to run, are run again from scratch, longer:
+# stat_until), then
+# every true share must lie within the binomial tolerance of that count (lib/stats.sh).
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_BACKEND=${PHASED_BACKEND:-inproc}
 # base lengths by mode, 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.6 s of
@@ -84,16 +87,21 @@ phased_proc() {
 phased_insn() { case $1 in migrate) echo ' div +qword' ;; *) echo ' div +rcx' ;; esac; }
 PHASED_VALUE=${PHASED_VALUE:-rcx}
 
-# phased_run SCALE MODE: one run of SCALE x phased_ms MODE; the div's hotlist line in $T/MODE.line
+# phased_run MS MODE: one run of MS ms of the workload into a new epoch of $T/MODE (the runs of
+# one phased_check add up: lib/stats.sh stat_topup); the div's hotlist line over every epoch in
+# $T/MODE.line; every run's truth line must be the same (the mixes are the workload's structure,
+# not its length)
 phased_run() {
     local mode=$2 proc line
     proc=$(phased_proc "$mode")
-    rm -rf "${T:?}/$mode"
+    e2e_after_epoch "$T/$mode"
     timeout -k 5 300 "$BIN/dcpid" -db "$T/$mode" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" \
-        $(phased_args) -- "$BIN/samples/work-phased" "$mode" $(($(phased_ms "$mode") * $1)) >"$T/$mode.out" 2>"$T/$mode.err" ||
+        $(phased_args) -- "$BIN/samples/work-phased" "$mode" "$1" >>"$T/$mode.out" 2>"$T/$mode.err" ||
         fail "$mode: dcpid failed: $(cat "$T/$mode.err")"
     grep -q "^truth " "$T/$mode.out" || fail "$mode: no truth line: $(cat "$T/$mode.out")"
-    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -asm -vtrace "$BIN/samples/vp-acc.so" \
+    [ "$(grep "^truth " "$T/$mode.out" | sort -u | wc -l)" -eq 1 ] ||
+        fail "$mode: the runs' truths differ: $(grep "^truth " "$T/$mode.out" | sort -u)"
+    DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/$mode" -epoch all -asm -vtrace "$BIN/samples/vp-acc.so" \
         -vshow 8 -vcutoff 0 "$proc" "$BIN/samples/work-phased" >"$T/$mode.list" 2>&1 ||
         fail "$mode: dcpilist: $(cat "$T/$mode.list")"
     line=$(grep -E "$(phased_insn "$mode")" "$T/$mode.list" | awk '$1 ~ /^[0-9]+$/ && /\(/' | head -1)
@@ -103,11 +111,22 @@ phased_run() {
     echo "$line" >"$T/$mode.line"
 }
 phased_count() { vtot "$(cat "$T/$1.line")"; }
+# phased_run_scale SCALE MODE: one run of SCALE x phased_ms MODE from scratch, for the modes
+# whose truth depends on how the threads ran (threads, migrate: runs of them cannot be pooled
+# against one truth)
+phased_run_scale() {
+    rm -rf "${T:?}/$2" "$T/$2.out"
+    phased_run $(($(phased_ms "$2") * $1)) "$2"
+}
 
 phased_check() {
     local mode=$1 line n t lab val pct got
     export ACC_MNEM=div ACC_VALUE=$PHASED_VALUE
-    stat_until "$PHASED_NMIN" 16 phased_run phased_count "$mode"
+    rm -rf "${T:?}/$mode" "$T/$mode.out"
+    case $mode in
+    threads | migrate) stat_until "$PHASED_NMIN" 16 phased_run_scale phased_count "$mode" ;;
+    *) STAT_TOPUP_MAX=16 stat_topup "$PHASED_NMIN" "$(phased_ms "$mode")" phased_run phased_count "$mode" ;;
+    esac
     line=$(cat "$T/$mode.line")
     n=$(vtot "$line")
     echo "$mode: $(grep -h "$PHASED_BACKEND backend: [0-9]" "$T/$mode"/dcpid-*.log | sed 's/.*info: //')"

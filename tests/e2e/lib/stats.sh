@@ -119,7 +119,7 @@ stat_until() {
 # redone: calls RUN MS ARG... (a run of MS milliseconds of the workload added to what earlier
 # calls recorded: a new epoch of the same database (lib/common.sh e2e_after_epoch first), listed
 # with -epoch all, whose hotlists and counts add up), then COUNT ARG..., until COUNT prints a number >= NMIN (stat_need) or 4 x MS
-# ran in all. The next MS is the missing samples' share at the rate seen, a quarter more (at
+# (STAT_TOPUP_MAX x MS) ran in all. The next MS is the missing samples' share at the rate seen, a quarter more (at
 # least MS / 2: a run's first few hundred ms give no value samples, while the backend measures
 # its costs and its first tables wait for PC samples; twice the last when the last added none,
 # as on a slow or loaded machine where that warm-up is longer). The stopping rule looks at the counts only, so the checks after it keep their
@@ -127,7 +127,7 @@ stat_until() {
 # run costs its missing part, not a run twice as long from scratch. Returns 1 when RUN fails.
 # Sets STAT_N.
 stat_topup() {
-    local nmin base=$2 run=$3 count=$4 ms=$2 total=0 last=0
+    local nmin base=$2 run=$3 count=$4 ms=$2 total=0 last=0 max=${STAT_TOPUP_MAX:-4}
     nmin=$(stat_need "$1")
     shift 4
     while :; do
@@ -136,11 +136,11 @@ stat_topup() {
         STAT_N=$("$count" "$@")
         awk -v n="$STAT_N" -v m="$nmin" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n + 0 >= m + 0) }' &&
             return 0
-        [ $total -lt $((4 * base)) ] || return 0
-        ms=$(awk -v n="$STAT_N" -v m="$nmin" -v t=$total -v b="$base" -v l="$last" -v p="$ms" 'BEGIN {
+        [ $total -lt $((max * base)) ] || return 0
+        ms=$(awk -v n="$STAT_N" -v m="$nmin" -v t=$total -v b="$base" -v l="$last" -v p="$ms" -v k="$max" 'BEGIN {
             n = (n ~ /^[0-9]+$/) ? n + 0 : 0; x = n > 0 ? (m - n) / n * t * 1.25 : t
             if (x < b / 2) x = b / 2; if (n <= l && x < 2 * p) x = 2 * p
-            if (x > 4 * b - t) x = 4 * b - t; if (x < b / 2) x = b / 2; printf "%d", x }')
+            if (x > k * b - t) x = k * b - t; if (x < b / 2) x = b / 2; printf "%d", x }')
         last=$STAT_N
         [[ $last =~ ^[0-9]+$ ]] || last=0
         echo "note: ${*:+$1 }'$STAT_N' samples after $total ms, need $nmin: $ms ms more"
