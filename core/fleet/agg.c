@@ -261,13 +261,7 @@ static void full(const dcpi_fleet_filter_t *flt, const char *hs, const char *he,
 static void window(const dcpi_fleet_filter_t *flt, dcpi_fbuf_t *sql)
 {
     dcpi_fbuf_str(sql, "(1");
-    if (flt->since > 0) {
-        char day[16];
-        dcpi_fleet_since_day(flt, day);
-        dcpi_fbuf_printf(sql, " AND day >= '%s' AND eend >= %" PRId64, day, flt->since);
-    }
-    if (flt->until > 0)
-        dcpi_fbuf_printf(sql, " AND estart < %" PRId64, flt->until);
+    dcpi_fleet_where_window(flt, sql);
     dcpi_fbuf_str(sql, ")");
 }
 

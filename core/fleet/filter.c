@@ -63,10 +63,8 @@ void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs
     dcpi_fleet_where_after(flt, procs, sql);
 }
 
-void dcpi_fleet_where_after(const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql)
+void dcpi_fleet_where_window(const dcpi_fleet_filter_t *flt, dcpi_fbuf_t *sql)
 {
-    if (flt->hosts)
-        add_hosts(sql, flt->hosts);
     if (flt->since > 0) {
         char day[16];
         dcpi_fleet_since_day(flt, day);
@@ -74,5 +72,12 @@ void dcpi_fleet_where_after(const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf
     }
     if (flt->until > 0)
         dcpi_fbuf_printf(sql, " AND estart < %" PRId64, flt->until);
+}
+
+void dcpi_fleet_where_after(const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql)
+{
+    if (flt->hosts)
+        add_hosts(sql, flt->hosts);
+    dcpi_fleet_where_window(flt, sql);
     dcpi_fleet_where_sel(flt, procs, sql);
 }

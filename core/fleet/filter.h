@@ -23,6 +23,9 @@ typedef struct dcpi_fleet_filter {
 void dcpi_fleet_where(dcpi_fleet_t *f, const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
 /* Its parts: " AND ..." of the image and (procs) -pid/-comm selection; the UTC day of since. */
 void dcpi_fleet_where_sel(const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
+/* The raw rows' time window of flt: " AND day >= 'D' AND eend >= S AND estart < U" (each part
+ * only when set). */
+void dcpi_fleet_where_window(const dcpi_fleet_filter_t *flt, dcpi_fbuf_t *sql);
 /* What follows the manifest filter: " AND ..." of the hosts, the window and dcpi_fleet_where_sel */
 void dcpi_fleet_where_after(const dcpi_fleet_filter_t *flt, int procs, dcpi_fbuf_t *sql);
 void dcpi_fleet_since_day(const dcpi_fleet_filter_t *flt, char day[16]);
