@@ -93,9 +93,9 @@ struct agent_thread {
     uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
     uint32_t rot;
     uint64_t rng, period_ns;
-    uint64_t rest_ns;  /* after a closing tick: what remains of the sampling period */
+    uint64_t rest_ns;  /* not 0: the next tick closes the arms still waiting (arm_close_tick),
+                          then this remains of the sampling period */
     uint64_t armed_at; /* the thread's CPU ns when the arms waiting were made */
-    int closing;       /* the next tick closes the arms still waiting (arm_close_tick) */
     uint64_t burst, t0;
     step_record_t cur; /* the instruction about to run: before regs, bytes, ea */
 };
@@ -122,19 +122,22 @@ static struct {
 
 /* ---- small helpers (async-signal-safe) ---------------------------------------------------- */
 
-/* The thread's CPU time, ns. */
-static uint64_t cpu_ns(void)
+static uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* The thread's CPU time, ns. */
+static uint64_t cpu_ns(void)
+{
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static int self_read(uint64_t addr, void *buf, size_t len)
@@ -619,8 +622,8 @@ static void arm_close_tick(step_slot_t *s)
 {
     atomic_fetch_add_explicit(&s->closes, 1, memory_order_relaxed);
     expire_arms(s, NULL);
-    self.closing = 0;
     uint64_t p = self.rest_ns;
+    self.rest_ns = 0;
     ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
 }
 
@@ -633,7 +636,7 @@ static void skip_close(void)
             return;
     uint64_t spent = cpu_ns() - self.armed_at;
     uint64_t p = self.rest_ns + (spent < g.window_ns ? g.window_ns - spent : 0);
-    self.closing = 0;
+    self.rest_ns = 0;
     ioctl(self.tick_fd, PERF_EVENT_IOC_PERIOD, &p);
 }
 
@@ -647,7 +650,7 @@ static void skip_close(void)
 static void arm_tick(uint64_t pc)
 {
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
-    if (self.closing) {
+    if (self.rest_ns) {
         arm_close_tick(s);
         return;
     }
@@ -688,8 +691,7 @@ static void arm_tick(uint64_t pc)
             atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
         arm_slot(s, k, i, t.addr[i]);
     }
-    if (m > 0 && g.window_ns && p > 2 * g.window_ns) {
-        self.closing = 1;
+    if (m > 0 && g.window_ns && p > 2 * g.window_ns) { /* rest_ns > window_ns > 0 */
         self.rest_ns = p - g.window_ns;
         self.armed_at = cpu_ns();
         p = g.window_ns;
@@ -740,7 +742,7 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
     int armed = self.bp_armed[k];
     self.bp_armed[k] = 0;
-    if (self.closing)
+    if (self.rest_ns)
         skip_close();
     uint64_t regs[STEP_NREGS];
     regs_from_uc(uc, regs);

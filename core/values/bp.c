@@ -459,17 +459,14 @@ static void cover(const dcpi__vbp_choice_t *b, const dcpi__vbp_target_t *t, dcpi
         uint64_t w = b->cand[f->first + j].at;
         if (!w || listed(out, *n, f->first + j))
             continue;
-        if (k >= w) {
-            k -= w;
-            continue;
-        }
-        {
+        if (k < w) {
             out[*n] = *t;
             out[*n].addr = t->lo + b->cand[f->first + j].delta;
             out[*n].cookie = f->first + j;
             out[(*n)++].at = 0;
             return;
         }
+        k -= w;
     }
 }
 
