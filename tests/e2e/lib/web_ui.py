@@ -178,34 +178,33 @@ def flame_view(b, X):
     check(m.startswith('matched ') and hits > 0, 'search "lea": %r, %d frames lit' % (m, hits))
 
 
-def fleet_diff_view(b, X):
-    """The fleet's diff: hosts typed into the selection bar, the other set as HOSTS[@WINDOW]."""
+def open_diff(b, X, fields, event, what, name):
+    """The diff view reached from the selection bar: each (field, value) of fields set with its
+    event, then Apply; the view's rows (cells' texts)."""
     b.open(X['url'] + '/')
-    for key, val in (('hosts', X['dhosts']), ('diff', X['dset'])):
+    for key, val in fields:
         b.eval('(function () { var s = document.getElementById("sel-%s"); s.value = %s; '
-               's.dispatchEvent(new Event("input")); })()' % (key, json.dumps(val)))
+               's.dispatchEvent(new Event("%s")); })()' % (key, json.dumps(val), event))
     old = b.eval('location.href')
     b.click('#sel-apply')
-    check(navigated(b, old) == 'rendered', 'hosts and a set to compare typed: the diff view')
-    no_errors(b, 'fleet diff view')
+    check(navigated(b, old) == 'rendered', what + ': the diff view')
+    no_errors(b, name)
     check('view=diff' in b.eval('location.href'), 'its URL says view=diff')
-    rows = b.eval('[...document.querySelectorAll("tr.drow")].map(r => [...r.children].map(c => c.textContent))')
+    return b.eval('[...document.querySelectorAll("tr.drow")].map(r => [...r.children].map(c => c.textContent))')
+
+
+def fleet_diff_view(b, X):
+    """The fleet's diff: hosts typed into the selection bar, the other set as HOSTS[@WINDOW]."""
+    rows = open_diff(b, X, (('hosts', X['dhosts']), ('diff', X['dset'])), 'input',
+                     'hosts and a set to compare typed', 'fleet diff view')
     names = set(r['name'] for r in X['diff']['rows'])
     check(rows and all(r[6] in names for r in rows),
           'diff rows (%d) are dcpidiff -fleet\'s (%d)' % (len(rows), len(names)))
 
 
 def diff_view(b, X):
-    b.open(X['url'] + '/')
-    for key, val in (('epoch', X['e1']), ('diff', X['e2'])):
-        b.eval('(function () { var s = document.getElementById("sel-%s"); s.value = %s; '
-               's.dispatchEvent(new Event("change")); })()' % (key, json.dumps(val)))
-    old = b.eval('location.href')
-    b.click('#sel-apply')
-    check(navigated(b, old) == 'rendered', 'two epochs picked: the diff view')
-    no_errors(b, 'diff view')
-    check('view=diff' in b.eval('location.href'), 'its URL says view=diff')
-    rows = b.eval('[...document.querySelectorAll("tr.drow")].map(r => [...r.children].map(c => c.textContent))')
+    rows = open_diff(b, X, (('epoch', X['e1']), ('diff', X['e2'])), 'change', 'two epochs picked',
+                     'diff view')
     want = [r for r in X['diff']['rows'] if r['significant']]
     names = set(r[6] for r in rows)
     check(rows and all(r['name'] in names for r in want),
