@@ -25,9 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STEP_RING_MAGIC    0x54534344u /* "DCST" little-endian */
-#define STEP_RING_VERSION  2u          /* 2: the arm mode (its table, counters and hit records) */
-#define STEP_NREGS         24          /* perf's x86-64 user register order */
+#define STEP_RING_MAGIC   0x54534344u /* "DCST" little-endian */
+#define STEP_RING_VERSION 3u  /* 2: the arm mode (its table, counters, hit records); 3: 16 targets \
+                               */
+#define STEP_NREGS         24 /* perf's x86-64 user register order */
 #define STEP_RING_ENV      "DCPI_AGENT_RING"
 #define STEP_RATE_ENV      "DCPI_AGENT_RATE"      /* bursts per second of thread CPU time (100) */
 #define STEP_BURST_ENV     "DCPI_AGENT_BURST"     /* instructions per burst (16) */
@@ -64,8 +65,8 @@
  * record. The arm is made in the thread itself at the tick: no delay, no scheduler between the
  * random time and the arm. The table is written under a sequence count (odd while dcpid writes).
  */
-#define STEP_ARM_MAX   8 /* targets in a process's table */
-#define STEP_ARM_SLOTS 4 /* debug registers: breakpoints per thread */
+#define STEP_ARM_MAX   16 /* targets in a process's table */
+#define STEP_ARM_SLOTS 4  /* debug registers: breakpoints per thread */
 
 typedef struct step_arm_table {
     _Atomic uint32_t seq; /* even: stable; odd: being written */

@@ -54,7 +54,7 @@
 
 #define IN_DRAIN_MS 10          /* the loop drains the agents' rings this often */
 #define IN_TABLE_NS 50000000ull /* the tables are computed again this often */
-#define IN_TARGETS  8           /* targets per process (<= STEP_ARM_MAX) */
+#define IN_TARGETS  16          /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
 #define IN_LIVE     50          /* ticks of a process before its own costs are used */
 
