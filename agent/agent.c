@@ -46,8 +46,12 @@
 
 #include "core/capture/stepring.h"
 
-#define EXPORT     __attribute__((visibility("default")))
-#define TF_BIT     0x100ull
+#define EXPORT __attribute__((visibility("default")))
+#define TF_BIT 0x100ull
+/* RF, the resume flag: the kernel sets it in the context of an execute breakpoint's hit so that
+ * the instruction runs on return instead of trapping again. The program never sees it (pushf
+ * stores it cleared), so a value sample's rflags leaves it out, as it leaves out the step's TF. */
+#define RF_BIT     0x10000ull
 #define TICK_MAGIC 0x5dc1
 
 /* perf register order (core/capture/capture.h DCPI_REG_*), repeated here: the agent links no
@@ -160,7 +164,7 @@ static void regs_from_uc(const ucontext_t *uc, uint64_t *r)
     r[R_AX] = gr[REG_RAX], r[R_BX] = gr[REG_RBX], r[R_CX] = gr[REG_RCX];
     r[R_DX] = gr[REG_RDX], r[R_SI] = gr[REG_RSI], r[R_DI] = gr[REG_RDI];
     r[R_BP] = gr[REG_RBP], r[R_SP] = gr[REG_RSP], r[R_IP] = gr[REG_RIP];
-    r[R_FL] = gr[REG_EFL] & ~TF_BIT, r[R_FS] = fs_base();
+    r[R_FL] = gr[REG_EFL] & ~(TF_BIT | RF_BIT), r[R_FS] = fs_base();
     r[R_R8] = gr[REG_R8], r[R_R9] = gr[REG_R9], r[R_R10] = gr[REG_R10];
     r[R_R11] = gr[REG_R11], r[R_R12] = gr[REG_R12], r[R_R13] = gr[REG_R13];
     r[R_R14] = gr[REG_R14], r[R_R15] = gr[REG_R15];

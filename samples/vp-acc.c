@@ -1,7 +1,8 @@
 /*
  * vp-acc.c - the accuracy plugin of bench/hotlist_accuracy.sh and tests/e2e/values_bp.sh: one
  * value (ACC_VALUE) of every instruction whose mnemonic is ACC_MNEM, both from the environment:
- * ACC_MNEM jbe, call, div, mov...; ACC_VALUE taken, target, rsi, rcx, memval, ea, or backend
+ * ACC_MNEM jbe, call, div, mov...; ACC_VALUE taken, target, rsi, rcx, rflags (before the
+ * instruction), memval, ea, or backend
  * (the name trace_parser_backend gives, as a little-endian number: "bp" is 0x7062). A missing
  * value becomes a vp_missing() vsample (SDK 2), which dcpilist shows as "missing", so that
  * missing values are counted, not dropped. With ACC_VALUE=memval the vlist also holds TRACE_EA (not
@@ -27,7 +28,7 @@ static trace_vlist_table_t *init(void)
         trace_value_t v;
     } vals[] = {{"taken", TRACE_BR_TAKEN}, {"target", TRACE_BR_TARGET}, {"rsi", TRACE_RSI},
                 {"rcx", TRACE_RCX},        {"memval", TRACE_MEMVAL},    {"ea", TRACE_EA},
-                {"backend", TRACE_RIP}};
+                {"rflags", TRACE_RFLAGS},  {"backend", TRACE_RIP}};
     const char *val = getenv("ACC_VALUE");
     trace_vlist_t *v;
     mnem = getenv("ACC_MNEM");

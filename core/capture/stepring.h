@@ -25,8 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STEP_RING_MAGIC   0x54534344u /* "DCST" little-endian */
-#define STEP_RING_VERSION 3u  /* 2: the arm mode (its table, counters, hit records); 3: 16 targets \
+#define STEP_RING_MAGIC 0x54534344u /* "DCST" little-endian */
+#define STEP_RING_VERSION                                                                          \
+    3u                        /* 2: the arm mode (its table, counters, hit records); 3: 16 targets \
                                */
 #define STEP_NREGS         24 /* perf's x86-64 user register order */
 #define STEP_RING_ENV      "DCPI_AGENT_RING"

@@ -8,6 +8,8 @@
 #      0x2222 in 25%, read by the agent at the hit) within the binomial tolerance of its count,
 #      run until it has at least 1000 value samples (stat_until); no ring file left afterwards;
 #      the exit line counts the arm window's closing ticks, none with DCPI_AGENT_WINDOW_US=0.
+#      rflags at a hit (work-accuracy branch's jbe): exactly 0x297 and 0x202, the program's flags
+#      without the resume flag the kernel sets at a breakpoint, 0x297 within tolerance of 80%.
 #   2. work-step -s: the program's own SIGTRAP and SIGPROF handlers get exactly what they get
 #      without dcpid (the agent forwards what is not its own).
 #   3. -vbp, a statically linked command and a missing agent (DCPI_AGENT_PATH) take the bp
@@ -90,6 +92,30 @@ dpid=$(grep -ho 'dcpid\[[0-9]*\]' "$T"/db/dcpid-*.log | head -1 | tr -dc 0-9)
 [ -n "$dpid" ] || fail "no dcpid pid in the log"
 left=$(ls /dev/shm | grep -c "^dcpi-arm-$dpid\." || true)
 [ "$left" -eq 0 ] || fail "$left ring files of dcpid $dpid left in /dev/shm"
+
+# ---- 1b. rflags at a hit: the program's flags, not the breakpoint's resume flag (RF, bit 16,
+# which the kernel sets in the hit's context; it read 0x10246 where the exact count had 0x246).
+# work-accuracy branch's jbe follows `cmp $1, x`: its flags before are 0x297 (x = 0: CF PF AF
+# SF) in 80% of the executions and 0x202 (x = 2) in 20%, nothing else
+FLMIN=300
+frun() {
+    rm -rf "${T:?}/fl"
+    ACC_MNEM=jbe ACC_VALUE=rflags to 120 "$BIN/dcpid" -db "$T/fl" -event cpu-clock \
+        -vtrace "$BIN/samples/vp-acc.so" -- "$BIN/samples/work-accuracy" branch \
+        $(($(stat_ms 1000) * $1)) >/dev/null 2>"$T/fl.err" || fail "dcpid (rflags) failed: $(cat "$T/fl.err")"
+    DCPI_PLUGIN_PATH= to 60 "$BIN/dcpilist" -db "$T/fl" -asm -vtrace "$BIN/samples/vp-acc.so" \
+        -vshow 8 -vcutoff 0 acc_branch "$BIN/samples/work-accuracy" >"$T/fl.list" 2>&1 ||
+        grep -q 'no value profile' "$T/fl.list" || fail "dcpilist (rflags): $(cat "$T/fl.list")"
+}
+fcount() { n=$(vtot "$(grep -E ' jbe ' "$T/fl.list" | head -1)"); [[ $n =~ ^[0-9]+$ ]] && echo "$n" || echo 0; }
+stat_until $FLMIN 8 frun fcount
+line=$(grep -E ' jbe ' "$T/fl.list" | head -1)
+n=$(vtot "$line")
+stat_min "the jbe's rflags value samples" "$n" $FLMIN || fail "too few: $line"
+vals=$(grep -o '([0-9.]*% 0x[0-9a-f]*)' <<<"$line" | awk '{print $2}' | tr -d ')' | sort | tr '\n' ' ')
+[ "$vals" = "0x202 0x297 " ] || fail "the jbe's flags are not exactly 0x297 and 0x202: $line"
+share() { grep -o "([0-9.]*% $1)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1; }
+stat_share "jbe's flags 0x297 (taken)" "$(share 0x297)" 80 "$n" || fail "$line"
 
 # ---- 2. the program's own SIGTRAP and SIGPROF
 want=$("$W" -s -n 2 2>/dev/null | grep sigtrap)
