@@ -277,6 +277,8 @@ static double hit_us(int how, long n, int m, long mb)
     return d[REPS / 2];
 }
 
+static char never_run[128] __attribute__((aligned(64)));
+
 static void ioctl_costs(long n)
 {
     double t0 = cpu_s();
@@ -291,6 +293,30 @@ static void ioctl_costs(long n)
     }
     printf("| breakpoint IOC_ENABLE + IOC_DISABLE (not hit) | %.2f |\n",
            (cpu_s() - t0) / (double)n * 1e6);
+    /* the agent's arm on another target than its breakpoint's last one: the new address by
+     * MODIFY_ATTRIBUTES (enabled there), then the disable */
+    struct perf_event_attr m;
+    memset(&m, 0, sizeof m);
+    m.type = PERF_TYPE_BREAKPOINT;
+    m.size = sizeof m;
+    m.bp_type = HW_BREAKPOINT_X;
+    m.bp_len = sizeof(long);
+    m.sample_period = 1;
+    m.exclude_kernel = m.exclude_hv = 1;
+    m.sigtrap = m.remove_on_exec = 1;
+    t0 = cpu_s();
+    long ok = 0;
+    for (long i = 0; i < n; i++) {
+        m.bp_addr = (unsigned long)&never_run[(i & 1) * 64]; /* data: never executed */
+        ok += ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &m) == 0;
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    }
+    if (ok == n)
+        printf("| breakpoint IOC_MODIFY_ATTRIBUTES to a new address + IOC_DISABLE (not hit) | %.2f "
+               "|\n",
+               (cpu_s() - t0) / (double)n * 1e6);
+    else
+        printf("| breakpoint IOC_MODIFY_ATTRIBUTES | failed (%ld of %ld) |\n", n - ok, n);
     close(fd);
     struct perf_event_attr c;
     memset(&c, 0, sizeof c);
