@@ -62,7 +62,7 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *c);
 #define DCPI_VBP_NEED      1000
 #define DCPI_VBP_NEED_S    6
 #define DCPI_VBP_MAJOR_PCT 5
-#define DCPI_VBP_MIN_TRIG  20
+#define DCPI_VBP_MIN_TRIG  10
 /* One selected instruction of a decoded function, as dcpi__vbp_each reports it. */
 typedef struct dcpi__vbp_insn {
     const dcpi_image_t *img;
