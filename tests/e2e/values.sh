@@ -58,14 +58,14 @@ if [ -e "$BIN/tests/plugins/good.so" ]; then
 fi
 
 # --- the run
-# (-vbudget 8 for volume: which executions an arm takes does not depend on it; 2.4 s of CPU: the
-# load gets ~380 value samples/s from inproc in the 2-core VM (~75 at the default 2%), so
-# ~1.8 x NMIN; then longer, from the rate seen, when the lea's or the load's value samples are
-# fewer than NMIN)
+# (-vbudget 8 for volume: which executions an arm takes does not depend on it; 3.3 s of CPU: the
+# load got 380 value samples in 2.4 s under make test at stop 32 (the table of 16 shares the
+# arms among more of the procedure's instructions), so ~1.3 x NMIN; then longer, from the rate
+# seen, when the lea's or the load's value samples are fewer than NMIN)
 run() {
     rm -rf "$T/db"
     to 300 "$BIN/dcpid" -db "$T/db" -freq "$FREQ" -vtrace vp-classic -vtrace vp-addr -vbudget 8 \
-        -- "$W" "$(stat_scale_ms $(($(stat_ms 2400) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
+        -- "$W" "$(stat_scale_ms $(($(stat_ms 3300) * $1)) "$FREQ")" >"$T/out" 2>"$T/err"
 }
 count() {
     local a b
@@ -80,10 +80,16 @@ base=$(awk '/^base / {print $2}' "$T/out")
 find "$T/db" -name vp-classic.vprof | grep -q work-values || fail "no vp-classic.vprof written"
 find "$T/db" -name vp-addr.vprof | grep -q work-values || fail "no vp-addr.vprof written"
 
-# --- the PC profile is still there: the two loops are the hottest procedures
+# --- the PC profile is still there: the two loops are among the three hottest procedures and
+# hold most of the program's samples (shuffle, which reorders the values each round, is third;
+# under ASan its instrumented swaps cost about as much as stride_loop: 490 samples each once)
 "$BIN/dcpiprof" -db "$T/db" >"$T/prof" 2>&1 || fail "dcpiprof failed: $(cat "$T/prof")"
-top2=$(awk '$NF ~ /work-values$/ {print $4}' "$T/prof" | head -2 | sort | tr '\n' ' ')
-[ "$top2" = "lea_loop stride_loop " ] || fail "hottest procedures are '$top2': $(cat "$T/prof")"
+top3=$(awk '$NF ~ /work-values$/ {print $4}' "$T/prof" | head -3 | tr '\n' ' ')
+grep -qw lea_loop <<<"$top3" && grep -qw stride_loop <<<"$top3" ||
+    fail "the two loops are not among the three hottest procedures ('$top3'): $(cat "$T/prof")"
+awk '$NF ~ /work-values$/ { all += $1; if ($4 == "lea_loop" || $4 == "stride_loop") loops += $1 }
+     END { exit !(all > 0 && loops * 2 > all) }' "$T/prof" ||
+    fail "the two loops hold half of work-values' samples or less: $(cat "$T/prof")"
 
 # share PCT of VALUE in a dcpilist hotlist line: "(P% V)" pairs
 share() { grep -o "([0-9.]*% $2)" <<<"$1" | tr -d '(%)' | awk '{print $1}' | head -1; }

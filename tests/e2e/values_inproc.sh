@@ -97,12 +97,12 @@ left=$(ls /dev/shm | grep -c "^dcpi-arm-$dpid\." || true)
 # which the kernel sets in the hit's context; it read 0x10246 where the exact count had 0x246).
 # work-accuracy branch's jbe follows `cmp $1, x`: its flags before are 0x297 (x = 0: CF PF AF
 # SF) in 80% of the executions and 0x202 (x = 2) in 20%, nothing else
-FLMIN=300
+FLMIN=200
 frun() {
     rm -rf "${T:?}/fl"
     ACC_MNEM=jbe ACC_VALUE=rflags to 120 "$BIN/dcpid" -db "$T/fl" -event cpu-clock \
         -vtrace "$BIN/samples/vp-acc.so" -- "$BIN/samples/work-accuracy" branch \
-        $(($(stat_ms 1000) * $1)) >/dev/null 2>"$T/fl.err" || fail "dcpid (rflags) failed: $(cat "$T/fl.err")"
+        $(($(stat_ms 1600) * $1)) >/dev/null 2>"$T/fl.err" || fail "dcpid (rflags) failed: $(cat "$T/fl.err")"
     DCPI_PLUGIN_PATH= to 60 "$BIN/dcpilist" -db "$T/fl" -asm -vtrace "$BIN/samples/vp-acc.so" \
         -vshow 8 -vcutoff 0 acc_branch "$BIN/samples/work-accuracy" >"$T/fl.list" 2>&1 ||
         grep -q 'no value profile' "$T/fl.list" || fail "dcpilist (rflags): $(cat "$T/fl.list")"

@@ -41,9 +41,9 @@ vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
     local scale=$1 be=$2 ms args
     case $be in
-    bp) args=(-vbp -vbudget 8) ms=$(stat_ms 5600) ;;
+    bp) args=(-vbp -vbudget 8) ms=$(stat_ms 7500) ;; # 356 at 5600 (stop 32's fresh clone)
     step) args=(-vstep -vrate 1000) ms=$(stat_ms 1800) ;; # 474 value samples at 1700 (needs 400)
-    default) args=(-vbudget 8) ms=$(stat_ms 1500) ;; # inproc: 361 at 1000 (needs 400; stop 31)
+    default) args=(-vbudget 8) ms=$(stat_ms 2500) ;; # inproc: 314 at 1500 (needs 400; stop 32: the table of 16)
     esac
     rm -rf "${T:?}/$be"
     to 300 "$BIN/dcpid" -db "$T/$be" -event cpu-clock -vtrace vp-classic "${args[@]}" \
