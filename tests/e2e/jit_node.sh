@@ -35,13 +35,14 @@ const end = Date.now() + 1000 * Number(process.argv[2] || 2);
 while (Date.now() < end) t += fib(25) + hot(200000);
 console.log(t > 0);
 JS
-# SCALE: seconds of node, dcpid under perf record; until both have 1000 samples of node
+# SCALE: 2.6 s of node's wall time each (2 s gave 929 and 992 samples under make test at stop
+# 32 and were redone at 4 s), dcpid under perf record; until both have 1000 samples of node
 run() {
     rm -rf "$T/db" "$T/perf.data"
     # (in T: node --perf-basic-prof also writes isolate-*-v8.log files into its working directory)
     cd "$T" || fail "cd $T"
     to 120 perf record -q -e cpu-clock -F 1000 -o "$T/perf.data" -- \
-        "$BIN/dcpid" -db "$T/db" -e cpu-clock -- node --perf-basic-prof "$T/app.js" "$((2 * $1))" \
+        "$BIN/dcpid" -db "$T/db" -e cpu-clock -- node --perf-basic-prof "$T/app.js" "$(awk -v s="$1" 'BEGIN { print 2.6 * s }')" \
         >/dev/null 2>"$T/err" || e2e_skip "perf record -- dcpid cannot run here: $(tail -2 "$T/err")"
     "$BIN/dcpiprof" -db "$T/db" -comm node -keep 100 >"$T/prof" 2>"$T/proferr" ||
         fail "dcpiprof: $(cat "$T/proferr")"
