@@ -17,10 +17,11 @@ to() { timeout -k 5 "$@"; }
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 XZ=$(command -v xz) || e2e_skip "xz (xz-utils) is not installed"
 D=$BIN/dcpidiff
-# run SCALE: both presets on SCALE x 1.7 MB of text; redone on twice and four times as much until
-# each set has 1000 liblzma samples (lib/stats.sh stat_until)
+# run SCALE: both presets on SCALE x 2.5 MB of text (1.7 MB gave 833 samples in a fresh clone's
+# make test at stop 32 and was redone); redone on twice and four times as much until each set
+# has 1000 liblzma samples (lib/stats.sh stat_until)
 run() {
-    head -c $((1250000 * $1)) /dev/urandom | base64 >"$T/f" 2>/dev/null || fail "cannot write $T/f"
+    head -c $((1900000 * $1)) /dev/urandom | base64 >"$T/f" 2>/dev/null || fail "cannot write $T/f"
     for lvl in 0 9; do
         rm -rf "$T/x$lvl"
         to 300 "$BIN/dcpid" -db "$T/x$lvl" -freq 4000 -event cpu-clock -- "$XZ" "-$lvl" -c "$T/f" \
