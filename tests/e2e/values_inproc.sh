@@ -42,7 +42,7 @@ run() {
     rm -rf "${T:?}/db"
     # -vbudget 4: four times the default's volume (the volume, not the mechanism)
     to 300 "$BIN/dcpid" -db "$T/db" -event cpu-clock -vtrace "$BIN/samples/vp-acc.so" -vbudget 4 \
-        -- "$W" -n $(($(stat_ms 3000) * $1 / 10)) -t 1 -f -x >"$T/out" 2>"$T/err" ||
+        -- "$W" -n $(($(stat_ms 3600) * $1 / 10)) -t 1 -f -x >"$T/out" 2>"$T/err" ||
         fail "dcpid failed: $(cat "$T/err")"
     DCPI_PLUGIN_PATH= to 60 "$BIN/dcpilist" -db "$T/db" -asm -vtrace "$BIN/samples/vp-acc.so" \
         -vshow 8 -vcutoff 0 step_loop "$W" >"$T/list" 2>&1 || grep -q 'no value profile' "$T/list" ||
