@@ -95,17 +95,23 @@ static int make_chase(long mb)
     return 0;
 }
 
+/* An execute breakpoint on addr, one sample per execution, user mode only. */
+static void bp_attr(struct perf_event_attr *a, unsigned long addr)
+{
+    memset(a, 0, sizeof *a);
+    a->type = PERF_TYPE_BREAKPOINT;
+    a->size = sizeof *a;
+    a->bp_type = HW_BREAKPOINT_X;
+    a->bp_addr = addr;
+    a->bp_len = sizeof(long);
+    a->sample_period = 1;
+    a->exclude_kernel = a->exclude_hv = 1;
+}
+
 static int bp_open(int how, int disabled, unsigned long data)
 {
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.type = PERF_TYPE_BREAKPOINT;
-    a.size = sizeof a;
-    a.bp_type = HW_BREAKPOINT_X;
-    a.bp_addr = (unsigned long)target;
-    a.bp_len = sizeof(long);
-    a.sample_period = 1;
-    a.exclude_kernel = a.exclude_hv = 1;
+    bp_attr(&a, (unsigned long)target);
     a.disabled = (unsigned)disabled;
     a.sig_data = data;
     if (how == HIT_SIGNAL) {
@@ -156,14 +162,8 @@ static void line_costs(long n)
     unsigned long x = 1;
     for (int w = 0; w < 2; w++) {
         struct perf_event_attr a;
-        memset(&a, 0, sizeof a);
-        a.type = PERF_TYPE_BREAKPOINT;
-        a.size = sizeof a;
-        a.bp_type = HW_BREAKPOINT_X;
-        a.bp_addr = (unsigned long)where[w];
-        a.bp_len = sizeof(long);
-        a.sample_period = 1;
-        a.exclude_kernel = a.exclude_hv = a.disabled = 1;
+        bp_attr(&a, (unsigned long)where[w]);
+        a.disabled = 1;
         int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0) {
             printf("| a loop with a breakpoint armed on a cold instruction of %s | perf_event_open "
@@ -295,20 +295,15 @@ static void ioctl_costs(long n)
            (cpu_s() - t0) / (double)n * 1e6);
     /* the agent's arm on another target than its breakpoint's last one: the new address by
      * MODIFY_ATTRIBUTES (enabled there), then the disable */
-    struct perf_event_attr m;
-    memset(&m, 0, sizeof m);
-    m.type = PERF_TYPE_BREAKPOINT;
-    m.size = sizeof m;
-    m.bp_type = HW_BREAKPOINT_X;
-    m.bp_len = sizeof(long);
-    m.sample_period = 1;
-    m.exclude_kernel = m.exclude_hv = 1;
-    m.sigtrap = m.remove_on_exec = 1;
+    struct perf_event_attr m[2]; /* on data: never executed */
+    for (int j = 0; j < 2; j++) {
+        bp_attr(&m[j], (unsigned long)&never_run[j * 64]);
+        m[j].sigtrap = m[j].remove_on_exec = 1;
+    }
     t0 = cpu_s();
     long ok = 0;
     for (long i = 0; i < n; i++) {
-        m.bp_addr = (unsigned long)&never_run[(i & 1) * 64]; /* data: never executed */
-        ok += ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &m) == 0;
+        ok += ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &m[i & 1]) == 0;
         ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     }
     if (ok == n)
