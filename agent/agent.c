@@ -46,13 +46,13 @@
 
 #include "core/capture/stepring.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define TF_BIT 0x100ull
-/* RF, the resume flag: the kernel sets it in the context of an execute breakpoint's hit so that
- * the instruction runs on return instead of trapping again. The program never sees it (pushf
- * stores it cleared), so a value sample's rflags leaves it out, as it leaves out the step's TF. */
-#define RF_BIT     0x10000ull
+#define EXPORT     __attribute__((visibility("default")))
 #define TICK_MAGIC 0x5dc1
+/* TF, the trap flag of a step, and RF, the resume flag the kernel sets in the context of an
+ * execute breakpoint's hit so that the instruction runs on return instead of trapping again: the
+ * program sees neither (pushf stores RF cleared), so a value sample's rflags leaves both out */
+#define TF_BIT 0x100ull
+#define RF_BIT 0x10000ull
 
 /* perf register order (core/capture/capture.h DCPI_REG_*), repeated here: the agent links no
  * libdcpi */

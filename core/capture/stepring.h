@@ -26,9 +26,8 @@
 #include <stdint.h>
 
 #define STEP_RING_MAGIC 0x54534344u /* "DCST" little-endian */
-#define STEP_RING_VERSION                                                                          \
-    3u                        /* 2: the arm mode (its table, counters, hit records); 3: 16 targets \
-                               */
+/* 2: the arm mode (its table, counters, hit records); 3: a table of 16 targets */
+#define STEP_RING_VERSION  3u
 #define STEP_NREGS         24 /* perf's x86-64 user register order */
 #define STEP_RING_ENV      "DCPI_AGENT_RING"
 #define STEP_RATE_ENV      "DCPI_AGENT_RATE"      /* bursts per second of thread CPU time (100) */

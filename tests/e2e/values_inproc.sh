@@ -114,7 +114,6 @@ n=$(vtot "$line")
 stat_min "the jbe's rflags value samples" "$n" $FLMIN || fail "too few: $line"
 vals=$(grep -o '([0-9.]*% 0x[0-9a-f]*)' <<<"$line" | awk '{print $2}' | tr -d ')' | sort | tr '\n' ' ')
 [ "$vals" = "0x202 0x297 " ] || fail "the jbe's flags are not exactly 0x297 and 0x202: $line"
-share() { grep -o "([0-9.]*% $1)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1; }
 stat_share "jbe's flags 0x297 (taken)" "$(share 0x297)" 80 "$n" || fail "$line"
 
 # ---- 2. the program's own SIGTRAP and SIGPROF
