@@ -1,7 +1,7 @@
 /*
  * check_vsummary.c - the value hotlist summary: exactness below cap, the error bound on skewed
  * and uniform streams against exact counts, heavy hitters, merge bounds and associativity,
- * determinism.
+ * determinism, the cluster counters (adding, merge normalisation, saturation).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -361,6 +361,178 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+/* ---- cluster counters ---------------------------------------------------------------------- */
+
+static void assert_clusters(const dcpi_vsummary_t *s, uint64_t k, uint64_t n, uint64_t sq,
+                            uint64_t d)
+{
+    ck_assert_uint_eq(s->clusters, k);
+    ck_assert_uint_eq(s->chits, n);
+    ck_assert_uint_eq(s->csq, sq);
+    ck_assert_uint_eq(s->cagree, d);
+}
+
+/* n samples of value v as one add (no cluster info). */
+static dcpi_vsummary_t *plain(uint64_t v, uint64_t n)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(4);
+    dcpi_vsummary_add(s, v, 0, 0, n);
+    return s;
+}
+
+START_TEST(test_cluster_add)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(4);
+    assert_clusters(s, 0, 0, 0, 0);
+    /* a cluster of 3 (values 1, 1, 2: D = 2^2 + 1^2) and one of 4 (all value 1: D = 16) */
+    dcpi_vsummary_add(s, 1, 0, 0, 2);
+    dcpi_vsummary_add(s, 2, 0, 0, 1);
+    dcpi_vsummary_cluster(s, 1, 3, 9, 5);
+    dcpi_vsummary_add(s, 1, 0, 0, 4);
+    dcpi_vsummary_cluster(s, 1, 4, 16, 16);
+    assert_clusters(s, 2, 7, 25, 21);
+    ck_assert_uint_eq(s->vtot, 7);
+    dcpi_vsummary_cluster(s, 1, 0, 0, 0); /* hits 0: nothing */
+    dcpi_vsummary_cluster(NULL, 1, 1, 1, 1);
+    assert_clusters(s, 2, 7, 25, 21);
+    ck_assert_uint_eq(s->vtot, 7); /* vtot is add's */
+    /* saturation */
+    dcpi_vsummary_cluster(s, UINT64_MAX - 1, UINT64_MAX - 5, UINT64_MAX, UINT64_MAX - 21);
+    assert_clusters(s, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+    dcpi_vsummary_cluster(s, 1, 1, 1, 1);
+    assert_clusters(s, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_cluster_merge_plain)
+{
+    /* neither side has cluster info: the result has none */
+    dcpi_vsummary_t *a = plain(1, 5), *b = plain(2, 3);
+    ck_assert_int_eq(dcpi_vsummary_merge(a, b), 0);
+    ck_assert_uint_eq(a->vtot, 8);
+    assert_clusters(a, 0, 0, 0, 0);
+    ck_assert_int_eq(dcpi_vsummary_merge(a, a), 0); /* self */
+    assert_clusters(a, 0, 0, 0, 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_cluster_merge_mixed)
+{
+    /* clustered dst (clusters of 3 and 7: K 2, N 10, S 58, D 40) + unclustered src (vtot 5):
+     * src counts as 5 single-sample clusters */
+    dcpi_vsummary_t *a = plain(1, 10), *b = plain(2, 5);
+    dcpi_vsummary_cluster(a, 2, 10, 58, 40);
+    ck_assert_int_eq(dcpi_vsummary_merge(a, b), 0);
+    assert_clusters(a, 7, 15, 63, 45);
+    ck_assert_uint_eq(a->vtot, 15);
+    assert_clusters(b, 0, 0, 0, 0); /* src unchanged */
+    /* and the other way round: unclustered dst, clustered src */
+    dcpi_vsummary_t *c = plain(2, 5), *d = plain(1, 10);
+    dcpi_vsummary_cluster(d, 2, 10, 58, 40);
+    ck_assert_int_eq(dcpi_vsummary_merge(c, d), 0);
+    assert_clusters(c, 7, 15, 63, 45);
+    /* an empty unclustered side adds nothing */
+    dcpi_vsummary_t *e = dcpi_vsummary_new(4);
+    ck_assert_int_eq(dcpi_vsummary_merge(c, e), 0);
+    assert_clusters(c, 7, 15, 63, 45);
+    ck_assert_int_eq(dcpi_vsummary_merge(e, c), 0);
+    assert_clusters(e, 7, 15, 63, 45);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+}
+END_TEST
+
+START_TEST(test_cluster_merge_partial)
+{
+    /* vtot 10, only 6 in clusters (one of 6: K 1, N 6, S 36, D 20): 4 unaccounted samples */
+    dcpi_vsummary_t *a = plain(1, 10), *empty = dcpi_vsummary_new(4);
+    dcpi_vsummary_cluster(a, 1, 6, 36, 20);
+    ck_assert_int_eq(dcpi_vsummary_merge(a, empty), 0);
+    assert_clusters(a, 5, 10, 40, 24);
+    /* partial src into partial dst: both normalised (src: vtot 3, one cluster of 2, D 4) */
+    dcpi_vsummary_t *b = plain(1, 10), *c = plain(1, 3);
+    dcpi_vsummary_cluster(b, 1, 6, 36, 20);
+    dcpi_vsummary_cluster(c, 1, 2, 4, 4);
+    ck_assert_int_eq(dcpi_vsummary_merge(b, c), 0);
+    assert_clusters(b, 5 + 2, 13, 40 + 5, 24 + 5);
+    ck_assert_uint_eq(b->chits, b->vtot);
+    free(a);
+    free(b);
+    free(c);
+    free(empty);
+}
+END_TEST
+
+START_TEST(test_cluster_merge_self_and_saturation)
+{
+    /* src == dst, partial: both sides normalised before either changes, then doubled */
+    dcpi_vsummary_t *a = plain(1, 10);
+    dcpi_vsummary_cluster(a, 1, 6, 36, 20);
+    ck_assert_int_eq(dcpi_vsummary_merge(a, a), 0);
+    assert_clusters(a, 10, 20, 80, 48);
+    ck_assert_uint_eq(a->vtot, 20);
+    /* counters saturate at UINT64_MAX; the order N <= D <= S still holds */
+    dcpi_vsummary_t *b = plain(1, 10), *c = plain(1, 10);
+    dcpi_vsummary_cluster(b, 2, 10, UINT64_MAX - 10, UINT64_MAX / 2);
+    dcpi_vsummary_cluster(c, 2, 10, UINT64_MAX - 10, UINT64_MAX / 2 + 3);
+    ck_assert_int_eq(dcpi_vsummary_merge(b, c), 0);
+    assert_clusters(b, 4, 20, UINT64_MAX, UINT64_MAX);
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+/* One simulated clustered backend: clusters of 1..8 samples of 3 values, counters computed
+ * from the samples as a backend would, over adds [from, to) of cluster index. */
+static void clustered_part(dcpi_vsummary_t *s, int from, int to, uint64_t seed)
+{
+    rng_state = seed;
+    for (int c = 0; c < to; c++) {
+        uint64_t n = 1 + rng() % 8, y[3] = {0};
+        for (uint64_t i = 0; i < n; i++)
+            y[rng() % 3]++;
+        if (c < from)
+            continue;
+        for (unsigned v = 0; v < 3; v++)
+            dcpi_vsummary_add(s, v, 0, 0, y[v]);
+        dcpi_vsummary_cluster(s, 1, n, n * n, y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
+    }
+}
+
+START_TEST(test_cluster_merge_additive)
+{
+    /* clustered parts merged in any order give the counters of the whole */
+    dcpi_vsummary_t *whole = dcpi_vsummary_new(4), *p[3], *r[3];
+    clustered_part(whole, 0, 300, 99);
+    int cut[4] = {0, 50, 170, 300};
+    for (int i = 0; i < 3; i++) {
+        p[i] = dcpi_vsummary_new(4);
+        clustered_part(p[i], cut[i], cut[i + 1], 99);
+    }
+    ck_assert_uint_eq(whole->clusters, 300);
+    ck_assert_uint_eq(whole->chits, whole->vtot);
+    ck_assert_uint_le(whole->chits, whole->cagree);
+    ck_assert_uint_le(whole->cagree, whole->csq);
+    merge_orders(p, r);
+    for (int i = 0; i < 3; i++) {
+        assert_clusters(r[i], whole->clusters, whole->chits, whole->csq, whole->cagree);
+        ck_assert_uint_eq(r[i]->vtot, whole->vtot);
+    }
+    for (int i = 0; i < 3; i++) {
+        free(p[i]);
+        free(r[i]);
+    }
+    free(whole);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vsummary");
@@ -375,6 +547,12 @@ int main(void)
     tcase_add_test(tc, test_merge_exact_associative);
     tcase_add_test(tc, test_merge_caps_and_self);
     tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_cluster_add);
+    tcase_add_test(tc, test_cluster_merge_plain);
+    tcase_add_test(tc, test_cluster_merge_mixed);
+    tcase_add_test(tc, test_cluster_merge_partial);
+    tcase_add_test(tc, test_cluster_merge_self_and_saturation);
+    tcase_add_test(tc, test_cluster_merge_additive);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -26,6 +26,12 @@
  * E <= vtot / cap. Before the first eviction E = 0 and counts are exact; a merge of summaries
  * with E = 0 and at most cap distinct keys in all drops nothing and keeps E = 0, so it is exact
  * and associative. Counts saturate at UINT64_MAX (the bound is then void for that key).
+ *
+ * Cluster counters (K clusters, N chits, S csq, D cagree): a merge normalises each side
+ * (normalised()) and adds. A side's unaccounted samples u = vtot - chits (or all vtot of a side
+ * without cluster info beside one with it) are u clusters of one sample, each adding 1 to K, N,
+ * S and D, so N <= vtot becomes N = vtot and 1 <= K <= N <= D <= S still holds; sums keep these
+ * inequalities, and so does saturation (min(x, UINT64_MAX) is monotone).
  */
 #include "core/store/vsummary.h"
 
@@ -114,6 +120,17 @@ void dcpi_vsummary_add(dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t
     *slot = key;
 }
 
+void dcpi_vsummary_cluster(dcpi_vsummary_t *s, uint64_t clusters, uint64_t hits, uint64_t sq,
+                           uint64_t agree)
+{
+    if (!s || hits == 0)
+        return;
+    s->clusters = sat_add(s->clusters, clusters);
+    s->chits = sat_add(s->chits, hits);
+    s->csq = sat_add(s->csq, sq);
+    s->cagree = sat_add(s->cagree, agree);
+}
+
 void dcpi_vsummary_seen(dcpi_vsummary_t *s, uint64_t n)
 {
     if (s)
@@ -171,10 +188,37 @@ static size_t combine(cand_t *c, size_t n, uint64_t dst_err, uint64_t src_err)
     return out;
 }
 
+/* Cluster counters K, N, S, D of one side of a merge. */
+typedef struct ccount {
+    uint64_t k, n, s, d;
+} ccount_t;
+
+/* s's cluster counters as a merge adds them (see dcpi_vsummary_merge): its unaccounted samples
+ * become single-sample clusters when it has cluster info, or when other_has (the other side
+ * has); else no info (all 0). */
+static ccount_t normalised(const dcpi_vsummary_t *s, int other_has)
+{
+    if (s->chits == 0)
+        return other_has ? (ccount_t){s->vtot, s->vtot, s->vtot, s->vtot} : (ccount_t){0};
+    uint64_t u = s->chits < s->vtot ? s->vtot - s->chits : 0;
+    return (ccount_t){sat_add(s->clusters, u), sat_add(s->chits, u), sat_add(s->csq, u),
+                      sat_add(s->cagree, u)};
+}
+
+static void put_clusters(dcpi_vsummary_t *s, ccount_t a, ccount_t b)
+{
+    s->clusters = sat_add(a.k, b.k);
+    s->chits = sat_add(a.n, b.n);
+    s->csq = sat_add(a.s, b.s);
+    s->cagree = sat_add(a.d, b.d);
+}
+
 int dcpi_vsummary_merge(dcpi_vsummary_t *dst, const dcpi_vsummary_t *src)
 {
     if (!dst || !src)
         return DCPI_EINVAL;
+    /* both sides read before dst changes (src may be dst) */
+    ccount_t cd = normalised(dst, src->chits > 0), cs = normalised(src, dst->chits > 0);
     size_t n = (size_t)dst->n + src->n;
     cand_t *c = malloc((n ? n : 1) * sizeof(*c));
     if (!c)
@@ -200,6 +244,7 @@ int dcpi_vsummary_merge(dcpi_vsummary_t *dst, const dcpi_vsummary_t *src)
     dst->err = err;
     dst->vtot = vtot;
     dst->seen = seen;
+    put_clusters(dst, cd, cs);
     free(c);
     return 0;
 }

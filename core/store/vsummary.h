@@ -14,6 +14,15 @@
  * counts the candidate samples (the added ones plus those not admitted, e.g. thinned by a rate
  * limit), so thld = seen / vtot is the reciprocal admission probability.
  *
+ * Cluster counters: a backend that takes value samples in clusters (one breakpoint arm: several
+ * consecutive executions of the instruction) records, per cluster i with n_i value samples of
+ * which y_it have triple t, clusters += 1, chits += n_i, csq += n_i^2 and cagree += the sum over
+ * the cluster's distinct triples t of y_it^2. They only add (dcpi_vsummary_cluster, merges),
+ * saturating. chits == 0 means no cluster information: every value sample is an independent
+ * draw (then all four are 0). With chits > 0 they keep
+ *   1 <= clusters <= chits <= vtot  and  chits <= cagree <= csq
+ * (chits is normally vtot; samples not accounted count as single-sample clusters in a merge).
+ *
  * Deterministic: ties are broken by key order (value, then context0, then context1), never by
  * position or hashing, so equal inputs give equal bytes. Not thread-safe.
  */
@@ -37,6 +46,10 @@ typedef struct dcpi_vsummary {
     uint64_t vtot;     /* value samples added (sum of all counts ever added) */
     uint64_t seen;     /* candidate samples (>= vtot); thld = seen / vtot */
     uint64_t err;      /* error bound, see above */
+    uint64_t clusters; /* clusters that contributed value samples */
+    uint64_t chits;    /* value samples accounted in clusters; 0: no cluster information */
+    uint64_t csq;      /* sum over clusters of (its value samples)^2 */
+    uint64_t cagree;   /* sum over clusters, over its distinct triples, of (their samples)^2 */
     dcpi_ventry_t e[]; /* cap entries: no allocation after creation */
 } dcpi_vsummary_t;
 
@@ -54,11 +67,23 @@ void dcpi_vsummary_add(dcpi_vsummary_t *s, uint64_t value, uint64_t c0, uint64_t
 /* n candidate samples that were seen but not added (thinned): seen += n. */
 void dcpi_vsummary_seen(dcpi_vsummary_t *s, uint64_t n);
 
+/* Add whole clusters' totals to the cluster counters: clusters, hits (to chits), sq (to csq),
+ * agree (to cagree); see above. The caller keeps 1 <= clusters <= hits <= agree <= sq, e.g. one
+ * cluster of n samples with y_t of triple t: 1, n, n^2, sum of y_t^2. Saturates at UINT64_MAX.
+ * hits 0 does nothing. vtot is not touched: the samples are added with dcpi_vsummary_add. */
+void dcpi_vsummary_cluster(dcpi_vsummary_t *s, uint64_t clusters, uint64_t hits, uint64_t sq,
+                           uint64_t agree);
+
 /* Merge src into dst (dst's cap is kept; src may be dst). Keys present in both have their
  * counts summed; a key missing from one summary counts that summary's err (its bound for
  * unlisted keys: 0 when nothing was ever evicted); the cap largest (count desc, key asc) are
- * kept and err = max(dst.err + src.err, largest dropped count). vtot and seen add. Leaves dst
- * sorted (dcpi_vsummary_sort). Returns 0, DCPI_EINVAL or DCPI_ENOMEM (dst unchanged). */
+ * kept and err = max(dst.err + src.err, largest dropped count). vtot and seen add. Cluster
+ * counters add after each side is normalised: a side with chits > 0 but chits < vtot gets its
+ * vtot - chits unaccounted samples as single-sample clusters (all four counters grow by
+ * vtot - chits); a side with chits == 0 and vtot > 0 when the other has chits > 0 counts as
+ * vtot single-sample clusters (all four are vtot); when neither has chits > 0 they stay 0.
+ * Leaves dst sorted (dcpi_vsummary_sort). Returns 0, DCPI_EINVAL or DCPI_ENOMEM (dst
+ * unchanged). */
 int dcpi_vsummary_merge(dcpi_vsummary_t *dst, const dcpi_vsummary_t *src);
 
 /* Sort entries by count descending, then key ascending. */
