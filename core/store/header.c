@@ -74,7 +74,8 @@ static int check_version(const dcpi_hdr_spec_t *spec, const char *v)
     if (strncmp(v, spec->prefix, pl) != 0 || !dot || dot == v + pl ||
         strspn(v + pl, DIGITS) != (size_t)(dot - v - pl) || !all_of(dot + 1, DIGITS))
         return DCPI_EFORMAT;
-    return strcmp(v, spec->version) == 0 ? 0 : DCPI_EVERSION;
+    bool known = strcmp(v, spec->version) == 0 || (spec->also && strcmp(v, spec->also) == 0);
+    return known ? 0 : DCPI_EVERSION;
 }
 
 /* 0 when value is valid for kind, DCPI_EVERSION for a well-formed but unsupported version,
@@ -235,6 +236,9 @@ static int check_known(struct parser *ps, const char *key, const char *value)
         return perr(ps, DCPI_EFORMAT, "line %u: required key \"%s\" repeated", ps->lineno, key);
     ps->seen[idx] = true;
     int rc = check_value(ps->spec, ki->kind, value);
+    if (rc == DCPI_EVERSION && ps->spec->also)
+        return perr(ps, rc, "line %u: unsupported version \"%s\" (only %s and %s are read)",
+                    ps->lineno, value, ps->spec->version, ps->spec->also);
     if (rc == DCPI_EVERSION)
         return perr(ps, rc, "line %u: unsupported version \"%s\" (only %s is read)", ps->lineno,
                     value, ps->spec->version);
@@ -323,12 +327,18 @@ int dcpi__hdr_check_required(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, c
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
+/* The value written for line i: spec->version on the version line, else the line's own. */
+static const char *out_value(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, size_t i)
+{
+    return strcmp(h->lines[i].key, "version") == 0 ? spec->version : h->lines[i].value;
+}
+
 /* Size of the header text without padding. */
 static size_t raw_size(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, bool add_version)
 {
     size_t n = add_version ? strlen("version ") + strlen(spec->version) + 1 : 0;
     for (size_t i = 0; i < h->n; i++)
-        n += strlen(h->lines[i].key) + 1 + strlen(h->lines[i].value) + 1;
+        n += strlen(h->lines[i].key) + 1 + strlen(out_value(spec, h, i)) + 1;
     return n + strlen("samples\n");
 }
 
@@ -354,7 +364,7 @@ size_t dcpi__hdr_encode(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, char *
     if (add_version)
         n += put_line(out, "version", spec->version, h->n == 0 ? pad : 0);
     for (size_t i = 0; i < h->n; i++)
-        n += put_line(out + n, h->lines[i].key, h->lines[i].value, i + 1 == h->n ? pad : 0);
+        n += put_line(out + n, h->lines[i].key, out_value(spec, h, i), i + 1 == h->n ? pad : 0);
     bool no_lines = !add_version && h->n == 0;
     n += (size_t)sprintf(out + n, "samples%*s\n", no_lines ? (int)pad : 0, "");
     return n;

@@ -3,9 +3,9 @@
  * value profiles .vprof, docs/dcpiformat.md): "key<space>+value" lines ending with a
  * "samples<space>*\n" line, padded with spaces so the binary body starts at a multiple of 4.
  *
- * A spec names the file kind's version (e.g. "pdb-0.07", its prefix "pdb-") and its known keys
- * with their value kinds; required keys must appear exactly once, unknown lines are kept in
- * order. The version key is always known and required.
+ * A spec names the file kind's version (e.g. "pdb-0.07", its prefix "pdb-"), optionally a second
+ * version that is read too, and its known keys with their value kinds; required keys must appear
+ * exactly once, unknown lines are kept in order. The version key is always known and required.
  */
 #ifndef DCPI_CORE_HEADER_H
 #define DCPI_CORE_HEADER_H
@@ -22,7 +22,7 @@ enum dcpi_hdr_kind {
     DCPI_HDR_DIGITS,  /* decimal, fits 64 bits */
     DCPI_HDR_ADDR,    /* hex, optional 0x, fits 64 bits */
     DCPI_HDR_EPOCH,   /* 10, 12 or 14 decimal digits */
-    DCPI_HDR_VERSION, /* <prefix><digits>.<digits>, equal to the spec's version */
+    DCPI_HDR_VERSION, /* <prefix><digits>.<digits>, equal to the spec's version or also */
     DCPI_HDR_BIT,     /* "0" or "1" */
     DCPI_HDR_NAME,    /* non-empty, no '/', no blanks */
 };
@@ -34,10 +34,11 @@ typedef struct dcpi_hdr_key {
 } dcpi_hdr_key_t;
 
 typedef struct dcpi_hdr_spec {
-    const char *version; /* the one version read and written, e.g. "pdb-0.07" */
+    const char *version; /* the version written (and read), e.g. "pdb-0.07" */
     const char *prefix;  /* its family prefix, e.g. "pdb-" */
     const dcpi_hdr_key_t *keys;
     size_t nkeys;
+    const char *also; /* another version read (and settable), or NULL */
 } dcpi_hdr_spec_t;
 
 typedef struct dcpi_hdr_line {
@@ -83,7 +84,9 @@ int dcpi__hdr_check_required(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, c
 
 /* Encoded size of the header, padding included (a multiple of 4). */
 size_t dcpi__hdr_size(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h);
-/* Write the header (version line first when h has none, then h's lines, then "samples"),
+/* Write the header (version line first when h has none, then h's lines, then "samples"); the
+ * version line, h's or the added one, always says spec->version (a file kind that reads two
+ * versions writes the one it picks by passing a copy of its spec with that version),
  * padded with spaces at the end of the last line before "samples" (or after "samples" when
  * there is no line). out has room for dcpi__hdr_size() + 1 bytes. Returns bytes written. */
 size_t dcpi__hdr_encode(const dcpi_hdr_spec_t *spec, const dcpi_hdr_t *h, char *out);

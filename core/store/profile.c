@@ -38,7 +38,7 @@ static const dcpi_hdr_key_t known_keys[] = {
 };
 
 static const dcpi_hdr_spec_t spec = {DCPI_PROFILE_VERSION, "pdb-", known_keys,
-                                     sizeof(known_keys) / sizeof(known_keys[0])};
+                                     sizeof(known_keys) / sizeof(known_keys[0]), NULL};
 
 struct dcpi_profile {
     dcpi_hdr_t hdr;

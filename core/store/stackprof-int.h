@@ -25,7 +25,7 @@ static const dcpi_hdr_key_t dcpi__stackprof_keys[] = {
 
 static const dcpi_hdr_spec_t dcpi__stackprof_spec = {
     DCPI_STACKPROF_VERSION, "stk-", dcpi__stackprof_keys,
-    sizeof(dcpi__stackprof_keys) / sizeof(dcpi__stackprof_keys[0])};
+    sizeof(dcpi__stackprof_keys) / sizeof(dcpi__stackprof_keys[0]), NULL};
 
 struct dcpi_stackprof_chain {
     uint64_t count, hash;

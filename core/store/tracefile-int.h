@@ -27,7 +27,7 @@ static const dcpi_hdr_key_t dcpi__tracefile_keys[] = {
 
 static const dcpi_hdr_spec_t dcpi__tracefile_spec = {
     DCPI_TRACEFILE_VERSION, "dtr-", dcpi__tracefile_keys,
-    sizeof(dcpi__tracefile_keys) / sizeof(dcpi__tracefile_keys[0])};
+    sizeof(dcpi__tracefile_keys) / sizeof(dcpi__tracefile_keys[0]), NULL};
 
 /* Records are checksummed with zlib's CRC-32 (and compressed with zlib's compress2 when that
  * pays; libdcpi links zlib). */
