@@ -1,7 +1,9 @@
 /*
  * check_vprof.c - value-profile files: round trip, pinned golden bytes, every malformed case
  * with its code and the file named, merge_write (sums, unknown lines, refusals leave the file
- * byte-identical), header padding, offset map order.
+ * byte-identical), header padding, offset map order; vpdb-0.02 (cluster counters): round trip,
+ * the version picked by content, each read-time check, merge_write across versions, dcpicat's
+ * record line.
  */
 #include <check.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 #include "dcpi/errno.h"
 #include "dcpi/api.h"
+#include "core/store/profcat.h"
 #include "core/store/vprof.h"
 
 static void set_header(dcpi_vprof_t *vp, const char *image)
@@ -280,8 +283,8 @@ START_TEST(test_bad_header)
                       "missing required key \"vprof\"");
     expect_bad_header("version vpdb-0.01\n" HDR_COMMON "vprof a\nhotsize 4\nhotsize 4\nsamples\n",
                       DCPI_EFORMAT, "\"hotsize\" repeated");
-    expect_bad_header("version vpdb-0.02\n" HDR_COMMON "vprof a\nhotsize 4\nsamples\n",
-                      DCPI_EVERSION, "unsupported version");
+    expect_bad_header("version vpdb-0.03\n" HDR_COMMON "vprof a\nhotsize 4\nsamples\n",
+                      DCPI_EVERSION, "(only vpdb-0.01 and vpdb-0.02 are read)");
     expect_bad_header("version pdb-0.07\n" HDR_COMMON "vprof a\nhotsize 4\nsamples\n", DCPI_EFORMAT,
                       "bad value for \"version\"");
     expect_bad_header("version vpdb-0.01\n" HDR_COMMON "vprof a\nhotsize 0\nsamples\n",
@@ -439,6 +442,7 @@ START_TEST(test_merge_write)
     ck_assert_msg(dcpi_vprof_merge_write(path, a, err) == 0, "%s", err); /* creates */
     ck_assert_msg(dcpi_vprof_merge_write(path, b, err) == 0, "%s", err);
     ck_assert_msg(dcpi_vprof_read(path, &r, err) == 0, "%s", err);
+    ck_assert_str_eq(dcpi_vprof_get(r, "version"), "vpdb-0.01"); /* no cluster counters */
     ck_assert_str_eq(dcpi_vprof_get(r, "lost"), "7");
     ck_assert_str_eq(dcpi_vprof_get(r, "label"), "golden");
     ck_assert_str_eq(dcpi_vprof_get(r, "x-run"), "second");
@@ -580,6 +584,244 @@ START_TEST(test_merge_oracle_windows)
 }
 END_TEST
 
+/* ---- vpdb-0.02: cluster counters ------------------------------------------------------------ */
+
+/* The golden profile with cluster counters: 0x10 fully clustered (clusters of 3 and 4), 0x24
+ * partly (10 of its 21 samples in 3 clusters), 0x30 (thinned only) none. */
+static dcpi_vprof_t *clustered_profile(void)
+{
+    dcpi_vprof_t *vp = golden_profile();
+    dcpi_vsummary_cluster(dcpi_vprof_at(vp, 0x10, 0), 2, 7, 25, 13);
+    dcpi_vsummary_cluster(dcpi_vprof_at(vp, 0x24, 0), 3, 10, 40, 20);
+    return vp;
+}
+
+static void assert_clusters(const dcpi_vprof_t *vp, uint32_t off, uint64_t k, uint64_t n,
+                            uint64_t sq, uint64_t d)
+{
+    const dcpi_vsummary_t *s = dcpi_vprof_at((dcpi_vprof_t *)vp, off, 0);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->clusters, k);
+    ck_assert_uint_eq(s->chits, n);
+    ck_assert_uint_eq(s->csq, sq);
+    ck_assert_uint_eq(s->cagree, d);
+}
+
+static int starts_with(const void *buf, size_t len, const char *text)
+{
+    return len >= strlen(text) && memcmp(buf, text, strlen(text)) == 0;
+}
+
+START_TEST(test_clusters_roundtrip)
+{
+    dcpi_vprof_t *vp = clustered_profile(), *q = NULL;
+    void *buf, *buf2, *old;
+    size_t len, len2, oldlen;
+    encode(vp, &buf, &len);
+    ck_assert(starts_with(buf, len, "version vpdb-0.02\n"));
+    /* same header length as 0.01 (same version length); each of the 3 records 32 bytes more */
+    dcpi_vprof_t *g = golden_profile();
+    encode(g, &old, &oldlen);
+    ck_assert(starts_with(old, oldlen, "version vpdb-0.01\n"));
+    ck_assert_uint_eq(oldlen, 516);
+    ck_assert_uint_eq(body_of(buf, len), 204);
+    ck_assert_uint_eq(len, 516 + 3 * 32);
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_msg(dcpi_vprof_parse(buf, len, "c.vprof", &q, err) == 0, "%s", err);
+    assert_same(vp, q);
+    ck_assert_str_eq(dcpi_vprof_get(q, "version"), "vpdb-0.02");
+    assert_clusters(q, 0x10, 2, 7, 25, 13);
+    assert_clusters(q, 0x24, 3, 10, 40, 20);
+    assert_clusters(q, 0x30, 0, 0, 0, 0);
+    /* the counters sit after err: record 0x10's at body + 32 */
+    const unsigned char *b = (const unsigned char *)buf + 204;
+    ck_assert_uint_eq(b[32], 2);
+    ck_assert_uint_eq(b[40], 7);
+    ck_assert_uint_eq(b[48], 25);
+    ck_assert_uint_eq(b[56], 13);
+    ck_assert_uint_eq(b[64], 0x2a); /* then the first entry */
+    encode(q, &buf2, &len2);
+    ck_assert_uint_eq(len2, len);
+    ck_assert_int_eq(memcmp(buf, buf2, len), 0);
+    free(buf2);
+    /* a read 0.02 profile that loses its counters is written as 0.01 again, byte for byte */
+    for (size_t i = 0; i < dcpi_vprof_count(q); i++) {
+        const dcpi_vsummary_t *s;
+        dcpi_vprof_entry(q, i, NULL, &s);
+        dcpi_vsummary_t *w = (dcpi_vsummary_t *)s;
+        w->clusters = w->chits = w->csq = w->cagree = 0;
+    }
+    encode(q, &buf2, &len2);
+    ck_assert_uint_eq(len2, oldlen);
+    ck_assert_int_eq(memcmp(buf2, old, oldlen), 0);
+    free(buf2);
+    /* an empty summary's counters do not make the file 0.02 (it is not written) */
+    dcpi_vsummary_cluster(dcpi_vprof_at(g, 0x50, 1), 1, 1, 1, 1);
+    encode(g, &buf2, &len2);
+    ck_assert_uint_eq(len2, oldlen);
+    ck_assert_int_eq(memcmp(buf2, old, oldlen), 0);
+    free(buf2);
+    free(buf);
+    free(old);
+    dcpi_vprof_free(g);
+    dcpi_vprof_free(vp);
+    dcpi_vprof_free(q);
+}
+END_TEST
+
+/* dcpicat's block of vp without its header. */
+static char *cat(const dcpi_vprof_t *vp)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    ck_assert_ptr_nonnull(f);
+    dcpi_profcat_print_vprof(f, vp, "c.vprof", false);
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_clusters_cat)
+{
+    /* dcpicat shows the counters of a record that has them, and no more than before otherwise */
+    dcpi_vprof_t *vp = clustered_profile(), *g = golden_profile();
+    char *a = cat(vp), *b = cat(g);
+    ck_assert_ptr_nonnull(strstr(a, "0x10 vtot 7 seen 10 err 0 clusters 2 chits 7 csq 25 "
+                                    "cagree 13\n"));
+    ck_assert_ptr_nonnull(strstr(a, "\n0x30 vtot 0 seen 9 err 0\n"));
+    ck_assert_ptr_nonnull(strstr(b, "0x10 vtot 7 seen 10 err 0\n"));
+    ck_assert_ptr_null(strstr(b, "clusters"));
+    free(a);
+    free(b);
+    dcpi_vprof_free(vp);
+    dcpi_vprof_free(g);
+}
+END_TEST
+
+START_TEST(test_clusters_write_read)
+{
+    setup_tmp();
+    char path[128], err[DCPI_ERRLEN] = "";
+    snprintf(path, sizeof(path), "%s/c.vprof", tmpdir);
+    dcpi_vprof_t *vp = clustered_profile(), *q = NULL;
+    ck_assert_msg(dcpi_vprof_write(path, vp, err) == 0, "%s", err);
+    size_t len;
+    void *raw = slurp(path, &len);
+    ck_assert(starts_with(raw, len, "version vpdb-0.02\n"));
+    ck_assert_msg(dcpi_vprof_read(path, &q, err) == 0, "%s", err);
+    assert_same(vp, q);
+    assert_clusters(q, 0x10, 2, 7, 25, 13);
+    assert_clusters(q, 0x24, 3, 10, 40, 20);
+    /* counters the reader would refuse are not written */
+    dcpi_vsummary_cluster(dcpi_vprof_at(vp, 0x10, 0), 6, 1, 1, 1); /* chits 8 of vtot 7 */
+    ck_assert_int_eq(dcpi_vprof_write(path, vp, err), DCPI_EINVAL);
+    ck_assert_str_eq(err, "value profile: record at offset 0x10: chits 8 > vtot 7");
+    free(raw);
+    unlink(path);
+    rmdir(tmpdir);
+    dcpi_vprof_free(vp);
+    dcpi_vprof_free(q);
+}
+END_TEST
+
+/* Clustered-profile bytes with one change, expected to fail. Body layout (0.02): record 0x10 at
+ * 0 (head 64, 2 values: 128 bytes; counters at 32, 40, 48, 56), record 0x24 at 128 (192
+ * bytes), record 0x30 at 320 (64 bytes), footer at 384. */
+static void expect_bad_clusters(uint64_t at, uint64_t value, const char *needle)
+{
+    dcpi_vprof_t *vp = clustered_profile();
+    void *buf;
+    size_t len;
+    encode(vp, &buf, &len);
+    size_t body = body_of(buf, len);
+    ck_assert_uint_eq(len - body, 408);
+    put64((unsigned char *)buf + body + at, value);
+    expect_bad(buf, len, DCPI_EFORMAT, needle);
+    free(buf);
+    dcpi_vprof_free(vp);
+}
+
+START_TEST(test_bad_clusters)
+{
+    /* record 0x10: K 2, N 7, S 25, D 13, vtot 7 */
+    expect_bad_clusters(32, 0, "record at offset 0x10: chits 7 in 0 clusters");
+    expect_bad_clusters(32, 8, "record at offset 0x10: clusters 8 > chits 7");
+    expect_bad_clusters(40, 8, "record at offset 0x10: chits 8 > vtot 7");
+    expect_bad_clusters(56, 6, "record at offset 0x10: chits 7 > cagree 6");
+    expect_bad_clusters(48, 12, "record at offset 0x10: cagree 13 > csq 12");
+    expect_bad_clusters(40, 0, "record at offset 0x10: chits 0 but clusters 2, csq 25, cagree 13");
+    /* record 0x30 (no cluster info): every counter must be 0 */
+    expect_bad_clusters(320 + 32, 1, "record at offset 0x30: chits 0 but clusters 1");
+    expect_bad_clusters(320 + 48, 1, "record at offset 0x30: chits 0 but clusters 0, csq 1");
+    expect_bad_clusters(320 + 56, 1, "cagree 1");
+    /* a 0.01 body under a 0.02 header: the first entry is taken for the counters */
+    expect_bad_header("version vpdb-0.02\n" HDR_COMMON "vprof a\nhotsize 4\nsamples\n",
+                      DCPI_EFORMAT, "record at offset 0x10: clusters 42 > chits 1");
+}
+END_TEST
+
+/* Write first with merge_write, merge second into it; the result as read. */
+static dcpi_vprof_t *merged_file(dcpi_vprof_t *first, dcpi_vprof_t *second, char *version)
+{
+    setup_tmp();
+    char path[128], err[DCPI_ERRLEN] = "";
+    snprintf(path, sizeof(path), "%s/classic.vprof", tmpdir);
+    ck_assert_msg(dcpi_vprof_merge_write(path, first, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_vprof_merge_write(path, second, err) == 0, "%s", err);
+    size_t len;
+    char *raw = slurp(path, &len);
+    ck_assert_ptr_nonnull(memchr(raw, '\n', len));
+    memcpy(version, raw, (size_t)((char *)memchr(raw, '\n', len) - raw));
+    version[(char *)memchr(raw, '\n', len) - raw] = '\0';
+    dcpi_vprof_t *r = NULL;
+    ck_assert_msg(dcpi_vprof_read(path, &r, err) == 0, "%s", err);
+    free(raw);
+    unlink(path);
+    rmdir(tmpdir);
+    return r;
+}
+
+static void assert_mixed_merge(const dcpi_vprof_t *r)
+{
+    /* 0x10: clustered (2, 7, 25, 13) + plain vtot 7 (7 single-sample clusters) */
+    assert_clusters(r, 0x10, 9, 14, 32, 20);
+    ck_assert_uint_eq(dcpi_vprof_at((dcpi_vprof_t *)r, 0x10, 0)->vtot, 14);
+    /* 0x24: partial (3, 10, 40, 20) of vtot 21 -> (14, 21, 51, 31), + plain vtot 21 */
+    assert_clusters(r, 0x24, 35, 42, 72, 52);
+    /* 0x30: no values on either side: no info */
+    assert_clusters(r, 0x30, 0, 0, 0, 0);
+}
+
+START_TEST(test_clusters_merge_write)
+{
+    char version[64];
+    /* 0.02 into a 0.01 file */
+    dcpi_vprof_t *plain = golden_profile(), *cl = clustered_profile();
+    dcpi_vprof_t *r = merged_file(plain, cl, version);
+    ck_assert_str_eq(version, "version vpdb-0.02");
+    assert_mixed_merge(r);
+    dcpi_vprof_free(r);
+    /* 0.01 into a 0.02 file */
+    r = merged_file(cl, plain, version);
+    ck_assert_str_eq(version, "version vpdb-0.02");
+    assert_mixed_merge(r);
+    dcpi_vprof_free(r);
+    /* 0.02 into 0.02: the counters add */
+    r = merged_file(cl, cl, version);
+    ck_assert_str_eq(version, "version vpdb-0.02");
+    assert_clusters(r, 0x10, 4, 14, 50, 26);
+    assert_clusters(r, 0x24, 28, 42, 102, 62);
+    dcpi_vprof_free(r);
+    /* 0.01 into 0.01 stays 0.01 */
+    r = merged_file(plain, plain, version);
+    ck_assert_str_eq(version, "version vpdb-0.01");
+    assert_clusters(r, 0x10, 0, 0, 0, 0);
+    dcpi_vprof_free(r);
+    dcpi_vprof_free(plain);
+    dcpi_vprof_free(cl);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vprof");
@@ -592,6 +834,11 @@ int main(void)
     tcase_add_test(tc, test_merge_write);
     tcase_add_test(tc, test_merge_memory_hotsize);
     tcase_add_test(tc, test_merge_oracle_windows);
+    tcase_add_test(tc, test_clusters_roundtrip);
+    tcase_add_test(tc, test_clusters_write_read);
+    tcase_add_test(tc, test_clusters_cat);
+    tcase_add_test(tc, test_bad_clusters);
+    tcase_add_test(tc, test_clusters_merge_write);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

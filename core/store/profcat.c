@@ -239,8 +239,12 @@ void dcpi_profcat_print_vprof(FILE *out, const dcpi_vprof_t *vp, const char *pat
         uint32_t off = 0;
         const dcpi_vsummary_t *s = NULL;
         dcpi_vprof_entry(vp, i, &off, &s);
-        fprintf(out, "0x%" PRIx32 " vtot %" PRIu64 " seen %" PRIu64 " err %" PRIu64 "\n", off,
-                s->vtot, s->seen, s->err);
+        fprintf(out, "0x%" PRIx32 " vtot %" PRIu64 " seen %" PRIu64 " err %" PRIu64, off, s->vtot,
+                s->seen, s->err);
+        if (s->chits) /* vpdb-0.02 cluster counters; none (0) prints as before */
+            fprintf(out, " clusters %" PRIu64 " chits %" PRIu64 " csq %" PRIu64 " cagree %" PRIu64,
+                    s->clusters, s->chits, s->csq, s->cagree);
+        fputc('\n', out);
         for (uint32_t j = 0; j < s->n; j++) {
             const dcpi_ventry_t *e = &s->e[j];
             fprintf(out, "  0x%" PRIx64 " %" PRIu64 " %.1f%%", e->value, e->count,

@@ -1,12 +1,14 @@
 /*
  * vprof.c - value-profile files (.vprof): the in-memory profile (header lines plus a map from
  * instruction offset to its hotlist summary), parsing with full validation, encoding, atomic
- * write and merge. The header grammar is core/store/header.c, shared with PC profiles.
+ * write and merge. The header grammar is core/store/header.c, shared with PC profiles. Reads
+ * vpdb-0.01 and vpdb-0.02 (records with the cluster counters); writes 0.02 only when a written
+ * record has cluster information, so files without it stay byte-identical 0.01.
  *
  * Summaries live in an open-addressing hash keyed by offset; a sorted array of (offset,
  * summary) is kept alongside with room for every entry, valid while offsets are added in
  * increasing order and rebuilt by one sort (no allocation) otherwise.
- * One file (~600 lines): the file format's parse, encode and merge share the in-memory table.
+ * One file (~700 lines): the file format's parse, encode and merge share the in-memory table.
  */
 #include "core/store/vprof.h"
 
@@ -23,6 +25,7 @@
 #include "dcpi/errno.h"
 
 #define REC_HEAD   32 /* offset u32, nv u32, vtot u64, seen u64, err u64 */
+#define CLUSTERS   32 /* vpdb-0.02, after err: clusters, chits, csq, cagree: u64 each */
 #define ENTRY_SIZE 32 /* value, context0, context1, count: u64 each */
 #define FOOTER     24 /* nrecords u32, pad u32, total_vtot u64, total_seen u64 */
 
@@ -52,8 +55,10 @@ static const dcpi_hdr_key_t known_keys[] = {
     {"oracle-all", DCPI_HDR_BIT, false},
 };
 
+/* Reads 0.01 and 0.02; encode writes with a copy naming the version it picks. */
 static const dcpi_hdr_spec_t spec = {DCPI_VPROF_VERSION, "vpdb-", known_keys,
-                                     sizeof(known_keys) / sizeof(known_keys[0])};
+                                     sizeof(known_keys) / sizeof(known_keys[0]),
+                                     DCPI_VPROF_VERSION_CLUSTERS};
 
 struct vent {
     uint32_t offset;
@@ -278,6 +283,7 @@ struct parser {
     char *err;
     dcpi_vprof_t *vp;
     dcpi_ventry_t *scratch; /* hotsize entries, for the duplicate check */
+    size_t head;            /* record head size: REC_HEAD, + CLUSTERS in 0.02 */
     bool have_prev;
     uint32_t prev;
     uint64_t nrecords, vtot, seen;
@@ -302,7 +308,7 @@ static int check_head(struct parser *ps, const unsigned char *b, size_t rem)
     if (nv > ps->vp->hotsize)
         return perr(ps, DCPI_EFORMAT, "record at offset 0x%x has %u values, hotsize is %u", off, nv,
                     ps->vp->hotsize);
-    if ((uint64_t)rem < REC_HEAD + (uint64_t)ENTRY_SIZE * nv + FOOTER)
+    if ((uint64_t)rem < ps->head + (uint64_t)ENTRY_SIZE * nv + FOOTER)
         return perr(ps, DCPI_ETRUNC, "record at offset 0x%x (%u values) is truncated", off, nv);
     return 0;
 }
@@ -342,6 +348,42 @@ static int check_entries(struct parser *ps, uint32_t off, const dcpi_vsummary_t 
     return 0;
 }
 
+/* Whether s's cluster counters break the rules of vsummary.h (with chits > 0:
+ * 1 <= clusters <= chits <= vtot, chits <= cagree <= csq; else all 0); why gets the reason. */
+static bool cluster_fault(const dcpi_vsummary_t *s, char *why, size_t len)
+{
+    unsigned long long k = s->clusters, n = s->chits, q = s->csq, d = s->cagree, v = s->vtot;
+    if (n == 0 && (k || q || d))
+        snprintf(why, len, "chits 0 but clusters %llu, csq %llu, cagree %llu", k, q, d);
+    else if (n > 0 && k == 0)
+        snprintf(why, len, "chits %llu in 0 clusters", n);
+    else if (k > n)
+        snprintf(why, len, "clusters %llu > chits %llu", k, n);
+    else if (n > v)
+        snprintf(why, len, "chits %llu > vtot %llu", n, v);
+    else if (n > d)
+        snprintf(why, len, "chits %llu > cagree %llu", n, d);
+    else if (d > q)
+        snprintf(why, len, "cagree %llu > csq %llu", d, q);
+    else
+        return false;
+    return true;
+}
+
+/* The cluster counters of a 0.02 record head at b. */
+static int read_clusters(struct parser *ps, uint32_t off, dcpi_vsummary_t *s,
+                         const unsigned char *b)
+{
+    s->clusters = dcpi__get_le64(b + REC_HEAD);
+    s->chits = dcpi__get_le64(b + REC_HEAD + 8);
+    s->csq = dcpi__get_le64(b + REC_HEAD + 16);
+    s->cagree = dcpi__get_le64(b + REC_HEAD + 24);
+    char why[160];
+    if (cluster_fault(s, why, sizeof why))
+        return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: %s", off, why);
+    return 0;
+}
+
 /* Read the record at b (check_head passed); returns its size or a negative code. */
 static long read_record(struct parser *ps, const unsigned char *b)
 {
@@ -355,8 +397,11 @@ static long read_record(struct parser *ps, const unsigned char *b)
     if (s->seen < s->vtot)
         return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: seen %llu < vtot %llu", off,
                     (unsigned long long)s->seen, (unsigned long long)s->vtot);
-    load_entries(s, b + REC_HEAD, nv);
-    int rc = check_entries(ps, off, s);
+    int rc = ps->head > REC_HEAD ? read_clusters(ps, off, s, b) : 0;
+    if (rc < 0)
+        return rc;
+    load_entries(s, b + ps->head, nv);
+    rc = check_entries(ps, off, s);
     if (rc < 0)
         return rc;
     ps->have_prev = true;
@@ -364,7 +409,7 @@ static long read_record(struct parser *ps, const unsigned char *b)
     ps->nrecords++;
     ps->vtot = sat_add(ps->vtot, s->vtot);
     ps->seen = sat_add(ps->seen, s->seen);
-    return REC_HEAD + (long)ENTRY_SIZE * nv;
+    return (long)ps->head + (long)ENTRY_SIZE * nv;
 }
 
 static bool footer_matches(const struct parser *ps, const unsigned char *b)
@@ -431,6 +476,9 @@ int dcpi_vprof_parse(const void *buf, size_t len, const char *name, dcpi_vprof_t
     }
     ps.vp->hdr = h;
     h = (dcpi_hdr_t){0};
+    ps.head = strcmp(dcpi_vprof_get(ps.vp, "version"), DCPI_VPROF_VERSION_CLUSTERS) == 0
+                  ? REC_HEAD + CLUSTERS
+                  : REC_HEAD;
     rc = parse_body(&ps, (const unsigned char *)buf + body, len - body);
     if (rc < 0)
         goto fail;
@@ -464,18 +512,39 @@ static bool is_empty(const dcpi_vsummary_t *s)
     return s->n == 0 && s->vtot == 0 && s->seen == 0;
 }
 
-static size_t body_size(const dcpi_vprof_t *vp)
+/* Whether a written record has cluster information (the file is then 0.02). */
+static bool has_clusters(const dcpi_vprof_t *vp)
+{
+    for (size_t i = 0; i < vp->nsorted; i++)
+        if (!is_empty(vp->sorted[i].s) && vp->sorted[i].s->chits > 0)
+            return true;
+    return false;
+}
+
+/* DCPI_EINVAL when a written record's cluster counters would not read back. */
+static int check_clusters(const dcpi_vprof_t *vp, char *err)
+{
+    char why[160];
+    for (size_t i = 0; i < vp->nsorted; i++)
+        if (!is_empty(vp->sorted[i].s) && cluster_fault(vp->sorted[i].s, why, sizeof why))
+            return dcpi__errf(err, DCPI_EINVAL, "value profile: record at offset 0x%x: %s",
+                              vp->sorted[i].offset, why);
+    return 0;
+}
+
+static size_t body_size(const dcpi_vprof_t *vp, size_t head)
 {
     size_t n = FOOTER;
     for (size_t i = 0; i < vp->nsorted; i++)
         if (!is_empty(vp->sorted[i].s))
-            n += REC_HEAD + (size_t)ENTRY_SIZE * vp->sorted[i].s->n;
+            n += head + (size_t)ENTRY_SIZE * vp->sorted[i].s->n;
     return n;
 }
 
-/* One record; entries sorted through scratch (a summary with room for s->n). */
+/* One record (with the cluster counters when clusters); entries sorted through scratch (a
+ * summary with room for s->n). */
 static unsigned char *put_record(unsigned char *b, uint32_t off, const dcpi_vsummary_t *s,
-                                 dcpi_vsummary_t *scratch)
+                                 bool clusters, dcpi_vsummary_t *scratch)
 {
     memcpy(scratch->e, s->e, s->n * sizeof(s->e[0]));
     scratch->n = s->n;
@@ -485,6 +554,12 @@ static unsigned char *put_record(unsigned char *b, uint32_t off, const dcpi_vsum
     b = dcpi__put_le64(b, s->vtot);
     b = dcpi__put_le64(b, s->seen);
     b = dcpi__put_le64(b, s->err);
+    if (clusters) {
+        b = dcpi__put_le64(b, s->clusters);
+        b = dcpi__put_le64(b, s->chits);
+        b = dcpi__put_le64(b, s->csq);
+        b = dcpi__put_le64(b, s->cagree);
+    }
     for (uint32_t i = 0; i < s->n; i++) {
         b = dcpi__put_le64(b, scratch->e[i].value);
         b = dcpi__put_le64(b, scratch->e[i].context0);
@@ -494,14 +569,15 @@ static unsigned char *put_record(unsigned char *b, uint32_t off, const dcpi_vsum
     return b;
 }
 
-static void encode_body(const dcpi_vprof_t *vp, unsigned char *b, dcpi_vsummary_t *scratch)
+static void encode_body(const dcpi_vprof_t *vp, unsigned char *b, bool clusters,
+                        dcpi_vsummary_t *scratch)
 {
     uint64_t nrec = 0, vtot = 0, seen = 0;
     for (size_t i = 0; i < vp->nsorted; i++) {
         const dcpi_vsummary_t *s = vp->sorted[i].s;
         if (is_empty(s))
             continue;
-        b = put_record(b, vp->sorted[i].offset, s, scratch);
+        b = put_record(b, vp->sorted[i].offset, s, clusters, scratch);
         nrec++;
         vtot = sat_add(vtot, s->vtot);
         seen = sat_add(seen, s->seen);
@@ -531,7 +607,13 @@ int dcpi_vprof_encode(const dcpi_vprof_t *vp, void **buf, size_t *len, char *err
     if (vp->nused > UINT32_MAX)
         return dcpi__errf(err, DCPI_ERANGE, "value profile: too many records");
     refresh(vp);
-    size_t hsize = dcpi__hdr_size(&spec, &vp->hdr), bsize = body_size(vp);
+    if ((rc = check_clusters(vp, err)) < 0)
+        return rc;
+    bool clusters = has_clusters(vp);
+    dcpi_hdr_spec_t out_spec = spec; /* the version written */
+    out_spec.version = clusters ? DCPI_VPROF_VERSION_CLUSTERS : DCPI_VPROF_VERSION;
+    size_t hsize = dcpi__hdr_size(&out_spec, &vp->hdr);
+    size_t bsize = body_size(vp, clusters ? REC_HEAD + CLUSTERS : REC_HEAD);
     char *out = malloc(hsize + bsize + 1); /* + 1: sprintf's NUL */
     dcpi_vsummary_t *scratch = dcpi_vsummary_new(max_n(vp));
     if (!out || !scratch) {
@@ -539,8 +621,8 @@ int dcpi_vprof_encode(const dcpi_vprof_t *vp, void **buf, size_t *len, char *err
         free(scratch);
         return dcpi__errf(err, DCPI_ENOMEM, "value profile: out of memory");
     }
-    size_t h = dcpi__hdr_encode(&spec, &vp->hdr, out);
-    encode_body(vp, (unsigned char *)out + h, scratch);
+    size_t h = dcpi__hdr_encode(&out_spec, &vp->hdr, out);
+    encode_body(vp, (unsigned char *)out + h, clusters, scratch);
     free(scratch);
     *buf = out;
     *len = h + bsize;
