@@ -287,6 +287,7 @@ struct parser {
     bool have_prev;
     uint32_t prev;
     uint64_t nrecords, vtot, seen;
+    uint64_t nclustered; /* records with chits > 0 */
 };
 
 /* "NAME: reason" into the parser's err; returns code. */
@@ -381,6 +382,7 @@ static int read_clusters(struct parser *ps, uint32_t off, dcpi_vsummary_t *s,
     char why[160];
     if (cluster_fault(s, why, sizeof why))
         return perr(ps, DCPI_EFORMAT, "record at offset 0x%x: %s", off, why);
+    ps->nclustered += s->chits > 0;
     return 0;
 }
 
@@ -480,6 +482,10 @@ int dcpi_vprof_parse(const void *buf, size_t len, const char *name, dcpi_vprof_t
                   ? REC_HEAD + CLUSTERS
                   : REC_HEAD;
     rc = parse_body(&ps, (const unsigned char *)buf + body, len - body);
+    if (rc == 0 && ps.head > REC_HEAD && ps.nclustered == 0)
+        rc = perr(&ps, DCPI_EFORMAT,
+                  "%s but no record has cluster counters (such a file is written as %s)",
+                  DCPI_VPROF_VERSION_CLUSTERS, DCPI_VPROF_VERSION);
     if (rc < 0)
         goto fail;
     free(ps.scratch);

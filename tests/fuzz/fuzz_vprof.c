@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_vprof.c - libFuzzer harness for the value-profile parser (dcpi_vprof_parse,
- * core/store/vprof.c, vpdb-0.01). Checks, for every accepted file: the summaries keep the
+ * core/store/vprof.c, vpdb-0.01 and 0.02). Checks, for every accepted file: the summaries keep the
  * documented invariants (n <= hotsize, seen >= vtot, offsets increasing), encode succeeds and the
  * encoded bytes parse back to the same header and summaries and encode to the same bytes; merging
  * the profile into an empty copy of itself succeeds. A rejected file gives a "NAME: reason" line.
