@@ -95,7 +95,8 @@ struct agent_thread {
     int tick_fd, nbp, bp_fd[STEP_ARM_SLOTS];
     uint64_t bp_addr[STEP_ARM_SLOTS];
     uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
-    uint32_t rot;
+    uint16_t bp_hits[STEP_ARM_SLOTS]; /* executions the arm of each breakpoint took so far */
+    uint32_t rot, arm_seq;            /* arm_seq: the thread's arms so far (a hit's cluster) */
     uint64_t rng, period_ns;
     uint64_t rest_ns;  /* not 0: the next tick closes the arms still waiting (arm_close_tick),
                           then this remains of the sampling period */
@@ -107,7 +108,7 @@ struct agent_thread {
 static __thread struct agent_thread self __attribute__((tls_model("initial-exec")));
 
 static struct {
-    int active, sig, burst_len, rate, arm, maxbp;
+    int active, sig, burst_len, rate, arm, maxbp, hits;
     uint64_t window_ns; /* arm mode: how long an arm waits for its hit (0: until the next tick) */
     step_ring_header_t *hdr;
     size_t size;
@@ -589,6 +590,7 @@ static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
         return;
     }
     self.bp_armed[k] = 1;
+    self.bp_hits[k] = 0;
     self.bp_index[k] = (uint8_t)index;
     atomic_fetch_add_explicit(&s->arms, 1, memory_order_relaxed);
     if (index < STEP_ARM_MAX)
@@ -604,14 +606,15 @@ static int slot_for(uint64_t addr, const uint8_t *taken)
     return -1;
 }
 
-/* Breakpoints still armed, not hit: disabled, counted as expired. */
+/* Breakpoints still armed: disabled, counted as expired when they took no execution. */
 static void expire_arms(step_slot_t *s, const uint8_t *keep)
 {
     for (int k = 0; k < self.nbp; k++)
         if (self.bp_armed[k] && !(keep && keep[k])) {
             ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
             self.bp_armed[k] = 0;
-            atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
+            if (self.bp_hits[k] == 0)
+                atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
         }
 }
 
@@ -669,7 +672,8 @@ static void arm_tick(uint64_t pc)
     uint64_t p = next_period(self.period_ns);
     unsigned want[STEP_ARM_MAX], nw = 0;
     for (unsigned i = 0; i < t.n; i++)
-        if (pc >= t.lo[i] && pc < t.hi[i])
+        if (pc >= t.lo[i] && pc < t.hi[i] &&
+            (t.take[i] == STEP_TAKE_ALL || (rnd() & 0xffff) < t.take[i]))
             want[nw++] = i;
     unsigned nbp = (unsigned)self.nbp, m = nw < nbp ? nw : nbp, first = nw > nbp ? self.rot : 0;
     if (nw > nbp)
@@ -688,10 +692,11 @@ static void arm_tick(uint64_t pc)
                 taken[k] = 1;
             }
     expire_arms(s, taken);
+    self.arm_seq += m > 0;
     for (unsigned j = 0; j < m; j++) {
         unsigned i = want[(first + j) % nw];
         int k = pick[j];
-        if (self.bp_armed[k] && self.bp_addr[k] == t.addr[i])
+        if (self.bp_armed[k] && self.bp_addr[k] == t.addr[i] && self.bp_hits[k] == 0)
             atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
         arm_slot(s, k, i, t.addr[i]);
     }
@@ -739,15 +744,21 @@ static void hit_prepare(const uint64_t *regs, int k)
         mem_operand(c, &d->zi, &d->op);
 }
 
-/* Breakpoint k hit: the state before the instruction into one record. */
+/* Breakpoint k hit: the state before the instruction into one record. The arm stays on for the
+ * executions that follow, up to g.hits of them, until its window closes (arm_close_tick); the
+ * arm's hits are one cluster of consecutive executions (arm_seq, arm_hit), which dcpilist's
+ * bound counts as such. */
 static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
 {
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
-    ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
     int armed = self.bp_armed[k];
-    self.bp_armed[k] = 0;
-    if (self.rest_ns)
-        skip_close();
+    unsigned nth = armed ? ++self.bp_hits[k] : 0;
+    if (!armed || nth >= (unsigned)g.hits) {
+        ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
+        self.bp_armed[k] = 0;
+        if (self.rest_ns)
+            skip_close();
+    }
     uint64_t regs[STEP_NREGS];
     regs_from_uc(uc, regs);
     if ((flags & TRAP_PERF_ASYNC) || !armed || regs[R_IP] != self.bp_addr[k] ||
@@ -761,6 +772,8 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     c->burst = atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
     c->tid = (uint32_t)self.tid;
     c->index = self.bp_index[k];
+    c->arm_hit = (uint16_t)nth;
+    c->arm_seq = self.arm_seq;
     c->flags |= STEP_REC_HIT | STEP_REC_LAST;
     c->end = STEP_END_DONE;
     memcpy(c->after, c->before, sizeof(c->after));
@@ -1097,7 +1110,7 @@ static void after_fork_child(void)
         return;
     }
     if (t.n) /* the same code at the same addresses until dcpid writes the child's own table */
-        step_arm_publish(g.hdr, t.addr, t.lo, t.hi, t.n, t.period_ns);
+        step_arm_publish(g.hdr, t.addr, t.lo, t.hi, t.take, t.n, t.period_ns);
     thread_arm();
 }
 
@@ -1123,6 +1136,7 @@ __attribute__((constructor)) static void agent_init(void)
     g.arm = mode && strcmp(mode, "arm") == 0;
     g.maxbp = env_int(STEP_BPS_ENV, STEP_ARM_SLOTS, 1, STEP_ARM_SLOTS);
     g.window_ns = 1000ull * (uint64_t)env_int(STEP_WINDOW_ENV, STEP_ARM_WINDOW_US, 0, 1000000);
+    g.hits = env_int(STEP_HITS_ENV, STEP_ARM_HITS, 1, STEP_ARM_HITS_MAX);
     g.sig = pick_signal();
     load_zydis();
     if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)

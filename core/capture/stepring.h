@@ -26,8 +26,9 @@
 #include <stdint.h>
 
 #define STEP_RING_MAGIC 0x54534344u /* "DCST" little-endian */
-/* 2: the arm mode (its table, counters, hit records); 3: a table of 16 targets */
-#define STEP_RING_VERSION  3u
+/* 2: the arm mode (its table, counters, hit records); 3: a table of 16 targets; 4: an arm takes
+ * up to DCPI_AGENT_HITS executions, each hit record says its arm and its place in it */
+#define STEP_RING_VERSION  4u
 #define STEP_NREGS         24 /* perf's x86-64 user register order */
 #define STEP_RING_ENV      "DCPI_AGENT_RING"
 #define STEP_RATE_ENV      "DCPI_AGENT_RATE"      /* bursts per second of thread CPU time (100) */
@@ -37,6 +38,9 @@
 #define STEP_BPS_ENV       "DCPI_AGENT_BPS"       /* arm mode: breakpoints per thread (4) */
 #define STEP_WINDOW_ENV    "DCPI_AGENT_WINDOW_US" /* arm mode: an arm's wait (STEP_ARM_WINDOW_US) */
 #define STEP_ARM_WINDOW_US 100 /* us of the thread's CPU an arm waits for its hit; 0: a tick */
+#define STEP_HITS_ENV      "DCPI_AGENT_HITS" /* arm mode: executions an arm takes (STEP_ARM_HITS) */
+#define STEP_ARM_HITS      64 /* an arm's breakpoint stays on for this many executions at most */
+#define STEP_ARM_HITS_MAX  64 /* core/values/cluster.c counts up to 64 values a cluster */
 #define STEP_DEF_SLOTS     32
 #define STEP_DEF_RECORDS   1024 /* per thread, a power of two */
 #define STEP_BURST_MAX     256
@@ -76,8 +80,12 @@ typedef struct step_arm_table {
     /* the target's procedure [lo, hi): a tick arms only the targets of the procedure it
      * interrupted */
     uint64_t lo[STEP_ARM_MAX], hi[STEP_ARM_MAX];
-    uint64_t pad[4];
+    /* the chance that a tick in the target's procedure arms it, in 65536ths (STEP_TAKE_ALL:
+     * always): dcpid thins the targets of the hot procedures so that a cold one gets as many
+     * arms (inproc.c) */
+    uint16_t take[STEP_ARM_MAX];
 } step_arm_table_t;
+#define STEP_TAKE_ALL 0xffffu
 
 /* why a burst ended (index into the slot's end_count) */
 enum step_end {
@@ -104,7 +112,10 @@ typedef struct step_record {
     uint8_t insn[16]; /* bytes at before[DCPI_REG_IP] */
     uint8_t insn_len; /* bytes of insn that could be read (0..16) */
     uint8_t mem_size; /* bytes of the memory operand read (1..8) */
-    uint8_t pad[6];
+    /* a hit (STEP_REC_HIT): its place in its arm (1: the arm's first execution) and the arm's
+     * number in the thread; the hits of one arm are one cluster of consecutive executions */
+    uint16_t arm_hit;
+    uint32_t arm_seq;
     uint64_t ea;
     uint64_t mem_before;
     uint64_t mem_after;
@@ -178,10 +189,11 @@ static inline void step_ring_init(step_ring_header_t *h, uint32_t pid, uint32_t 
     h->arm_bps = STEP_ARM_SLOTS;
 }
 
-/* dcpid: publish a table of n (<= STEP_ARM_MAX) targets, their procedures and the mean tick
- * period. */
+/* dcpid: publish a table of n (<= STEP_ARM_MAX) targets, their procedures, their chances (NULL:
+ * STEP_TAKE_ALL) and the mean tick period. */
 static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr, const uint64_t *lo,
-                                    const uint64_t *hi, uint32_t n, uint64_t period_ns)
+                                    const uint64_t *hi, const uint16_t *take, uint32_t n,
+                                    uint64_t period_ns)
 {
     step_arm_table_t *t = &h->arms;
     uint32_t seq = atomic_load_explicit(&t->seq, memory_order_relaxed);
@@ -193,6 +205,7 @@ static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr,
         t->addr[i] = addr[i];
         t->lo[i] = lo[i];
         t->hi[i] = hi[i];
+        t->take[i] = take ? take[i] : STEP_TAKE_ALL;
     }
     atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
 }
@@ -210,6 +223,7 @@ static inline int step_arm_read(const step_ring_header_t *h, step_arm_table_t *o
         out->addr[i] = t->addr[i];
         out->lo[i] = t->lo[i];
         out->hi[i] = t->hi[i];
+        out->take[i] = t->take[i];
     }
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&t->seq, memory_order_relaxed) == seq ? 0 : -1;

@@ -126,11 +126,45 @@ static double share_bound_neff(const dcpi_vsummary_t *s, double n_eff)
     return b > 100.0 ? 100.0 : b;
 }
 
+/* The effective number of independent samples among s's vtot (core/values/cluster.c): vtot
+ * when they were not taken in clusters; else vtot over the design effect 1 + (m - 1) rho of
+ * clusters of weighted mean size m = S / N, rho the intraclass correlation of the values, by
+ * how often two samples of one cluster agree, (D - N) / (S - N), against how often two samples
+ * of the whole hotlist do (the sum of the squared shares), times (K - 1) / K; 0 with fewer than
+ * two clusters. Samples not accounted in a cluster count as clusters of one. */
+double dcpi_listing_neff(const dcpi_vsummary_t *s)
+{
+    if (!s || s->vtot == 0)
+        return 0.0;
+    double vtot = (double)s->vtot;
+    if (s->chits == 0)
+        return vtot;
+    double one = s->vtot > s->chits ? (double)(s->vtot - s->chits) : 0.0;
+    double k = (double)s->clusters + one, n = (double)s->chits + one;
+    double sq = (double)s->csq + one, agree = (double)s->cagree + one;
+    if (k < 2)
+        return 0.0;
+    double deff = 1.0;
+    if (sq > n) {
+        double pall = 0.0;
+        for (uint32_t i = 0; i < s->n; i++)
+            pall += ((double)s->e[i].count / vtot) * ((double)s->e[i].count / vtot);
+        double pw = (agree - n) / (sq - n);
+        double rho = pall < 1.0 ? (pw - pall) / (1.0 - pall) : 1.0;
+        rho = rho < 0.0 ? 0.0 : rho > 1.0 ? 1.0 : rho;
+        deff = 1.0 + (sq / n - 1.0) * rho;
+    }
+    return vtot / deff * (k - 1) / k;
+}
+
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
 {
     if (!s || s->vtot == 0)
         return 100.0;
-    return share_bound_neff(s, (double)s->vtot);
+    double n_eff = dcpi_listing_neff(s);
+    if (n_eff <= 0)
+        return 100.0;
+    return share_bound_neff(s, n_eff < 1.0 ? 1.0 : n_eff);
 }
 
 double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp)

@@ -139,11 +139,22 @@ int dcpi_listing_set_values(dcpi_listing_t *ls, size_t v, uint64_t vaddr, const 
 /*
  * How far any share of s's hotlist may be from the share in the executions the backend sampled,
  * in percentage points: the largest distance from a listed share p to the ends of its 95% Wilson
- * score interval over vtot samples (z = 1.96), plus the hotlist's own error bound err/vtot (a
+ * score interval over dcpi_listing_neff(s) samples (z = 1.96; vtot unless they came in
+ * clusters), plus the hotlist's own error bound err/vtot (a
  * listed count may exceed its truth by err); at most 100. It says nothing of a backend's bias
  * (docs/vprofiler.md, "Where values come from").
  */
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
+/*
+ * The number of independent samples s's vtot value samples are worth (the n of the bound above):
+ * vtot, unless they came in clusters (an arm's consecutive hits, core/values/cluster.c; the
+ * summary's cluster counters, core/store/vsummary.h): then vtot / (1 + (m - 1) rho) x (K - 1) / K
+ * for K clusters of weighted mean size m = S / N, where rho, the values' intraclass correlation,
+ * is (Pw - Pa) / (1 - Pa) clamped to [0, 1], Pw = (D - N) / (S - N) the share of pairs of
+ * samples in one cluster with equal values and Pa the sum of the hotlist's squared shares (rho 1,
+ * a cluster of one value: each cluster counts as one sample); 0 with fewer than two clusters.
+ */
+double dcpi_listing_neff(const dcpi_vsummary_t *s);
 /*
  * The bound of s in value profile vp (NULL: dcpi_listing_share_bound). For the oracle's profile
  * (vp->ow_set) the executions are not independent draws but clusters, one per window: with

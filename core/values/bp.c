@@ -399,6 +399,13 @@ void dcpi__vbp_hit(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint6
         b->cand[c].samples++;
 }
 
+double dcpi__vbp_hits_per_arm(const dcpi__vbp_choice_t *b, uint32_t cookie)
+{
+    if (!b || cookie >= b->ncand || b->cand[cookie].arms < 4)
+        return 0.0;
+    return (double)b->cand[cookie].samples / (double)b->cand[cookie].arms;
+}
+
 void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *b, uint32_t pid, uint64_t ip,
                         unsigned n)
 {
@@ -490,7 +497,7 @@ static int hottest_unlisted(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_
             dcpi_loadmap_addr_of(dcpi_values_loadmap(vt), pid, img, f->lo, &base) < 0)
             continue;
         best_trig = f->trig;
-        *t = (dcpi__vbp_target_t){.lo = base, .hi = base + f->len, .fn = s};
+        *t = (dcpi__vbp_target_t){.lo = base, .hi = base + f->len, .fn = s, .trig = f->trig};
     }
     return best_trig > 0;
 }
@@ -522,6 +529,7 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
                                                     .hi = base + f->len,
                                                     .cookie = f->first + i,
                                                     .fn = s,
+                                                    .trig = f->trig,
                                                     .at = c->at - (i != j)});
         }
     }

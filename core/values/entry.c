@@ -157,7 +157,8 @@ static void encode(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_insn_t
                            .n = n,
                            .kinds = kinds,
                            .values = values,
-                           .missing = missing};
+                           .missing = missing,
+                           .cluster = s->cluster};
     dcpi__values_put(vt, p, &e, image);
 }
 

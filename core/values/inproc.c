@@ -24,9 +24,15 @@
  *     every target at every tick took a loop's first iterations after other code ran far too
  *     often (work-phased phased read divisor 3 at 41.6% for a truth of 12.5%); a moment spent
  *     in the procedure is the bp backend's unit (its arms follow the PC samples there);
- *   - each hit is one record (registers before the instruction, its bytes and memory operand,
- *     read by the thread itself): dcpid turns it into a value sample of the sink, always
- *     admitted. One sample per arm, so a hotlist's binomial bound holds.
+ *   - an arm stays on for up to STEP_ARM_HITS (DCPI_AGENT_HITS) executions within its window:
+ *     "every execution within a window after a random moment in the procedure" weighs the
+ *     executions alike, where the first execution after the moment alone weighed each by the
+ *     time since the one before (python3's eval loop read 60.1% for an exact 41.6%; every
+ *     execution in the window: 41.8%); each hit is one record (registers before the
+ *     instruction, its bytes and memory operand, read by the thread itself), which dcpid turns
+ *     into a value sample of the sink, always admitted, in the cluster of its arm
+ *     (dcpi_values_sample_t.cluster): the hotlist's bound counts how alike a cluster's values
+ *     are (core/values/cluster.c, core/listing/hotlist.c).
  * The budget: a tick costs the thread C_tick and each arm with its hit C_arm (measured at start,
  * core/sampling/bpcost.h: the signals' delivery and a minimal handler's work), plus what the
  * agent's handlers take in this process as it runs (the agent times each handler run: H per
@@ -37,6 +43,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,16 +103,18 @@ static double model_us(const vin_t *d, double k)
 /* ---- the tables */
 
 /* What a tick costs with these counts (one process's, or all): the start-up model at the mean
- * arms a tick and its share of the closing ticks (the agent's arm window), plus the time the
- * agent's handlers took per tick (each hit's and closing tick's handler included); the model at
- * one arm and a closing tick until there are IN_LIVE ticks. */
+ * hits a tick (an arm takes up to STEP_ARM_HITS executions, each paying a hit's trap and signal;
+ * an arm that took none, its enable and disable) and its share of the closing ticks (the agent's
+ * arm window), plus the time the agent's handlers took per tick (each hit's and closing tick's
+ * handler included); the model at one arm of STEP_ARM_HITS hits and a closing tick until there
+ * are IN_LIVE ticks. */
 static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
     if (st->ticks < IN_LIVE)
-        return model_us(d, 1) + d->cost.tick_us;
+        return model_us(d, STEP_ARM_HITS) + d->cost.tick_us;
     double per_run = st->handler_n ? (double)st->handler_ns / 1e3 / (double)st->handler_n : 0;
     double t = (double)st->ticks, closes = (double)st->closes;
-    return model_us(d, (double)st->arms / t) + d->cost.tick_us * closes / t +
+    return model_us(d, (double)(st->hits + st->expired) / t) + d->cost.tick_us * closes / t +
            per_run * (t + closes + (double)st->hits) / t;
 }
 
@@ -131,27 +140,65 @@ static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
     }
 }
 
+/* Each target's chance to be armed at a tick in its procedure (take, STEP_TAKE_ALL: always). A
+ * tick lands in a procedure as often as the procedure runs, and an arm takes as many executions
+ * as its window holds, so without thinning the targets of the hottest procedure took most of
+ * the budget (work-demo: hot_mul's 1790 value samples to hot_xor's 137). A target's value
+ * samples a tick are w = f h, f its procedure's share of the ticks and h the executions its arm
+ * takes (bp.c's count; 1 until known); the targets with w above c keep c / w of their ticks, c
+ * the smallest w, but at least the w at which a tick's own cost is at most what its arms' hits
+ * cost (tick_us / (n hit_us)): below that, a colder target would buy its values with ticks that
+ * arm nothing. The thinning is at random, whatever the program does, so the unit stays "a
+ * random moment in the procedure". */
+static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uint16_t *take)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int seen = 0; /* the process's samples in the targets' procedures, once each */
+        for (unsigned j = 0; j < i; j++)
+            seen |= t[j].fn == t[i].fn;
+        total += seen ? 0 : t[i].trig;
+    }
+    total = d->st.pcs > total ? d->st.pcs : total;
+    double w[IN_TARGETS], c = HUGE_VAL;
+    for (unsigned i = 0; i < n; i++) {
+        double h = dcpi__vbp_hits_per_arm(d->choice, t[i].cookie);
+        w[i] = total ? (double)t[i].trig / (double)total * (h > 1.0 ? h : 1.0) : 0.0;
+        c = w[i] > 0.0 && w[i] < c ? w[i] : c;
+    }
+    double floor = d->cost.tick_us / ((double)n * d->cost.arm_us);
+    c = c < floor ? floor : c;
+    for (unsigned i = 0; i < n; i++) {
+        take[i] = w[i] <= c ? STEP_TAKE_ALL : (uint16_t)(65535.0 * c / w[i]);
+        take[i] = take[i] ? take[i] : 1;
+    }
+}
+
 static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
 {
     vin_t *d = arg;
     if (!atomic_load(&h->arm_mode))
         return;
+    count_arms(pid, h, d); /* the arms so far onto their instructions (take_of's h) */
     dcpi__vbp_target_t t[IN_TARGETS];
     unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS, &d->rng);
-    unsigned fresh = 0;
+    unsigned fresh = 0, moved = 0;
     uint64_t addr[IN_TARGETS], lo[IN_TARGETS], hi[IN_TARGETS];
+    uint16_t take[IN_TARGETS];
+    take_of(d, t, n, take);
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
             i++;
-        fresh += i == h->arms.n || i == STEP_ARM_MAX;
+        int new = i == h->arms.n || i == STEP_ARM_MAX;
+        fresh += new;
+        moved += !new && (i != j || h->arms.take[i] != take[j]);
         addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
     uint64_t p = period_ns(d, tick_us(d, h));
-    if (n == h->arms.n && !fresh && h->arms.period_ns == p) /* only dcpid writes the table */
+    if (n == h->arms.n && !fresh && !moved && h->arms.period_ns == p) /* only dcpid writes it */
         return;
-    count_arms(pid, h, d); /* the old table's, before its places change meaning */
-    step_arm_publish(h, addr, lo, hi, n, p);
+    step_arm_publish(h, addr, lo, hi, take, n, p);
     for (unsigned i = 0; i < STEP_ARM_MAX; i++) /* arms the agents make from now on */
         h->arms_seen[i] = atomic_load(&h->arms_at[i]);
     d->st.tables++;
@@ -176,6 +223,8 @@ static int on_record(unsigned pid, const step_record_t *rec, void *arg)
         return 0; /* not the arm mode's: never written in it */
     dcpi_values_sample_t v = {
         .pid = pid, .tid = rec->tid, .time = rec->time_ns, .ip = rec->before[DCPI_REG_IP]};
+    if (rec->arm_hit) /* an arm's hits: one cluster (the thread's arm number) */
+        v.cluster = (uint64_t)rec->tid << 32 | rec->arm_seq;
     dcpi_step_regs_before(rec, &v.regs);
     d->st.samples++;
     dcpi__vbp_hit(d->b.vt, d->choice, pid, v.ip);

@@ -122,7 +122,8 @@ static int init_plugin(dcpi_values_t *vt, dcpi_values_plugin_t *p, dcpi_vp_t *vp
     } else {
         p->buf = malloc(DCPI_VALUES_BUF_BYTES);
     }
-    if (!p->buf || build_keys(vt, p) < 0 || dcpi__values_select_init(p) < 0)
+    p->cl = dcpi__values_clusters_new();
+    if (!p->buf || !p->cl || build_keys(vt, p) < 0 || dcpi__values_select_init(p) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", p->name);
     if (!selects_any(vt, p))
         return dcpi__errf(err, DCPI_EPLUGIN,
@@ -154,7 +155,8 @@ static int init_oracle(dcpi_values_t *vt, dcpi_values_plugin_t *t, const dcpi_va
     } else {
         t->buf = malloc(DCPI_VALUES_BUF_BYTES);
     }
-    if (!t->buf || build_keys(vt, t) < 0 || dcpi__values_select_init(t) < 0)
+    t->cl = dcpi__values_clusters_new();
+    if (!t->buf || !t->cl || build_keys(vt, t) < 0 || dcpi__values_select_init(t) < 0)
         return dcpi__errf(err, DCPI_ENOMEM, "%s: out of memory", t->name);
     trace_encoder_init(&t->enc, t->buf, DCPI_VALUES_BUF_BYTES);
     return 0;
@@ -175,6 +177,7 @@ static void free_plugin(dcpi_values_plugin_t *p)
         free(p->buf);
     free(p->nval);
     free(p->kinds);
+    free(p->cl);
 }
 
 int dcpi_values_new(dcpi_vp_set_t *set, dcpi_loadmap_t *lm, const dcpi_values_opts_t *o,
@@ -348,6 +351,7 @@ int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_valu
                                .arg = &a};
     if (dcpi__values_write(vt, &w) == 0) {
         p->st.missing += e->missing != 0;
+        dcpi__values_cluster_put(p->cl, e->pc, e->cluster);
         return 1;
     }
     dcpi__values_lose(p, image, 1);
@@ -367,6 +371,7 @@ static void plugin_error(const dcpi_values_t *vt, dcpi_values_plugin_t *p, int r
 static void merge_vsamples(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned pid,
                            const vsample_t *v, int n)
 {
+    dcpi__values_cluster_begin(p->cl, v, (unsigned)n);
     for (int i = 0; i < n; i++) {
         dcpi_image_t *img;
         uint32_t off;
@@ -380,6 +385,7 @@ static void merge_vsamples(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned 
             continue;
         }
         dcpi_vsummary_add(s, v[i].value, v[i].context0, v[i].context1, 1);
+        dcpi__values_cluster_add(p->cl, (unsigned)i, s);
         p->st.values++;
     }
 }
@@ -419,6 +425,7 @@ void dcpi__values_hand_over(dcpi_values_t *vt, dcpi_values_plugin_t *p)
 {
     unsigned entries = trace_encoder_entries(&p->enc);
     if (entries == 0 || p->st.disabled) {
+        dcpi__values_cluster_end(p->cl);
         p->st.lost += p->st.disabled ? entries : 0;
         if (p->enc.len) /* bursts without entries: nothing to hand over */
             trace_encoder_init(&p->enc, p->buf, DCPI_VALUES_BUF_BYTES);
@@ -434,16 +441,14 @@ void dcpi__values_hand_over(dcpi_values_t *vt, dcpi_values_plugin_t *p)
         rc = process_here(vt, p, pid, &n, &vs, why);
     trace_encoder_init(&p->enc, p->buf, DCPI_VALUES_BUF_BYTES);
     p->st.traces++;
-    if (rc < 0) {
+    if (rc < 0)
         disable(vt, p, entries, why);
-        return;
-    }
-    if (n < 0) {
+    else if (n < 0) {
         plugin_error(vt, p, n);
         p->st.lost += entries;
-        return;
-    }
-    merge_vsamples(vt, p, pid, vs, n);
+    } else
+        merge_vsamples(vt, p, pid, vs, n);
+    dcpi__values_cluster_end(p->cl);
 }
 
 void dcpi_values_end_drain_batched(dcpi_values_t *vt, uint64_t now_ns)

@@ -8,6 +8,8 @@
  *               of a user-mode sample (dcpi_values_sample, the regs and bp backends' way in);
  *   step.c      the step backend's entry (dcpi_values_step);
  *   select.c    the specification's instruction filter and symbol, and images' symbol tables;
+ *   cluster.c   the clusters of the value samples (an arm's consecutive hits) into the
+ *               summaries' cluster counts, for the hotlists' bound;
  *   sinkin.c    the inward interface of values.h: what the backends (backend.h: bp.c,
  *               bparm.c, inproc.c, replay.c, ...) may do with the sink, plugins by index.
  * Not part of the API: only core/values/ includes it.
@@ -77,6 +79,7 @@ typedef struct dcpi_values_plugin {
     int oracle;
     char oname[272];
     uint64_t ow_windows, ow_execs, ow_sumsq; /* an oracle twin: the windows written so far */
+    struct dcpi_values_clusters *cl;         /* cluster.c: the clusters of its entries */
 } dcpi_values_plugin_t;
 
 /* The recorder (-vrecord): its trace and the recording vlist per key. */
@@ -154,6 +157,20 @@ int dcpi__values_plugin_stopped(const void *plugin);
  * meanwhile) is lost at image. 1 written, 0 lost. */
 int dcpi__values_put(dcpi_values_t *vt, dcpi_values_plugin_t *p, const dcpi_values_put_t *e,
                      unsigned image);
+
+/* ---- cluster.c */
+
+typedef struct dcpi_values_clusters dcpi_values_clusters_t;
+/* A plugin's clusters (calloc'd, free()): NULL on ENOMEM. */
+dcpi_values_clusters_t *dcpi__values_clusters_new(void);
+/* The next entry of the plugin's trace: its pc and cluster (0: not clustered). */
+void dcpi__values_cluster_put(dcpi_values_clusters_t *c, uint64_t pc, uint64_t cluster);
+/* The trace's n vsamples, returned by the plugin: matched to the entries (cluster.c says how). */
+void dcpi__values_cluster_begin(dcpi_values_clusters_t *c, const vsample_t *vs, unsigned n);
+/* vsample i was added to summary s: its cluster's counts into s. */
+void dcpi__values_cluster_add(dcpi_values_clusters_t *c, unsigned i, dcpi_vsummary_t *s);
+/* The trace is done (merged or lost): its entries are forgotten, the open clusters stay. */
+void dcpi__values_cluster_end(dcpi_values_clusters_t *c);
 
 /* ---- record.c */
 

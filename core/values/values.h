@@ -93,7 +93,9 @@ typedef struct dcpi_values_sample {
     uint64_t time; /* ns */
     uint64_t ip;
     uint64_t context0, context1; /* return addresses of the first two callers (0: none) */
-    dcpi_regs_t regs;            /* before the sampled instruction */
+    uint64_t cluster; /* not 0: the samples with this number are one cluster of consecutive
+                         executions of the instruction (an arm's hits, inproc.c) */
+    dcpi_regs_t regs; /* before the sampled instruction */
 } dcpi_values_sample_t;
 
 /* Per-plugin counters (status). */
@@ -242,6 +244,7 @@ typedef struct dcpi_values_put {
     const trace_value_t *kinds;
     const uint64_t *values;
     unsigned missing;
+    uint64_t cluster; /* dcpi_values_sample_t's */
 } dcpi_values_put_t;
 /* A candidate entry of plugin (counted as seen) into its trace, the one way entries of a backend
  * that has them ready (replay) reach a plugin: the trace is handed over first when it holds

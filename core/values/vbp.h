@@ -41,11 +41,14 @@ void dcpi__vbp_armed_at(dcpi_values_t *vt, dcpi__vbp_choice_t *c, uint32_t pid, 
 typedef struct dcpi__vbp_target {
     uint64_t addr, lo, hi;
     uint32_t cookie, at;
-    uint32_t fn; /* bp.c's: its function */
+    uint32_t fn;   /* bp.c's: its function */
+    uint32_t trig; /* the PC samples that landed in its function */
 } dcpi__vbp_target_t;
 #define DCPI_VBP_COVER 2
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,
                            dcpi__vbp_target_t *out, unsigned max, uint64_t *rng);
+/* The value samples an arm of cookie's instruction took on average (0: fewer than 4 arms). */
+double dcpi__vbp_hits_per_arm(const dcpi__vbp_choice_t *c, uint32_t cookie);
 /* The arm of cookie could not be set (err: the positive errno of perf_event_open or an ioctl). */
 void dcpi__vbp_failed(dcpi__vbp_choice_t *c, uint32_t cookie, int err);
 /* A user-mode PC sample of pid at ip: its function is decoded (its selected instructions get
