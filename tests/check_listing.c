@@ -4,6 +4,7 @@
  * targets, and sample attribution to the instruction containing an address.
  */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -226,6 +227,87 @@ START_TEST(oracle_bound_counts_windows_as_clusters)
 }
 END_TEST
 
+/* A 60/40 hotlist of 100 samples with hand-set cluster counters K, N, S, D. */
+static dcpi_vsummary_t *clustered(uint64_t k, uint64_t n, uint64_t sq, uint64_t agree)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(16);
+    ck_assert_ptr_nonnull(s);
+    dcpi_vsummary_add(s, 0, 0, 0, 60);
+    dcpi_vsummary_add(s, 1, 0, 0, 40);
+    dcpi_vsummary_cluster(s, k, n, sq, agree);
+    ck_assert_uint_eq(s->clusters, k);
+    ck_assert_uint_eq(s->chits, n);
+    return s;
+}
+
+/* The 95% Wilson bound of a 60/40 hotlist over n independent samples, in points (the farther
+ * interval end from 0.6; 0.4 mirrors it). */
+static double wilson_6040(double n)
+{
+    const double z = 1.96, z2 = z * z, p = 0.6;
+    double c = (p + z2 / (2 * n)) / (1 + z2 / n);
+    double h = z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+    return 100.0 * (p - (c - h) > (c + h) - p ? p - (c - h) : (c + h) - p);
+}
+
+START_TEST(cluster_bound_counts_how_alike_clusters_are)
+{
+    /* Pa = .6^2 + .4^2 = .52 in every case */
+    /* no cluster information: vtot independent draws, the plain Wilson bound (9.80) */
+    dcpi_vsummary_t *s = clustered(0, 0, 0, 0);
+    ck_assert_uint_eq(s->clusters + s->chits + s->csq + s->cagree, 0);
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), 100.0, 1e-9);
+    double binom = dcpi_listing_share_bound(s);
+    ck_assert_double_eq_tol(binom, wilson_6040(100), 1e-9);
+    ck_assert(binom > 9.79 && binom < 9.81);
+    free(s);
+
+    /* 10 clusters of 10, each of one value: Pw = 900/900 = 1, rho 1, deff 10: n_eff 10 x 9/10,
+     * the oracle's 10 windows of 10 (oracle_bound_counts_windows_as_clusters) */
+    s = clustered(10, 100, 1000, 1000);
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), 9.0, 1e-9);
+    double pure = dcpi_listing_share_bound(s);
+    dcpi_lst_vp_t win = {.ow_set = 1, .ow_windows = 10, .ow_execs = 100, .ow_sumsq = 1000};
+    ck_assert_double_eq_tol(pure, dcpi_listing_share_bound_vp(s, &win), 1e-9);
+    ck_assert_double_eq_tol(pure, wilson_6040(9), 1e-9);
+    ck_assert_msg(pure > 25.0 && pure < 35.0, "pure clusters %.2f (9 draws: ~29.95)", pure);
+    free(s);
+
+    /* 10 clusters of 10, each 6/4: D = 10 x (36 + 16) = 520, Pw = 420/900 = .467 < Pa: rho
+     * clamped to 0, deff 1, n_eff 100 x 9/10 = 90: Wilson over 90 (10.33), just above 9.80 */
+    s = clustered(10, 100, 1000, 520);
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), 90.0, 1e-9);
+    double mixed = dcpi_listing_share_bound(s);
+    ck_assert_double_eq_tol(mixed, wilson_6040(90), 1e-9);
+    ck_assert_msg(mixed > binom && mixed > 10.32 && mixed < 10.34, "6/4 clusters %.3f", mixed);
+    free(s);
+
+    /* 3 pure clusters of value 0, 2 of value 1 and 5 of 6/4 (still 60/40), 10 of 10:
+     * D = 5 x 100 + 5 x 52 = 760, Pw = 660/900 = 11/15, rho = (11/15 - 13/25) / (12/25)
+     * = (16/75) x (25/12) = 4/9, deff = 1 + (10 - 1) x 4/9 = 5, n_eff = 100/5 x 9/10 = 18 */
+    s = clustered(10, 100, 1000, 760);
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), 18.0, 1e-6);
+    double half = dcpi_listing_share_bound(s);
+    ck_assert_double_eq_tol(half, wilson_6040(18), 1e-9);
+    ck_assert(half > mixed && half < pure);
+    free(s);
+
+    /* one cluster: no spread to measure, n_eff 0, bound 100 */
+    s = clustered(1, 100, 10000, 5200);
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), 0.0, 1e-9);
+    ck_assert_double_eq_tol(dcpi_listing_share_bound(s), 100.0, 1e-9);
+    free(s);
+
+    /* 50 of the 100 in 5 pure clusters of 10, 50 unaccounted (clusters of one): K 55, N 100,
+     * S 500 + 50 = 550, D 550: rho 1, m = 5.5, n_eff = 100/5.5 x 54/55 = 17.85 */
+    s = clustered(5, 50, 500, 500);
+    double neff = dcpi_listing_neff(s);
+    ck_assert_double_eq_tol(neff, 100.0 / 5.5 * 54.0 / 55.0, 1e-9);
+    ck_assert_double_eq_tol(dcpi_listing_share_bound(s), wilson_6040(neff), 1e-9);
+    free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("listing");
@@ -237,6 +319,7 @@ int main(void)
     tcase_add_test(tc, targets_named_as_objdump);
     tcase_add_test(tc, values_only_on_instruction_starts);
     tcase_add_test(tc, oracle_bound_counts_windows_as_clusters);
+    tcase_add_test(tc, cluster_bound_counts_how_alike_clusters_are);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -7,7 +7,8 @@
  * mask, and a flush into a value-profile file read back with dcpi_vprof_read. The worker path
  * (opts.isolate, core/plugin/vpworker.c): the same counts through worker processes, and plugins
  * that crash, hang or return too many samples disabled with their reason while the others go on;
- * the recorder (opts.record): a segment read back with the tracefile reader.
+ * the recorder (opts.record): a segment read back with the tracefile reader; the cluster counters
+ * (core/values/cluster.c) of breakpoint hits fed with their cluster numbers.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -477,6 +478,117 @@ START_TEST(test_record_segment)
 }
 END_TEST
 
+/* One breakpoint hit of the lea in cluster c (0: not clustered): vp-classic's value is
+ * rsi + rdi = value (dcpi_values_hit: always admitted, as the inproc backend feeds it). */
+static void hit(uint64_t c, uint64_t t_ns, uint64_t value)
+{
+    dcpi_values_sample_t s = {
+        .pid = getpid(), .tid = getpid(), .time = t_ns, .ip = LEA_IP, .cluster = c};
+    s.regs.valid = DCPI_REGS_FULL_MASK & ((1ull << DCPI_REG_COUNT) - 1);
+    s.regs.r[DCPI_REG_SI] = value;
+    s.regs.r[DCPI_REG_DI] = 0;
+    s.regs.r[DCPI_REG_IP] = LEA_IP;
+    dcpi_values_hit(vt, &s);
+}
+
+/* The summary's cluster counters K, N, S, D (a macro: a failure names the caller's line). */
+#define assert_clusters(s, k, n, sq, agree)                                                        \
+    do {                                                                                           \
+        const dcpi_vsummary_t *s_ = (s);                                                           \
+        ck_assert_ptr_nonnull(s_);                                                                 \
+        ck_assert_uint_eq(s_->clusters, (k));                                                      \
+        ck_assert_uint_eq(s_->chits, (n));                                                         \
+        ck_assert_uint_eq(s_->csq, (sq));                                                          \
+        ck_assert_uint_eq(s_->cagree, (agree));                                                    \
+    } while (0)
+
+/* Two clusters of the lea interleaved in one trace: A = 5,5,5 and B = 5,7 (A5 B5 A5 B7 A5):
+ * K 2, N 5, S 3^2 + 2^2 = 13, D 3^2 + (1^2 + 1^2) = 11; in this process and through a worker. */
+static void two_clusters(int isolate)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    base = (dcpi_values_opts_t){.isolate = isolate};
+    load_plugins(p, 1000000);
+    const uint64_t A = (uint64_t)getpid() << 32 | 1, B = (uint64_t)getpid() << 32 | 2;
+    const uint64_t c[] = {A, B, A, B, A}, v[] = {5, 5, 5, 7, 5};
+    for (int i = 0; i < 5; i++)
+        hit(c[i], 1000000ull * (i + 1), v[i]);
+    dcpi_values_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->vtot, 5);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 5, 0, 0), 4);
+    ck_assert_uint_eq(dcpi_vsummary_count(s, 7, 0, 0), 1);
+    assert_clusters(s, 2, 5, 13, 11);
+    ck_assert_uint_eq(stats(0).traces, 1);
+    teardown();
+}
+
+START_TEST(test_clusters_counted)
+{
+    two_clusters(0);
+}
+END_TEST
+
+START_TEST(test_worker_clusters_counted)
+{
+    two_clusters(1);
+}
+END_TEST
+
+/* A cluster handed over in two traces is one cluster, its squares taken over the whole of it;
+ * the next cluster starts afresh. */
+START_TEST(test_cluster_across_traces)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    load_plugins(p, 1000000);
+    hit(10, 1000000, 5); /* cluster 10: 5, 5 | 5 */
+    hit(10, 2000000, 5);
+    dcpi_values_end_drain(vt);
+    ck_assert_uint_eq(stats(0).traces, 1);
+    assert_clusters(summary(0, LEA_IP), 1, 2, 4, 4);
+    hit(10, 3000000, 5);
+    dcpi_values_end_drain(vt);
+    ck_assert_uint_eq(stats(0).traces, 2);
+    assert_clusters(summary(0, LEA_IP), 1, 3, 9, 9); /* not 2 clusters: S 4 + 1, D 4 + 1 */
+    hit(11, 4000000, 5); /* cluster 11: 5, 7 | 5: S 9, D 2^2 + 1^2 = 5 */
+    hit(11, 5000000, 7);
+    dcpi_values_end_drain(vt);
+    hit(11, 6000000, 5);
+    dcpi_values_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    assert_clusters(s, 2, 6, 18, 14);
+    ck_assert_uint_eq(s->vtot, 6);
+    teardown();
+}
+END_TEST
+
+/* Samples of cluster 0 are no cluster's: all counters stay 0; mixed with clustered ones in a
+ * trace, only those count (the vsamples are matched to their entries in order). */
+START_TEST(test_cluster_zero_uncounted)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    load_plugins(p, 1000000);
+    for (int i = 0; i < 4; i++)
+        hit(0, 1000000ull * (i + 1), i % 2 ? 7 : 5);
+    for (int i = 0; i < 3; i++) /* the rate-limited path too */
+        feed(getpid(), 0, 10000000ull * (i + 1), LEA_IP, 5, 0, 0);
+    dcpi_values_end_drain(vt);
+    const dcpi_vsummary_t *s = summary(0, LEA_IP);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->vtot, 7);
+    assert_clusters(s, 0, 0, 0, 0);
+    /* 0, 20: 7, 0, 20: 7, 0: the cluster's two 7s are matched to it, the 5s are not */
+    const uint64_t c[] = {0, 20, 0, 20, 0}, v[] = {5, 7, 5, 7, 5};
+    for (int i = 0; i < 5; i++)
+        hit(c[i], 100000000ull + 1000000ull * i, v[i]);
+    dcpi_values_end_drain(vt);
+    ck_assert_uint_eq(s->vtot, 12);
+    assert_clusters(s, 1, 2, 4, 4);
+    teardown();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("values");
@@ -497,6 +609,10 @@ int main(void)
     tcase_add_test(tc, test_worker_too_many);
     tcase_add_test(tc, test_worker_badptr);
     tcase_add_test(tc, test_record_segment);
+    tcase_add_test(tc, test_clusters_counted);
+    tcase_add_test(tc, test_worker_clusters_counted);
+    tcase_add_test(tc, test_cluster_across_traces);
+    tcase_add_test(tc, test_cluster_zero_uncounted);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
