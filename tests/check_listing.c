@@ -250,6 +250,44 @@ static double wilson_6040(double n)
     return 100.0 * (p - (c - h) > (c + h) - p ? p - (c - h) : (c + h) - p);
 }
 
+/* The farther end of the 95% Wilson interval of share p over n samples, in points. */
+static double wilson_reach_pts(double p, double n)
+{
+    const double z = 1.96, z2 = z * z;
+    double c = (p + z2 / (2 * n)) / (1 + z2 / n);
+    double h = z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+    return 100.0 * (p - (c - h) > (c + h) - p ? p - (c - h) : (c + h) - p);
+}
+
+/* Three values 80/10/10 in 10 clusters of 10 with D = 755: Pa = .66, Pw = 655/900, pooled
+ * rho = (655/900 - .66) / .34 = .19935; each value's rho at its largest: .80 -> rho .34/.16,
+ * .10 -> rho .34/.09 (.753): the rare values' n_eff is the smallest and their Wilson reach over
+ * it is the bound, wider than the pooled n_eff would give any of them. */
+START_TEST(cluster_bound_takes_each_value_at_its_worst)
+{
+    dcpi_vsummary_t *s = dcpi_vsummary_new(16);
+    ck_assert_ptr_nonnull(s);
+    dcpi_vsummary_add(s, 0, 0, 0, 80);
+    dcpi_vsummary_add(s, 1, 0, 0, 10);
+    dcpi_vsummary_add(s, 2, 0, 0, 10);
+    dcpi_vsummary_cluster(s, 10, 100, 1000, 755);
+    double rho = (655.0 / 900.0 - 0.66) / 0.34;
+    double pooled = 100.0 / (1 + 9 * rho) * 0.9;
+    ck_assert_double_eq_tol(dcpi_listing_neff(s), pooled, 1e-9);
+    double worst = 0.0;
+    const double share[2] = {0.8, 0.1};
+    for (int i = 0; i < 2; i++) {
+        double r = rho * 0.34 / (share[i] * (1 - share[i]));
+        double n = 100.0 / (1 + 9 * (r > 1 ? 1 : r)) * 0.9, w = wilson_reach_pts(share[i], n);
+        worst = w > worst ? w : worst;
+    }
+    double b = dcpi_listing_share_bound(s);
+    ck_assert_double_eq_tol(b, worst, 1e-9);
+    ck_assert(b > wilson_reach_pts(0.8, pooled) && b > wilson_reach_pts(0.1, pooled));
+    free(s);
+}
+END_TEST
+
 START_TEST(cluster_bound_counts_how_alike_clusters_are)
 {
     /* Pa = .6^2 + .4^2 = .52 in every case */
@@ -284,11 +322,14 @@ START_TEST(cluster_bound_counts_how_alike_clusters_are)
 
     /* 3 pure clusters of value 0, 2 of value 1 and 5 of 6/4 (still 60/40), 10 of 10:
      * D = 5 x 100 + 5 x 52 = 760, Pw = 660/900 = 11/15, rho = (11/15 - 13/25) / (12/25)
-     * = (16/75) x (25/12) = 4/9, deff = 1 + (10 - 1) x 4/9 = 5, n_eff = 100/5 x 9/10 = 18 */
+     * = (16/75) x (25/12) = 4/9, deff = 1 + (10 - 1) x 4/9 = 5, n_eff = 100/5 x 9/10 = 18.
+     * The bound takes each value's correlation at its largest, rho (1 - Pa) / (p (1 - p)) =
+     * 4/9 x .48 / .24 = 8/9 (two values share one spread, so this is twice the truth here):
+     * deff 1 + 9 x 8/9 = 9, n_eff 100/9 x 9/10 = 10 */
     s = clustered(10, 100, 1000, 760);
     ck_assert_double_eq_tol(dcpi_listing_neff(s), 18.0, 1e-6);
     double half = dcpi_listing_share_bound(s);
-    ck_assert_double_eq_tol(half, wilson_6040(18), 1e-9);
+    ck_assert_double_eq_tol(half, wilson_6040(10), 1e-9);
     ck_assert(half > mixed && half < pure);
     free(s);
 
@@ -319,6 +360,7 @@ int main(void)
     tcase_add_test(tc, targets_named_as_objdump);
     tcase_add_test(tc, values_only_on_instruction_starts);
     tcase_add_test(tc, oracle_bound_counts_windows_as_clusters);
+    tcase_add_test(tc, cluster_bound_takes_each_value_at_its_worst);
     tcase_add_test(tc, cluster_bound_counts_how_alike_clusters_are);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -126,45 +126,96 @@ static double share_bound_neff(const dcpi_vsummary_t *s, double n_eff)
     return b > 100.0 ? 100.0 : b;
 }
 
-/* The effective number of independent samples among s's vtot (core/values/cluster.c): vtot
- * when they were not taken in clusters; else vtot over the design effect 1 + (m - 1) rho of
- * clusters of weighted mean size m = S / N, rho the intraclass correlation of the values, by
- * how often two samples of one cluster agree, (D - N) / (S - N), against how often two samples
- * of the whole hotlist do (the sum of the squared shares), times (K - 1) / K; 0 with fewer than
- * two clusters. Samples not accounted in a cluster count as clusters of one. */
+/* s's cluster counters with the samples not accounted in a cluster as clusters of one. */
+typedef struct clustered {
+    double k, n, sq, agree;
+} clustered_t;
+
+static void clustered_of(const dcpi_vsummary_t *s, clustered_t *c)
+{
+    double one = s->vtot > s->chits ? (double)(s->vtot - s->chits) : 0.0;
+    c->k = (double)s->clusters + one, c->n = (double)s->chits + one;
+    c->sq = (double)s->csq + one, c->agree = (double)s->cagree + one;
+}
+
+/* The sum of the hotlist's squared shares: how often two samples of s agree. */
+static double agree_all(const dcpi_vsummary_t *s)
+{
+    double pa = 0.0, vtot = (double)s->vtot;
+    for (uint32_t i = 0; i < s->n; i++)
+        pa += ((double)s->e[i].count / vtot) * ((double)s->e[i].count / vtot);
+    return pa;
+}
+
+/* The values' intraclass correlation over all of them (listing.h), clamped to [0, 1]. */
+static double rho_pooled(const clustered_t *c, double pa)
+{
+    if (c->sq <= c->n)
+        return 0.0;
+    double pw = (c->agree - c->n) / (c->sq - c->n);
+    double rho = pa < 1.0 ? (pw - pa) / (1.0 - pa) : 1.0;
+    return rho < 0.0 ? 0.0 : rho > 1.0 ? 1.0 : rho;
+}
+
+/* n_eff at intraclass correlation rho: vtot / (1 + (m - 1) rho) x (K - 1) / K. */
+static double neff_at(const dcpi_vsummary_t *s, const clustered_t *c, double rho)
+{
+    if (c->k < 2)
+        return 0.0;
+    double m = c->n > 0 ? c->sq / c->n : 1.0;
+    return (double)s->vtot / (1.0 + (m - 1.0) * rho) * (c->k - 1) / c->k;
+}
+
 double dcpi_listing_neff(const dcpi_vsummary_t *s)
 {
     if (!s || s->vtot == 0)
         return 0.0;
-    double vtot = (double)s->vtot;
     if (s->chits == 0)
-        return vtot;
-    double one = s->vtot > s->chits ? (double)(s->vtot - s->chits) : 0.0;
-    double k = (double)s->clusters + one, n = (double)s->chits + one;
-    double sq = (double)s->csq + one, agree = (double)s->cagree + one;
-    if (k < 2)
-        return 0.0;
-    double deff = 1.0;
-    if (sq > n) {
-        double pall = 0.0;
-        for (uint32_t i = 0; i < s->n; i++)
-            pall += ((double)s->e[i].count / vtot) * ((double)s->e[i].count / vtot);
-        double pw = (agree - n) / (sq - n);
-        double rho = pall < 1.0 ? (pw - pall) / (1.0 - pall) : 1.0;
-        rho = rho < 0.0 ? 0.0 : rho > 1.0 ? 1.0 : rho;
-        deff = 1.0 + (sq / n - 1.0) * rho;
+        return (double)s->vtot;
+    clustered_t c;
+    clustered_of(s, &c);
+    return neff_at(s, &c, rho_pooled(&c, agree_all(s)));
+}
+
+/* n_eff for a value of share p (listing.h): the pooled correlation says how much the values'
+ * shares vary between clusters in all, sum_v Var(p_v) = rho (1 - sum p_v^2); one value's
+ * variance is at most all of it, so its own correlation is at most
+ * rho (1 - sum p_v^2) / (p (1 - p)). */
+static double neff_value(const dcpi_vsummary_t *s, const clustered_t *c, double pa, double p)
+{
+    double rho = rho_pooled(c, pa), spread = p * (1.0 - p);
+    if (rho > 0.0 && spread > 0.0)
+        rho = rho * (1.0 - pa) / spread;
+    else if (rho > 0.0)
+        rho = 1.0;
+    return neff_at(s, c, rho > 1.0 ? 1.0 : rho);
+}
+
+/* The bound of s's shares (dcpi_listing_share_bound): each listed share's Wilson reach over its
+ * own n_eff (vtot when not clustered), the widest, plus the error bound. */
+static double share_bound_clustered(const dcpi_vsummary_t *s)
+{
+    if (s->chits == 0)
+        return share_bound_neff(s, (double)s->vtot);
+    clustered_t c;
+    clustered_of(s, &c);
+    if (c.k < 2)
+        return 100.0;
+    double n = (double)s->vtot, pa = agree_all(s), worst = 0.0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        double p = (double)s->e[i].count / n, ne = neff_value(s, &c, pa, p);
+        double r = wilson_reach(p, ne < 1.0 ? 1.0 : ne);
+        worst = r > worst ? r : worst;
     }
-    return vtot / deff * (k - 1) / k;
+    double b = 100.0 * (worst + (double)s->err / n);
+    return b > 100.0 ? 100.0 : b;
 }
 
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
 {
     if (!s || s->vtot == 0)
         return 100.0;
-    double n_eff = dcpi_listing_neff(s);
-    if (n_eff <= 0)
-        return 100.0;
-    return share_bound_neff(s, n_eff < 1.0 ? 1.0 : n_eff);
+    return share_bound_clustered(s);
 }
 
 double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp)

@@ -139,9 +139,12 @@ int dcpi_listing_set_values(dcpi_listing_t *ls, size_t v, uint64_t vaddr, const 
 /*
  * How far any share of s's hotlist may be from the share in the executions the backend sampled,
  * in percentage points: the largest distance from a listed share p to the ends of its 95% Wilson
- * score interval over dcpi_listing_neff(s) samples (z = 1.96; vtot unless they came in
- * clusters), plus the hotlist's own error bound err/vtot (a
- * listed count may exceed its truth by err); at most 100. It says nothing of a backend's bias
+ * score interval (z = 1.96) over vtot samples, or, when they came in clusters (an arm's
+ * consecutive hits), over the n_eff of its value: dcpi_listing_neff's with the value's own
+ * intraclass correlation taken at its largest, rho (1 - sum p_v^2) / (p (1 - p)) (at most 1:
+ * the pooled correlation counts every value's spread between clusters, which may all be this
+ * value's), plus the hotlist's own error bound err/vtot (a listed count may exceed its truth by
+ * err); at most 100, and 100 with fewer than two clusters. It says nothing of a backend's bias
  * (docs/vprofiler.md, "Where values come from").
  */
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
