@@ -20,8 +20,8 @@ const dcpi_vdesc_t dcpi_vdesc_bp = {
 const dcpi_vdesc_t dcpi_vdesc_inproc = {
     "inproc",
     "execute breakpoints armed by the profiled threads at random moments in the instruction's "
-    "procedure: shares per execution (its first within the arm window after such a moment); memory "
-    "values read by the thread",
+    "procedure: shares per execution (those within the arm window after such a moment, up to 64, "
+    "one cluster: +-B counts clusters); memory values read by the thread",
     NULL};
 const dcpi_vdesc_t dcpi_vdesc_step = {
     "step", "single-stepped bursts: exact values, shares per execution within bursts", NULL};

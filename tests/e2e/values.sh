@@ -114,7 +114,7 @@ b=$(sed -nE 's/.*  \+-([0-9.]+)( few)?$/\1/p' <<<"$line")
 [ -n "$b" ] && awk -v b="$b" -v n="$n" 'BEGIN { exit !(b + 0.05 >= 100 * 1.96 * sqrt(0.3 * 0.7 / n)) }' ||
     fail "lea hotlist bound '$b' below its sampling interval (vtot $n): $line"
 for vt in 0x7:60 0x3:15 0xb:10 0x2:10 0xd:5; do
-    stat_share "lea result ${vt%:*}" "$(share "$line" "${vt%:*}")" "${vt#*:}" "$n" ||
+    stat_share_line "lea result ${vt%:*}" "$(share "$line" "${vt%:*}")" "${vt#*:}" "$line" ||
         fail "lea hotlist: $line"
 done
 
@@ -126,7 +126,7 @@ n=$(vtot "$line")
 stat_min "load value samples" "$n" $NMIN || fail "too few samples: $line"
 for i in 0 1 2 3 4; do
     a=$(printf '0x%x' $((base + 64 * i)))
-    stat_share "load address base+$((64 * i))" "$(share "$line" "$a")" 20 "$n" ||
+    stat_share_line "load address base+$((64 * i))" "$(share "$line" "$a")" 20 "$line" ||
         fail "load hotlist: $line"
 done
 

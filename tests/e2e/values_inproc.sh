@@ -85,8 +85,8 @@ line=$(grep -E 'add +rbx, qword ptr \[r14\+rax\*8\]' "$T/list" | head -1)
 n=$(vtot "$line")
 stat_min "the add's value samples" "$n" $NMIN || fail "too few: $line"
 share() { grep -o "([0-9.]*% $1)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1; }
-stat_share "table load 0x1111" "$(share 0x1111)" 75 "$n" || fail "$line"
-stat_share "table load 0x2222" "$(share 0x2222)" 25 "$n" || fail "$line"
+stat_share_line "table load 0x1111" "$(share 0x1111)" 75 "$line" || fail "$line"
+stat_share_line "table load 0x2222" "$(share 0x2222)" 25 "$line" || fail "$line"
 grep -q 'backend inproc' "$T/list" || fail "dcpilist does not name the backend: $(tail -3 "$T/list")"
 dpid=$(grep -ho 'dcpid\[[0-9]*\]' "$T"/db/dcpid-*.log | head -1 | tr -dc 0-9)
 [ -n "$dpid" ] || fail "no dcpid pid in the log"
@@ -114,7 +114,7 @@ n=$(vtot "$line")
 stat_min "the jbe's rflags value samples" "$n" $FLMIN || fail "too few: $line"
 vals=$(grep -o '([0-9.]*% 0x[0-9a-f]*)' <<<"$line" | awk '{print $2}' | tr -d ')' | sort | tr '\n' ' ')
 [ "$vals" = "0x202 0x297 " ] || fail "the jbe's flags are not exactly 0x297 and 0x202: $line"
-stat_share "jbe's flags 0x297 (taken)" "$(share 0x297)" 80 "$n" || fail "$line"
+stat_share_line "jbe's flags 0x297 (taken)" "$(share 0x297)" 80 "$line" || fail "$line"
 
 # ---- 2. the program's own SIGTRAP and SIGPROF
 want=$("$W" -s -n 2 2>/dev/null | grep sigtrap)

@@ -63,15 +63,15 @@ sl=$(cat "$T/step.line")
 sn=$(vtot "$sl")
 # compare BE: BE's shares against the truth and against step's
 compare() {
-    local be=$1 l n t val pct b s
+    local be=$1 l t val pct b s
     l=$(cat "$T/$be.line")
-    n=$(vtot "$l")
     for t in $(sed -n 's/^truth //p' "$T/step.out"); do
         val=${t#*=} pct=${val#*:} val=${val%%:*}
         b=$(share "$l" "$val") s=$(share "$sl" "$val")
-        stat_share "$be: loaded $val" "${b:-0}" "$pct" "$n" || fail "$be: $l"
+        stat_share_line "$be: loaded $val" "${b:-0}" "$pct" "$l" || fail "$be: $l"
         stat_share "step: loaded $val" "${s:-0}" "$pct" "$sn" || fail "step: $sl"
-        stat_same "$be and step agree on $val" "${b:-0}" "$n" "${s:-0}" "$sn" || fail "$be: $l / step: $sl"
+        stat_same "$be and step agree on $val" "${b:-0}" "$(stat_n_line "$l" "$pct")" "${s:-0}" "$sn" ||
+            fail "$be: $l / step: $sl"
     done
 }
 done_bp="bp not run: BPF cannot be loaded here: $(grep -o 'memory values .*missing.*' <<<"$log")"

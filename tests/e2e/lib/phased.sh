@@ -9,7 +9,8 @@
 # length in ms of the workload's CPU time, phased_ms; a short run is topped up, not redone; threads
 # and migrate, whose truth differs from run to run, are run again from scratch, longer:
 # stat_until), then
-# every true share must lie within the binomial tolerance of that count (lib/stats.sh).
+# every true share must lie within the tolerance of that count and of the hotlist's own bound
+# (stat_share_line, lib/stats.sh: an arm's hits are one cluster).
 PHASED_NMIN=${PHASED_NMIN:-1000}
 PHASED_BACKEND=${PHASED_BACKEND:-inproc}
 # base lengths by mode, 1.3-1.5 x what PHASED_NMIN needs (phased runs whole rounds of ~1.6 s of
@@ -135,6 +136,7 @@ phased_check() {
     for t in $(sed -n 's/^truth //p' "$T/$mode.out"); do
         lab=${t%%=*} val=${t#*=} pct=${val#*:} val=${val%%:*}
         got=$(grep -o "([0-9.]*% $val)" <<<"$line" | tr -d '(%)' | awk '{print $1}' | head -1)
-        stat_share "$mode divisor $lab ($PHASED_BACKEND)" "${got:-0}" "$pct" "$n" || fail "$mode: $line"
+        stat_share_line "$mode divisor $lab ($PHASED_BACKEND)" "${got:-0}" "$pct" "$line" ||
+            fail "$mode: $line"
     done
 }

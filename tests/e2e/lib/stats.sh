@@ -68,6 +68,43 @@ stat_share() {
     return 1
 }
 
+# stat_share_line WHAT OBSERVED TRUTH LINE: stat_share for a share of a dcpilist hotlist LINE
+# whose value samples may come in clusters (the inproc backend: an arm's consecutive hits, not
+# independent draws): the tolerance is the larger of the binomial one over its vtot and the
+# hotlist's own bound +-B (dcpilist's 95% interval over each value's effective samples, which
+# counts the clusters and how alike their values are; core/listing/hotlist.c) taken to STAT_Z
+# (B x STAT_Z / 1.96) plus STAT_ROUND. A bound over 25 points fails: the check would say nothing.
+stat_share_line() {
+    local what=$1 obs=$2 truth=$3 line=$4 n b tol
+    n=$(vtot "$line")
+    b=$(grep -oE '[+]-[0-9.]+' <<<"$line" | tail -1 | tr -d '+-')
+    if ! awk -v b="$b" 'BEGIN { exit !(b ~ /^[0-9.]+$/ && b + 0 <= 25) }'; then
+        echo "$what: the hotlist's bound '+-$b' (n $n) is missing or over 25 points"
+        return 1
+    fi
+    tol=$(awk -v t="$(stat_tol "$truth" "$n")" -v b="$b" -v z="$STAT_Z" -v r="$STAT_ROUND" \
+        'BEGIN { c = b * z / 1.96 + r; printf "%.2f", (c > t ? c : t) }')
+    if awk -v a="$obs" -v c="$truth" -v t="$tol" \
+        'BEGIN { exit !(a ~ /^[0-9.]+$/ && a - c <= t && c - a <= t) }'; then
+        echo "ok: $what: $obs% (truth $truth%, n $n, bound +-$b, tolerance +-$tol)"
+        return 0
+    fi
+    echo "$what: '$obs'% from $n samples (bound +-$b), truth $truth%, tolerance +-$tol points (z $STAT_Z)"
+    return 1
+}
+
+# stat_n_line LINE P: the independent samples a share of P percent of hotlist LINE is worth for
+# stat_same: its vtot, or fewer when its bound +-B says so (3.8416 p (1 - p) / (B / 100)^2: the
+# count whose binomial 95% interval at p is B wide; stat_share_line says why)
+stat_n_line() {
+    local n b
+    n=$(vtot "$1")
+    b=$(grep -oE '[+]-[0-9.]+' <<<"$1" | tail -1 | tr -d '+-')
+    awk -v n="$n" -v b="${b:-100}" -v p="$2" 'BEGIN { p /= 100; b /= 100
+        e = b > 0 ? 3.8416 * p * (1 - p) / (b * b) : n; e = e < n ? e : n
+        printf "%d", e < 2 ? 2 : e }'
+}
+
 # stat_same WHAT P1 N1 P2 N2: two estimates of one share (two tools sampling the same run,
 # independently) agree: |P1 - P2| <= STAT_Z * sqrt(p (1 - p) (1/N1 + 1/N2)) + 2 * STAT_ROUND,
 # p the pooled share. Prints one line either way; returns 1 on disagreement.
