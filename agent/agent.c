@@ -96,6 +96,7 @@ struct agent_thread {
     uint64_t bp_addr[STEP_ARM_SLOTS];
     uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
     uint16_t bp_hits[STEP_ARM_SLOTS]; /* executions the arm of each breakpoint took so far */
+    uint16_t bp_cap[STEP_ARM_SLOTS];  /* and at most (the table's hits, g.hits) */
     uint32_t rot, arm_seq;            /* arm_seq: the thread's arms so far (a hit's cluster) */
     uint64_t rng, period_ns;
     uint64_t rest_ns;  /* not 0: the next tick closes the arms still waiting (arm_close_tick),
@@ -571,8 +572,8 @@ static void arm_open(void)
     }
 }
 
-/* Breakpoint k on addr (the table's index-th target). */
-static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
+/* Breakpoint k on addr (the table's index-th target), for up to cap executions. */
+static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr, unsigned cap)
 {
     int rc;
     if (self.bp_addr[k] == addr) {
@@ -591,6 +592,7 @@ static void arm_slot(step_slot_t *s, int k, unsigned index, uint64_t addr)
     }
     self.bp_armed[k] = 1;
     self.bp_hits[k] = 0;
+    self.bp_cap[k] = (uint16_t)(cap && cap < (unsigned)g.hits ? cap : (unsigned)g.hits);
     self.bp_index[k] = (uint8_t)index;
     atomic_fetch_add_explicit(&s->arms, 1, memory_order_relaxed);
     if (index < STEP_ARM_MAX)
@@ -698,7 +700,7 @@ static void arm_tick(uint64_t pc)
         int k = pick[j];
         if (self.bp_armed[k] && self.bp_addr[k] == t.addr[i] && self.bp_hits[k] == 0)
             atomic_fetch_add_explicit(&s->expired, 1, memory_order_relaxed);
-        arm_slot(s, k, i, t.addr[i]);
+        arm_slot(s, k, i, t.addr[i], t.hits[i]);
     }
     if (m > 0 && g.window_ns && p > 2 * g.window_ns) { /* rest_ns > window_ns > 0 */
         self.rest_ns = p - g.window_ns;
@@ -753,7 +755,7 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
     int armed = self.bp_armed[k];
     unsigned nth = armed ? ++self.bp_hits[k] : 0;
-    if (!armed || nth >= (unsigned)g.hits) {
+    if (!armed || nth >= self.bp_cap[k]) {
         ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
         self.bp_armed[k] = 0;
         if (self.rest_ns)
@@ -1110,7 +1112,7 @@ static void after_fork_child(void)
         return;
     }
     if (t.n) /* the same code at the same addresses until dcpid writes the child's own table */
-        step_arm_publish(g.hdr, t.addr, t.lo, t.hi, t.take, t.n, t.period_ns);
+        step_arm_publish(g.hdr, t.addr, t.lo, t.hi, t.take, t.hits, t.n, t.period_ns);
     thread_arm();
 }
 

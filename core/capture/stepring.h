@@ -84,6 +84,9 @@ typedef struct step_arm_table {
      * always): dcpid thins the targets of the hot procedures so that a cold one gets as many
      * arms (inproc.c) */
     uint16_t take[STEP_ARM_MAX];
+    /* the executions an arm of the target takes at most (0: DCPI_AGENT_HITS's, STEP_ARM_HITS):
+     * dcpid asks fewer where the values of an arm's executions are alike (inproc.c) */
+    uint8_t hits[STEP_ARM_MAX];
 } step_arm_table_t;
 #define STEP_TAKE_ALL 0xffffu
 
@@ -190,10 +193,10 @@ static inline void step_ring_init(step_ring_header_t *h, uint32_t pid, uint32_t 
 }
 
 /* dcpid: publish a table of n (<= STEP_ARM_MAX) targets, their procedures, their chances (NULL:
- * STEP_TAKE_ALL) and the mean tick period. */
+ * STEP_TAKE_ALL), their executions an arm (NULL: 0, the agent's) and the mean tick period. */
 static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr, const uint64_t *lo,
-                                    const uint64_t *hi, const uint16_t *take, uint32_t n,
-                                    uint64_t period_ns)
+                                    const uint64_t *hi, const uint16_t *take, const uint8_t *hits,
+                                    uint32_t n, uint64_t period_ns)
 {
     step_arm_table_t *t = &h->arms;
     uint32_t seq = atomic_load_explicit(&t->seq, memory_order_relaxed);
@@ -206,6 +209,7 @@ static inline void step_arm_publish(step_ring_header_t *h, const uint64_t *addr,
         t->lo[i] = lo[i];
         t->hi[i] = hi[i];
         t->take[i] = take ? take[i] : STEP_TAKE_ALL;
+        t->hits[i] = hits ? hits[i] : 0;
     }
     atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
 }
@@ -224,6 +228,7 @@ static inline int step_arm_read(const step_ring_header_t *h, step_arm_table_t *o
         out->lo[i] = t->lo[i];
         out->hi[i] = t->hi[i];
         out->take[i] = t->take[i];
+        out->hits[i] = t->hits[i];
     }
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&t->seq, memory_order_relaxed) == seq ? 0 : -1;

@@ -126,44 +126,13 @@ static double share_bound_neff(const dcpi_vsummary_t *s, double n_eff)
     return b > 100.0 ? 100.0 : b;
 }
 
-/* s's cluster counters with the samples not accounted in a cluster as clusters of one. */
-typedef struct clustered {
-    double k, n, sq, agree;
-} clustered_t;
-
-static void clustered_of(const dcpi_vsummary_t *s, clustered_t *c)
-{
-    double one = s->vtot > s->chits ? (double)(s->vtot - s->chits) : 0.0;
-    c->k = (double)s->clusters + one, c->n = (double)s->chits + one;
-    c->sq = (double)s->csq + one, c->agree = (double)s->cagree + one;
-}
-
-/* The sum of the hotlist's squared shares: how often two samples of s agree. */
-static double agree_all(const dcpi_vsummary_t *s)
-{
-    double pa = 0.0, vtot = (double)s->vtot;
-    for (uint32_t i = 0; i < s->n; i++)
-        pa += ((double)s->e[i].count / vtot) * ((double)s->e[i].count / vtot);
-    return pa;
-}
-
-/* The values' intraclass correlation over all of them (listing.h), clamped to [0, 1]. */
-static double rho_pooled(const clustered_t *c, double pa)
-{
-    if (c->sq <= c->n)
-        return 0.0;
-    double pw = (c->agree - c->n) / (c->sq - c->n);
-    double rho = pa < 1.0 ? (pw - pa) / (1.0 - pa) : 1.0;
-    return rho < 0.0 ? 0.0 : rho > 1.0 ? 1.0 : rho;
-}
-
-/* n_eff at intraclass correlation rho: vtot / (1 + (m - 1) rho) x (K - 1) / K. */
-static double neff_at(const dcpi_vsummary_t *s, const clustered_t *c, double rho)
+/* n_eff at intraclass correlation rho: vtot / (1 + (m - 1) rho) x (K - 1) / K (0: fewer than
+ * two clusters). */
+static double neff_at(const dcpi_vsummary_t *s, const dcpi_vsummary_icc_t *c, double rho)
 {
     if (c->k < 2)
         return 0.0;
-    double m = c->n > 0 ? c->sq / c->n : 1.0;
-    return (double)s->vtot / (1.0 + (m - 1.0) * rho) * (c->k - 1) / c->k;
+    return (double)s->vtot / (1.0 + (c->m - 1.0) * rho) * (c->k - 1) / c->k;
 }
 
 double dcpi_listing_neff(const dcpi_vsummary_t *s)
@@ -172,50 +141,43 @@ double dcpi_listing_neff(const dcpi_vsummary_t *s)
         return 0.0;
     if (s->chits == 0)
         return (double)s->vtot;
-    clustered_t c;
-    clustered_of(s, &c);
-    return neff_at(s, &c, rho_pooled(&c, agree_all(s)));
+    dcpi_vsummary_icc_t c;
+    dcpi_vsummary_icc(s, &c);
+    return neff_at(s, &c, c.rho);
 }
 
 /* n_eff for a value of share p (listing.h): the pooled correlation says how much the values'
  * shares vary between clusters in all, sum_v Var(p_v) = rho (1 - sum p_v^2); one value's
  * variance is at most all of it, so its own correlation is at most
  * rho (1 - sum p_v^2) / (p (1 - p)). */
-static double neff_value(const dcpi_vsummary_t *s, const clustered_t *c, double pa, double p)
+static double neff_value(const dcpi_vsummary_t *s, const dcpi_vsummary_icc_t *c, double p)
 {
-    double rho = rho_pooled(c, pa), spread = p * (1.0 - p);
+    double rho = c->rho, spread = p * (1.0 - p);
     if (rho > 0.0 && spread > 0.0)
-        rho = rho * (1.0 - pa) / spread;
+        rho = rho * (1.0 - c->pa) / spread;
     else if (rho > 0.0)
         rho = 1.0;
     return neff_at(s, c, rho > 1.0 ? 1.0 : rho);
-}
-
-/* The bound of s's shares (dcpi_listing_share_bound): each listed share's Wilson reach over its
- * own n_eff (vtot when not clustered), the widest, plus the error bound. */
-static double share_bound_clustered(const dcpi_vsummary_t *s)
-{
-    if (s->chits == 0)
-        return share_bound_neff(s, (double)s->vtot);
-    clustered_t c;
-    clustered_of(s, &c);
-    if (c.k < 2)
-        return 100.0;
-    double n = (double)s->vtot, pa = agree_all(s), worst = 0.0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        double p = (double)s->e[i].count / n, ne = neff_value(s, &c, pa, p);
-        double r = wilson_reach(p, ne < 1.0 ? 1.0 : ne);
-        worst = r > worst ? r : worst;
-    }
-    double b = 100.0 * (worst + (double)s->err / n);
-    return b > 100.0 ? 100.0 : b;
 }
 
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
 {
     if (!s || s->vtot == 0)
         return 100.0;
-    return share_bound_clustered(s);
+    if (s->chits == 0)
+        return share_bound_neff(s, (double)s->vtot);
+    dcpi_vsummary_icc_t c;
+    dcpi_vsummary_icc(s, &c);
+    if (c.k < 2)
+        return 100.0;
+    double n = (double)s->vtot, worst = 0.0;
+    for (uint32_t i = 0; i < s->n; i++) { /* each share over its own n_eff, the widest */
+        double p = (double)s->e[i].count / n, ne = neff_value(s, &c, p);
+        double r = wilson_reach(p, ne < 1.0 ? 1.0 : ne);
+        worst = r > worst ? r : worst;
+    }
+    double b = 100.0 * (worst + (double)s->err / n);
+    return b > 100.0 ? 100.0 : b;
 }
 
 double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp)

@@ -131,6 +131,32 @@ void dcpi_vsummary_cluster(dcpi_vsummary_t *s, uint64_t clusters, uint64_t hits,
     s->cagree = sat_add(s->cagree, agree);
 }
 
+void dcpi_vsummary_icc(const dcpi_vsummary_t *s, dcpi_vsummary_icc_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (!s || s->vtot == 0)
+        return;
+    double vtot = (double)s->vtot;
+    for (uint32_t i = 0; i < s->n; i++)
+        o->pa += ((double)s->e[i].count / vtot) * ((double)s->e[i].count / vtot);
+    if (s->chits == 0) { /* independent draws */
+        o->k = o->n = vtot;
+        o->m = 1.0;
+        return;
+    }
+    double one = s->vtot > s->chits ? (double)(s->vtot - s->chits) : 0.0;
+    double sq = (double)s->csq + one, agree = (double)s->cagree + one;
+    o->k = (double)s->clusters + one;
+    o->n = (double)s->chits + one;
+    o->m = sq / o->n;
+    o->clustered = 1;
+    if (sq <= o->n)
+        return; /* clusters of one: rho 0 */
+    double pw = (agree - o->n) / (sq - o->n);
+    double rho = o->pa < 1.0 ? (pw - o->pa) / (1.0 - o->pa) : 1.0;
+    o->rho = rho < 0.0 ? 0.0 : rho > 1.0 ? 1.0 : rho;
+}
+
 void dcpi_vsummary_seen(dcpi_vsummary_t *s, uint64_t n)
 {
     if (s)

@@ -74,6 +74,19 @@ void dcpi_vsummary_seen(dcpi_vsummary_t *s, uint64_t n);
 void dcpi_vsummary_cluster(dcpi_vsummary_t *s, uint64_t clusters, uint64_t hits, uint64_t sq,
                            uint64_t agree);
 
+/* How alike the values of s's clusters are: k clusters and n samples (the samples not accounted
+ * in a cluster as clusters of one; k = n = vtot when s has no cluster information), m = S / N
+ * the clusters' mean size weighted by size, pa = the sum of the hotlist's squared shares (how
+ * often two samples agree), rho the values' intraclass correlation over all of them, how much
+ * more often two samples of one cluster agree: ((D - N) / (S - N) - pa) / (1 - pa) clamped to
+ * [0, 1] (0 with clusters of one; 1 when pa is 1). core/listing/hotlist.c's bound and the inproc
+ * backend's choice of an arm's executions (core/values/inproc.c) read it. */
+typedef struct dcpi_vsummary_icc {
+    double k, n, m, pa, rho;
+    int clustered; /* s had cluster information */
+} dcpi_vsummary_icc_t;
+void dcpi_vsummary_icc(const dcpi_vsummary_t *s, dcpi_vsummary_icc_t *out);
+
 /* Merge src into dst (dst's cap is kept; src may be dst). Keys present in both have their
  * counts summed; a key missing from one summary counts that summary's err (its bound for
  * unlisted keys: 0 when nothing was ever evicted); the cap largest (count desc, key asc) are

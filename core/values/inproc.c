@@ -53,6 +53,7 @@
 #include "core/base/log.h"
 #include "core/capture/stepdrain.h"
 #include "core/sampling/bpcost.h"
+#include "core/store/vsummary.h"
 #include "core/values/backend.h"
 #include "core/values/values.h"
 #include "core/values/vbp.h"
@@ -63,7 +64,10 @@
 #define IN_TABLE_NS 50000000ull /* the tables are computed again this often */
 #define IN_TARGETS  16          /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
-#define IN_LIVE     50          /* ticks of a process before its own costs are used */
+#define IN_LIVE     8           /* ticks of a process before its own costs are used */
+#define IN_START    8  /* the hits a tick is priced at until then (an arm takes up to 64) */
+#define IN_HITS_MIN 8  /* the fewest executions an arm takes (hits_of) */
+#define IN_ICC_MIN  16 /* clusters of a target before hits_of trusts how alike they are */
 
 typedef struct in_stats {
     uint64_t samples; /* hits into the sink */
@@ -106,12 +110,13 @@ static double model_us(const vin_t *d, double k)
  * hits a tick (an arm takes up to STEP_ARM_HITS executions, each paying a hit's trap and signal;
  * an arm that took none, its enable and disable) and its share of the closing ticks (the agent's
  * arm window), plus the time the agent's handlers took per tick (each hit's and closing tick's
- * handler included); the model at one arm of STEP_ARM_HITS hits and a closing tick until there
- * are IN_LIVE ticks. */
+ * handler included); the model at IN_START hits and a closing tick until there are IN_LIVE
+ * ticks (at 64 a short process got two ticks; the table follows the live cost at every drain
+ * until then). */
 static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
     if (st->ticks < IN_LIVE)
-        return model_us(d, STEP_ARM_HITS) + d->cost.tick_us;
+        return model_us(d, IN_START) + d->cost.tick_us;
     double per_run = st->handler_n ? (double)st->handler_ns / 1e3 / (double)st->handler_n : 0;
     double t = (double)st->ticks, closes = (double)st->closes;
     return model_us(d, (double)(st->hits + st->expired) / t) + d->cost.tick_us * closes / t +
@@ -174,6 +179,29 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
     }
 }
 
+/* The executions an arm of each target takes (hits, 0: the agent's STEP_ARM_HITS). An arm's
+ * executions are one cluster: where their values are alike (intraclass correlation rho,
+ * dcpi_values_icc) they say little more than one of them, and the budget is better spent on
+ * more arms. The cluster size that gives the narrowest bound for a cost is
+ * sqrt(c_arm / c_hit x (1 - rho) / rho) (cluster sampling's optimum, c_arm the cost of an arm
+ * besides its hits: its tick and closing tick), at least IN_HITS_MIN: the executions after an
+ * arm's first dilute the weight the first one takes from the gap before it (dcpid(1)). */
+static void hits_of(const vin_t *d, unsigned pid, const dcpi__vbp_target_t *t, unsigned n,
+                    uint8_t *hits)
+{
+    double per = d->cost.arm_us > 0 ? 2 * d->cost.tick_us / d->cost.arm_us : 2.0;
+    for (unsigned i = 0; i < n; i++) {
+        dcpi_vsummary_icc_t c;
+        hits[i] = 0;
+        if (dcpi_values_icc(d->b.vt, pid, t[i].addr, &c) < 0 || !c.clustered || c.k < IN_ICC_MIN ||
+            c.rho <= 0.0)
+            continue;
+        double m = sqrt(per * (1.0 - c.rho) / c.rho);
+        m = m < IN_HITS_MIN ? IN_HITS_MIN : m;
+        hits[i] = m >= STEP_ARM_HITS ? 0 : (uint8_t)m;
+    }
+}
+
 static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
 {
     vin_t *d = arg;
@@ -185,32 +213,37 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     unsigned fresh = 0, moved = 0;
     uint64_t addr[IN_TARGETS], lo[IN_TARGETS], hi[IN_TARGETS];
     uint16_t take[IN_TARGETS];
+    uint8_t hits[IN_TARGETS];
     take_of(d, t, n, take);
+    hits_of(d, pid, t, n, hits);
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
             i++;
         int new = i == h->arms.n || i == STEP_ARM_MAX;
         fresh += new;
-        moved += !new && (i != j || h->arms.take[i] != take[j]);
+        moved += !new && (i != j || h->arms.take[i] != take[j] || h->arms.hits[i] != hits[j]);
         addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
     uint64_t p = period_ns(d, tick_us(d, h));
     if (n == h->arms.n && !fresh && !moved && h->arms.period_ns == p) /* only dcpid writes it */
         return;
-    step_arm_publish(h, addr, lo, hi, take, n, p);
+    step_arm_publish(h, addr, lo, hi, take, hits, n, p);
     for (unsigned i = 0; i < STEP_ARM_MAX; i++) /* arms the agents make from now on */
         h->arms_seen[i] = atomic_load(&h->arms_at[i]);
     d->st.tables++;
     d->st.targets += fresh;
 }
 
-/* A process whose table is still empty gets one at every drain, not every IN_TABLE_NS: a short
- * process (bzip2 -9 of 1 MB runs 70 ms) ended before its first table with targets, and took a
- * median of 0 value samples. */
+/* A process whose table is still empty, or whose threads ticked fewer than IN_LIVE times (its
+ * period still priced by the start-up model), gets one at every drain, not every IN_TABLE_NS: a
+ * short process (bzip2 -9 of 1 MB runs 70 ms) ended before its first table with targets, and
+ * took a median of 0 value samples. */
 static void write_first_table(unsigned pid, step_ring_header_t *h, void *arg)
 {
-    if (h->arms.n == 0)
+    dcpi_step_stats_t st = {0};
+    dcpi_stepdrain_add_ring(&st, h);
+    if (h->arms.n == 0 || st.ticks < IN_LIVE)
         write_table(pid, h, arg);
 }
 

@@ -285,6 +285,14 @@ dcpi_vsummary_t *dcpi__values_summary_at(dcpi_values_t *vt, dcpi_values_plugin_t
     return s;
 }
 
+const dcpi_vsummary_t *dcpi__values_summary_find(const dcpi_values_plugin_t *p, unsigned image,
+                                                 uint32_t offset)
+{
+    if (image >= p->nslots || !p->slots[image].vp)
+        return NULL;
+    return dcpi_vprof_at(p->slots[image].vp, offset, 0);
+}
+
 void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n)
 {
     dcpi_values_vslot_t *sl = slot_of(p, image);

@@ -12,6 +12,23 @@ static dcpi_values_plugin_t *plugin_at(const dcpi_values_t *vt, unsigned plugin)
     return plugin < vt->npl ? &vt->pl[plugin] : NULL;
 }
 
+int dcpi_values_icc(dcpi_values_t *vt, unsigned pid, uint64_t pc, struct dcpi_vsummary_icc *out)
+{
+    dcpi_image_t *img;
+    uint32_t off;
+    if (dcpi_loadmap_resolve(vt->lm, (pid_t)pid, pc, &img, &off) < 0)
+        return -1;
+    const dcpi_vsummary_t *best = NULL;
+    for (unsigned i = 0; i < vt->npl; i++) {
+        const dcpi_vsummary_t *s = dcpi__values_summary_find(&vt->pl[i], img->index, off);
+        best = s && (!best || s->vtot > best->vtot) ? s : best;
+    }
+    if (!best)
+        return -1;
+    dcpi_vsummary_icc(best, out);
+    return 0;
+}
+
 int dcpi_values_put(dcpi_values_t *vt, unsigned plugin, const dcpi_values_put_t *e, unsigned image)
 {
     dcpi_values_plugin_t *p = plugin_at(vt, plugin);

@@ -127,6 +127,9 @@ struct dcpi_values {
 /* The summary of (image, offset) for plugin p, created if needed and allowed (NULL: not). */
 dcpi_vsummary_t *dcpi__values_summary_at(dcpi_values_t *vt, dcpi_values_plugin_t *p, unsigned image,
                                          uint32_t offset);
+/* The summary of (image, offset) for plugin p, NULL when there is none. */
+const dcpi_vsummary_t *dcpi__values_summary_find(const dcpi_values_plugin_t *p, unsigned image,
+                                                 uint32_t offset);
 /* n entries or vsamples of p at image lost. */
 void dcpi__values_lose(dcpi_values_plugin_t *p, unsigned image, uint64_t n);
 /* Give p's pending trace to the plugin and start a new one. */

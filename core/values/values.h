@@ -254,6 +254,11 @@ int dcpi_values_put(dcpi_values_t *vt, unsigned plugin, const dcpi_values_put_t 
 /* A breakpoint's hit (a user-mode CPU state before the instruction) into the traces, always
  * admitted (dcpi_values_sample's are admitted by the per-CPU rate). */
 void dcpi_values_hit(dcpi_values_t *vt, const dcpi_values_sample_t *s);
+/* How alike the values of the clusters taken at pc in pid are (core/store/vsummary.h,
+ * dcpi_vsummary_icc), in the hotlist with the most value samples among the plugins' since the
+ * last flush: 0, or -1 when pc is in no known image or no plugin has a hotlist there. */
+struct dcpi_vsummary_icc;
+int dcpi_values_icc(dcpi_values_t *vt, unsigned pid, uint64_t pc, struct dcpi_vsummary_icc *out);
 /* Whether plugin takes instructions of key: it is enabled and has a vlist for the key. */
 int dcpi_values_takes(const dcpi_values_t *vt, unsigned plugin, trace_opc_t key);
 /* Whether plugin's specification (symbol, range, instruction filter) admits the instruction at
