@@ -29,7 +29,11 @@
 #      oracle's own +-B does (y/N).
 # Usage: bench/hotlist_exact.sh BUILD_DIR [SCALE (0.25)] (PROGS, NINSN (4), REPS (10), DUTY,
 #        BUDGET, HOT (64), TIMEOUT (300), XCHECK, VMIN (30: candidates with fewer pooled
-#        sampled values are skipped))
+#        sampled values are skipped), EXACT_FROM)
+# EXACT_FROM=DIR: a directory an earlier run kept (KEEP=1, same SCALE): its inputs, candidates
+# and exact and windowed runs are taken as they are (the runs are deterministic: same input,
+# ASLR off), and only the sampled runs are made again, e.g. to compare a new sampler with the
+# same exact counts (an exact run traps every execution: hours for the whole table).
 set -u
 export LC_ALL=C
 B=$(cd "${1:?usage: hotlist_exact.sh BUILD_DIR [SCALE]}" && pwd)
@@ -57,6 +61,7 @@ PY=/usr/bin/python3
 n=$(awk -v s="$SCALE" 'BEGIN { print int(s * 600000) }')
 . "$(dirname "${BASH_SOURCE[0]}")/lib/text.sh"
 bench_text "$n" >"$T/in.txt"
+[ -n "${EXACT_FROM:-}" ] && cp "$EXACT_FROM/in.txt" "$T/in.txt"
 rows=$(awk -v s="$SCALE" 'BEGIN { print int(s * 300000) }')
 cat >"$T/q.sql" <<EOF
 create table t(a integer, b text);
@@ -127,21 +132,31 @@ for prog in $PROGS; do
         "$B/dcpid" -db "$T/$prog-s" ${SAMPLED:-} -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-s.$r.err" ||
             echo "bench: $prog sampled run $r failed: $(tail -2 "$T/$prog-s.$r.err")" >&2
     done
-    candidates "$prog" >"$T/$prog.cand"
+    if [ -n "${EXACT_FROM:-}" ]; then
+        cp "$EXACT_FROM/$prog.cand" "$T/$prog.cand"
+    else
+        candidates "$prog" >"$T/$prog.cand"
+    fi
     k=0
     while read -r _ addr proc img; do
         k=$((k + 1))
         ex=$T/$prog-x$k
         wi=$T/$prog-w$k
         t0=$(date +%s)
-        # shellcheck disable=SC2086
-        timeout "$TIMEOUT" "$B/dcpid" -db "$ex" -vbp -vtrace vp-classic -vhot "$HOT" -voracle "$addr:$img" \
-            -voracle-duty 1/1 -- $c >/dev/null 2>"$ex.err"
-        xrc=$?
+        if [ -n "${EXACT_FROM:-}" ]; then
+            cp -r "$EXACT_FROM/$prog-x$k" "$EXACT_FROM/$prog-w$k" "$T/"
+            cp "$EXACT_FROM/$prog-x$k.err" "$EXACT_FROM/$prog-w$k.err" "$T/"
+            xrc=0
+        else
+            # shellcheck disable=SC2086
+            timeout "$TIMEOUT" "$B/dcpid" -db "$ex" -vbp -vtrace vp-classic -vhot "$HOT" \
+                -voracle "$addr:$img" -voracle-duty 1/1 -- $c >/dev/null 2>"$ex.err"
+            xrc=$?
+        fi
         t1=$(date +%s)
         # shellcheck disable=SC2086
-        "$B/dcpid" -db "$wi" -vbp -vtrace vp-classic -voracle "$addr:$img" -voracle-duty "$DUTY" \
-            -- $c >/dev/null 2>"$wi.err"
+        [ -n "${EXACT_FROM:-}" ] || "$B/dcpid" -db "$wi" -vbp -vtrace vp-classic \
+            -voracle "$addr:$img" -voracle-duty "$DUTY" -- $c >/dev/null 2>"$wi.err"
         xv=$(grep '^dcpid: voracle 0x' "$ex.err" | tail -1)
         xs=$(grep -o ' samples [0-9]*' <<<"$xv" | awk '{ print $2 }')
         xl=$(grep -o 'ring-lost [0-9]*' <<<"$xv" | awk '{ print $2 }')

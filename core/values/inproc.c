@@ -67,6 +67,8 @@
 #define IN_LIVE     8           /* ticks of a process before its own costs are used */
 #define IN_START    8  /* the hits a tick is priced at until then (an arm takes up to 64) */
 #define IN_HITS_MIN 8  /* the fewest executions an arm takes (hits_of) */
+#define IN_FIRST    8  /* the table's first targets, taken at the full share (take_of) */
+#define IN_REST     4  /* the others at a quarter of it */
 #define IN_ICC_MIN  16 /* clusters of a target before hits_of trusts how alike they are */
 
 typedef struct in_stats {
@@ -153,8 +155,11 @@ static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
  * takes (bp.c's count; 1 until known); the targets with w above c keep c / w of their ticks, c
  * the smallest w, but at least the w at which a tick's own cost is at most what its arms' hits
  * cost (tick_us / (n hit_us)): below that, a colder target would buy its values with ticks that
- * arm nothing. The thinning is at random, whatever the program does, so the unit stays "a
- * random moment in the procedure". */
+ * arm nothing. The table's first IN_FIRST targets (its most sampled instructions and the ones
+ * right before them) set c and get that share, the others a quarter of it: the budget aims at 1000
+ * value samples per 6 s for the hottest six instructions of a process (work-accuracy chase, with 18
+ * instructions holding 5% of their procedures, gave each ~250). The thinning is at random, whatever
+ * the program does, so the unit stays "a random moment in the procedure". */
 static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uint16_t *take)
 {
     uint64_t total = 0;
@@ -169,10 +174,13 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
     for (unsigned i = 0; i < n; i++) {
         double h = dcpi__vbp_hits_per_arm(d->choice, t[i].cookie);
         w[i] = total ? (double)t[i].trig / (double)total * (h > 1.0 ? h : 1.0) : 0.0;
-        c = w[i] > 0.0 && w[i] < c ? w[i] : c;
+        if (i < IN_FIRST) /* c among the first: a cold one further down does not lower it */
+            c = w[i] > 0.0 && w[i] < c ? w[i] : c;
+        else
+            w[i] *= IN_REST; /* the others keep a quarter of what c gives */
     }
     double floor = d->cost.tick_us / ((double)n * d->cost.arm_us);
-    c = c < floor ? floor : c;
+    c = c < floor ? floor : c == HUGE_VAL ? 1.0 : c;
     for (unsigned i = 0; i < n; i++) {
         take[i] = w[i] <= c ? STEP_TAKE_ALL : (uint16_t)(65535.0 * c / w[i]);
         take[i] = take[i] ? take[i] : 1;
