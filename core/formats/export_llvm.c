@@ -9,9 +9,9 @@
  * count is the samples of its instructions, so time, not executions). Then the calls of every
  * sampled function, decoded from the file: a direct call's target gets its position's count;
  * an indirect call's targets share out its position's count (or, when that is 0, its value
- * samples) by their shares in vp-calls' hotlist. A function's head samples are the counts of
- * the calls into it, or else its entry position's count. An image without DWARF gives its
- * functions (symbol names) with every sample at offset 0.
+ * samples, or their arms when they came in clusters) by their shares in vp-calls' hotlist. A
+ * function's head samples are the counts of the calls into it, or else its entry position's count.
+ * An image without DWARF gives its functions (symbol names) with every sample at offset 0.
  *
  * With block counts (dcpiexport -counts blocks) a position counts executions instead of time:
  * every sampled function is cut into basic blocks and each block's frequency estimated from its
@@ -291,8 +291,11 @@ static int add_target(lctx_t *c, dcpi_llvmfn_t *fn, uint32_t off, uint32_t disc,
     return count ? dcpi_llvmfn_target(fn, off, disc, name, count) : 0;
 }
 
-/* An indirect call's targets: its position's count (else its value samples) shared out by
- * the hotlist's shares; targets outside the image cannot be named for the compiler. */
+/* An indirect call's targets: its position's count (else its value samples, counted as the arms
+ * that took them when they came in clusters: an arm takes up to 64 executions, and a line
+ * counts moments, as PC samples do; the tail jump of work-icall's tail mode, without PC samples
+ * of its own, outweighed the hot loop's line with its 1852 value samples) shared out by the
+ * hotlist's shares; targets outside the image cannot be named for the compiler. */
 static int indirect_targets(lctx_t *c, uint64_t vaddr, dcpi_llvmfn_t *fn, uint32_t off,
                             uint32_t disc)
 {
@@ -306,7 +309,7 @@ static int indirect_targets(lctx_t *c, uint64_t vaddr, dcpi_llvmfn_t *fn, uint32
     for (uint32_t j = 0; j < s->n; j++)
         sampled += s->e[j].context0 == VP_MISSING ? 0 : s->e[j].count;
     if (!n)
-        n = sampled;
+        n = s->chits && s->clusters && s->clusters < sampled ? s->clusters : sampled;
     int rc = 0;
     for (uint32_t j = 0; rc == 0 && j < s->n; j++) {
         uint64_t v = s->e[j].value, k = (n * s->e[j].count + s->vtot / 2) / s->vtot;
