@@ -2,18 +2,22 @@
  * check_fleet.c - core/fleet without a server: every byte of a hostile name survives a SQL
  * literal and a TabSeparated field (escaped as ClickHouse reads them, read back as it writes
  * them), batches survive their spool file and refuse a damaged one, batch ids are deterministic,
- * a flush's write-ahead copy (.prep) is not sent until committed or recovered, and URLs with
- * credentials or a bad database name are refused.
+ * a flush's write-ahead copy (.prep) is not sent until committed or recovered, URLs with
+ * credentials or a bad database name are refused, and a hotlist's cluster counters ride on its
+ * summary row (a section of its own, so a batch without any keeps an older dcpi's id).
  */
 #include <check.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/fleet/batch.h"
 #include "core/fleet/conn.h"
 #include "core/fleet/push.h"
+#include "core/fleet/schema.h"
 #include "core/fleet/sql.h"
+#include "core/store/vprof.h"
 #include "dcpi/errno.h"
 
 static const char *const hostile[] = {
@@ -172,6 +176,122 @@ START_TEST(test_batch_vmiss_optional)
 }
 END_TEST
 
+/* The fields of each line of rows (all lines must have as many): 0 when empty. */
+static int fields_per_line(const dcpi_fbuf_t *rows)
+{
+    int per = 0, lines = 0, n = 1;
+    for (size_t i = 0; i < rows->n; i++) {
+        if (rows->p[i] == '\t')
+            n++;
+        else if (rows->p[i] == '\n') {
+            ck_assert(lines == 0 || n == per);
+            per = n;
+            lines++;
+            n = 1;
+        }
+    }
+    return per;
+}
+
+static int cols_of(const char *cols)
+{
+    int n = 1;
+    for (; *cols; cols++)
+        n += *cols == ',';
+    return n;
+}
+
+/* A database of one epoch with a value profile: 0x10 with cluster information when clustered
+ * (one cluster of 4 samples: three of 7, one of 9), 0x20 without (5 samples of 3). */
+static void vprof_db(const char *db, int clustered)
+{
+    char dir[512], path[600], err[DCPI_ERRLEN] = "";
+    snprintf(dir, sizeof dir, "mkdir -p %s/202611250000/p/x_ab12", db);
+    ck_assert_int_eq(system(dir), 0);
+    dcpi_vprof_t *vp = NULL;
+    ck_assert_int_eq(dcpi_vprof_new(4, &vp), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "image", "ab12"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "path", "/bin/x"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "epoch", "202611250000"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "platform", "p"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "event", "cpu-clock"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "period", "1000"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "tstart", "0x1000"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "tsize", "4096"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "cpuspeed", "2400"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "vprof", "vp"), 0);
+    ck_assert_int_eq(dcpi_vprof_set(vp, "contexts", "0"), 0);
+    dcpi_vsummary_t *s = dcpi_vprof_at(vp, 0x10, 1);
+    dcpi_vsummary_add(s, 7, 0, 0, 3);
+    dcpi_vsummary_add(s, 9, 0, 0, 1);
+    if (clustered)
+        dcpi_vsummary_cluster(s, 1, 4, 16, 10);
+    dcpi_vsummary_add(dcpi_vprof_at(vp, 0x20, 1), 3, 0, 0, 5);
+    snprintf(path, sizeof path, "%s/202611250000/p/x_ab12/vp.vprof", db);
+    ck_assert_msg(dcpi_vprof_write(path, vp, err) == 0, "write: %s", err);
+    dcpi_vprof_free(vp);
+}
+
+/* A hotlist with cluster information: its summary row (and only it) carries K, N, S, D, in the
+ * hotclust section inserted into hotlists with the schema 4 columns; a batch without any has
+ * no such section (an older dcpi's id and spool file), and the section round-trips. */
+START_TEST(test_batch_hotlist_clusters)
+{
+    char tmp[] = "/tmp/check-fleet-rows.XXXXXX", db[64], db0[64], err[DCPI_ERRLEN] = "", cmd[80];
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(db, sizeof db, "%s/c", tmp);
+    snprintf(db0, sizeof db0, "%s/n", tmp);
+    vprof_db(db, 1);
+    vprof_db(db0, 0);
+    dcpi_fleet_batch_t b, b0, d;
+    ck_assert_int_eq(dcpi_fleet_batch_init(&b, "h", "values"), 0);
+    ck_assert_int_eq(dcpi_fleet_batch_init(&b0, "h", "values"), 0);
+    ck_assert_msg(dcpi_fleet_batch_values(&b, db, "202611250000", "p", 0, err) == 0, "%s", err);
+    ck_assert_msg(dcpi_fleet_batch_values(&b0, db0, "202611250000", "p", 0, err) == 0, "%s", err);
+
+    const dcpi_fbuf_t *hc = &b.t[DCPI_FLEET_T_HOTCLUST], *hl = &b.t[DCPI_FLEET_T_HOTLISTS];
+    ck_assert_str_eq(dcpi_fleet_table(DCPI_FLEET_T_HOTCLUST), "hotlists");
+    ck_assert_str_eq(dcpi_fleet_table_cols(DCPI_FLEET_T_HOTCLUST), DCPI_FLEET_HOTCLUST_COLS);
+    ck_assert_int_eq(fields_per_line(hc), cols_of(DCPI_FLEET_HOTCLUST_COLS));
+    ck_assert_int_eq(fields_per_line(hl), cols_of(DCPI_FLEET_HOTLISTS_COLS));
+    /* one row: 0x10's summary (entry 0, err 0, vtot 4, seen 4, backend "") with 1, 4, 16, 10 */
+    ck_assert_msg(strstr(hc->p, "\t16\t0\t0\t0\t0\t0\t0\t4\t4\t\t1\t4\t16\t10\n"), "%s", hc->p);
+    ck_assert_ptr_eq(strchr(hc->p, '\n'), hc->p + hc->n - 1);
+    /* the rest: 0x10's two entries, 0x20's summary and entry, without counters */
+    int lines = 0;
+    for (size_t i = 0; i < hl->n; i++)
+        lines += hl->p[i] == '\n';
+    ck_assert_int_eq(lines, 4);
+    ck_assert_ptr_nonnull(strstr(hl->p, "\t32\t0\t0\t0\t0\t0\t0\t5\t5\t\n"));
+    ck_assert_ptr_nonnull(strstr(hl->p, "\t16\t1\t7\t0\t0\t3\t0\t0\t0\t\n"));
+    ck_assert_uint_eq(b0.t[DCPI_FLEET_T_HOTCLUST].n, 0);
+    ck_assert_uint_eq(b.rows, b0.rows);
+    ck_assert_uint_eq(b.slot, b0.slot);
+    ck_assert_uint_ne(b.batch, b0.batch);
+
+    dcpi_fbuf_t f = {0}, f0 = {0};
+    ck_assert_int_eq(dcpi_fleet_batch_encode(&b0, &f0), 0);
+    ck_assert_ptr_null(strstr(f0.p, "table hotclust"));
+    ck_assert_int_eq(dcpi_fleet_batch_encode(&b, &f), 0);
+    ck_assert_ptr_nonnull(strstr(f.p, "table hotclust "));
+    ck_assert_int_eq(dcpi_fleet_batch_decode(f.p, f.n, "f", &d, NULL), 0);
+    ck_assert_uint_eq(d.batch, b.batch);
+    ck_assert_uint_eq(d.t[DCPI_FLEET_T_HOTCLUST].n, hc->n);
+    ck_assert_mem_eq(d.t[DCPI_FLEET_T_HOTCLUST].p, hc->p, hc->n);
+    ck_assert_uint_eq(d.t[DCPI_FLEET_T_HOTLISTS].n, hl->n);
+    dcpi_fleet_batch_free(&d);
+    ck_assert_int_eq(dcpi_fleet_batch_decode(f0.p, f0.n, "f0", &d, NULL), 0);
+    ck_assert_uint_eq(d.t[DCPI_FLEET_T_HOTCLUST].n, 0);
+    dcpi_fleet_batch_free(&d);
+    dcpi_fbuf_free(&f);
+    dcpi_fbuf_free(&f0);
+    dcpi_fleet_batch_free(&b);
+    dcpi_fleet_batch_free(&b0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A .prep file is invisible to the sender until dcpi_spool_commit, or dcpi_spool_recover after
  * the process that wrote it died; dcpi_spool_replace keeps its name. */
 START_TEST(test_spool_write_ahead)
@@ -228,6 +348,7 @@ int main(void)
     tcase_add_test(tc, test_tsv_fields);
     tcase_add_test(tc, test_batch_ids_and_spool_file);
     tcase_add_test(tc, test_batch_vmiss_optional);
+    tcase_add_test(tc, test_batch_hotlist_clusters);
     tcase_add_test(tc, test_spool_write_ahead);
     tcase_add_test(tc, test_urls);
     suite_add_tcase(s, tc);

@@ -24,22 +24,27 @@ struct dcpi_fleet_img {
     size_t npages, cap;
 };
 
-static const char *const names[DCPI_FLEET_NT] = {"samples", "hotlists", "chains", "loss", "vmiss"};
+/* The sections of a batch (its spool file's "table NAME" and its id's hash) and the tables
+ * they are inserted into. */
+static const char *const names[DCPI_FLEET_NT] = {"samples", "hotlists", "chains",
+                                                 "loss",    "vmiss",    "hotclust"};
+static const char *const tables[DCPI_FLEET_NT] = {"samples", "hotlists", "chains",
+                                                  "loss",    "vmiss",    "hotlists"};
 static const char *const cols[DCPI_FLEET_NT] = {DCPI_FLEET_SAMPLES_COLS, DCPI_FLEET_HOTLISTS_COLS,
-                                                DCPI_FLEET_CHAINS_COLS, DCPI_FLEET_LOSS_COLS,
-                                                DCPI_FLEET_VMISS_COLS};
+                                                DCPI_FLEET_CHAINS_COLS,  DCPI_FLEET_LOSS_COLS,
+                                                DCPI_FLEET_VMISS_COLS,   DCPI_FLEET_HOTCLUST_COLS};
 
-/* Tables an older dcpi's batches lack: hashed and spooled only when they have rows, so a batch
+/* Sections an older dcpi's batches lack: hashed and spooled only when they have rows, so a batch
  * without them keeps the id and file an older dcpi gave it (a re-push after an upgrade is still
  * a no-op; an older spool file still reads). */
 static int optional(int t)
 {
-    return t == DCPI_FLEET_T_VMISS;
+    return t == DCPI_FLEET_T_VMISS || t == DCPI_FLEET_T_HOTCLUST;
 }
 
 const char *dcpi_fleet_table(int t)
 {
-    return names[t];
+    return tables[t];
 }
 
 const char *dcpi_fleet_table_cols(int t)

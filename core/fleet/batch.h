@@ -21,7 +21,9 @@ enum {
     DCPI_FLEET_T_HOTLISTS,
     DCPI_FLEET_T_CHAINS,
     DCPI_FLEET_T_LOSS,
-    DCPI_FLEET_T_VMISS, /* schema 3; in the batch id and the spool file only when it has rows */
+    DCPI_FLEET_T_VMISS,    /* schema 3; in the batch id and the spool file only when it has rows */
+    DCPI_FLEET_T_HOTCLUST, /* schema 4: hotlists' summary rows with cluster counters, inserted
+                              into hotlists; in the batch id and spool file only when it has rows */
     DCPI_FLEET_NT
 };
 
@@ -42,7 +44,8 @@ typedef struct dcpi_fleet_batch {
     size_t nimgs, capimgs;
 } dcpi_fleet_batch_t;
 
-/* The names of the tables, as indexed by DCPI_FLEET_T_* ("samples", ...). */
+/* The tables the rows go to, as indexed by DCPI_FLEET_T_* ("samples", ...; hotlists for
+ * DCPI_FLEET_T_HOTCLUST too, whose section of a spool file is "hotclust"). */
 const char *dcpi_fleet_table(int t);
 /* Their columns (schema.h), without cid. */
 const char *dcpi_fleet_table_cols(int t);

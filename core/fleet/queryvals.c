@@ -11,6 +11,13 @@
  * desc, key asc) are kept and err = max(E, the largest dropped candidate). For two summaries
  * this is the pairwise merge exactly, so the fleet's hotlists of two hosts are the local merge
  * of their profiles. Every count is weighted by 1/duty (per stored row, rounded), as samples.
+ *
+ * The cluster counters K, N, S, D (summary rows' clusters, chits, csq, cagree; 0 where a summary
+ * had no cluster information) add as dcpi_vsummary_merge adds them: when any summary of the
+ * instruction has some, each summary's vtot - chits unaccounted samples (all of vtot without
+ * information) count as clusters of one sample, adding 1 each to K, N, S and D; so the sums are
+ * K + U, N + U, S + U, D + U with U the sum of max(vtot, chits) - chits, whatever the order of
+ * the pairwise merges (each merge keeps N >= vtot). Else all four stay 0.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -107,16 +114,29 @@ static int profile_of(vq_t *q, char **fld, dcpi_vprof_t **out)
     return 0;
 }
 
-/* Summary rows: plugin, off, hotsize, tstart, tsize, contexts, path, E, vtot, seen. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Summary rows: plugin, off, hotsize, tstart, tsize, contexts, path, E, vtot, seen; then whether
+ * a summary has cluster information, the sums of clusters, chits, csq, cagree and of
+ * max(vtot, chits). */
+#define SUMMARY_FIELDS 16
 static int on_summary(vq_t *q, char **fld)
 {
     dcpi_vprof_t *vp = NULL;
     int rc = profile_of(q, fld, &vp);
-    uint64_t off = 0, e = 0, vtot = 0, seen = 0;
+    uint64_t off = 0, e = 0, vtot = 0, seen = 0, has = 0, c[4] = {0}, nmax = 0;
     if (rc < 0)
         return rc;
-    if (dcpi_fleet_u64(fld[1], &off) < 0 || off > UINT32_MAX || dcpi_fleet_u64(fld[7], &e) < 0 ||
-        dcpi_fleet_u64(fld[8], &vtot) < 0 || dcpi_fleet_u64(fld[9], &seen) < 0)
+    int bad = dcpi_fleet_u64(fld[1], &off) < 0 || off > UINT32_MAX ||
+              dcpi_fleet_u64(fld[7], &e) < 0 || dcpi_fleet_u64(fld[8], &vtot) < 0 ||
+              dcpi_fleet_u64(fld[9], &seen) < 0 || dcpi_fleet_u64(fld[10], &has) < 0 ||
+              dcpi_fleet_u64(fld[15], &nmax) < 0;
+    for (int i = 0; i < 4; i++)
+        bad = bad || dcpi_fleet_u64(fld[11 + i], &c[i]) < 0;
+    if (bad)
         return dcpi__errf(q->err, DCPI_EFORMAT, "%s: a bad hotlist summary row of %s",
                           dcpi_fleet_url(q->f), fld[0]);
     dcpi_vsummary_t *s = dcpi_vprof_at(vp, (uint32_t)off, 1);
@@ -125,6 +145,13 @@ static int on_summary(vq_t *q, char **fld)
     s->err = e; /* E until the entries are merged */
     s->vtot = vtot;
     s->seen = seen;
+    if (has) { /* the unaccounted samples u, as clusters of one */
+        uint64_t u = nmax > c[1] ? nmax - c[1] : 0;
+        s->clusters = sat_add(c[0], u);
+        s->chits = sat_add(c[1], u);
+        s->csq = sat_add(c[2], u);
+        s->cagree = sat_add(c[3], u);
+    }
     return 0;
 }
 
@@ -183,17 +210,24 @@ static int on_entry(vq_t *q, char **fld, dcpi_vsummary_t **cur, char *curkey, si
 
 static int load_summaries(vq_t *q)
 {
-    dcpi_fbuf_t out = {0};
-    int rc = run(q,
-                 "SELECT plugin, off, max(hotsize), any(tstart), any(tsize), max(contexts), "
-                 "any(path), sum(" W("err") "), sum(" W("vtot") "), sum(" W("seen") ")",
-                 " AND entry = 0 GROUP BY plugin, off ORDER BY plugin, off", &out);
-    char *cur = out.p, *fld[10];
+    dcpi_fbuf_t out = {0}, sel = {0};
+    dcpi_fbuf_printf(&sel,
+                     "SELECT plugin, off, max(hotsize), any(tstart), any(tsize), max(contexts), "
+                     "any(path), sum(%s), sum(%s), sum(%s), max(chits) > 0, sum(%s), sum(%s), "
+                     "sum(%s), sum(%s), sum(greatest(%s, %s))",
+                     W("err"), W("vtot"), W("seen"), W("clusters"), W("chits"), W("csq"),
+                     W("cagree"), W("vtot"), W("chits"));
+    int rc = dcpi_fbuf_ok(&sel);
+    if (rc == 0)
+        rc = run(q, sel.p, " AND entry = 0 GROUP BY plugin, off ORDER BY plugin, off", &out);
+    dcpi_fbuf_free(&sel);
+    char *cur = out.p, *fld[SUMMARY_FIELDS];
     int n;
-    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, 10)) != 0)
-        rc = n == 10 ? on_summary(q, fld)
-                     : dcpi__errf(q->err, DCPI_EFORMAT, "%s: a result row of %d fields, not 10",
-                                  dcpi_fleet_url(q->f), n);
+    while (rc == 0 && (n = dcpi_fleet_tsv_line(&cur, fld, SUMMARY_FIELDS)) != 0)
+        rc = n == SUMMARY_FIELDS
+                 ? on_summary(q, fld)
+                 : dcpi__errf(q->err, DCPI_EFORMAT, "%s: a result row of %d fields, not %d",
+                              dcpi_fleet_url(q->f), n, SUMMARY_FIELDS);
     dcpi_fbuf_free(&out);
     return rc;
 }

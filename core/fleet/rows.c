@@ -2,6 +2,10 @@
  * rows.c - the rows of one epoch of a database (dcpipush): its PC profiles split by process,
  * value hotlists and their missing-value marks, call chains and losses, per platform, and the
  * images whose symbols go with them (batch.h, dcpi_fleet_batch_epoch).
+ *
+ * A hotlist is one summary row (entry 0: err, vtot, seen and, when it has cluster information,
+ * its cluster counters K, N, S, D in clusters, chits, csq, cagree) and one row per entry
+ * (entry 1); queryvals.c merges them.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -130,10 +134,13 @@ static void hot_summary(const epoch_ctx_t *c, const dcpi_fleet_key_t *k, const d
     const char *ts = dcpi_vprof_get(vp, "tstart"), *tz = dcpi_vprof_get(vp, "tsize");
     const char *backend = dcpi_vprof_get(vp, "backend");
     uint64_t tstart = ts ? strtoull(ts, NULL, 16) : 0, tsize = tz ? strtoull(tz, NULL, 10) : 0;
-    dcpi_fbuf_t *o = &c->b->t[DCPI_FLEET_T_HOTLISTS];
     path = path ? path : "";
     for (uint32_t i = 0; i <= s->n; i++) { /* row 0: the summary, then its entries */
-        dcpi_fleet_batch_key(c->b, DCPI_FLEET_T_HOTLISTS, k);
+        /* a summary with cluster information carries its counters (the only row of the record
+         * that does: a query sums them per record); the rest have the columns' default 0 */
+        int t = i == 0 && s->chits > 0 ? DCPI_FLEET_T_HOTCLUST : DCPI_FLEET_T_HOTLISTS;
+        dcpi_fbuf_t *o = &c->b->t[t];
+        dcpi_fleet_batch_key(c->b, t, k);
         image_cols(o, id ? id : "", path, vprof_kind(path), tstart, tsize);
         dcpi_fbuf_tsv(o, plugin ? plugin : "");
         dcpi_fbuf_printf(o, "\t%u\t%d\t%u\t", dcpi_vprof_hotsize(vp), ctx && ctx[0] == '1', off);
@@ -147,6 +154,9 @@ static void hot_summary(const epoch_ctx_t *c, const dcpi_fleet_key_t *k, const d
                 e->value, e->context0, e->context1, e->count, s->err);
         }
         dcpi_fbuf_tsv(o, backend ? backend : "");
+        if (t == DCPI_FLEET_T_HOTCLUST)
+            dcpi_fbuf_printf(o, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64, s->clusters,
+                             s->chits, s->csq, s->cagree);
         dcpi_fbuf_str(o, "\n");
     }
 }

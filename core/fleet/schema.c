@@ -20,6 +20,10 @@
     "day Date, ab UInt64, hs UInt32, he UInt32, event String, period UInt64, build_id String, "    \
     "path String, kind UInt8, tstart UInt64, tsize UInt64, "
 #define AGGSUMS "off UInt32, n Int64, cnt Int64, w Float64"
+/* hotlists' cluster counters (schema 4, last: where an upgrade adds them) */
+#define CLUSTDEFS                                                                                  \
+    "clusters UInt64 DEFAULT 0, chits UInt64 DEFAULT 0, csq UInt64 DEFAULT 0, cagree UInt64 "      \
+    "DEFAULT 0"
 
 static const struct table {
     const char *name, *columns, *engine;
@@ -31,7 +35,7 @@ static const struct table {
     {"hotlists",
      KEYDEFS IMGDEFS "plugin String, hotsize UInt32, contexts UInt8, off UInt32, entry UInt8, "
                      "value UInt64, ctx0 UInt64, ctx1 UInt64, cnt UInt64, err UInt64, vtot UInt64, "
-                     "seen UInt64, backend String, cid UInt64",
+                     "seen UInt64, backend String, cid UInt64, " CLUSTDEFS,
      "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1, 0},
     {"vmiss", KEYDEFS IMGDEFS "plugin String, off UInt32, reason String, cid UInt64",
      "MergeTree() PARTITION BY day ORDER BY (plugin, build_id, off, host, estart)", 1, 0},
@@ -118,10 +122,17 @@ static int write_meta(dcpi_fleet_t *f, long keep, const char *cluster, char *err
     return rc;
 }
 
-/* The columns schema 2 added to schema 1 (table, column, type). */
+/* The columns a schema added to the one before (schema, table, column, type); schema 3 added
+ * the vmiss table (created by init). */
 static const struct added {
+    int schema;
     const char *table, *column, *type;
-} added_v2[] = {{"hotlists", "backend", "String"}, {"manifest", "epoch", "String"}};
+} added[] = {{2, "hotlists", "backend", "String"},
+             {2, "manifest", "epoch", "String"},
+             {4, "hotlists", "clusters", "UInt64 DEFAULT 0"},
+             {4, "hotlists", "chits", "UInt64 DEFAULT 0"},
+             {4, "hotlists", "csq", "UInt64 DEFAULT 0"},
+             {4, "hotlists", "cagree", "UInt64 DEFAULT 0"}};
 
 /* Add a column to name (and name_all when it exists) unless there. */
 static int add_column(dcpi_fleet_t *f, const char *name, const struct added *a, char *err)
@@ -147,16 +158,19 @@ static int add_column(dcpi_fleet_t *f, const char *name, const struct added *a, 
     return rc;
 }
 
-/* Schema 1 to 2: the added columns (empty in the old rows) on every table holding them. */
-static int upgrade_v1(dcpi_fleet_t *f, char *err)
+/* Schema from to this one: the columns added since (empty or 0 in the old rows) on every table
+ * holding them; the added tables are created by init. */
+static int upgrade(dcpi_fleet_t *f, int from, char *err)
 {
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof added_v2 / sizeof *added_v2; i++) {
+    for (size_t i = 0; rc == 0 && i < sizeof added / sizeof *added; i++) {
+        if (added[i].schema <= from)
+            continue;
         char all[64];
-        snprintf(all, sizeof all, "%s_all", added_v2[i].table);
-        rc = add_column(f, added_v2[i].table, &added_v2[i], err);
+        snprintf(all, sizeof all, "%s_all", added[i].table);
+        rc = add_column(f, added[i].table, &added[i], err);
         if (rc == 0)
-            rc = add_column(f, all, &added_v2[i], err);
+            rc = add_column(f, all, &added[i], err);
     }
     return rc;
 }
@@ -180,10 +194,8 @@ int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err)
     dcpi_fleet_info_t old;
     char why[DCPI_ERRLEN] = "";
     rc = dcpi_fleet_check(f, &old, why);
-    if (rc == DCPI_EVERSION && old.schema == 1)
-        rc = upgrade_v1(f, err);
-    else if (rc == DCPI_EVERSION && old.schema == 2)
-        rc = 0;                           /* schema 3 added the vmiss table: created below */
+    if (rc == DCPI_EVERSION && old.schema >= 1 && old.schema < DCPI_FLEET_SCHEMA)
+        rc = upgrade(f, old.schema, err);
     else if (rc < 0 && rc != DCPI_ENOENT) /* another version, or the server failed */
         return dcpi__errf(err, rc, "%s", why);
     else

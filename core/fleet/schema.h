@@ -11,7 +11,9 @@
  * Only SQL, engines and formats ClickHouse 18.16 and current releases both accept are used
  * (no TTL clause, no query parameters: literals are escaped, sql.h). Schema 2 added
  * hotlists.backend and manifest.epoch, schema 3 the vmiss table (the missing-value marks of
- * the value profiles); init upgrades a schema 1 or 2 store in place.
+ * the value profiles), schema 4 the hotlists' cluster counters clusters, chits, csq, cagree
+ * (core/store/vsummary.h: a summary row's K, N, S, D; 0 in entry rows and in older rows, which
+ * had none); init upgrades a schema 1, 2 or 3 store in place.
  */
 #ifndef DCPI_CORE_FLEET_SCHEMA_H
 #define DCPI_CORE_FLEET_SCHEMA_H
@@ -20,7 +22,7 @@
 
 #include "core/fleet/conn.h"
 
-#define DCPI_FLEET_SCHEMA 3
+#define DCPI_FLEET_SCHEMA 4
 
 /* Columns of the data tables, in insert order (rows.c writes them in this order). */
 #define DCPI_FLEET_KEYCOLS "day, skey, host, epoch, estart, eend, platform, event, period, duty"
@@ -29,6 +31,9 @@
 #define DCPI_FLEET_HOTLISTS_COLS                                                                   \
     DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, hotsize, contexts, off, "   \
                        "entry, value, ctx0, ctx1, cnt, err, vtot, seen, backend"
+/* A summary row with its cluster counters (schema 4; rows.c writes these only for a summary
+ * with cluster information, so a batch without any keeps an older dcpi's rows and id). */
+#define DCPI_FLEET_HOTCLUST_COLS DCPI_FLEET_HOTLISTS_COLS ", clusters, chits, csq, cagree"
 #define DCPI_FLEET_VMISS_COLS                                                                      \
     DCPI_FLEET_KEYCOLS ", build_id, path, kind, tstart, tsize, plugin, off, reason"
 #define DCPI_FLEET_CHAINS_COLS   DCPI_FLEET_KEYCOLS ", chain, cnt"
@@ -54,7 +59,7 @@ typedef struct dcpi_fleet_info {
  * cluster in the server's remote_servers config: then "<table>_all" Distributed tables over it
  * (sharded by skey) are created too and used by every push and query through this server. Run
  * it on each shard first (without cluster), then on the server that fronts them (with it).
- * A schema 1 or 2 store is upgraded (the added columns and tables); a newer one is an error
+ * A schema 1, 2 or 3 store is upgraded (the added columns and tables); a newer one is an error
  * (DCPI_EVERSION).
  */
 int dcpi_fleet_init(dcpi_fleet_t *f, long keep, const char *cluster, char *err);

@@ -51,7 +51,7 @@ fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 1)" >/dev/null
 fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 99999999999999999999)" >/dev/null 2>&1 ||
     fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '99', 18446744073709551615)" >/dev/null
 out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema 99 succeeded"
-case "$out" in *"has dcpi schema 99, this dcpi knows 3"*) ;; *) fail "schema 99: $out" ;; esac
+case "$out" in *"has dcpi schema 99, this dcpi knows 4"*) ;; *) fail "schema 99: $out" ;; esac
 fleet_sql "$S" "ALTER TABLE fl.meta DELETE WHERE value = '99'" >/dev/null
 until_sql "SELECT count() FROM fl.meta WHERE value = '99'" 0
 "$BIN/dcpictl" -fleet "$U" status >/dev/null 2>&1 || fail "status after restoring the schema"
@@ -62,20 +62,38 @@ old_schema() {
     fleet_sql "$S" "INSERT INTO fl.meta VALUES ('schema', '$1', 1)" >/dev/null
     until_sql "SELECT arrayStringConcat(groupArray(value), ',') FROM fl.meta WHERE key = 'schema'" "$1"
     out=$("$BIN/dcpipush" -db "$T/db" "$U" 2>&1) && fail "push to schema $1 succeeded"
-    case "$out" in *"has dcpi schema $1, this dcpi knows 3 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema $1: $out" ;; esac
+    case "$out" in *"has dcpi schema $1, this dcpi knows 4 (dcpictl -fleet URL init upgrades it)"*) ;; *) fail "schema $1: $out" ;; esac
     "$BIN/dcpictl" -fleet "$U" init >"$T/up.out" 2>&1 || fail "init of a schema $1 store: $(cat "$T/up.out")"
 }
-# a schema 2 store (no vmiss table) is refused, then upgraded by init
+# the hotlists' cluster counters (schema 4): dropped, then counted back
+clust="('hotlists', 'clusters'), ('hotlists', 'chits'), ('hotlists', 'csq'), ('hotlists', 'cagree')"
+drop_clust() {
+    local c
+    for c in clusters chits csq cagree; do
+        fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN $c" >/dev/null
+    done
+}
+# a schema 3 store (no cluster counters in hotlists) is refused, then upgraded by init
+drop_clust
+old_schema 3
+[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN ($clust)")" = 4 ] ||
+    fail "init did not add the schema 4 columns of hotlists"
+# a schema 2 store (no vmiss table, no cluster counters) is refused, then upgraded by init
 fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
+drop_clust
 old_schema 2
 [ "$(fleet_sql "$S" "EXISTS TABLE fl.vmiss")" = 1 ] || fail "init did not add the schema 3 table vmiss"
-# a schema 1 store (no hotlists.backend, no manifest.epoch, no vmiss) is refused, then upgraded
+[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN ($clust)")" = 4 ] ||
+    fail "init did not add the schema 4 columns to a schema 2 store"
+# a schema 1 store (no hotlists.backend, no manifest.epoch, no vmiss, no cluster counters) is
+# refused, then upgraded
 fleet_sql "$S" "DROP TABLE fl.vmiss" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.hotlists DROP COLUMN backend" >/dev/null
 fleet_sql "$S" "ALTER TABLE fl.manifest DROP COLUMN epoch" >/dev/null
+drop_clust
 old_schema 1
-[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'), ('vmiss', 'reason'))")" = 3 ] ||
-    fail "init did not add the schema 2 columns and the schema 3 table"
+[ "$(fleet_sql "$S" "SELECT count() FROM system.columns WHERE database = 'fl' AND (table, name) IN (('hotlists', 'backend'), ('manifest', 'epoch'), ('vmiss', 'reason'), $clust)")" = 7 ] ||
+    fail "init did not add the schema 2 and 4 columns and the schema 3 table"
 
 # --- push, hostile names, repeat
 host=$'ho\'st"\\\tna me'

@@ -232,6 +232,40 @@ else
     ! grep -q 'missing:' "$T/f4r" && diff "$T/l4r" "$T/f4r" >/dev/null ||
         fail "k4 pushed again without the mark on $Y: $(grep 'missing:' "$T/f4r")"
 fi
+# hotlists' cluster counters (vpdb-0.02, schema 4): db6 is db1 with its value profiles written
+# as vpdb-0.01 (no cluster information); host n6 alone lists as db6 does, and n6 with h2 as a
+# local epoch holding both (dcpi_vsummary_merge: n6's samples count as clusters of one sample)
+vp01() { # FILE: rewrite a vpdb-0.02 value profile as vpdb-0.01 (the records' counters dropped)
+    python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read()
+h = b.index(b"\nsamples\n") + 9
+if b"version vpdb-0.02\n" not in b[:h]:
+    sys.exit(0)
+out, p = [b[:h].replace(b"version vpdb-0.02\n", b"version vpdb-0.01\n")], h
+while p < len(b) - 24:
+    nv = struct.unpack_from("<I", b, p + 4)[0]
+    out += [b[p:p + 32], b[p + 64:p + 64 + 32 * nv]]
+    p += 64 + 32 * nv
+assert p == len(b) - 24
+open(sys.argv[1], "wb").write(b"".join(out + [b[p:]]))' "$1"
+}
+mkdir -p "$T/db6" && cp -r "$T/db1/$e1" "$T/db6/$e1"
+find "$T/db6" -name '*.vprof' | while read -r f; do vp01 "$f" || fail "vpdb-0.01 copy of $f"; done
+grep -rlaq 'version vpdb-0.02' "$T/db6" && fail "db6 still has cluster counters"
+grep -rlaq 'version vpdb-0.02' "$T/db1" ||
+    echo "NOTE: db1's hotlists have no cluster counters (no clustered backend here): the merge with counters is not checked"
+"$BIN/dcpipush" -q -db "$T/db6" -host n6 "$U" >"$T/push-n6.out" 2>&1 || fail "push n6: $(cat "$T/push-n6.out")"
+mkdir -p "$T/m16" && cp -r "$T/db1/$e1" "$T/m16/$e1"
+for p in "$T/db6/$e1"/*/; do cp -r "$p" "$T/m16/$e1/$(basename "$p")-n6"; done
+cl() { "$BIN/dcpilist" "$@" -vprof hot_mul "$BIN/samples/work-demo" 2>&1 | tail -n +2; }
+cl -db "$T/db6" >"$T/l6n"
+cl -fleet "$U" -host n6 >"$T/f6n"
+grep -q '+-' "$T/l6n" && diff "$T/l6n" "$T/f6n" >"$T/d6n" ||
+    fail "host n6 (no cluster counters) differs from its local listing: $(head -5 "$T/d6n")"
+cl -db "$T/m16" >"$T/l16"
+cl -fleet "$U" -host h2,n6 >"$T/f16"
+diff "$T/l16" "$T/f16" >"$T/d16" ||
+    fail "hosts h2 (cluster counters) and n6 (none) differ from their local merge: $(head -5 "$T/d16")"
 "$BIN/dcpiprof" -db "$T/m" >"$T/l10" 2>&1
 "$BIN/dcpiprof" -fleet "$U" -host h2,v3 >"$T/f10" 2>&1
 diff "$T/l10" "$T/f10" >"$T/d10" || fail "children of two hosts differ from their merge: $(head -5 "$T/d10")"
