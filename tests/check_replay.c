@@ -5,7 +5,9 @@
  * plugin live on its own traces of the same entries, as dcpid's vtrace.c builds them; SEEN records
  * add to "seen"; unmapped pcs are lost; existing profiles are refused; a plugin returning too
  * many vsamples, or crashing, is disabled in its worker with one line naming it and the reason,
- * and the other plugin's profiles are written; dcpireplay writes the same files.
+ * and the other plugin's profiles are written; dcpireplay writes the same files; CLUSTER records
+ * give the replayed summaries the recorded clusters' counters (one that does not match its TRACE
+ * is ignored with one warning).
  */
 #include <check.h>
 #include <errno.h>
@@ -77,9 +79,21 @@ static void entry(int i, trace_inst_t *inst, uint64_t *pc, uint64_t v[2], unsign
     *missing = k == 1 ? 2u : 1u; /* add: no EA; load/store: no result (regs backend) */
 }
 
-/* Record NENT entries of PID in traces of at most 1000 entries, like dcpid -vrecord. */
-static void record(void)
+/* The cluster of entry i: consecutive entries of one instruction, 12 entries at a time, are one
+ * cluster (a breakpoint arm's hits). */
+static uint64_t entry_cluster(int i)
 {
+    return (uint64_t)(i / 12) * 3 + (uint64_t)((i * 7 + i / 5) % 3) + 1;
+}
+
+enum { REC_PLAIN, REC_CLUSTERS, REC_CLUSTERS_SHORT };
+
+/* Record NENT entries of PID in traces of at most 1000 entries, like dcpid -vrecord; with
+ * REC_CLUSTERS each TRACE has the CLUSTER record of its entries' clusters, with
+ * REC_CLUSTERS_SHORT one that misses the last entry. */
+static void record_with(int mode)
+{
+    static uint64_t cl[1000];
     static uint8_t buf[64 * 1024];
     dcpi_tracefile_meta_t m = {EPOCH, PLATFORM, "cpu-clock", 1000000, 2400, 2, 1, 16};
     dcpi_tracefile_t *w = NULL;
@@ -100,12 +114,21 @@ static void record(void)
         ck_assert_int_eq(trace_encoder_entry(&enc, &inst, pc, 0x400100, (uint64_t)(i % 2), 2,
                                              rec_kinds, v, missing),
                          0);
-        if (trace_encoder_entries(&enc) == 1000 || i == NENT - 1) {
-            ck_assert_int_eq(dcpi_tracefile_trace(w, PID, buf, trace_encoder_size(&enc)), 0);
+        unsigned n = trace_encoder_entries(&enc);
+        cl[n - 1] = entry_cluster(i);
+        if (n == 1000 || i == NENT - 1) {
+            uint32_t ncl = mode == REC_PLAIN ? 0 : mode == REC_CLUSTERS ? n : n - 1;
+            ck_assert_int_eq(
+                dcpi_tracefile_trace_clustered(w, PID, buf, trace_encoder_size(&enc), cl, ncl), 0);
             trace_encoder_init(&enc, buf, sizeof buf);
         }
     }
     ck_assert_msg(dcpi_tracefile_close(w, err) == 0, "%s", err);
+}
+
+static void record(void)
+{
+    record_with(REC_PLAIN);
 }
 
 static dcpi_vp_set_t *load(const char *const *names)
@@ -255,6 +278,92 @@ START_TEST(test_replay_equals_live)
 }
 END_TEST
 
+/* The replayed summary of the load (offset 0) in vp-addr.vprof. */
+static dcpi_vprof_t *replayed(const dcpi_vsummary_t **load)
+{
+    char path[1024], err[DCPI_ERRLEN] = "";
+    dcpi_vprof_t *got = NULL;
+    vprof_path(path, sizeof path, "vp-addr");
+    ck_assert_msg(dcpi_vprof_read(path, &got, err) == 0, "%s", err);
+    *load = dcpi_vprof_at(got, 0, 0);
+    ck_assert_ptr_nonnull(*load);
+    return got;
+}
+
+static char said[4096];
+static int nsaid;
+static void collect(void *arg, int level, const char *line);
+
+/* CLUSTER records give the replayed entries their clusters: the summaries get the cluster
+ * counters of the recorded clusters (as the live pipeline would), the values stay those of the
+ * live run. A CLUSTER record whose n is not its TRACE's entry count is ignored (its entries
+ * have no cluster), counted and said once. */
+START_TEST(test_clusters)
+{
+    static const char *const names[] = {VP_ADDR, NULL};
+    record_with(REC_CLUSTERS);
+    dcpi_vp_set_t *set = load(names);
+    dcpi_vprof_t *want = live(dcpi_vp_dispatch(dcpi_vp_get(set, 0)));
+    dcpi_replay_opts_t o = {.db = db, .epoch = EPOCH, .platform = PLATFORM, .say = collect};
+    dcpi_replay_stats_t st;
+    char err[DCPI_ERRLEN] = "";
+    said[0] = '\0';
+    nsaid = 0;
+    ck_assert_msg(dcpi_replay_run(set, &o, &st, err) == 0, "%s", err);
+    ck_assert_msg(nsaid == 0, "said: %s", said);
+    ck_assert_uint_eq(st.traces, 6);
+    ck_assert_uint_eq(st.clusters, 6);
+    ck_assert_uint_eq(st.bad_clusters, 0);
+    compare("vp-addr", want);
+    /* the load's clusters: its mapped entries, by cluster */
+    static uint64_t size[NENT / 12 + 1];
+    uint64_t k = 0, n = 0, q = 0;
+    memset(size, 0, sizeof size);
+    for (int i = 0; i < NENT; i++)
+        if ((i * 7 + i / 5) % 3 == 0 && i % 97 != 0)
+            size[i / 12]++;
+    for (size_t g = 0; g < NENT / 12 + 1; g++) {
+        k += size[g] != 0;
+        n += size[g];
+        q += size[g] * size[g];
+    }
+    const dcpi_vsummary_t *s;
+    dcpi_vprof_t *got = replayed(&s);
+    ck_assert_uint_eq(s->vtot, n);
+    ck_assert_uint_eq(s->clusters, k);
+    ck_assert_uint_eq(s->chits, n);
+    ck_assert_uint_eq(s->csq, q);
+    ck_assert_uint_ge(s->cagree, s->chits);
+    ck_assert_uint_le(s->cagree, s->csq);
+    ck_assert_uint_lt(s->clusters, s->chits); /* clusters of several samples */
+    dcpi_vprof_free(got);
+
+    /* CLUSTER records one entry short: ignored, the entries replayed without clusters */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/%s", db, EPOCH);
+    ck_assert_int_eq(system(cmd), 0);
+    record_with(REC_CLUSTERS_SHORT);
+    said[0] = '\0';
+    nsaid = 0;
+    ck_assert_msg(dcpi_replay_run(set, &o, &st, err) == 0, "%s", err);
+    ck_assert_uint_eq(st.clusters, 6);
+    ck_assert_uint_eq(st.bad_clusters, 6);
+    ck_assert_msg(nsaid == 1, "said: %s", said);
+    ck_assert_msg(strstr(said, "1 6 CLUSTER records ignored (their entries replayed without "
+                               "clusters); the first: ") == said &&
+                      strstr(said, ".dtr: offset ") &&
+                      strstr(said, ": CLUSTER record of 999 entries of pid 100: its TRACE has "
+                                   "1000 entries\n"),
+                  "said: %s", said);
+    compare("vp-addr", want);
+    got = replayed(&s);
+    ck_assert_uint_eq(s->clusters + s->chits + s->csq + s->cagree, 0);
+    dcpi_vprof_free(got);
+    dcpi_vprof_free(want);
+    dcpi_vp_set_free(set);
+}
+END_TEST
+
 /* A torn segment: the records before the tear are replayed, and the tear is counted. */
 START_TEST(test_torn_segment)
 {
@@ -283,9 +392,6 @@ START_TEST(test_torn_segment)
 END_TEST
 
 /* The lines dcpi_replay_run says, one after the other. */
-static char said[4096];
-static int nsaid;
-
 static void collect(void *arg, int level, const char *line)
 {
     (void)arg;
@@ -374,6 +480,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_replay_equals_live);
+    tcase_add_test(tc, test_clusters);
     tcase_add_test(tc, test_torn_segment);
     tcase_add_test(tc, test_too_many);
     tcase_add_test(tc, test_crash);

@@ -1,7 +1,9 @@
 /*
  * check_tracefile.c - recorded value traces (core/store/tracefile.h): round trip of MAP, TRACE and
  * SEEN records, mapping dedup, torn tails, the -vrecord-max bound, compression only when it
- * pays, malformed segments as one-line errors, map_range.
+ * pays, malformed segments as one-line errors, map_range; CLUSTER records: round trip (before
+ * their TRACE, only when a cluster is not 0), malformed ones refused, the bound taking or
+ * refusing a CLUSTER and its TRACE together.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/store/db.h"
 #include "core/store/tracefile.h"
@@ -298,6 +301,171 @@ START_TEST(test_bound)
 }
 END_TEST
 
+/* A CLUSTER record: written before its TRACE (after the pending SEEN pairs) when one of the
+ * entries' clusters is not 0, read back in entry order; all 0: no CLUSTER record. */
+START_TEST(test_cluster_round_trip)
+{
+    uint8_t a[200], b[300];
+    fill(a, sizeof a, 1);
+    fill(b, sizeof b, 0);
+    static const uint64_t cl[4] = {0, 5, 5, 0xfedcba9876543210ull}, zero[3] = {0, 0, 0};
+    dcpi_tracefile_t *w = open_w(0);
+    char path[4096], err[DCPI_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(w));
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 42, a, sizeof a, NULL, 1), DCPI_EINVAL);
+    ck_assert_int_eq(dcpi_tracefile_seen(w, 42, 0x400010, 7, 3), 0);
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 42, a, sizeof a, cl, 4), 0);
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 43, b, sizeof b, zero, 3), 0);
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 43, b, sizeof b, NULL, 0), 0);
+    dcpi_tracefile_stats_t st;
+    dcpi_tracefile_stats(w, &st);
+    ck_assert_uint_eq(st.clusters, 1);
+    ck_assert_uint_eq(st.traces, 3);
+    ck_assert_uint_eq(st.seen, 1);
+    ck_assert_int_eq(dcpi_tracefile_close(w, err), 0);
+
+    dcpi_tracefile_reader_t *r = open_r(path);
+    dcpi_tracefile_record_t rec;
+    dcpi_tracefile_stats_t tr;
+    ck_assert_int_eq(dcpi_tracefile_next(r, &rec, &tr, err), 1);
+    ck_assert_int_eq(rec.type, DCPI_TRACEFILE_SEEN); /* nothing between CLUSTER and TRACE */
+    ck_assert_int_eq(dcpi_tracefile_next(r, &rec, &tr, err), 1);
+    ck_assert_int_eq(rec.type, DCPI_TRACEFILE_CLUSTER);
+    ck_assert_uint_eq(rec.pid, 42);
+    ck_assert_uint_eq(rec.nclusters, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(dcpi_tracefile_cluster_at(&rec, i), cl[i]);
+    ck_assert_int_eq(dcpi_tracefile_next(r, &rec, &tr, err), 1);
+    ck_assert_int_eq(rec.type, DCPI_TRACEFILE_TRACE);
+    ck_assert_uint_eq(rec.pid, 42);
+    ck_assert_uint_eq(rec.len, sizeof a);
+    ck_assert_mem_eq(rec.data, a, sizeof a);
+    for (int i = 0; i < 2; i++) { /* all 0, none: TRACE only */
+        ck_assert_int_eq(dcpi_tracefile_next(r, &rec, &tr, err), 1);
+        ck_assert_int_eq(rec.type, DCPI_TRACEFILE_TRACE);
+        ck_assert_uint_eq(rec.pid, 43);
+    }
+    ck_assert_msg(dcpi_tracefile_next(r, &rec, &tr, err) == 0, "%s", err);
+    ck_assert_uint_eq(tr.traces, 3);
+    ck_assert_uint_eq(tr.clusters, 1);
+    dcpi_tracefile_reader_close(r);
+}
+END_TEST
+
+/* The record at off gets body length len (its bytes as they are) and a right CRC. */
+static void set_record(uint8_t *b, size_t off, uint32_t len)
+{
+    memcpy(b + off + 4, &len, 4);
+    uint32_t crc = (uint32_t)crc32(0L, b + off + 12, (uInt)len);
+    memcpy(b + off + 8, &crc, 4);
+}
+
+/* A CLUSTER record whose length does not hold its n (with a right checksum) is malformed, as is
+ * one with flags; the records before it are good. */
+START_TEST(test_cluster_malformed)
+{
+    uint8_t t[300];
+    static const uint64_t cl[4] = {1, 1, 2, 2};
+    fill(t, sizeof t, 1);
+    dcpi_tracefile_t *w = open_w(0);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(w));
+    ck_assert_int_eq(dcpi_tracefile_trace(w, 5, t, sizeof t), 0);
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 5, t, sizeof t, cl, 4), 0);
+    ck_assert_int_eq(dcpi_tracefile_close(w, NULL), 0);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    uint8_t buf[4096], b[4096];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    size_t crec = len - 52 - (12 + 8 + sizeof t) - (12 + 8 + 4 * 8); /* the CLUSTER record */
+    ck_assert_uint_eq(buf[crec], DCPI_TRACEFILE_CLUSTER);
+    int n;
+    char err[DCPI_ERRLEN] = "";
+    ck_assert_msg(read_all(path, &n, err) == 0, "%s", err);
+    ck_assert_int_eq(n, 2);
+
+    memcpy(b, buf, len);
+    b[crec + 12 + 4] = 5; /* n 5, room for 4 */
+    set_record(b, crec, 8 + 4 * 8);
+    expect_bad(path, b, len, DCPI_EFORMAT, "CLUSTER: 40 bytes do not hold its count");
+    ck_assert_int_eq(read_all(path, &n, err), DCPI_EFORMAT);
+    ck_assert_int_eq(n, 1); /* the TRACE before it */
+    memcpy(b, buf, len);
+    set_record(b, crec, 8 + 4 * 8 - 3); /* not whole numbers */
+    expect_bad(path, b, len, DCPI_EFORMAT, "CLUSTER: 37 bytes do not hold its count");
+    memcpy(b, buf, len);
+    set_record(b, crec, 4); /* shorter than pid and n */
+    expect_bad(path, b, len, DCPI_EFORMAT, "CLUSTER: 4 bytes");
+    memcpy(b, buf, len);
+    b[crec + 1] = DCPI_TRACEFILE_FLAG_ZLIB; /* flags are TRACE's only */
+    expect_bad(path, b, len, DCPI_EFORMAT, "bad record header (type 5, flags 0x1");
+    memcpy(b, buf, len);
+    b[crec] = 6; /* a type after CLUSTER: unknown */
+    expect_bad(path, b, len, DCPI_EFORMAT, "bad record header (type 6");
+}
+END_TEST
+
+/* The bound takes a CLUSTER and its TRACE together or refuses both (two records). */
+START_TEST(test_cluster_bound)
+{
+    uint8_t t[1000];
+    uint64_t cl[10];
+    fill(t, sizeof t, 1);
+    for (int i = 0; i < 10; i++)
+        cl[i] = (uint64_t)i / 3 + 1;
+    dcpi_tracefile_t *w = open_w(4096);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(w));
+    int ok = 0, refused = 0;
+    for (int i = 0; i < 10; i++) {
+        int rc = dcpi_tracefile_trace_clustered(w, 1, t, sizeof t, cl, 10);
+        ok += rc == 0;
+        refused += rc == DCPI_EFULL;
+    }
+    ck_assert_int_eq(ok + refused, 10);
+    ck_assert_int_ge(ok, 2);
+    ck_assert_int_ge(refused, 5);
+    ck_assert_int_eq(dcpi_tracefile_close(w, NULL), DCPI_EFULL);
+    dcpi_tracefile_reader_t *r = open_r(path);
+    dcpi_tracefile_record_t rec;
+    dcpi_tracefile_stats_t tr;
+    int n = 0, rc, prev = 0;
+    while ((rc = dcpi_tracefile_next(r, &rec, &tr, NULL)) > 0) {
+        ck_assert_int_eq(rec.type, n % 2 ? DCPI_TRACEFILE_TRACE : DCPI_TRACEFILE_CLUSTER);
+        prev = rec.type;
+        n++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(prev, DCPI_TRACEFILE_TRACE);
+    ck_assert_int_eq(n, 2 * ok);
+    ck_assert_uint_eq(tr.clusters, (uint64_t)ok);
+    ck_assert_uint_eq(tr.refused, 2 * (uint64_t)refused);
+    ck_assert_uint_eq(tr.refused_bytes, (uint64_t)refused * (sizeof t + 8 + 10 * 8));
+    dcpi_tracefile_reader_close(r);
+    unlink(path);
+
+    /* room for the TRACE alone, not with its CLUSTER: neither is written */
+    dcpi_tracefile_t *probe = open_w(0); /* the header's bytes */
+    dcpi_tracefile_stats_t st;
+    dcpi_tracefile_stats(probe, &st);
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(probe));
+    ck_assert_int_eq(dcpi_tracefile_close(probe, NULL), 0);
+    unlink(path);
+    uint64_t trace_room = st.bytes + (12 + 8 + sizeof t) + (12 + 40);
+    w = open_w(trace_room + 12 + 8 + 10 * 8 - 1);
+    snprintf(path, sizeof path, "%s", dcpi_tracefile_path(w));
+    ck_assert_int_eq(dcpi_tracefile_trace_clustered(w, 1, t, sizeof t, cl, 10), DCPI_EFULL);
+    ck_assert_int_eq(dcpi_tracefile_trace(w, 1, t, sizeof t), DCPI_EFULL); /* full: later too */
+    dcpi_tracefile_stats(w, &st);
+    ck_assert_uint_eq(st.refused, 3);
+    ck_assert_uint_eq(st.traces + st.clusters, 0);
+    ck_assert_int_eq(dcpi_tracefile_close(w, NULL), DCPI_EFULL);
+    ck_assert_int_eq(read_all(path, &n, NULL), 0);
+    ck_assert_int_eq(n, 0);
+}
+END_TEST
+
 START_TEST(test_map_range)
 {
     dcpi_image_info_t info = {0};
@@ -354,6 +522,9 @@ int main(void)
     tcase_add_test(tc, test_torn_tail);
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_bound);
+    tcase_add_test(tc, test_cluster_round_trip);
+    tcase_add_test(tc, test_cluster_malformed);
+    tcase_add_test(tc, test_cluster_bound);
     tcase_add_test(tc, test_map_range);
     tcase_add_test(tc, test_open_errors);
     suite_add_tcase(s, tc);

@@ -7,7 +7,8 @@
  * mask, and a flush into a value-profile file read back with dcpi_vprof_read. The worker path
  * (opts.isolate, core/plugin/vpworker.c): the same counts through worker processes, and plugins
  * that crash, hang or return too many samples disabled with their reason while the others go on;
- * the recorder (opts.record): a segment read back with the tracefile reader; the cluster counters
+ * the recorder (opts.record): a segment read back with the tracefile reader, the CLUSTER record
+ * of a trace's clustered entries; the cluster counters
  * (core/values/cluster.c) of breakpoint hits fed with their cluster numbers.
  */
 #include <check.h>
@@ -563,6 +564,66 @@ START_TEST(test_cluster_across_traces)
 }
 END_TEST
 
+/* The recorder keeps the clusters of its entries: a trace with clustered entries is written
+ * right after a CLUSTER record of its entries' clusters in entry order, one without (cluster
+ * 0 only) alone. */
+START_TEST(test_record_clusters)
+{
+    const char *const p[] = {CLASSIC, NULL};
+    char dir[] = "/tmp/check_values.XXXXXX", err[DCPI_ERRLEN] = "", cmd[128], seg[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    base = (dcpi_values_opts_t){.record = 1};
+    load_plugins(p, 1000000);
+    dcpi_values_flush_info_t fi = {.db = dir,
+                                   .epoch = "202601010000",
+                                   .platform = "test",
+                                   .event = "cpu-clock",
+                                   .period = 500000,
+                                   .cpuspeed = 1000,
+                                   .cpucount = 2};
+    ck_assert_msg(dcpi_values_new_epoch(vt, &fi, err) == 0, "%s", err);
+    const uint64_t A = (uint64_t)getpid() << 32 | 1, B = (uint64_t)getpid() << 32 | 2;
+    const uint64_t c[] = {A, 0, B, A, B, A}, v[] = {5, 6, 5, 5, 7, 5};
+    for (int i = 0; i < 6; i++)
+        hit(c[i], 1000000ull * (i + 1), v[i]);
+    dcpi_values_end_drain(vt);
+    for (int i = 0; i < 3; i++) /* not clustered: no CLUSTER record */
+        hit(0, 10000000ull * (i + 1), 5);
+    dcpi_values_end_drain(vt);
+    assert_clusters(summary(0, LEA_IP), 2, 5, 13, 11); /* live, as two_clusters */
+    dcpi_tracefile_stats_t rs;
+    ck_assert_int_eq(dcpi_values_record_stats(vt, &rs), 0);
+    ck_assert_uint_eq(rs.traces, 2);
+    ck_assert_uint_eq(rs.clusters, 1);
+    snprintf(seg, sizeof seg, "%s/202601010000/test/values.trace/trace-%d-0.dtr", dir,
+             (int)getpid());
+    teardown(); /* closes the segment */
+    dcpi_tracefile_reader_t *r;
+    ck_assert_msg(dcpi_tracefile_reader_open(seg, &r, err) == 0, "%s", err);
+    dcpi_tracefile_record_t rec;
+    int types[8], n = 0, rc;
+    while ((rc = dcpi_tracefile_next(r, &rec, NULL, err)) == 1) {
+        ck_assert_int_lt(n, 8);
+        types[n++] = rec.type;
+        if (rec.type == DCPI_TRACEFILE_CLUSTER) {
+            ck_assert_uint_eq(rec.pid, (unsigned)getpid());
+            ck_assert_uint_eq(rec.nclusters, 6);
+            for (uint32_t i = 0; i < 6; i++)
+                ck_assert_uint_eq(dcpi_tracefile_cluster_at(&rec, i), c[i]);
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(types[0], DCPI_TRACEFILE_MAP);
+    ck_assert_int_eq(types[1], DCPI_TRACEFILE_CLUSTER); /* right before its TRACE */
+    ck_assert_int_eq(types[2], DCPI_TRACEFILE_TRACE);
+    ck_assert_int_eq(types[3], DCPI_TRACEFILE_TRACE);
+    dcpi_tracefile_reader_close(r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Samples of cluster 0 are no cluster's: all counters stay 0; mixed with clustered ones in a
  * trace, only those count (the vsamples are matched to their entries in order). */
 START_TEST(test_cluster_zero_uncounted)
@@ -609,6 +670,7 @@ int main(void)
     tcase_add_test(tc, test_worker_too_many);
     tcase_add_test(tc, test_worker_badptr);
     tcase_add_test(tc, test_record_segment);
+    tcase_add_test(tc, test_record_clusters);
     tcase_add_test(tc, test_clusters_counted);
     tcase_add_test(tc, test_worker_clusters_counted);
     tcase_add_test(tc, test_cluster_across_traces);

@@ -16,6 +16,7 @@
 #define DCPI_TF_SEEN_PAIR    16 /* SEEN: pc u64, key u32, count u32 */
 #define DCPI_TF_TRAILER_BODY 40 /* END: maps, traces, seen, refused, refused_bytes u64 */
 #define DCPI_TF_MAP_FIXED    48 /* MAP: pid, zero u32, start, end, delta, tstart, tsize u64 */
+#define DCPI_TF_CLUSTER_NUM  8  /* CLUSTER: one cluster number u64 (after pid u32, n u32) */
 
 static const dcpi_hdr_key_t dcpi__tracefile_keys[] = {
     {"epoch", DCPI_HDR_EPOCH, true},      {"platform", DCPI_HDR_ANY, true},

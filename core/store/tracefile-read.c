@@ -1,8 +1,9 @@
 /*
  * tracefile-read.c - the reader of recorded value traces (dcpireplay): a segment read whole,
- * its records checked (header, CRC, bounds, strings, trailer counts) and handed out one by one;
- * a torn tail is reported as such. Also the listing of a values.trace directory. Format in
- * tracefile.h and docs/dcpireplay.md; the writer is tracefile-write.c.
+ * its records checked (header, CRC, bounds, strings, trailer counts) and handed out one by one
+ * (MAP, TRACE, SEEN, CLUSTER); a torn tail is reported as such. Also the listing of a
+ * values.trace directory. Format in tracefile.h and docs/dcpireplay.md; the writer is
+ * tracefile-write.c.
  */
 #include "core/store/tracefile-int.h"
 
@@ -28,7 +29,7 @@ struct dcpi_tracefile_reader {
     dcpi_hdr_t hdr;
     int state; /* 0, or the sticky result (0 after the trailer is kept as done) */
     int done;
-    uint64_t nmaps, ntraces, nseen;
+    uint64_t nmaps, ntraces, nseen, nclusters;
     uint8_t *out; /* decompressed trace */
     size_t outcap;
     char str[3][65536 + 1];
@@ -185,6 +186,19 @@ static int read_seen(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
     return 1;
 }
 
+static int read_cluster(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len,
+                        dcpi_tracefile_record_t *rec, char *err)
+{
+    if (len < 8 || (len - 8) % DCPI_TF_CLUSTER_NUM ||
+        (len - 8) / DCPI_TF_CLUSTER_NUM != dcpi__get_le32(b + 4))
+        return rerr(r, err, DCPI_EFORMAT, "CLUSTER: %zu bytes do not hold its count", len);
+    rec->pid = dcpi__get_le32(b);
+    rec->nclusters = dcpi__get_le32(b + 4);
+    rec->clusters = b + 8;
+    r->nclusters++;
+    return 1;
+}
+
 static int read_end(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len, size_t next,
                     dcpi_tracefile_stats_t *trailer, char *err)
 {
@@ -206,6 +220,7 @@ static int read_end(dcpi_tracefile_reader_t *r, const uint8_t *b, size_t len, si
         trailer->maps = r->nmaps;
         trailer->traces = r->ntraces;
         trailer->seen = r->nseen;
+        trailer->clusters = r->nclusters;
         trailer->refused = dcpi__get_le64(b + 24);
         trailer->refused_bytes = dcpi__get_le64(b + 32);
         trailer->bytes = r->len;
@@ -232,7 +247,7 @@ int dcpi_tracefile_next(dcpi_tracefile_reader_t *r, dcpi_tracefile_record_t *rec
         return rerr(r, err, DCPI_ETRUNC, "torn tail: %zu bytes of a record header", left);
     const uint8_t *h = r->buf + r->pos;
     size_t len = dcpi__get_le32(h + 4);
-    if (h[0] < DCPI_TRACEFILE_MAP || h[0] > DCPI_TRACEFILE_END || dcpi__get_le16(h + 2) != 0 ||
+    if (h[0] < DCPI_TRACEFILE_MAP || h[0] > DCPI_TRACEFILE_CLUSTER || dcpi__get_le16(h + 2) != 0 ||
         (h[1] & ~(h[0] == DCPI_TRACEFILE_TRACE ? DCPI_TRACEFILE_FLAG_ZLIB : 0u)) ||
         len > DCPI_TRACEFILE_MAXREC)
         return rerr(r, err, DCPI_EFORMAT, "bad record header (type %u, flags 0x%x, %zu bytes)",
@@ -257,6 +272,9 @@ int dcpi_tracefile_next(dcpi_tracefile_reader_t *r, dcpi_tracefile_record_t *rec
     case DCPI_TRACEFILE_SEEN:
         rc = read_seen(r, b, len, rec, err);
         break;
+    case DCPI_TRACEFILE_CLUSTER:
+        rc = read_cluster(r, b, len, rec, err);
+        break;
     default:
         return read_end(r, b, len, next, trailer, err);
     }
@@ -272,6 +290,11 @@ void dcpi_tracefile_seen_at(const dcpi_tracefile_record_t *rec, uint32_t i, uint
     *pc = dcpi__get_le64(p);
     *key = dcpi__get_le32(p + 8);
     *count = dcpi__get_le32(p + 12);
+}
+
+uint64_t dcpi_tracefile_cluster_at(const dcpi_tracefile_record_t *rec, uint32_t i)
+{
+    return dcpi__get_le64(rec->clusters + (size_t)i * DCPI_TF_CLUSTER_NUM);
 }
 
 static int cmp_names(const void *a, const void *b)

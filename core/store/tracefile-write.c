@@ -1,7 +1,7 @@
 /*
  * tracefile-write.c - the segment writer of recorded value traces (dcpid -vrecord): the header,
- * MAP, TRACE (compressed when that pays), SEEN and END records, the size bound, and the mapping
- * of a sampled pc's mapping to a MAP (dcpi_tracefile_map_range). Format in tracefile.h and
+ * MAP, TRACE (compressed when that pays), CLUSTER, SEEN and END records, the size bound, and the
+ * mapping of a sampled pc's mapping to a MAP (dcpi_tracefile_map_range). Format in tracefile.h and
  * docs/dcpireplay.md; the reader is tracefile-read.c.
  */
 #include "core/store/tracefile-int.h"
@@ -46,6 +46,8 @@ struct dcpi_tracefile {
     uint8_t seen[SEEN_MAX * DCPI_TF_SEEN_PAIR];
     uint8_t *rec; /* scratch for one record */
     size_t reccap;
+    uint8_t *crec; /* scratch for the CLUSTER record written before the TRACE in rec */
+    size_t creccap;
 };
 
 /* ---------------------------------------------------------------- writer */
@@ -86,8 +88,10 @@ static int fits(const dcpi_tracefile_t *w, size_t size, int trailer)
     return w->st.bytes + size + TRAILER_SIZE <= w->max;
 }
 
-/* Write the record whose body is in w->rec[12..12+len): header then body, one write. */
-static int emit(dcpi_tracefile_t *w, int type, unsigned flags, size_t len, uint64_t raw)
+/* Write the record whose body is in h[12..12+len) (h: w->rec or w->crec): header then body,
+ * one write. */
+static int emit_at(dcpi_tracefile_t *w, uint8_t *h, int type, unsigned flags, size_t len,
+                   uint64_t raw)
 {
     if (w->error)
         return w->error;
@@ -97,7 +101,6 @@ static int emit(dcpi_tracefile_t *w, int type, unsigned flags, size_t len, uint6
         w->st.refused_bytes += raw;
         return DCPI_EFULL;
     }
-    uint8_t *h = w->rec;
     h[0] = (uint8_t)type;
     h[1] = (uint8_t)flags;
     dcpi__put_le16(h + 2, 0);
@@ -108,6 +111,12 @@ static int emit(dcpi_tracefile_t *w, int type, unsigned flags, size_t len, uint6
         return werr(w, rc, "%s: write: %s", w->path, dcpi_strerror(rc));
     w->st.bytes += DCPI_TRACEFILE_RECHDR + len;
     return 0;
+}
+
+/* The record whose body is in w->rec[12..12+len). */
+static int emit(dcpi_tracefile_t *w, int type, unsigned flags, size_t len, uint64_t raw)
+{
+    return emit_at(w, w->rec, type, flags, len, raw);
 }
 
 static uint64_t dir_bytes(const char *dir)
@@ -380,15 +389,13 @@ static size_t try_compress(dcpi_tracefile_t *w, const void *buf, size_t len)
     return (uint64_t)clen * 4 <= (uint64_t)len * 3 ? (size_t)clen : 0;
 }
 
-int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len)
+/* The TRACE record of buf (pid, raw length, the bytes compressed when that pays) into w->rec:
+ * its body length and flags. */
+static int build_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len, size_t *body,
+                       unsigned *flags)
 {
-    if (!w || (!buf && len) || len > DCPI_TRACEFILE_MAXREC - 8)
-        return DCPI_EINVAL;
-    int rc = flush_seen(w);
-    if (rc < 0 && rc != DCPI_EFULL)
-        return rc;
     size_t clen = try_compress(w, buf, len);
-    unsigned flags = clen ? DCPI_TRACEFILE_FLAG_ZLIB : 0;
+    *flags = clen ? DCPI_TRACEFILE_FLAG_ZLIB : 0;
     if (!clen) {
         if (reserve(w, DCPI_TRACEFILE_RECHDR + 8 + len) < 0)
             return werr(w, DCPI_ENOMEM, "%s: out of memory", w->path);
@@ -397,12 +404,72 @@ int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, siz
     }
     dcpi__put_le32(w->rec + DCPI_TRACEFILE_RECHDR, pid);
     dcpi__put_le32(w->rec + DCPI_TRACEFILE_RECHDR + 4, (uint32_t)len);
-    rc = emit(w, DCPI_TRACEFILE_TRACE, flags, 8 + (clen ? clen : len), len);
+    *body = 8 + (clen ? clen : len);
+    return 0;
+}
+
+static int emit_trace(dcpi_tracefile_t *w, unsigned flags, size_t body, size_t len)
+{
+    int rc = emit(w, DCPI_TRACEFILE_TRACE, flags, body, len);
     if (rc == 0) {
         w->st.traces++;
         w->st.compressed += flags != 0;
     }
     return rc;
+}
+
+/* The CLUSTER record of pid's n entries into w->crec: its body length, or 0 (ENOMEM). */
+static size_t build_cluster(dcpi_tracefile_t *w, unsigned pid, const uint64_t *clusters, uint32_t n)
+{
+    size_t len = 8 + (size_t)n * DCPI_TF_CLUSTER_NUM;
+    if (dcpi__grow((void **)&w->crec, &w->creccap, DCPI_TRACEFILE_RECHDR + len, 1) < 0)
+        return 0;
+    uint8_t *b = w->crec + DCPI_TRACEFILE_RECHDR;
+    dcpi__put_le32(b, pid);
+    dcpi__put_le32(b + 4, n);
+    for (uint32_t i = 0; i < n; i++)
+        dcpi__put_le64(b + 8 + (size_t)i * DCPI_TF_CLUSTER_NUM, clusters[i]);
+    return len;
+}
+
+int dcpi_tracefile_trace_clustered(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len,
+                                   const uint64_t *clusters, uint32_t n)
+{
+    if (!w || (!buf && len) || len > DCPI_TRACEFILE_MAXREC - 8 || (!clusters && n) ||
+        n > (DCPI_TRACEFILE_MAXREC - 8) / DCPI_TF_CLUSTER_NUM)
+        return DCPI_EINVAL;
+    uint32_t any = 0;
+    while (any < n && clusters[any] == 0)
+        any++;
+    int rc = flush_seen(w); /* nothing between a CLUSTER and its TRACE */
+    if (rc < 0 && rc != DCPI_EFULL)
+        return rc;
+    size_t body = 0;
+    unsigned flags = 0;
+    if ((rc = build_trace(w, pid, buf, len, &body, &flags)) < 0)
+        return rc;
+    if (any == n)
+        return emit_trace(w, flags, body, len);
+    size_t cbody = build_cluster(w, pid, clusters, n);
+    if (w->error)
+        return w->error;
+    if (!cbody)
+        return werr(w, DCPI_ENOMEM, "%s: out of memory", w->path);
+    if (!fits(w, 2 * DCPI_TRACEFILE_RECHDR + cbody + body, 0)) { /* the two, or neither */
+        w->full = 1;
+        w->st.refused += 2;
+        w->st.refused_bytes += cbody + len;
+        return DCPI_EFULL;
+    }
+    if ((rc = emit_at(w, w->crec, DCPI_TRACEFILE_CLUSTER, 0, cbody, cbody)) < 0)
+        return rc;
+    w->st.clusters++;
+    return emit_trace(w, flags, body, len);
+}
+
+int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len)
+{
+    return dcpi_tracefile_trace_clustered(w, pid, buf, len, NULL, 0);
 }
 
 void dcpi_tracefile_stats(const dcpi_tracefile_t *w, dcpi_tracefile_stats_t *out)
@@ -450,6 +517,7 @@ int dcpi_tracefile_close(dcpi_tracefile_t *w, char *err)
         drop_map(w, i);
     free(w->maps);
     free(w->rec);
+    free(w->crec);
     free(w);
     return rc;
 }

@@ -19,6 +19,13 @@
  *              were candidates but not admitted into a trace (rate limit), for "seen".
  *   END   (4): the trailer written on close: maps, traces, seen u64 (records written),
  *              refused u64 (records not recorded: bound reached), refused_bytes u64.
+ *   CLUSTER (5): pid u32, n u32, n x cluster u64: the cluster numbers (values.h,
+ *              dcpi_values_sample_t.cluster; 0: not clustered) of the n entries of the TRACE
+ *              record that immediately follows it, in entry order; written only when one of
+ *              them is not 0 (the inproc backend's arms), so the replayed hotlists get the live
+ *              ones' cluster counters. Not counted in END (whose layout stays).
+ * A reader before CLUSTER treats type 5 as a bad record (DCPI_EFORMAT: the records before it
+ * were good) and reads recordings without clustered entries as before; the version stays.
  * A crash mid-write leaves a readable prefix: the reader stops at a torn tail (a record that
  * runs past the end of the file, or no trailer) and says so.
  *
@@ -43,6 +50,7 @@ enum dcpi_tracefile_rec {
     DCPI_TRACEFILE_TRACE = 2,
     DCPI_TRACEFILE_SEEN = 3,
     DCPI_TRACEFILE_END = 4,
+    DCPI_TRACEFILE_CLUSTER = 5,
 };
 #define DCPI_TRACEFILE_FLAG_ZLIB 0x01u
 
@@ -63,6 +71,7 @@ typedef struct dcpi_tracefile_stats {
     uint64_t refused;            /* records not recorded (the bound was reached) */
     uint64_t refused_bytes;      /* their uncompressed bytes */
     uint64_t bytes;              /* bytes of all segments of the directory, this one included */
+    uint64_t clusters;           /* CLUSTER records written or read (not in the trailer) */
 } dcpi_tracefile_stats_t;
 
 typedef struct dcpi_tracefile dcpi_tracefile_t;
@@ -97,6 +106,14 @@ void dcpi_tracefile_forget_pid(dcpi_tracefile_t *w, unsigned pid);
  * are written first. 0, DCPI_EFULL (refused), DCPI_EINVAL, or a failed write's
  * code (DCPI_EIO, DCPI_ENOSPC, ...). */
 int dcpi_tracefile_trace(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len);
+
+/* The same with the cluster numbers of the trace's n entries (in entry order; clusters may be
+ * NULL when n is 0): when one of them is not 0, a CLUSTER record is written right before the
+ * TRACE record (pending SEEN pairs before both), and the bound takes or refuses the two
+ * together (a refused pair counts two records). Otherwise dcpi_tracefile_trace. n is not
+ * checked against the trace's entries (the reader of the TRACE counts them). */
+int dcpi_tracefile_trace_clustered(dcpi_tracefile_t *w, unsigned pid, const void *buf, size_t len,
+                                   const uint64_t *clusters, uint32_t n);
 
 /* count candidate samples of (pid, pc, key) not admitted into a trace. Buffered; written as
  * SEEN records (when 512 are pending, before each TRACE and at close). */
@@ -140,6 +157,9 @@ typedef struct dcpi_tracefile_record {
     /* SEEN: n triples (pc u64, key u32, count u32) little-endian, 16 bytes each */
     const uint8_t *pairs;
     uint32_t npairs;
+    /* CLUSTER: n cluster numbers u64 little-endian (dcpi_tracefile_cluster_at) */
+    const uint8_t *clusters;
+    uint32_t nclusters;
 } dcpi_tracefile_record_t;
 
 /* Read a segment; its header is parsed (malformed: DCPI_EFORMAT/DCPI_EVERSION, one line). */
@@ -152,13 +172,18 @@ const char *dcpi_tracefile_reader_get(const dcpi_tracefile_reader_t *r, const ch
  * read; *trailer, may be NULL, gets them); DCPI_ETRUNC at a torn tail (a record running past
  * the end, or the end of the file without a trailer): the records before it were good;
  * DCPI_EFORMAT for a bad record (checksum, unknown type, bad field, trailer mismatch, bytes
- * after the trailer). Errors are sticky and name the file and offset in err.
+ * after the trailer). A CLUSTER record is handed out like the others (its pairing with the
+ * next TRACE is the caller's: dcpireplay checks n against the TRACE's entries). Errors are sticky
+ * and name the file and offset in err.
  */
 int dcpi_tracefile_next(dcpi_tracefile_reader_t *r, dcpi_tracefile_record_t *rec,
                         dcpi_tracefile_stats_t *trailer, char *err);
 /* SEEN triple i of rec. */
 void dcpi_tracefile_seen_at(const dcpi_tracefile_record_t *rec, uint32_t i, uint64_t *pc,
                             uint32_t *key, uint32_t *count);
+/* Cluster number i (< rec->nclusters) of a CLUSTER record: that of the i-th entry of the
+ * TRACE record after it. */
+uint64_t dcpi_tracefile_cluster_at(const dcpi_tracefile_record_t *rec, uint32_t i);
 
 /* The segment files of dir (names ending in .dtr), sorted; caller frees with
  * dcpi_db_free_list. DCPI_ENOENT when dir does not exist. */

@@ -180,14 +180,17 @@ static void rec_hand_over(dcpi_values_t *vt, void *owner)
     dcpi__values_rec_hand_over(vt);
 }
 
-/* The recorder's MAP of the sample's mapping (first try only), then its entry: 0 or
- * DCPI_EFULL / DCPI_E*. */
+/* The recorder's MAP of the sample's mapping (first try only), then its entry and the entry's
+ * cluster: 0 or DCPI_EFULL / DCPI_E*. */
 static int rec_write(void *arg, int retry)
 {
     const rec_arg_t *a = arg;
     if (!retry)
         dcpi__values_rec_map(a->vt, a->img, a->start, a->pgoff, a->s);
-    return append(a->vt, &a->vt->rec.enc, a->insn, a->s, a->kinds, a->n, a->values, a->missing);
+    int rc = append(a->vt, &a->vt->rec.enc, a->insn, a->s, a->kinds, a->n, a->values, a->missing);
+    if (rc == 0)
+        dcpi__values_rec_cluster(a->vt, a->s->cluster);
+    return rc;
 }
 
 /* Append the sample's entry with the recording vlist to the recorder's trace. */

@@ -49,19 +49,41 @@ int dcpi__values_rec_build(dcpi_values_t *vt)
     return 0;
 }
 
-/* Write the recorder's pending trace into the segment and start a new one. */
+/* Start an empty recorder trace. */
+static void rec_reset(dcpi_values_recorder_t *r)
+{
+    trace_encoder_init(&r->enc, r->buf, DCPI_VALUES_BUF_BYTES);
+    r->any_cluster = 0;
+}
+
+void dcpi__values_rec_cluster(dcpi_values_t *vt, uint64_t cluster)
+{
+    dcpi_values_recorder_t *r = &vt->rec;
+    unsigned n = trace_encoder_entries(&r->enc);
+    if (n == 0 || n > VSAMPLE_BUFFER_SIZE)
+        return; /* (dcpi__values_write hands over at VSAMPLE_BUFFER_SIZE entries) */
+    r->clusters[n - 1] = cluster;
+    r->any_cluster |= cluster != 0;
+}
+
+/* Write the recorder's pending trace into the segment (with the CLUSTER record of its entries'
+ * clusters when one is not 0) and start a new one. */
 void dcpi__values_rec_hand_over(dcpi_values_t *vt)
 {
     dcpi_values_recorder_t *r = &vt->rec;
     if (!r->tf)
         return;
-    if (trace_encoder_entries(&r->enc)) {
-        int rc = dcpi_tracefile_trace(r->tf, r->enc.pid, r->buf, trace_encoder_size(&r->enc));
+    unsigned n = trace_encoder_entries(&r->enc);
+    int cl = r->any_cluster && n <= VSAMPLE_BUFFER_SIZE;
+    if (n) {
+        int rc =
+            dcpi_tracefile_trace_clustered(r->tf, r->enc.pid, r->buf, trace_encoder_size(&r->enc),
+                                           cl ? r->clusters : NULL, cl ? n : 0);
         if (rc < 0 && rc != DCPI_EFULL && !r->error_logged++)
             dcpi__log(DCPI_LOG_ERR, "vrecord: %s: %s", dcpi_tracefile_path(r->tf),
                       dcpi_strerror(rc));
     }
-    trace_encoder_init(&r->enc, r->buf, DCPI_VALUES_BUF_BYTES);
+    rec_reset(r);
 }
 
 /* Hand the recorder's trace over and close its segment; refusals and errors are logged. */
@@ -142,7 +164,7 @@ int dcpi_values_new_epoch(dcpi_values_t *vt, const dcpi_values_flush_info_t *fi,
                                   .hotsize = vt->o.hotsize};
     vt->rec.map_pid = 0;
     vt->rec.error_logged = 0;
-    trace_encoder_init(&vt->rec.enc, vt->rec.buf, DCPI_VALUES_BUF_BYTES);
+    rec_reset(&vt->rec);
     return dcpi_tracefile_open(dir, &meta, vt->o.record_max, &vt->rec.tf, err);
 }
 

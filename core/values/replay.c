@@ -11,8 +11,11 @@
  * pid, tid, time, contexts flag) and the entry with the plugin's vlist (values looked up by kind
  * in the recorded entry, absent kinds missing) to the plugin's trace, which the pipeline hands
  * to the plugin's worker as dcpid does (full, VSAMPLE_BUFFER_SIZE entries, another pid, before
- * pid's mappings change, at the end of a segment). SEEN pairs add to "seen". At the end the
- * pipeline writes the value profiles (origin values.replay; a disabled plugin's are not).
+ * pid's mappings change, at the end of a segment). SEEN pairs add to "seen". A CLUSTER record
+ * gives the entries of the TRACE record after it their clusters (the inproc backend's arms),
+ * which the pipeline turns into the summaries' cluster counters as it does live; a TRACE
+ * without one has none (0). At the end the pipeline writes the value profiles (origin
+ * values.replay; a disabled plugin's are not).
  */
 #include "core/base/progress.h"
 #include "core/values/backend.h"
@@ -59,8 +62,19 @@ typedef struct replay {
     int have_meta;
     unsigned hotsize;
     trace_parser_t in;
-    char dir[4096]; /* DB/<epoch>/<platform>/values.trace */
-    char **seg;     /* its segment files, replayed in turn (one per drain) */
+    /* The clusters of the next TRACE's entries (a CLUSTER record just read): ncl of pid cl_pid,
+     * from the record at cl_offset; have_cl: pending. cl_count: the parser that counts the
+     * TRACE's entries first (a CLUSTER of another count is ignored). */
+    uint64_t *cl;
+    size_t capcl;
+    uint32_t ncl;
+    unsigned cl_pid;
+    uint64_t cl_offset;
+    int have_cl;
+    trace_parser_t cl_count;
+    char cl_first[DCPI_ERRLEN]; /* the first CLUSTER record ignored, said at the end */
+    char dir[4096];             /* DB/<epoch>/<platform>/values.trace */
+    char **seg;                 /* its segment files, replayed in turn (one per drain) */
     size_t nseg, next;
     int rc; /* the first failure (err), which ends the replay */
     char err[DCPI_ERRLEN];
@@ -207,7 +221,7 @@ static int make_pipeline(replay_t *r, char *err)
 /* The entry the input parser just returned, with p's vlist for its key, appended to p's trace
  * (handed over first when it holds another pid or VSAMPLE_BUFFER_SIZE entries, or is full). */
 static void feed(replay_t *r, unsigned plugin, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
-                 uint64_t c1, unsigned image)
+                 uint64_t c1, unsigned image, uint64_t cluster)
 {
     trace_value_t have[TRACE_VLIST_MAX], kinds[TRACE_VLIST_MAX];
     int n = dcpi_values_vlist(r->b.vt, plugin, inst->opc, kinds);
@@ -234,14 +248,15 @@ static void feed(replay_t *r, unsigned plugin, const trace_inst_t *inst, uint64_
                            .n = n,
                            .kinds = kinds,
                            .values = values,
-                           .missing = missing};
+                           .missing = missing,
+                           .cluster = cluster};
     r->st->fed += (uint64_t)dcpi_values_put(r->b.vt, plugin, &e, image);
 }
 
 /* ---------------------------------------------------------------- records */
 
 static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uint64_t c0,
-                         uint64_t c1)
+                         uint64_t c1, uint64_t cluster)
 {
     dcpi_values_t *vt = r->b.vt;
     dcpi_image_t *img = NULL;
@@ -253,15 +268,91 @@ static void replay_entry(replay_t *r, const trace_inst_t *inst, uint64_t pc, uin
         if (!mapped)
             dcpi_values_lost(vt, i); /* no MAP holds the pc: no image to count it in */
         else if (dcpi_values_admits(vt, i, img, off, inst))
-            feed(r, i, inst, pc, c0, c1, img->index);
+            feed(r, i, inst, pc, c0, c1, img->index, cluster);
     }
+}
+
+/* printf into out[n], truncated (a warning's text). */
+static void line_of(char *out, size_t n, const char *fmt, ...) DCPI_PRINTF(3, 4);
+static void line_of(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
+/* The pending CLUSTER record is ignored (why: its TRACE's pid or entries differ, or no TRACE
+ * comes right after it): counted, and the first one remembered for the warning at the end. */
+static void drop_clusters(replay_t *r, const char *seg, const char *why)
+{
+    if (!r->have_cl)
+        return;
+    r->have_cl = 0;
+    if (!r->st->bad_clusters++)
+        line_of(r->cl_first, sizeof r->cl_first,
+                "%s: offset %" PRIu64 ": CLUSTER record of %" PRIu32 " entries of pid %u: %s", seg,
+                r->cl_offset, r->ncl, r->cl_pid, why);
+}
+
+static void add_clusters(replay_t *r, const char *seg, const dcpi_tracefile_record_t *rec)
+{
+    r->st->clusters++;
+    if (dcpi__grow((void **)&r->cl, &r->capcl, rec->nclusters ? rec->nclusters : 1, sizeof *r->cl) <
+        0) { /* its TRACE is replayed without them */
+        if (!r->st->bad_clusters++)
+            line_of(r->cl_first, sizeof r->cl_first,
+                    "%s: offset %" PRIu64 ": CLUSTER record: out of memory", seg, rec->offset);
+        return;
+    }
+    for (uint32_t i = 0; i < rec->nclusters; i++)
+        r->cl[i] = dcpi_tracefile_cluster_at(rec, i);
+    r->ncl = rec->nclusters;
+    r->cl_pid = rec->pid;
+    r->cl_offset = rec->offset;
+    r->have_cl = 1;
+}
+
+/* The entries of the TRACE record as replay_trace reads them (to its first error). */
+static uint32_t count_entries(replay_t *r, const dcpi_tracefile_record_t *rec)
+{
+    uint32_t n = 0;
+    trace_parser_init(&r->cl_count, rec->data, rec->len);
+    while (trace_parser_next(&r->cl_count, NULL, NULL, NULL, NULL, 0) >= 0 &&
+           trace_parser_get_pid(&r->cl_count) == rec->pid && n < UINT32_MAX)
+        n++;
+    return n;
+}
+
+/* The clusters of the TRACE record's entries (the pending CLUSTER record's), NULL: none. */
+static const uint64_t *trace_clusters(replay_t *r, const char *seg,
+                                      const dcpi_tracefile_record_t *rec)
+{
+    if (!r->have_cl)
+        return NULL;
+    char why[64];
+    if (r->cl_pid != rec->pid) {
+        snprintf(why, sizeof why, "its TRACE is of pid %u", rec->pid);
+        drop_clusters(r, seg, why);
+        return NULL;
+    }
+    uint32_t n = count_entries(r, rec);
+    if (n != r->ncl) {
+        snprintf(why, sizeof why, "its TRACE has %" PRIu32 " entries", n);
+        drop_clusters(r, seg, why);
+        return NULL;
+    }
+    r->have_cl = 0;
+    return r->cl;
 }
 
 static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_record_t *rec)
 {
     trace_inst_t inst;
     uint64_t pc, c0, c1;
+    uint32_t i = 0; /* the entry's index in the trace */
     int rc;
+    const uint64_t *cl = trace_clusters(r, seg, rec);
     trace_parser_init(&r->in, rec->data, rec->len);
     while ((rc = trace_parser_next(&r->in, &inst, &pc, &c0, &c1, 0)) >= 0) {
         if (trace_parser_get_pid(&r->in) != rec->pid) {
@@ -270,7 +361,8 @@ static void replay_trace(replay_t *r, const char *seg, const dcpi_tracefile_reco
         }
         r->st->entries++;
         if (inst.opc < dcpi_values_nkeys(r->b.vt))
-            replay_entry(r, &inst, pc, c0, c1);
+            replay_entry(r, &inst, pc, c0, c1, cl ? cl[i] : 0);
+        i++;
     }
     if (rc == TRACE_PARSE_ERROR) {
         r->st->bad_traces++;
@@ -341,6 +433,8 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
     dcpi__progress_start(&pg, stderr, -1, 0, "dcpireplay: trace records");
     while ((rc = dcpi_tracefile_next(rd, &rec, &tr, why)) > 0) {
         dcpi__progress_update(&pg, ++nrec);
+        if (rec.type != DCPI_TRACEFILE_TRACE) /* a CLUSTER is for the record right after it */
+            drop_clusters(r, seg, "no TRACE record after it");
         if (rec.type == DCPI_TRACEFILE_MAP) {
             r->st->maps++;
             if (add_map(r, &rec) < 0)
@@ -348,11 +442,14 @@ static int replay_records(replay_t *r, dcpi_tracefile_reader_t *rd, const char *
         } else if (rec.type == DCPI_TRACEFILE_TRACE) {
             r->st->traces++;
             replay_trace(r, seg, &rec);
+        } else if (rec.type == DCPI_TRACEFILE_CLUSTER) {
+            add_clusters(r, seg, &rec);
         } else {
             replay_seen(r, &rec);
         }
     }
     dcpi__progress_done(&pg);
+    drop_clusters(r, seg, "no TRACE record after it");
     if (rc == 0)
         r->st->not_recorded += tr.refused;
     else if (rc == DCPI_ETRUNC)
@@ -431,6 +528,11 @@ static void count(replay_t *r)
         r->st->plugin_errors += s->errors;
         r->st->disabled += s->disabled != 0;
     }
+    if (r->st->bad_clusters)
+        say(r, DCPI_LOG_WARN,
+            "%" PRIu64 " CLUSTER record%s ignored (their entries replayed without clusters); the "
+            "first: %s",
+            r->st->bad_clusters, r->st->bad_clusters == 1 ? "" : "s", r->cl_first);
 }
 
 /* ---------------------------------------------------------------- the backend */
@@ -456,6 +558,7 @@ static void replay_free(dcpi_vbackend_t *b)
         free_image(r->img[i]);
     free(r->img);
     free(r->map);
+    free(r->cl);
     dcpi_db_free_list(r->seg, r->nseg);
     dcpi__hdr_free(&r->meta);
     free(r);

@@ -51,6 +51,9 @@ typedef struct dcpi_replay_stats {
     uint64_t disabled;      /* plugins disabled (crashed, hung, broke the buffer contract) */
     uint64_t not_recorded;  /* records the recorder refused (bound), from the trailers */
     uint64_t files;         /* value-profile files written */
+    uint64_t clusters;      /* CLUSTER records read (the clusters of their TRACE's entries) */
+    uint64_t bad_clusters;  /* CLUSTER records ignored: not followed by a TRACE of their pid
+                               with as many entries (said once, as a warning) */
 } dcpi_replay_stats_t;
 
 /*

@@ -92,6 +92,11 @@ typedef struct dcpi_values_recorder {
     uint32_t map_pid; /* the last mapping written (0: none) */
     uint64_t map_lo, map_hi;
     int error_logged;
+    /* The cluster of each entry of enc, in entry order (dcpi_values_sample_t.cluster), and
+     * whether one is not 0: then the hand-over writes them as a CLUSTER record before the
+     * TRACE record, for dcpireplay. Reset when the trace is handed over. */
+    uint64_t clusters[VSAMPLE_BUFFER_SIZE];
+    int any_cluster;
 } dcpi_values_recorder_t;
 
 typedef struct dcpi_values_bucket {
@@ -181,8 +186,11 @@ void dcpi__values_cluster_end(dcpi_values_clusters_t *c);
 int dcpi__values_rec_build(dcpi_values_t *vt);
 /* Close the segment (logging refusals or errors) and free the recorder's buffers. */
 void dcpi__values_rec_free(dcpi_values_t *vt);
-/* Write the recorder's pending trace into the segment and start a new one. */
+/* Write the recorder's pending trace into the segment (its entries' clusters as a CLUSTER
+ * record before it when one is not 0) and start a new one. */
 void dcpi__values_rec_hand_over(dcpi_values_t *vt);
+/* The cluster of the entry just appended to the recorder's trace. */
+void dcpi__values_rec_cluster(dcpi_values_t *vt, uint64_t cluster);
 /* pid's mappings change: hand its trace over and forget its MAPs. */
 void dcpi__values_rec_pid_event(dcpi_values_t *vt, pid_t pid);
 /* The recorder's MAP for the mapping of s->ip (written when it changes). */

@@ -1,6 +1,7 @@
 /*
  * tests/fuzz/fuzz_tracefile.c - libFuzzer harness for the recorded value-trace reader
- * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/store/tracefile-read.c, dtr-0.01), and
+ * (dcpi_tracefile_reader_open / dcpi_tracefile_next, core/store/tracefile-read.c, dtr-0.01 with
+ * MAP, TRACE, SEEN and CLUSTER records), and
  * the trace parser behind it on every TRACE record read. The input is one segment file. Records
  * carry a CRC-32 that random mutation almost never gets right, so each input is read twice:
  * as it is, and with every record's CRC recomputed (so the fuzzer reaches the record bodies).
@@ -30,7 +31,7 @@ static void parse_trace(const uint8_t *data, size_t len)
 static void check_record(const dcpi_tracefile_record_t *rec)
 {
     FUZZ_CHECK(rec->type == DCPI_TRACEFILE_MAP || rec->type == DCPI_TRACEFILE_TRACE ||
-               rec->type == DCPI_TRACEFILE_SEEN);
+               rec->type == DCPI_TRACEFILE_SEEN || rec->type == DCPI_TRACEFILE_CLUSTER);
     if (rec->type == DCPI_TRACEFILE_MAP)
         FUZZ_CHECK(rec->image_id && rec->imagedir && rec->path);
     if (rec->type == DCPI_TRACEFILE_TRACE) {
@@ -46,6 +47,13 @@ static void check_record(const dcpi_tracefile_record_t *rec)
             sum += count;
         }
         (void)sum;
+    }
+    if (rec->type == DCPI_TRACEFILE_CLUSTER) {
+        uint64_t x = 0;
+        FUZZ_CHECK(rec->clusters || rec->nclusters == 0);
+        for (uint32_t i = 0; i < rec->nclusters; i++)
+            x ^= dcpi_tracefile_cluster_at(rec, i);
+        (void)x;
     }
 }
 

@@ -246,8 +246,9 @@ static int gen_stack(const char *name, int nimg, int nchains, int depth)
 }
 
 /* A recorded trace segment: maps, traces (one compressible), seen pairs; closed or torn. */
-static int gen_tracefile(const char *name, int ntraces, int close_it)
+static int gen_tracefile(const char *name, int ntraces, int close_it, int clustered)
 {
+    static uint64_t cl[512];
     char dir[] = "/tmp/dcpi-gen.XXXXXX", err[DCPI_ERRLEN];
     static uint8_t tbuf[8192];
     static trace_encoder_t e;
@@ -271,12 +272,15 @@ static int gen_tracefile(const char *name, int ntraces, int close_it)
         trace_encoder_init(&e, tbuf, sizeof tbuf);
         trace_encoder_burst(&e, 77, 77, 1000, 0);
         trace_value_t kinds[1] = {(trace_value_t)1};
-        for (int i = 0; i < 10 + t * 40; i++) {
+        int n = 10 + t * 40;
+        for (int i = 0; i < n; i++) {
             uint64_t v = (uint64_t)(i % 3);
             trace_encoder_entry(&e, &inst, 0x401000 + (uint64_t)(i % 4) * 3, 0, 0, 1, kinds, &v, 0);
+            cl[i] = i % 5 ? (uint64_t)(t * 100 + i / 8 + 1) : 0;
         }
         dcpi_tracefile_seen(w, 77, 0x401003, inst.opc, (uint32_t)(t + 1));
-        dcpi_tracefile_trace(w, 77, tbuf, trace_encoder_size(&e));
+        dcpi_tracefile_trace_clustered(w, 77, tbuf, trace_encoder_size(&e), cl,
+                                       clustered ? (uint32_t)n : 0);
     }
     if (close_it)
         rc = dcpi_tracefile_close(w, err);
@@ -326,8 +330,9 @@ int main(int argc, char **argv)
     bad |= gen_stack("one.stk", 1, 1, 1);
     bad |= gen_stack("deep.stk", 2, 6, 8);
     bad |= gen_stack("many.stk", 3, 20, 5);
-    bad |= gen_tracefile("empty.dtr", 0, 1);
-    bad |= gen_tracefile("two.dtr", 2, 1);
-    bad |= gen_tracefile("torn.dtr", 1, 0);
+    bad |= gen_tracefile("empty.dtr", 0, 1, 0);
+    bad |= gen_tracefile("two.dtr", 2, 1, 0);
+    bad |= gen_tracefile("torn.dtr", 1, 0, 0);
+    bad |= gen_tracefile("clustered.dtr", 3, 1, 1);
     return bad ? 1 : 0;
 }
