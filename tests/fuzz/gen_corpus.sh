@@ -2,7 +2,7 @@
 # tests/fuzz/gen_corpus.sh - (re)writes the seed corpora in tests/fuzz/corpus/<harness>/:
 # the golden files of tests/data, valid inputs made by dcpi's own encoders (gen_corpus.c), and
 # small hand-written text and ELF seeds. Run it by hand after a format change and commit the
-# result. Usage: tests/fuzz/gen_corpus.sh BUILD_DIR   (a build with libdcpi_internal.a built)
+# result. Usage: tests/fuzz/gen_corpus.sh BUILD_DIR   (a build with libdcpi_core.a built)
 set -eu
 build=${1:?usage: gen_corpus.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +20,7 @@ cp "$src/tests/data/golden-trace.bin" "$out/trace/golden-trace.bin"
 
 # Binary seeds from dcpi's encoders.
 cc -std=c11 -D_GNU_SOURCE -I"$src/include" -I"$src" -o "$tmp/gen_corpus" \
-    "$src/tests/fuzz/gen_corpus.c" "$build/libdcpi_internal.a" \
+    "$src/tests/fuzz/gen_corpus.c" "$build/libdcpi_core.a" \
     $(pkg-config --libs libdw libelf) -lZydis -lstdc++ -lm -ldl \
     $(pkg-config --libs libprotobuf-c zlib 2>/dev/null || true) -lpthread
 "$tmp/gen_corpus" "$out"
