@@ -97,7 +97,8 @@ struct agent_thread {
     uint8_t bp_armed[STEP_ARM_SLOTS], bp_index[STEP_ARM_SLOTS];
     uint16_t bp_hits[STEP_ARM_SLOTS]; /* executions the arm of each breakpoint took so far */
     uint16_t bp_cap[STEP_ARM_SLOTS];  /* and at most (the table's hits, g.hits) */
-    uint32_t rot, arm_seq;            /* arm_seq: the thread's arms so far (a hit's cluster) */
+    uint64_t last_hit; /* CLOCK_MONOTONIC of the last hit since the last tick that armed, 0: none */
+    uint32_t rot, arm_seq; /* arm_seq: the thread's arms so far (a hit's cluster) */
     uint64_t rng, period_ns;
     uint64_t rest_ns;  /* not 0: the next tick closes the arms still waiting (arm_close_tick),
                           then this remains of the sampling period */
@@ -695,6 +696,7 @@ static void arm_tick(uint64_t pc)
             }
     expire_arms(s, taken);
     self.arm_seq += m > 0;
+    self.last_hit = 0; /* the gap from the tick to the first hit is the program's */
     for (unsigned j = 0; j < m; j++) {
         unsigned i = want[(first + j) % nw];
         int k = pick[j];
@@ -755,6 +757,12 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     step_slot_t *s = step_ring_slot(g.hdr, (uint32_t)self.slot);
     int armed = self.bp_armed[k];
     unsigned nth = armed ? ++self.bp_hits[k] : 0;
+    uint64_t now = now_ns(), gap = now - self.last_hit;
+    if (armed && self.last_hit && gap < STEP_GAP_MAX_NS) { /* a hit's cost, for the budget */
+        atomic_fetch_add_explicit(&s->gap_ns, gap, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->gap_n, 1, memory_order_relaxed);
+    }
+    self.last_hit = armed ? now : self.last_hit;
     if (!armed || nth >= self.bp_cap[k]) {
         ioctl(self.bp_fd[k], PERF_EVENT_IOC_DISABLE, 0);
         self.bp_armed[k] = 0;
@@ -770,7 +778,7 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     }
     hit_prepare(regs, k);
     step_record_t *c = &self.cur;
-    c->time_ns = now_ns();
+    c->time_ns = now;
     c->burst = atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
     c->tid = (uint32_t)self.tid;
     c->index = self.bp_index[k];

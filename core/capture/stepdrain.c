@@ -74,6 +74,8 @@ void dcpi_stepdrain_add_ring(dcpi_step_stats_t *st, const step_ring_header_t *h)
         st->handler_ns += atomic_load(&s->handler_ns);
         st->handler_n += atomic_load(&s->handler_n);
         st->closes += atomic_load(&s->closes);
+        st->gap_ns += atomic_load(&s->gap_ns);
+        st->gap_n += atomic_load(&s->gap_n);
     }
     step_ring_header_t *w = (step_ring_header_t *)h;
     if (!atomic_load(&w->arm_mode))
@@ -278,6 +280,8 @@ static void free_done_slots(dcpi_stepdrain_t *d, ring_t *r)
         d->gone.handler_ns += atomic_exchange(&s->handler_ns, 0);
         d->gone.handler_n += atomic_exchange(&s->handler_n, 0);
         d->gone.closes += atomic_exchange(&s->closes, 0);
+        d->gone.gap_ns += atomic_exchange(&s->gap_ns, 0);
+        d->gone.gap_n += atomic_exchange(&s->gap_n, 0);
         for (int k = 0; k < STEP_END_COUNT; k++)
             d->gone.end_count[k] += atomic_exchange(&s->end_count[k], 0);
         atomic_store(&s->state, STEP_SLOT_FREE);

@@ -42,6 +42,7 @@ typedef struct dcpi_step_stats {
      * breakpoints a thread got (STEP_ARM_SLOTS: all); the time spent in the agent's arm-mode
      * handlers over the handler runs measured */
     uint64_t ticks, arms, hits, expired, dropped, handler_ns, handler_n, closes;
+    uint64_t gap_ns, gap_n; /* the gaps between an arm's hits under STEP_GAP_MAX_NS */
     unsigned arm_rings;
     int arm_errno;
     unsigned arm_bps;

@@ -27,8 +27,9 @@
 
 #define STEP_RING_MAGIC 0x54534344u /* "DCST" little-endian */
 /* 2: the arm mode (its table, counters, hit records); 3: a table of 16 targets; 4: an arm takes
- * up to DCPI_AGENT_HITS executions, each hit record says its arm and its place in it */
-#define STEP_RING_VERSION  4u
+ * up to DCPI_AGENT_HITS executions, each hit record says its arm and its place in it; 5: the
+ * gaps between an arm's hits */
+#define STEP_RING_VERSION  5u
 #define STEP_NREGS         24 /* perf's x86-64 user register order */
 #define STEP_RING_ENV      "DCPI_AGENT_RING"
 #define STEP_RATE_ENV      "DCPI_AGENT_RATE"      /* bursts per second of thread CPU time (100) */
@@ -148,7 +149,12 @@ typedef struct step_slot {
     _Atomic uint64_t ticks, arms, hits, expired, dropped;
     _Atomic uint64_t handler_ns, handler_n;
     _Atomic uint64_t closes; /* ticks that only closed the arms left waiting (agent.c) */
+    /* the time from one hit of the thread's arms to its next hit of them (whichever
+     * breakpoint), when under STEP_GAP_MAX_NS (CLOCK_MONOTONIC): in a loop, what a hit costs the
+     * thread, its trap and signal included, which no handler sees; gap_n such gaps */
+    _Atomic uint64_t gap_ns, gap_n;
 } step_slot_t;
+#define STEP_GAP_MAX_NS 50000ull
 
 typedef struct step_ring_header {
     uint32_t magic, version;
