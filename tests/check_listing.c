@@ -260,9 +260,10 @@ static double wilson_reach_pts(double p, double n)
 }
 
 /* Three values 80/10/10 in 10 clusters of 10 with D = 755: Pa = .66, Pw = 655/900, pooled
- * rho = (655/900 - .66) / .34 = .19935; each value's rho at its largest: .80 -> rho .34/.16,
- * .10 -> rho .34/.09 (.753): the rare values' n_eff is the smallest and their Wilson reach over
- * it is the bound, wider than the pooled n_eff would give any of them. */
+ * rho = (655/900 - .66) / .34 = .19935; each value's rho at its largest, rho .34 x 2/3 over
+ * p (1 - p): .80 -> / .16, .10 -> / .09 (.502): the rare values' n_eff is the smallest and
+ * their Wilson reach over it is the bound, wider than the pooled n_eff would give any of them;
+ * with an error bound (values may be unlisted) the 2/3 goes and the bound widens. */
 START_TEST(cluster_bound_takes_each_value_at_its_worst)
 {
     dcpi_vsummary_t *s = dcpi_vsummary_new(16);
@@ -277,13 +278,15 @@ START_TEST(cluster_bound_takes_each_value_at_its_worst)
     double worst = 0.0;
     const double share[2] = {0.8, 0.1};
     for (int i = 0; i < 2; i++) {
-        double r = rho * 0.34 / (share[i] * (1 - share[i]));
+        double r = rho * 0.34 * 2.0 / 3.0 / (share[i] * (1 - share[i]));
         double n = 100.0 / (1 + 9 * (r > 1 ? 1 : r)) * 0.9, w = wilson_reach_pts(share[i], n);
         worst = w > worst ? w : worst;
     }
     double b = dcpi_listing_share_bound(s);
     ck_assert_double_eq_tol(b, worst, 1e-9);
     ck_assert(b > wilson_reach_pts(0.8, pooled) && b > wilson_reach_pts(0.1, pooled));
+    s->err = 1; /* unlisted values possible: each value's spread may be all of it */
+    ck_assert(dcpi_listing_share_bound(s) > b + 100.0 / 100.0 - 1e-9);
     free(s);
 }
 END_TEST
@@ -323,13 +326,13 @@ START_TEST(cluster_bound_counts_how_alike_clusters_are)
     /* 3 pure clusters of value 0, 2 of value 1 and 5 of 6/4 (still 60/40), 10 of 10:
      * D = 5 x 100 + 5 x 52 = 760, Pw = 660/900 = 11/15, rho = (11/15 - 13/25) / (12/25)
      * = (16/75) x (25/12) = 4/9, deff = 1 + (10 - 1) x 4/9 = 5, n_eff = 100/5 x 9/10 = 18.
-     * The bound takes each value's correlation at its largest, rho (1 - Pa) / (p (1 - p)) =
-     * 4/9 x .48 / .24 = 8/9 (two values share one spread, so this is twice the truth here):
-     * deff 1 + 9 x 8/9 = 9, n_eff 100/9 x 9/10 = 10 */
+     * The bound takes each value's correlation at its largest, rho (1 - Pa) (k - 1) / k /
+     * (p (1 - p)) = 4/9 x .48 x 1/2 / .24 = 4/9: with two values each one's spread is exactly
+     * half of the pooled one, so the bound is the pooled n_eff's */
     s = clustered(10, 100, 1000, 760);
     ck_assert_double_eq_tol(dcpi_listing_neff(s), 18.0, 1e-6);
     double half = dcpi_listing_share_bound(s);
-    ck_assert_double_eq_tol(half, wilson_6040(10), 1e-9);
+    ck_assert_double_eq_tol(half, wilson_6040(18), 1e-9);
     ck_assert(half > mixed && half < pure);
     free(s);
 

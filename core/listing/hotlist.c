@@ -147,14 +147,17 @@ double dcpi_listing_neff(const dcpi_vsummary_t *s)
 }
 
 /* n_eff for a value of share p (listing.h): the pooled correlation says how much the values'
- * shares vary between clusters in all, sum_v Var(p_v) = rho (1 - sum p_v^2); one value's
- * variance is at most all of it, so its own correlation is at most
- * rho (1 - sum p_v^2) / (p (1 - p)). */
+ * shares vary between clusters in all, T = sum_v Var(p_v) = rho (1 - sum p_v^2). One value's
+ * share is 1 minus the k - 1 others', so its variance is at most (k - 1) times theirs
+ * (Cauchy-Schwarz): Var(p_v) <= T (k - 1) / k, for the k values a hotlist without error bound
+ * holds (two values: exactly T / 2); at most T when values may be unlisted. So its own
+ * correlation is at most rho (1 - sum p_v^2) (k - 1) / k / (p (1 - p)). */
 static double neff_value(const dcpi_vsummary_t *s, const dcpi_vsummary_icc_t *c, double p)
 {
     double rho = c->rho, spread = p * (1.0 - p);
+    double part = s->err == 0 && s->n >= 2 ? (double)(s->n - 1) / (double)s->n : 1.0;
     if (rho > 0.0 && spread > 0.0)
-        rho = rho * (1.0 - c->pa) / spread;
+        rho = rho * (1.0 - c->pa) * part / spread;
     else if (rho > 0.0)
         rho = 1.0;
     return neff_at(s, c, rho > 1.0 ? 1.0 : rho);

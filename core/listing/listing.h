@@ -141,11 +141,12 @@ int dcpi_listing_set_values(dcpi_listing_t *ls, size_t v, uint64_t vaddr, const 
  * in percentage points: the largest distance from a listed share p to the ends of its 95% Wilson
  * score interval (z = 1.96) over vtot samples, or, when they came in clusters (an arm's
  * consecutive hits), over the n_eff of its value: dcpi_listing_neff's with the value's own
- * intraclass correlation taken at its largest, rho (1 - sum p_v^2) / (p (1 - p)) (at most 1:
- * the pooled correlation counts every value's spread between clusters, which may all be this
- * value's), plus the hotlist's own error bound err/vtot (a listed count may exceed its truth by
- * err); at most 100, and 100 with fewer than two clusters. It says nothing of a backend's bias
- * (docs/vprofiler.md, "Where values come from").
+ * intraclass correlation taken at its largest, rho (1 - sum p_v^2) (k - 1) / k / (p (1 - p))
+ * (at most 1: the pooled correlation counts every value's spread between clusters, of which one
+ * value's is at most (k - 1) / k for the k values of a hotlist without error bound, all of it
+ * when values may be unlisted), plus the hotlist's own error bound err/vtot (a listed count may
+ * exceed its truth by err); at most 100, and 100 with fewer than two clusters. It says nothing of a
+ * backend's bias (docs/vprofiler.md, "Where values come from").
  */
 double dcpi_listing_share_bound(const dcpi_vsummary_t *s);
 /*
