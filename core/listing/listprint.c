@@ -164,9 +164,9 @@ void dcpi_listing_print_vp_footers(const dcpi_listing_t *ls, FILE *f)
     if (ls->nvp)
         fprintf(f,
                 "+-B after a hotlist: any share may be B points from the share in the "
-                "sampled executions (95%% Wilson interval + the hotlist's error bound); "
-                "\"few\": B > %.0f, too few value samples (vtot) for the shares to mean "
-                "much\n",
+                "sampled executions (95%% Wilson interval + the hotlist's error bound; an "
+                "arm's executions count as one cluster); \"few\": B > %.0f, too few value "
+                "samples (vtot) for the shares to mean much\n",
                 DCPI_LST_FEW_BOUND);
 }
 
