@@ -140,6 +140,8 @@ static int json_hotlist(const dcpi_listing_t *ls, size_t v, const dcpi_lst_insn_
         fputs(",\"thld\":null", f);
     json_u64(f, 1, "nv", s->n);
     json_u64(f, 1, "err", s->err);
+    json_u64(f, 1, "clusters", s->chits ? s->clusters : 0);
+    fprintf(f, ",\"neff\":%.1f", dcpi_listing_neff(s));
     double b = dcpi_listing_share_bound_vp(s, &ls->vp[v]);
     fprintf(f, ",\"bound\":%.4f,\"few\":%s", b, b > DCPI_LST_FEW_BOUND ? "true" : "false");
     dcpi__json_key(f, 1, "preface");

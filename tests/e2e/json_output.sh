@@ -350,6 +350,7 @@ check "l$LE1" 'j["schema"] == "dcpilist/1" and j["procedure"] == "hot" and j["ep
     '[(h["value"], h["count"], h["share"]) for h in j["instructions"][4]["values"]["vp-classic"]["hotlist"]] == [("0x7", 60, 60.0), ("0x3", 40, 40.0)]' \
     'j["instructions"][4]["values"]["vp-classic"]["thld"] == 2.0 and j["instructions"][5]["values"]["vp-classic"]["err"] == 2' \
     'j["instructions"][5]["values"]["vp-classic"]["few"] and not j["instructions"][4]["values"]["vp-classic"]["few"]' \
+    'j["instructions"][4]["values"]["vp-classic"]["clusters"] == 0 and j["instructions"][4]["values"]["vp-classic"]["neff"] == 100.0' \
     'j["instructions"][5]["values"]["vp-classic"]["hotlist"][0]["context0"] == "0xa" and j["instructions"][3]["values"] == {}'
 check "l$LE2" 'j["instructions"][6]["values"]["vp-classic"]["hotlist"][0]["missing"] is True' \
     'j["instructions"][6]["values"]["vp-classic"]["hotlist"][0]["text"] == "missing"'
