@@ -112,15 +112,18 @@ static double wilson_reach(double p, double n)
     return p - lo > hi - p ? p - lo : hi - p;
 }
 
-/* The bound of s's shares as draws from n_eff independent samples (n_eff 0: exact, the error
- * bound only). */
-static double share_bound_neff(const dcpi_vsummary_t *s, double n_eff)
+static double neff_value(const dcpi_vsummary_t *s, const dcpi_vsummary_icc_t *c, double p);
+
+/* The bound of s's shares: the widest Wilson reach of a listed share, each as drawn from n_eff
+ * independent samples (n_eff 0: exact, the error bound only), or, with clusters c, from its own
+ * neff_value (at least 1), plus the error bound; at most 100. */
+static double share_bound_over(const dcpi_vsummary_t *s, double n_eff, const dcpi_vsummary_icc_t *c)
 {
     double n = (double)s->vtot, worst = 0.0;
-    for (uint32_t i = 0; i < s->n && n_eff > 0; i++) {
-        double r = wilson_reach((double)s->e[i].count / n, n_eff);
-        if (r > worst)
-            worst = r;
+    for (uint32_t i = 0; i < s->n && (c || n_eff > 0); i++) {
+        double p = (double)s->e[i].count / n, ne = c ? neff_value(s, c, p) : n_eff;
+        double r = wilson_reach(p, ne < 1.0 ? 1.0 : ne);
+        worst = r > worst ? r : worst;
     }
     double b = 100.0 * (worst + (double)s->err / n);
     return b > 100.0 ? 100.0 : b;
@@ -168,19 +171,10 @@ double dcpi_listing_share_bound(const dcpi_vsummary_t *s)
     if (!s || s->vtot == 0)
         return 100.0;
     if (s->chits == 0)
-        return share_bound_neff(s, (double)s->vtot);
+        return share_bound_over(s, (double)s->vtot, NULL);
     dcpi_vsummary_icc_t c;
     dcpi_vsummary_icc(s, &c);
-    if (c.k < 2)
-        return 100.0;
-    double n = (double)s->vtot, worst = 0.0;
-    for (uint32_t i = 0; i < s->n; i++) { /* each share over its own n_eff, the widest */
-        double p = (double)s->e[i].count / n, ne = neff_value(s, &c, p);
-        double r = wilson_reach(p, ne < 1.0 ? 1.0 : ne);
-        worst = r > worst ? r : worst;
-    }
-    double b = 100.0 * (worst + (double)s->err / n);
-    return b > 100.0 ? 100.0 : b;
+    return c.k < 2 ? 100.0 : share_bound_over(s, 0.0, &c);
 }
 
 double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t *vp)
@@ -190,12 +184,12 @@ double dcpi_listing_share_bound_vp(const dcpi_vsummary_t *s, const dcpi_lst_vp_t
     if (!s || s->vtot == 0)
         return 100.0;
     if (vp->ow_all)
-        return share_bound_neff(s, 0);
+        return share_bound_over(s, 0.0, NULL);
     if (vp->ow_windows < 2 || vp->ow_execs == 0 || vp->ow_sumsq == 0)
         return 100.0;
     double k = (double)vp->ow_windows, deff = (double)vp->ow_sumsq / (double)vp->ow_execs;
     double n_eff = (double)s->vtot / (deff < 1.0 ? 1.0 : deff) * (k - 1) / k;
-    return share_bound_neff(s, n_eff < 1.0 ? 1.0 : n_eff);
+    return share_bound_over(s, n_eff, NULL);
 }
 
 int dcpi_listing_value_missing(const dcpi_ventry_t *e)

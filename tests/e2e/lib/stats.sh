@@ -57,16 +57,23 @@ stat_min() {
 # samples (assert N's minimum with stat_min first). Prints one line either way; returns 1 when
 # the deviation exceeds the tolerance.
 stat_share() {
-    local what=$1 obs=$2 truth=$3 n=$4 tol
-    tol=$(stat_tol "$truth" "$n")
-    if awk -v a="$obs" -v b="$truth" -v t="$tol" \
+    stat__within "$1" "$2" "$3" "$(stat_tol "$3" "$4")" "n $4" "from $4 samples"
+}
+
+# stat__within WHAT OBSERVED TRUTH TOL OK_NOTE FAIL_NOTE: OBSERVED within TOL points of TRUTH
+# (stat_share, stat_share_line); one line either way, the notes saying what TOL came from.
+stat__within() {
+    if awk -v a="$2" -v b="$3" -v t="$4" \
         'BEGIN { exit !(a ~ /^[0-9.]+$/ && a - b <= t && b - a <= t) }'; then
-        echo "ok: $what: $obs% (truth $truth%, n $n, tolerance +-$tol)"
+        echo "ok: $1: $2% (truth $3%, $5, tolerance +-$4)"
         return 0
     fi
-    echo "$what: '$obs'% from $n samples, truth $truth%, tolerance +-$tol points (z $STAT_Z)"
+    echo "$1: '$2'% $6, truth $3%, tolerance +-$4 points (z $STAT_Z)"
     return 1
 }
+
+# bound_of LINE: the +-B of a dcpilist hotlist line (empty when it has none)
+bound_of() { grep -oE '[+]-[0-9.]+' <<<"$1" | tail -1 | tr -d '+-'; }
 
 # stat_share_line WHAT OBSERVED TRUTH LINE: stat_share for a share of a dcpilist hotlist LINE
 # whose value samples may come in clusters (the inproc backend: an arm's consecutive hits, not
@@ -77,20 +84,14 @@ stat_share() {
 stat_share_line() {
     local what=$1 obs=$2 truth=$3 line=$4 n b tol
     n=$(vtot "$line")
-    b=$(grep -oE '[+]-[0-9.]+' <<<"$line" | tail -1 | tr -d '+-')
+    b=$(bound_of "$line")
     if ! awk -v b="$b" 'BEGIN { exit !(b ~ /^[0-9.]+$/ && b + 0 <= 25) }'; then
         echo "$what: the hotlist's bound '+-$b' (n $n) is missing or over 25 points"
         return 1
     fi
     tol=$(awk -v t="$(stat_tol "$truth" "$n")" -v b="$b" -v z="$STAT_Z" -v r="$STAT_ROUND" \
         'BEGIN { c = b * z / 1.96 + r; printf "%.2f", (c > t ? c : t) }')
-    if awk -v a="$obs" -v c="$truth" -v t="$tol" \
-        'BEGIN { exit !(a ~ /^[0-9.]+$/ && a - c <= t && c - a <= t) }'; then
-        echo "ok: $what: $obs% (truth $truth%, n $n, bound +-$b, tolerance +-$tol)"
-        return 0
-    fi
-    echo "$what: '$obs'% from $n samples (bound +-$b), truth $truth%, tolerance +-$tol points (z $STAT_Z)"
-    return 1
+    stat__within "$what" "$obs" "$truth" "$tol" "n $n, bound +-$b" "from $n samples (bound +-$b)"
 }
 
 # stat_n_line LINE P: the independent samples a share of P percent of hotlist LINE is worth for
@@ -99,7 +100,7 @@ stat_share_line() {
 stat_n_line() {
     local n b
     n=$(vtot "$1")
-    b=$(grep -oE '[+]-[0-9.]+' <<<"$1" | tail -1 | tr -d '+-')
+    b=$(bound_of "$1")
     awk -v n="$n" -v b="${b:-100}" -v p="$2" 'BEGIN { p /= 100; b /= 100
         e = b > 0 ? 3.8416 * p * (1 - p) / (b * b) : n; e = e < n ? e : n
         printf "%d", e < 2 ? 2 : e }'
