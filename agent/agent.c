@@ -111,6 +111,7 @@ static __thread struct agent_thread self __attribute__((tls_model("initial-exec"
 
 static struct {
     int active, sig, burst_len, rate, arm, maxbp, hits;
+    int dump_fd; /* arm mode: each hit's record is appended here too (STEP_DUMP_ENV; -1: not) */
     uint64_t window_ns; /* arm mode: how long an arm waits for its hit (0: until the next tick) */
     step_ring_header_t *hdr;
     size_t size;
@@ -789,6 +790,8 @@ static void arm_hit(ucontext_t *uc, int k, uint32_t flags)
     memcpy(c->after, c->before, sizeof(c->after));
     memcpy(step_ring_next(g.hdr, (uint32_t)self.slot), c, sizeof(*c));
     step_ring_publish(s);
+    if (g.dump_fd >= 0)
+        (void)!write(g.dump_fd, c, sizeof(*c));
 }
 
 /* 1 when si is one of the arm mode's signals (handled), 0 when not. */
@@ -1028,6 +1031,16 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 /* ---- process set-up ----------------------------------------------------------------------- */
 
+/* STEP_DUMP_ENV's file for this process (PATH.PID), or -1. */
+static int open_dump(void)
+{
+    const char *p = getenv(STEP_DUMP_ENV);
+    char path[4096];
+    if (!p || !*p || snprintf(path, sizeof path, "%s.%d", p, (int)getpid()) >= (int)sizeof path)
+        return -1;
+    return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
 static int env_int(const char *name, int def, int lo, int hi)
 {
     const char *s = getenv(name);
@@ -1114,6 +1127,10 @@ static void after_fork_child(void)
     }
     munmap(g.hdr, g.size);
     g.hdr = NULL;
+    if (g.dump_fd >= 0) { /* the child's hits into a file of its own */
+        close(g.dump_fd);
+        g.dump_fd = open_dump();
+    }
     if (open_ring() != 0) {
         g.active = 0;
         self.live = 0;
@@ -1134,6 +1151,7 @@ static void resolve(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+    g.dump_fd = -1;
     resolve();
     const char *prefix = getenv(STEP_RING_ENV);
     if (!prefix || !*prefix || strlen(prefix) >= sizeof(g.prefix) || !g.sigaction ||
@@ -1147,6 +1165,7 @@ __attribute__((constructor)) static void agent_init(void)
     g.maxbp = env_int(STEP_BPS_ENV, STEP_ARM_SLOTS, 1, STEP_ARM_SLOTS);
     g.window_ns = 1000ull * (uint64_t)env_int(STEP_WINDOW_ENV, STEP_ARM_WINDOW_US, 0, 1000000);
     g.hits = env_int(STEP_HITS_ENV, STEP_ARM_HITS, 1, STEP_ARM_HITS_MAX);
+    g.dump_fd = open_dump();
     g.sig = pick_signal();
     load_zydis();
     if (pthread_key_create(&g.key, thread_disarm) != 0 || open_ring() != 0)

@@ -45,6 +45,9 @@
 #define STEP_DEF_SLOTS     32
 #define STEP_DEF_RECORDS   1024 /* per thread, a power of two */
 #define STEP_BURST_MAX     256
+/* arm mode: every hit's step_record_t is also appended to the file PATH.PID (a bench's view of
+ * which executions the arms take, bench/arm_starts.sh; unset: none) */
+#define STEP_DUMP_ENV "DCPI_AGENT_DUMP"
 
 /* record flags */
 #define STEP_REC_EA    0x01u /* ea is valid */
