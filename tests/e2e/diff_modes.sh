@@ -11,9 +11,11 @@
 #  (3) two builds of the program in two directories (build-ids differ): procedures are matched
 #      by name across them, -asm refuses with one line, -source works;
 #  (4) bad input: one-line errors, exit 2 for usage and 1 for the rest.
-# Sample counts: at least 1500 samples of the program per set (the runs are redone up to 4 x as
-# long until they have them, lib/stats.sh stat_until); then a 20-point move is 7.7 binomial
-# standard deviations of the difference or more (false failure far below 1e-6).
+# Sample counts: at least 2000 samples of the program per set (the runs are redone longer until
+# they have them, up to 8 x ROUNDS, lib/stats.sh stat_until); then a 20-point move is 7.7
+# binomial standard deviations of the difference or more (false failure far below 1e-6).
+# ROUNDS: 300 rounds give ~2770 samples at -freq 4000 in the 2-core VM, quiet or under make
+# test (~9.2 a round: cpu-clock counts the rounds' CPU time, not the wall time), 1.4 x the 2000.
 set -u
 BIN=${DCPI_BIN:?DCPI_BIN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -25,7 +27,7 @@ to() { timeout -k 5 "$@"; }
 e2e_probe_cpu_clock "perf_event_open for cpu-clock"
 W=$BIN/samples/work-diff
 D=$BIN/dcpidiff
-ROUNDS=${DIFF_ROUNDS:-600}
+ROUNDS=${DIFF_ROUNDS:-300}
 
 record() { # DB MODE [PROGRAM]
     to 120 "$BIN/dcpid" -db "$1" -freq 4000 -event cpu-clock -- "${3:-$W}" "$2" "$ROUNDS" \
@@ -36,8 +38,8 @@ first() { awk -F, -v n="$2" 'NR == 2 { print $n; exit }' "$1"; }
 # samples of the program in set FILE (-i -all -csl): count_a (N=1) or count_b (N=3)
 prog_samples() { awk -F, -v n="$2" '$9 ~ /work-diff$/ { s += $n } END { print s + 0 }' "$1"; }
 
-# the three sets, with ROUNDS, then twice and four times as many until each has 2000 samples
-# (the later records use the ROUNDS this settled on)
+# the three sets, with ROUNDS, then more (from the rate seen) until each has the 2000 samples
+# (1) asserts (the later records use the ROUNDS this settled on)
 ROUNDS0=$ROUNDS
 run() {
     ROUNDS=$((ROUNDS0 * $1))
@@ -50,7 +52,7 @@ run() {
     nc=$("$D" -i -all -csl "$T/m1" "$T/m1b" 2>/dev/null | awk -F, '$9 ~ /work-diff$/ { s += $3 } END { print s + 0 }')
 }
 count() { printf '%s\n' "$na" "$nb" "$nc" | sort -n | head -1; }
-stat_until 1500 4 run count || exit 1
+stat_until 2000 8 run count || exit 1
 
 # --- (1) a 20-point move
 stat_min "samples of work-diff in mode 1" "$na" 2000 || fail "too few samples"
