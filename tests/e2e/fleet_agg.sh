@@ -29,6 +29,7 @@ A=$((today - 5 * 86400 + 420)) B=$((today - 86400 + 420)) C=$((today + 420))
 gen() { # START FIRST HOSTS [VAR=VALUE...]: fleetgen's hosts FIRST.. with 12 epochs of 20 rows
     local start=$1 first=$2 n=$3
     shift 3
+    raw_changed
     env FLEETGEN_START="$start" FLEETGEN_DUTY=0.25 "$@" "$BIN/bench/fleetgen" "$U" "$first" "$n" 12 20 - \
         >"$T/gen.out" 2>&1 || fail "fleetgen $start $first $n $*: $(cat "$T/gen.out")"
 }
@@ -51,13 +52,21 @@ views() { # PREFIX VIEWS: one file per view
         esac >"$p.$v" 2>&1
     done
 }
+# The raw views are the reference: they read the raw tables only (DCPI_FLEET_RAW=1: no plan of
+# the aggregate's), so each is made once per state of those tables (RAWGEN, raised by whatever
+# writes them: fleetgen's pushes, expiry, dropped partitions) and kept for the checks after the
+# aggregate's builds, clean-up and dropped tables, which leave them as they were.
+RAWGEN=0
+raw_changed() { RAWGEN=$((RAWGEN + 1)); }
 # check WHAT [VIEWS]: every view (default), or after the store's maintenance (clean-up, expiry,
 # a dropped build) the ones each change could show in: the procedures, the split by process,
 # a window of day B
 check() {
-    local v vs=${2:-$ALL}
+    local v vs=${2:-$ALL} missing=
     views "$T/agg" "$vs"
-    DCPI_FLEET_RAW=1 views "$T/raw" "$vs"
+    for v in $vs; do [ -f "$T/rawgen$RAWGEN.$v" ] || missing="$missing $v"; done
+    [ -z "$missing" ] || DCPI_FLEET_RAW=1 views "$T/rawgen$RAWGEN" "$missing"
+    for v in $vs; do cp "$T/rawgen$RAWGEN.$v" "$T/raw.$v"; done
     for v in $vs; do
         cmp -s "$T/agg.$v" "$T/raw.$v" ||
             fail "$1: $v differs from the raw rows: $(diff "$T/raw.$v" "$T/agg.$v" | head -4)"
@@ -134,6 +143,7 @@ check "cleaned up" "$FEW"
 
 # --- expiry drops day A from the raw tables and the aggregate's alike
 "$BIN/dcpictl" -fleet "$U" expire >"$T/ex" 2>&1 || fail "expire: $(cat "$T/ex")"
+raw_changed
 for t in samples manifest agg_samples agg_procs agg_cids agg_days; do
     [ "$(q "SELECT count() FROM ag.$t WHERE day = toDate($A)")" = 0 ] || fail "expire left day A in $t"
 done
@@ -145,6 +155,7 @@ check "expired" "$FEW"
 for t in samples hotlists vmiss chains loss manifest; do
     q "ALTER TABLE ag.$t DROP PARTITION '$(date -u -d "@$B" +%F)'" >/dev/null
 done
+raw_changed
 nonempty="proc comm pid"
 check "day B expired by an older dcpictl"
 "$BIN/dcpictl" -fleet "$U" aggregate >"$T/a4" 2>&1 || fail "aggregate 4: $(cat "$T/a4")"
@@ -160,6 +171,7 @@ for t in agg_samples agg_procs agg_cids agg_days; do q "DROP TABLE ag.$t" >/dev/
 status | grep -q "aggregate: none" || fail "without the tables: $(status)"
 check "no aggregate"
 "$BIN/dcpictl" -fleet "$U" init >"$T/i2" 2>&1 || fail "init again: $(cat "$T/i2")"
+raw_changed # (init may touch the raw tables' schema: the reference is made again)
 [ "$(grep -c ' built$' "$T/i2")" = 1 ] || fail "init's build: $(cat "$T/i2")"
 check "init's build"
 
