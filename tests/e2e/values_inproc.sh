@@ -7,7 +7,8 @@
 #      value of `add rbx, [r14+rax*8]` (work-step's table: 0x1111 in 75% of the executions,
 #      0x2222 in 25%, read by the agent at the hit) within the binomial tolerance of its count,
 #      run until it has at least 1000 value samples (stat_until); no ring file left afterwards;
-#      the exit line counts the arm window's closing ticks, none with DCPI_AGENT_WINDOW_US=0.
+#      the exit line counts the arm window's closing ticks, none with DCPI_AGENT_WINDOW_US=0,
+#      whose hits DCPI_AGENT_DUMP also writes to a file, as many as the exit line counts.
 #      rflags at a hit (work-accuracy branch's jbe): exactly 0x297 and 0x202, the program's flags
 #      without the resume flag the kernel sets at a breakpoint, 0x297 within tolerance of 80%.
 #   2. work-step -s: the program's own SIGTRAP and SIGPROF handlers get exactly what they get
@@ -72,12 +73,19 @@ echo "inproc: $exitline"
 # instructions run on this CPU), and none are taken with the window off
 [[ $exitline =~ runs\ measured\),\ ([0-9]+)\ ticks\ that\ closed\ arms ]] ||
     fail "no count of the arm window's closing ticks: $exitline"
-DCPI_AGENT_WINDOW_US=0 to 120 "$BIN/dcpid" -db "$T/nowin" -event cpu-clock \
+DCPI_AGENT_DUMP=$T/dump DCPI_AGENT_WINDOW_US=0 to 120 "$BIN/dcpid" -db "$T/nowin" -event cpu-clock \
     -vtrace "$BIN/samples/vp-acc.so" -vbudget 4 -- "$W" -n "$(stat_ms 300)" >/dev/null 2>"$T/nowin.err" ||
     fail "dcpid with DCPI_AGENT_WINDOW_US=0 failed: $(cat "$T/nowin.err")"
 nowin=$(grep -ho 'inproc backend: [0-9]* processes.*' "$T"/nowin/dcpid-*.log)
 [[ $nowin =~ ([0-9]+)\ hits.*\ 0\ ticks\ that\ closed\ arms ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] ||
     fail "DCPI_AGENT_WINDOW_US=0: want hits and no closing tick: $nowin"
+# DCPI_AGENT_DUMP (bench/arm_starts.sh): the one process's hits, each a step_record_t (456
+# bytes), also appended to DUMP.<pid>: as many as the exit line counts
+dumps=("$T"/dump.*)
+[ ${#dumps[@]} -eq 1 ] && [ -f "${dumps[0]}" ] || fail "DCPI_AGENT_DUMP: want one file, got: ${dumps[*]}"
+dsize=$(stat -c %s "${dumps[0]}")
+[ $((dsize % 456)) -eq 0 ] && [ $((dsize / 456)) -eq "${BASH_REMATCH[1]}" ] ||
+    fail "DCPI_AGENT_DUMP: $dsize bytes, want ${BASH_REMATCH[1]} records of 456: $nowin"
 sum=$(grep -o "inproc backend: [0-9]* value samples.*" "$T/err" | head -1)
 [[ $sum =~ at\ ([0-9]+)\ us\ a\ tick\ with\ its\ arms\ in\ this\ run\ \(([0-9]+)\ us\ a\ tick ]] &&
     [ "${BASH_REMATCH[1]}" -ge "${BASH_REMATCH[2]}" ] || fail "no live cost in the exit summary: $sum"
