@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -621,4 +622,16 @@ int dcpi__pathf(char *out, size_t len, const char *fmt, ...)
     int n = vsnprintf(out, len, fmt, ap);
     va_end(ap);
     return n < 0 || (size_t)n >= len ? DCPI_ERANGE : 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void dcpi__remove_tree(const char *path)
+{
+    nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

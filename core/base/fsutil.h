@@ -86,4 +86,8 @@ int dcpi__pathf(char *out, size_t len, const char *fmt, ...) DCPI_PRINTF(3, 4);
 /* mkdir -p with mode; existing directories are fine. */
 int dcpi__mkdirs(const char *path, unsigned mode);
 
+/* rm -rf path: everything under it, then path itself, not following symbolic links; what
+ * cannot be removed stays. */
+void dcpi__remove_tree(const char *path);
+
 #endif

@@ -5,7 +5,6 @@
  * database, renamed into place once every profile is written, removed on any error.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,13 +239,6 @@ static int write_epoch(const dcpi_import_t *im, const char *tmp, const char *epo
     return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* A free epoch name for now (YYYYMMDDHHMM, else with seconds, else the next free second). */
 static int pick_epoch(const char *db, const char *want, char out[DCPI_NAMELEN])
 {
@@ -286,6 +278,6 @@ int dcpi_import_save(const dcpi_import_t *im, const char *db, const char *plat,
     if (rc == 0 && rename(tmp, final) != 0)
         rc = dcpi__errf(err, DCPI_EIO, "%s: %s", final, strerror(errno));
     if (rc < 0)
-        nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        dcpi__remove_tree(tmp);
     return rc;
 }

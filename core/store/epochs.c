@@ -186,21 +186,6 @@ int dcpi_epoch_list(const char *db, const char *platform, dcpi_epoch_info_t **ou
 
 /* ---- removing an epoch ------------------------------------------------------------------ */
 
-static int unlink_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st, (void)ftw;
-    if (type == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-static void remove_tree(const char *path)
-{
-    nftw(path, unlink_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 int dcpi_epoch_remove(const char *db, const char *epoch, const char *platform, char *err)
 {
     char from[4096], to[4096], dir[4096];
@@ -210,12 +195,12 @@ int dcpi_epoch_remove(const char *db, const char *epoch, const char *platform, c
     if (dcpi__pathf(from, sizeof from, "%s/%s/%s", db, epoch, platform) < 0 ||
         dcpi__pathf(to, sizeof to, "%s/" EXPIRE_PREFIX "%s-%s", db, epoch, platform) < 0)
         return dcpi__errf(err, DCPI_ERANGE, "%s: path too long", db);
-    remove_tree(to); /* an earlier removal of the same epoch that was interrupted */
+    dcpi__remove_tree(to); /* an earlier removal of the same epoch that was interrupted */
     if (rename(from, to) < 0)
         return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", from, strerror(errno));
     (void)dcpi__pathf(dir, sizeof dir, "%s/%s", db, epoch);
     rmdir(dir); /* fails while other platforms are in it, as it should */
-    remove_tree(to);
+    dcpi__remove_tree(to);
     return 0;
 }
 
@@ -229,7 +214,7 @@ void dcpi_epoch_sweep(const char *db)
     while ((de = readdir(d)) != NULL)
         if (strncmp(de->d_name, EXPIRE_PREFIX, strlen(EXPIRE_PREFIX)) == 0 &&
             dcpi__pathf(path, sizeof path, "%s/%s", db, de->d_name) == 0)
-            remove_tree(path);
+            dcpi__remove_tree(path);
     closedir(d);
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/fsutil.h"
 #include "dcpi/errno.h"
 
 /* Abort (a crash for libFuzzer) when cond is false. */
@@ -35,10 +36,10 @@ static inline void fuzz_check_rejection(int rc, const char *err, const char *nam
 
 static char fuzz_dir[64], fuzz_file[96];
 
+/* The private directory and all a harness made in it (fuzz_dbload's database). */
 static void fuzz_cleanup(void)
 {
-    unlink(fuzz_file);
-    rmdir(fuzz_dir);
+    dcpi__remove_tree(fuzz_dir);
 }
 
 /* The private directory (created on the first call, removed at exit), or NULL. */
