@@ -15,7 +15,8 @@
 # Usage: bench/value_yield.sh [BUILD_DIR] [REPS] [WORKLOAD...]
 #   WORKLOAD defaults to "work-demo -n 2000"; e.g. bench/value_yield.sh build 5 work-demo -n 2000
 #   or "work-accuracy MODE ..." (any workload of build/samples that prints "NAME: cpu SECONDS" or
-#   whose CPU is measured as the command's user+sys when it prints none).
+#   "rounds N cpu_ms MS", or whose CPU is measured as the command's user+sys when it prints
+#   neither, dcpid's own then included).
 set -eu
 B=$(cd "${1:-build}" && pwd)
 REPS=${2:-5}
@@ -44,14 +45,21 @@ run() {
     local name=$1 out target vs
     shift
     out=$({ time "$@" >"$T/out" 2>"$T/err"; } 2>&1)
+    # the target's own CPU: "NAME: cpu SECONDS" (work-demo), or "rounds N cpu_ms MS" (work-accuracy,
+    # which runs for a fixed CPU time: its work is N rounds)
     target=$(cat "$T/out" "$T/err" | awk '/: cpu [0-9.]+$/ {print $NF; exit}')
+    rounds=$(awk '/^rounds [0-9]+ cpu_ms [0-9.]+$/ {print $2, $4 / 1000; exit}' "$T/err")
+    [ -z "$rounds" ] || target=${rounds#* }
     [ -n "$target" ] || target=$(echo "$out" | awk '{print $1+$2}')
     vs=$(sed -n 's/.*value profiler vp-classic: [0-9]* traces, \([0-9]*\) vsamples.*/\1/p' "$T/err")
-    echo "$target $(echo "$out" | awk '{print $1+$2, $3}') ${vs:-0}" >>"$T/$name"
+    echo "$target $(echo "$out" | awk '{print $1+$2, $3}') ${vs:-0} ${rounds%% *}" >>"$T/$name"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { awk -v c="$1" '{print $c}' "$T/$2" | median; }
+# work(NAME): per run, the target's CPU for the unprofiled runs' work (a workload that reports
+# rounds runs for a fixed CPU time: its CPU per round times the unprofiled median of rounds)
+work() { awk -v r="$rb" '{print ($5 > 0 ? $1 / $5 * r : $1)}' "$T/$1"; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$REPS"); do
@@ -65,8 +73,9 @@ for i in $(seq "$REPS"); do
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-base=$(col 1 base)
-pct=$(col 1 pc)
+rb=$(awk '{print ($5 > 0 ? $5 : 0)}' "$T/base" | median)
+base=$(work base | median)
+pct=$(work pc | median)
 pcown=$(awk '{print $2-$1}' "$T/pc" | median)
 printf 'workload: %s, default -freq, median of %s interleaved runs, %s CPUs\n' "${*}" "$REPS" \
     "$(nproc)"
@@ -78,11 +87,12 @@ for m in $MECHS; do
     # per run: samples per target-CPU second, then medians
     vps=$(awk '{print ($1 > 0 ? $4 / $1 : 0)}' "$T/$m" | median)
     n=$(col 4 "$m")
-    t=$(col 1 "$m")
+    t=$(work "$m" | median)
     own=$(awk '{print $2-$1}' "$T/$m" | median)
+    a=$(col 1 "$m") # the CPU the run's n values came in (t is for the unprofiled runs' work)
     awk -v m="$m" -v n="$n" -v vps="$vps" -v t="$t" -v b="$base" -v p="$pct" -v own="$own" \
-        -v pown="$pcown" 'BEGIN {
-            cost = n > 0 ? (t - p) / n * 1e6 : 0; dc = n > 0 ? (own - pown) / n * 1e6 : 0
+        -v pown="$pcown" -v a="$a" 'BEGIN {
+            cost = n > 0 && t > 0 ? (t - p) / t * a / n * 1e6 : 0; dc = n > 0 ? (own - pown) / n * 1e6 : 0
             printf "%-8s %10d %10.0f %12.3f %9.4fx %9.4fx %12.1f %12.1f\n", m, n, vps, t, t/b, t/p, cost, dc
         }'
 done
