@@ -59,7 +59,17 @@ go tool pprof -sample_index=0 -top -nodecount=3 "$T/p.pb.gz" 2>/dev/null |
 for f in lea_loop stride_loop; do
     g=$(awk -v f=$f '$1 == f {print $2}' "$T/go.txt")
     d=$(awk -F, -v f=$f '$6 == f || $4 == f {print $1; exit}' "$T/dcpi.csv")
-    [ -n "$g" ] && [ "$g" = "$d" ] || fail "$f: go pprof flat ${g:-none}, dcpiprof ${d:-none}"
+    if [ -z "$g" ] || [ "$g" != "$d" ]; then
+        # seen once in 5 stress repetitions (go 1770, dcpiprof 1771) and not again in 70 runs:
+        # where the sample went, per instruction on both sides and pprof's other functions
+        echo "go pprof -disasm=$f:"
+        go tool pprof -sample_index=0 -disasm="$f" "$T/p.pb.gz" 2>&1 | head -40
+        echo "go pprof -top:"
+        go tool pprof -sample_index=0 -top -nodecount=12 "$T/p.pb.gz" 2>&1 | head -20
+        echo "dcpilist $f:"
+        "$BIN/dcpilist" -db "$T/db" "$f" "$BIN/samples/work-values" 2>&1 | head -40
+        fail "$f: go pprof flat ${g:-none}, dcpiprof ${d:-none}"
+    fi
 done
 echo "go pprof flat: $(tr '\n' ' ' <"$T/go.txt")"
 
