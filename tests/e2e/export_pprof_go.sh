@@ -67,7 +67,7 @@ for f in lea_loop stride_loop; do
         echo "go pprof -top:"
         go tool pprof -sample_index=0 -top -nodecount=12 "$T/p.pb.gz" 2>&1 | head -20
         echo "dcpilist $f:"
-        "$BIN/dcpilist" -db "$T/db" "$f" "$BIN/samples/work-values" 2>&1 | head -40
+        "$BIN/dcpilist" -db "$T/db" -asm "$f" "$BIN/samples/work-values" 2>&1 | head -40
         fail "$f: go pprof flat ${g:-none}, dcpiprof ${d:-none}"
     fi
 done
