@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/capture/cpustate.h"
 #include "core/capture/stepring.h"
 
 #define MIN_HITS  4    /* shorter arms are not looked for */
@@ -45,26 +46,26 @@ static int cmp_pos(const void *a, const void *b)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* [*lo, *hi) of by_val holding value v. */
-static void range_of(uint64_t v, size_t *lo, size_t *hi)
+/* The first place of by_val whose value is at least v (after: more than v). */
+static size_t bound_of(uint64_t v, int after)
 {
     size_t a = 0, b = nseq;
     while (a < b) {
         size_t m = (a + b) / 2;
-        if (seq[by_val[m]] < v)
+        uint64_t x = seq[by_val[m]];
+        if (x < v || (after && x == v))
             a = m + 1;
         else
             b = m;
     }
-    *lo = a;
-    for (b = nseq; a < b;) {
-        size_t m = (a + b) / 2;
-        if (seq[by_val[m]] <= v)
-            a = m + 1;
-        else
-            b = m;
-    }
-    *hi = a;
+    return a;
+}
+
+/* [*lo, *hi) of by_val holding value v. */
+static void range_of(uint64_t v, size_t *lo, size_t *hi)
+{
+    *lo = bound_of(v, 0);
+    *hi = bound_of(v, 1);
 }
 
 static int read_seq(const char *path)
@@ -183,7 +184,7 @@ int main(int argc, char **argv)
         uint32_t cur_tid = 0, cur_seq = 0;
         size_t n = 0;
         while (fread(&r, sizeof r, 1, f) == 1) {
-            if (!(r.flags & STEP_REC_HIT) || (r.before[8] & 0xfff) != pclow)
+            if (!(r.flags & STEP_REC_HIT) || (r.before[DCPI_REG_IP] & 0xfff) != pclow)
                 continue;
             if (n && (r.tid != cur_tid || r.arm_seq != cur_seq || n > STEP_ARM_HITS_MAX)) {
                 if (n >= MIN_HITS)

@@ -113,9 +113,10 @@ static double model_us(const vin_t *d, double k)
  * hits a tick (an arm takes up to STEP_ARM_HITS executions, each paying a hit's trap and signal;
  * an arm that took none, its enable and disable) and its share of the closing ticks (the agent's
  * arm window), plus the time the agent's handlers took per tick (each hit's and closing tick's
- * handler included); a hit at the mean gap between two hits of one arm instead, when that is
- * more (a loop's next execution comes right after the trap: the gap is what the hit cost the
- * program, its data evicted by the trap included; work-accuracy's divide and chase ran at
+ * handler included); a hit at the mean gap between two hits of the thread's arms instead
+ * (stepring.h gap_ns), when that is more (a loop's next execution comes right after the trap: the
+ * gap is what the hit cost the program, its data evicted by the trap included, and also the
+ * program's own time between the two executions; work-accuracy's divide and chase ran at
  * 1.054-1.059x with the model's price); the model at IN_START hits and a closing tick until there
  * are IN_LIVE ticks (at 64 a short process got two ticks; the table follows the live cost at every
  * drain until then). */
