@@ -115,8 +115,45 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
     free(b);
 }
 
+/* Whether a value of this kind can exist at an instruction of key k: a memory value needs a
+ * memory operand, a branch's outcome a branch, its target a branch, call or return. */
+static int can_exist(trace_value_t v, trace_opc_t k)
+{
+    const trace_opc_info_t *in = trace_opc_info(k);
+    if (!in)
+        return 0;
+    switch (v) {
+    case TRACE_EA:
+    case TRACE_MEMVAL:
+    case TRACE_LATENCY:
+        return in->memform != TRACE_MEM_NONE;
+    case TRACE_BR_TAKEN:
+        return in->iclass == TRACE_CLASS_BRANCH;
+    case TRACE_BR_TARGET:
+        return in->iclass == TRACE_CLASS_BRANCH || in->iclass == TRACE_CLASS_CALL ||
+               in->iclass == TRACE_CLASS_RETURN;
+    default:
+        return 1;
+    }
+}
+
+/* Whether plugin i's vlist for key k asks for a value that can exist there (an address-only
+ * vlist on a register mov asks for none: its every arm would capture "missing"). */
+static int yields(const dcpi_values_t *vt, unsigned i, trace_opc_t k)
+{
+    trace_value_t kinds[TRACE_VLIST_MAX];
+    int n = dcpi_values_vlist(vt, i, k, kinds);
+    if (n == 0)
+        return 1; /* basic information only: the pc itself */
+    for (int j = 0; j < n; j++)
+        if (can_exist(kinds[j], k))
+            return 1;
+    return 0;
+}
+
 /* Whether some plugin (or the recorder) wants the instruction at (img, off): a vlist for its
- * key, and its specification's filter and symbol admit it; *plugins: which plugins (bit i). */
+ * key that asks for a value the instruction can have, and its specification's filter and
+ * symbol admit it; *plugins: which plugins (bit i). */
 static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
                   const trace_inst_t *inst, uint32_t *plugins)
 {
@@ -125,7 +162,8 @@ static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
     if (k >= dcpi_values_nkeys(vt))
         return 0;
     for (unsigned i = 0, n = dcpi_values_nplugins(vt); i < n; i++)
-        if (dcpi_values_takes(vt, i, k) && dcpi_values_admits(vt, i, img, off, inst))
+        if (dcpi_values_takes(vt, i, k) && yields(vt, i, k) &&
+            dcpi_values_admits(vt, i, img, off, inst))
             *plugins |= 1u << (i < 31 ? i : 31);
     return *plugins || dcpi_values_records(vt, k);
 }
