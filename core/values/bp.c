@@ -508,6 +508,7 @@ static void cover(const dcpi__vbp_choice_t *b, const dcpi__vbp_target_t *t, dcpi
             out[*n] = *t;
             out[*n].addr = t->lo + b->cand[f->first + j].delta;
             out[*n].cookie = f->first + j;
+            out[*n].major = 0;
             out[(*n)++].at = 0;
             return;
         }
@@ -568,7 +569,8 @@ unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *b, pid_t
                                                     .cookie = f->first + i,
                                                     .fn = s,
                                                     .trig = f->trig,
-                                                    .at = c->at - (i != j)});
+                                                    .at = c->at - (i != j),
+                                                    .major = i == j});
         }
     }
     /* the procedures of the most sampled targets: one more selected instruction of each */

@@ -68,7 +68,7 @@
 #define IN_START    8  /* the hits a tick is priced at until then (an arm takes up to 64) */
 #define IN_HITS_MIN 8  /* the fewest executions an arm takes (hits_of) */
 #define IN_GAPS     20 /* gaps between hits before live_us prices a hit by them */
-#define IN_FIRST    8  /* the table's first targets, taken at the full share (take_of) */
+#define IN_FIRST    6u /* the table's first major targets, taken at the full share (take_of) */
 #define IN_REST     4  /* the others at a quarter of it */
 #define IN_ICC_MIN  16 /* clusters of a target before hits_of trusts how alike they are */
 
@@ -164,11 +164,14 @@ static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
  * takes (bp.c's count; 1 until known); the targets with w above c keep c / w of their ticks, c
  * the smallest w, but at least the w at which a tick's own cost is at most what its arms' hits
  * cost (tick_us / (n hit_us)): below that, a colder target would buy its values with ticks that
- * arm nothing. The table's first IN_FIRST targets (its most sampled instructions and the ones
- * right before them) set c and get that share, the others a quarter of it: the budget aims at 1000
- * value samples per 6 s for the hottest six instructions of a process (work-accuracy chase, with 18
- * instructions holding 5% of their procedures, gave each ~250). The thinning is at random, whatever
- * the program does, so the unit stays "a random moment in the procedure". */
+ * arm nothing. The table's first IN_FIRST major targets (its most sampled instructions, each
+ * holding 5% of its procedure's PC samples) set c and get that share; the others, the
+ * instructions right before them (a slow load's samples land on the next one) and the drawn
+ * ones, a quarter of it: the budget aims at 1000 value samples per 6 s for the hottest six
+ * instructions of a process (work-accuracy chase, with 18 instructions holding 5% of their
+ * procedures, gave each ~250; with the eight first targets, whichever they were, its load got
+ * 514-792 of ~5500-6700 a 6-s run, with six majors 627-1269, bench/RESULTS.md). The thinning is
+ * at random, whatever the program does, so the unit stays "a random moment in the procedure". */
 static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uint16_t *take)
 {
     uint64_t total = 0;
@@ -180,10 +183,12 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
     }
     total = d->st.pcs > total ? d->st.pcs : total;
     double w[IN_TARGETS], c = HUGE_VAL;
+    unsigned first = 0;
     for (unsigned i = 0; i < n; i++) {
         double h = dcpi__vbp_hits_per_arm(d->choice, t[i].cookie);
         w[i] = total ? (double)t[i].trig / (double)total * (h > 1.0 ? h : 1.0) : 0.0;
-        if (i < IN_FIRST) /* c among the first: a cold one further down does not lower it */
+        if (t[i].major &&
+            first++ < IN_FIRST) /* c among the first: a colder one does not lower it */
             c = w[i] > 0.0 && w[i] < c ? w[i] : c;
         else
             w[i] *= IN_REST; /* the others keep a quarter of what c gives */
