@@ -15,6 +15,8 @@ JOBS    ?= $(shell nproc)
 # own sample count whatever the load (make test-stress proves it under a competing load)
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 CMAKE_FLAGS ?=
+# gold for make test's trees (CMakeLists.txt DCPI_FAST_LINK); what make builds to install is linked by ld.bfd
+FAST_LINK ?= OFF
 # Debian packages (tools/install-deps.sh installs the missing ones as root; as another user it
 # prints the apt-get line, and stops only when a required one is missing):
 #   BUILD_PKGS  what building needs: make, make demo, make install, make package, make fuzz
@@ -57,7 +59,7 @@ deps:
 	@sh tools/install-deps.sh $(DEPS)
 
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_TESTS) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_TESTS) -DDCPI_FAST_LINK=$(FAST_LINK) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # quiet: the build's output goes to $(BUILD)/build.log (its error lines, else its end, shown on failure)
@@ -81,6 +83,7 @@ demo: deps
 # printed at the end.
 test: DEPS = $(BUILD_PKGS) $(OPT_PKGS) $(MAN_PKGS) $(TEST_PKGS)
 test: CMAKE_TESTS = -DDCPI_BUILD_TESTS=ON
+test: FAST_LINK = ON
 test: build
 	@rc=0; nice -n 10 $(MAKE) --no-print-directory asan-build & apid=$$!; \
 	(cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) -LE soak) || rc=1; \
@@ -100,7 +103,7 @@ test-asan: deps
 # CPU-s where RelWithDebInfo's -O2 -g took 90, and its tests ran no slower (bench/RESULTS.md)
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS='-O1 -g1' -DCMAKE_CXX_FLAGS='-O1 -g1' -DDCPI_MAN=OFF
 asan-build:
-	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON -DDCPI_BUILD_TESTS=ON $(ASAN_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DDCPI_SANITIZE=ON -DDCPI_BUILD_TESTS=ON -DDCPI_FAST_LINK=ON $(ASAN_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS) >$(BUILD)-asan.log 2>&1 || \
 		{ tail -40 $(BUILD)-asan.log; echo "make test: the ASan build failed ($(BUILD)-asan.log)" >&2; exit 1; }
 asan-run:
@@ -109,6 +112,7 @@ asan-run:
 STRESS_REPS ?= 20
 test-stress: DEPS = $(BUILD_PKGS) $(OPT_PKGS) $(MAN_PKGS) $(TEST_PKGS) stress-ng
 test-stress: CMAKE_TESTS = -DDCPI_BUILD_TESTS=ON
+test-stress: FAST_LINK = ON
 test-stress: build
 	@bash tests/stress.sh $(BUILD) $(STRESS_REPS)
 

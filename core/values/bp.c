@@ -10,11 +10,12 @@
  * a breakpoint on an instruction of the same function, at its next executions:
  *   - dcpi__vbp_choose: the sampled function (ELF symbol; without one, the 128 bytes from
  *     the sampled pc) is decoded once; its candidates are the instructions some plugin (or
- *     -vrecord) has a vlist for. Of each eight arms in a function, six go to the candidate at
- *     or before the sampled pc (four to the sampled instruction, or the one whose execution the
- *     sample landed after, e.g. a memory-operand div; two to the candidate before that one, the
- *     slow load whose sample landed on the next instruction), so hot instructions get most value
- *     samples; one goes to the function's major instructions in turn (those holding
+ *     -vrecord) has a vlist for that asks for a value a breakpoint can capture there (can_exist:
+ *     no arm on a register mov for an address). Of each eight arms in a function, six go to the
+ * candidate at or before the sampled pc (four to the sampled instruction, or the one whose
+ * execution the sample landed after, e.g. a memory-operand div; two to the candidate before that
+ * one, the slow load whose sample landed on the next instruction), so hot instructions get most
+ * value samples; one goes to the function's major instructions in turn (those holding
  *     DCPI_VBP_MAJOR_PCT% of its PC samples: the budget is spent where it buys the most,
  *     a major instruction with few PC samples gets more than its share); one goes to the
  *     candidate with the fewest value samples so far (arms that gave none count 16, so a cold
@@ -115,23 +116,28 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
     free(b);
 }
 
-/* Whether a value of this kind can exist at an instruction of key k: a memory value needs a
- * memory operand, a branch's outcome a branch, its target a branch, call or return. */
+/* Whether a breakpoint's capture (core/capture/capture.h) can give a value of this kind at an
+ * instruction of key k: an address needs a memory operand (lea's computed address counts), a
+ * loaded or stored value a memory operand, a branch's outcome a branch (a call or return: 1),
+ * a target a branch or call (a return's is not captured); a latency never (no hardware backend
+ * here). The step backend, which traces every instruction of its bursts, does not ask. */
 static int can_exist(trace_value_t v, trace_opc_t k)
 {
     const trace_opc_info_t *in = trace_opc_info(k);
     if (!in)
         return 0;
+    int branch = in->iclass == TRACE_CLASS_BRANCH, call = in->iclass == TRACE_CLASS_CALL;
     switch (v) {
     case TRACE_EA:
+        return in->memform != TRACE_MEM_NONE || strcmp(in->mnemonic, "lea") == 0;
     case TRACE_MEMVAL:
-    case TRACE_LATENCY:
         return in->memform != TRACE_MEM_NONE;
+    case TRACE_LATENCY:
+        return 0;
     case TRACE_BR_TAKEN:
-        return in->iclass == TRACE_CLASS_BRANCH;
+        return branch || call || in->iclass == TRACE_CLASS_RETURN;
     case TRACE_BR_TARGET:
-        return in->iclass == TRACE_CLASS_BRANCH || in->iclass == TRACE_CLASS_CALL ||
-               in->iclass == TRACE_CLASS_RETURN;
+        return branch || call;
     default:
         return 1;
     }
@@ -161,9 +167,11 @@ static int wanted(dcpi_values_t *vt, const dcpi_image_t *img, uint32_t off,
     *plugins = 0;
     if (k >= dcpi_values_nkeys(vt))
         return 0;
+    /* admits before yields: admits counts what the specification selected (select.c warns of
+     * a selection that matched no sampled instruction) */
     for (unsigned i = 0, n = dcpi_values_nplugins(vt); i < n; i++)
-        if (dcpi_values_takes(vt, i, k) && yields(vt, i, k) &&
-            dcpi_values_admits(vt, i, img, off, inst))
+        if (dcpi_values_takes(vt, i, k) && dcpi_values_admits(vt, i, img, off, inst) &&
+            yields(vt, i, k))
             *plugins |= 1u << (i < 31 ? i : 31);
     return *plugins || dcpi_values_records(vt, k);
 }

@@ -165,13 +165,15 @@ static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
  * the smallest w, but at least the w at which a tick's own cost is at most what its arms' hits
  * cost (tick_us / (n hit_us)): below that, a colder target would buy its values with ticks that
  * arm nothing. The table's first IN_FIRST major targets (its most sampled instructions, each
- * holding 5% of its procedure's PC samples) set c and get that share; the others, the
- * instructions right before them (a slow load's samples land on the next one) and the drawn
- * ones, a quarter of it: the budget aims at 1000 value samples per 6 s for the hottest six
- * instructions of a process (work-accuracy chase, with 18 instructions holding 5% of their
- * procedures, gave each ~250; with the eight first targets, whichever they were, its load got
- * 514-792 of ~5500-6700 a 6-s run, with six majors 627-1269, bench/RESULTS.md). The thinning is
- * at random, whatever the program does, so the unit stays "a random moment in the procedure". */
+ * holding 5% of its procedure's PC samples) set c and get that share; the others (later majors,
+ * the instructions right before majors: a slow load's samples land on the next one; the drawn
+ * ones) a quarter of it; a table without a major target (no selected instruction holds 5% of a
+ * hot procedure) takes its first IN_FIRST targets of any kind instead. The budget aims at 1000
+ * value samples per 6 s for the hottest six instructions of a process (work-accuracy chase, with
+ * 18 instructions holding 5% of their procedures, gave each ~250; with the first eight targets
+ * of any kind its load got 514-792 of ~5500-6700 a 6-s run, with the first six majors 711-1179,
+ * bench/RESULTS.md). The thinning is at random, whatever the program does, so the unit stays
+ * "a random moment in the procedure". */
 static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uint16_t *take)
 {
     uint64_t total = 0;
@@ -183,18 +185,21 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
     }
     total = d->st.pcs > total ? d->st.pcs : total;
     double w[IN_TARGETS], c = HUGE_VAL;
+    int majors = 0; /* none (no instruction holds 5% of a hot procedure): the first of any kind */
+    for (unsigned i = 0; i < n; i++)
+        majors |= t[i].major;
     unsigned first = 0;
     for (unsigned i = 0; i < n; i++) {
         double h = dcpi__vbp_hits_per_arm(d->choice, t[i].cookie);
         w[i] = total ? (double)t[i].trig / (double)total * (h > 1.0 ? h : 1.0) : 0.0;
-        if (t[i].major &&
-            first++ < IN_FIRST) /* c among the first: a colder one does not lower it */
-            c = w[i] > 0.0 && w[i] < c ? w[i] : c;
+        if ((t[i].major || !majors) && first++ < IN_FIRST) /* c among the first: a colder one */
+            c = w[i] > 0.0 && w[i] < c ? w[i] : c;         /* does not lower it */
         else
             w[i] *= IN_REST; /* the others keep a quarter of what c gives */
     }
     double floor = d->cost.tick_us / ((double)n * d->cost.arm_us);
-    c = c < floor ? floor : c == HUGE_VAL ? 1.0 : c;
+    c = c == HUGE_VAL ? 1.0 : c;
+    c = c < floor ? floor : c;
     for (unsigned i = 0; i < n; i++) {
         take[i] = w[i] <= c ? STEP_TAKE_ALL : (uint16_t)(65535.0 * c / w[i]);
         take[i] = take[i] ? take[i] : 1;

@@ -43,7 +43,8 @@ typedef struct dcpi__vbp_target {
     uint32_t cookie, at;
     uint32_t fn;   /* bp.c's: its function */
     uint32_t trig; /* the PC samples that landed in its function */
-    int major;     /* it holds 5% of its function's PC samples itself (not the one before such) */
+    int major;     /* listed as a major instruction (5% of its function's PC samples); 0 for the
+                    * one before such and for drawn ones (bp.c cover), major or not */
 } dcpi__vbp_target_t;
 #define DCPI_VBP_COVER 2
 unsigned dcpi__vbp_targets(dcpi_values_t *vt, const dcpi__vbp_choice_t *c, pid_t pid,

@@ -213,8 +213,8 @@ grep -q 'warning: vp-m[1-4]:' "$T/sym.err" && fail "a warning about a plugin tha
 # missing=show: a register-to-register mov has no address: all of its hotlist is "missing". The
 # breakpoint backends do not arm an instruction where no value its vlist asks for can exist (bp.c
 # yields: here a mov without a memory operand), so the run is -vstep's, whose bursts trace every
-# instruction (acc_chase's relinking loop runs two register movs in each of its 13 instructions)
-to 120 "$BIN/dcpid" -db "$T/m3db" -event cpu-clock -vstep -vtrace "$M3" -- "$W" chase 1000 \
+# instruction (acc_chase's relinking loop has two register movs among its 13 instructions)
+to 120 "$BIN/dcpid" -db "$T/m3db" -event cpu-clock -vstep -vtrace "$M3" -- "$W" chase "$SYM_MS" \
     >/dev/null 2>"$T/m3.err" || fail "-vstep run failed: $(cat "$T/m3.err")"
 DCPI_PLUGIN_PATH= "$BIN/dcpilist" -db "$T/m3db" -asm -vtrace "$M3" -vcutoff 0 acc_chase "$W" >"$T/m3" 2>&1
 # and the inproc run above took no value sample on one: its budget went to the loads and stores

@@ -146,8 +146,8 @@ awk -v b="${ob:-0}" -v n="${on:-0}" 'BEGIN { exit !(n > 0 && b >= 100 * 1.96 * s
     fail "windows: the oracle's +-$ob over $on executions in $nw windows is not a cluster bound: $ol"
 echo "ok: default windows are clusters: $nw windows, $nx executions, sum of squares $nq: +-$ob"
 # bad specifications: one line naming the thing and the reason, exit 1, no command run (an address
-# past the program: gold, the linker here, maps the ELF header and the text in one executable
-# segment from 0, so a small address is in its code)
+# past the program: gold, make test's linker (DCPI_FAST_LINK), maps the ELF header and the text in
+# one executable segment from 0, so a small address is in its code)
 for bad in "0x7ffffff0:$W|is not in" "nosuch+0x4:$W|no symbol 'nosuch'" "0x10:$T/none|No such file" \
     "acc_chase|is not ADDR:IMAGE"; do
     spec=${bad%%|*} want=${bad#*|}
