@@ -32,6 +32,27 @@ uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n)
     return mask;
 }
 
+int dcpi_capture_can(trace_value_t k, const trace_opc_info_t *in)
+{
+    if (!in)
+        return 0;
+    int branch = in->iclass == TRACE_CLASS_BRANCH, call = in->iclass == TRACE_CLASS_CALL;
+    switch (k) {
+    case TRACE_EA: /* first_ea: a MEM operand, or lea's AGEN */
+        return in->memform != TRACE_MEM_NONE || strcmp(in->mnemonic, "lea") == 0;
+    case TRACE_MEMVAL:
+        return in->memform != TRACE_MEM_NONE;
+    case TRACE_LATENCY:
+        return 0;
+    case TRACE_BR_TAKEN:
+        return branch || call || in->iclass == TRACE_CLASS_RETURN;
+    case TRACE_BR_TARGET: /* br_target: not a return's */
+        return branch || call;
+    default:
+        return 1;
+    }
+}
+
 /* ---- operand roles ------------------------------------------------------------------------ */
 
 static int is_role_skipped(ZydisRegister r)

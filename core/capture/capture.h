@@ -49,6 +49,13 @@
  * address of a read value); LATENCY/NONE: nothing). Unknown kinds add nothing. */
 uint64_t dcpi_capture_perf_mask(const trace_value_t *kinds, int n);
 
+/* Whether dcpi_capture_values can give a value of kind k at some instruction of key in (NULL:
+ * none): an address needs a memory operand or is lea's computed one, a loaded or stored value a
+ * memory operand, a branch's outcome a branch, call or return (1 for the last two), a target a
+ * branch or call (a return's is not read), a latency never; a register, rflags, rip or an
+ * operand always. */
+int dcpi_capture_can(trace_value_t k, const trace_opc_info_t *in);
+
 /* Compute n (<= 32) values of kinds for insn with the registers before it: values[i] is set
  * for every i; bit i of *missing is set (and values[i] is 0) when value i is not computable. */
 void dcpi_capture_values(const dcpi_insn_t *insn, const dcpi_regs_t *before,

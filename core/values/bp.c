@@ -10,12 +10,13 @@
  * a breakpoint on an instruction of the same function, at its next executions:
  *   - dcpi__vbp_choose: the sampled function (ELF symbol; without one, the 128 bytes from
  *     the sampled pc) is decoded once; its candidates are the instructions some plugin (or
- *     -vrecord) has a vlist for that asks for a value a breakpoint can capture there (can_exist:
- *     no arm on a register mov for an address). Of each eight arms in a function, six go to the
- * candidate at or before the sampled pc (four to the sampled instruction, or the one whose
- * execution the sample landed after, e.g. a memory-operand div; two to the candidate before that
- * one, the slow load whose sample landed on the next instruction), so hot instructions get most
- * value samples; one goes to the function's major instructions in turn (those holding
+ *     -vrecord) has a vlist for that asks for a value a breakpoint can capture there
+ *     (dcpi_capture_can: no arm on a register mov for an address). Of each eight arms in a
+ *     function, six go to the candidate at or before the sampled pc (four to the sampled
+ *     instruction, or the one whose execution the sample landed after, e.g. a memory-operand
+ *     div; two to the candidate before that one, the slow load whose sample landed on the next
+ *     instruction), so hot instructions get most value samples; one goes to the function's
+ *     major instructions in turn (those holding
  *     DCPI_VBP_MAJOR_PCT% of its PC samples: the budget is spent where it buys the most,
  *     a major instruction with few PC samples gets more than its share); one goes to the
  *     candidate with the fewest value samples so far (arms that gave none count 16, so a cold
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/base/fsutil.h"
+#include "core/capture/capture.h"
 #include "core/base/mem.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
@@ -116,35 +118,9 @@ void dcpi__vbp_choice_free(dcpi__vbp_choice_t *b)
     free(b);
 }
 
-/* Whether a breakpoint's capture (core/capture/capture.h) can give a value of this kind at an
- * instruction of key k: an address needs a memory operand (lea's computed address counts), a
- * loaded or stored value a memory operand, a branch's outcome a branch (a call or return: 1),
- * a target a branch or call (a return's is not captured); a latency never (no hardware backend
- * here). The step backend, which traces every instruction of its bursts, does not ask. */
-static int can_exist(trace_value_t v, trace_opc_t k)
-{
-    const trace_opc_info_t *in = trace_opc_info(k);
-    if (!in)
-        return 0;
-    int branch = in->iclass == TRACE_CLASS_BRANCH, call = in->iclass == TRACE_CLASS_CALL;
-    switch (v) {
-    case TRACE_EA:
-        return in->memform != TRACE_MEM_NONE || strcmp(in->mnemonic, "lea") == 0;
-    case TRACE_MEMVAL:
-        return in->memform != TRACE_MEM_NONE;
-    case TRACE_LATENCY:
-        return 0;
-    case TRACE_BR_TAKEN:
-        return branch || call || in->iclass == TRACE_CLASS_RETURN;
-    case TRACE_BR_TARGET:
-        return branch || call;
-    default:
-        return 1;
-    }
-}
-
-/* Whether plugin i's vlist for key k asks for a value that can exist there (an address-only
- * vlist on a register mov asks for none: its every arm would capture "missing"). */
+/* Whether plugin i's vlist for key k asks for a value a breakpoint's capture can give there
+ * (dcpi_capture_can: an address-only vlist on a register mov asks for none, its every arm would
+ * capture "missing"). */
 static int yields(const dcpi_values_t *vt, unsigned i, trace_opc_t k)
 {
     trace_value_t kinds[TRACE_VLIST_MAX];
@@ -152,7 +128,7 @@ static int yields(const dcpi_values_t *vt, unsigned i, trace_opc_t k)
     if (n == 0)
         return 1; /* basic information only: the pc itself */
     for (int j = 0; j < n; j++)
-        if (can_exist(kinds[j], k))
+        if (dcpi_capture_can(kinds[j], trace_opc_info(k)))
             return 1;
     return 0;
 }
