@@ -65,12 +65,13 @@
 #define IN_TARGETS  16          /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
 #define IN_LIVE     8           /* ticks of a process before its own costs are used */
-#define IN_START    8  /* the hits a tick is priced at until then (an arm takes up to 64) */
-#define IN_HITS_MIN 8  /* the fewest executions an arm takes (hits_of) */
-#define IN_GAPS     20 /* gaps between hits before live_us prices a hit by them */
-#define IN_FIRST    6u /* the table's first major targets, taken at the full share (take_of) */
-#define IN_REST     4  /* the others at a quarter of it */
-#define IN_ICC_MIN  16 /* clusters of a target before hits_of trusts how alike they are */
+#define IN_HITS_MIN 8 /* the fewest executions an arm takes (hits_of); all it takes until IN_LIVE  \
+                       */
+#define IN_START   (STEP_ARM_SLOTS * IN_HITS_MIN) /* the hits a tick is priced at until then */
+#define IN_GAPS    20 /* gaps between hits before live_us prices a hit by them */
+#define IN_FIRST   6u /* the table's first major targets, taken at the full share (take_of) */
+#define IN_REST    4  /* the others at a quarter of it */
+#define IN_ICC_MIN 16 /* clusters of a target before hits_of trusts how alike they are */
 
 typedef struct in_stats {
     uint64_t samples; /* hits into the sink */
@@ -118,8 +119,10 @@ static double model_us(const vin_t *d, double k)
  * gap is what the hit cost the program, its data evicted by the trap included, and also the
  * program's own time between the two executions; work-accuracy's divide and chase ran at
  * 1.054-1.059x with the model's price); the model at IN_START hits and a closing tick until there
- * are IN_LIVE ticks (at 64 a short process got two ticks; the table follows the live cost at every
- * drain until then). */
+ * are IN_LIVE ticks (the table follows the live cost at every drain until then), the hits a tick
+ * can take then (hits_of: IN_HITS_MIN an arm, one arm per debug register). Priced at 64 hits a
+ * tick, a short process got two ticks; priced at 8 with arms of 64, its first ticks took up to
+ * 256 hits each, and ten runs of bzip2 -9 on 1 MB (65 ms each) ran at 1.10-1.14x. */
 static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
     if (st->ticks < IN_LIVE)
@@ -212,16 +215,19 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
  * more arms. The cluster size that gives the narrowest bound for a cost is
  * sqrt(c_arm / c_hit x (1 - rho) / rho) (cluster sampling's optimum, c_arm the cost of an arm
  * besides its hits: its tick and closing tick), at least IN_HITS_MIN: the executions after an
- * arm's first dilute the weight the first one takes from the gap before it (dcpid(1)). */
-static void hits_of(const vin_t *d, unsigned pid, const dcpi__vbp_target_t *t, unsigned n,
-                    uint8_t *hits)
+ * arm's first dilute the weight the first one takes from the gap before it (dcpid(1)). Until
+ * the process has IN_LIVE ticks, IN_HITS_MIN: what live_us prices its ticks at. */
+static void hits_of(const vin_t *d, unsigned pid, const step_ring_header_t *h,
+                    const dcpi__vbp_target_t *t, unsigned n, uint8_t *hits)
 {
     double per = d->cost.arm_us > 0 ? 2 * d->cost.tick_us / d->cost.arm_us : 2.0;
+    dcpi_step_stats_t st = {0};
+    dcpi_stepdrain_add_ring(&st, h);
     for (unsigned i = 0; i < n; i++) {
         dcpi_vsummary_icc_t c;
-        hits[i] = 0;
-        if (dcpi_values_icc(d->b.vt, pid, t[i].addr, &c) < 0 || !c.clustered || c.k < IN_ICC_MIN ||
-            c.rho <= 0.0)
+        hits[i] = st.ticks < IN_LIVE ? IN_HITS_MIN : 0;
+        if (st.ticks < IN_LIVE || dcpi_values_icc(d->b.vt, pid, t[i].addr, &c) < 0 ||
+            !c.clustered || c.k < IN_ICC_MIN || c.rho <= 0.0)
             continue;
         double m = sqrt(per * (1.0 - c.rho) / c.rho);
         m = m < IN_HITS_MIN ? IN_HITS_MIN : m;
@@ -242,7 +248,7 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     uint16_t take[IN_TARGETS];
     uint8_t hits[IN_TARGETS];
     take_of(d, t, n, take);
-    hits_of(d, pid, t, n, hits);
+    hits_of(d, pid, h, t, n, hits);
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
