@@ -12,10 +12,11 @@
 #     took and how many records the rings lost; XCHECK=1 also counts the executions with a
 #     uprobe (perf probe -x IMAGE -a ADDR; perf stat -e probe_...) on a separate run. A row whose
 #     exact run lost more than 1% of the executions is marked.
-#   the oracle runs take -vbp (the exact run traps every execution: the bp backend beside it
-#     arms rarely; beside the inproc backend the oracle works too since 735d1ef, which gave it
-#     the user registers and a debug register); the sampled runs take the default backend, or
-#     SAMPLED="-vbp" for the bp backend;
+#   the oracle runs take the sampled runs' backend (the default, or SAMPLED="-vbp" for the bp
+#     backend; the oracle works beside the inproc backend since 735d1ef, which gave it the user
+#     registers and a debug register): the inproc backend preloads its agent, which moves the
+#     heap, so an exact run with -vbp (what stops 32-35 ran) placed the heap elsewhere and its
+#     pointer values did not compare with the sampled runs' (XBACKEND="-vbp" runs them so);
 #   every run is the same deterministic work with ASLR off (setarch -R, PYTHONHASHSEED=0), so
 #     address values agree between the runs; the sampled hotlist is pooled over REPS runs (dcpilist
 #     -epoch all) because one run at the default budget gives a few dozen value samples.
@@ -27,13 +28,16 @@
 #   3. per row: sampled n and +-B; per value of the sampled top 3: sampled / exact / windowed
 #      share, and whether the sampled +-B holds the exact share (y/N) and whether the windowed
 #      oracle's own +-B does (y/N).
-# Usage: bench/hotlist_exact.sh BUILD_DIR [SCALE (0.25)] (PROGS, NINSN (4), REPS (10), DUTY,
+# Usage: bench/hotlist_exact.sh BUILD_DIR [SCALE (0.25)] (PROGS, NINSN (4), REPS (10; REPS_PROG
+#        for one program, e.g. REPS_bzip2=300: a short process's rows need more runs), DUTY,
 #        BUDGET, HOT (64), TIMEOUT (300), XCHECK, VMIN (30: candidates with fewer pooled
 #        sampled values are skipped), EXACT_FROM)
 # EXACT_FROM=DIR: a directory an earlier run kept (KEEP=1, same SCALE): its inputs, candidates
 # and exact and windowed runs are taken as they are (the runs are deterministic: same input,
 # ASLR off), and only the sampled runs are made again, e.g. to compare a new sampler with the
-# same exact counts (an exact run traps every execution: hours for the whole table).
+# same exact counts (an exact run traps every execution: hours for the whole table);
+# EXACT_REDO="ADDR ...": those instructions' exact and windowed runs are made again all the same
+# (e.g. the pointer rows an earlier run made with -vbp).
 set -u
 export LC_ALL=C
 B=$(cd "${1:?usage: hotlist_exact.sh BUILD_DIR [SCALE]}" && pwd)
@@ -45,6 +49,7 @@ DUTY=${DUTY:-5/50}
 HOT=${HOT:-64}
 TIMEOUT=${TIMEOUT:-300}
 VMIN=${VMIN:-30}
+XBACKEND=${XBACKEND-${SAMPLED:-}}
 T=$(mktemp -d /tmp/dcpi-hotexact.XXXXXX)
 old_pct=$(sysctl -n kernel.perf_cpu_time_max_percent)
 cleanup() {
@@ -127,7 +132,8 @@ printf '%-8s %-9s %-26s %5s %5s %9s %5s  %s\n' program address instruction n +-B
     "top-3 values: sampled / exact / windowed share (sampled +-B holds exact?, windowed +-B holds exact?)"
 for prog in $PROGS; do
     c=$(cmd "$prog")
-    for r in $(seq "$REPS"); do
+    reps=REPS_$prog
+    for r in $(seq "${!reps:-$REPS}"); do
         # shellcheck disable=SC2086
         "$B/dcpid" -db "$T/$prog-s" ${SAMPLED:-} -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-s.$r.err" ||
             echo "bench: $prog sampled run $r failed: $(tail -2 "$T/$prog-s.$r.err")" >&2
@@ -143,19 +149,21 @@ for prog in $PROGS; do
         ex=$T/$prog-x$k
         wi=$T/$prog-w$k
         t0=$(date +%s)
-        if [ -n "${EXACT_FROM:-}" ]; then
+        reuse=${EXACT_FROM:-}
+        [[ " ${EXACT_REDO:-} " == *" $addr "* ]] && reuse=
+        if [ -n "$reuse" ]; then
             cp -r "$EXACT_FROM/$prog-x$k" "$EXACT_FROM/$prog-w$k" "$T/"
             cp "$EXACT_FROM/$prog-x$k.err" "$EXACT_FROM/$prog-w$k.err" "$T/"
             xrc=0
         else
             # shellcheck disable=SC2086
-            timeout "$TIMEOUT" "$B/dcpid" -db "$ex" -vbp -vtrace vp-classic -vhot "$HOT" \
+            timeout "$TIMEOUT" "$B/dcpid" -db "$ex" $XBACKEND -vtrace vp-classic -vhot "$HOT" \
                 -voracle "$addr:$img" -voracle-duty 1/1 -- $c >/dev/null 2>"$ex.err"
             xrc=$?
         fi
         t1=$(date +%s)
         # shellcheck disable=SC2086
-        [ -n "${EXACT_FROM:-}" ] || "$B/dcpid" -db "$wi" -vbp -vtrace vp-classic \
+        [ -n "$reuse" ] || "$B/dcpid" -db "$wi" $XBACKEND -vtrace vp-classic \
             -voracle "$addr:$img" -voracle-duty "$DUTY" -- $c >/dev/null 2>"$wi.err"
         xv=$(grep '^dcpid: voracle 0x' "$ex.err" | tail -1)
         xs=$(grep -o ' samples [0-9]*' <<<"$xv" | awk '{ print $2 }')
