@@ -65,13 +65,12 @@
 #define IN_TARGETS  16          /* targets per process (<= STEP_ARM_MAX) */
 #define IN_MIN_NS   100000ull   /* the shortest mean tick period */
 #define IN_LIVE     8           /* ticks of a process before its own costs are used */
-#define IN_HITS_MIN 8 /* the fewest executions an arm takes (hits_of); all it takes until IN_LIVE  \
-                       */
-#define IN_START   (STEP_ARM_SLOTS * IN_HITS_MIN) /* the hits a tick is priced at until then */
-#define IN_GAPS    20 /* gaps between hits before live_us prices a hit by them */
-#define IN_FIRST   6u /* the table's first major targets, taken at the full share (take_of) */
-#define IN_REST    4  /* the others at a quarter of it */
-#define IN_ICC_MIN 16 /* clusters of a target before hits_of trusts how alike they are */
+#define IN_HITS_MIN 8 /* the fewest executions an arm takes (hits_of), and all until IN_LIVE */
+#define IN_START    (STEP_ARM_SLOTS * IN_HITS_MIN) /* the hits a tick is priced at until then */
+#define IN_GAPS     20 /* gaps between hits before live_us prices a hit by them */
+#define IN_FIRST    6u /* the table's first major targets, taken at the full share (take_of) */
+#define IN_REST     4  /* the others at a quarter of it */
+#define IN_ICC_MIN  16 /* clusters of a target before hits_of trusts how alike they are */
 
 typedef struct in_stats {
     uint64_t samples; /* hits into the sink */
