@@ -16,13 +16,20 @@
 #   WORKLOAD defaults to "work-demo -n 2000"; e.g. bench/value_yield.sh build 5 work-demo -n 2000
 #   or "work-accuracy MODE ..." (any workload of build/samples that prints "NAME: cpu SECONDS" or
 #   "rounds N cpu_ms MS", or whose CPU is measured as the command's user+sys when it prints
-#   neither, dcpid's own then included).
+#   neither, dcpid's own then included), or "short BZ PROG ARGS...": PROG run BZ times one after
+#   another, each a short process (bzip2 -9 of 1 MB: 65 ms), the target CPU the children's
+#   (the inproc backend's start-up price: a process of 8 ticks or fewer never gets its own).
 set -eu
 B=$(cd "${1:-build}" && pwd)
 REPS=${2:-5}
 shift 2 || true
 [ $# -gt 0 ] || set -- work-demo -n 2000
 W=("$B/samples/$1" "${@:2}")
+if [ "$1" = short ]; then # N short processes in a row; "short: cpu S", their children's CPU
+    W=(bash -c 'for _ in $(seq "$0"); do "$@" >/dev/null; done; f=$(mktemp); times >"$f"
+        awk "NR == 2 { gsub(/[ms]/, \" \"); print \"short: cpu\", \$1 * 60 + \$2 + \$3 * 60 + \$4 }" "$f"
+        rm -f "$f"' "${@:2}")
+fi
 T=$(mktemp -d /tmp/dcpi-yield.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 TIMEFORMAT='%3U %3S %3R'
