@@ -89,6 +89,7 @@ typedef struct vin {
     uint64_t last_table;     /* ns */
     uint64_t rng;            /* which unlisted instructions the tables cover (bp.c) */
     in_stats_t st;
+    double all_us; /* what a tick of all the processes so far cost (0: fewer than IN_LIVE ticks) */
     pid_t self;
 } vin_t;
 
@@ -121,7 +122,8 @@ static double model_us(const vin_t *d, double k)
  * are IN_LIVE ticks (the table follows the live cost at every drain until then), the hits a tick
  * can take then (hits_of: IN_HITS_MIN an arm, one arm per debug register). Priced at 64 hits a
  * tick, a short process got two ticks; priced at 8 with arms of 64, its first ticks took up to
- * 256 hits each, and ten runs of bzip2 -9 on 1 MB (65 ms each) ran at 1.10-1.14x. */
+ * 256 hits each, and ten runs of bzip2 -9 on 1 MB (65 ms each) ran at 1.096x (bench/RESULTS.md,
+ * stop 36). */
 static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
 {
     if (st->ticks < IN_LIVE)
@@ -145,13 +147,15 @@ static double tick_us(const vin_t *d, const step_ring_header_t *h)
 {
     dcpi_step_stats_t st = {0};
     dcpi_stepdrain_add_ring(&st, h);
-    if (st.ticks < IN_LIVE) {
-        dcpi_step_stats_t all = {0};
-        dcpi_stepdrain_stats(d->drain, &all);
-        if (all.ticks >= IN_LIVE)
-            return live_us(d, &all);
-    }
-    return live_us(d, &st);
+    return st.ticks < IN_LIVE && d->all_us > 0 ? d->all_us : live_us(d, &st);
+}
+
+/* d->all_us, once a drain (tick_us): not per ring, which walked every ring for each young one */
+static void all_of(vin_t *d)
+{
+    dcpi_step_stats_t all = {0};
+    dcpi_stepdrain_stats(d->drain, &all);
+    d->all_us = all.ticks >= IN_LIVE ? live_us(d, &all) : 0;
 }
 
 /* The arms the threads made on each target of h's table since the last count, onto their
@@ -277,15 +281,16 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     d->st.targets += fresh;
 }
 
-/* A process whose table is still empty, or whose threads ticked fewer than IN_LIVE times (its
- * period still priced by the start-up model), gets one at every drain, not every IN_TABLE_NS: a
- * short process (bzip2 -9 of 1 MB runs 70 ms) ended before its first table with targets, and
- * took a median of 0 value samples. */
+/* A process whose table is still empty, or whose threads ticked fewer than 2 IN_LIVE times, gets
+ * one at every drain, not every IN_TABLE_NS: a short process (bzip2 -9 of 1 MB runs 70 ms) ended
+ * before its first table with targets, and took a median of 0 value samples; and at IN_LIVE
+ * ticks its arms go from IN_HITS_MIN executions to hits_of's, which its own cost so far (of the
+ * capped arms) does not price: the period follows each drain's cost until then. */
 static void write_first_table(unsigned pid, step_ring_header_t *h, void *arg)
 {
     dcpi_step_stats_t st = {0};
     dcpi_stepdrain_add_ring(&st, h);
-    if (h->arms.n == 0 || st.ticks < IN_LIVE)
+    if (h->arms.n == 0 || st.ticks < 2 * IN_LIVE)
         write_table(pid, h, arg);
 }
 
@@ -356,6 +361,7 @@ static int in_drain(dcpi_vbackend_t *b, uint64_t now_ns)
     if (fresh < 0)
         dcpi__log(DCPI_LOG_WARN, "%s", err);
     drain_rings(d);
+    all_of(d);
     if (fresh > 0 || now_ns - d->last_table >= IN_TABLE_NS) {
         dcpi_stepdrain_each(d->drain, write_table, d);
         d->last_table = now_ns;
