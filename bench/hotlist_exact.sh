@@ -31,13 +31,14 @@
 # Usage: bench/hotlist_exact.sh BUILD_DIR [SCALE (0.25)] (PROGS, NINSN (4), REPS (10; REPS_PROG
 #        for one program, e.g. REPS_bzip2=300: a short process's rows need more runs), DUTY,
 #        BUDGET, HOT (64), TIMEOUT (300), XCHECK, VMIN (30: candidates with fewer pooled
-#        sampled values are skipped), EXACT_FROM)
+#        sampled values are skipped), EXACT_FROM, EXACT_REDO, XBACKEND)
 # EXACT_FROM=DIR: a directory an earlier run kept (KEEP=1, same SCALE): its inputs, candidates
 # and exact and windowed runs are taken as they are (the runs are deterministic: same input,
 # ASLR off), and only the sampled runs are made again, e.g. to compare a new sampler with the
 # same exact counts (an exact run traps every execution: hours for the whole table);
-# EXACT_REDO="ADDR ...": those instructions' exact and windowed runs are made again all the same
-# (e.g. the pointer rows an earlier run made with -vbp).
+# EXACT_REDO="PROG:ADDR ...": those instructions' exact and windowed runs are made again all the
+# same (e.g. the pointer rows an earlier run made with -vbp; with ASLR off two programs can share
+# an address, hence the program).
 set -u
 export LC_ALL=C
 B=$(cd "${1:?usage: hotlist_exact.sh BUILD_DIR [SCALE]}" && pwd)
@@ -150,7 +151,7 @@ for prog in $PROGS; do
         wi=$T/$prog-w$k
         t0=$(date +%s)
         reuse=${EXACT_FROM:-}
-        [[ " ${EXACT_REDO:-} " == *" $addr "* ]] && reuse=
+        [[ " ${EXACT_REDO:-} " == *" $prog:$addr "* ]] && reuse=
         if [ -n "$reuse" ]; then
             cp -r "$EXACT_FROM/$prog-x$k" "$EXACT_FROM/$prog-w$k" "$T/"
             cp "$EXACT_FROM/$prog-x$k.err" "$EXACT_FROM/$prog-w$k.err" "$T/"

@@ -20,17 +20,18 @@
 #   another, each a short process (bzip2 -9 of 1 MB: 65 ms), the target CPU the children's
 #   (the inproc backend's start-up price: a process of 8 ticks or fewer never gets its own).
 set -eu
+export LC_ALL=C
 B=$(cd "${1:-build}" && pwd)
 REPS=${2:-5}
 shift 2 || true
 [ $# -gt 0 ] || set -- work-demo -n 2000
+T=$(mktemp -d /tmp/dcpi-yield.XXXXXX)
+export T # the short workload writes its children's times there
 W=("$B/samples/$1" "${@:2}")
 if [ "$1" = short ]; then # N short processes in a row; "short: cpu S", their children's CPU
-    W=(bash -c 'for _ in $(seq "$0"); do "$@" >/dev/null; done; f=$(mktemp); times >"$f"
-        awk "NR == 2 { gsub(/[ms]/, \" \"); print \"short: cpu\", \$1 * 60 + \$2 + \$3 * 60 + \$4 }" "$f"
-        rm -f "$f"' "${@:2}")
+    W=(bash -c 'for ((i = 0; i < $0; i++)); do "$@" >/dev/null; done; times >"$T/times"
+        awk "NR == 2 { gsub(/[ms]/, \" \"); print \"short: cpu\", \$1 * 60 + \$2 + \$3 * 60 + \$4 }" "$T/times"' "${@:2}")
 fi
-T=$(mktemp -d /tmp/dcpi-yield.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 TIMEFORMAT='%3U %3S %3R'
 MECHS=${MECHS:-"inproc bp bp5 regs step"}
