@@ -89,7 +89,6 @@ typedef struct vin {
     uint64_t last_table;     /* ns */
     uint64_t rng;            /* which unlisted instructions the tables cover (bp.c) */
     in_stats_t st;
-    double all_us; /* what a tick of all the processes so far cost (0: fewer than IN_LIVE ticks) */
     pid_t self;
 } vin_t;
 
@@ -138,24 +137,16 @@ static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
            d->cost.arm_us * (double)st->expired / t;
 }
 
-/* What a tick of h's threads costs so far (live_us); for a process with fewer than IN_LIVE ticks,
- * what a tick of all the processes so far cost, once they have IN_LIVE (the start-up model
- * prices a tick at the most its arms can take then, which a tick seldom takes: ten runs of
- * bzip2 -9 on 1 MB, 65 ms each, got 146 value samples at 1.047x where the budget affords more;
- * a command's next short process is priced by what its earlier ones paid). */
+/* What a tick of h's threads costs so far (live_us). A process with fewer than IN_LIVE ticks is
+ * priced by the start-up model, not by what a tick of the processes so far cost: ten runs of
+ * bzip2 -9 on 1 MB (65 ms each) priced so got 914 value samples at 1.064x the target's CPU,
+ * where the model gave 146 at 1.047x (a short process's values cost more than a long one's, and
+ * its agent's start ~0.45 ms; bench/RESULTS.md, stop 36). */
 static double tick_us(const vin_t *d, const step_ring_header_t *h)
 {
     dcpi_step_stats_t st = {0};
     dcpi_stepdrain_add_ring(&st, h);
-    return st.ticks < IN_LIVE && d->all_us > 0 ? d->all_us : live_us(d, &st);
-}
-
-/* d->all_us, once a drain (tick_us): not per ring, which walked every ring for each young one */
-static void all_of(vin_t *d)
-{
-    dcpi_step_stats_t all = {0};
-    dcpi_stepdrain_stats(d->drain, &all);
-    d->all_us = all.ticks >= IN_LIVE ? live_us(d, &all) : 0;
+    return live_us(d, &st);
 }
 
 /* The arms the threads made on each target of h's table since the last count, onto their
@@ -361,7 +352,6 @@ static int in_drain(dcpi_vbackend_t *b, uint64_t now_ns)
     if (fresh < 0)
         dcpi__log(DCPI_LOG_WARN, "%s", err);
     drain_rings(d);
-    all_of(d);
     if (fresh > 0 || now_ns - d->last_table >= IN_TABLE_NS) {
         dcpi_stepdrain_each(d->drain, write_table, d);
         d->last_table = now_ns;
