@@ -43,8 +43,8 @@
 #include <unistd.h>
 
 #include "core/base/fsutil.h"
-#include "core/capture/capture.h"
 #include "core/base/mem.h"
+#include "core/capture/capture.h"
 #include "core/image/image.h"
 #include "core/image/symbols.h"
 #include "trace/trace.h"

@@ -137,18 +137,6 @@ static double live_us(const vin_t *d, const dcpi_step_stats_t *st)
            d->cost.arm_us * (double)st->expired / t;
 }
 
-/* What a tick of h's threads costs so far (live_us). A process with fewer than IN_LIVE ticks is
- * priced by the start-up model, not by what a tick of the processes so far cost: ten runs of
- * bzip2 -9 on 1 MB (65 ms each) priced so got 914 value samples at 1.064x the target's CPU,
- * where the model gave 146 at 1.047x (a short process's values cost more than a long one's, and
- * its agent's start ~0.45 ms; bench/RESULTS.md, stop 36). */
-static double tick_us(const vin_t *d, const step_ring_header_t *h)
-{
-    dcpi_step_stats_t st = {0};
-    dcpi_stepdrain_add_ring(&st, h);
-    return live_us(d, &st);
-}
-
 /* The arms the threads made on each target of h's table since the last count, onto their
  * instructions (their missing marks say how many arms went unanswered). */
 static void count_arms(unsigned pid, step_ring_header_t *h, void *arg)
@@ -213,7 +201,8 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
     }
 }
 
-/* The executions an arm of each target takes (hits, 0: the agent's STEP_ARM_HITS). An arm's
+/* The executions an arm of each target takes (hits, 0: the agent's STEP_ARM_HITS); young: the
+ * process has fewer than IN_LIVE ticks. An arm's
  * executions are one cluster: where their values are alike (intraclass correlation rho,
  * dcpi_values_icc) they say little more than one of them, and the budget is better spent on
  * more arms. The cluster size that gives the narrowest bound for a cost is
@@ -221,17 +210,15 @@ static void take_of(const vin_t *d, const dcpi__vbp_target_t *t, unsigned n, uin
  * besides its hits: its tick and closing tick), at least IN_HITS_MIN: the executions after an
  * arm's first dilute the weight the first one takes from the gap before it (dcpid(1)). Until
  * the process has IN_LIVE ticks, IN_HITS_MIN: what live_us prices its ticks at. */
-static void hits_of(const vin_t *d, unsigned pid, const step_ring_header_t *h,
-                    const dcpi__vbp_target_t *t, unsigned n, uint8_t *hits)
+static void hits_of(const vin_t *d, unsigned pid, int young, const dcpi__vbp_target_t *t,
+                    unsigned n, uint8_t *hits)
 {
     double per = d->cost.arm_us > 0 ? 2 * d->cost.tick_us / d->cost.arm_us : 2.0;
-    dcpi_step_stats_t st = {0};
-    dcpi_stepdrain_add_ring(&st, h);
     for (unsigned i = 0; i < n; i++) {
         dcpi_vsummary_icc_t c;
-        hits[i] = st.ticks < IN_LIVE ? IN_HITS_MIN : 0;
-        if (st.ticks < IN_LIVE || dcpi_values_icc(d->b.vt, pid, t[i].addr, &c) < 0 ||
-            !c.clustered || c.k < IN_ICC_MIN || c.rho <= 0.0)
+        hits[i] = young ? IN_HITS_MIN : 0;
+        if (young || dcpi_values_icc(d->b.vt, pid, t[i].addr, &c) < 0 || !c.clustered ||
+            c.k < IN_ICC_MIN || c.rho <= 0.0)
             continue;
         double m = sqrt(per * (1.0 - c.rho) / c.rho);
         m = m < IN_HITS_MIN ? IN_HITS_MIN : m;
@@ -244,7 +231,9 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     vin_t *d = arg;
     if (!atomic_load(&h->arm_mode))
         return;
-    count_arms(pid, h, d); /* the arms so far onto their instructions (take_of's h) */
+    count_arms(pid, h, d);      /* the arms so far onto their instructions (take_of's h) */
+    dcpi_step_stats_t st = {0}; /* h's threads so far: hits_of's start-up, live_us's cost */
+    dcpi_stepdrain_add_ring(&st, h);
     dcpi__vbp_target_t t[IN_TARGETS];
     unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS, &d->rng);
     unsigned fresh = 0, moved = 0;
@@ -252,7 +241,7 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     uint16_t take[IN_TARGETS];
     uint8_t hits[IN_TARGETS];
     take_of(d, t, n, take);
-    hits_of(d, pid, h, t, n, hits);
+    hits_of(d, pid, st.ticks < IN_LIVE, t, n, hits);
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
@@ -262,7 +251,12 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
         moved += !new && (i != j || h->arms.take[i] != take[j] || h->arms.hits[i] != hits[j]);
         addr[j] = t[j].addr, lo[j] = t[j].lo, hi[j] = t[j].hi;
     }
-    uint64_t p = period_ns(d, tick_us(d, h));
+    /* a process with fewer than IN_LIVE ticks is priced by the start-up model, not by what a
+     * tick of the processes so far cost: ten runs of bzip2 -9 on 1 MB (65 ms each) priced so got
+     * 914 value samples at 1.064x the target's CPU, where the model gave 146 at 1.047x (a short
+     * process's values cost more than a long one's, and its agent's start ~0.45 ms;
+     * bench/RESULTS.md, stop 36) */
+    uint64_t p = period_ns(d, live_us(d, &st));
     if (n == h->arms.n && !fresh && !moved && h->arms.period_ns == p) /* only dcpid writes it */
         return;
     step_arm_publish(h, addr, lo, hi, take, hits, n, p);
