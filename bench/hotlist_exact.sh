@@ -31,7 +31,13 @@
 # Usage: bench/hotlist_exact.sh BUILD_DIR [SCALE (0.25)] (PROGS, NINSN (4), REPS (10; REPS_PROG
 #        for one program, e.g. REPS_bzip2=300: a short process's rows need more runs), DUTY,
 #        BUDGET, HOT (64), TIMEOUT (300), XCHECK, VMIN (30: candidates with fewer pooled
-#        sampled values are skipped), EXACT_FROM, EXACT_REDO, XBACKEND)
+#        sampled values are skipped), EXACT_FROM, EXACT_REDO, XBACKEND, REGS)
+# REGS=N: also N runs with -vregs (the registers of the PC samples that land on the instruction:
+# each independent, weighted by the time a random moment finds the program at that instruction),
+# and per row one more line with its n and its shares of the top-3 values. Where the -vregs
+# shares and the sampled ones miss the exact share alike, the cause is the time-weighting of any
+# time-based trigger (an execution that takes longer is found more often), not the arms. Address
+# values show "-/-": -vregs loads no agent, and the agent moves the heap and the mmap area.
 # EXACT_FROM=DIR: a directory an earlier run kept (KEEP=1, same SCALE): its inputs, candidates
 # and exact and windowed runs are taken as they are (the runs are deterministic: same input,
 # ASLR off), and only the sampled runs are made again, e.g. to compare a new sampler with the
@@ -139,6 +145,11 @@ for prog in $PROGS; do
         "$B/dcpid" -db "$T/$prog-s" ${SAMPLED:-} -vtrace vp-classic "${bud[@]}" -- $c >/dev/null 2>"$T/$prog-s.$r.err" ||
             echo "bench: $prog sampled run $r failed: $(tail -2 "$T/$prog-s.$r.err")" >&2
     done
+    for ((r = 1; r <= ${REGS:-0}; r++)); do
+        # shellcheck disable=SC2086
+        "$B/dcpid" -db "$T/$prog-r" -vregs -vtrace vp-classic -- $c >/dev/null 2>"$T/$prog-r.$r.err" ||
+            echo "bench: $prog -vregs run $r failed: $(tail -2 "$T/$prog-r.$r.err")" >&2
+    done
     if [ -n "${EXACT_FROM:-}" ]; then
         cp "$EXACT_FROM/$prog.cand" "$T/$prog.cand"
     else
@@ -212,6 +223,15 @@ for prog in $PROGS; do
             END { printf "%-8s %-9s %-26.26s %5d %5s %9d %5s  %s%s\n", prog, addr, insn, sn, sb, xn, wb, line, lossy
                   print "row", prog, (sn >= 1000) > "/dev/stderr" }
         ' "$ex.xp" "$ex.wp" "$ex.sp" 2>>"$T/shares"
+        [ "${REGS:-0}" -gt 0 ] || continue
+        rl=$(listing "$T/$prog-r" "$proc" "$img" | awk -v a="$addr" '$1 ~ /^[0-9]+$/ && $2 == a' | head -1)
+        pairs "$rl" >"$ex.rp"
+        awk -v rn="$(nof "$rl")" -v rb="$(bof "$rl")" 'FILENAME == ARGV[1] { x[$2] = $1; next }
+            FILENAME == ARGV[2] { r[$2] = $1; next }
+            length($2) > 12 { line = line $2 " -/- "; next } # an address: the layouts differ
+            { line = line sprintf("%s %.1f/%.1f ", $2, ($2 in r) ? r[$2] : 0, ($2 in x) ? x[$2] : 0) }
+            END { printf "%-8s %-9s %-26s %5s %5s  %s\n", "", "", "  -vregs: / exact", rn, rb, line }
+        ' "$ex.xp" "$ex.rp" "$ex.sp"
     done <"$T/$prog.cand"
 done
 awk '$1 == "row" { r[$2]++; R++; R1 += $3 }
