@@ -18,6 +18,9 @@ set(CPACK_COMPONENTS_ALL runtime dev)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+# stripped, as Debian's packages are (dh_strip; the debug info belongs in a -dbgsym package): the
+# RelWithDebInfo programs made dcpi a 24 MB package, which gzip took 3 of cpack's 5.9 s to make
+set(CPACK_STRIP_FILES ON)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME dcpi)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
