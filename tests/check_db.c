@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,76 @@ START_TEST(test_lock)
 }
 END_TEST
 
+/* lock_orphan_child: take alpha's lock, fork a child sharing it (as dcpid's command child
+ * between fork and exec does), write "ready" and exit; the child exits once go[1] is closed */
+static pid_t lock_orphan_child(int ready, const int go[2])
+{
+    pid_t p = fork();
+    if (p != 0)
+        return p;
+    close(go[1]);
+    int fd;
+    char c = 'n';
+    if (dcpi_db_lock(db, "alpha", &fd, NULL) == 0) {
+        c = 'y';
+        if (fork() == 0) { /* the orphan: holds the lock until go is closed */
+            char x;
+            while (read(go[0], &x, 1) > 0)
+                ;
+            _exit(0);
+        }
+    }
+    if (write(ready, &c, 1) != 1)
+        _exit(1);
+    _exit(0);
+}
+
+static void *close_later(void *arg)
+{
+    usleep(100000);
+    close(*(int *)arg);
+    return NULL;
+}
+
+/* A lock left held by the children of a dcpid that is gone (killed with its process group, they
+ * exit a moment later): dcpi_db_lock waits for them instead of reporting a running dcpid; held
+ * on past the wait, the error says the holder is gone. */
+START_TEST(test_lock_orphan)
+{
+    make_db();
+    char err[DCPI_ERRLEN] = "", want[512];
+    int ready[2], go[2], fd = -1;
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t dead = lock_orphan_child(ready[1], go);
+    char c = 0;
+    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+    close(go[0]);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, close_later, &go[1]), 0);
+    ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), 0); /* once the orphan exited */
+    pthread_join(t, NULL);
+    close(fd);
+
+    /* an orphan that does not exit: EBUSY after the wait, naming the dcpid that is gone */
+    ck_assert_int_eq(pipe(go), 0);
+    dead = lock_orphan_child(ready[1], go);
+    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+    close(go[0]);
+    ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), DCPI_EBUSY);
+    snprintf(want, sizeof want,
+             "%s: platform alpha is locked by a process that dcpid pid %ld (gone) left running", db,
+             (long)dead);
+    ck_assert_str_eq(err, want);
+    close(go[1]); /* the orphan exits */
+    remove_db();
+}
+END_TEST
+
 START_TEST(test_list_files)
 {
     make_db();
@@ -453,6 +524,10 @@ int main(void)
     tcase_add_test(tc, test_default);
     tcase_add_test(tc, test_epoch_info);
     suite_add_tcase(s, tc);
+    TCase *slow = tcase_create("lock_orphan"); /* waits out dcpi_db_lock's 3 s once */
+    tcase_set_timeout(slow, 30);
+    tcase_add_test(slow, test_lock_orphan);
+    suite_add_tcase(s, slow);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
