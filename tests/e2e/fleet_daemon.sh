@@ -123,10 +123,17 @@ for i in 1 2 3 4 5 6; do
     sleep "$((i % 2 == 0 ? RANDOM % 2 : 0)).$((RANDOM % 10))$((RANDOM % 10))"
     kill -9 -- -$p 2>/dev/null || kill -9 $p 2>/dev/null
     wait $p 2>/dev/null
+    # the group's other processes (the command, before its exec sharing dcpid's lock file) die
+    # a moment later; one still there after 5 s is a failure of its own, named
+    for _ in $(seq 1 500); do
+        pgrep -g $p >/dev/null || break
+        sleep 0.01
+    done
+    left=$(pgrep -a -g $p) && fail "kill $i: left running in dcpid's process group: $left"
     rm -f "$T/db2/dcpid-"*.sock
 done
 to 60 "$BIN/dcpid" -db "$T/db2" -e cpu-clock -push "$U" -- true >"$T/d3.out" 2>&1 ||
-    fail "draining dcpid: $(tail -2 "$T/d3.out")"
+    fail "draining dcpid: $(tail -2 "$T/d3.out") (dcpid processes: $(ps -o pid=,pgid=,stat=,comm= -C dcpid | tr -s ' \n' ' ;'))"
 left=$(ls "$T/db2/fleet-spool-"*/*.batch 2>/dev/null | wc -l)
 [ "$left" = 0 ] || fail "$left batches left in the spool"
 got=$(fleet_total "AND epoch = '$e2'")
