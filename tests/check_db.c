@@ -312,28 +312,39 @@ START_TEST(test_lock)
 }
 END_TEST
 
-/* lock_orphan_child: take alpha's lock, fork a child sharing it (as dcpid's command child
- * between fork and exec does), write "ready" and exit; the child exits once go[1] is closed */
-static pid_t lock_orphan_child(int ready, const int go[2])
+/* A child takes alpha's lock and forks an orphan sharing it (as dcpid's command child between
+ * fork and exec does), then exits and is reaped: the orphan holds the lock until go[1], the
+ * write end the caller keeps, is closed. Returns the child's pid, gone by then. */
+static pid_t orphan_holds_lock(int go[2])
 {
+    int ready[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(go), 0);
     pid_t p = fork();
-    if (p != 0)
-        return p;
-    close(go[1]);
-    int fd;
-    char c = 'n';
-    if (dcpi_db_lock(db, "alpha", &fd, NULL) == 0) {
-        c = 'y';
-        if (fork() == 0) { /* the orphan: holds the lock until go is closed */
-            char x;
-            while (read(go[0], &x, 1) > 0)
-                ;
-            _exit(0);
+    ck_assert_int_ge(p, 0);
+    if (p == 0) {
+        close(go[1]);
+        int fd;
+        char c = 'n';
+        if (dcpi_db_lock(db, "alpha", &fd, NULL) == 0) {
+            c = 'y';
+            if (fork() == 0) { /* the orphan */
+                char x;
+                while (read(go[0], &x, 1) > 0)
+                    ;
+                _exit(0);
+            }
         }
+        _exit(write(ready[1], &c, 1) == 1 ? 0 : 1);
     }
-    if (write(ready, &c, 1) != 1)
-        _exit(1);
-    _exit(0);
+    char c = 0;
+    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    ck_assert_int_eq(waitpid(p, NULL, 0), p);
+    close(ready[0]);
+    close(ready[1]);
+    close(go[0]);
+    return p;
 }
 
 static void *close_later(void *arg)
@@ -350,15 +361,8 @@ START_TEST(test_lock_orphan)
 {
     make_db();
     char err[DCPI_ERRLEN] = "", want[512];
-    int ready[2], go[2], fd = -1;
-    ck_assert_int_eq(pipe(ready), 0);
-    ck_assert_int_eq(pipe(go), 0);
-    pid_t dead = lock_orphan_child(ready[1], go);
-    char c = 0;
-    ck_assert_int_eq(read(ready[0], &c, 1), 1);
-    ck_assert_int_eq(c, 'y');
-    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
-    close(go[0]);
+    int go[2], fd = -1;
+    orphan_holds_lock(go);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, close_later, &go[1]), 0);
     ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), 0); /* once the orphan exited */
@@ -366,12 +370,7 @@ START_TEST(test_lock_orphan)
     close(fd);
 
     /* an orphan that does not exit: EBUSY after the wait, naming the dcpid that is gone */
-    ck_assert_int_eq(pipe(go), 0);
-    dead = lock_orphan_child(ready[1], go);
-    ck_assert_int_eq(read(ready[0], &c, 1), 1);
-    ck_assert_int_eq(c, 'y');
-    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
-    close(go[0]);
+    pid_t dead = orphan_holds_lock(go);
     ck_assert_int_eq(dcpi_db_lock(db, "alpha", &fd, err), DCPI_EBUSY);
     snprintf(want, sizeof want,
              "%s: platform alpha is locked by a process that dcpid pid %ld (gone) left running", db,

@@ -408,22 +408,30 @@ int dcpi_db_wait_unlocked(const char *db, const char *platform, unsigned timeout
     }
 }
 
-/* flock(fd, LOCK_EX | LOCK_NB): 0, or its errno. A lock whose dcpid is gone but still held is
- * held by that dcpid's children, which share its open lock file until they exit (the command
- * between fork and exec, a plugin worker before it closes its descriptors): killed with it, they
- * release it a moment later, so that is waited for (DB_LOCK_ORPHAN_MS), not reported as a
- * running dcpid (e2e_fleet_daemon's restarts right after kill -9 of dcpid's process group). */
-#define DB_LOCK_ORPHAN_MS 3000
-static int lock_now(int fd)
+/* Whether the process pid (a lock file's holder) no longer exists. */
+static int holder_gone(long pid)
 {
+    return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* flock(fd, LOCK_EX | LOCK_NB): 0, or its errno, with the pid written in the file in *holder
+ * (EWOULDBLOCK). A lock whose dcpid is gone but still held is held by that dcpid's children,
+ * which share its open lock file until they exit (the command between fork and exec, a plugin
+ * worker before it closes its descriptors): killed with it, they release it a moment later, so
+ * that is waited for (DB_LOCK_ORPHAN_MS), not reported as a running dcpid (e2e_fleet_daemon's
+ * restarts right after kill -9 of dcpid's process group). */
+#define DB_LOCK_ORPHAN_MS 3000
+static int lock_now(int fd, long *holder)
+{
+    *holder = 0;
     for (unsigned waited = 0;; waited += 10) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return 0;
         int e = errno;
-        if (e != EWOULDBLOCK || waited >= DB_LOCK_ORPHAN_MS)
+        if (e != EWOULDBLOCK)
             return e;
-        long holder = lock_holder(fd);
-        if (holder <= 0 || kill((pid_t)holder, 0) == 0 || errno != ESRCH)
+        *holder = lock_holder(fd);
+        if (waited >= DB_LOCK_ORPHAN_MS || !holder_gone(*holder))
             return e; /* a live holder (or one not known) */
         usleep(10000);
     }
@@ -438,13 +446,13 @@ int dcpi_db_lock(const char *db, const char *platform, int *fd, char *err)
     int lfd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lfd < 0)
         return dcpi__errf(err, dcpi__errno_code(errno), "%s: %s", path, strerror(errno));
-    int e = lock_now(lfd);
+    long holder;
+    int e = lock_now(lfd, &holder);
     if (e != 0) {
-        long holder = e == EWOULDBLOCK ? lock_holder(lfd) : 0;
         close(lfd);
         if (e != EWOULDBLOCK)
             return dcpi__errf(err, dcpi__errno_code(e), "%s: flock: %s", path, strerror(e));
-        if (holder > 0 && kill((pid_t)holder, 0) < 0 && errno == ESRCH)
+        if (holder_gone(holder))
             return dcpi__errf(err, DCPI_EBUSY,
                               "%s: platform %s is locked by a process that dcpid pid %ld (gone) "
                               "left running",

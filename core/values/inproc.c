@@ -226,14 +226,13 @@ static void hits_of(const vin_t *d, unsigned pid, int young, const dcpi__vbp_tar
     }
 }
 
-static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
+/* h's table from its threads' counters so far (st: hits_of's start-up, live_us's cost). */
+static void write_table_at(unsigned pid, step_ring_header_t *h, vin_t *d,
+                           const dcpi_step_stats_t *st)
 {
-    vin_t *d = arg;
     if (!atomic_load(&h->arm_mode))
         return;
-    count_arms(pid, h, d);      /* the arms so far onto their instructions (take_of's h) */
-    dcpi_step_stats_t st = {0}; /* h's threads so far: hits_of's start-up, live_us's cost */
-    dcpi_stepdrain_add_ring(&st, h);
+    count_arms(pid, h, d); /* the arms so far onto their instructions (take_of's h) */
     dcpi__vbp_target_t t[IN_TARGETS];
     unsigned n = dcpi__vbp_targets(d->b.vt, d->choice, (pid_t)pid, t, IN_TARGETS, &d->rng);
     unsigned fresh = 0, moved = 0;
@@ -241,7 +240,7 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
     uint16_t take[IN_TARGETS];
     uint8_t hits[IN_TARGETS];
     take_of(d, t, n, take);
-    hits_of(d, pid, st.ticks < IN_LIVE, t, n, hits);
+    hits_of(d, pid, st->ticks < IN_LIVE, t, n, hits);
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0; /* a target that entered the table */
         while (i < h->arms.n && i < STEP_ARM_MAX && h->arms.addr[i] != t[j].addr)
@@ -256,7 +255,7 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
      * 914 value samples at 1.064x the target's CPU, where the model gave 146 at 1.047x (a short
      * process's values cost more than a long one's, and its agent's start ~0.45 ms;
      * bench/RESULTS.md, stop 36) */
-    uint64_t p = period_ns(d, live_us(d, &st));
+    uint64_t p = period_ns(d, live_us(d, st));
     if (n == h->arms.n && !fresh && !moved && h->arms.period_ns == p) /* only dcpid writes it */
         return;
     step_arm_publish(h, addr, lo, hi, take, hits, n, p);
@@ -264,6 +263,13 @@ static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
         h->arms_seen[i] = atomic_load(&h->arms_at[i]);
     d->st.tables++;
     d->st.targets += fresh;
+}
+
+static void write_table(unsigned pid, step_ring_header_t *h, void *arg)
+{
+    dcpi_step_stats_t st = {0};
+    dcpi_stepdrain_add_ring(&st, h);
+    write_table_at(pid, h, arg, &st);
 }
 
 /* A process whose table is still empty, or whose threads ticked fewer than 2 IN_LIVE times, gets
@@ -276,7 +282,7 @@ static void write_first_table(unsigned pid, step_ring_header_t *h, void *arg)
     dcpi_step_stats_t st = {0};
     dcpi_stepdrain_add_ring(&st, h);
     if (h->arms.n == 0 || st.ticks < 2 * IN_LIVE)
-        write_table(pid, h, arg);
+        write_table_at(pid, h, arg, &st);
 }
 
 /* ---- the records */

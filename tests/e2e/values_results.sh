@@ -34,19 +34,15 @@ grep -q 'memory values read by BPF' <<<"$log" || bpf=0
 
 # run BE: the payload load's hotlist line in $T/BE.line, pooled over BE's runs; when it has
 # fewer than NMIN value samples, a run for what the rate seen misses is added (lib/stats.sh
-# stat_topup: redone from scratch at twice the length, the inproc run took 2.5 + 5 + 10 s in a
-# fresh clone's make test, 353 then 279 value samples: its count comes from few arms of many
-# executions each). bp gives ~96 value samples/s of the chase at -vbudget 8 in the 2-core VM
-# (356 at 5600 ms), step ~530 (474 at 1700), inproc ~150 (314 at 1500; 353 at 2500).
+# stat_topup). Redone from scratch at twice the length instead, the inproc part took 2.5 + 5 +
+# 10 s in a fresh clone's make test (353, then 279 value samples: its count comes from a few
+# arms of many executions each). First runs, ms of the chase's CPU (MS): bp gives ~96 value
+# samples/s at -vbudget 8 in the 2-core VM (356 at 5600 ms), step ~530 (474 at 1700), inproc
+# ~150 (314 at 1500; 353 at 2500).
+declare -A MS=([bp]=7500 [step]=1800 [default]=2500)
 run() {
-    local ms
-    case $1 in
-    bp) ms=$(stat_ms 7500) ;;
-    step) ms=$(stat_ms 1800) ;;
-    default) ms=$(stat_ms 2500) ;;
-    esac
     rm -rf "${T:?}/$1" "$T/$1.out" "$T/$1.err"
-    stat_topup $NMIN "$ms" run1 vcount "$1" || exit 1
+    stat_topup $NMIN "$(stat_ms "${MS[$1]}")" run1 vcount "$1" || exit 1
 }
 vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
