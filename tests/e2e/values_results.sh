@@ -42,7 +42,8 @@ grep -q 'memory values read by BPF' <<<"$log" || bpf=0
 declare -A MS=([bp]=7500 [step]=1800 [default]=2500)
 run() {
     rm -rf "${T:?}/$1" "$T/$1.out" "$T/$1.err"
-    stat_topup $NMIN "$(stat_ms "${MS[$1]}")" run1 vcount "$1" || exit 1
+    # up to 8 x MS in all, the headroom stat_until's last run had (its scale 8)
+    STAT_TOPUP_MAX=8 stat_topup $NMIN "$(stat_ms "${MS[$1]}")" run1 vcount "$1" || exit 1
 }
 vcount() { vtot "$(cat "$T/$1.line")"; }
 run1() {
